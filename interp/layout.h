@@ -1,0 +1,169 @@
+/* Where things are inside a CPython interpreter, per minor version.
+ *
+ * One `struct py_layout` describes one CPython minor version on x86-64.  The
+ * walker reads the target only through these numbers, so supporting a new
+ * version means adding a table, not touching code.  For 3.7–3.12 every field
+ * is a constant from interp/layouts.c (checked against the DWARF of real
+ * builds).  For 3.13 and newer the interpreter publishes most offsets itself
+ * in _Py_DebugOffsets; interp/debug_offsets.c reads them from the target into
+ * this same struct, and layouts.c supplies only what they leave out.
+ *
+ * An offset of NONE means "this version has no such field".
+ */
+#ifndef PYSTROBE_LAYOUT_H
+#define PYSTROBE_LAYOUT_H
+
+#include <stdint.h>
+
+#include "linetable.h"
+
+struct mem;
+
+#define NONE UINT32_MAX
+
+enum frame_model {
+	FRAMES_OBJECTS,		/* 3.7–3.10: linked PyFrameObjects, f_lasti */
+	FRAMES_INTERP,		/* 3.11+: _PyInterpreterFrame on the data stack */
+};
+
+/* How the current bytecode position is stored in a frame. */
+enum lasti_model {
+	LASTI_BYTES,		/* 3.7–3.9: int f_lasti, a byte offset */
+	LASTI_UNITS,		/* 3.10: int f_lasti, in 2-byte code units */
+	LASTI_PTR,		/* 3.11+: pointer into co_code_adaptive */
+};
+
+/* How an int stores its sign and size. */
+enum long_model {
+	LONG_OB_SIZE,		/* <= 3.11: signed ob_size counts digits */
+	LONG_LV_TAG,		/* 3.12+: lv_tag = ndigits << 3 | sign bits */
+};
+
+/* Where an instance keeps its attributes (for Thread._name). */
+enum attrs_model {
+	ATTRS_DICTOFFSET,	/* <= 3.10: dict at obj + tp_dictoffset */
+	ATTRS_MANAGED_311,	/* 3.11: dict at obj-3 words, values at obj-4 words */
+	ATTRS_MANAGED_312,	/* 3.12: obj-3 words: dict, or values|1 */
+	ATTRS_INLINE_313,	/* 3.13+: values inline after the object, dict at obj-3 words */
+};
+
+/* Dict keys object layout. */
+enum dictkeys_model {
+	DICTKEYS_310,		/* <= 3.10: dk_size, 24-byte entries */
+	DICTKEYS_311,		/* 3.11+: log2 sizes, dk_kind selects entry size */
+};
+
+struct py_layout {
+	int minor;			/* 3.minor */
+	enum frame_model frames;
+	enum lasti_model lasti;
+	enum lt_format lines;
+	enum long_model longs;
+	enum attrs_model attrs;
+	enum dictkeys_model dictkeys;
+
+	struct {
+		uint32_t interpreters_head;
+		uint32_t gil_locked;	/* GIL inside _PyRuntime (<= 3.11) */
+		uint32_t gil_holder;
+	} runtime;
+
+	struct {
+		uint32_t next;
+		uint32_t threads_head;
+		uint32_t modules;	/* sys.modules dict */
+		uint32_t gil_ptr;	/* 3.12+: pointer to its _gil_runtime_state */
+	} interp;
+
+	struct {
+		uint32_t locked;	/* within _gil_runtime_state, via interp.gil_ptr */
+		uint32_t holder;
+	} gil;
+
+	struct {
+		uint32_t next;
+		uint32_t interp;
+		uint32_t frame;		/* ts->frame, ts->cframe or ts->current_frame */
+		uint32_t cframe_frame;	/* 3.11/3.12: offset of current_frame in the _PyCFrame */
+		uint32_t thread_id;	/* pthread_t, threading.get_ident() */
+		uint32_t native_thread_id;
+	} tstate;
+
+	struct {
+		uint32_t back;		/* f_back / previous */
+		uint32_t code;		/* f_code / f_executable */
+		uint32_t lasti;		/* f_lasti / prev_instr / instr_ptr */
+		uint32_t localsplus;
+		uint32_t owner;		/* 3.11+: who owns the frame */
+		uint32_t is_entry;	/* 3.11 only */
+		uint8_t code_tagged;	/* 3.14: f_executable is a tagged _PyStackRef */
+		uint8_t owner_shim;	/* owner values >= this are C-stack/interpreter shims */
+	} frame;
+
+	struct {
+		uint32_t argcount;
+		uint32_t kwonlyargcount;
+		uint32_t nlocals;	/* NONE on 3.11+: locals come from kinds */
+		uint32_t flags;
+		uint32_t firstlineno;
+		uint32_t varnames;	/* co_varnames (<= 3.10) / co_localsplusnames */
+		uint32_t localspluskinds;
+		uint32_t filename;
+		uint32_t name;
+		uint32_t qualname;
+		uint32_t linetable;	/* co_lnotab / co_linetable (bytes) */
+		uint32_t code_adaptive;	/* 3.11+: start of bytecode inside the code object */
+	} code;
+
+	struct {
+		uint32_t ob_type;
+		uint32_t tp_name;
+		uint32_t tp_flags;
+		uint32_t tp_basicsize;
+		uint32_t tp_dictoffset;
+		uint32_t ht_cached_keys;
+	} obj;
+
+	struct {
+		uint32_t length;
+		uint32_t state;
+		uint32_t ascii_size;	/* sizeof(PyASCIIObject): data of compact ASCII */
+		uint32_t compact_size;	/* sizeof(PyCompactUnicodeObject) */
+	} str;
+
+	struct {
+		uint32_t ob_size;	/* PyVarObject size of bytes, tuple, list */
+		uint32_t bytes_sval;
+		uint32_t tuple_item;
+		uint32_t list_item;
+		uint32_t float_val;
+		uint32_t long_tag;	/* ob_size or lv_tag */
+		uint32_t long_digits;
+		uint32_t dict_used;
+		uint32_t dict_keys;
+		uint32_t dict_values;
+		uint32_t dictvalues_values;	/* values[] inside PyDictValues */
+		uint32_t module_dict;
+	} o;
+};
+
+/* The static table for a minor version, or NULL if we do not know it. */
+const struct py_layout *layout_for_minor(int minor);
+
+/* Oldest and newest minor versions with a table. */
+#define LAYOUT_MIN_MINOR 7
+#define LAYOUT_MAX_MINOR 14
+
+/* _Py_DebugOffsets (3.13+).  Read from `runtime` (the address of _PyRuntime)
+ * in the target, validate them, and fill *out: the per-version table for what
+ * they do not cover, their values for the rest.  Returns 0 or a negative
+ * error (see util.h) with a reason in err. */
+struct debug_offsets_info {
+	uint64_t version_hex;	/* PY_VERSION_HEX from the offsets */
+	int free_threaded;
+};
+int debug_offsets_probe(struct mem *m, uint64_t runtime, struct debug_offsets_info *info);
+int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
+			 char *err, size_t errlen);
+
+#endif

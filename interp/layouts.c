@@ -1,0 +1,163 @@
+/* Per-version interpreter layouts for CPython on x86-64 (non-debug,
+ * GIL-enabled builds).
+ *
+ * Numbers for 3.7–3.13 were read from the DWARF of pyenv builds with gdb
+ * ("print &((T *)0)->field"); 3.14's from the _Py_DebugOffsets that Debian's
+ * python3.14 carries in its .PyRuntime section.  For 3.13 and 3.14 the
+ * values the interpreter publishes in _Py_DebugOffsets replace these at run
+ * time (see debug_offsets.c); the rest (dict internals, code flags, type
+ * fields) stays as written here.
+ */
+#include "layout.h"
+
+#include <stddef.h>
+
+/* Fields that have not moved since 3.7. */
+#define COMMON_OBJ(ht) \
+	.obj = { .ob_type = 8, .tp_name = 24, .tp_flags = 168, .tp_basicsize = 32, \
+		 .tp_dictoffset = 288, .ht_cached_keys = (ht) }
+#define COMMON_O(dv) \
+	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = 24, .list_item = 24, \
+	       .float_val = 16, .long_tag = 16, .long_digits = 24, .dict_used = 16, \
+	       .dict_keys = 32, .dict_values = 40, .dictvalues_values = (dv), \
+	       .module_dict = 16 }
+#define STR_OLD .str = { .length = 16, .state = 32, .ascii_size = 48, .compact_size = 72 }
+#define STR_NEW .str = { .length = 16, .state = 32, .ascii_size = 40, .compact_size = 56 }
+
+/* 3.7–3.10: a PyFrameObject chain hanging off ts->frame. */
+#define FRAME_OBJECTS(lasti_off, localsplus_off) \
+	.frame = { .back = 24, .code = 32, .lasti = (lasti_off), \
+		   .localsplus = (localsplus_off), .owner = NONE, .is_entry = NONE, \
+		   .owner_shim = 255 }
+#define TSTATE_OLD \
+	.tstate = { .next = 8, .interp = 16, .frame = 24, .cframe_frame = NONE, \
+		    .thread_id = 176, .native_thread_id = NONE }
+#define INTERP_OLD(modules_off) \
+	.interp = { .next = 0, .threads_head = 8, .modules = (modules_off), .gil_ptr = NONE }
+
+static const struct py_layout py37 = {
+	.minor = 7, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
+	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
+	.runtime = { .interpreters_head = 24, .gil_locked = 1280, .gil_holder = 1272 },
+	INTERP_OLD(40), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	.code = { .argcount = 16, .kwonlyargcount = 20, .nlocals = 24, .flags = 32,
+		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
+		  .filename = 96, .name = 104, .qualname = NONE, .linetable = 112,
+		  .code_adaptive = NONE },
+	COMMON_OBJ(856), STR_OLD, COMMON_O(0),
+};
+
+/* 3.8 and 3.9 share code objects (co_posonlyargcount arrived in 3.8). */
+#define CODE_38 \
+	.code = { .argcount = 16, .kwonlyargcount = 24, .nlocals = 28, .flags = 36, \
+		  .firstlineno = 40, .varnames = 72, .localspluskinds = NONE, \
+		  .filename = 104, .name = 112, .qualname = NONE, .linetable = 120, \
+		  .code_adaptive = NONE }
+
+static const struct py_layout py38 = {
+	.minor = 8, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
+	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
+	.runtime = { .interpreters_head = 32, .gil_locked = 1168, .gil_holder = 1160 },
+	INTERP_OLD(56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+};
+
+static const struct py_layout py39 = {
+	.minor = 9, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
+	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
+	.runtime = { .interpreters_head = 32, .gil_locked = 368, .gil_holder = 360 },
+	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0),
+};
+
+static const struct py_layout py310 = {
+	.minor = 10, .frames = FRAMES_OBJECTS, .lasti = LASTI_UNITS, .lines = LT_LINETABLE,
+	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
+	.runtime = { .interpreters_head = 32, .gil_locked = 368, .gil_holder = 360 },
+	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
+	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+};
+
+static const struct py_layout py311 = {
+	.minor = 11, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
+	.longs = LONG_OB_SIZE, .attrs = ATTRS_MANAGED_311, .dictkeys = DICTKEYS_311,
+	.runtime = { .interpreters_head = 40, .gil_locked = 376, .gil_holder = 368 },
+	.interp = { .next = 0, .threads_head = 16, .modules = 888, .gil_ptr = NONE },
+	.gil = { NONE, NONE },
+	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
+		    .thread_id = 152, .native_thread_id = 160 },
+	/* 3.11 has no shim frames; is_entry marks where a C call began. */
+	.frame = { .back = 48, .code = 32, .lasti = 56, .localsplus = 72, .owner = 69,
+		   .is_entry = 68, .owner_shim = 255 },
+	.code = { .argcount = 56, .kwonlyargcount = 64, .nlocals = 80, .flags = 48,
+		  .firstlineno = 72, .varnames = 96, .localspluskinds = 104,
+		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
+		  .code_adaptive = 184 },
+	COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+};
+
+static const struct py_layout py312 = {
+	.minor = 12, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
+	.longs = LONG_LV_TAG, .attrs = ATTRS_MANAGED_312, .dictkeys = DICTKEYS_311,
+	.runtime = { .interpreters_head = 40, .gil_locked = NONE, .gil_holder = NONE },
+	.interp = { .next = 0, .threads_head = 72, .modules = 944, .gil_ptr = 384 },
+	.gil = { .locked = 16, .holder = 8 },
+	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
+		    .thread_id = 136, .native_thread_id = 144 },
+	/* Owner 3 (FRAME_OWNED_BY_CSTACK) marks the shim frame a C call pushes. */
+	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
+		   .is_entry = NONE, .owner_shim = 3 },
+	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = 80, .flags = 48,
+		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
+		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
+		  .code_adaptive = 192 },
+	COMMON_OBJ(880), STR_NEW, COMMON_O(0),
+};
+
+static const struct py_layout py313 = {
+	.minor = 13, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
+	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
+	.runtime = { .interpreters_head = 632, .gil_locked = NONE, .gil_holder = NONE },
+	.interp = { .next = 7264, .threads_head = 7344, .modules = 7656, .gil_ptr = 16 },
+	.gil = { .locked = 16, .holder = 8 },
+	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
+		    .thread_id = 152, .native_thread_id = 160 },
+	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
+		   .is_entry = NONE, .owner_shim = 3 },
+	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
+		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
+		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
+		  .code_adaptive = 200 },
+	COMMON_OBJ(880), STR_NEW, COMMON_O(8),
+};
+
+/* 3.14: f_executable became a tagged _PyStackRef, and frames owned by the
+ * interpreter itself (owner 3) join the C-stack shims (owner 4). */
+static const struct py_layout py314 = {
+	.minor = 14, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
+	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
+	.runtime = { .interpreters_head = 808, .gil_locked = NONE, .gil_holder = NONE },
+	.interp = { .next = 7272, .threads_head = 7344, .modules = 7688, .gil_ptr = 16 },
+	.gil = { .locked = 16, .holder = 8 },
+	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
+		    .thread_id = 152, .native_thread_id = 160 },
+	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74,
+		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 },
+	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
+		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
+		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
+		  .code_adaptive = 208 },
+	COMMON_OBJ(880), STR_NEW, COMMON_O(8),
+};
+
+static const struct py_layout *const layouts[] = {
+	&py37, &py38, &py39, &py310, &py311, &py312, &py313, &py314,
+};
+
+const struct py_layout *layout_for_minor(int minor)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i]->minor == minor)
+			return layouts[i];
+	return NULL;
+}

@@ -1,0 +1,11 @@
+/* The subcommands. Each takes argc/argv after the command name and returns
+ * the process exit status. */
+#ifndef PYSTROBE_CMD_H
+#define PYSTROBE_CMD_H
+
+int cmd_dump(int argc, char **argv);
+
+/* Parse a pid argument; 0 and an error message on failure. */
+int parse_pid(const char *s);
+
+#endif

@@ -1,0 +1,51 @@
+/* Reading another process's memory.
+ *
+ * Everything that looks at the target goes through this small interface, so
+ * the interpreter walker can be fed synthetic or corrupt memory in tests and
+ * in the fuzzer exactly as it is fed a live process.  Memory read through it
+ * is hostile: callers bound every length and loop they derive from it.
+ */
+#ifndef PYSTROBE_MEM_H
+#define PYSTROBE_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mem {
+	/* Read exactly len bytes at addr into buf.  Returns 0, or a negative
+	 * errno: -EFAULT for an unmapped address, -ESRCH when the process has
+	 * gone, -EPERM when we may not read it. */
+	int (*read)(struct mem *m, uint64_t addr, void *buf, size_t len);
+	void (*close)(struct mem *m);
+};
+
+static inline int mem_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	return m->read(m, addr, buf, len);
+}
+
+int mem_read_u64(struct mem *m, uint64_t addr, uint64_t *out);
+int mem_read_u32(struct mem *m, uint64_t addr, uint32_t *out);
+int mem_read_i32(struct mem *m, uint64_t addr, int32_t *out);
+int mem_read_u8(struct mem *m, uint64_t addr, uint8_t *out);
+/* Read a NUL-terminated C string of at most max-1 bytes; always terminates. */
+int mem_read_cstr(struct mem *m, uint64_t addr, char *buf, size_t max);
+
+/* process_vm_readv on a live process. */
+struct mem *mem_proc_open(pid_t pid);
+
+/* An in-memory fake: a set of regions, for tests and fuzzing. */
+struct mem *mem_fake_new(void);
+/* Copy len bytes to appear at addr in the fake (regions may not overlap). */
+int mem_fake_add(struct mem *m, uint64_t addr, const void *data, size_t len);
+/* Count of read calls served, so tests can check that walks are bounded. */
+unsigned long mem_fake_reads(struct mem *m);
+
+static inline void mem_close(struct mem *m)
+{
+	if (m)
+		m->close(m);
+}
+
+#endif

@@ -1,0 +1,180 @@
+#include "pause.h"
+#include "proc.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+/* A thread that does not stop within this long is read while running (it is
+ * in an uninterruptible sleep, where its Python stack cannot change anyway). */
+#define STOP_TIMEOUT_NS (200 * 1000 * 1000L)
+/* New threads can appear while we attach; look again, but not forever. */
+#define MAX_ROUNDS 8
+
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void block_signals(struct pause *p)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
+}
+
+bool pause_has(const struct pause *p, pid_t tid)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Seize and interrupt one thread.  0, 1 if it is already gone, or an error. */
+static int seize(pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
+		if (errno == ESRCH)
+			return 1;
+		return errno == EPERM ? -EXIT_PERMISSION : -EXIT_ERROR;
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
+		/* It exited between the two calls; the kernel dropped it. */
+		return 1;
+	}
+	return 0;
+}
+
+/* Collect the stop of every seized thread, up to the deadline. */
+static void wait_stops(struct pause *p, int from)
+{
+	long deadline = now_ns() + STOP_TIMEOUT_NS;
+	int pending = p->n - from;
+
+	while (pending > 0 && now_ns() < deadline) {
+		int progress = 0;
+
+		for (int i = from; i < p->n; i++) {
+			struct paused_thread *t = &p->threads[i];
+			int status = 0;
+			pid_t r;
+
+			if (t->stopped || t->tid == 0)
+				continue;
+			r = waitpid(t->tid, &status, WNOHANG | __WALL);
+			if (r == 0)
+				continue;
+			progress++;
+			pending--;
+			if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+				t->tid = 0;	/* gone: nothing to release */
+				continue;
+			}
+			t->stopped = true;
+			/* A signal-delivery stop: the thread was about to get
+			 * this signal.  Hand it back when we detach.  Group
+			 * stops and our own interrupt report PTRACE_EVENT_STOP. */
+			if ((status >> 16) != PTRACE_EVENT_STOP)
+				t->signal = WSTOPSIG(status);
+		}
+		if (!progress) {
+			struct timespec ts = { 0, 20000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+int pause_process(pid_t pid, struct pause *p)
+{
+	int cap = 0, rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	block_signals(p);
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		pid_t *tids;
+		int n = proc_tasks(pid, &tids), from = p->n, added = 0;
+
+		if (n < 0) {
+			rc = p->n ? 0 : -EXIT_NO_PROCESS;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			int r;
+
+			if (pause_has(p, tids[i]))
+				continue;
+			r = seize(tids[i]);
+			if (r == 1)
+				continue;
+			if (r < 0) {
+				rc = r;
+				break;
+			}
+			if (p->n == cap) {
+				cap = cap ? cap * 2 : 16;
+				p->threads = xrealloc(p->threads, cap * sizeof(*p->threads));
+			}
+			p->threads[p->n++] = (struct paused_thread){ .tid = tids[i] };
+			added++;
+		}
+		free(tids);
+		if (rc < 0)
+			break;
+		wait_stops(p, from);
+		/* With every known thread stopped, none can start another. */
+		if (!added)
+			break;
+	}
+	if (rc < 0) {
+		pause_release(p);
+		return rc;
+	}
+	if (p->n == 0) {
+		pause_release(p);
+		return -EXIT_NO_PROCESS;
+	}
+	return 0;
+}
+
+void pause_release(struct pause *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		struct paused_thread *t = &p->threads[i];
+
+		if (t->tid == 0)
+			continue;
+		if (!t->stopped) {
+			/* It has not reached its stop yet; detaching needs it
+			 * stopped, so give it a last short chance. */
+			int status;
+			if (waitpid(t->tid, &status, __WALL | WNOHANG) == t->tid &&
+			    WIFSTOPPED(status) && (status >> 16) != PTRACE_EVENT_STOP)
+				t->signal = WSTOPSIG(status);
+		}
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
+	}
+	free(p->threads);
+	p->threads = NULL;
+	p->n = 0;
+	if (p->pid)
+		sigprocmask(SIG_SETMASK, &p->saved_mask, NULL);
+	p->pid = 0;
+}

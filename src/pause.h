@@ -1,0 +1,41 @@
+/* Stopping every thread of a process for a consistent read, and letting it
+ * go again.
+ *
+ * Threads are attached with PTRACE_SEIZE and stopped with PTRACE_INTERRUPT,
+ * never PTRACE_ATTACH: SEIZE sends no SIGSTOP that could be left behind, and
+ * if pystrobe dies the kernel releases the threads.  A signal that arrives for
+ * a thread while we hold it is delivered when we let go.
+ */
+#ifndef PYSTROBE_PAUSE_H
+#define PYSTROBE_PAUSE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct paused_thread {
+	pid_t tid;
+	bool stopped;		/* in a ptrace stop we caused or saw */
+	int signal;		/* signal to deliver on release, or 0 */
+};
+
+struct pause {
+	pid_t pid;
+	struct paused_thread *threads;
+	int n;
+	sigset_t saved_mask;
+};
+
+/* Stop all threads of pid.  Returns 0, or -EXIT_PERMISSION, -EXIT_NO_PROCESS
+ * (nothing attached remains after an error).  While paused, SIGINT, SIGTERM,
+ * SIGHUP and SIGQUIT to pystrobe are held back until pause_release(), so
+ * no exit path can leave the target stopped. */
+int pause_process(pid_t pid, struct pause *p);
+
+/* Let every thread go.  Safe to call on a zeroed struct. */
+void pause_release(struct pause *p);
+
+/* Is tid one of the threads stopped by p? */
+bool pause_has(const struct pause *p, pid_t tid);
+
+#endif

@@ -1,0 +1,175 @@
+#include "proc.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int proc_check(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid <= 0)
+		return -EXIT_NO_PROCESS;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (stat(path, &st) != 0)
+		return -EXIT_NO_PROCESS;
+	/* A thread id also has a /proc entry; only a thread group leader is a process. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)pid);
+	if (stat(path, &st) != 0)
+		return -EXIT_NO_PROCESS;
+	return 0;
+}
+
+/* One line of /proc/PID/maps: "start-end perms offset dev inode   path". */
+static int parse_map_line(char *line, struct proc_map *m)
+{
+	int pathpos = 0;
+	char perms[8];
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
+		   &m->start, &m->end, perms, &m->offset, &pathpos) < 4)
+		return -1;
+	memcpy(m->perms, perms, 4);
+	m->perms[4] = 0;
+	m->path = xstrdup(pathpos ? line + pathpos : "");
+	return 0;
+}
+
+int proc_maps_read(pid_t pid, struct proc_maps *maps)
+{
+	char path[64], *text, *line, *save = NULL;
+	size_t cap = 0;
+
+	maps->v = NULL;
+	maps->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	text = read_file(path, NULL);
+	if (!text)
+		return errno == EACCES || errno == EPERM ? -EXIT_PERMISSION : -EXIT_NO_PROCESS;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct proc_map m;
+
+		if (parse_map_line(line, &m) != 0)
+			continue;
+		if (maps->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			maps->v = xrealloc(maps->v, cap * sizeof(*maps->v));
+		}
+		maps->v[maps->n++] = m;
+	}
+	free(text);
+	return 0;
+}
+
+void proc_maps_free(struct proc_maps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		free(maps->v[i].path);
+	free(maps->v);
+	maps->v = NULL;
+	maps->n = 0;
+}
+
+char **proc_cmdline(pid_t pid, int *argcp)
+{
+	char path[64], *text, **argv;
+	size_t len, i;
+	int argc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	text = read_file(path, &len);
+	if (!text)
+		return NULL;
+	for (i = 0; i < len; i++)
+		if (text[i] == 0)
+			argc++;
+	if (len && text[len - 1] != 0)
+		argc++;
+	argv = xcalloc(argc + 2, sizeof(*argv));
+	argv[0] = text;		/* argv[0] owns the whole buffer */
+	argc = 0;
+	for (i = 0; i < len; i += strlen(text + i) + 1)
+		argv[argc++] = text + i;
+	if (argc == 0)
+		argv[0] = text;
+	argv[argc] = NULL;
+	if (argcp)
+		*argcp = argc;
+	return argv;
+}
+
+void proc_cmdline_free(char **argv)
+{
+	if (!argv)
+		return;
+	free(argv[0]);
+	free(argv);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+int proc_tasks(pid_t pid, pid_t **tidsp)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *tids = NULL;
+	int n = 0, cap = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			tids = xrealloc(tids, cap * sizeof(*tids));
+		}
+		tids[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	qsort(tids, n, sizeof(*tids), cmp_pid);
+	*tidsp = tids;
+	return n;
+}
+
+char proc_task_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The command name is in parentheses and may itself hold ") ": the
+	 * state is after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return 0;
+	return p[2];
+}
+
+char *proc_root_path(pid_t pid, const char *path)
+{
+	return xasprintf("/proc/%d/root%s%s", (int)pid, path[0] == '/' ? "" : "/", path);
+}

@@ -1,0 +1,42 @@
+/* What /proc tells about a process: its mappings, command line, threads and
+ * their scheduler states. */
+#ifndef PYSTROBE_PROC_H
+#define PYSTROBE_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_map {
+	uint64_t start, end, offset;
+	char perms[5];
+	char *path;		/* as the target names it; "" when anonymous */
+};
+
+struct proc_maps {
+	struct proc_map *v;
+	size_t n;
+};
+
+/* 0 when the process exists, -EXIT_NO_PROCESS when it does not. */
+int proc_check(pid_t pid);
+int proc_maps_read(pid_t pid, struct proc_maps *maps);
+void proc_maps_free(struct proc_maps *maps);
+
+/* argv of the process (NULL-terminated, *argc set); NULL if unreadable. */
+char **proc_cmdline(pid_t pid, int *argc);
+void proc_cmdline_free(char **argv);
+
+/* The thread ids of the process, sorted; returns the count or -1. */
+int proc_tasks(pid_t pid, pid_t **tids);
+
+/* The state letter of a thread from /proc/PID/task/TID/stat ('R', 'S', 'D',
+ * 'T', ...), or 0 if it cannot be read (the thread is gone). */
+char proc_task_state(pid_t pid, pid_t tid);
+
+/* A path in the process's own root, so files of a process in a container or
+ * chroot are opened as it sees them: "/proc/PID/root" + path. */
+char *proc_root_path(pid_t pid, const char *path);
+
+#endif

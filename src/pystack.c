@@ -1,0 +1,484 @@
+/* The interpreter walk: _PyRuntime -> interpreter -> thread states ->
+ * frames -> code objects -> names and lines.
+ *
+ * Everything read here comes from another process that keeps running (with
+ * --nonblocking) or may be corrupt, so every pointer is checked by reading
+ * through it, every count is bounded, and chains are checked for cycles.
+ * Version differences come only from the layout table.
+ */
+#include "pystack.h"
+#include "linetable.h"
+#include "mem.h"
+#include "pyobj.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_CHARS 4096
+#define LINETABLE_MAX (1u << 20)
+#define LOCALS_MAX 256
+#define REPR_MAX_CHARS 64
+
+/* co_flags bits for *args and **kwargs. */
+#define CO_VARARGS 0x04
+#define CO_VARKEYWORDS 0x08
+/* co_localspluskinds: a plain local (or argument). */
+#define CO_FAST_LOCAL 0x20
+
+struct walk {
+	struct pyctx c;
+	const struct pyinterp *pi;
+	const struct walk_opts *o;
+	uint64_t code_type;	/* address of PyCode_Type once seen */
+};
+
+/* Brent's cycle detection over a chain of addresses. */
+struct cycle {
+	uint64_t tortoise;
+	unsigned power, lam;
+};
+
+static void cycle_init(struct cycle *cy, uint64_t first)
+{
+	cy->tortoise = first;
+	cy->power = 1;
+	cy->lam = 0;
+}
+
+static bool cycle_step(struct cycle *cy, uint64_t next)
+{
+	if (next == cy->tortoise)
+		return true;
+	if (++cy->lam == cy->power) {
+		cy->tortoise = next;
+		cy->power *= 2;
+		cy->lam = 0;
+	}
+	return false;
+}
+
+static uint64_t u64_at(const uint8_t *buf, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + off, 8);
+	return v;
+}
+
+static int32_t i32_at(const uint8_t *buf, uint32_t off)
+{
+	int32_t v;
+
+	memcpy(&v, buf + off, 4);
+	return v;
+}
+
+static uint32_t max_off(const uint32_t *offs, size_t n)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] != NONE && offs[i] > m)
+			m = offs[i];
+	return m;
+}
+
+/* Is addr a code object?  Compares its type with PyCode_Type, which is
+ * learnt from the first object whose type is named "code". */
+static int check_code(struct walk *w, uint64_t code, uint64_t type)
+{
+	char name[16];
+
+	if (w->code_type)
+		return type == w->code_type ? 0 : -EINVAL;
+	if (py_type_name(&w->c, code, name, sizeof(name)) < 0 || strcmp(name, "code") != 0)
+		return -EINVAL;
+	w->code_type = type;
+	return 0;
+}
+
+/* --- code objects --------------------------------------------------------- */
+
+static int code_line(struct walk *w, const uint8_t *cb, int64_t offset)
+{
+	const struct py_layout *L = w->c.L;
+	int firstlineno = i32_at(cb, L->code.firstlineno);
+	uint64_t table = u64_at(cb, L->code.linetable);
+	uint8_t *bytes;
+	size_t len;
+	int line;
+
+	/* A frame that has not run its first instruction is at its def line. */
+	if (offset < 0)
+		return firstlineno;
+	if (py_bytes(&w->c, table, LINETABLE_MAX, &bytes, &len) < 0)
+		return -1;
+	line = linetable_line(L->lines, bytes, len, firstlineno, (uint32_t)offset);
+	free(bytes);
+	return line;
+}
+
+static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
+		       struct py_frame *pf);
+
+/* Fill pf from the code object at `code`; lasti as the frame stores it. */
+static int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t frame,
+		     struct py_frame *pf)
+{
+	const struct py_layout *L = w->c.L;
+	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
+			    L->code.name, L->code.qualname, L->code.argcount,
+			    L->code.kwonlyargcount, L->code.nlocals, L->code.flags,
+			    L->code.varnames, L->code.localspluskinds, L->obj.ob_type };
+	uint8_t cb[512];
+	uint32_t size = max_off(offs, ARRAY_SIZE(offs)) + 8;
+	uint64_t nameobj;
+	int64_t offset;
+	int rc;
+
+	if (size > sizeof(cb))
+		return -EINVAL;
+	if ((rc = mem_read(w->c.m, code, cb, size)) < 0)
+		return rc;
+	if ((rc = check_code(w, code, u64_at(cb, L->obj.ob_type))) < 0)
+		return rc;
+	pf->code = code;
+	nameobj = u64_at(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
+	if ((rc = py_str(&w->c, nameobj, NAME_MAX_CHARS, &pf->function)) < 0)
+		return rc;
+	if ((rc = py_str(&w->c, u64_at(cb, L->code.filename), NAME_MAX_CHARS, &pf->file)) < 0)
+		return rc;
+	switch (L->lasti) {
+	case LASTI_BYTES:
+		offset = (int32_t)lasti;
+		break;
+	case LASTI_UNITS:
+		offset = (int32_t)lasti < 0 ? -1 : (int64_t)(int32_t)lasti * 2;
+		break;
+	default:
+		offset = (int64_t)(lasti - (code + L->code.code_adaptive));
+		break;
+	}
+	pf->line = code_line(w, cb, offset);
+	if (w->o->locals)
+		read_locals(w, cb, frame, pf);
+	return 0;
+}
+
+/* --- locals --------------------------------------------------------------- */
+
+static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
+		       struct py_frame *pf)
+{
+	const struct py_layout *L = w->c.L;
+	uint64_t names = u64_at(cb, L->code.varnames);
+	int32_t flags = i32_at(cb, L->code.flags);
+	int64_t nargs = i32_at(cb, L->code.argcount) + i32_at(cb, L->code.kwonlyargcount);
+	uint8_t kinds[LOCALS_MAX];
+	int64_t n;
+	int rc;
+
+	nargs += !!(flags & CO_VARARGS) + !!(flags & CO_VARKEYWORDS);
+	if ((rc = py_varsize(&w->c, names, &n)) < 0)
+		return rc;
+	if (L->code.nlocals != NONE && i32_at(cb, L->code.nlocals) < n)
+		n = i32_at(cb, L->code.nlocals);
+	if (n < 0)
+		return -EINVAL;
+	if (n > LOCALS_MAX)
+		n = LOCALS_MAX;
+	if (L->code.localspluskinds != NONE) {
+		uint8_t *k;
+		size_t klen;
+
+		if ((rc = py_bytes(&w->c, u64_at(cb, L->code.localspluskinds), LOCALS_MAX, &k, &klen)) < 0)
+			return rc;
+		if ((int64_t)klen < n)
+			n = (int64_t)klen;
+		memcpy(kinds, k, n);
+		free(k);
+	} else {
+		memset(kinds, CO_FAST_LOCAL, sizeof(kinds));
+	}
+	pf->locals = xcalloc(n ? n : 1, sizeof(*pf->locals));
+	for (int64_t i = 0; i < n; i++) {
+		struct py_local *lv = &pf->locals[pf->nlocals];
+		uint64_t nameobj, value;
+
+		if (!(kinds[i] & CO_FAST_LOCAL))
+			continue;
+		if (mem_read_u64(w->c.m, frame + L->frame.localsplus + 8 * i, &value) < 0)
+			break;
+		if (L->frame.code_tagged)
+			value &= ~(uint64_t)3;
+		if (!value)
+			continue;	/* not bound yet */
+		if (py_tuple_item(&w->c, names, i, &nameobj) < 0 ||
+		    py_str(&w->c, nameobj, NAME_MAX_CHARS, &lv->name) < 0)
+			continue;
+		if (py_repr(&w->c, value, REPR_MAX_CHARS, &lv->type, &lv->repr) < 0) {
+			lv->type = xstrdup("?");
+			lv->repr = xstrdup("<unreadable>");
+		}
+		lv->arg = i < nargs;
+		pf->nlocals++;
+	}
+	return 0;
+}
+
+/* --- frames --------------------------------------------------------------- */
+
+/* Raw fields of one frame, whatever the model. */
+struct raw_frame {
+	uint64_t code, back, lasti;
+	int owner;
+};
+
+static int read_raw_frame(struct walk *w, uint64_t frame, struct raw_frame *rf)
+{
+	const struct py_layout *L = w->c.L;
+	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
+	uint8_t fb[256];
+	uint32_t size = max_off(offs, ARRAY_SIZE(offs)) + 8;
+	int rc;
+
+	if (size > sizeof(fb))
+		return -EINVAL;
+	if ((rc = mem_read(w->c.m, frame, fb, size)) < 0)
+		return rc;
+	rf->back = u64_at(fb, L->frame.back);
+	rf->code = u64_at(fb, L->frame.code);
+	if (L->frame.code_tagged)
+		rf->code &= ~(uint64_t)3;
+	rf->lasti = L->lasti == LASTI_PTR ? u64_at(fb, L->frame.lasti)
+					  : (uint64_t)(uint32_t)i32_at(fb, L->frame.lasti);
+	rf->owner = L->frame.owner != NONE ? fb[L->frame.owner] : 0;
+	return 0;
+}
+
+static void set_error(struct py_thread *t, const char *what, int rc)
+{
+	free(t->error);
+	t->error = xasprintf("%s (%s)", what, strerror(-rc));
+}
+
+static int first_frame(struct walk *w, const uint8_t *tb, uint64_t *frame)
+{
+	const struct py_layout *L = w->c.L;
+	uint64_t f = u64_at(tb, L->tstate.frame);
+
+	/* 3.11 and 3.12 reach the frame through the thread's _PyCFrame. */
+	if (L->tstate.cframe_frame != NONE && f)
+		return mem_read_u64(w->c.m, f + L->tstate.cframe_frame, frame);
+	*frame = f;
+	return 0;
+}
+
+static void walk_frames(struct walk *w, const uint8_t *tb, struct py_thread *t)
+{
+	const struct py_layout *L = w->c.L;
+	int max = w->o->max_depth > 0 ? w->o->max_depth : PYSTACK_MAX_DEPTH;
+	int cap = 0, steps = 0;
+	uint64_t frame;
+	struct cycle cy;
+	int rc;
+
+	if ((rc = first_frame(w, tb, &frame)) < 0) {
+		set_error(t, "cannot read the current frame", rc);
+		return;
+	}
+	cycle_init(&cy, frame);
+	while (frame) {
+		struct raw_frame rf;
+		struct py_frame pf = { 0 };
+
+		/* Shims and skipped frames count too, so garbage cannot spin. */
+		if (++steps > 4 * max) {
+			t->truncated = true;
+			break;
+		}
+		if ((rc = read_raw_frame(w, frame, &rf)) < 0) {
+			set_error(t, "cannot read a frame", rc);
+			break;
+		}
+		if (rf.owner < L->frame.owner_shim && rf.code) {
+			if (t->nframes >= max) {
+				t->truncated = true;
+				break;
+			}
+			rc = read_code(w, rf.code, rf.lasti, frame, &pf);
+			if (rc < 0) {
+				free(pf.function);
+				free(pf.file);
+				set_error(t, "cannot read a code object", rc);
+				break;
+			}
+			/* 3.11/3.12: a frame pushed but not started yet is not
+			 * shown by the interpreter either. */
+			if (L->lasti == LASTI_PTR && L->minor <= 12 &&
+			    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) < 0) {
+				free(pf.function);
+				free(pf.file);
+			} else {
+				if (t->nframes == cap) {
+					cap = cap ? cap * 2 : 16;
+					t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
+				}
+				t->frames[t->nframes++] = pf;
+			}
+		}
+		frame = rf.back;
+		if (frame && cycle_step(&cy, frame)) {
+			free(t->error);
+			t->error = xstrdup("frame chain loops");
+			break;
+		}
+	}
+}
+
+/* --- threads -------------------------------------------------------------- */
+
+static int first_interp(struct walk *w, uint64_t *interp)
+{
+	int rc = mem_read_u64(w->c.m, w->pi->runtime + w->c.L->runtime.interpreters_head, interp);
+
+	if (rc < 0)
+		return rc;
+	return *interp ? 0 : -ENOENT;
+}
+
+/* The thread state holding the GIL, or 0. */
+static uint64_t gil_holder(struct walk *w, uint64_t interp)
+{
+	const struct py_layout *L = w->c.L;
+	uint64_t base, holder = 0;
+	int32_t locked = 0;
+
+	if (L->runtime.gil_locked != NONE) {
+		mem_read_i32(w->c.m, w->pi->runtime + L->runtime.gil_locked, &locked);
+		mem_read_u64(w->c.m, w->pi->runtime + L->runtime.gil_holder, &holder);
+	} else if (mem_read_u64(w->c.m, interp + L->interp.gil_ptr, &base) == 0 && base) {
+		mem_read_i32(w->c.m, base + L->gil.locked, &locked);
+		mem_read_u64(w->c.m, base + L->gil.holder, &holder);
+	}
+	return locked ? holder : 0;
+}
+
+int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_opts *o,
+		    struct py_thread **threadsp, char *err, size_t errlen)
+{
+	const struct py_layout *L = &pi->layout;
+	struct walk w = { .c = { m, L }, .pi = pi, .o = o };
+	uint32_t offs[] = { L->tstate.next, L->tstate.interp, L->tstate.frame,
+			    L->tstate.thread_id, L->tstate.native_thread_id };
+	uint32_t tsize = max_off(offs, ARRAY_SIZE(offs)) + 8;
+	struct py_thread *threads = NULL;
+	uint64_t interp, ts, holder;
+	struct cycle cy;
+	int n = 0, rc;
+
+	*threadsp = NULL;
+	rc = first_interp(&w, &interp);
+	if (rc == -ENOENT) {
+		snprintf(err, errlen, "the interpreter is not initialised (yet, or any more)");
+		return -EXIT_BAD_STATE;
+	}
+	if (rc < 0 || (rc = mem_read_u64(m, interp + L->interp.threads_head, &ts)) < 0) {
+		snprintf(err, errlen, "cannot read the interpreter state");
+		return -exit_code_for_errno(rc);
+	}
+	holder = gil_holder(&w, interp);
+	cycle_init(&cy, ts);
+	while (ts) {
+		uint8_t tb[512];
+		struct py_thread *t;
+
+		if (n >= PYSTACK_MAX_THREADS || tsize > sizeof(tb))
+			break;
+		if ((rc = mem_read(m, ts, tb, tsize)) < 0) {
+			if (n == 0) {
+				snprintf(err, errlen, "cannot read a thread state");
+				return -exit_code_for_errno(rc);
+			}
+			break;
+		}
+		/* Every thread state points back at its interpreter: a cheap
+		 * proof that the offsets (and the pointer) are right. */
+		if (u64_at(tb, L->tstate.interp) != interp) {
+			if (n == 0) {
+				snprintf(err, errlen, "thread state does not belong to the interpreter "
+					 "(wrong layout for Python %s?)", pi->version);
+				return -EXIT_BAD_STATE;
+			}
+			break;
+		}
+		threads = xrealloc(threads, (n + 1) * sizeof(*threads));
+		t = &threads[n++];
+		memset(t, 0, sizeof(*t));
+		t->tstate = ts;
+		t->ident = u64_at(tb, L->tstate.thread_id);
+		if (L->tstate.native_thread_id != NONE)
+			t->tid = (pid_t)u64_at(tb, L->tstate.native_thread_id);
+		t->gil = holder && holder == ts;
+		walk_frames(&w, tb, t);
+		ts = u64_at(tb, L->tstate.next);
+		if (ts && cycle_step(&cy, ts))
+			break;
+	}
+	*threadsp = threads;
+	return n;
+}
+
+void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
+			  struct py_thread *threads, int n)
+{
+	const struct py_layout *L = &pi->layout;
+	struct pyctx c = { m, L };
+	uint64_t interp, modules, threading, md, active;
+
+	if (mem_read_u64(m, pi->runtime + L->runtime.interpreters_head, &interp) < 0 ||
+	    mem_read_u64(m, interp + L->interp.modules, &modules) < 0 || !modules)
+		return;
+	if (py_dict_get_str(&c, modules, "threading", &threading) < 0 || !threading)
+		return;
+	if (mem_read_u64(m, threading + L->o.module_dict, &md) < 0 || !md)
+		return;
+	if (py_dict_get_str(&c, md, "_active", &active) < 0 || !active)
+		return;
+	for (int i = 0; i < n; i++) {
+		uint64_t obj, name;
+
+		if (py_dict_get_int(&c, active, (int64_t)threads[i].ident, &obj) < 0 || !obj)
+			continue;
+		if (py_instance_attr(&c, obj, "_name", &name) < 0 || !name)
+			continue;
+		py_str(&c, name, NAME_MAX_CHARS, &threads[i].name);
+	}
+}
+
+void py_threads_free(struct py_thread *threads, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct py_thread *t = &threads[i];
+
+		for (int j = 0; j < t->nframes; j++) {
+			struct py_frame *f = &t->frames[j];
+
+			for (int k = 0; k < f->nlocals; k++) {
+				free(f->locals[k].name);
+				free(f->locals[k].type);
+				free(f->locals[k].repr);
+			}
+			free(f->locals);
+			free(f->function);
+			free(f->file);
+		}
+		free(t->frames);
+		free(t->name);
+		free(t->error);
+	}
+	free(threads);
+}

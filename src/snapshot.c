@@ -1,0 +1,173 @@
+#include "snapshot.h"
+#include "mem.h"
+#include "pause.h"
+#include "proc.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* glibc keeps the kernel thread id at this offset in struct pthread (the
+ * pthread_t value) on x86-64; other C libraries are found by searching. */
+#define GLIBC_PTHREAD_TID_OFFSET 0x2d0
+#define PTHREAD_SEARCH_BYTES 1024
+
+void permission_message(pid_t pid, char *err, size_t errlen)
+{
+	char *scope = read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
+	int s = scope ? atoi(scope) : -1;
+
+	free(scope);
+	snprintf(err, errlen,
+		 "permission denied: cannot trace process %d (%s; run as root or with CAP_SYS_PTRACE; "
+		 "in a container add --cap-add SYS_PTRACE)", (int)pid,
+		 s > 0 ? "kernel.yama.ptrace_scope is set: sysctl kernel.yama.ptrace_scope=0 allows "
+			 "tracing your own processes" :
+			 "the process belongs to another user or is not dumpable");
+}
+
+static bool in_set(const pid_t *tids, int n, pid_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* Before 3.11 a thread state knows only its pthread_t; find the kernel tid
+ * inside the pthread struct it points to.  An offset counts only if it gives
+ * every thread a distinct tid of this process. */
+static bool offset_fits(struct py_thread *t, int n, const uint8_t (*blocks)[PTHREAD_SEARCH_BYTES],
+			const pid_t *tids, int ntids, unsigned off)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t tid;
+
+		memcpy(&tid, blocks[i] + off, sizeof(tid));
+		if (!in_set(tids, ntids, tid))
+			return false;
+		for (int j = 0; j < i; j++) {
+			pid_t other;
+			memcpy(&other, blocks[j] + off, sizeof(other));
+			if (other == tid)
+				return false;
+		}
+	}
+	(void)t;
+	return true;
+}
+
+static void infer_tids(struct mem *m, struct py_thread *t, int n, const pid_t *tids, int ntids)
+{
+	uint8_t (*blocks)[PTHREAD_SEARCH_BYTES];
+	int have = 0;
+	unsigned off;
+
+	if (n == 0)
+		return;
+	blocks = xcalloc(n, sizeof(*blocks));
+	for (int i = 0; i < n; i++)
+		if (t[i].ident && mem_read(m, t[i].ident, blocks[i], PTHREAD_SEARCH_BYTES) == 0)
+			have++;
+	if (have != n)
+		goto out;
+	off = GLIBC_PTHREAD_TID_OFFSET;
+	if (!offset_fits(t, n, (const void *)blocks, tids, ntids, off)) {
+		for (off = 0; off < PTHREAD_SEARCH_BYTES; off += 4)
+			if (offset_fits(t, n, (const void *)blocks, tids, ntids, off))
+				break;
+		if (off >= PTHREAD_SEARCH_BYTES)
+			goto out;
+	}
+	for (int i = 0; i < n; i++)
+		memcpy(&t[i].tid, blocks[i] + off, sizeof(pid_t));
+out:
+	free(blocks);
+}
+
+/* After a failed read, tell "it exited" apart from "it is garbage". */
+static int classify_failure(pid_t pid, int rc, char *err, size_t errlen)
+{
+	if (proc_check(pid) < 0 || rc == -EXIT_EXITED) {
+		snprintf(err, errlen, "process %d exited while it was being read", (int)pid);
+		return -EXIT_EXITED;
+	}
+	if (rc == -EXIT_PERMISSION)
+		permission_message(pid, err, errlen);
+	return rc;
+}
+
+int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
+		  char *err, size_t errlen)
+{
+	struct walk_opts wo = { .locals = o->locals };
+	struct pause pause = { 0 };
+	struct mem *m = mem_proc_open(pid);
+	pid_t *tids = NULL;
+	char *states = NULL;
+	int ntids, rc, n;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	rc = locate_python(pid, m, &s->pi, err, errlen);
+	if (rc < 0) {
+		rc = rc == -EXIT_PERMISSION || rc == -EXIT_EXITED ? classify_failure(pid, rc, err, errlen) : rc;
+		goto out;
+	}
+	s->argv = proc_cmdline(pid, &s->argc);
+
+	/* Scheduler states first: once we stop a thread it is not running. */
+	ntids = proc_tasks(pid, &tids);
+	if (ntids < 0) {
+		rc = classify_failure(pid, -EXIT_EXITED, err, errlen);
+		goto out;
+	}
+	states = xcalloc(ntids + 1, 1);
+	for (int i = 0; i < ntids; i++)
+		states[i] = proc_task_state(pid, tids[i]);
+
+	if (!o->nonblocking) {
+		rc = pause_process(pid, &pause);
+		if (rc < 0) {
+			rc = classify_failure(pid, rc, err, errlen);
+			goto out;
+		}
+	}
+	n = pystack_threads(m, &s->pi, &wo, &s->threads, err, errlen);
+	if (n >= 0)
+		pystack_thread_names(m, &s->pi, s->threads, n);
+	pause_release(&pause);
+	if (n < 0) {
+		rc = n == -EXIT_PERMISSION || n == -EXIT_EXITED || proc_check(pid) < 0
+			? classify_failure(pid, n, err, errlen) : n;
+		goto out;
+	}
+	s->nthreads = n;
+	if (s->pi.layout.tstate.native_thread_id == NONE)
+		infer_tids(m, s->threads, n, tids, ntids);
+	for (int i = 0; i < n; i++) {
+		struct py_thread *t = &s->threads[i];
+
+		for (int j = 0; j < ntids; j++)
+			if (tids[j] == t->tid)
+				t->idle = states[j] != 'R';
+	}
+	rc = 0;
+out:
+	pause_release(&pause);
+	free(states);
+	free(tids);
+	mem_close(m);
+	return rc;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	py_threads_free(s->threads, s->nthreads);
+	proc_cmdline_free(s->argv);
+	pyinterp_free(&s->pi);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,68 @@
+/* Small things every module uses: allocation that cannot fail silently,
+ * a growable string, error codes that are also the exit status. */
+#ifndef PYSTROBE_UTIL_H
+#define PYSTROBE_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses, documented in the README and man page.  Functions that can
+ * fail for a reason the user must hear return the negative of one of these. */
+enum {
+	EXIT_OK = 0,
+	EXIT_ERROR = 1,		/* anything else: an internal error, an I/O error */
+	EXIT_USAGE = 2,		/* bad command line */
+	EXIT_NO_PROCESS = 3,	/* no such process */
+	EXIT_PERMISSION = 4,	/* not allowed to read or trace it */
+	EXIT_NOT_PYTHON = 5,	/* no Python interpreter found in it */
+	EXIT_UNSUPPORTED = 6,	/* a Python version or build we cannot read */
+	EXIT_EXITED = 7,	/* the process exited while we were reading it */
+	EXIT_BAD_STATE = 8,	/* interpreter state unreadable (not initialised, corrupt) */
+};
+
+/* The exit code for a negative errno from a memory read: -EPERM is a
+ * permission problem, -ESRCH a process that went away, anything else is
+ * state we could not read. */
+int exit_code_for_errno(int neg_errno);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable, always NUL-terminated string. */
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_putc(struct strbuf *sb, char c);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_release(struct strbuf *sb);
+/* Hand the buffer to the caller ("" when empty). */
+char *sb_detach(struct strbuf *sb);
+
+/* Length (1-4) of the valid UTF-8 character at s, storing its code point in
+ * *cp when cp is not NULL; 0 when s does not start a valid character. */
+int utf8_char(const char *s, uint32_t *cp);
+
+/* Append s to sb with control characters, backslashes and invalid UTF-8
+ * shown as escapes, so names from the target can never drive a terminal. */
+void sb_add_printable(struct strbuf *sb, const char *s);
+
+/* The program name for messages, and one-line error reporting. */
+extern const char *progname;
+void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Read a whole small file (from /proc) into a NUL-terminated buffer; the
+ * length is stored in *len when len is not NULL.  NULL on error, errno set. */
+char *read_file(const char *path, size_t *len);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

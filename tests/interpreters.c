@@ -1,0 +1,305 @@
+#define _GNU_SOURCE
+#include "interpreters.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_INTERPS 32
+
+static struct test_interp interps[MAX_INTERPS];
+static int ninterps = -1;
+
+const char *test_srcdir(void)
+{
+	const char *s = getenv("srcdir");
+	return s && *s ? s : ".";
+}
+
+const char *test_builddir(void)
+{
+	const char *s = getenv("PYSTROBE_BUILDDIR");
+	return s && *s ? s : ".";
+}
+
+static int is_exec(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+static struct test_interp *add(const char *label, const char *path, int minor)
+{
+	struct test_interp *ti;
+
+	if (ninterps >= MAX_INTERPS)
+		return NULL;
+	ti = &interps[ninterps++];
+	memset(ti, 0, sizeof(*ti));
+	snprintf(ti->label, sizeof(ti->label), "%s", label);
+	snprintf(ti->path, sizeof(ti->path), "%s", path);
+	ti->minor = minor;
+	return ti;
+}
+
+static int cmp_version(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int xa = 0, xb = 0, xc = 0, ya = 0, yb = 0, yc = 0;
+
+	sscanf(x, "%d.%d.%d", &xa, &xb, &xc);
+	sscanf(y, "%d.%d.%d", &ya, &yb, &yc);
+	if (xa != ya)
+		return xa - ya;
+	if (xb != yb)
+		return xb - yb;
+	return xc - yc;
+}
+
+static const char *pyenv_root(void)
+{
+	const char *r = getenv("PYENV_ROOT");
+	return r && *r ? r : "/root/.pyenv";
+}
+
+static void find_pyenv(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX], label[96];
+	char *names[64];
+	int n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/versions", pyenv_root());
+	d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "interpreters: MISSING pyenv (no %s)\n", dir);
+		return;
+	}
+	while ((de = readdir(d)) && n < 64) {
+		int major, minor;
+		if (sscanf(de->d_name, "%d.%d", &major, &minor) != 2)
+			continue;
+		if (major != 3 || minor < 7)
+			continue;
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_version);
+	for (int i = 0; i < n; i++) {
+		int minor = 0;
+		sscanf(names[i], "3.%d", &minor);
+		snprintf(path, sizeof(path), "%s/versions/%s/bin/python3.%d", pyenv_root(), names[i], minor);
+		if (is_exec(path)) {
+			snprintf(label, sizeof(label), "%s pyenv", names[i]);
+			add(label, path, minor);
+		}
+		free(names[i]);
+	}
+}
+
+/* A venv made from the newest pyenv 3.x below 3.13, cached outside the tree. */
+static void find_venv(void)
+{
+	const struct test_interp *base = NULL;
+	char dir[PATH_MAX], py[PATH_MAX], cmd[PATH_MAX * 3], label[96];
+	int count = ninterps;
+
+	for (int i = 0; i < count; i++)
+		if (strstr(interps[i].label, "pyenv") && interps[i].minor == 12)
+			base = &interps[i];
+	if (!base) {
+		fprintf(stderr, "interpreters: MISSING venv (no pyenv 3.12 to make one from)\n");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/var/cache/pystrobe/venv-3.%d", base->minor);
+	snprintf(py, sizeof(py), "%s/bin/python", dir);
+	if (!is_exec(py)) {
+		snprintf(cmd, sizeof(cmd), "mkdir -p /var/cache/pystrobe && '%s' -m venv --without-pip '%s' >/dev/null 2>&1",
+			 base->path, dir);
+		if (system(cmd) != 0 || !is_exec(py)) {
+			fprintf(stderr, "interpreters: MISSING venv (could not create %s)\n", dir);
+			return;
+		}
+	}
+	snprintf(label, sizeof(label), "3.%d venv", base->minor);
+	add(label, py, base->minor);
+}
+
+/* A pyenv shim: a bash script that execs the real interpreter. */
+static void find_shim(void)
+{
+	char shim[PATH_MAX];
+	struct test_interp *ti;
+
+	snprintf(shim, sizeof(shim), "%s/shims/python3.10", pyenv_root());
+	if (!is_exec(shim)) {
+		fprintf(stderr, "interpreters: MISSING pyenv shim (no %s)\n", shim);
+		return;
+	}
+	ti = add("3.10 pyenv-shim", shim, 10);
+	if (ti)
+		snprintf(ti->env, sizeof(ti->env), "PYENV_ROOT=%s", pyenv_root());
+}
+
+static void find_py314(void)
+{
+	char cmd[PATH_MAX * 2], root[PATH_MAX] = "";
+	struct test_interp *ti;
+	FILE *p;
+
+	if (getenv("PYSTROBE_NO_PY314")) {
+		fprintf(stderr, "interpreters: MISSING 3.14 (PYSTROBE_NO_PY314 is set)\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "sh '%s/tests/setup-py314-root.sh'", test_srcdir());
+	p = popen(cmd, "r");
+	if (!p || !fgets(root, sizeof(root), p)) {
+		if (p)
+			pclose(p);
+		fprintf(stderr, "interpreters: MISSING 3.14 (debootstrap root could not be built)\n");
+		return;
+	}
+	pclose(p);
+	root[strcspn(root, "\n")] = 0;
+	ti = add("3.14 debootstrap-root", "/usr/bin/python3.14", 14);
+	if (ti)
+		snprintf(ti->root, sizeof(ti->root), "%s", root);
+}
+
+int test_interps(const struct test_interp **out)
+{
+	const char *only = getenv("PYSTROBE_TEST_ONLY");
+
+	if (ninterps < 0) {
+		ninterps = 0;
+		find_pyenv();
+		if (is_exec("/usr/bin/python3.11"))
+			add("3.11 debian-static", "/usr/bin/python3.11", 11);
+		else
+			fprintf(stderr, "interpreters: MISSING Debian /usr/bin/python3.11\n");
+		find_py314();
+		find_venv();
+		find_shim();
+		/* PYSTROBE_TEST_ONLY=substring narrows the list while developing. */
+		if (only && *only) {
+			int j = 0;
+			for (int i = 0; i < ninterps; i++)
+				if (strstr(interps[i].label, only))
+					interps[j++] = interps[i];
+			fprintf(stderr, "interpreters: PYSTROBE_TEST_ONLY=%s keeps %d\n", only, j);
+			ninterps = j;
+		}
+		fprintf(stderr, "interpreters: testing on %d:", ninterps);
+		for (int i = 0; i < ninterps; i++)
+			fprintf(stderr, " [%s]", interps[i].label);
+		fprintf(stderr, "\n");
+	}
+	*out = interps;
+	return ninterps;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY), outfd;
+
+	if (in < 0)
+		return;
+	outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (outfd >= 0) {
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(outfd, buf, n) != n)
+				break;
+		close(outfd);
+	}
+	close(in);
+}
+
+void test_interp_script(const struct test_interp *ti, const char *script,
+			char *buf, size_t size)
+{
+	char src[PATH_MAX], dst[PATH_MAX * 2], dir[PATH_MAX + 32];
+	const char *base;
+
+	if (script[0] == '/')
+		snprintf(src, sizeof(src), "%s", script);
+	else
+		snprintf(src, sizeof(src), "%s/%s", test_srcdir(), script);
+	if (!ti->root[0]) {
+		char *abs = realpath(src, NULL);
+		snprintf(buf, size, "%s", abs ? abs : src);
+		free(abs);
+		return;
+	}
+	base = strrchr(src, '/');
+	base = base ? base + 1 : src;
+	snprintf(dir, sizeof(dir), "%s/tmp/pystrobe-tests", ti->root);
+	mkdir(dir, 0755);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, base);
+	copy_file(src, dst);
+	snprintf(buf, size, "/tmp/pystrobe-tests/%s", base);
+}
+
+void test_interp_shared_dir(const struct test_interp *ti, char *host,
+			    char *inside, size_t size)
+{
+	char tmpl[PATH_MAX];
+
+	if (ti->root[0]) {
+		snprintf(tmpl, sizeof(tmpl), "%s/tmp/pystrobe-XXXXXX", ti->root);
+		if (!mkdtemp(tmpl))
+			tmpl[0] = 0;
+		snprintf(host, size, "%s", tmpl);
+		snprintf(inside, size, "%s", tmpl + strlen(ti->root));
+		return;
+	}
+	snprintf(tmpl, sizeof(tmpl), "/tmp/pystrobe-XXXXXX");
+	if (!mkdtemp(tmpl))
+		tmpl[0] = 0;
+	snprintf(host, size, "%s", tmpl);
+	snprintf(inside, size, "%s", tmpl);
+}
+
+pid_t test_interp_spawn(const struct test_interp *ti, char *const argv[],
+			int keep_output)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+
+	char *args[64];
+	int n = 0;
+
+	if (!keep_output) {
+		int fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+	}
+	if (ti->env[0])
+		putenv(strdup(ti->env));
+	/* Test targets must not pick up the developer's PYTHON* settings. */
+	unsetenv("PYTHONPATH");
+	unsetenv("PYTHONHOME");
+	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+	if (ti->root[0]) {
+		if (chroot(ti->root) != 0 || chdir("/") != 0)
+			_exit(127);
+	}
+	args[n++] = (char *)ti->path;
+	for (int i = 1; argv[i] && n < 63; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	execv(ti->path, args);
+	_exit(127);
+}

@@ -1,0 +1,47 @@
+/* The Python interpreters the tests run against.
+ *
+ * Tests run on every interpreter this machine has, and say which: a missing
+ * one is reported loudly, never skipped in silence.
+ */
+#ifndef PYSTROBE_TEST_INTERPRETERS_H
+#define PYSTROBE_TEST_INTERPRETERS_H
+
+#include <limits.h>
+#include <sys/types.h>
+
+struct test_interp {
+	char label[96];		/* e.g. "3.12.1 pyenv", "3.11 debian-static" */
+	char path[PATH_MAX];	/* the program to run (inside root when root is set) */
+	char root[PATH_MAX];	/* "" or the root directory it runs in (chroot) */
+	char env[128];		/* "" or one NAME=VALUE added to its environment */
+	int minor;		/* 3.minor */
+};
+
+/* Find every interpreter present: pyenv 3.7+, Debian's /usr/bin/python3.11,
+ * Python 3.14 in the debootstrap root (built on first use by
+ * tests/setup-py314-root.sh), a venv, a pyenv shim.  Prints the list, and what
+ * is missing, to stderr.  Returns the count; *out is static storage. */
+int test_interps(const struct test_interp **out);
+
+/* Make `script` (a path in the source tree) runnable by `ti`: for a rooted
+ * interpreter it is copied into the root.  Writes the path the interpreter
+ * should be given (as seen from inside its root) into buf. */
+void test_interp_script(const struct test_interp *ti, const char *script,
+			char *buf, size_t size);
+
+/* A directory for files both the test and the target see: for a rooted
+ * interpreter, `host` is where the test reads it and `inside` is the same
+ * directory as the target names it. */
+void test_interp_shared_dir(const struct test_interp *ti, char *host,
+			    char *inside, size_t size);
+
+/* Start the interpreter on argv (argv[0] is ignored and replaced by the
+ * interpreter).  stdout/stderr go to /dev/null unless keep_output. */
+pid_t test_interp_spawn(const struct test_interp *ti, char *const argv[],
+			int keep_output);
+
+/* Source directory (for tests/targets/...) and build directory. */
+const char *test_srcdir(void);
+const char *test_builddir(void);
+
+#endif
