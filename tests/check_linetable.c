@@ -1,0 +1,532 @@
+/* Tests for the line-table decoders.
+ *
+ * The decoders are checked three ways: hand-made tables for the corners each
+ * format has (expected values were confirmed with code.replace() and
+ * co_lines()/findlinestarts() on the interpreters), random bytes behind guard
+ * pages for robustness, and every offset of thousands of real code objects
+ * against what each interpreter on this machine says itself.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "linetable.h"
+
+#define LINE(fmt, t, first, off) \
+	linetable_line(fmt, t, sizeof(t), first, off)
+
+static const struct test_interp *interps;
+static int ninterps;
+
+/* ---- hand-made tables ------------------------------------------------- */
+
+START_TEST(test_empty)
+{
+	static const uint8_t none[1];
+
+	/* lnotab has no end marker: an empty one puts everything on the
+	 * first line.  The newer formats cover nothing without entries. */
+	ck_assert_int_eq(linetable_line(LT_LNOTAB, none, 0, 7, 0), 7);
+	ck_assert_int_eq(linetable_line(LT_LNOTAB, none, 0, 7, 1000), 7);
+	ck_assert_int_eq(linetable_line(LT_LINETABLE, none, 0, 7, 0), -1);
+	ck_assert_int_eq(linetable_line(LT_LOCATIONS, none, 0, 7, 0), -1);
+	ck_assert_int_eq(linetable_line(LT_LNOTAB, NULL, 0, 3, 0), 3);
+	ck_assert_int_eq(linetable_line(LT_LINETABLE, NULL, 0, 3, 0), -1);
+	ck_assert_int_eq(linetable_line(LT_LOCATIONS, NULL, 0, 3, 0), -1);
+	ck_assert_int_eq(linetable_line(LT_LOCATIONS, NULL, 5, 3, 0), -1);
+	ck_assert_int_eq(linetable_line((enum lt_format)42, none, 0, 3, 0), -1);
+}
+END_TEST
+
+START_TEST(test_lnotab)
+{
+	/* findlinestarts on 3.8: (0,10) (6,11) (10,12) (20,13) */
+	static const uint8_t t[] = { 6, 1, 4, 0xfe, 0, 3, 10, 1 };
+	/* A jump of 300 lines split over pairs with no address increment. */
+	static const uint8_t big[] = { 0, 127, 0, 127, 2, 46 };
+	static const uint8_t odd[] = { 6, 1, 4 };
+
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 0), 10);
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 4), 10);
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 6), 11);
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 8), 11);
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 10), 12);
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 18), 12);
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 20), 13);
+	/* Past the table the last line carries on to the end of the code. */
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, 400), 13);
+	ck_assert_int_eq(LINE(LT_LNOTAB, t, 10, UINT32_MAX), 13);
+
+	ck_assert_int_eq(LINE(LT_LNOTAB, big, 1, 0), 255);
+	ck_assert_int_eq(LINE(LT_LNOTAB, big, 1, 2), 301);
+
+	ck_assert_int_eq(LINE(LT_LNOTAB, odd, 1, 0), -1);
+}
+END_TEST
+
+START_TEST(test_linetable310)
+{
+	/* co_lines on 3.10: (0,6,11) (6,10,None) (10,12,13) */
+	static const uint8_t t[] = { 6, 1, 4, 0x80, 2, 2 };
+	/* Zero-length pairs carry a big delta: co_lines (0,4,265) */
+	static const uint8_t big[] = { 0, 127, 0, 127, 4, 10 };
+	static const uint8_t odd[] = { 6, 1, 4 };
+	static const uint8_t negative[] = { 2, 0xf6 };
+
+	ck_assert_int_eq(LINE(LT_LINETABLE, t, 10, 0), 11);
+	ck_assert_int_eq(LINE(LT_LINETABLE, t, 10, 4), 11);
+	ck_assert_int_eq(LINE(LT_LINETABLE, t, 10, 6), -1);
+	ck_assert_int_eq(LINE(LT_LINETABLE, t, 10, 8), -1);
+	/* -128 left the running line alone. */
+	ck_assert_int_eq(LINE(LT_LINETABLE, t, 10, 10), 13);
+	ck_assert_int_eq(LINE(LT_LINETABLE, t, 10, 12), -1);
+	ck_assert_int_eq(LINE(LT_LINETABLE, t, 10, UINT32_MAX), -1);
+
+	ck_assert_int_eq(LINE(LT_LINETABLE, big, 1, 0), 265);
+	ck_assert_int_eq(LINE(LT_LINETABLE, big, 1, 2), 265);
+	ck_assert_int_eq(LINE(LT_LINETABLE, big, 1, 4), -1);
+
+	ck_assert_int_eq(LINE(LT_LINETABLE, odd, 1, 0), -1);
+	ck_assert_int_eq(LINE(LT_LINETABLE, negative, 1, 0), -1);
+}
+END_TEST
+
+START_TEST(test_locations)
+{
+	/* co_lines on 3.11: (0,2,20) (2,6,21) (6,8,None) (8,14,18)
+	 * (14,16,118) (16,18,118) */
+	static const uint8_t t[] = {
+		0xd0, 0, 5,			/* one-line, +0, 1 unit */
+		0xd9, 2, 7,			/* one-line, +1, 2 units */
+		0xf8,				/* no location, 1 unit */
+		0xea, 0x07,			/* no columns, -3, 3 units */
+		0xf0, 0x48, 0x03, 0, 1, 5,	/* long, +100, 1 unit */
+		0x80, 0x12,			/* short, 1 unit */
+	};
+	/* The line survives a no-location entry: (0,2,None) (2,4,6) */
+	static const uint8_t sticky[] = { 0xf8, 0xd8, 0, 1 };
+
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 0), 20);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 2), 21);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 4), 21);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 6), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 8), 18);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 12), 18);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 14), 118);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 16), 118);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, 18), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, t, 20, UINT32_MAX), -1);
+
+	ck_assert_int_eq(LINE(LT_LOCATIONS, sticky, 5, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, sticky, 5, 2), 6);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, sticky, 5, 4), -1);
+}
+END_TEST
+
+START_TEST(test_locations_malformed)
+{
+	/* A varint that says "more" and then stops. */
+	static const uint8_t truncated[] = { 0xe8, 0x41 };
+	static const uint8_t bare[] = { 0xe8 };
+	static const uint8_t long_bare[] = { 0xf0 };
+	/* One that runs into the next entry's first byte. */
+	static const uint8_t runs_on[] = { 0xe8, 0x41, 0x80, 0x00 };
+	/* Seven 6-bit chunks: more than any line delta needs. */
+	static const uint8_t overlong[] = {
+		0xe8, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x00,
+	};
+	/* An entry must begin with the top bit set. */
+	static const uint8_t headless[] = { 0x50, 0x80, 0 };
+	/* Earlier entries still decode when a later one is broken. */
+	static const uint8_t late[] = { 0xd0, 0, 5, 0xe8, 0x41 };
+	/* A negative line is no line. */
+	static const uint8_t below[] = { 0xe8, 0x15 };
+
+	ck_assert_int_eq(LINE(LT_LOCATIONS, truncated, 1, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, bare, 1, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, long_bare, 1, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, runs_on, 1, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, runs_on, 1, 2), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, overlong, 1, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, headless, 1, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, late, 4, 0), 4);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, late, 4, 2), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, below, 3, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, below, 20, 0), 10);
+}
+END_TEST
+
+START_TEST(test_line_overflow)
+{
+	static const uint8_t lnotab[] = { 2, 127 };
+	static const uint8_t lt310[] = { 2, 127 };
+	static const uint8_t loc[] = { 0xe8, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x03 };
+
+	ck_assert_int_eq(LINE(LT_LNOTAB, lnotab, INT_MAX, 2), -1);
+	ck_assert_int_eq(LINE(LT_LNOTAB, lnotab, INT_MAX, 0), INT_MAX);
+	ck_assert_int_eq(LINE(LT_LINETABLE, lt310, INT_MAX - 127, 0), INT_MAX);
+	ck_assert_int_eq(LINE(LT_LINETABLE, lt310, INT_MAX, 0), -1);
+	ck_assert_int_eq(LINE(LT_LOCATIONS, loc, INT_MAX, 0), -1);
+	ck_assert_int_eq(LINE(LT_LNOTAB, lnotab, -5, 0), -1);
+}
+END_TEST
+
+/* ---- random input ----------------------------------------------------- */
+
+#define FUZZ_SEED	0x9e3779b97f4a7c15ULL
+#define FUZZ_ROUNDS	100000
+#define FUZZ_MAX	96
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/*
+ * The bytes sit flush against an inaccessible page, alternately after and
+ * before them, so a read one byte out of bounds faults even without the
+ * sanitizers.
+ */
+START_TEST(test_fuzz)
+{
+	static const enum lt_format fmts[] = { LT_LNOTAB, LT_LINETABLE, LT_LOCATIONS };
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *map;
+
+	map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	ck_assert_int_eq(mprotect(map, page, PROT_NONE), 0);
+	ck_assert_int_eq(mprotect(map + 2 * page, page, PROT_NONE), 0);
+	rng_state = FUZZ_SEED;
+
+	for (int round = 0; round < FUZZ_ROUNDS; round++) {
+		size_t len = rng() % (FUZZ_MAX + 1);
+		uint8_t *t = round & 1 ? map + page : map + 2 * page - len;
+		int first = (int)(rng() % 4096) - 16;
+
+		for (size_t i = 0; i < len; i++)
+			t[i] = (uint8_t)rng();
+		/* Random bytes rarely make a location table that gets past
+		 * its first few entries: half the time, give it the shape of
+		 * one (entry starts with the top bit, the rest without). */
+		if (round & 2) {
+			for (size_t i = 0; i < len; i++)
+				t[i] &= 0x7f;
+			for (size_t i = 0; i < len; i += 1 + rng() % 4)
+				t[i] |= 0x80;
+		}
+		for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
+			for (uint32_t off = 0; off <= 2 * 8 * len + 2; off += 2 + 2 * (rng() % 16)) {
+				int line = linetable_line(fmts[f], t, len, first, off);
+
+				/* Not ck_assert: it reports every pass to the
+				 * parent, which would dominate the run time. */
+				if (line < -1)
+					ck_abort_msg("seed %llx round %d fmt %zu off %u: line %d",
+						     (unsigned long long)FUZZ_SEED, round, f, off, line);
+			}
+			linetable_line(fmts[f], t, len, first, UINT32_MAX);
+			linetable_line(fmts[f], t, len, INT_MAX, 0);
+			linetable_line(fmts[f], t, len, INT_MIN, 0);
+		}
+	}
+	munmap(map, 3 * page);
+}
+END_TEST
+
+/* ---- every offset of real code objects -------------------------------- */
+
+struct fixture_result {
+	char version[32];
+	char format[16];
+	long codes;
+	long declared;		/* from the "end" record; -1 if none */
+	long offsets;
+	long mismatches;
+	char first_mismatch[512];
+	char error[512];	/* the fixture could not be read */
+};
+
+static enum lt_format format_for(int minor)
+{
+	if (minor <= 9)
+		return LT_LNOTAB;
+	if (minor == 10)
+		return LT_LINETABLE;
+	return LT_LOCATIONS;
+}
+
+static const char *format_name(enum lt_format fmt)
+{
+	switch (fmt) {
+	case LT_LNOTAB:
+		return "lnotab";
+	case LT_LINETABLE:
+		return "linetable";
+	case LT_LOCATIONS:
+		return "locations";
+	}
+	return "?";
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* "-" or an even run of lower-case hex digits; returns the byte count. */
+static long parse_hex(const char *s, uint8_t **out)
+{
+	size_t n = strlen(s);
+	uint8_t *buf;
+
+	*out = NULL;
+	if (!strcmp(s, "-"))
+		return 0;
+	if (n % 2)
+		return -1;
+	buf = malloc(n / 2 + 1);
+	if (!buf)
+		return -1;
+	for (size_t i = 0; i < n; i += 2) {
+		int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+
+		if (hi < 0 || lo < 0) {
+			free(buf);
+			return -1;
+		}
+		buf[i / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	*out = buf;
+	return (long)(n / 2);
+}
+
+/* "lines RUN..." into exactly n expected lines; false if the count differs. */
+static bool parse_lines(const char *s, int *want, long n)
+{
+	long have = 0;
+	char *end;
+
+	if (strncmp(s, "lines", 5))
+		return false;
+	s += 5;
+	for (;;) {
+		long line, count = 1;
+
+		while (*s == ' ')
+			s++;
+		if (!*s || *s == '\n')
+			break;
+		errno = 0;
+		line = strtol(s, &end, 10);
+		if (end == s || errno || line < -1 || line > INT_MAX)
+			return false;
+		s = end;
+		if (*s == '*') {
+			count = strtol(s + 1, &end, 10);
+			if (end == s + 1 || count < 1)
+				return false;
+			s = end;
+		}
+		if (count > n - have)
+			return false;
+		while (count--)
+			want[have++] = (int)line;
+	}
+	return have == n;
+}
+
+static void note_mismatch(const struct test_interp *ti, struct fixture_result *r,
+			  const char *name, int first, uint32_t off, int got, int want)
+{
+	char msg[sizeof(r->first_mismatch)];
+
+	snprintf(msg, sizeof(msg), "%s: %s (firstlineno %d) offset %u: got line %d, want %d",
+		 ti->label, name, first, off, got, want);
+	if (!r->mismatches++)
+		memcpy(r->first_mismatch, msg, sizeof(msg));
+	if (r->mismatches <= 20)
+		fprintf(stderr, "linetable: MISMATCH %s\n", msg);
+}
+
+/* One "code" record and the "lines" record after it. */
+static bool check_code(const struct test_interp *ti, struct fixture_result *r,
+		       enum lt_format fmt, char *rec, FILE *f, char **buf, size_t *cap)
+{
+	char name[256], hex_field[16];
+	int first;
+	long codelen, tlen;
+	uint8_t *table;
+	int *want;
+	bool ok;
+
+	if (sscanf(rec, "code %255s %d %ld %15s", name, &first, &codelen,
+		   hex_field) != 4 || codelen < 0 || codelen % 2) {
+		snprintf(r->error, sizeof(r->error), "bad code record: %.200s", rec);
+		return false;
+	}
+	/* The table field may be long: take it in place, not through %s. */
+	rec[strcspn(rec, "\n")] = 0;
+	tlen = parse_hex(strrchr(rec, ' ') + 1, &table);
+	if (tlen < 0) {
+		snprintf(r->error, sizeof(r->error), "bad table for %s", name);
+		return false;
+	}
+	want = malloc((codelen / 2 + 1) * sizeof(*want));
+	ok = want && getline(buf, cap, f) > 0 && parse_lines(*buf, want, codelen / 2);
+	if (!ok) {
+		snprintf(r->error, sizeof(r->error), "bad lines record for %s", name);
+	} else {
+		for (long i = 0; i < codelen / 2; i++) {
+			uint32_t off = (uint32_t)(2 * i);
+			int got = linetable_line(fmt, table, (size_t)tlen, first, off);
+
+			if (got != want[i])
+				note_mismatch(ti, r, name, first, off, got, want[i]);
+		}
+		r->codes++;
+		r->offsets += codelen / 2;
+	}
+	free(want);
+	free(table);
+	return ok;
+}
+
+static void check_fixture(const struct test_interp *ti, const char *path,
+			  struct fixture_result *r)
+{
+	enum lt_format fmt = format_for(ti->minor);
+	char *buf = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(path, "r");
+
+	r->declared = -1;
+	if (!f) {
+		snprintf(r->error, sizeof(r->error), "cannot open %.300s: %s", path, strerror(errno));
+		return;
+	}
+	if (getline(&buf, &cap, f) <= 0 ||
+	    sscanf(buf, "pystrobe-linetable 1 %31s %15s", r->version, r->format) != 2) {
+		snprintf(r->error, sizeof(r->error), "%.300s: no fixture header", path);
+		goto out;
+	}
+	/* The label's minor picks the format: make sure the interpreter agrees. */
+	if (strcmp(r->format, format_name(fmt))) {
+		snprintf(r->error, sizeof(r->error), "interpreter %s writes %s, label says 3.%d (%s)",
+			 r->version, r->format, ti->minor, format_name(fmt));
+		goto out;
+	}
+	while (getline(&buf, &cap, f) > 0) {
+		if (!strncmp(buf, "end ", 4)) {
+			r->declared = strtol(buf + 4, NULL, 10);
+			break;
+		}
+		if (!check_code(ti, r, fmt, buf, f, &buf, &cap))
+			break;
+	}
+out:
+	free(buf);
+	fclose(f);
+}
+
+START_TEST(test_have_interps)
+{
+	ck_assert_msg(ninterps > 0, "no Python interpreter found to test against");
+}
+END_TEST
+
+START_TEST(test_interp_fixture)
+{
+	const struct test_interp *ti = &interps[_i];
+	char script[PATH_MAX], host[PATH_MAX], inside[PATH_MAX];
+	char fhost[PATH_MAX + 32], finside[PATH_MAX + 32];
+	struct fixture_result r;
+	int status = 0;
+	pid_t pid;
+
+	memset(&r, 0, sizeof(r));
+	test_interp_script(ti, "tests/gen_linetable.py", script, sizeof(script));
+	test_interp_shared_dir(ti, host, inside, sizeof(host));
+	ck_assert_msg(host[0], "%s: could not make a shared directory", ti->label);
+	snprintf(fhost, sizeof(fhost), "%s/linetable.txt", host);
+	snprintf(finside, sizeof(finside), "%s/linetable.txt", inside);
+
+	char *argv[] = { "python", script, finside, NULL };
+	pid = test_interp_spawn(ti, argv, 1);
+	ck_assert_msg(pid > 0, "%s: fork failed", ti->label);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		check_fixture(ti, fhost, &r);
+	unlink(fhost);
+	rmdir(host);
+
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "%s: gen_linetable.py failed (wait status %#x)", ti->label, status);
+	printf("linetable: %s: %ld code objects, %ld offsets, %ld mismatches\n",
+	       ti->label, r.codes, r.offsets, r.mismatches);
+	fflush(stdout);
+	ck_assert_msg(!r.error[0], "%s: %s", ti->label, r.error);
+	ck_assert_msg(r.declared == r.codes, "%s: fixture has %ld code objects, read %ld",
+		      ti->label, r.declared, r.codes);
+	/* Thousands are expected; a few would mean the modules went missing. */
+	ck_assert_msg(r.codes >= 1000, "%s: only %ld code objects", ti->label, r.codes);
+	ck_assert_msg(r.mismatches == 0, "%s: %ld of %ld offsets wrong, first: %s",
+		      ti->label, r.mismatches, r.offsets, r.first_mismatch);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("linetable");
+	SRunner *sr;
+	TCase *tc;
+	int failed;
+
+	ninterps = test_interps(&interps);
+
+	tc = tcase_create("tables");
+	tcase_add_test(tc, test_empty);
+	tcase_add_test(tc, test_lnotab);
+	tcase_add_test(tc, test_linetable310);
+	tcase_add_test(tc, test_locations);
+	tcase_add_test(tc, test_locations_malformed);
+	tcase_add_test(tc, test_line_overflow);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fuzz");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_fuzz);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("interpreters");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_have_interps);
+	tcase_add_loop_test(tc, test_interp_fixture, 0, ninterps);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
