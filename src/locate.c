@@ -13,7 +13,7 @@
 /* What one candidate object told us. */
 struct candidate {
 	const char *path;	/* as in maps */
-	uint64_t start, offset;	/* its lowest mapping */
+	uint64_t start, end, offset;	/* its lowest mapping */
 };
 
 int version_from_filename(const char *path)
@@ -56,22 +56,29 @@ static const struct proc_map *first_mapping(const struct proc_maps *maps, const 
 	return best;
 }
 
-static struct elf_file *open_in_root(pid_t pid, const char *path, int is_exe)
+/* Open the file behind a mapping.  /proc/PID/map_files and /proc/PID/exe
+ * reach the very file the process mapped, even if it was replaced, deleted,
+ * or lives in another mount namespace; /proc/PID/root + path is the fallback
+ * (map_files needs privileges on older kernels), and the path as we see it
+ * the last resort (a chroot sharing our mount namespace shows host paths). */
+static struct elf_file *open_mapped(pid_t pid, const struct candidate *c, int is_exe)
 {
-	struct elf_file *ef = NULL;
-	char *p;
+	struct elf_file *ef;
+	char *paths[4];
+	int n = 0;
 
-	/* /proc/PID/exe works even when the file was replaced or deleted. */
-	if (is_exe) {
-		p = xasprintf("/proc/%d/exe", (int)pid);
-		ef = elf_file_open(p);
-		free(p);
-		if (ef)
-			return ef;
+	paths[n++] = xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid,
+			       (unsigned long long)c->start, (unsigned long long)c->end);
+	if (is_exe)
+		paths[n++] = xasprintf("/proc/%d/exe", (int)pid);
+	paths[n++] = proc_root_path(pid, c->path);
+	paths[n++] = xstrdup(c->path);
+	ef = NULL;
+	for (int i = 0; i < n; i++) {
+		if (!ef)
+			ef = elf_file_open(paths[i]);
+		free(paths[i]);
 	}
-	p = proc_root_path(pid, path);
-	ef = elf_file_open(p);
-	free(p);
 	return ef;
 }
 
@@ -141,7 +148,7 @@ static int find_version(struct mem *m, struct elf_file *ef, struct pyinterp *pi)
 static int try_candidate(pid_t pid, struct mem *m, const struct candidate *c,
 			 int is_exe, struct pyinterp *pi)
 {
-	struct elf_file *ef = open_in_root(pid, c->path, is_exe);
+	struct elf_file *ef = open_mapped(pid, c, is_exe);
 	uint64_t addr;
 	int rc = -1;
 
@@ -208,6 +215,7 @@ static int find_interpreter(pid_t pid, struct mem *m, const struct proc_maps *ma
 				continue;	/* each object once, at its first mapping */
 			c.path = mp->path;
 			c.start = mp->start;
+			c.end = mp->end;
 			c.offset = mp->offset;
 			if (try_candidate(pid, m, &c, is_exe, pi) == 0)
 				return 0;

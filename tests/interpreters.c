@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "interpreters.h"
 
 #include <dirent.h>
@@ -134,17 +133,22 @@ static void find_venv(void)
 /* A pyenv shim: a bash script that execs the real interpreter. */
 static void find_shim(void)
 {
-	char shim[PATH_MAX];
+	char shim[PATH_MAX], version[32] = "";
 	struct test_interp *ti;
+	int count = ninterps;
 
+	/* The shim runs whatever PYENV_VERSION names: pick our 3.10. */
+	for (int i = 0; i < count; i++)
+		if (strstr(interps[i].label, "pyenv") && interps[i].minor == 10)
+			sscanf(interps[i].label, "%31s", version);
 	snprintf(shim, sizeof(shim), "%s/shims/python3.10", pyenv_root());
-	if (!is_exec(shim)) {
-		fprintf(stderr, "interpreters: MISSING pyenv shim (no %s)\n", shim);
+	if (!is_exec(shim) || !version[0]) {
+		fprintf(stderr, "interpreters: MISSING pyenv shim (no %s or no pyenv 3.10)\n", shim);
 		return;
 	}
 	ti = add("3.10 pyenv-shim", shim, 10);
 	if (ti)
-		snprintf(ti->env, sizeof(ti->env), "PYENV_ROOT=%s", pyenv_root());
+		snprintf(ti->env, sizeof(ti->env), "PYENV_VERSION=%s", version);
 }
 
 static void find_py314(void)
