@@ -67,7 +67,8 @@ int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out)
 	kind = STATE_KIND(state);
 	if (kind != 1 && kind != 2 && kind != 4)
 		return -EINVAL;
-	if ((state & STATE_ASCII) && (!(state & STATE_COMPACT) || kind != 1))
+	/* ASCII strings are kind 1; str subclasses are ASCII but not compact. */
+	if ((state & STATE_ASCII) && kind != 1)
 		return -EINVAL;
 	if (length > (1u << 30))
 		return -EINVAL;
@@ -214,14 +215,28 @@ static void repr_float(struct strbuf *sb, double d)
 		sb_puts(sb, d < 0 ? "-inf" : "inf");
 		return;
 	}
-	/* The shortest form that reads back as the same double, as Python prints. */
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+	/* Python prints the shortest digits that read back as the same
+	 * double, in fixed notation unless the exponent is below -4 or at
+	 * least 16. */
+	int prec, exp;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
 		if (strtod(buf, NULL) == d)
 			break;
 	}
+	snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
+	exp = atoi(strchr(buf, 'e') + 1);
+	if (exp < -4 || exp >= 16) {
+		char mant[32], *e = strchr(buf, 'e');
+
+		snprintf(mant, sizeof(mant), "%.*s", (int)(e - buf), buf);
+		sb_printf(sb, "%se%c%02d", mant, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
 	sb_puts(sb, buf);
-	if (!strpbrk(buf, ".en"))
+	if (!strchr(buf, '.'))
 		sb_puts(sb, ".0");
 }
 
@@ -426,6 +441,16 @@ static int dict_find(const struct pyctx *c, const struct dict_view *v,
 	return 0;
 }
 
+/* Characters (not bytes) in a UTF-8 string. */
+static uint64_t utf8_count(const char *s)
+{
+	uint64_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 static int match_str(const struct pyctx *c, uint64_t key, const void *arg)
 {
 	const char *want = arg;
@@ -433,8 +458,8 @@ static int match_str(const struct pyctx *c, uint64_t key, const void *arg)
 	char *s;
 	int eq;
 
-	/* Cheap first: our keys are ASCII, so a length mismatch settles it. */
-	if (rd64(c, key + c->L->str.length, &length) < 0 || length != strlen(want))
+	/* Cheap first: a length mismatch settles it without reading text. */
+	if (rd64(c, key + c->L->str.length, &length) < 0 || length != utf8_count(want))
 		return 0;
 	if (py_str(c, key, length, &s) < 0)
 		return 0;
@@ -445,8 +470,11 @@ static int match_str(const struct pyctx *c, uint64_t key, const void *arg)
 
 static int match_int(const struct pyctx *c, uint64_t key, const void *arg)
 {
+	char type[8];
 	int64_t v;
 
+	if (py_type_name(c, key, type, sizeof(type)) < 0 || strcmp(type, "int") != 0)
+		return 0;
 	if (py_long(c, key, &v) < 0)
 		return 0;
 	return v == *(const int64_t *)arg;

@@ -114,6 +114,8 @@ static int code_line(struct walk *w, const uint8_t *cb, int64_t offset)
 	/* A frame that has not run its first instruction is at its def line. */
 	if (offset < 0)
 		return firstlineno;
+	if (offset > UINT32_MAX)
+		return -1;
 	if (py_bytes(&w->c, table, LINETABLE_MAX, &bytes, &len) < 0)
 		return -1;
 	line = linetable_line(L->lines, bytes, len, firstlineno, (uint32_t)offset);
@@ -176,7 +178,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 	const struct py_layout *L = w->c.L;
 	uint64_t names = u64_at(cb, L->code.varnames);
 	int32_t flags = i32_at(cb, L->code.flags);
-	int64_t nargs = i32_at(cb, L->code.argcount) + i32_at(cb, L->code.kwonlyargcount);
+	int64_t nargs = (int64_t)i32_at(cb, L->code.argcount) + i32_at(cb, L->code.kwonlyargcount);
 	uint8_t kinds[LOCALS_MAX];
 	int64_t n;
 	int rc;
@@ -259,6 +261,18 @@ static int read_raw_frame(struct walk *w, uint64_t frame, struct raw_frame *rf)
 	return 0;
 }
 
+static void py_frame_release(struct py_frame *f)
+{
+	for (int k = 0; k < f->nlocals; k++) {
+		free(f->locals[k].name);
+		free(f->locals[k].type);
+		free(f->locals[k].repr);
+	}
+	free(f->locals);
+	free(f->function);
+	free(f->file);
+}
+
 static void set_error(struct py_thread *t, const char *what, int rc)
 {
 	free(t->error);
@@ -304,6 +318,11 @@ static void walk_frames(struct walk *w, const uint8_t *tb, struct py_thread *t)
 			set_error(t, "cannot read a frame", rc);
 			break;
 		}
+		/* 3.11/3.12: a frame pushed but not started yet is not shown
+		 * by the interpreter either. */
+		if (L->lasti == LASTI_PTR && L->minor <= 12 &&
+		    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) < 0)
+			rf.code = 0;
 		if (rf.owner < L->frame.owner_shim && rf.code) {
 			if (t->nframes >= max) {
 				t->truncated = true;
@@ -311,24 +330,15 @@ static void walk_frames(struct walk *w, const uint8_t *tb, struct py_thread *t)
 			}
 			rc = read_code(w, rf.code, rf.lasti, frame, &pf);
 			if (rc < 0) {
-				free(pf.function);
-				free(pf.file);
+				py_frame_release(&pf);
 				set_error(t, "cannot read a code object", rc);
 				break;
 			}
-			/* 3.11/3.12: a frame pushed but not started yet is not
-			 * shown by the interpreter either. */
-			if (L->lasti == LASTI_PTR && L->minor <= 12 &&
-			    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) < 0) {
-				free(pf.function);
-				free(pf.file);
-			} else {
-				if (t->nframes == cap) {
-					cap = cap ? cap * 2 : 16;
-					t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
-				}
-				t->frames[t->nframes++] = pf;
+			if (t->nframes == cap) {
+				cap = cap ? cap * 2 : 16;
+				t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
 			}
+			t->frames[t->nframes++] = pf;
 		}
 		frame = rf.back;
 		if (frame && cycle_step(&cy, frame)) {
@@ -348,6 +358,14 @@ static int first_interp(struct walk *w, uint64_t *interp)
 	if (rc < 0)
 		return rc;
 	return *interp ? 0 : -ENOENT;
+}
+
+static bool thread_listed(const struct py_thread *threads, int n, uint64_t ts)
+{
+	for (int i = 0; i < n; i++)
+		if (threads[i].tstate == ts)
+			return true;
+	return false;
 }
 
 /* The thread state holding the GIL, or 0. */
@@ -396,8 +414,13 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 		uint8_t tb[512];
 		struct py_thread *t;
 
-		if (n >= PYSTACK_MAX_THREADS || tsize > sizeof(tb))
+		if (n >= PYSTACK_MAX_THREADS)
 			break;
+		if (tsize > sizeof(tb)) {
+			snprintf(err, errlen, "thread state layout too large");
+			free(threads);
+			return -EXIT_BAD_STATE;
+		}
 		if ((rc = mem_read(m, ts, tb, tsize)) < 0) {
 			if (n == 0) {
 				snprintf(err, errlen, "cannot read a thread state");
@@ -415,6 +438,10 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 			}
 			break;
 		}
+		/* Brent's check sees a loop only after going round it once;
+		 * never list a thread state twice. */
+		if (thread_listed(threads, n, ts))
+			break;
 		threads = xrealloc(threads, (n + 1) * sizeof(*threads));
 		t = &threads[n++];
 		memset(t, 0, sizeof(*t));
@@ -464,18 +491,8 @@ void py_threads_free(struct py_thread *threads, int n)
 	for (int i = 0; i < n; i++) {
 		struct py_thread *t = &threads[i];
 
-		for (int j = 0; j < t->nframes; j++) {
-			struct py_frame *f = &t->frames[j];
-
-			for (int k = 0; k < f->nlocals; k++) {
-				free(f->locals[k].name);
-				free(f->locals[k].type);
-				free(f->locals[k].repr);
-			}
-			free(f->locals);
-			free(f->function);
-			free(f->file);
-		}
+		for (int j = 0; j < t->nframes; j++)
+			py_frame_release(&t->frames[j]);
 		free(t->frames);
 		free(t->name);
 		free(t->error);
