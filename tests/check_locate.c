@@ -1,0 +1,326 @@
+/* Tests for finding the interpreter: _Py_DebugOffsets parsing and checking
+ * (3.13+), versions from file names, ELF symbols and load biases.
+ *
+ * The debug-offset tables are the real ones, taken from the .PyRuntime
+ * section of the interpreters on this machine, then damaged one field at a
+ * time to show that each check refuses them.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpreters.h"
+#include "layout.h"
+#include "locate.h"
+#include "mem.h"
+#include "symbols.h"
+#include "util.h"
+
+#define RUNTIME 0x7f0000001000ull
+
+/* The first bytes of the .PyRuntime section of an ELF file: the initial
+ * _PyRuntime, which starts with _Py_DebugOffsets on 3.13+. */
+static int section_bytes(const char *path, uint8_t *buf, size_t len)
+{
+	struct elf_file *ef = elf_file_open(path);
+	uint64_t addr, size;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int fd, rc = -1;
+	Elf *elf;
+
+	if (!ef)
+		return -1;
+	if (elf_section(ef, ".PyRuntime", &addr, &size) != 0 || size < len) {
+		elf_file_close(ef);
+		return -1;
+	}
+	elf_file_close(ef);
+	/* Read the section's file contents with libelf directly. */
+	fd = open(path, O_RDONLY);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	elf_getshdrstrndx(elf, &shstrndx);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		gelf_getshdr(scn, &sh);
+		if (strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".PyRuntime") != 0)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_size >= len) {
+			memcpy(buf, d->d_buf, len);
+			rc = 0;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+struct real_table {
+	const char *label;
+	int minor;
+	uint8_t bytes[1024];
+	int ok;
+};
+
+static struct real_table tables[2] = { { .minor = 13 }, { .minor = 14 } };
+
+static void load_tables(void)
+{
+	const struct test_interp *ti;
+	int n = test_interps(&ti);
+
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX * 2];
+		struct real_table *t;
+
+		if (ti[i].minor < 13 || ti[i].minor > 14)
+			continue;
+		t = &tables[ti[i].minor - 13];
+		if (t->ok)
+			continue;
+		if (ti[i].root[0])
+			snprintf(path, sizeof(path), "%s%s", ti[i].root, ti[i].path);
+		else
+			snprintf(path, sizeof(path), "%s", ti[i].path);
+		/* pyenv's python is linked against libpython: look there. */
+		if (section_bytes(path, t->bytes, sizeof(t->bytes)) != 0) {
+			char *lib = strdup(path), *slash;
+
+			slash = strrchr(lib, '/');
+			if (slash && slash - lib > 4 && !strncmp(slash - 4, "/bin", 4)) {
+				*(slash - 4) = 0;
+				snprintf(path, sizeof(path), "%s/lib/libpython3.%d.so.1.0", lib, ti[i].minor);
+			}
+			free(lib);
+			if (section_bytes(path, t->bytes, sizeof(t->bytes)) != 0)
+				continue;
+		}
+		t->label = ti[i].label;
+		t->ok = 1;
+		fprintf(stderr, "locate: _Py_DebugOffsets of 3.%d from %s\n", t->minor, path);
+	}
+	for (int i = 0; i < 2; i++)
+		if (!tables[i].ok)
+			fprintf(stderr, "locate: MISSING a 3.%d interpreter: its table is not tested\n",
+				tables[i].minor);
+}
+
+static int layout_from(const uint8_t *bytes, struct py_layout *L, char *err)
+{
+	struct mem *m = mem_fake_new();
+	int rc;
+
+	mem_fake_add(m, RUNTIME, bytes, 1024);
+	rc = debug_offsets_layout(m, RUNTIME, L, err, 256);
+	mem_close(m);
+	return rc;
+}
+
+static void put64(uint8_t *b, unsigned pos, uint64_t v)
+{
+	memcpy(b + pos, &v, 8);
+}
+
+START_TEST(test_real_tables_match_static)
+{
+	struct real_table *t = &tables[_i];
+	struct py_layout L;
+	const struct py_layout *S;
+	char err[256];
+
+	if (!t->ok)
+		return;
+	ck_assert_msg(layout_from(t->bytes, &L, err) == 0, "3.%d: %s", t->minor, err);
+	S = layout_for_minor(t->minor);
+	/* The static table was written from the same builds: every field the
+	 * offsets provide must agree with it. */
+	ck_assert_int_eq(L.runtime.interpreters_head, S->runtime.interpreters_head);
+	ck_assert_int_eq(L.interp.threads_head, S->interp.threads_head);
+	ck_assert_int_eq(L.interp.modules, S->interp.modules);
+	ck_assert_int_eq(L.interp.gil_ptr, S->interp.gil_ptr);
+	ck_assert_int_eq(L.gil.locked, S->gil.locked);
+	ck_assert_int_eq(L.gil.holder, S->gil.holder);
+	ck_assert_int_eq(L.tstate.frame, S->tstate.frame);
+	ck_assert_int_eq(L.tstate.thread_id, S->tstate.thread_id);
+	ck_assert_int_eq(L.tstate.native_thread_id, S->tstate.native_thread_id);
+	ck_assert_int_eq(L.frame.back, S->frame.back);
+	ck_assert_int_eq(L.frame.lasti, S->frame.lasti);
+	ck_assert_int_eq(L.frame.localsplus, S->frame.localsplus);
+	ck_assert_int_eq(L.frame.owner, S->frame.owner);
+	ck_assert_int_eq(L.code.filename, S->code.filename);
+	ck_assert_int_eq(L.code.qualname, S->code.qualname);
+	ck_assert_int_eq(L.code.linetable, S->code.linetable);
+	ck_assert_int_eq(L.code.firstlineno, S->code.firstlineno);
+	ck_assert_int_eq(L.code.code_adaptive, S->code.code_adaptive);
+	ck_assert_int_eq(L.str.ascii_size, S->str.ascii_size);
+	ck_assert_int_eq(L.str.compact_size, S->str.compact_size);
+}
+END_TEST
+
+START_TEST(test_bad_cookie)
+{
+	struct real_table *t = &tables[_i];
+	uint8_t b[1024];
+	struct py_layout L;
+	char err[256];
+
+	if (!t->ok)
+		return;
+	memcpy(b, t->bytes, sizeof(b));
+	b[0] = 'X';
+	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
+}
+END_TEST
+
+START_TEST(test_unknown_version)
+{
+	struct real_table *t = &tables[_i];
+	uint8_t b[1024];
+	struct py_layout L;
+	char err[256];
+
+	if (!t->ok)
+		return;
+	memcpy(b, t->bytes, sizeof(b));
+	put64(b, 8, 0x030f00a1);	/* 3.15.0a1 */
+	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
+	ck_assert_msg(strstr(err, "3.15"), "message names the version: %s", err);
+	put64(b, 8, 0x020700f0);	/* not 3.x at all */
+	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
+}
+END_TEST
+
+START_TEST(test_free_threaded)
+{
+	struct real_table *t = &tables[_i];
+	uint8_t b[1024];
+	struct py_layout L;
+	char err[256];
+
+	if (!t->ok)
+		return;
+	memcpy(b, t->bytes, sizeof(b));
+	put64(b, 16, 1);
+	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
+	ck_assert_msg(strstr(err, "free-threaded"), "%s", err);
+	put64(b, 16, 7);
+	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
+}
+END_TEST
+
+/* Each struct size and each offset, made absurd in turn, is refused. */
+START_TEST(test_absurd_fields)
+{
+	struct real_table *t = &tables[_i];
+	unsigned end = t->minor == 13 ? 568 : 648;	/* up to the gc section */
+	struct py_layout L;
+	char err[256];
+	int refused = 0;
+
+	if (!t->ok)
+		return;
+	for (unsigned pos = 24; pos < end; pos += 8) {
+		uint8_t b[1024];
+
+		memcpy(b, t->bytes, sizeof(b));
+		put64(b, pos, 1ull << 40);
+		if (layout_from(b, &L, err) == -EXIT_BAD_STATE)
+			refused++;
+	}
+	/* Fields we do not use may take any value; most are ours. */
+	ck_assert_msg(refused >= 40, "3.%d: only %d absurd fields refused", t->minor, refused);
+}
+END_TEST
+
+START_TEST(test_unreadable)
+{
+	struct mem *m = mem_fake_new();
+	struct py_layout L;
+	char err[256];
+
+	ck_assert_int_lt(debug_offsets_layout(m, RUNTIME, &L, err, sizeof(err)), 0);
+	mem_close(m);
+}
+END_TEST
+
+START_TEST(test_version_from_filename)
+{
+	ck_assert_int_eq(version_from_filename("/usr/lib/libpython3.12.so.1.0"), 12);
+	ck_assert_int_eq(version_from_filename("/usr/bin/python3.9"), 9);
+	ck_assert_int_eq(version_from_filename("/x/libpython3.7m.so.1.0"), 7);
+	ck_assert_int_eq(version_from_filename("/usr/bin/python"), -1);
+	ck_assert_int_eq(version_from_filename("/opt/python3.x/bin/app"), -1);
+}
+END_TEST
+
+/* Debian's python3.11 is a non-PIE executable: bias 0.  A shared libpython
+ * mapped at some address: bias = that address minus its first segment. */
+START_TEST(test_load_bias)
+{
+	struct elf_file *ef = elf_file_open("/usr/bin/python3.11");
+	const struct test_interp *ti;
+	uint64_t bias = 1, addr;
+	int n;
+
+	if (ef) {
+		ck_assert_int_eq(elf_load_bias(ef, 0x400000, 0, &bias), 0);
+		ck_assert_uint_eq(bias, 0);
+		ck_assert_int_eq(elf_section(ef, ".PyRuntime", &addr, NULL), 0);
+		ck_assert_int_eq(elf_symbol(ef, "_PyRuntime", &bias, NULL), 0);
+		ck_assert_uint_eq(bias, addr);
+		elf_file_close(ef);
+	} else {
+		fprintf(stderr, "locate: MISSING /usr/bin/python3.11 for the non-PIE bias test\n");
+	}
+	n = test_interps(&ti);
+	for (int i = 0; i < n; i++) {
+		char lib[PATH_MAX];
+		const char *bin = strstr(ti[i].path, "/bin/python3.");
+
+		if (!strstr(ti[i].label, "pyenv") || !bin || ti[i].minor != 12)
+			continue;
+		snprintf(lib, sizeof(lib), "%.*s/lib/libpython3.12.so.1.0",
+			 (int)(bin - ti[i].path), ti[i].path);
+		ef = elf_file_open(lib);
+		ck_assert_ptr_nonnull(ef);
+		ck_assert_int_eq(elf_load_bias(ef, 0x7f0000000000ull, 0, &bias), 0);
+		ck_assert_uint_eq(bias, 0x7f0000000000ull);
+		elf_file_close(ef);
+		break;
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("locate");
+	TCase *tc = tcase_create("debug_offsets");
+	SRunner *sr;
+	int failed;
+
+	load_tables();
+	tcase_add_loop_test(tc, test_real_tables_match_static, 0, 2);
+	tcase_add_loop_test(tc, test_bad_cookie, 0, 2);
+	tcase_add_loop_test(tc, test_unknown_version, 0, 2);
+	tcase_add_loop_test(tc, test_free_threaded, 0, 2);
+	tcase_add_loop_test(tc, test_absurd_fields, 0, 2);
+	tcase_add_test(tc, test_unreadable);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("files");
+	tcase_add_test(tc, test_version_from_filename);
+	tcase_add_test(tc, test_load_bias);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
