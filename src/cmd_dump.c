@@ -187,7 +187,8 @@ int cmd_dump(int argc, char **argv)
 	int pid = 0, c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:jlh", longopts, NULL)) != -1) {
+	opterr = 0;	/* one line of our own instead of getopt's */
+	while ((c = getopt_long(argc, argv, ":p:jlh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_pid(optarg);
@@ -202,14 +203,17 @@ int cmd_dump(int argc, char **argv)
 		case 'h':
 			fputs(dump_usage, stdout);
 			return EXIT_OK;
+		case ':':
+			errorf("dump: %s needs a value (see pystrobe dump --help)", argv[optind - 1]);
+			return EXIT_USAGE;
 		default:
-			fputs(dump_usage, stderr);
+			errorf("dump: unknown option '%s' (see pystrobe dump --help)", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
 	if (!pid || optind < argc) {
-		errorf("dump: %s", pid ? "unexpected argument" : "--pid PID is required");
-		fputs(dump_usage, stderr);
+		errorf("dump: %s (see pystrobe dump --help)",
+		       pid ? "unexpected argument" : "--pid PID is required");
 		return EXIT_USAGE;
 	}
 

@@ -224,6 +224,37 @@ static int find_interpreter(pid_t pid, struct mem *m, const struct proc_maps *ma
 	return -1;
 }
 
+/* Nothing with a _PyRuntime: an old Python (3.6 and before have none), a
+ * process that is exiting, or not Python at all. */
+static int no_interpreter(pid_t pid, const struct proc_maps *maps, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < maps->n; i++) {
+		const char *base = basename_of(maps->v[i].path);
+		int minor = version_from_filename(base);
+
+		if (strstr(base, "python2.") && (!strncmp(base, "python2", 7) ||
+						 !strncmp(base, "libpython2", 10))) {
+			snprintf(err, errlen, "unsupported Python version 2 in process %d "
+				 "(pystrobe reads 3.%d to 3.%d)", (int)pid, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
+			return -EXIT_UNSUPPORTED;
+		}
+		if (minor >= 0 && minor < LAYOUT_MIN_MINOR &&
+		    (!strncmp(base, "python3.", 8) || !strncmp(base, "libpython3.", 11))) {
+			snprintf(err, errlen, "unsupported Python version 3.%d in process %d "
+				 "(pystrobe reads 3.%d to 3.%d)", minor, (int)pid,
+				 LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
+			return -EXIT_UNSUPPORTED;
+		}
+	}
+	if (proc_check(pid) < 0 || proc_task_state(pid, pid) == 'Z') {
+		snprintf(err, errlen, "process %d has exited", (int)pid);
+		return -EXIT_EXITED;
+	}
+	snprintf(err, errlen, "process %d is not a Python process (no CPython interpreter found in its mappings)",
+		 (int)pid);
+	return -EXIT_NOT_PYTHON;
+}
+
 int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size_t errlen)
 {
 	struct proc_maps maps;
@@ -244,19 +275,23 @@ int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size
 		return rc == -EXIT_PERMISSION ? rc : -EXIT_EXITED;
 	}
 	if (maps.n == 0) {
-		/* A zombie or a kernel thread: nothing mapped to read. */
 		proc_maps_free(&maps);
+		/* A process that has exited but not been reaped maps nothing. */
+		if (proc_task_state(pid, pid) == 'Z' || proc_check(pid) < 0) {
+			snprintf(err, errlen, "process %d has exited", (int)pid);
+			return -EXIT_EXITED;
+		}
 		snprintf(err, errlen, "process %d is not a Python process (no memory mappings)",
 			 (int)pid);
 		return -EXIT_NOT_PYTHON;
 	}
 	rc = find_interpreter(pid, m, &maps, pi);
-	proc_maps_free(&maps);
 	if (rc < 0) {
-		snprintf(err, errlen, "process %d is not a Python process (no CPython interpreter found in its mappings)",
-			 (int)pid);
-		return -EXIT_NOT_PYTHON;
+		rc = no_interpreter(pid, &maps, err, errlen);
+		proc_maps_free(&maps);
+		return rc;
 	}
+	proc_maps_free(&maps);
 	if (pi->minor < 0) {
 		snprintf(err, errlen, "cannot tell the Python version of process %d (%s)",
 			 (int)pid, pi->path);

@@ -143,7 +143,8 @@ int proc_tasks(pid_t pid, pid_t **tidsp)
 		tids[n++] = (pid_t)tid;
 	}
 	closedir(d);
-	qsort(tids, n, sizeof(*tids), cmp_pid);
+	if (n > 1)
+		qsort(tids, n, sizeof(*tids), cmp_pid);
 	*tidsp = tids;
 	return n;
 }

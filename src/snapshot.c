@@ -161,6 +161,8 @@ out:
 	free(states);
 	free(tids);
 	mem_close(m);
+	if (rc < 0)
+		snapshot_free(s);
 	return rc;
 }
 

@@ -1,0 +1,483 @@
+/* The ways `pystrobe dump` can fail, each with its exit code and one line on
+ * stderr starting with "pystrobe: ":
+ *
+ *   2 usage, 3 no such process, 4 permission denied, 5 not a Python process,
+ *   6 unsupported Python version, 7 target exited during the read.
+ *
+ * A target that exits while it is being dumped is dumped many times, at
+ * different moments of its life and death, on every interpreter: pystrobe
+ * must never crash, hang or leave it stopped.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "target.h"
+
+static const struct test_interp *interps;
+static int ninterps;
+
+/* Sleeps forever once it has said it is up (Python 2.7 syntax too). */
+static const char sleeper_code[] =
+	"import os, sys, time\n"
+	"open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
+	"while True:\n"
+	"    time.sleep(3600)\n";
+
+/* Busy threads, then exit after argv[1] seconds, abruptly (os._exit) when
+ * argv[2] is "hard", else through interpreter finalization. */
+static const char exiting_code[] =
+	"import os, sys, threading, time\n"
+	"def spin():\n"
+	"    x = 0\n"
+	"    while True:\n"
+	"        x += 1\n"
+	"for _ in range(3):\n"
+	"    threading.Thread(target=spin, daemon=True).start()\n"
+	"open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
+	"time.sleep(float(sys.argv[1]))\n"
+	"if sys.argv[2] == 'hard':\n"
+	"    os._exit(0)\n";
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* exit code, one "pystrobe: " line, and what that line must mention. */
+static void assert_error(const struct run *r, const char *what, int code,
+			 const char *needle)
+{
+	char how[96];
+
+	run_describe(r, how, sizeof(how));
+	ck_assert_msg(run_exit(r) == code,
+		      "%s: pystrobe %s, expected exit %d; stderr: %.1000s",
+		      what, how, code, r->err);
+	ck_assert_msg(run_one_error_line(r),
+		      "%s: stderr is not one line starting with \"pystrobe: \": %.1000s",
+		      what, r->err);
+	if (needle)
+		ck_assert_msg(strcasestr(r->err, needle),
+			      "%s: message does not mention \"%s\": %s", what,
+			      needle, r->err);
+}
+
+static void assert_not_stopped(pid_t pid, const char *what)
+{
+	char state = 0;
+	pid_t tid = proc_stopped_thread(pid, &state);
+
+	ck_assert_msg(!tid, "%s: thread %d left stopped (state %c)", what, tid,
+		      state);
+}
+
+/* A target that sleeps once it is up. */
+static int start_sleeper(struct target *t, const struct test_interp *ti,
+			 char *why, size_t whysize)
+{
+	if (target_start(t, ti, why, whysize, "-c", sleeper_code, NULL) < 0)
+		return -1;
+	if (target_wait_file(t, "ready", TARGET_READY_MS, why, whysize) < 0) {
+		target_stop(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* --- usage ---------------------------------------------------------------- */
+
+static const char *const usage_cases[][5] = {
+	{ NULL },
+	{ "dump", NULL },
+	{ "dump", "--pid", NULL },
+	{ "dump", "--pid", "abc", NULL },
+	{ "dump", "--pid", "1", "--frobnicate", NULL },
+	{ "frobnicate", NULL },
+};
+
+START_TEST(test_usage)
+{
+	const char *const *args = usage_cases[_i];
+	char *argv[8], what[128] = "pystrobe";
+	struct run r;
+	int n = 0;
+
+	argv[n++] = (char *)pystrobe_path();
+	for (; args[n - 1]; n++) {
+		argv[n] = (char *)args[n - 1];
+		strncat(what, " ", sizeof(what) - strlen(what) - 1);
+		strncat(what, args[n - 1], sizeof(what) - strlen(what) - 1);
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(run_cmd(&r, RUN_TIMEOUT_MS, argv), 0);
+	assert_error(&r, what, 2, NULL);
+	run_free(&r);
+}
+END_TEST
+
+/* --- processes that are not there, or not Python ------------------------- */
+
+START_TEST(test_no_such_pid)
+{
+	char pid[16];
+	struct run r;
+	pid_t gone = fork();
+
+	if (gone == 0)
+		_exit(0);
+	ck_assert_int_gt(gone, 0);
+	waitpid(gone, NULL, 0);
+	/* A pid just reaped is not reused for a long while. */
+	snprintf(pid, sizeof(pid), "%d", gone);
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", pid, NULL), 0);
+	assert_error(&r, "dump of a reaped pid", 3, pid);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_not_python)
+{
+	char *argv[] = { "sleep", "100", NULL };
+	char pid[16];
+	struct run r;
+	pid_t sleeper = spawn_cmd(argv);
+
+	ck_assert_int_gt(sleeper, 0);
+	if (proc_wait_exe(sleeper, "/sleep", 10000) < 0) {
+		kill_reap(sleeper);
+		ck_abort_msg("sleep 100 did not start");
+	}
+	snprintf(pid, sizeof(pid), "%d", sleeper);
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", pid, NULL), 0);
+	assert_not_stopped(sleeper, "dump of sleep 100");
+	kill_reap(sleeper);
+	assert_error(&r, "dump of sleep 100", 5, "not a Python process");
+	run_free(&r);
+}
+END_TEST
+
+/* --- permission ----------------------------------------------------------- */
+
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+	char buf[65536];
+	int in, out, ok = 1;
+	ssize_t n;
+
+	in = open(from, O_RDONLY);
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while (ok && (n = read(in, buf, sizeof(buf))) > 0)
+		ok = write(out, buf, n) == n;
+	close(in);
+	if (close(out) != 0)
+		ok = 0;
+	return ok && fchmodat(AT_FDCWD, to, mode, 0) == 0 ? 0 : -1;
+}
+
+/* The build tree may sit where nobody cannot reach: give nobody a copy. */
+static int pystrobe_for_nobody(char dir[32], char bin[64])
+{
+	snprintf(dir, 32, "/tmp/pystrobe-bin-XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755) != 0)
+		return -1;
+	snprintf(bin, 64, "%s/pystrobe", dir);
+	return copy_file(pystrobe_path(), bin, 0755);
+}
+
+static void run_as_nobody(struct run *r, const char *bin, const char *pid)
+{
+	char *setpriv[] = { "setpriv", "--reuid=65534", "--regid=65534",
+			    "--clear-groups", (char *)bin, "dump", "--pid",
+			    (char *)pid, NULL };
+	char *runuser[] = { "runuser", "-u", "nobody", "--", (char *)bin,
+			    "dump", "--pid", (char *)pid, NULL };
+	int have_setpriv = access("/usr/bin/setpriv", X_OK) == 0 ||
+			   access("/bin/setpriv", X_OK) == 0;
+
+	ck_assert_int_eq(run_cmd(r, RUN_TIMEOUT_MS,
+				 have_setpriv ? setpriv : runuser), 0);
+}
+
+START_TEST(test_permission)
+{
+	char dir[32], bin[64], pid[16], why[512];
+	struct target t;
+	struct run r;
+
+	ck_assert_msg(geteuid() == 0, "this check must run as root");
+	if (start_sleeper(&t, &interps[0], why, sizeof(why)) < 0)
+		ck_abort_msg("%s: %s", interps[0].label, why);
+	if (pystrobe_for_nobody(dir, bin) < 0) {
+		target_stop(&t);
+		ck_abort_msg("cannot copy %s to a directory nobody can read",
+			     pystrobe_path());
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	run_as_nobody(&r, bin, pid);
+	assert_not_stopped(t.py_pid, "dump of root's process by nobody");
+	target_stop(&t);
+	unlink(bin);
+	rmdir(dir);
+
+	assert_error(&r, "dump of root's process by nobody", 4, NULL);
+	ck_assert_msg(strstr(r.err, "ptrace_scope") ||
+		      strstr(r.err, "CAP_SYS_PTRACE"),
+		      "permission message mentions neither ptrace_scope nor CAP_SYS_PTRACE: %s",
+		      r.err);
+	run_free(&r);
+}
+END_TEST
+
+/* --- unsupported versions ------------------------------------------------- */
+
+/* pyenv's 3.6 or 2.7, which pystrobe must refuse by name. */
+static int old_interp(struct test_interp *ti, const char *version, int minor)
+{
+	const char *root = getenv("PYENV_ROOT");
+	char pattern[PATH_MAX];
+	glob_t g;
+	int found;
+
+	snprintf(pattern, sizeof(pattern), "%s/versions/%s.*/bin/python%s",
+		 root && *root ? root : "/root/.pyenv", version, version);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return 0;
+	memset(ti, 0, sizeof(*ti));
+	snprintf(ti->path, sizeof(ti->path), "%s", g.gl_pathv[g.gl_pathc - 1]);
+	snprintf(ti->label, sizeof(ti->label), "%s pyenv", version);
+	ti->minor = minor;
+	found = access(ti->path, X_OK) == 0;
+	globfree(&g);
+	return found;
+}
+
+/* Start an old interpreter, dump it; returns 0 if it is not installed. */
+static int dump_old(struct run *r, const char *version, int minor)
+{
+	struct test_interp ti;
+	struct target t;
+	char pid[16], why[512];
+
+	if (!old_interp(&ti, version, minor)) {
+		printf("errors: MISSING pyenv Python %s: its check did not run\n",
+		       version);
+		return 0;
+	}
+	if (start_sleeper(&t, &ti, why, sizeof(why)) < 0)
+		ck_abort_msg("%s: %s", ti.label, why);
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	ck_assert_int_eq(run_pystrobe(r, "dump", "--pid", pid, NULL), 0);
+	assert_not_stopped(t.py_pid, ti.label);
+	target_stop(&t);
+	return 1;
+}
+
+START_TEST(test_python36)
+{
+	struct run r;
+
+	if (!dump_old(&r, "3.6", 6))
+		return;
+	assert_error(&r, "dump of Python 3.6", 6,
+		     "unsupported Python version 3.6");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_python27)
+{
+	struct run r;
+
+	if (!dump_old(&r, "2.7", 7))
+		return;
+	if (run_exit(&r) == 6)
+		assert_error(&r, "dump of Python 2.7", 6,
+			     "unsupported Python version 2.7");
+	else
+		assert_error(&r, "dump of Python 2.7", 5,
+			     "not a Python process");
+	run_free(&r);
+}
+END_TEST
+
+/* --- a target that exits while it is dumped ------------------------------- */
+
+#define EXIT_RUNS 20
+
+struct reaper {
+	pthread_t thread;
+	struct target *t;
+};
+
+/* Reap the target the moment it exits, so that its pid vanishes under
+ * pystrobe instead of lingering as a zombie. */
+static void *reap_target(void *arg)
+{
+	struct target *t = arg;
+
+	while (waitpid(t->pid, &t->status, 0) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void reaper_stop(struct reaper *rp)
+{
+	struct timespec limit;
+
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += 30;
+	if (pthread_timedjoin_np(rp->thread, NULL, &limit) != 0) {
+		/* Still waiting, so the pid is still ours to kill. */
+		kill(rp->t->pid, SIGKILL);
+		pthread_join(rp->thread, NULL);
+	}
+	rp->t->reaped = 1;
+}
+
+/* One run: the target lives target_ms after it is up; we dump it after
+ * dump_ms.  Returns pystrobe's exit, or adds to failures and returns -1. */
+static int dump_exiting(const struct test_interp *ti, int run, char **failures)
+{
+	/* Spread over lifetimes, dump moments (before, at and after the exit:
+	 * a dump takes a few ms), both ways of exiting, both output formats,
+	 * and zombie or reaped at once. */
+	int target_ms = (run % 5) * 10, dump_ms = (run * 3 % 7) * 7;
+	int zombie = run % 3 == 0, json = run / 2 % 2;
+	const char *mode = run % 2 ? "hard" : "finalize";
+	char secs[16], pid[16], why[512], how[96];
+	struct reaper rp = { .t = NULL };
+	struct target t;
+	char state = 0;
+	pid_t stopped;
+	struct run r;
+	int code;
+
+	snprintf(secs, sizeof(secs), "%.3f", target_ms / 1000.0);
+	if (target_start(&t, ti, why, sizeof(why), "-c", exiting_code, secs,
+			 mode, NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why,
+			     sizeof(why)) < 0) {
+		msg_add(failures, "run %d: %s", run, why);
+		target_stop(&t);
+		return -1;
+	}
+	rp.t = &t;
+	if (!zombie && pthread_create(&rp.thread, NULL, reap_target, &t))
+		zombie = 1;
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	sleep_ms(dump_ms);
+	code = run_pystrobe(&r, "dump", "--pid", pid,
+			    json ? "--json" : NULL, NULL);
+	stopped = proc_stopped_thread(t.py_pid, &state);
+	if (stopped)
+		msg_add(failures, "run %d: thread %d left stopped (state %c)",
+			run, stopped, state);
+	if (!zombie)
+		reaper_stop(&rp);
+	target_stop(&t);
+	if (code < 0) {
+		msg_add(failures, "run %d: cannot run pystrobe", run);
+		run_free(&r);
+		return -1;
+	}
+
+	code = run_exit(&r);
+	if (code != 0 && code != 3 && code != 7)
+		code = -1;
+	else if (code != 0 && !run_one_error_line(&r))
+		code = -1;
+	if (code < 0)
+		msg_add(failures,
+			"run %d (lives %d ms, %s exit, dumped%s after %d ms%s): pystrobe %s; stderr: %.500s",
+			run, target_ms, mode, json ? " --json" : "", dump_ms,
+			zombie ? ", left a zombie" : "",
+			run_describe(&r, how, sizeof(how)), r.err);
+	run_free(&r);
+	return code;
+}
+
+START_TEST(test_exiting)
+{
+	const struct test_interp *ti = &interps[_i];
+	int counts[8] = { 0 };
+	char *failures = NULL;
+
+	for (int run = 0; run < EXIT_RUNS; run++) {
+		int code = dump_exiting(ti, run, &failures);
+		if (code >= 0)
+			counts[code]++;
+	}
+	printf("errors: %s: target exiting during the dump: %d runs, exit 0 x%d, 3 x%d, 7 x%d%s\n",
+	       ti->label, EXIT_RUNS, counts[0], counts[3], counts[7],
+	       failures ? ", FAILED:" : "");
+	if (failures) {
+		printf("%s", failures);
+		fflush(stdout);
+	}
+	ck_assert_msg(!failures, "%s: %.1500s", ti->label, failures);
+}
+END_TEST
+
+START_TEST(test_have_interps)
+{
+	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors");
+	SRunner *sr;
+	TCase *tc;
+	int failed;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ninterps = test_interps(&interps);
+
+	tc = tcase_create("usage");
+	tcase_add_loop_test(tc, test_usage, 0,
+			    sizeof(usage_cases) / sizeof(*usage_cases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("processes");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_have_interps);
+	tcase_add_test(tc, test_no_such_pid);
+	tcase_add_test(tc, test_not_python);
+	if (ninterps > 0)
+		tcase_add_test(tc, test_permission);
+	tcase_add_test(tc, test_python36);
+	tcase_add_test(tc, test_python27);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("exiting");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_exiting, 0, ninterps);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

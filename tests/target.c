@@ -1,0 +1,606 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "target.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ARGS 64
+
+/* --- dying with the test ------------------------------------------------ */
+
+static pid_t forking_pid;
+
+static void before_fork(void)
+{
+	forking_pid = getpid();
+}
+
+/* Runs in every child we fork.  When a check fails, Check _exit()s the test
+ * process without any teardown (and on a timeout it kills it), and a parked
+ * target with a spinning thread would then burn a CPU forever: so children
+ * die with us.  The setting survives exec; setpriv's change of uid clears
+ * it, but every run is bounded by its time limit anyway. */
+static void after_fork_child(void)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		return;
+	if (getppid() != forking_pid)	/* we died before the prctl */
+		_exit(127);
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(before_fork, NULL, after_fork_child);
+}
+
+static void arm_death_signal(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, register_atfork);
+}
+
+/* --- small helpers ------------------------------------------------------ */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+void msg_add(char **msg, const char *fmt, ...)
+{
+	char *line = NULL, *joined = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (asprintf(&joined, "%s%s\n", *msg ? *msg : "", line) < 0)
+		joined = NULL;
+	free(line);
+	if (!joined)
+		return;
+	free(*msg);
+	*msg = joined;
+}
+
+int write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fwrite(data, 1, len, f) == len;
+	if (fclose(f) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+static char *read_file(const char *path)
+{
+	char *data = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	if (getdelim(&data, &len, 0, f) < 0) {
+		free(data);
+		data = NULL;
+	}
+	fclose(f);
+	return data;
+}
+
+/* The integer after "key": in a JSON text we wrote ourselves; -1 if absent. */
+static long json_int(const char *text, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(text, pat);
+	if (!p)
+		return -1;
+	return strtol(p + strlen(pat), NULL, 10);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void rm_rf(const char *dir)
+{
+	if (dir[0])
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* --- targets ------------------------------------------------------------ */
+
+int target_start(struct target *t, const struct test_interp *ti,
+		 char *why, size_t whysize, ...)
+{
+	char *argv[MAX_ARGS];
+	const char *arg;
+	va_list ap;
+	int n = 0;
+
+	arm_death_signal();
+	memset(t, 0, sizeof(*t));
+	t->ti = ti;
+	test_interp_shared_dir(ti, t->dir, t->dir_inside, sizeof(t->dir));
+	if (!t->dir[0]) {
+		snprintf(why, whysize, "cannot make a shared directory: %s",
+			 strerror(errno));
+		return -1;
+	}
+	snprintf(t->truth, sizeof(t->truth), "%s/truth.json", t->dir);
+
+	argv[n++] = NULL;	/* replaced by the interpreter */
+	va_start(ap, whysize);
+	while ((arg = va_arg(ap, const char *)) && n < MAX_ARGS - 2)
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	argv[n++] = t->dir_inside;
+	argv[n] = NULL;
+
+	t->pid = test_interp_spawn(ti, argv, 1);
+	if (t->pid < 0) {
+		snprintf(why, whysize, "fork: %s", strerror(errno));
+		rm_rf(t->dir);
+		return -1;
+	}
+	t->py_pid = t->pid;
+	return 0;
+}
+
+static int target_exited(struct target *t)
+{
+	if (t->reaped)
+		return 1;
+	if (waitpid(t->pid, &t->status, WNOHANG) != t->pid)
+		return 0;
+	t->reaped = 1;
+	return 1;
+}
+
+static void describe_status(int status, char *buf, size_t size)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, size, "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, size, "signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, size, "status 0x%x", status);
+}
+
+int target_wait_file(struct target *t, const char *name, int timeout_ms,
+		     char *why, size_t whysize)
+{
+	long long deadline = now_ms() + timeout_ms;
+	char path[PATH_MAX + 64], how[64];
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, name);
+	while (access(path, F_OK) != 0) {
+		if (target_exited(t)) {
+			describe_status(t->status, how, sizeof(how));
+			snprintf(why, whysize,
+				 "target exited (%s) before writing %s", how,
+				 name);
+			return -1;
+		}
+		if (now_ms() > deadline) {
+			snprintf(why, whysize, "no %s after %d s", path,
+				 timeout_ms / 1000);
+			return -1;
+		}
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+/* parked.py's reporter thread writes truth.json and then exits; dumping
+ * before it is gone would show it holding the GIL instead of the spinner. */
+static int wait_settled(struct target *t, char *why, size_t whysize)
+{
+	long long deadline = now_ms() + 10000;
+	int n;
+
+	while ((n = proc_thread_count(t->py_pid)) != t->nthreads) {
+		if (n < 0 || now_ms() > deadline) {
+			snprintf(why, whysize,
+				 "target has %d threads, truth.json says %d",
+				 n, t->nthreads);
+			return -1;
+		}
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+static int read_truth(struct target *t, char *why, size_t whysize)
+{
+	char *text = read_file(t->truth);
+	long pid, nthreads;
+
+	if (!text) {
+		snprintf(why, whysize, "cannot read %s", t->truth);
+		return -1;
+	}
+	pid = json_int(text, "pid");
+	nthreads = json_int(text, "nthreads");
+	free(text);
+	if (pid <= 0 || nthreads <= 0) {
+		snprintf(why, whysize, "%s has no pid or nthreads", t->truth);
+		return -1;
+	}
+	/* A shim execs the interpreter in place, so these agree; should one
+	 * ever fork instead, dump the Python process, not the shim. */
+	t->py_pid = pid;
+	t->nthreads = nthreads;
+	return 0;
+}
+
+int target_start_parked(struct target *t, const struct test_interp *ti,
+			char *why, size_t whysize)
+{
+	char script[PATH_MAX];
+
+	test_interp_script(ti, "tests/targets/parked.py", script,
+			   sizeof(script));
+	if (target_start(t, ti, why, whysize, script, NULL) < 0)
+		return -1;
+	if (target_wait_file(t, "truth.json", TARGET_READY_MS, why,
+			     whysize) < 0 ||
+	    read_truth(t, why, whysize) < 0 ||
+	    wait_settled(t, why, whysize) < 0) {
+		target_stop(t);
+		return -1;
+	}
+	return 0;
+}
+
+void target_stop(struct target *t)
+{
+	if (t->py_pid > 0 && t->py_pid != t->pid && !t->reaped)
+		kill(t->py_pid, SIGKILL);
+	if (t->pid > 0 && !t->reaped) {
+		kill(t->pid, SIGKILL);
+		while (waitpid(t->pid, &t->status, 0) < 0 && errno == EINTR)
+			;
+		t->reaped = 1;
+	}
+	rm_rf(t->dir);
+	t->dir[0] = 0;
+}
+
+/* --- /proc ---------------------------------------------------------------- */
+
+char proc_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: the state follows the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+pid_t proc_stopped_thread(pid_t pid, char *state)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t found = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+		char s;
+
+		if (tid <= 0)
+			continue;
+		s = proc_state(pid, tid);
+		if (s == 'T' || s == 't') {
+			found = tid;
+			*state = s;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int proc_thread_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (atoi(de->d_name) > 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+pid_t spawn_cmd(char *const argv[])
+{
+	pid_t pid;
+	int nul;
+
+	arm_death_signal();
+	pid = fork();
+	if (pid != 0)
+		return pid;
+	nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+	}
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+int proc_wait_exe(pid_t pid, const char *suffix, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	size_t len = strlen(suffix);
+	char path[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	while (now_ms() < deadline) {
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n < 0 && errno == ENOENT)
+			return -1;
+		if (n >= (ssize_t)len && !memcmp(exe + n - len, suffix, len))
+			return 0;
+		sleep_ms(5);
+	}
+	return -1;
+}
+
+void kill_reap(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* --- running commands --------------------------------------------------- */
+
+struct sink {
+	int fd;
+	char **data;
+	size_t *len;
+	size_t cap;
+};
+
+/* Read what is there; close the fd at EOF. */
+static void drain(struct sink *s)
+{
+	char buf[65536];
+	ssize_t n = read(s->fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close(s->fd);
+		s->fd = -1;
+		return;
+	}
+	if (*s->len + n + 1 > s->cap) {
+		s->cap = (*s->len + n + 1) * 2;
+		*s->data = realloc(*s->data, s->cap);
+	}
+	memcpy(*s->data + *s->len, buf, n);
+	*s->len += n;
+	(*s->data)[*s->len] = 0;
+}
+
+static void collect(struct sink sinks[2], long long deadline)
+{
+	while (sinks[0].fd >= 0 || sinks[1].fd >= 0) {
+		struct pollfd pfd[2];
+		long long left = deadline - now_ms();
+
+		if (left <= 0)
+			break;
+		for (int i = 0; i < 2; i++) {
+			pfd[i].fd = sinks[i].fd;
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+		}
+		if (poll(pfd, 2, (int)left) <= 0)
+			continue;
+		for (int i = 0; i < 2; i++)
+			if (pfd[i].revents && sinks[i].fd >= 0)
+				drain(&sinks[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		if (sinks[i].fd >= 0)
+			close(sinks[i].fd);
+}
+
+/* Reap pid by the deadline, else kill it. */
+static void reap(struct run *r, pid_t pid, long long deadline)
+{
+	while (waitpid(pid, &r->status, WNOHANG) == 0) {
+		if (now_ms() > deadline) {
+			r->timed_out = 1;
+			kill(pid, SIGKILL);
+			waitpid(pid, &r->status, 0);
+			return;
+		}
+		sleep_ms(2);
+	}
+}
+
+static void exec_child(char *const argv[], int out, int err)
+{
+	int nul = open("/dev/null", O_RDONLY);
+
+	if (nul >= 0)
+		dup2(nul, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	execvp(argv[0], argv);
+	dprintf(2, "run_cmd: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+int run_cmd(struct run *r, int timeout_ms, char *const argv[])
+{
+	long long deadline = now_ms() + timeout_ms;
+	int outp[2], errp[2];
+	struct sink sinks[2];
+	pid_t pid;
+
+	arm_death_signal();
+	memset(r, 0, sizeof(*r));
+	r->timeout_ms = timeout_ms;
+	r->out = calloc(1, 1);
+	r->err = calloc(1, 1);
+	if (pipe2(outp, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		close(outp[0]);
+		close(outp[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0)
+		exec_child(argv, outp[1], errp[1]);
+	close(outp[1]);
+	close(errp[1]);
+	if (pid < 0) {
+		close(outp[0]);
+		close(errp[0]);
+		return -1;
+	}
+	sinks[0] = (struct sink){ outp[0], &r->out, &r->out_len, 1 };
+	sinks[1] = (struct sink){ errp[0], &r->err, &r->err_len, 1 };
+	collect(sinks, deadline);
+	reap(r, pid, deadline);
+	return 0;
+}
+
+const char *pystrobe_path(void)
+{
+	static char path[PATH_MAX];
+
+	if (!path[0])
+		snprintf(path, sizeof(path), "%s/pystrobe", test_builddir());
+	return path;
+}
+
+int run_pystrobe(struct run *r, ...)
+{
+	char *argv[MAX_ARGS];
+	const char *arg;
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = (char *)pystrobe_path();
+	va_start(ap, r);
+	while ((arg = va_arg(ap, const char *)) && n < MAX_ARGS - 1)
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	argv[n] = NULL;
+	return run_cmd(r, RUN_TIMEOUT_MS, argv);
+}
+
+void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+int run_exit(const struct run *r)
+{
+	if (r->timed_out || !WIFEXITED(r->status))
+		return -1;
+	return WEXITSTATUS(r->status);
+}
+
+const char *run_describe(const struct run *r, char *buf, size_t size)
+{
+	if (r->timed_out) {
+		snprintf(buf, size, "timed out after %.1f s and was killed",
+			 r->timeout_ms / 1000.0);
+		return buf;
+	}
+	describe_status(r->status, buf, size);
+	return buf;
+}
+
+int run_one_error_line(const struct run *r)
+{
+	const char *nl;
+
+	if (strncmp(r->err, "pystrobe: ", 10) != 0)
+		return 0;
+	nl = strchr(r->err, '\n');
+	return !nl || nl[1] == 0;
+}

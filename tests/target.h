@@ -1,0 +1,108 @@
+/* Helpers for the tests that run the pystrobe binary against live Python
+ * processes (check_dump.c, check_errors.c): start a target, wait until it is
+ * ready, run a command with a time limit capturing what it says, look at the
+ * target's threads in /proc, and clean up.
+ *
+ * Every process started here gets SIGKILL when the test process dies (see
+ * target.c), so a failed or timed-out test leaves nothing spinning behind.
+ */
+#ifndef PYSTROBE_TEST_TARGET_H
+#define PYSTROBE_TEST_TARGET_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "interpreters.h"
+
+#define TARGET_READY_MS	60000	/* starting a target, even the chroot one */
+#define RUN_TIMEOUT_MS	60000	/* one pystrobe or compare_dump.py run */
+
+struct target {
+	const struct test_interp *ti;
+	pid_t pid;		/* what test_interp_spawn started */
+	pid_t py_pid;		/* the Python process, from truth.json */
+	int reaped;		/* pid has been waited for */
+	int status;		/* its wait status, once reaped */
+	int nthreads;		/* OS threads it settles at, from truth.json */
+	char dir[PATH_MAX];	/* OUTDIR as the test sees it */
+	char dir_inside[PATH_MAX]; /* OUTDIR as the target names it (chroot) */
+	char truth[PATH_MAX + 16]; /* host path of OUTDIR/truth.json */
+};
+
+/* Start ti on args (NULL-terminated, e.g. a script path or "-c", code),
+ * with OUTDIR, a fresh directory shared with the test, added as the last
+ * argument.  Returns 0, or -1 with the reason in why. */
+int target_start(struct target *t, const struct test_interp *ti,
+		 char *why, size_t whysize, ...) __attribute__((sentinel));
+
+/* Start tests/targets/parked.py and wait until it has written truth.json and
+ * its reporter thread is gone. */
+int target_start_parked(struct target *t, const struct test_interp *ti,
+			char *why, size_t whysize);
+
+/* Wait (bounded) for OUTDIR/name to appear; fails early if the target dies. */
+int target_wait_file(struct target *t, const char *name, int timeout_ms,
+		     char *why, size_t whysize);
+
+/* Kill (unless it is gone already) and reap the target; remove OUTDIR. */
+void target_stop(struct target *t);
+
+/* The state letter of /proc/PID/stat (R, S, T, t, Z...), or 0 if unreadable. */
+char proc_state(pid_t pid, pid_t tid);
+
+/* The first thread of pid that is stopped (state T or t), or 0 if none is.
+ * state gets its state letter. */
+pid_t proc_stopped_thread(pid_t pid, char *state);
+
+/* Number of threads (/proc/PID/task entries), -1 if the process is gone. */
+int proc_thread_count(pid_t pid);
+
+/* Start argv (looked up in PATH) with output to /dev/null; -1 on error. */
+pid_t spawn_cmd(char *const argv[]);
+
+/* Wait (bounded) until pid runs a program whose path ends in suffix, i.e.
+ * has got past exec.  0, or -1 on timeout or if it is gone. */
+int proc_wait_exe(pid_t pid, const char *suffix, int timeout_ms);
+
+/* SIGKILL and reap a child. */
+void kill_reap(pid_t pid);
+
+struct run {
+	int status;		/* wait status */
+	int timed_out;		/* killed after the time limit */
+	int timeout_ms;		/* the limit */
+	char *out, *err;	/* what it wrote, NUL-terminated */
+	size_t out_len, err_len;
+};
+
+/* Run argv (argv[0] is looked up in PATH) with stdin from /dev/null, for at
+ * most timeout_ms, then SIGKILL.  Returns 0, or -1 if it could not start. */
+int run_cmd(struct run *r, int timeout_ms, char *const argv[]);
+
+/* Run the pystrobe binary from the build directory with these arguments. */
+int run_pystrobe(struct run *r, ...) __attribute__((sentinel));
+
+void run_free(struct run *r);
+
+/* Exit code, or -1 when it did not exit normally. */
+int run_exit(const struct run *r);
+
+/* "exit 3", "killed by signal 11", "timed out"... */
+const char *run_describe(const struct run *r, char *buf, size_t size);
+
+/* Whether stderr is exactly one line starting with "pystrobe: ". */
+int run_one_error_line(const struct run *r);
+
+/* $PYSTROBE_BUILDDIR/pystrobe */
+const char *pystrobe_path(void);
+
+/* Write len bytes to path; 0 or -1. */
+int write_file(const char *path, const char *data, size_t len);
+
+/* Append a formatted line to a growing message (for failures collected while
+ * a target runs, reported after it is stopped). */
+void msg_add(char **msg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

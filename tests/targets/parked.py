@@ -1,0 +1,319 @@
+# -*- coding: utf-8 -*-
+"""A target for the `pystrobe dump` tests: threads parked in known stacks.
+
+Usage: parked.py OUTDIR
+
+Runs on CPython 3.7 to 3.14, so it keeps to 3.7 syntax and the stdlib.  It
+starts these threads and leaves them where they are until it is killed:
+
+  a-nested    nested_a() -> nested_b() -> nested_c(), waiting on an Event
+  b-method    Keeper.outer() -> Keeper.middle(), waiting on an Event
+  c-recursion recurse() 5 deep, the innermost waiting on an Event
+  d-lock      lock_waiter(), blocked acquiring a Lock the main thread holds
+  e-spinner   spinner() -> spin_loop(), a pure-Python busy loop that never
+              sleeps: the GIL holder and the only thread that is not idle
+  f-sleep     sleeper(), in time.sleep()
+  g-ünïcödé   функция_ñ() from OUTDIR/modülé_данные.py, a module this
+              script writes at run time, waiting on an Event
+  MainThread  main() -> main_park(), in time.sleep()
+
+When all are parked, a short-lived reporter thread waits 0.3 s, takes
+sys._current_frames() until two looks agree, writes OUTDIR/truth.json (tmp +
+rename, so a reader never sees half a file) and exits, so that it is not part
+of what the test dumps.  tests/compare_dump.py reads truth.json.
+
+truth.json:
+  pid, version ([major, minor, micro, level, serial]), version_string
+  ("3.12.1"), argv (sys.argv), nthreads (OS threads once the reporter is
+  gone), threads: [{ident, tid (native id, null before 3.8), name, role,
+  moving, gil, idle, frames: [{function, file, line}] innermost first,
+  spin_lines (the spinner only)}], locals_check (below).
+  function is co_qualname on 3.11+ and co_name before, as pystrobe reports it.
+
+Locals that `pystrobe dump --locals` must show in nested_c() (thread a-nested);
+they are listed in truth.json under locals_check:
+
+  ev        arg   Event
+  depth     arg   int       3
+  answer          int       42
+  negative        int       -7
+  greeting        str       'hello'
+  accented        str       'héllo wörld'
+  nothing         NoneType  None
+  flag            bool      True
+  ratio           float     2.5
+  items           list      5 items
+  mapping         dict      2 items
+  pair            tuple     2 items
+"""
+import dis
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+
+# Written with escapes so the names do not depend on how this file is decoded.
+MOD_NAME = "mod\u00fcl\u00e9_\u0434\u0430\u043d\u043d\u044b\u0435"
+FUNC_NAME = "\u0444\u0443\u043d\u043a\u0446\u0438\u044f_\u00f1"
+UNICODE_THREAD = "g-\u00fcn\u00efc\u00f6d\u00e9"
+SPINNER = "e-spinner"
+
+forever = threading.Event()     # never set: the parked threads wait on it
+held = threading.Lock()         # main holds it; d-lock waits for it
+arrivals = {}                   # thread name -> Event set just before parking
+
+
+def fail(why):
+    """Give up loudly: the test sees the process exit instead of waiting."""
+    sys.stderr.write("parked.py: %s\n" % why)
+    sys.stderr.flush()
+    os._exit(3)
+
+
+def arrived():
+    """Say that the calling thread is about to block for good."""
+    arrivals[threading.current_thread().name].set()
+
+
+def nested_c(ev, depth):
+    answer = 42
+    negative = -7
+    greeting = "hello"
+    accented = "h\u00e9llo w\u00f6rld"
+    nothing = None
+    flag = True
+    ratio = 2.5
+    items = [10, 20, 30, 40, 50]
+    mapping = {"one": 1, "two": 2}
+    pair = ("left", "right")
+    arrived()
+    ev.wait()
+    # Keep the locals alive and used, whatever the compiler thinks.
+    return (answer, negative, greeting, accented, nothing, flag, ratio,
+            items, mapping, pair, depth)
+
+
+def nested_b(ev):
+    nested_c(ev, 3)
+
+
+def nested_a(ev):
+    nested_b(ev)
+
+
+class Keeper(object):
+    def outer(self, ev):
+        self.middle(ev)
+
+    def middle(self, ev):
+        arrived()
+        ev.wait()
+
+
+def recurse(n, ev):
+    if n > 1:
+        return recurse(n - 1, ev)
+    arrived()
+    ev.wait()
+
+
+def lock_waiter():
+    arrived()
+    held.acquire()
+
+
+def spin_loop():
+    x = 0
+    while True:
+        x += 1
+        if x > 1000003:
+            x = 0
+
+
+def spinner():
+    arrived()
+    spin_loop()
+
+
+def sleeper():
+    arrived()
+    while True:
+        time.sleep(3600)
+
+
+def spin_lines():
+    """Every line spin_loop() can be on once it is looping."""
+    code = spin_loop.__code__
+    lines = set()
+    for _, line in dis.findlinestarts(code):
+        if line is not None and line >= code.co_firstlineno + 2:
+            lines.add(line)
+    return sorted(lines)
+
+
+def unicode_function(outdir):
+    """Write and import OUTDIR/modülé_данные.py; return its function."""
+    path = os.path.join(outdir, MOD_NAME + ".py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# -*- coding: utf-8 -*-\n")
+        f.write("def %s(ev):\n" % FUNC_NAME)
+        f.write("    ev.wait()\n")
+    sys.path.insert(0, outdir)
+    mod = importlib.import_module(MOD_NAME)
+    return getattr(mod, FUNC_NAME)
+
+
+def unicode_parker(func, ev):
+    arrived()
+    func(ev)
+
+
+def code_name(code):
+    if sys.version_info >= (3, 11):
+        return code.co_qualname
+    return code.co_name
+
+
+def stack_of(frame):
+    frames = []
+    while frame is not None:
+        frames.append({"function": code_name(frame.f_code),
+                       "file": frame.f_code.co_filename,
+                       "line": frame.f_lineno})
+        frame = frame.f_back
+    return frames
+
+
+def still(stacks):
+    """The parked threads' stacks, spinner left out (it moves)."""
+    return dict((k, v) for k, v in stacks.items() if k != SPINNER)
+
+
+def snapshot(parked):
+    current = sys._current_frames()
+    return dict((t.name, stack_of(current.get(t.ident))) for t in parked)
+
+
+def stable_snapshot(parked):
+    """Look until two looks 0.1 s apart agree: then every thread is parked."""
+    last = snapshot(parked)
+    for _ in range(100):
+        time.sleep(0.1)
+        now = snapshot(parked)
+        if still(now) == still(last):
+            return now
+        last = now
+    fail("the parked threads never settled")
+
+
+def locals_check():
+    return {
+        "thread": "a-nested",
+        "function": "nested_c",
+        "locals": [
+            {"name": "ev", "arg": True, "type": "Event"},
+            {"name": "depth", "arg": True, "type": "int", "repr": "3"},
+            {"name": "answer", "arg": False, "type": "int", "repr": "42"},
+            {"name": "negative", "arg": False, "type": "int", "repr": "-7"},
+            {"name": "greeting", "arg": False, "type": "str",
+             "repr": repr("hello")},
+            {"name": "accented", "arg": False, "type": "str",
+             "repr": repr("h\u00e9llo w\u00f6rld")},
+            {"name": "nothing", "arg": False, "type": "NoneType",
+             "repr": "None"},
+            {"name": "flag", "arg": False, "type": "bool", "repr": "True"},
+            {"name": "ratio", "arg": False, "type": "float", "repr": "2.5"},
+            {"name": "items", "arg": False, "type": "list",
+             "repr": repr([10, 20, 30, 40, 50]), "len": 5},
+            {"name": "mapping", "arg": False, "type": "dict",
+             "repr": repr({"one": 1, "two": 2}), "len": 2},
+            {"name": "pair", "arg": False, "type": "tuple",
+             "repr": repr(("left", "right")), "len": 2},
+        ],
+    }
+
+
+def truth(parked, stacks):
+    threads = []
+    for t in parked:
+        moving = t.name == SPINNER
+        entry = {
+            "ident": t.ident,
+            "tid": getattr(t, "native_id", None),
+            "name": t.name,
+            "moving": moving,
+            "gil": moving,
+            "idle": not moving,
+            "frames": stacks[t.name],
+        }
+        if moving:
+            entry["spin_lines"] = spin_lines()
+        threads.append(entry)
+    v = sys.version_info
+    return {
+        "pid": os.getpid(),
+        "version": [v[0], v[1], v[2], v[3], v[4]],
+        "version_string": "%d.%d.%d" % (v[0], v[1], v[2]),
+        "argv": sys.argv,
+        "nthreads": len(parked),
+        "threads": threads,
+        "locals_check": locals_check(),
+    }
+
+
+def write_atomically(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    os.rename(tmp, path)
+
+
+def reporter(outdir, names):
+    for name in names:
+        if not arrivals[name].wait(60):
+            fail("thread %s never parked" % name)
+    time.sleep(0.3)
+    me = threading.current_thread()
+    parked = [t for t in threading.enumerate() if t is not me]
+    write_atomically(os.path.join(outdir, "truth.json"),
+                     truth(parked, stable_snapshot(parked)))
+
+
+def main_park():
+    arrived()
+    while True:
+        time.sleep(3600)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: parked.py OUTDIR\n")
+        sys.exit(2)
+    outdir = sys.argv[1]
+    held.acquire()
+    func = unicode_function(outdir)
+    threads = [
+        ("a-nested", nested_a, (forever,)),
+        ("b-method", Keeper().outer, (forever,)),
+        ("c-recursion", recurse, (5, forever)),
+        ("d-lock", lock_waiter, ()),
+        (SPINNER, spinner, ()),
+        ("f-sleep", sleeper, ()),
+        (UNICODE_THREAD, unicode_parker, (func, forever)),
+    ]
+    names = [name for name, _, _ in threads] + ["MainThread"]
+    for name in names:
+        arrivals[name] = threading.Event()
+    for name, target, args in threads:
+        threading.Thread(name=name, target=target, args=args,
+                         daemon=True).start()
+    threading.Thread(name="reporter", target=reporter,
+                     args=(outdir, names), daemon=True).start()
+    main_park()
+
+
+if __name__ == "__main__":
+    main()
