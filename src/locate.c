@@ -232,10 +232,14 @@ static int no_interpreter(pid_t pid, const struct proc_maps *maps, char *err, si
 		const char *base = basename_of(maps->v[i].path);
 		int minor = version_from_filename(base);
 
-		if (strstr(base, "python2.") && (!strncmp(base, "python2", 7) ||
-						 !strncmp(base, "libpython2", 10))) {
-			snprintf(err, errlen, "unsupported Python version 2 in process %d "
-				 "(pystrobe reads 3.%d to 3.%d)", (int)pid, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
+		const char *two = strstr(base, "python2.");
+		int minor2;
+
+		if (two && (two == base || !strncmp(base, "libpython2.", 11)) &&
+		    sscanf(two + 8, "%d", &minor2) == 1) {
+			snprintf(err, errlen, "unsupported Python version 2.%d in process %d "
+				 "(pystrobe reads 3.%d to 3.%d)", minor2, (int)pid,
+				 LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
 			return -EXIT_UNSUPPORTED;
 		}
 		if (minor >= 0 && minor < LAYOUT_MIN_MINOR &&

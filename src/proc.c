@@ -84,8 +84,11 @@ char **proc_cmdline(pid_t pid, int *argcp)
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	text = read_file(path, &len);
-	if (!text)
+	if (!text || len == 0) {
+		/* Zombies and kernel threads have no command line. */
+		free(text);
 		return NULL;
+	}
 	for (i = 0; i < len; i++)
 		if (text[i] == 0)
 			argc++;
@@ -96,8 +99,6 @@ char **proc_cmdline(pid_t pid, int *argcp)
 	argc = 0;
 	for (i = 0; i < len; i += strlen(text + i) + 1)
 		argv[argc++] = text + i;
-	if (argc == 0)
-		argv[0] = text;
 	argv[argc] = NULL;
 	if (argcp)
 		*argcp = argc;

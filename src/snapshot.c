@@ -88,10 +88,30 @@ out:
 	free(blocks);
 }
 
+/* Is the process gone or on its way out?  An exiting process has released
+ * its memory (nothing mapped) or is a zombie; ptrace then fails with EPERM
+ * even for root, which must not read as a permission problem. */
+static bool process_exiting(pid_t pid)
+{
+	char path[64], *maps;
+	size_t len = 0;
+	char state;
+
+	if (proc_check(pid) < 0)
+		return true;
+	state = proc_task_state(pid, pid);
+	if (state == 'Z' || state == 'X' || state == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = read_file(path, &len);
+	free(maps);
+	return maps && len == 0;
+}
+
 /* After a failed read, tell "it exited" apart from "it is garbage". */
 static int classify_failure(pid_t pid, int rc, char *err, size_t errlen)
 {
-	if (proc_check(pid) < 0 || rc == -EXIT_EXITED) {
+	if (rc == -EXIT_EXITED || process_exiting(pid)) {
 		snprintf(err, errlen, "process %d exited while it was being read", (int)pid);
 		return -EXIT_EXITED;
 	}

@@ -102,7 +102,8 @@ static void find_pyenv(void)
 	}
 }
 
-/* A venv made from the newest pyenv 3.x below 3.13, cached outside the tree. */
+/* A venv, cached outside the tree: from pyenv's 3.12 when there is one, else
+ * from Debian's python3.11 (a venv of a static build is a case of its own). */
 static void find_venv(void)
 {
 	const struct test_interp *base = NULL;
@@ -112,11 +113,17 @@ static void find_venv(void)
 	for (int i = 0; i < count; i++)
 		if (strstr(interps[i].label, "pyenv") && interps[i].minor == 12)
 			base = &interps[i];
+	for (int i = 0; i < count && !base; i++)
+		if (strstr(interps[i].label, "debian-static"))
+			base = &interps[i];
 	if (!base) {
-		fprintf(stderr, "interpreters: MISSING venv (no pyenv 3.12 to make one from)\n");
+		fprintf(stderr, "interpreters: MISSING venv (no pyenv 3.12 or Debian python3.11 to make one from)\n");
 		return;
 	}
-	snprintf(dir, sizeof(dir), "/var/cache/pystrobe/venv-3.%d", base->minor);
+	snprintf(dir, sizeof(dir), "/var/cache/pystrobe/venv-%s", base->label);
+	for (char *p = dir + strlen("/var/cache/pystrobe/"); *p; p++)
+		if (*p == ' ')
+			*p = '-';
 	snprintf(py, sizeof(py), "%s/bin/python", dir);
 	if (!is_exec(py)) {
 		snprintf(cmd, sizeof(cmd), "mkdir -p /var/cache/pystrobe && '%s' -m venv --without-pip '%s' >/dev/null 2>&1",
