@@ -10,6 +10,7 @@
  * stopped, so that all four dumps are judged and nothing is left behind.
  */
 #include <check.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,12 @@ static int dump_to(struct dump_test *d, const char *what, const char *file,
 {
 	char path[PATH_MAX + 64];
 
+	/* Releasing a thread from the previous dump's ptrace stop wakes it
+	 * from its futex wait for a moment; on a loaded machine it can still
+	 * be runnable ('R') when the next dump reads its state.  That is a
+	 * true observation, not the parked state this test compares with, so
+	 * let the threads settle first. */
+	usleep(300 * 1000);
 	if (run_pystrobe(r, "dump", "--pid", d->pid, opt1, opt2, NULL) < 0) {
 		add_failure(d, what, "cannot run pystrobe");
 		return 0;
