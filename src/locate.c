@@ -250,7 +250,7 @@ static int no_interpreter(pid_t pid, const struct proc_maps *maps, char *err, si
 			return -EXIT_UNSUPPORTED;
 		}
 	}
-	if (proc_check(pid) < 0 || proc_task_state(pid, pid) == 'Z') {
+	if (proc_exiting(pid)) {
 		snprintf(err, errlen, "process %d has exited", (int)pid);
 		return -EXIT_EXITED;
 	}
@@ -281,7 +281,7 @@ int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size
 	if (maps.n == 0) {
 		proc_maps_free(&maps);
 		/* A process that has exited but not been reaped maps nothing. */
-		if (proc_task_state(pid, pid) == 'Z' || proc_check(pid) < 0) {
+		if (proc_exiting(pid)) {
 			snprintf(err, errlen, "process %d has exited", (int)pid);
 			return -EXIT_EXITED;
 		}

@@ -150,16 +150,18 @@ int proc_tasks(pid_t pid, pid_t **tidsp)
 	return n;
 }
 
-char proc_task_state(pid_t pid, pid_t tid)
+/* The fields after the command name in /proc/PID/task/TID/stat: state,
+ * and (eighth after it) the kernel's task flags.  0 when unreadable. */
+static int task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
 {
-	char path[96], buf[512], *p;
+	char path[96], buf[1024], *p;
 	FILE *f;
 	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -1;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
@@ -167,8 +169,32 @@ char proc_task_state(pid_t pid, pid_t tid)
 	 * state is after the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || !p[2])
-		return 0;
-	return p[2];
+		return -1;
+	*state = p[2];
+	*flags = 0;
+	sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", flags);
+	return 0;
+}
+
+char proc_task_state(pid_t pid, pid_t tid)
+{
+	unsigned long flags;
+	char state;
+
+	return task_stat(pid, tid, &state, &flags) == 0 ? state : 0;
+}
+
+/* PF_EXITING from the kernel's sched.h: set once a task starts to exit. */
+#define PF_EXITING 0x4
+
+bool proc_exiting(pid_t pid)
+{
+	unsigned long flags;
+	char state;
+
+	if (task_stat(pid, pid, &state, &flags) != 0)
+		return true;
+	return state == 'Z' || state == 'X' || (flags & PF_EXITING);
 }
 
 char *proc_root_path(pid_t pid, const char *path)

@@ -35,6 +35,10 @@ int proc_tasks(pid_t pid, pid_t **tids);
  * 'T', ...), or 0 if it cannot be read (the thread is gone). */
 char proc_task_state(pid_t pid, pid_t tid);
 
+/* Is the process gone, a zombie, or on its way out (its memory may already
+ * be released: an empty map, ptrace refusing even root)? */
+bool proc_exiting(pid_t pid);
+
 /* A path in the process's own root, so files of a process in a container or
  * chroot are opened as it sees them: "/proc/PID/root" + path. */
 char *proc_root_path(pid_t pid, const char *path);

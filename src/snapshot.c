@@ -95,12 +95,8 @@ static bool process_exiting(pid_t pid)
 {
 	char path[64], *maps;
 	size_t len = 0;
-	char state;
 
-	if (proc_check(pid) < 0)
-		return true;
-	state = proc_task_state(pid, pid);
-	if (state == 'Z' || state == 'X' || state == 0)
+	if (proc_exiting(pid))
 		return true;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = read_file(path, &len);

@@ -107,7 +107,7 @@ static void find_pyenv(void)
 static void find_venv(void)
 {
 	const struct test_interp *base = NULL;
-	char dir[PATH_MAX], py[PATH_MAX], cmd[PATH_MAX * 3], label[96];
+	char dir[256], py[PATH_MAX], cmd[PATH_MAX * 3], label[96];
 	int count = ninterps;
 
 	for (int i = 0; i < count; i++)
@@ -236,7 +236,7 @@ static void copy_file(const char *from, const char *to)
 void test_interp_script(const struct test_interp *ti, const char *script,
 			char *buf, size_t size)
 {
-	char src[PATH_MAX], dst[PATH_MAX * 2], dir[PATH_MAX + 32];
+	char src[PATH_MAX], dst[PATH_MAX * 3], dir[PATH_MAX + 32];
 	const char *base;
 
 	if (script[0] == '/')
@@ -261,7 +261,7 @@ void test_interp_script(const struct test_interp *ti, const char *script,
 void test_interp_shared_dir(const struct test_interp *ti, char *host,
 			    char *inside, size_t size)
 {
-	char tmpl[PATH_MAX];
+	char tmpl[PATH_MAX + 32];
 
 	if (ti->root[0]) {
 		snprintf(tmpl, sizeof(tmpl), "%s/tmp/pystrobe-XXXXXX", ti->root);
