@@ -147,6 +147,18 @@ struct py_layout {
 	} o;
 };
 
+/* One past the furthest of a set of offsets (NONE ignored) plus a word: how
+ * many bytes to read to get all of those fields of a struct in one go. */
+static inline uint32_t layout_span(const uint32_t *offs, unsigned n)
+{
+	uint32_t m = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (offs[i] != NONE && offs[i] > m)
+			m = offs[i];
+	return m + 8;
+}
+
 /* The static table for a minor version, or NULL if we do not know it. */
 const struct py_layout *layout_for_minor(int minor);
 

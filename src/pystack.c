@@ -76,16 +76,6 @@ static int32_t i32_at(const uint8_t *buf, uint32_t off)
 	return v;
 }
 
-static uint32_t max_off(const uint32_t *offs, size_t n)
-{
-	uint32_t m = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (offs[i] != NONE && offs[i] > m)
-			m = offs[i];
-	return m;
-}
-
 /* Is addr a code object?  Compares its type with PyCode_Type, which is
  * learnt from the first object whose type is named "code". */
 static int check_code(struct walk *w, uint64_t code, uint64_t type)
@@ -136,7 +126,7 @@ static int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t fra
 			    L->code.kwonlyargcount, L->code.nlocals, L->code.flags,
 			    L->code.varnames, L->code.localspluskinds, L->obj.ob_type };
 	uint8_t cb[512];
-	uint32_t size = max_off(offs, ARRAY_SIZE(offs)) + 8;
+	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
 	uint64_t nameobj;
 	int64_t offset;
 	int rc;
@@ -244,7 +234,7 @@ static int read_raw_frame(struct walk *w, uint64_t frame, struct raw_frame *rf)
 	const struct py_layout *L = w->c.L;
 	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
 	uint8_t fb[256];
-	uint32_t size = max_off(offs, ARRAY_SIZE(offs)) + 8;
+	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
 	int rc;
 
 	if (size > sizeof(fb))
@@ -392,7 +382,7 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 	struct walk w = { .c = { m, L }, .pi = pi, .o = o };
 	uint32_t offs[] = { L->tstate.next, L->tstate.interp, L->tstate.frame,
 			    L->tstate.thread_id, L->tstate.native_thread_id };
-	uint32_t tsize = max_off(offs, ARRAY_SIZE(offs)) + 8;
+	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
 	struct py_thread *threads = NULL;
 	uint64_t interp, ts, holder;
 	struct cycle cy;

@@ -60,17 +60,11 @@ char *xasprintf(const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	sb_vprintf(&sb, fmt, ap);
 	va_end(ap);
-	sb.cap = n + 1;
-	sb.buf = xmalloc(sb.cap);
-	va_start(ap, fmt);
-	vsnprintf(sb.buf, sb.cap, fmt, ap);
-	va_end(ap);
-	return sb.buf;
+	return sb_detach(&sb);
 }
 
 static void sb_grow(struct strbuf *sb, size_t extra)
@@ -103,21 +97,28 @@ void sb_putc(struct strbuf *sb, char c)
 	sb_add(sb, &c, 1);
 }
 
-void sb_printf(struct strbuf *sb, const char *fmt, ...)
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list copy;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	va_copy(copy, ap);
+	n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
 	if (n < 0)
 		return;
 	sb_grow(sb, n);
-	va_start(ap, fmt);
 	vsnprintf(sb->buf + sb->len, n + 1, fmt, ap);
-	va_end(ap);
 	sb->len += n;
+}
+
+void sb_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vprintf(sb, fmt, ap);
+	va_end(ap);
 }
 
 void sb_release(struct strbuf *sb)
@@ -198,25 +199,17 @@ void sb_add_printable(struct strbuf *sb, const char *str)
 
 void errorf(const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf msg = STRBUF_INIT, out = STRBUF_INIT;
 	va_list ap;
-	char *msg;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	msg = xmalloc(n + 1);
-	va_start(ap, fmt);
-	vsnprintf(msg, n + 1, fmt, ap);
+	sb_vprintf(&msg, fmt, ap);
 	va_end(ap);
 	/* Messages can quote names from the target: keep them printable. */
-	sb_add_printable(&sb, msg);
-	fprintf(stderr, "%s: %s\n", progname, sb.buf ? sb.buf : "");
-	sb_release(&sb);
-	free(msg);
+	sb_add_printable(&out, msg.buf ? msg.buf : "");
+	fprintf(stderr, "%s: %s\n", progname, out.buf ? out.buf : "");
+	sb_release(&out);
+	sb_release(&msg);
 }
 
 char *read_file(const char *path, size_t *lenp)

@@ -43,6 +43,7 @@ void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_puts(struct strbuf *sb, const char *s);
 void sb_putc(struct strbuf *sb, char c);
 void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void sb_release(struct strbuf *sb);
 /* Hand the buffer to the caller ("" when empty). */
 char *sb_detach(struct strbuf *sb);

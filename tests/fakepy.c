@@ -30,19 +30,10 @@ static void *zalloc(size_t n)
 	return p;
 }
 
-static uint32_t max_off(const uint32_t *offs, size_t n)
-{
-	uint32_t m = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (offs[i] != NONE && offs[i] > m)
-			m = offs[i];
-	return m;
-}
-
+/* The furthest of the offsets (layout_span() counts the word after it). */
 #define MAX_OFF(...) \
-	max_off((const uint32_t[]){ __VA_ARGS__ }, \
-		sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t))
+	(layout_span((const uint32_t[]){ __VA_ARGS__ }, \
+		     sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t)) - 8)
 
 /* --- raw memory ----------------------------------------------------------- */
 
