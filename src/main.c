@@ -15,6 +15,7 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  dump      print every thread's Python stack now (why is it hung?)\n"
+	"  record    sample at a fixed rate into a flame graph or profile file\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help     show this help (pystrobe COMMAND --help for a command's)\n"
@@ -31,6 +32,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "dump", cmd_dump },
+	{ "record", cmd_record },
 };
 
 int main(int argc, char **argv)

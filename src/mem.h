@@ -35,6 +35,11 @@ int mem_read_cstr(struct mem *m, uint64_t addr, char *buf, size_t max);
 /* process_vm_readv on a live process. */
 struct mem *mem_proc_open(pid_t pid);
 
+/* A page cache in front of `under` (which it does not own).  Call
+ * mem_cache_reset() before each sample: nothing is kept across it. */
+struct mem *mem_cache_new(struct mem *under);
+void mem_cache_reset(struct mem *m);
+
 /* An in-memory fake: a set of regions, for tests and fuzzing. */
 struct mem *mem_fake_new(void);
 /* Copy len bytes to appear at addr in the fake (regions may not overlap). */

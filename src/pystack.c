@@ -229,9 +229,9 @@ struct raw_frame {
 	int owner;
 };
 
-static int read_raw_frame(struct walk *w, uint64_t frame, struct raw_frame *rf)
+static int read_raw_frame(struct mem *m, const struct py_layout *L, uint64_t frame,
+			  struct raw_frame *rf)
 {
-	const struct py_layout *L = w->c.L;
 	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
 	uint8_t fb[256];
 	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
@@ -239,7 +239,7 @@ static int read_raw_frame(struct walk *w, uint64_t frame, struct raw_frame *rf)
 
 	if (size > sizeof(fb))
 		return -EINVAL;
-	if ((rc = mem_read(w->c.m, frame, fb, size)) < 0)
+	if ((rc = mem_read(m, frame, fb, size)) < 0)
 		return rc;
 	rf->back = u64_at(fb, L->frame.back);
 	rf->code = u64_at(fb, L->frame.code);
@@ -249,6 +249,48 @@ static int read_raw_frame(struct walk *w, uint64_t frame, struct raw_frame *rf)
 					  : (uint64_t)(uint32_t)i32_at(fb, L->frame.lasti);
 	rf->owner = L->frame.owner != NONE ? fb[L->frame.owner] : 0;
 	return 0;
+}
+
+enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t frame,
+			   int max, pyframe_fn fn, void *arg, int *nframes, int *rcp)
+{
+	struct cycle cy;
+	int steps = 0, rc;
+
+	*nframes = 0;
+	*rcp = 0;
+	if (max <= 0)
+		max = PYSTACK_MAX_DEPTH;
+	cycle_init(&cy, frame);
+	while (frame) {
+		struct raw_frame rf;
+
+		/* Shims and skipped frames count too, so garbage cannot spin. */
+		if (++steps > 4 * max)
+			return WALK_TRUNCATED;
+		if ((rc = read_raw_frame(m, L, frame, &rf)) < 0) {
+			*rcp = rc;
+			return WALK_READ_ERROR;
+		}
+		/* 3.11/3.12: a frame pushed but not started yet is not shown
+		 * by the interpreter either. */
+		if (L->lasti == LASTI_PTR && L->minor <= 12 &&
+		    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) < 0)
+			rf.code = 0;
+		if (rf.owner < L->frame.owner_shim && rf.code) {
+			if (*nframes >= max)
+				return WALK_TRUNCATED;
+			if ((rc = fn(arg, frame, rf.code, rf.lasti)) < 0) {
+				*rcp = rc;
+				return WALK_VISIT_ERROR;
+			}
+			++*nframes;
+		}
+		frame = rf.back;
+		if (frame && cycle_step(&cy, frame))
+			return WALK_LOOP;
+	}
+	return WALK_DONE;
 }
 
 static void py_frame_release(struct py_frame *f)
@@ -263,133 +305,121 @@ static void py_frame_release(struct py_frame *f)
 	free(f->file);
 }
 
-static void set_error(struct py_thread *t, const char *what, int rc)
-{
-	free(t->error);
-	t->error = xasprintf("%s (%s)", what, strerror(-rc));
-}
+/* The dump's visitor: decode every frame in full. */
+struct decode_arg {
+	struct walk *w;
+	struct py_thread *t;
+	int cap;
+};
 
-static int first_frame(struct walk *w, const uint8_t *tb, uint64_t *frame)
+static int decode_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
 {
-	const struct py_layout *L = w->c.L;
-	uint64_t f = u64_at(tb, L->tstate.frame);
+	struct decode_arg *d = arg;
+	struct py_thread *t = d->t;
+	struct py_frame pf = { 0 };
+	int rc = read_code(d->w, code, lasti, frame, &pf);
 
-	/* 3.11 and 3.12 reach the frame through the thread's _PyCFrame. */
-	if (L->tstate.cframe_frame != NONE && f)
-		return mem_read_u64(w->c.m, f + L->tstate.cframe_frame, frame);
-	*frame = f;
+	if (rc < 0) {
+		py_frame_release(&pf);
+		return rc;
+	}
+	if (t->nframes == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 16;
+		t->frames = xrealloc(t->frames, d->cap * sizeof(*t->frames));
+	}
+	t->frames[t->nframes++] = pf;
 	return 0;
 }
 
-static void walk_frames(struct walk *w, const uint8_t *tb, struct py_thread *t)
+static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_thread *t)
 {
-	const struct py_layout *L = w->c.L;
-	int max = w->o->max_depth > 0 ? w->o->max_depth : PYSTACK_MAX_DEPTH;
-	int cap = 0, steps = 0;
-	uint64_t frame;
-	struct cycle cy;
-	int rc;
+	struct decode_arg d = { w, t, 0 };
+	int n, rc;
 
-	if ((rc = first_frame(w, tb, &frame)) < 0) {
-		set_error(t, "cannot read the current frame", rc);
+	if (ts->frame_err < 0) {
+		t->error = xasprintf("cannot read the current frame (%s)", strerror(-ts->frame_err));
 		return;
 	}
-	cycle_init(&cy, frame);
-	while (frame) {
-		struct raw_frame rf;
-		struct py_frame pf = { 0 };
-
-		/* Shims and skipped frames count too, so garbage cannot spin. */
-		if (++steps > 4 * max) {
-			t->truncated = true;
-			break;
-		}
-		if ((rc = read_raw_frame(w, frame, &rf)) < 0) {
-			set_error(t, "cannot read a frame", rc);
-			break;
-		}
-		/* 3.11/3.12: a frame pushed but not started yet is not shown
-		 * by the interpreter either. */
-		if (L->lasti == LASTI_PTR && L->minor <= 12 &&
-		    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) < 0)
-			rf.code = 0;
-		if (rf.owner < L->frame.owner_shim && rf.code) {
-			if (t->nframes >= max) {
-				t->truncated = true;
-				break;
-			}
-			rc = read_code(w, rf.code, rf.lasti, frame, &pf);
-			if (rc < 0) {
-				py_frame_release(&pf);
-				set_error(t, "cannot read a code object", rc);
-				break;
-			}
-			if (t->nframes == cap) {
-				cap = cap ? cap * 2 : 16;
-				t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
-			}
-			t->frames[t->nframes++] = pf;
-		}
-		frame = rf.back;
-		if (frame && cycle_step(&cy, frame)) {
-			free(t->error);
-			t->error = xstrdup("frame chain loops");
-			break;
-		}
+	switch (pystack_walk(w->c.m, w->c.L, ts->frame, w->o->max_depth, decode_frame, &d, &n, &rc)) {
+	case WALK_DONE:
+		break;
+	case WALK_TRUNCATED:
+		t->truncated = true;
+		break;
+	case WALK_LOOP:
+		t->error = xstrdup("frame chain loops");
+		break;
+	case WALK_READ_ERROR:
+		t->error = xasprintf("cannot read a frame (%s)", strerror(-rc));
+		break;
+	case WALK_VISIT_ERROR:
+		t->error = xasprintf("cannot read a code object (%s)", strerror(-rc));
+		break;
 	}
 }
 
 /* --- threads -------------------------------------------------------------- */
 
-static int first_interp(struct walk *w, uint64_t *interp)
+static int first_interp(struct mem *m, const struct pyinterp *pi, uint64_t *interp)
 {
-	int rc = mem_read_u64(w->c.m, w->pi->runtime + w->c.L->runtime.interpreters_head, interp);
+	int rc = mem_read_u64(m, pi->runtime + pi->layout.runtime.interpreters_head, interp);
 
 	if (rc < 0)
 		return rc;
 	return *interp ? 0 : -ENOENT;
 }
 
-static bool thread_listed(const struct py_thread *threads, int n, uint64_t ts)
-{
-	for (int i = 0; i < n; i++)
-		if (threads[i].tstate == ts)
-			return true;
-	return false;
-}
-
 /* The thread state holding the GIL, or 0. */
-static uint64_t gil_holder(struct walk *w, uint64_t interp)
+static uint64_t gil_holder(struct mem *m, const struct pyinterp *pi, uint64_t interp)
 {
-	const struct py_layout *L = w->c.L;
+	const struct py_layout *L = &pi->layout;
 	uint64_t base, holder = 0;
 	int32_t locked = 0;
 
 	if (L->runtime.gil_locked != NONE) {
-		mem_read_i32(w->c.m, w->pi->runtime + L->runtime.gil_locked, &locked);
-		mem_read_u64(w->c.m, w->pi->runtime + L->runtime.gil_holder, &holder);
-	} else if (mem_read_u64(w->c.m, interp + L->interp.gil_ptr, &base) == 0 && base) {
-		mem_read_i32(w->c.m, base + L->gil.locked, &locked);
-		mem_read_u64(w->c.m, base + L->gil.holder, &holder);
+		mem_read_i32(m, pi->runtime + L->runtime.gil_locked, &locked);
+		mem_read_u64(m, pi->runtime + L->runtime.gil_holder, &holder);
+	} else if (mem_read_u64(m, interp + L->interp.gil_ptr, &base) == 0 && base) {
+		mem_read_i32(m, base + L->gil.locked, &locked);
+		mem_read_u64(m, base + L->gil.holder, &holder);
 	}
 	return locked ? holder : 0;
 }
 
-int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_opts *o,
-		    struct py_thread **threadsp, char *err, size_t errlen)
+static bool tstate_listed(const struct py_tstate *ts, int n, uint64_t addr)
+{
+	for (int i = 0; i < n; i++)
+		if (ts[i].addr == addr)
+			return true;
+	return false;
+}
+
+/* The innermost frame of a thread, from its PyThreadState block. */
+static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *tb,
+		       uint64_t *frame)
+{
+	uint64_t f = u64_at(tb, L->tstate.frame);
+
+	/* 3.11 and 3.12 reach the frame through the thread's _PyCFrame. */
+	if (L->tstate.cframe_frame != NONE && f)
+		return mem_read_u64(m, f + L->tstate.cframe_frame, frame);
+	*frame = f;
+	return 0;
+}
+
+int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *out, int max,
+		    uint64_t *gil, char *err, size_t errlen)
 {
 	const struct py_layout *L = &pi->layout;
-	struct walk w = { .c = { m, L }, .pi = pi, .o = o };
 	uint32_t offs[] = { L->tstate.next, L->tstate.interp, L->tstate.frame,
 			    L->tstate.thread_id, L->tstate.native_thread_id };
 	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
-	struct py_thread *threads = NULL;
-	uint64_t interp, ts, holder;
+	uint64_t interp, ts;
 	struct cycle cy;
 	int n = 0, rc;
 
-	*threadsp = NULL;
-	rc = first_interp(&w, &interp);
+	*gil = 0;
+	rc = first_interp(m, pi, &interp);
 	if (rc == -ENOENT) {
 		snprintf(err, errlen, "the interpreter is not initialised (yet, or any more)");
 		return -EXIT_BAD_STATE;
@@ -398,19 +428,16 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 		snprintf(err, errlen, "cannot read the interpreter state");
 		return -exit_code_for_errno(rc);
 	}
-	holder = gil_holder(&w, interp);
+	if (tsize > 512) {
+		snprintf(err, errlen, "thread state layout too large");
+		return -EXIT_BAD_STATE;
+	}
+	*gil = gil_holder(m, pi, interp);
 	cycle_init(&cy, ts);
-	while (ts) {
+	while (ts && n < max) {
 		uint8_t tb[512];
-		struct py_thread *t;
+		struct py_tstate *t;
 
-		if (n >= PYSTACK_MAX_THREADS)
-			break;
-		if (tsize > sizeof(tb)) {
-			snprintf(err, errlen, "thread state layout too large");
-			free(threads);
-			return -EXIT_BAD_STATE;
-		}
 		if ((rc = mem_read(m, ts, tb, tsize)) < 0) {
 			if (n == 0) {
 				snprintf(err, errlen, "cannot read a thread state");
@@ -430,33 +457,61 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 		}
 		/* Brent's check sees a loop only after going round it once;
 		 * never list a thread state twice. */
-		if (thread_listed(threads, n, ts))
+		if (tstate_listed(out, n, ts))
 			break;
-		threads = xrealloc(threads, (n + 1) * sizeof(*threads));
-		t = &threads[n++];
-		memset(t, 0, sizeof(*t));
-		t->tstate = ts;
+		t = &out[n++];
+		t->addr = ts;
 		t->ident = u64_at(tb, L->tstate.thread_id);
-		if (L->tstate.native_thread_id != NONE)
-			t->tid = (pid_t)u64_at(tb, L->tstate.native_thread_id);
-		t->gil = holder && holder == ts;
-		walk_frames(&w, tb, t);
+		t->tid = L->tstate.native_thread_id != NONE
+			 ? (pid_t)u64_at(tb, L->tstate.native_thread_id) : 0;
+		t->frame_err = first_frame(m, L, tb, &t->frame);
 		ts = u64_at(tb, L->tstate.next);
 		if (ts && cycle_step(&cy, ts))
 			break;
 	}
+	return n;
+}
+
+int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_opts *o,
+		    struct py_thread **threadsp, char *err, size_t errlen)
+{
+	struct walk w = { .c = { m, &pi->layout }, .pi = pi, .o = o };
+	struct py_tstate *ts = xcalloc(PYSTACK_MAX_THREADS, sizeof(*ts));
+	struct py_thread *threads;
+	uint64_t holder;
+	int n;
+
+	*threadsp = NULL;
+	n = pystack_tstates(m, pi, ts, PYSTACK_MAX_THREADS, &holder, err, errlen);
+	if (n < 0) {
+		free(ts);
+		return n;
+	}
+	threads = n ? xcalloc(n, sizeof(*threads)) : NULL;
+	for (int i = 0; i < n; i++) {
+		struct py_thread *t = &threads[i];
+
+		t->tstate = ts[i].addr;
+		t->ident = ts[i].ident;
+		t->tid = ts[i].tid;
+		t->gil = holder && holder == ts[i].addr;
+		walk_thread(&w, &ts[i], t);
+	}
+	free(ts);
 	*threadsp = threads;
 	return n;
 }
 
-void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
-			  struct py_thread *threads, int n)
+void pystack_names(struct mem *m, const struct pyinterp *pi, const uint64_t *idents,
+		   int n, char **names)
 {
 	const struct py_layout *L = &pi->layout;
 	struct pyctx c = { m, L };
 	uint64_t interp, modules, threading, md, active;
 
-	if (mem_read_u64(m, pi->runtime + L->runtime.interpreters_head, &interp) < 0 ||
+	for (int i = 0; i < n; i++)
+		names[i] = NULL;
+	if (first_interp(m, pi, &interp) < 0 ||
 	    mem_read_u64(m, interp + L->interp.modules, &modules) < 0 || !modules)
 		return;
 	if (py_dict_get_str(&c, modules, "threading", &threading) < 0 || !threading)
@@ -468,12 +523,90 @@ void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
 	for (int i = 0; i < n; i++) {
 		uint64_t obj, name;
 
-		if (py_dict_get_int(&c, active, (int64_t)threads[i].ident, &obj) < 0 || !obj)
+		if (py_dict_get_int(&c, active, (int64_t)idents[i], &obj) < 0 || !obj)
 			continue;
 		if (py_instance_attr(&c, obj, "_name", &name) < 0 || !name)
 			continue;
-		py_str(&c, name, NAME_MAX_CHARS, &threads[i].name);
+		py_str(&c, name, NAME_MAX_CHARS, &names[i]);
 	}
+}
+
+void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
+			  struct py_thread *threads, int n)
+{
+	uint64_t *idents = xcalloc(n ? n : 1, sizeof(*idents));
+	char **names = xcalloc(n ? n : 1, sizeof(*names));
+
+	for (int i = 0; i < n; i++)
+		idents[i] = threads[i].ident;
+	pystack_names(m, pi, idents, n, names);
+	for (int i = 0; i < n; i++) {
+		free(threads[i].name);
+		threads[i].name = names[i];
+	}
+	free(names);
+	free(idents);
+}
+
+/* glibc keeps the kernel thread id at this offset in struct pthread (the
+ * pthread_t value) on x86-64; other C libraries are found by searching. */
+#define GLIBC_PTHREAD_TID_OFFSET 0x2d0
+#define PTHREAD_SEARCH_BYTES 1024
+
+static bool in_set(const pid_t *tids, int n, pid_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* An offset counts only if it gives every thread a distinct tid of this
+ * process. */
+static bool offset_fits(int n, const uint8_t (*blocks)[PTHREAD_SEARCH_BYTES],
+			const pid_t *tids, int ntids, unsigned off)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t tid;
+
+		memcpy(&tid, blocks[i] + off, sizeof(tid));
+		if (!in_set(tids, ntids, tid))
+			return false;
+		for (int j = 0; j < i; j++) {
+			pid_t other;
+
+			memcpy(&other, blocks[j] + off, sizeof(other));
+			if (other == tid)
+				return false;
+		}
+	}
+	return true;
+}
+
+int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t *tids, int ntids)
+{
+	uint8_t (*blocks)[PTHREAD_SEARCH_BYTES];
+	int off = -1;
+
+	if (n == 0)
+		return -1;
+	blocks = xcalloc(n, sizeof(*blocks));
+	for (int i = 0; i < n; i++)
+		if (!idents[i] || mem_read(m, idents[i], blocks[i], PTHREAD_SEARCH_BYTES) < 0)
+			goto out;
+	if (offset_fits(n, (const void *)blocks, tids, ntids, GLIBC_PTHREAD_TID_OFFSET)) {
+		off = GLIBC_PTHREAD_TID_OFFSET;
+		goto out;
+	}
+	for (unsigned o = 0; o < PTHREAD_SEARCH_BYTES; o += 4) {
+		if (offset_fits(n, (const void *)blocks, tids, ntids, o)) {
+			off = (int)o;
+			break;
+		}
+	}
+out:
+	free(blocks);
+	return off;
 }
 
 void py_threads_free(struct py_thread *threads, int n)

@@ -10,11 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* glibc keeps the kernel thread id at this offset in struct pthread (the
- * pthread_t value) on x86-64; other C libraries are found by searching. */
-#define GLIBC_PTHREAD_TID_OFFSET 0x2d0
-#define PTHREAD_SEARCH_BYTES 1024
-
 void permission_message(pid_t pid, char *err, size_t errlen)
 {
 	char *scope = read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
@@ -29,63 +24,22 @@ void permission_message(pid_t pid, char *err, size_t errlen)
 			 "the process belongs to another user or is not dumpable");
 }
 
-static bool in_set(const pid_t *tids, int n, pid_t tid)
+/* Before 3.11 thread states do not record the OS thread id. */
+static void fill_tids(struct mem *m, struct py_thread *t, int n, const pid_t *tids, int ntids)
 {
+	uint64_t *idents = xcalloc(n ? n : 1, sizeof(*idents));
+	int off;
+
 	for (int i = 0; i < n; i++)
-		if (tids[i] == tid)
-			return true;
-	return false;
-}
+		idents[i] = t[i].ident;
+	off = pystack_tid_offset(m, idents, n, tids, ntids);
+	for (int i = 0; off >= 0 && i < n; i++) {
+		int32_t tid;
 
-/* Before 3.11 a thread state knows only its pthread_t; find the kernel tid
- * inside the pthread struct it points to.  An offset counts only if it gives
- * every thread a distinct tid of this process. */
-static bool offset_fits(struct py_thread *t, int n, const uint8_t (*blocks)[PTHREAD_SEARCH_BYTES],
-			const pid_t *tids, int ntids, unsigned off)
-{
-	for (int i = 0; i < n; i++) {
-		pid_t tid;
-
-		memcpy(&tid, blocks[i] + off, sizeof(tid));
-		if (!in_set(tids, ntids, tid))
-			return false;
-		for (int j = 0; j < i; j++) {
-			pid_t other;
-			memcpy(&other, blocks[j] + off, sizeof(other));
-			if (other == tid)
-				return false;
-		}
+		if (mem_read_i32(m, t[i].ident + off, &tid) == 0)
+			t[i].tid = tid;
 	}
-	(void)t;
-	return true;
-}
-
-static void infer_tids(struct mem *m, struct py_thread *t, int n, const pid_t *tids, int ntids)
-{
-	uint8_t (*blocks)[PTHREAD_SEARCH_BYTES];
-	int have = 0;
-	unsigned off;
-
-	if (n == 0)
-		return;
-	blocks = xcalloc(n, sizeof(*blocks));
-	for (int i = 0; i < n; i++)
-		if (t[i].ident && mem_read(m, t[i].ident, blocks[i], PTHREAD_SEARCH_BYTES) == 0)
-			have++;
-	if (have != n)
-		goto out;
-	off = GLIBC_PTHREAD_TID_OFFSET;
-	if (!offset_fits(t, n, (const void *)blocks, tids, ntids, off)) {
-		for (off = 0; off < PTHREAD_SEARCH_BYTES; off += 4)
-			if (offset_fits(t, n, (const void *)blocks, tids, ntids, off))
-				break;
-		if (off >= PTHREAD_SEARCH_BYTES)
-			goto out;
-	}
-	for (int i = 0; i < n; i++)
-		memcpy(&t[i].tid, blocks[i] + off, sizeof(pid_t));
-out:
-	free(blocks);
+	free(idents);
 }
 
 /* Is the process gone or on its way out?  An exiting process has released
@@ -163,7 +117,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 	}
 	s->nthreads = n;
 	if (s->pi.layout.tstate.native_thread_id == NONE)
-		infer_tids(m, s->threads, n, tids, ntids);
+		fill_tids(m, s->threads, n, tids, ntids);
 	for (int i = 0; i < n; i++) {
 		struct py_thread *t = &s->threads[i];
 

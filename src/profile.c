@@ -1,0 +1,287 @@
+#include "profile.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_RUN UINT32_MAX
+
+void profile_init(struct profile *p, double rate_hz)
+{
+	memset(p, 0, sizeof(*p));
+	p->rate_hz = rate_hz;
+	p->interval_ns = rate_hz > 0 ? (uint64_t)(1e9 / rate_hz) : 10000000;
+}
+
+void profile_free(struct profile *p)
+{
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		free(p->frames[i].name);
+		free(p->frames[i].file);
+	}
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i].frames);
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		free(p->threads[i].name);
+	free(p->frames);
+	free(p->frame_index);
+	free(p->stacks);
+	free(p->stack_buckets);
+	free(p->threads);
+	free(p->runs);
+	free(p->command);
+	free(p->python_version);
+	memset(p, 0, sizeof(*p));
+}
+
+/* FNV-1a, fed piece by piece. */
+static uint32_t fnv(uint32_t h, const void *data, size_t len)
+{
+	const uint8_t *b = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+#define FNV_INIT 2166136261u
+
+static uint32_t frame_hash(const struct pframe *f)
+{
+	uint32_t h = fnv(FNV_INIT, &f->kind, sizeof(f->kind));
+
+	h = fnv(h, f->name ? f->name : "", f->name ? strlen(f->name) : 0);
+	h = fnv(h, "\0", 1);
+	h = fnv(h, f->file ? f->file : "", f->file ? strlen(f->file) : 0);
+	return fnv(h, &f->line, sizeof(f->line));
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static bool frame_eq(const struct pframe *a, const struct pframe *b)
+{
+	return a->kind == b->kind && a->line == b->line && str_eq(a->name, b->name) &&
+	       str_eq(a->file, b->file);
+}
+
+static void frame_index_grow(struct profile *p)
+{
+	uint32_t size = p->frame_index_size ? p->frame_index_size * 2 : 1024;
+	uint32_t *idx = xcalloc(size, sizeof(*idx));
+
+	for (uint32_t id = 0; id < p->nframes; id++) {
+		uint32_t slot = frame_hash(&p->frames[id]) & (size - 1);
+
+		while (idx[slot])
+			slot = (slot + 1) & (size - 1);
+		idx[slot] = id + 1;
+	}
+	free(p->frame_index);
+	p->frame_index = idx;
+	p->frame_index_size = size;
+}
+
+uint32_t profile_frame(struct profile *p, const struct pframe *f)
+{
+	uint32_t slot, id;
+	struct pframe *nf;
+
+	/* Keep the table at most half full. */
+	if ((p->nframes + 1) * 2 > p->frame_index_size)
+		frame_index_grow(p);
+	slot = frame_hash(f) & (p->frame_index_size - 1);
+	while ((id = p->frame_index[slot])) {
+		if (frame_eq(&p->frames[id - 1], f))
+			return id - 1;
+		slot = (slot + 1) & (p->frame_index_size - 1);
+	}
+	if (p->nframes == p->frames_cap) {
+		p->frames_cap = p->frames_cap ? p->frames_cap * 2 : 256;
+		p->frames = xrealloc(p->frames, p->frames_cap * sizeof(*p->frames));
+	}
+	nf = &p->frames[p->nframes];
+	*nf = *f;
+	nf->name = xstrdup(f->name ? f->name : "?");
+	nf->file = f->file ? xstrdup(f->file) : NULL;
+	p->frame_index[slot] = ++p->nframes;
+	return p->nframes - 1;
+}
+
+uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name)
+{
+	struct pthread_info *t;
+
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		t = &p->threads[i];
+		if (t->pid != pid || t->tid != tid)
+			continue;
+		/* Threads are named late (threading sets the name after start). */
+		if (name && (!t->name || strcmp(t->name, name) != 0)) {
+			free(t->name);
+			t->name = xstrdup(name);
+		}
+		return i;
+	}
+	if (p->nthreads == p->threads_cap) {
+		p->threads_cap = p->threads_cap ? p->threads_cap * 2 : 16;
+		p->threads = xrealloc(p->threads, p->threads_cap * sizeof(*p->threads));
+	}
+	t = &p->threads[p->nthreads];
+	t->pid = pid;
+	t->tid = tid;
+	t->name = name ? xstrdup(name) : NULL;
+	t->last_run = NO_RUN;
+	return p->nthreads++;
+}
+
+static void buckets_grow(struct profile *p)
+{
+	uint32_t n = p->nbuckets ? p->nbuckets * 2 : 1024;
+
+	free(p->stack_buckets);
+	p->stack_buckets = xcalloc(n, sizeof(*p->stack_buckets));
+	p->nbuckets = n;
+	for (uint32_t id = 0; id < p->nstacks; id++) {
+		uint32_t b = p->stacks[id].hash & (n - 1);
+
+		p->stacks[id].next = p->stack_buckets[b];
+		p->stack_buckets[b] = id + 1;
+	}
+}
+
+uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
+{
+	uint32_t h = fnv(FNV_INIT, frames, depth * sizeof(*frames));
+	struct pstack *s;
+	uint32_t id;
+
+	if (p->nstacks >= p->nbuckets)
+		buckets_grow(p);
+	for (id = p->stack_buckets[h & (p->nbuckets - 1)]; id; id = p->stacks[id - 1].next) {
+		s = &p->stacks[id - 1];
+		if (s->hash == h && s->depth == depth &&
+		    memcmp(s->frames, frames, depth * sizeof(*frames)) == 0)
+			return id - 1;
+	}
+	if (p->nstacks == p->stacks_cap) {
+		p->stacks_cap = p->stacks_cap ? p->stacks_cap * 2 : 256;
+		p->stacks = xrealloc(p->stacks, p->stacks_cap * sizeof(*p->stacks));
+	}
+	id = p->nstacks++;
+	s = &p->stacks[id];
+	s->frames = xmalloc((depth ? depth : 1) * sizeof(*frames));
+	memcpy(s->frames, frames, depth * sizeof(*frames));
+	s->depth = depth;
+	s->count = 0;
+	s->hash = h;
+	s->next = p->stack_buckets[h & (p->nbuckets - 1)];
+	p->stack_buckets[h & (p->nbuckets - 1)] = id + 1;
+	return id;
+}
+
+/* Extend the thread's latest run when this sample continues it, else start
+ * a new one.  A gap longer than half an interval (a missed sample, a thread
+ * that was idle and filtered out) ends a run. */
+static void add_run(struct profile *p, uint32_t thread, uint32_t stack, uint64_t t_ns,
+		    uint32_t weight)
+{
+	struct pthread_info *t = &p->threads[thread];
+	uint64_t interval = p->interval_ns;
+	struct prun *r;
+
+	if (t->last_run != NO_RUN) {
+		r = &p->runs[t->last_run];
+		if (r->stack == stack && t_ns <= r->end_ns + interval / 2) {
+			r->end_ns = t_ns + interval;
+			r->samples += weight;
+			return;
+		}
+	}
+	if (p->nruns == p->runs_cap) {
+		p->runs_cap = p->runs_cap ? p->runs_cap * 2 : 1024;
+		p->runs = xrealloc(p->runs, p->runs_cap * sizeof(*p->runs));
+	}
+	r = &p->runs[p->nruns];
+	r->thread = thread;
+	r->stack = stack;
+	r->start_ns = t_ns;
+	r->end_ns = t_ns + interval;
+	r->samples = weight;
+	t->last_run = p->nruns++;
+}
+
+void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
+		 uint32_t depth, uint64_t t_ns, uint32_t weight)
+{
+	uint32_t id = profile_stack(p, frames, depth);
+
+	p->stacks[id].count += weight;
+	p->samples += weight;
+	if (thread < p->nthreads)
+		add_run(p, thread, id, t_ns, weight);
+}
+
+static const char *after(const char *s, const char *marker)
+{
+	const char *p = NULL, *q = s;
+
+	/* The last occurrence: a venv inside another tree has several. */
+	while ((q = strstr(q, marker))) {
+		p = q + strlen(marker);
+		q++;
+	}
+	return p;
+}
+
+const char *profile_display_file(const char *file, bool full)
+{
+	const char *p, *slash;
+
+	if (!file)
+		return "";
+	if (full)
+		return file;
+	if ((p = after(file, "/site-packages/")) || (p = after(file, "/dist-packages/")))
+		return p;
+	if ((p = after(file, "/lib/python3.")) && (slash = strchr(p, '/')))
+		return slash + 1;
+	slash = strrchr(file, '/');
+	return slash ? slash + 1 : file;
+}
+
+enum pframe_category pframe_category(const struct pframe *f)
+{
+	const char *file = f->file;
+
+	switch (f->kind) {
+	case PF_NATIVE:
+		return CAT_NATIVE;
+	case PF_PROCESS:
+	case PF_THREAD:
+	case PF_MARKER:
+		return CAT_ROOT;
+	case PF_PYTHON:
+		break;
+	}
+	if (!file)
+		return CAT_USER;
+	if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+		return CAT_SITE;
+	if (strstr(file, "/lib/python3.") || !strncmp(file, "<frozen", 7))
+		return CAT_STDLIB;
+	return CAT_USER;
+}
+
+char *pframe_label(const struct pframe *f, bool full)
+{
+	if (f->kind != PF_PYTHON || !f->file)
+		return xstrdup(f->name);
+	if (f->line >= 0)
+		return xasprintf("%s (%s:%d)", f->name, profile_display_file(f->file, full), f->line);
+	return xasprintf("%s (%s)", f->name, profile_display_file(f->file, full));
+}

@@ -1,0 +1,118 @@
+/* Aggregated samples: what `record` collects and every output format reads.
+ *
+ * Frames and stacks are interned as samples arrive, so memory grows with the
+ * number of distinct stacks, not with the length of the recording.  For the
+ * formats that show time (speedscope, Chrome trace) each thread also keeps
+ * runs: consecutive samples with the same stack merge into one run.
+ */
+#ifndef PYSTROBE_PROFILE_H
+#define PYSTROBE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum pframe_kind {
+	PF_PYTHON,
+	PF_NATIVE,
+	PF_PROCESS,		/* a root frame naming a process */
+	PF_THREAD,		/* a root frame naming a thread */
+	PF_MARKER,		/* e.g. "<truncated>" */
+};
+
+/* What a frame is drawn as, for colours. */
+enum pframe_category {
+	CAT_USER,		/* the program's own code */
+	CAT_STDLIB,		/* the standard library */
+	CAT_SITE,		/* site-packages / dist-packages */
+	CAT_NATIVE,
+	CAT_ROOT,		/* process and thread roots, markers */
+};
+
+struct pframe {
+	enum pframe_kind kind;
+	char *name;		/* function (qualified on 3.11+), or a root's label */
+	char *file;		/* as the target names it; NULL for roots */
+	int line;		/* -1: unknown, or aggregated by function */
+	int firstlineno;	/* the function's def line, -1 if unknown */
+};
+
+struct pstack {
+	uint32_t *frames;	/* frame ids, root first */
+	uint32_t depth;
+	uint64_t count;		/* samples */
+	uint32_t hash;
+	uint32_t next;		/* hash chain */
+};
+
+struct pthread_info {
+	pid_t pid, tid;
+	char *name;		/* thread name, or NULL */
+	uint32_t last_run;	/* index of its latest run, or UINT32_MAX */
+};
+
+/* A run of consecutive samples of one thread with the same stack. */
+struct prun {
+	uint32_t thread;
+	uint32_t stack;
+	uint64_t start_ns, end_ns;	/* since the profile's start */
+	uint32_t samples;
+};
+
+struct profile {
+	struct pframe *frames;
+	uint32_t nframes, frames_cap;
+	uint32_t *frame_index;	/* open-addressing table of frame ids + 1 */
+	uint32_t frame_index_size;
+
+	struct pstack *stacks;
+	uint32_t nstacks, stacks_cap;
+	uint32_t *stack_buckets;	/* heads of hash chains (id + 1) */
+	uint32_t nbuckets;
+
+	struct pthread_info *threads;
+	uint32_t nthreads, threads_cap;
+
+	struct prun *runs;
+	uint32_t nruns, runs_cap;
+
+	uint64_t samples;		/* total samples added */
+
+	/* What was profiled, for titles and metadata. */
+	char *command;			/* command line */
+	pid_t pid;
+	char *python_version;
+	uint64_t start_unix_ns;		/* wall clock at the start */
+	uint64_t duration_ns;
+	double rate_hz;			/* asked-for sampling rate */
+	uint64_t interval_ns;		/* 1e9 / rate */
+	uint64_t errors;		/* samples that failed */
+};
+
+void profile_init(struct profile *p, double rate_hz);
+void profile_free(struct profile *p);
+
+/* Intern a frame (strings are copied); returns its id. */
+uint32_t profile_frame(struct profile *p, const struct pframe *f);
+/* Intern a thread of a process; returns its index. */
+uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name);
+/* Intern a stack (frame ids, root first) without counting it. */
+uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth);
+
+/* Count one sample of `thread` with this stack (root first), taken t_ns
+ * after the start.  weight is usually 1. */
+void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
+		 uint32_t depth, uint64_t t_ns, uint32_t weight);
+
+/* The category of a frame, from its kind and file. */
+enum pframe_category pframe_category(const struct pframe *f);
+
+/* The file name to show: the whole path with full, else the path below
+ * site-packages / dist-packages / lib/pythonX.Y, else the base name. */
+const char *profile_display_file(const char *file, bool full);
+
+/* "function (file:line)" or "function (file)" or the root's name, into a
+ * new string. */
+char *pframe_label(const struct pframe *f, bool full_filenames);
+
+#endif

@@ -1,0 +1,424 @@
+/* The sampling loop: at each deadline, read every thread's stack, turn
+ * code objects into profile frames through the code cache, and count the
+ * stack in the profile. */
+#include "sampler.h"
+#include "codecache.h"
+#include "mem.h"
+#include "pause.h"
+#include "proc.h"
+#include "pystack.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS 1024
+#define NAME_REFRESH_NS 1000000000ull
+#define NO_FRAME UINT32_MAX
+
+struct sthread {
+	uint64_t ident;
+	pid_t tid;
+	int stat_fd;		/* /proc/PID/task/TID/stat, kept open */
+	char state;		/* read before this round's pause */
+	char *name;
+	uint32_t pthread;	/* index in the profile's thread table */
+	uint32_t root;		/* its root frame (with --threads) */
+	bool seen;
+};
+
+struct sampler {
+	pid_t pid;
+	struct sampler_opts o;
+	struct mem *m;		/* through the page cache */
+	struct mem *direct;
+	struct pyinterp pi;
+	struct profile *p;
+	struct code_cache *cc;
+	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
+	struct sthread *threads;
+	int nthreads;
+	bool names_stale;
+	uint64_t names_at_ns;
+	struct py_tstate ts[MAX_THREADS];
+	uint32_t frames[PYSTACK_MAX_DEPTH + 2];
+	int nframes;
+	uint64_t stacks;
+	uint64_t errors[SERR_COUNT];
+	uint32_t truncated_marker;	/* frame id of "<truncated>" */
+};
+
+const char *serr_name(enum serr e)
+{
+	static const char *const names[] = {
+		[SERR_TORN] = "torn stack",
+		[SERR_STATE] = "interpreter state unreadable",
+		[SERR_PAUSE] = "could not pause",
+	};
+	return e < SERR_COUNT ? names[e] : "?";
+}
+
+struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
+			     int *rcp, char *err, size_t errlen)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	int rc;
+
+	s->pid = pid;
+	s->o = *o;
+	s->p = p;
+	s->direct = mem_proc_open(pid);
+	s->m = mem_cache_new(s->direct);
+	s->tid_offset = -2;
+	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
+	if (rc < 0) {
+		*rcp = -rc;
+		sampler_close(s);
+		return NULL;
+	}
+	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
+	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
+	return s;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nthreads; i++) {
+		if (s->threads[i].stat_fd >= 0)
+			close(s->threads[i].stat_fd);
+		free(s->threads[i].name);
+	}
+	free(s->threads);
+	code_cache_free(s->cc);
+	pyinterp_free(&s->pi);
+	mem_close(s->m);
+	mem_close(s->direct);
+	free(s);
+}
+
+/* --- threads -------------------------------------------------------------- */
+
+static char read_state(int fd)
+{
+	char buf[256], *p;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	/* pread at 0 makes /proc generate the line afresh. */
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void read_states(struct sampler *s)
+{
+	for (int i = 0; i < s->nthreads; i++)
+		s->threads[i].state = read_state(s->threads[i].stat_fd);
+}
+
+static uint32_t thread_root(struct sampler *s, struct sthread *t)
+{
+	struct pframe f = { PF_THREAD, NULL, NULL, -1, -1 };
+	uint32_t id;
+
+	if (t->name)
+		f.name = xasprintf("thread %d \"%s\"", (int)t->tid, t->name);
+	else
+		f.name = xasprintf("thread %d", (int)t->tid);
+	id = profile_frame(s->p, &f);
+	free(f.name);
+	return id;
+}
+
+static void name_thread(struct sampler *s, struct sthread *t, char *name)
+{
+	if (name && t->name && !strcmp(name, t->name)) {
+		free(name);
+		return;
+	}
+	free(t->name);
+	t->name = name;
+	t->pthread = profile_thread(s->p, s->pid, t->tid, t->name);
+	t->root = thread_root(s, t);
+}
+
+/* The OS thread id of a thread state. */
+static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	int32_t tid;
+
+	if (ts->tid)
+		return ts->tid;
+	if (s->tid_offset == -2) {
+		pid_t *tids;
+		int ntids = proc_tasks(s->pid, &tids);
+		uint64_t idents[MAX_THREADS];
+
+		if (ntids < 0)
+			return 0;
+		for (int i = 0; i < n; i++)
+			idents[i] = s->ts[i].ident;
+		s->tid_offset = pystack_tid_offset(s->m, idents, n, tids, ntids);
+		free(tids);
+	}
+	if (s->tid_offset < 0 || mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
+		return 0;
+	return tid;
+}
+
+static struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	struct sthread *t;
+	char path[96];
+
+	for (int i = 0; i < s->nthreads; i++)
+		if (s->threads[i].ident == ts->ident)
+			return &s->threads[i];
+	s->threads = xrealloc(s->threads, (s->nthreads + 1) * sizeof(*s->threads));
+	t = &s->threads[s->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->ident = ts->ident;
+	t->tid = tid_of(s, ts, n);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)t->tid);
+	t->stat_fd = t->tid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);
+	t->root = thread_root(s, t);
+	/* Not paused: its state now is as good as before the round. */
+	if (!s->o.blocking && !s->o.idle)
+		t->state = read_state(t->stat_fd);
+	s->names_stale = true;
+	return t;
+}
+
+/* Forget threads that were not in this round's thread list. */
+static void drop_gone(struct sampler *s)
+{
+	int j = 0;
+
+	for (int i = 0; i < s->nthreads; i++) {
+		struct sthread *t = &s->threads[i];
+
+		if (t->seen) {
+			t->seen = false;
+			s->threads[j++] = *t;
+			continue;
+		}
+		if (t->stat_fd >= 0)
+			close(t->stat_fd);
+		free(t->name);
+	}
+	s->nthreads = j;
+}
+
+/* Thread names are set after a thread starts: look them up when new
+ * threads appear and once a second. */
+static void refresh_names(struct sampler *s, uint64_t t_ns)
+{
+	uint64_t idents[MAX_THREADS] = { 0 };
+	char *names[MAX_THREADS];
+	int n = s->nthreads < MAX_THREADS ? s->nthreads : MAX_THREADS;
+
+	if (!s->names_stale && t_ns - s->names_at_ns < NAME_REFRESH_NS)
+		return;
+	for (int i = 0; i < n; i++)
+		idents[i] = s->threads[i].ident;
+	pystack_names(s->m, &s->pi, idents, n, names);
+	for (int i = 0; i < n; i++) {
+		if (names[i])
+			name_thread(s, &s->threads[i], names[i]);
+	}
+	s->names_stale = false;
+	s->names_at_ns = t_ns;
+}
+
+/* --- one sample ----------------------------------------------------------- */
+
+static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+{
+	struct sampler *s = arg;
+	uint32_t id;
+	int rc;
+
+	(void)frame;
+	if ((rc = code_cache_frame(s->cc, code, lasti, &id)) < 0)
+		return rc;
+	if (s->nframes < PYSTACK_MAX_DEPTH)
+		s->frames[s->nframes++] = id;
+	return 0;
+}
+
+static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
+{
+	if (s->o.gil_only && !gil)
+		return false;
+	/* A thread seen for the first time has no state read before the
+	 * pause: count it rather than guess it idle. */
+	if (!s->o.idle && t->state && t->state != 'R')
+		return false;
+	return true;
+}
+
+static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+			  uint64_t t_ns)
+{
+	uint32_t stack[PYSTACK_MAX_DEPTH + 3];
+	uint32_t depth = 0;
+	int n, rc;
+	enum walk_end end;
+
+	if (ts->frame_err < 0) {
+		s->errors[SERR_TORN]++;
+		return;
+	}
+	s->nframes = 0;
+	end = pystack_walk(s->m, &s->pi.layout, ts->frame, PYSTACK_MAX_DEPTH, collect_frame,
+			   s, &n, &rc);
+	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
+		s->errors[SERR_TORN]++;
+		return;
+	}
+	/* A thread with no Python frame (starting, or only in C) adds nothing. */
+	if (s->nframes == 0)
+		return;
+	if (s->o.threads)
+		stack[depth++] = t->root;
+	if (end == WALK_TRUNCATED)
+		stack[depth++] = s->truncated_marker;
+	for (int i = s->nframes - 1; i >= 0; i--)
+		stack[depth++] = s->frames[i];
+	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
+	s->stacks++;
+}
+
+int sampler_sample(struct sampler *s, uint64_t t_ns)
+{
+	struct pause pause = { 0 };
+	uint64_t gil;
+	char err[256];
+	int n, rc;
+
+	mem_cache_reset(s->m);
+	if (!s->o.idle)
+		read_states(s);
+	if (s->o.blocking) {
+		rc = pause_process(s->pid, &pause);
+		if (rc < 0) {
+			if (proc_exiting(s->pid))
+				return -EXIT_EXITED;
+			s->errors[SERR_PAUSE]++;
+			return 0;
+		}
+	}
+	n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
+	if (n < 0) {
+		pause_release(&pause);
+		if (proc_exiting(s->pid))
+			return -EXIT_EXITED;
+		s->errors[SERR_STATE]++;
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		struct sthread *t = find_thread(s, &s->ts[i], n);
+
+		t->seen = true;
+		if (wanted(s, t, gil == s->ts[i].addr))
+			record_thread(s, t, &s->ts[i], t_ns);
+	}
+	pause_release(&pause);
+	drop_gone(s);
+	refresh_names(s, t_ns);
+	return 0;
+}
+
+/* --- the loop ------------------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	/* Interrupted by a signal: the caller checks its stop flag. */
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static void fill_status(const struct sampler *s, uint64_t start, uint64_t rounds,
+			struct sampler_status *st)
+{
+	st->elapsed_s = (mono_ns() - start) / 1e9;
+	st->rounds = rounds;
+	st->stacks = s->stacks;
+	memcpy(st->errors, s->errors, sizeof(st->errors));
+	st->rate_hz = st->elapsed_s > 0 ? rounds / st->elapsed_s : 0;
+}
+
+void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
+		 void (*status)(void *arg, const struct sampler_status *st), void *arg,
+		 struct sampler_status *final)
+{
+	uint64_t interval = s->p->interval_ns;
+	uint64_t start = mono_ns(), deadline = start, next_status = start;
+	uint64_t end = s->o.duration_s > 0 ? start + (uint64_t)(s->o.duration_s * 1e9) : 0;
+	uint64_t rounds = 0, lagged = 0, max_lag = 0;
+	bool exited = false;
+
+	memset(final, 0, sizeof(*final));
+	while (!*stop) {
+		uint64_t now = mono_ns();
+
+		if (end && now >= end)
+			break;
+		if (sampler_sample(s, now - start) == -EXIT_EXITED) {
+			exited = true;
+			break;
+		}
+		rounds++;
+		deadline += interval;
+		now = mono_ns();
+		if (now >= deadline + interval) {
+			/* Behind by a whole interval: say so, and skip the
+			 * missed samples instead of firing them in a burst. */
+			lagged++;
+			if (now - deadline > max_lag)
+				max_lag = now - deadline;
+			deadline = now;
+		}
+		if (status && now >= next_status) {
+			struct sampler_status st = { 0 };
+
+			fill_status(s, start, rounds, &st);
+			st.lagged = lagged;
+			st.max_lag_ms = max_lag / 1e6;
+			status(arg, &st);
+			next_status = now + 250000000ull;
+		}
+		if (end && deadline > end)
+			deadline = end;
+		sleep_until(deadline);
+	}
+	fill_status(s, start, rounds, final);
+	final->lagged = lagged;
+	final->max_lag_ms = max_lag / 1e6;
+	final->target_exited = exited;
+	s->p->duration_ns = mono_ns() - start;
+	s->p->errors = 0;
+	for (int i = 0; i < SERR_COUNT; i++)
+		s->p->errors += s->errors[i];
+}

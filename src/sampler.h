@@ -1,0 +1,63 @@
+/* Sampling one Python process at a fixed rate into a profile. */
+#ifndef PYSTROBE_SAMPLER_H
+#define PYSTROBE_SAMPLER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "locate.h"
+#include "profile.h"
+
+struct sampler_opts {
+	double rate_hz;
+	double duration_s;	/* 0: until stopped or the target exits */
+	bool blocking;		/* pause the threads for every sample */
+	bool idle;		/* include threads that are not running */
+	bool gil_only;		/* only the thread holding the GIL */
+	bool threads;		/* a root frame per thread */
+	bool by_function;	/* aggregate by function, not line */
+};
+
+/* Why a sample (of one thread, or of the whole process) was lost. */
+enum serr {
+	SERR_TORN,		/* a frame or code object unreadable: torn stack */
+	SERR_STATE,		/* the interpreter state unreadable */
+	SERR_PAUSE,		/* the threads could not be paused */
+	SERR_COUNT,
+};
+
+struct sampler;
+
+/* Attach to pid (which must already be a Python process: locate it first).
+ * Returns NULL with a reason in err, and *rc set to an EXIT_* code. */
+struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
+			     int *rc, char *err, size_t errlen);
+void sampler_close(struct sampler *s);
+
+/* One sample of every thread, t_ns after the start.  Returns 0, or
+ * -EXIT_EXITED once the process is gone. */
+int sampler_sample(struct sampler *s, uint64_t t_ns);
+
+struct sampler_status {
+	double elapsed_s;
+	uint64_t rounds;		/* sampling rounds done */
+	uint64_t stacks;		/* thread stacks recorded */
+	uint64_t errors[SERR_COUNT];
+	uint64_t lagged;		/* rounds that started late by an interval or more */
+	double max_lag_ms;
+	double rate_hz;			/* achieved rounds per second */
+	bool target_exited;
+};
+
+/* Sample at the fixed rate with absolute deadlines until *stop is set,
+ * the duration is over or the target exits.  status() is called about four
+ * times a second when not NULL. */
+void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
+		 void (*status)(void *arg, const struct sampler_status *st), void *arg,
+		 struct sampler_status *final);
+
+const char *serr_name(enum serr e);
+
+#endif

@@ -1,0 +1,481 @@
+/* Tests for the flame graph SVG: well-formed XML whatever the target's
+ * names hold, the expected frames with their counts, the title, the colours
+ * per category, pruning of big profiles, write errors, and (in a real
+ * headless Chromium, through tests/browser_flamegraph.js) search, zoom and
+ * hover.
+ *
+ * Expected counts and percentages are computed from the profile, not copied
+ * from the writer's output.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "sample_profile.h"
+#include "util.h"
+
+static const char *srcdir(void)
+{
+	const char *s = getenv("srcdir");
+
+	return s && *s ? s : ".";
+}
+
+/* Write p's flame graph to a new temporary file named in path. */
+static void write_svg(const struct profile *p, const struct out_opts *o, char *path,
+		      size_t size)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, size, "/tmp/check_flamegraph.XXXXXX.svg");
+	fd = mkstemps(path, 4);
+	ck_assert_msg(fd >= 0, "mkstemps: %s", strerror(errno));
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(out_flamegraph(p, f, o), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *s = read_file(path, len);
+
+	ck_assert_msg(s, "%s: %s", path, strerror(errno));
+	return s;
+}
+
+static void assert_wellformed(const char *path)
+{
+	char cmd[512];
+
+	if (system("xmllint --version >/dev/null 2>&1") != 0)
+		ck_abort_msg("MISSING xmllint (libxml2-utils): cannot check the SVG");
+	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s'", path);
+	ck_assert_msg(system(cmd) == 0, "%s is not well-formed XML", path);
+}
+
+/* Samples of stacks that contain the frame named name, counted once per
+ * stack. */
+static uint64_t frame_samples(const struct profile *p, const char *name, uint32_t *id)
+{
+	uint64_t n = 0;
+
+	*id = UINT32_MAX;
+	for (uint32_t i = 0; i < p->nframes; i++)
+		if (!strcmp(p->frames[i].name, name))
+			*id = i;
+	ck_assert_msg(*id != UINT32_MAX, "no frame %s", name);
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		for (uint32_t d = 0; d < p->stacks[i].depth; d++)
+			if (p->stacks[i].frames[d] == *id) {
+				n += p->stacks[i].count;
+				break;
+			}
+	return n;
+}
+
+static void percent(char *buf, size_t size, uint64_t n, uint64_t total)
+{
+	double pc = 100.0 * n / total;
+
+	snprintf(buf, size, pc >= 1 ? "%.1f%%" : "%.2f%%", pc);
+}
+
+/* The text escaped as the SVG must have it. */
+static char *xml_escape(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': sb_puts(&sb, "&amp;"); break;
+		case '<': sb_puts(&sb, "&lt;"); break;
+		case '>': sb_puts(&sb, "&gt;"); break;
+		case '"': sb_puts(&sb, "&quot;"); break;
+		case '\'': sb_puts(&sb, "&#39;"); break;
+		default: sb_putc(&sb, *s);
+		}
+	}
+	return sb_detach(&sb);
+}
+
+/* The <title> the writer must give the frame named name. */
+static char *expected_title(const struct profile *p, const char *name)
+{
+	uint32_t id;
+	uint64_t n = frame_samples(p, name, &id);
+	char *label = pframe_label(&p->frames[id], false), *esc = xml_escape(label), pc[32], *s;
+
+	percent(pc, sizeof(pc), n, p->samples);
+	s = xasprintf("<title>%s (%llu samples, %s)</title>", esc, (unsigned long long)n, pc);
+	free(esc);
+	free(label);
+	return s;
+}
+
+/* The fill colour of the frame whose title starts with the given text. */
+static void frame_fill(const char *svg, const char *title, int rgb[3])
+{
+	char *key = xasprintf("<title>%s", title);
+	const char *t = strstr(svg, key), *fill;
+
+	ck_assert_msg(t, "no frame titled %s", title);
+	fill = strstr(t, "fill=\"#");
+	ck_assert_ptr_nonnull(fill);
+	ck_assert_int_eq(sscanf(fill + 7, "%2x%2x%2x", &rgb[0], &rgb[1], &rgb[2]), 3);
+	free(key);
+}
+
+START_TEST(test_wellformed_and_frames)
+{
+	const char *names[] = { "work", "main", "<module>", "Event.wait", "Thread.run", "load" };
+	struct profile p;
+	char path[64], *svg;
+
+	sample_profile(&p, true);
+	write_svg(&p, NULL, path, sizeof(path));
+	assert_wellformed(path);
+	svg = slurp(path, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char *want = expected_title(&p, names[i]);
+
+		ck_assert_msg(strstr(svg, want), "missing %s", want);
+		free(want);
+	}
+	/* The numbers the brief gives, to catch a wrong expectation too. */
+	ck_assert_ptr_nonnull(strstr(svg, "<title>work (app.py:12) (60 samples, 57.1%)</title>"));
+	ck_assert_ptr_nonnull(strstr(svg, "<title>all (105 samples, 100.0%)</title>"));
+	ck_assert_ptr_nonnull(strstr(svg, "data-n=\"60\""));
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+static int count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle))) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+START_TEST(test_hostile_names)
+{
+	struct profile p;
+	char path[64], *svg;
+	size_t len;
+
+	sample_profile(&p, true);
+	write_svg(&p, NULL, path, sizeof(path));
+	assert_wellformed(path);
+	svg = slurp(path, &len);
+	ck_assert_msg(!strstr(svg, "<script>alert"), "the hostile name is raw markup");
+	ck_assert_int_eq(count(svg, "<script"), 1);
+	ck_assert_int_eq(count(svg, "</script>"), 1);
+	ck_assert_ptr_nonnull(strstr(svg,
+		"<title>&lt;/text&gt;&lt;script&gt;alert(1)&lt;/script&gt; ("));
+	/* The file name's quotes, newline, escape sequence and invalid UTF-8. */
+	ck_assert_ptr_nonnull(strstr(svg,
+		"a&lt;b&gt;&amp;&quot;c&quot;;d\\x0ae\\x1b[31m\\xff\\xfe.py:3)"));
+	/* Only valid UTF-8, and no control characters but newlines. */
+	for (size_t i = 0; i < len;) {
+		int n = utf8_char(svg + i, NULL);
+
+		ck_assert_msg(n > 0, "invalid UTF-8 at byte %zu", i);
+		ck_assert_msg(n > 1 || svg[i] == '\n' || (unsigned char)svg[i] >= 0x20,
+			      "control character 0x%02x at byte %zu", svg[i], i);
+		i += n;
+	}
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+/* The text of the element with this id. */
+static char *element_text(const char *svg, const char *id)
+{
+	char *key = xasprintf("id=\"%s\"", id);
+	const char *s = strstr(svg, key), *e;
+
+	ck_assert_msg(s, "no element %s", id);
+	s = strchr(s, '>') + 1;
+	e = strchr(s, '<');
+	free(key);
+	return strndup(s, e - s);
+}
+
+START_TEST(test_title)
+{
+	struct profile p;
+	char path[64], *svg, *title, *sub, want[64];
+
+	sample_profile(&p, false);
+	write_svg(&p, NULL, path, sizeof(path));
+	svg = slurp(path, NULL);
+	title = element_text(svg, "title");
+	sub = element_text(svg, "subtitle");
+	ck_assert_str_eq(title, "pystrobe: python3 app.py --epochs 3");
+	snprintf(want, sizeof(want), "pid %d,", (int)p.pid);
+	ck_assert_msg(strstr(sub, want), "subtitle %s lacks %s", sub, want);
+	ck_assert_msg(strstr(sub, "Python 3.12.1"), "subtitle %s", sub);
+	ck_assert_msg(strstr(sub, "0.90 s"), "subtitle %s", sub);
+	ck_assert_msg(strstr(sub, "100 Hz"), "subtitle %s", sub);
+	snprintf(want, sizeof(want), "%llu samples", (unsigned long long)p.samples);
+	ck_assert_msg(strstr(sub, want), "subtitle %s lacks %s", sub, want);
+	/* The title is the first text. */
+	ck_assert_ptr_eq(strstr(svg, "<text"), strstr(svg, "<text id=\"title\""));
+	free(title);
+	free(sub);
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+START_TEST(test_title_override)
+{
+	struct out_opts o = { false, "my <run> & \"co\"\x01" };
+	struct profile p;
+	char path[64], *svg, *title;
+
+	sample_profile(&p, false);
+	write_svg(&p, &o, path, sizeof(path));
+	assert_wellformed(path);
+	svg = slurp(path, NULL);
+	title = element_text(svg, "title");
+	ck_assert_str_eq(title, "my &lt;run&gt; &amp; &quot;co&quot;\\x01");
+	free(title);
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+START_TEST(test_full_filenames)
+{
+	struct out_opts o = { true, NULL };
+	struct profile p;
+	char path[64], *svg;
+
+	sample_profile(&p, false);
+	write_svg(&p, &o, path, sizeof(path));
+	svg = slurp(path, NULL);
+	ck_assert_ptr_nonnull(strstr(svg, "<title>work (/home/u/app.py:12) (60 samples"));
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+START_TEST(test_colours)
+{
+	int user[3], user2[3], std[3], site[3], root[3], all[3];
+	struct profile p;
+	char path[64], *svg;
+
+	sample_profile(&p, false);
+	write_svg(&p, NULL, path, sizeof(path));
+	svg = slurp(path, NULL);
+	frame_fill(svg, "work (", user);
+	frame_fill(svg, "main (", user2);
+	frame_fill(svg, "Event.wait (", std);
+	frame_fill(svg, "load (", site);
+	frame_fill(svg, "process 4242", root);
+	frame_fill(svg, "all (", all);
+	/* user: warm, red dominant; stdlib: yellow; site-packages: aqua/green;
+	 * roots: grey.  Each palette apart from the others. */
+	ck_assert_msg(user[0] >= 200 && user[0] > user[1] && user[1] > user[2],
+		      "user %d,%d,%d", user[0], user[1], user[2]);
+	ck_assert_msg(user2[0] >= 200 && user2[0] > user2[2], "user %d,%d,%d",
+		      user2[0], user2[1], user2[2]);
+	ck_assert_msg(std[0] >= 180 && std[1] >= 180 && std[2] < 100,
+		      "stdlib %d,%d,%d", std[0], std[1], std[2]);
+	ck_assert_msg(site[1] > site[0] + 50 && site[2] > site[0],
+		      "site %d,%d,%d", site[0], site[1], site[2]);
+	ck_assert_msg(root[0] == root[1] && root[1] == root[2], "root %d,%d,%d",
+		      root[0], root[1], root[2]);
+	ck_assert_msg(all[0] == all[1] && all[1] == all[2], "all %d,%d,%d",
+		      all[0], all[1], all[2]);
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+/* Colours depend on the name only: the same function in two places, and in
+ * two runs, looks the same. */
+START_TEST(test_colours_stable)
+{
+	int a[3], b[3];
+	struct profile p;
+	char path[64], *svg;
+
+	sample_profile(&p, false);
+	write_svg(&p, NULL, path, sizeof(path));
+	svg = slurp(path, NULL);
+	frame_fill(svg, "work (", a);
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+	sample_profile(&p, true);
+	write_svg(&p, NULL, path, sizeof(path));
+	svg = slurp(path, NULL);
+	frame_fill(svg, "work (", b);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+START_TEST(test_big_pruned)
+{
+	struct profile p;
+	char path[64], *svg;
+	const char *s;
+	double t0, t;
+	size_t len;
+	FILE *f;
+	int fd, frames = 0;
+
+	big_profile(&p, 1000000);
+	snprintf(path, sizeof(path), "/tmp/check_flamegraph.XXXXXX.svg");
+	fd = mkstemps(path, 4);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	t0 = now();
+	ck_assert_int_eq(out_flamegraph(&p, f, NULL), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	t = now() - t0;
+	svg = slurp(path, &len);
+	fprintf(stderr, "flamegraph: %lu samples, %u stacks: %zu bytes in %.3f s\n",
+		(unsigned long)p.samples, p.nstacks, len, t);
+	ck_assert_msg(len < 2000000, "SVG of %zu bytes", len);
+	ck_assert_msg(t < 1.0, "writing took %.3f s", t);
+	assert_wellformed(path);
+	/* Nothing narrower than 0.1% of the samples is drawn. */
+	for (s = svg; (s = strstr(s, "data-n=\"")); s++) {
+		unsigned long long n = strtoull(s + 8, NULL, 10);
+
+		ck_assert_msg(n * 1000 >= p.samples, "a frame of %llu samples", n);
+		frames++;
+	}
+	ck_assert_int_gt(frames, 100);
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+START_TEST(test_empty)
+{
+	struct profile p;
+	char path[64], *svg;
+
+	profile_init(&p, 100);
+	write_svg(&p, NULL, path, sizeof(path));
+	assert_wellformed(path);
+	svg = slurp(path, NULL);
+	ck_assert_ptr_nonnull(strstr(svg, "No samples"));
+	ck_assert_ptr_nonnull(strstr(svg, "pystrobe: (unknown command)"));
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+START_TEST(test_write_error)
+{
+	struct profile p;
+	FILE *f = fopen("/dev/full", "w");
+
+	ck_assert_ptr_nonnull(f);
+	sample_profile(&p, false);
+	errno = 0;
+	ck_assert_int_eq(out_flamegraph(&p, f, NULL), -1);
+	ck_assert_int_ne(errno, 0);
+	fclose(f);
+	profile_free(&p);
+}
+END_TEST
+
+/* Search, zoom and hover in a real browser.  Chromium and node are part of
+ * the test dependencies: a missing one fails the test, loudly. */
+START_TEST(test_browser)
+{
+	struct profile p;
+	char path[64], cmd[2048], work[32], main_pc[32], hostile[32];
+	uint32_t id;
+	int rc;
+
+	if (system("node --version >/dev/null 2>&1") != 0)
+		ck_abort_msg("MISSING node: cannot run tests/browser_flamegraph.js");
+	sample_profile(&p, true);
+	write_svg(&p, NULL, path, sizeof(path));
+	percent(work, sizeof(work), frame_samples(&p, "work", &id), p.samples);
+	/* main contains work: a match of both counts main's samples once. */
+	percent(main_pc, sizeof(main_pc), frame_samples(&p, "main", &id), p.samples);
+	percent(hostile, sizeof(hostile), frame_samples(&p, SAMPLE_HOSTILE_NAME, &id), p.samples);
+	snprintf(cmd, sizeof(cmd),
+		 "node '%s/tests/browser_flamegraph.js' '%s' --click='work (app.py:12)' "
+		 "--hover='Event.wait (threading.py:655)' --hostile --ic='WORK=Matched: %s' "
+		 "'^work=Matched: %s' '^(main|work)=Matched: %s' 'WORK=Matched: 0.0%%' "
+		 "'alert=Matched: %s'",
+		 srcdir(), path, work, work, main_pc, hostile);
+	rc = system(cmd);
+	ck_assert_msg(rc == 0, "%s failed (status %d); see its output above", cmd, rc);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("flamegraph");
+	TCase *tc = tcase_create("svg");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_wellformed_and_frames);
+	tcase_add_test(tc, test_hostile_names);
+	tcase_add_test(tc, test_title);
+	tcase_add_test(tc, test_title_override);
+	tcase_add_test(tc, test_full_filenames);
+	tcase_add_test(tc, test_colours);
+	tcase_add_test(tc, test_colours_stable);
+	tcase_add_test(tc, test_empty);
+	tcase_add_test(tc, test_write_error);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("big");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_big_pruned);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("browser");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_browser);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

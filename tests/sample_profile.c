@@ -1,0 +1,93 @@
+#include "sample_profile.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint32_t py(struct profile *p, const char *name, const char *file, int line)
+{
+	struct pframe f = { PF_PYTHON, (char *)name, (char *)file, line, line > 1 ? line - 1 : 1 };
+
+	return profile_frame(p, &f);
+}
+
+static uint32_t root(struct profile *p, enum pframe_kind kind, const char *name)
+{
+	struct pframe f = { kind, (char *)name, NULL, -1, -1 };
+
+	return profile_frame(p, &f);
+}
+
+static void add_n(struct profile *p, uint32_t thread, const uint32_t *st, uint32_t depth,
+		  int n, uint64_t *t)
+{
+	for (int i = 0; i < n; i++) {
+		profile_add(p, thread, st, depth, *t, 1);
+		*t += p->interval_ns;
+	}
+}
+
+void sample_profile(struct profile *p, bool hostile)
+{
+	uint32_t proc, tmain, tworker, st[8];
+	uint64_t t = 0;
+
+	profile_init(p, 100);
+	p->command = strdup("python3 app.py --epochs 3");
+	p->pid = 4242;
+	p->python_version = strdup("3.12.1");
+	p->start_unix_ns = 1700000000ull * 1000000000ull;
+	proc = root(p, PF_PROCESS, "process 4242: python3 app.py --epochs 3");
+	tmain = profile_thread(p, 4242, 4242, "MainThread");
+	tworker = profile_thread(p, 4242, 4250, "loader");
+
+	st[0] = proc;
+	st[1] = root(p, PF_THREAD, "thread 4242 \"MainThread\"");
+	st[2] = py(p, "<module>", "/home/u/app.py", 40);
+	st[3] = py(p, "main", "/home/u/app.py", 30);
+	st[4] = py(p, "work", "/home/u/app.py", 12);
+	add_n(p, tmain, st, 5, 60, &t);
+	st[4] = py(p, "Event.wait", "/usr/lib/python3.12/threading.py", 655);
+	add_n(p, tmain, st, 5, 30, &t);
+
+	st[1] = root(p, PF_THREAD, "thread 4250 \"loader\"");
+	st[2] = py(p, "Thread.run", "/usr/lib/python3.12/threading.py", 1010);
+	st[3] = py(p, "load", "/venv/lib/python3.12/site-packages/torch/data.py", 77);
+	t = 0;
+	add_n(p, tworker, st, 4, 10, &t);
+
+	if (hostile) {
+		st[2] = py(p, SAMPLE_HOSTILE_NAME, "/tmp/a<b>&\"c\";d\ne\x1b[31m\xff\xfe.py", 3);
+		add_n(p, tworker, st, 3, 5, &t);
+	}
+	p->duration_ns = 900000000ull;
+}
+
+void big_profile(struct profile *p, unsigned long n)
+{
+	uint32_t st[32], proc, th;
+	char name[64], file[64];
+
+	profile_init(p, 1000);
+	p->command = strdup("python3 big.py");
+	p->pid = 1;
+	p->python_version = strdup("3.12.1");
+	proc = root(p, PF_PROCESS, "process 1: python3 big.py");
+	th = profile_thread(p, 1, 1, "MainThread");
+	st[0] = proc;
+	/* A few hundred distinct stacks, with a long tail of rare ones, the
+	 * shape real profiles have. */
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned long k = (i * 2654435761u) % 1000;
+		uint32_t depth = 2 + k % 20;
+
+		if (k >= 500)
+			k = 500 + (k - 500) / 10;
+		for (uint32_t d = 1; d < depth; d++) {
+			snprintf(name, sizeof(name), "f%lu_%u", (k * 7 + d) % 97, d);
+			snprintf(file, sizeof(file), "/app/mod%lu.py", (k + d) % 13);
+			st[d] = py(p, name, file, (int)(d * 10 + k % 5));
+		}
+		profile_add(p, th, st, depth, i * p->interval_ns, 1);
+	}
+	p->duration_ns = n * p->interval_ns;
+}
