@@ -159,6 +159,23 @@ static inline uint32_t layout_span(const uint32_t *offs, unsigned n)
 	return m + 8;
 }
 
+/* Fields of a struct read into a local buffer (unaligned-safe). */
+static inline uint64_t field_u64(const uint8_t *buf, uint32_t off)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+static inline int32_t field_i32(const uint8_t *buf, uint32_t off)
+{
+	int32_t v;
+
+	__builtin_memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
 /* The static table for a minor version, or NULL if we do not know it. */
 const struct py_layout *layout_for_minor(int minor);
 

@@ -120,22 +120,6 @@ static void grow(struct code_cache *cc)
 	free(old);
 }
 
-static uint64_t u64_at(const uint8_t *b, uint32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, 8);
-	return v;
-}
-
-static int32_t i32_at(const uint8_t *b, uint32_t off)
-{
-	int32_t v;
-
-	memcpy(&v, b + off, 4);
-	return v;
-}
-
 static int read_identity(struct code_cache *cc, uint64_t code, struct code_identity *id)
 {
 	const struct py_layout *L = cc->L;
@@ -150,11 +134,11 @@ static int read_identity(struct code_cache *cc, uint64_t code, struct code_ident
 	if ((rc = mem_read(cc->m, code, cb, size)) < 0)
 		return rc;
 	memset(id, 0, sizeof(*id));
-	id->type = u64_at(cb, L->obj.ob_type);
-	id->filename = u64_at(cb, L->code.filename);
-	id->name = u64_at(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
-	id->linetable = u64_at(cb, L->code.linetable);
-	id->firstlineno = i32_at(cb, L->code.firstlineno);
+	id->type = field_u64(cb, L->obj.ob_type);
+	id->filename = field_u64(cb, L->code.filename);
+	id->name = field_u64(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
+	id->linetable = field_u64(cb, L->code.linetable);
+	id->firstlineno = field_i32(cb, L->code.firstlineno);
 	return 0;
 }
 

@@ -292,37 +292,9 @@ static void thread_events(struct ct *ct, uint32_t t)
 	close_to(ct, 0, prev_end);
 }
 
-static int run_cmp(const void *a, const void *b, void *arg)
-{
-	const struct prun *runs = arg;
-	const struct prun *x = &runs[*(const uint32_t *)a], *y = &runs[*(const uint32_t *)b];
-
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-/* Group the runs by thread (counting sort), each group in time order.
- * Runs arrive in time order per thread, so the sort is nearly free. */
 static void group_runs(struct ct *ct)
 {
-	const struct profile *p = ct->p;
-	uint32_t *next;
-
-	ct->first = xcalloc(p->nthreads + 1, sizeof(*ct->first));
-	ct->order = xcalloc(p->nruns ? p->nruns : 1, sizeof(*ct->order));
-	for (uint32_t i = 0; i < p->nruns; i++)
-		ct->first[p->runs[i].thread + 1]++;
-	for (uint32_t t = 0; t < p->nthreads; t++)
-		ct->first[t + 1] += ct->first[t];
-	next = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*next));
-	memcpy(next, ct->first, p->nthreads * sizeof(*next));
-	for (uint32_t i = 0; i < p->nruns; i++)
-		ct->order[next[p->runs[i].thread]++] = i;
-	free(next);
-	for (uint32_t t = 0; t < p->nthreads; t++)
-		qsort_r(ct->order + ct->first[t], ct->first[t + 1] - ct->first[t],
-			sizeof(*ct->order), run_cmp, p->runs);
+	profile_runs_by_thread(ct->p, &ct->first, &ct->order);
 }
 
 /* What was recorded, for whoever opens the file's metadata. */

@@ -51,37 +51,9 @@ static void put_u64(struct strbuf *sb, uint64_t v)
 	sb_add(sb, buf + n, sizeof(buf) - n);
 }
 
-static int run_cmp(const void *a, const void *b, void *arg)
-{
-	const struct prun *runs = arg;
-	const struct prun *x = &runs[*(const uint32_t *)a], *y = &runs[*(const uint32_t *)b];
-
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-/* Group the runs by thread (counting sort), each group in time order.
- * Runs arrive in time order per thread, so the sort is nearly free. */
 static void group_runs(struct ss *ss)
 {
-	const struct profile *p = ss->p;
-	uint32_t *next;
-
-	ss->first = xcalloc(p->nthreads + 1, sizeof(*ss->first));
-	ss->order = xcalloc(p->nruns ? p->nruns : 1, sizeof(*ss->order));
-	for (uint32_t i = 0; i < p->nruns; i++)
-		ss->first[p->runs[i].thread + 1]++;
-	for (uint32_t t = 0; t < p->nthreads; t++)
-		ss->first[t + 1] += ss->first[t];
-	next = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*next));
-	memcpy(next, ss->first, p->nthreads * sizeof(*next));
-	for (uint32_t i = 0; i < p->nruns; i++)
-		ss->order[next[p->runs[i].thread]++] = i;
-	free(next);
-	for (uint32_t t = 0; t < p->nthreads; t++)
-		qsort_r(ss->order + ss->first[t], ss->first[t + 1] - ss->first[t],
-			sizeof(*ss->order), run_cmp, p->runs);
+	profile_runs_by_thread(ss->p, &ss->first, &ss->order);
 }
 
 /* When the run ends: at the next run's start if that comes first (the

@@ -285,3 +285,36 @@ char *pframe_label(const struct pframe *f, bool full)
 		return xasprintf("%s (%s:%d)", f->name, profile_display_file(f->file, full), f->line);
 	return xasprintf("%s (%s)", f->name, profile_display_file(f->file, full));
 }
+
+static int run_cmp(const void *a, const void *b, void *arg)
+{
+	const struct prun *runs = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (runs[i].start_ns != runs[j].start_ns)
+		return runs[i].start_ns < runs[j].start_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* A counting sort by thread, then each group by start time.  Runs arrive
+ * in time order per thread, so the sorts are nearly free. */
+void profile_runs_by_thread(const struct profile *p, uint32_t **firstp, uint32_t **orderp)
+{
+	uint32_t *first = xcalloc(p->nthreads + 1, sizeof(*first));
+	uint32_t *order = xcalloc(p->nruns ? p->nruns : 1, sizeof(*order));
+	uint32_t *next = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(*next));
+
+	for (uint32_t i = 0; i < p->nruns; i++)
+		first[p->runs[i].thread + 1]++;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		first[t + 1] += first[t];
+	memcpy(next, first, p->nthreads * sizeof(*next));
+	for (uint32_t i = 0; i < p->nruns; i++)
+		order[next[p->runs[i].thread]++] = i;
+	free(next);
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		qsort_r(order + first[t], first[t + 1] - first[t], sizeof(*order), run_cmp,
+			p->runs);
+	*firstp = first;
+	*orderp = order;
+}

@@ -104,6 +104,11 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth
 void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		 uint32_t depth, uint64_t t_ns, uint32_t weight);
 
+/* The runs grouped by thread, each group in time order: the runs of thread
+ * t are runs[order[k]] for k from first[t] to first[t + 1].  Both arrays are
+ * new; the caller frees them. */
+void profile_runs_by_thread(const struct profile *p, uint32_t **first, uint32_t **order);
+
 /* The category of a frame, from its kind and file. */
 enum pframe_category pframe_category(const struct pframe *f);
 

@@ -60,22 +60,6 @@ static bool cycle_step(struct cycle *cy, uint64_t next)
 	return false;
 }
 
-static uint64_t u64_at(const uint8_t *buf, uint32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, buf + off, 8);
-	return v;
-}
-
-static int32_t i32_at(const uint8_t *buf, uint32_t off)
-{
-	int32_t v;
-
-	memcpy(&v, buf + off, 4);
-	return v;
-}
-
 /* Is addr a code object?  Compares its type with PyCode_Type, which is
  * learnt from the first object whose type is named "code". */
 static int check_code(struct walk *w, uint64_t code, uint64_t type)
@@ -95,8 +79,8 @@ static int check_code(struct walk *w, uint64_t code, uint64_t type)
 static int code_line(struct walk *w, const uint8_t *cb, int64_t offset)
 {
 	const struct py_layout *L = w->c.L;
-	int firstlineno = i32_at(cb, L->code.firstlineno);
-	uint64_t table = u64_at(cb, L->code.linetable);
+	int firstlineno = field_i32(cb, L->code.firstlineno);
+	uint64_t table = field_u64(cb, L->code.linetable);
 	uint8_t *bytes;
 	size_t len;
 	int line;
@@ -135,13 +119,13 @@ static int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t fra
 		return -EINVAL;
 	if ((rc = mem_read(w->c.m, code, cb, size)) < 0)
 		return rc;
-	if ((rc = check_code(w, code, u64_at(cb, L->obj.ob_type))) < 0)
+	if ((rc = check_code(w, code, field_u64(cb, L->obj.ob_type))) < 0)
 		return rc;
 	pf->code = code;
-	nameobj = u64_at(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
+	nameobj = field_u64(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
 	if ((rc = py_str(&w->c, nameobj, NAME_MAX_CHARS, &pf->function)) < 0)
 		return rc;
-	if ((rc = py_str(&w->c, u64_at(cb, L->code.filename), NAME_MAX_CHARS, &pf->file)) < 0)
+	if ((rc = py_str(&w->c, field_u64(cb, L->code.filename), NAME_MAX_CHARS, &pf->file)) < 0)
 		return rc;
 	switch (L->lasti) {
 	case LASTI_BYTES:
@@ -166,9 +150,9 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 		       struct py_frame *pf)
 {
 	const struct py_layout *L = w->c.L;
-	uint64_t names = u64_at(cb, L->code.varnames);
-	int32_t flags = i32_at(cb, L->code.flags);
-	int64_t nargs = (int64_t)i32_at(cb, L->code.argcount) + i32_at(cb, L->code.kwonlyargcount);
+	uint64_t names = field_u64(cb, L->code.varnames);
+	int32_t flags = field_i32(cb, L->code.flags);
+	int64_t nargs = (int64_t)field_i32(cb, L->code.argcount) + field_i32(cb, L->code.kwonlyargcount);
 	uint8_t kinds[LOCALS_MAX];
 	int64_t n;
 	int rc;
@@ -176,8 +160,8 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 	nargs += !!(flags & CO_VARARGS) + !!(flags & CO_VARKEYWORDS);
 	if ((rc = py_varsize(&w->c, names, &n)) < 0)
 		return rc;
-	if (L->code.nlocals != NONE && i32_at(cb, L->code.nlocals) < n)
-		n = i32_at(cb, L->code.nlocals);
+	if (L->code.nlocals != NONE && field_i32(cb, L->code.nlocals) < n)
+		n = field_i32(cb, L->code.nlocals);
 	if (n < 0)
 		return -EINVAL;
 	if (n > LOCALS_MAX)
@@ -186,7 +170,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 		uint8_t *k;
 		size_t klen;
 
-		if ((rc = py_bytes(&w->c, u64_at(cb, L->code.localspluskinds), LOCALS_MAX, &k, &klen)) < 0)
+		if ((rc = py_bytes(&w->c, field_u64(cb, L->code.localspluskinds), LOCALS_MAX, &k, &klen)) < 0)
 			return rc;
 		if ((int64_t)klen < n)
 			n = (int64_t)klen;
@@ -241,12 +225,12 @@ static int read_raw_frame(struct mem *m, const struct py_layout *L, uint64_t fra
 		return -EINVAL;
 	if ((rc = mem_read(m, frame, fb, size)) < 0)
 		return rc;
-	rf->back = u64_at(fb, L->frame.back);
-	rf->code = u64_at(fb, L->frame.code);
+	rf->back = field_u64(fb, L->frame.back);
+	rf->code = field_u64(fb, L->frame.code);
 	if (L->frame.code_tagged)
 		rf->code &= ~(uint64_t)3;
-	rf->lasti = L->lasti == LASTI_PTR ? u64_at(fb, L->frame.lasti)
-					  : (uint64_t)(uint32_t)i32_at(fb, L->frame.lasti);
+	rf->lasti = L->lasti == LASTI_PTR ? field_u64(fb, L->frame.lasti)
+					  : (uint64_t)(uint32_t)field_i32(fb, L->frame.lasti);
 	rf->owner = L->frame.owner != NONE ? fb[L->frame.owner] : 0;
 	return 0;
 }
@@ -398,7 +382,7 @@ static bool tstate_listed(const struct py_tstate *ts, int n, uint64_t addr)
 static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *tb,
 		       uint64_t *frame)
 {
-	uint64_t f = u64_at(tb, L->tstate.frame);
+	uint64_t f = field_u64(tb, L->tstate.frame);
 
 	/* 3.11 and 3.12 reach the frame through the thread's _PyCFrame. */
 	if (L->tstate.cframe_frame != NONE && f)
@@ -447,7 +431,7 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
 		}
 		/* Every thread state points back at its interpreter: a cheap
 		 * proof that the offsets (and the pointer) are right. */
-		if (u64_at(tb, L->tstate.interp) != interp) {
+		if (field_u64(tb, L->tstate.interp) != interp) {
 			if (n == 0) {
 				snprintf(err, errlen, "thread state does not belong to the interpreter "
 					 "(wrong layout for Python %s?)", pi->version);
@@ -461,11 +445,11 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
 			break;
 		t = &out[n++];
 		t->addr = ts;
-		t->ident = u64_at(tb, L->tstate.thread_id);
+		t->ident = field_u64(tb, L->tstate.thread_id);
 		t->tid = L->tstate.native_thread_id != NONE
-			 ? (pid_t)u64_at(tb, L->tstate.native_thread_id) : 0;
+			 ? (pid_t)field_u64(tb, L->tstate.native_thread_id) : 0;
 		t->frame_err = first_frame(m, L, tb, &t->frame);
-		ts = u64_at(tb, L->tstate.next);
+		ts = field_u64(tb, L->tstate.next);
 		if (ts && cycle_step(&cy, ts))
 			break;
 	}
