@@ -17,6 +17,7 @@ static const char dump_usage[] =
 	"  -p, --pid PID      the process to read\n"
 	"  -j, --json         one JSON document instead of text\n"
 	"  -l, --locals       show arguments and local variables of each frame\n"
+	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -h, --help         show this help\n";
 
@@ -35,7 +36,51 @@ static void put_name(struct strbuf *sb, const char *s)
 	sb_add_printable(sb, s ? s : "?");
 }
 
-static void text_thread(struct strbuf *sb, const struct py_thread *t, bool locals)
+static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool locals)
+{
+	sb_puts(sb, "    ");
+	put_name(sb, f->function);
+	sb_puts(sb, " (");
+	put_name(sb, f->file);
+	if (f->line >= 0)
+		sb_printf(sb, ":%d", f->line);
+	sb_puts(sb, ")\n");
+	for (int k = 0; locals && k < f->nlocals; k++) {
+		sb_printf(sb, "        %s", f->locals[k].arg ? "arg " : "");
+		put_name(sb, f->locals[k].name);
+		sb_puts(sb, " = ");
+		put_name(sb, f->locals[k].repr);
+		sb_putc(sb, '\n');
+	}
+}
+
+/* "[native] qsort (libc.so.6+0x3f2a0) at msort.c:64"; an unknown function
+ * is just its place, lib.so+0xOFFSET. */
+static void text_native_frame(struct strbuf *sb, const struct mixed_frame *f)
+{
+	sb_puts(sb, "    [native] ");
+	if (f->function) {
+		put_name(sb, f->function);
+		sb_puts(sb, " (");
+	}
+	if (f->library) {
+		put_name(sb, f->library);
+		sb_printf(sb, "+0x%llx", (unsigned long long)f->offset);
+	} else {
+		sb_printf(sb, "0x%llx", (unsigned long long)f->pc);
+	}
+	if (f->function)
+		sb_putc(sb, ')');
+	if (f->file) {
+		sb_puts(sb, " at ");
+		put_name(sb, f->file);
+		sb_printf(sb, ":%d", f->line);
+	}
+	sb_putc(sb, '\n');
+}
+
+static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
+			bool locals)
 {
 	sb_printf(sb, "Thread %d", (int)t->tid);
 	if (t->name) {
@@ -45,29 +90,29 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, bool local
 	}
 	sb_printf(sb, " (%s%s) ident 0x%llx\n", t->idle ? "idle" : "active",
 		  t->gil ? ", holds the GIL" : "", (unsigned long long)t->ident);
-	for (int i = 0; i < t->nframes; i++) {
-		const struct py_frame *f = &t->frames[i];
-
-		sb_puts(sb, "    ");
-		put_name(sb, f->function);
-		sb_puts(sb, " (");
-		put_name(sb, f->file);
-		if (f->line >= 0)
-			sb_printf(sb, ":%d", f->line);
-		sb_puts(sb, ")\n");
-		for (int k = 0; locals && k < f->nlocals; k++) {
-			sb_printf(sb, "        %s", f->locals[k].arg ? "arg " : "");
-			put_name(sb, f->locals[k].name);
-			sb_puts(sb, " = ");
-			put_name(sb, f->locals[k].repr);
-			sb_putc(sb, '\n');
+	if (ms && ms->frames) {
+		for (int i = 0; i < ms->nframes; i++) {
+			if (ms->frames[i].native)
+				text_native_frame(sb, &ms->frames[i]);
+			else
+				text_py_frame(sb, &t->frames[ms->frames[i].py], locals);
 		}
+		if (ms->truncated)
+			sb_puts(sb, "    ... (native stack cut short)\n");
+	} else {
+		for (int i = 0; i < t->nframes; i++)
+			text_py_frame(sb, &t->frames[i], locals);
 	}
 	if (t->truncated)
 		sb_printf(sb, "    ... (stack cut at %d frames)\n", t->nframes);
 	if (t->error) {
 		sb_puts(sb, "    [error: ");
 		put_name(sb, t->error);
+		sb_puts(sb, "]\n");
+	}
+	if (ms && ms->error) {
+		sb_puts(sb, "    [no native frames: ");
+		put_name(sb, ms->error);
 		sb_puts(sb, "]\n");
 	}
 }
@@ -84,7 +129,7 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, bool loca
 	sb_puts(sb, ")\n");
 	for (int i = 0; i < s->nthreads; i++) {
 		sb_putc(sb, '\n');
-		text_thread(sb, &s->threads[i], locals);
+		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
 	}
 }
 
@@ -119,7 +164,31 @@ static void json_frame(struct json *j, const struct py_frame *f, bool locals)
 	json_obj_end(j);
 }
 
-static void json_thread(struct json *j, const struct py_thread *t, bool locals)
+static void json_native_frame(struct json *j, const struct mixed_frame *f)
+{
+	json_obj_begin(j);
+	json_key(j, "kind");
+	json_str(j, "native");
+	json_key(j, "function");
+	json_str(j, f->function);
+	json_key(j, "library");
+	json_str(j, f->library);
+	json_key(j, "offset");
+	json_uint(j, f->offset);
+	json_key(j, "address");
+	json_uint(j, f->pc);
+	json_key(j, "file");
+	json_str(j, f->file);
+	json_key(j, "line");
+	if (f->file)
+		json_int(j, f->line);
+	else
+		json_null(j);
+	json_obj_end(j);
+}
+
+static void json_thread(struct json *j, const struct py_thread *t, const struct mixed_stack *ms,
+			bool locals)
 {
 	json_obj_begin(j);
 	json_key(j, "tid");
@@ -136,10 +205,25 @@ static void json_thread(struct json *j, const struct py_thread *t, bool locals)
 	json_bool(j, t->truncated);
 	json_key(j, "error");
 	json_str(j, t->error);
+	if (ms) {
+		json_key(j, "native_error");
+		json_str(j, ms->error);
+		json_key(j, "native_truncated");
+		json_bool(j, ms->truncated);
+	}
 	json_key(j, "frames");
 	json_arr_begin(j);
-	for (int i = 0; i < t->nframes; i++)
-		json_frame(j, &t->frames[i], locals);
+	if (ms && ms->frames) {
+		for (int i = 0; i < ms->nframes; i++) {
+			if (ms->frames[i].native)
+				json_native_frame(j, &ms->frames[i]);
+			else
+				json_frame(j, &t->frames[ms->frames[i].py], locals);
+		}
+	} else {
+		for (int i = 0; i < t->nframes; i++)
+			json_frame(j, &t->frames[i], locals);
+	}
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -164,7 +248,7 @@ static void json_snapshot(struct json *j, const struct snapshot *s, bool locals)
 	json_key(j, "threads");
 	json_arr_begin(j);
 	for (int i = 0; i < s->nthreads; i++)
-		json_thread(j, &s->threads[i], locals);
+		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -175,6 +259,7 @@ int cmd_dump(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "locals", no_argument, NULL, 'l' },
+		{ "native", no_argument, NULL, 'n' },
 		{ "nonblocking", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -188,7 +273,7 @@ int cmd_dump(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":p:jlh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:jlnh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_pid(optarg);
@@ -199,6 +284,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'j': json = true; break;
 		case 'l': so.locals = true; break;
+		case 'n': so.native = true; break;
 		case 'N': so.nonblocking = true; break;
 		case 'h':
 			fputs(dump_usage, stdout);
@@ -217,6 +303,10 @@ int cmd_dump(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	if (so.native && so.nonblocking) {
+		errorf("dump: --native needs the threads paused: it cannot be used with --nonblocking");
+		return EXIT_USAGE;
+	}
 	rc = snapshot_take(pid, &so, &snap, err, sizeof(err));
 	if (rc < 0) {
 		errorf("%s", err);

@@ -1,8 +1,10 @@
 /* pystrobe record: sample a process at a fixed rate and write a profile. */
 #include "cmd.h"
+#include "launch.h"
 #include "locate.h"
 #include "mem.h"
 #include "output.h"
+#include "pause.h"
 #include "proc.h"
 #include "profile.h"
 #include "pystack.h"
@@ -13,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,113 +193,6 @@ static int parse_args(struct record *r, int argc, char **argv)
 	return 0;
 }
 
-/* --- launching ------------------------------------------------------------ */
-
-/* Under sudo, run the command as the user who asked, not as root. */
-static void drop_to_sudo_user(void)
-{
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-
-	if (getuid() != 0 || !u || !g)
-		return;
-	if (setgroups(0, NULL) != 0 || setgid((gid_t)atoi(g)) != 0 || setuid((uid_t)atoi(u)) != 0)
-		_exit(126);
-}
-
-/* Start the command; it waits on a pipe until we are ready, so that
- * sampling can begin with its first Python instruction. */
-static pid_t launch(char **argv, int *go_fd, int *err_fd)
-{
-	int go[2], errp[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(errp[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		drop_to_sudo_user();
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	*go_fd = go[1];
-	*err_fd = errp[0];
-	return pid;
-}
-
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_ERROR;
-}
-
-/* Is pid a Python process whose interpreter has a thread state yet? */
-static bool python_ready(pid_t pid)
-{
-	struct mem *m = mem_proc_open(pid);
-	struct pyinterp pi;
-	struct py_tstate ts[1];
-	uint64_t gil;
-	char err[256];
-	bool ready = false;
-
-	if (locate_python(pid, m, &pi, err, sizeof(err)) == 0) {
-		ready = pystack_tstates(m, &pi, ts, 1, &gil, err, sizeof(err)) > 0;
-		pyinterp_free(&pi);
-	}
-	mem_close(m);
-	return ready;
-}
-
-/* Wait until the child (through env, a shim, taskset...) is Python.  Returns
- * 0, or the exit status to end with when it exited or failed first. */
-static int wait_for_python(struct record *r, int err_fd, int *status_out)
-{
-	struct timespec pause = { 0, 1000000 };
-	int status, e;
-
-	/* exec failed: the child wrote its errno before exiting. */
-	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
-		waitpid(r->child, &status, 0);
-		errorf("record: cannot run '%s': %s", r->command[0], strerror(e));
-		*status_out = EXIT_ERROR;
-		return -1;
-	}
-	for (;;) {
-		if (waitpid(r->child, &status, WNOHANG) == r->child) {
-			errorf("record: '%s' exited before Python started (status %d)",
-			       r->command[0], exit_status_of(status));
-			*status_out = exit_status_of(status);
-			return -1;
-		}
-		if (stop_requested) {
-			*status_out = EXIT_ERROR;
-			return -1;
-		}
-		if (python_ready(r->child))
-			return 0;
-		nanosleep(&pause, NULL);
-	}
-}
-
 /* --- output --------------------------------------------------------------- */
 
 static char *join_args(char **argv, int argc)
@@ -445,7 +339,7 @@ static int finish_child(struct record *r)
 	 * alone is passed on, so both end together. */
 	if (stop_requested && stop_signal != SIGINT)
 		kill(r->child, stop_signal);
-	if (waitpid(r->child, &status, 0) != r->child)
+	if (pause_wait_child(r->child, &status, true) != r->child)
 		return EXIT_ERROR;
 	return exit_status_of(status);
 }
@@ -466,13 +360,15 @@ int cmd_record(int argc, char **argv)
 	profile_init(&p, r.so.rate_hz);
 
 	if (r.command) {
-		r.child = launch(r.command, &go_fd, &err_fd);
+		r.child = launch(r.command, false, &go_fd, &err_fd);
 		if (r.child < 0) {
 			errorf("record: cannot start '%s': %s", r.command[0], strerror(errno));
 			return EXIT_ERROR;
 		}
 		r.pid = r.child;
-		if (write(go_fd, "g", 1) != 1 || wait_for_python(&r, err_fd, &status) < 0) {
+		if (write(go_fd, "g", 1) != 1 ||
+		    wait_for_python(r.child, r.command, "record", err_fd, &stop_requested,
+				    &status) < 0) {
 			close(go_fd);
 			close(err_fd);
 			profile_free(&p);

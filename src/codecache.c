@@ -160,19 +160,28 @@ static int check_type(struct code_cache *cc, uint64_t code, uint64_t type)
 	return 0;
 }
 
+/* Decode the code object into slot e.  On failure an occupied slot stays
+ * occupied -- emptying it would cut the linear-probing chain and lose the
+ * entries behind it -- but can never match: its identity is zeroed. */
 static int decode(struct code_cache *cc, struct code_entry *e, uint64_t code,
 		  const struct code_identity *id)
 {
+	struct code_entry ne = { 0 };
 	int rc;
 
-	entry_clear(e);
 	cc->decodes++;
-	if ((rc = py_str(&cc->c, id->name, NAME_MAX_CHARS, &e->function)) < 0 ||
-	    (rc = py_str(&cc->c, id->filename, NAME_MAX_CHARS, &e->file)) < 0 ||
-	    (rc = py_bytes(&cc->c, id->linetable, LINETABLE_MAX, &e->table, &e->table_len)) < 0) {
+	if ((rc = py_str(&cc->c, id->name, NAME_MAX_CHARS, &ne.function)) < 0 ||
+	    (rc = py_str(&cc->c, id->filename, NAME_MAX_CHARS, &ne.file)) < 0 ||
+	    (rc = py_bytes(&cc->c, id->linetable, LINETABLE_MAX, &ne.table, &ne.table_len)) < 0) {
+		uint64_t addr = e->addr;
+
+		entry_clear(&ne);
 		entry_clear(e);
+		e->addr = addr;
 		return rc;
 	}
+	entry_clear(e);
+	*e = ne;
 	e->addr = code;
 	e->id = *id;
 	e->last_offset = INT64_MIN;
@@ -257,8 +266,9 @@ int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint3
 			cc->used++;
 		}
 		if ((rc = decode(cc, e, code, &id)) < 0) {
-			/* The slot stays empty; keep the count honest. */
-			cc->used--;
+			/* A new slot stays empty; keep the count honest. */
+			if (!e->addr)
+				cc->used--;
 			return rc;
 		}
 	}

@@ -16,6 +16,7 @@ static const char usage[] =
 	"Commands:\n"
 	"  dump      print every thread's Python stack now (why is it hung?)\n"
 	"  record    sample at a fixed rate into a flame graph or profile file\n"
+	"  top       a live, top-like view of the functions taking the time\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help     show this help (pystrobe COMMAND --help for a command's)\n"
@@ -33,6 +34,7 @@ struct command {
 static const struct command commands[] = {
 	{ "dump", cmd_dump },
 	{ "record", cmd_record },
+	{ "top", cmd_top },
 };
 
 int main(int argc, char **argv)

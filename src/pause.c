@@ -39,6 +39,48 @@ static void block_signals(struct pause *p)
 	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
 }
 
+/* Waiting for a thread's stop can reap the process itself when it is our
+ * own child (launch mode) and its leader has exited: keep that status for
+ * whoever waits for the child afterwards. */
+static pid_t reaped_pid;
+static int reaped_status;
+
+static void note_exit(pid_t tid, int status)
+{
+	reaped_pid = tid;
+	reaped_status = status;
+}
+
+bool pause_reaped(pid_t pid, int *status)
+{
+	if (pid != reaped_pid || !pid)
+		return false;
+	*status = reaped_status;
+	return true;
+}
+
+pid_t pause_wait_child(pid_t child, int *status, bool block)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+
+		if (r == child) {
+			*status = st;
+			return r;
+		}
+		if (r == 0)
+			return 0;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return pause_reaped(child, status) ? child : -1;
+		}
+		/* A thread of the child that died while we traced it: reaping
+		 * it is what lets the kernel report the child's own exit. */
+	}
+}
+
 bool pause_has(const struct pause *p, pid_t tid)
 {
 	for (int i = 0; i < p->n; i++)
@@ -48,10 +90,14 @@ bool pause_has(const struct pause *p, pid_t tid)
 }
 
 /* Seize and interrupt one thread.  0, 1 if it is already gone, or an error. */
-static int seize(pid_t tid)
+static int seize(pid_t pid, pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
 		if (errno == ESRCH)
+			return 1;
+		/* The kernel refuses to attach to a thread that is exiting:
+		 * that thread is as good as gone, not a permission problem. */
+		if (errno == EPERM && proc_task_exiting(pid, tid))
 			return 1;
 		return errno == EPERM ? -EXIT_PERMISSION : -EXIT_ERROR;
 	}
@@ -84,6 +130,8 @@ static void wait_stops(struct pause *p, int from)
 			progress++;
 			pending--;
 			if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+				if (r > 0)
+					note_exit(r, status);
 				t->tid = 0;	/* gone: nothing to release */
 				continue;
 			}
@@ -121,7 +169,7 @@ int pause_process(pid_t pid, struct pause *p)
 
 			if (pause_has(p, tids[i]))
 				continue;
-			r = seize(tids[i]);
+			r = seize(pid, tids[i]);
 			if (r == 1)
 				continue;
 			if (r < 0) {
@@ -144,6 +192,9 @@ int pause_process(pid_t pid, struct pause *p)
 			break;
 	}
 	if (rc < 0) {
+		/* Threads seized but not yet stopped cannot be detached:
+		 * collect their stops first, then let everything go. */
+		wait_stops(p, 0);
 		pause_release(p);
 		return rc;
 	}
@@ -154,21 +205,46 @@ int pause_process(pid_t pid, struct pause *p)
 	return 0;
 }
 
+/* A seized thread can only be detached from a stop.  One that has not
+ * reached its stop yet will (the interrupt is pending), unless it sits in
+ * an uninterruptible sleep; wait for it a while.  Leaving it seized would
+ * leave it stopped for as long as pystrobe lives. */
+#define RELEASE_WAIT_NS (2000 * 1000 * 1000L)
+
+static void collect_stop(struct paused_thread *t, long deadline)
+{
+	while (!t->stopped && t->tid) {
+		int status = 0;
+		pid_t r = waitpid(t->tid, &status, WNOHANG | __WALL);
+
+		if (r < 0 || (r == t->tid && (WIFEXITED(status) || WIFSIGNALED(status)))) {
+			if (r > 0)
+				note_exit(r, status);
+			t->tid = 0;
+			return;
+		}
+		if (r == t->tid) {
+			t->stopped = true;
+			if ((status >> 16) != PTRACE_EVENT_STOP)
+				t->signal = WSTOPSIG(status);
+			return;
+		}
+		if (now_ns() > deadline)
+			return;
+		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+	}
+}
+
 void pause_release(struct pause *p)
 {
+	long deadline = now_ns() + RELEASE_WAIT_NS;
+
 	for (int i = 0; i < p->n; i++) {
 		struct paused_thread *t = &p->threads[i];
 
+		collect_stop(t, deadline);
 		if (t->tid == 0)
 			continue;
-		if (!t->stopped) {
-			/* It has not reached its stop yet; detaching needs it
-			 * stopped, so give it a last short chance. */
-			int status;
-			if (waitpid(t->tid, &status, __WALL | WNOHANG) == t->tid &&
-			    WIFSTOPPED(status) && (status >> 16) != PTRACE_EVENT_STOP)
-				t->signal = WSTOPSIG(status);
-		}
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
 	}
 	free(p->threads);

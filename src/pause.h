@@ -35,6 +35,16 @@ int pause_process(pid_t pid, struct pause *p);
 /* Let every thread go.  Safe to call on a zeroed struct. */
 void pause_release(struct pause *p);
 
+/* Did a pause reap the exit status of process pid (our own child)?  Then
+ * *status is what waitpid() would have returned. */
+bool pause_reaped(pid_t pid, int *status);
+
+/* Wait for our own child (the launched command), reaping on the way any of
+ * its threads that died while traced: until they are reaped, the kernel
+ * holds back the child's own exit.  Returns child with *status set, 0 when
+ * not blocking and it has not exited, -1 on error. */
+pid_t pause_wait_child(pid_t child, int *status, bool block);
+
 /* Is tid one of the threads stopped by p? */
 bool pause_has(const struct pause *p, pid_t tid);
 

@@ -187,14 +187,19 @@ char proc_task_state(pid_t pid, pid_t tid)
 /* PF_EXITING from the kernel's sched.h: set once a task starts to exit. */
 #define PF_EXITING 0x4
 
-bool proc_exiting(pid_t pid)
+bool proc_task_exiting(pid_t pid, pid_t tid)
 {
 	unsigned long flags;
 	char state;
 
-	if (task_stat(pid, pid, &state, &flags) != 0)
+	if (task_stat(pid, tid, &state, &flags) != 0)
 		return true;
 	return state == 'Z' || state == 'X' || (flags & PF_EXITING);
+}
+
+bool proc_exiting(pid_t pid)
+{
+	return proc_task_exiting(pid, pid);
 }
 
 char *proc_root_path(pid_t pid, const char *path)

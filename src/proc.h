@@ -38,6 +38,8 @@ char proc_task_state(pid_t pid, pid_t tid);
 /* Is the process gone, a zombie, or on its way out (its memory may already
  * be released: an empty map, ptrace refusing even root)? */
 bool proc_exiting(pid_t pid);
+/* The same for one thread of the process. */
+bool proc_task_exiting(pid_t pid, pid_t tid);
 
 /* A path in the process's own root, so files of a process in a container or
  * chroot are opened as it sees them: "/proc/PID/root" + path. */

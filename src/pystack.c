@@ -33,7 +33,20 @@ struct walk {
 	const struct pyinterp *pi;
 	const struct walk_opts *o;
 	uint64_t code_type;	/* address of PyCode_Type once seen */
+	int frames_left;	/* for the whole walk: corrupt memory can
+				 * otherwise make one dump take hours */
+	uint64_t table_addr;	/* the last line table read, kept: frames of */
+	uint8_t *table;		/* one code object (recursion) share it */
+	size_t table_len;
+	uint64_t table_work;	/* line-table bytes scanned so far */
 };
+
+/* Most line-table bytes one dump scans (each line is found by a scan from
+ * the start of its table): real dumps use well under a megabyte. */
+#define WALK_TABLE_BUDGET (64ull << 20)
+
+/* Most frames one dump decodes, over all threads. */
+#define WALK_FRAME_BUDGET 65536
 
 /* Brent's cycle detection over a chain of addresses. */
 struct cycle {
@@ -90,10 +103,18 @@ static int code_line(struct walk *w, const uint8_t *cb, int64_t offset)
 		return firstlineno;
 	if (offset > UINT32_MAX)
 		return -1;
-	if (py_bytes(&w->c, table, LINETABLE_MAX, &bytes, &len) < 0)
+	if (table != w->table_addr || !w->table) {
+		if (py_bytes(&w->c, table, LINETABLE_MAX, &bytes, &len) < 0)
+			return -1;
+		free(w->table);
+		w->table = bytes;
+		w->table_len = len;
+		w->table_addr = table;
+	}
+	w->table_work += w->table_len;
+	if (w->table_work > WALK_TABLE_BUDGET)
 		return -1;
-	line = linetable_line(L->lines, bytes, len, firstlineno, (uint32_t)offset);
-	free(bytes);
+	line = linetable_line(L->lines, w->table, w->table_len, firstlineno, (uint32_t)offset);
 	return line;
 }
 
@@ -320,11 +341,20 @@ static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_th
 	struct decode_arg d = { w, t, 0 };
 	int n, rc;
 
+	int max = w->o->max_depth > 0 ? w->o->max_depth : PYSTACK_MAX_DEPTH;
+
 	if (ts->frame_err < 0) {
 		t->error = xasprintf("cannot read the current frame (%s)", strerror(-ts->frame_err));
 		return;
 	}
-	switch (pystack_walk(w->c.m, w->c.L, ts->frame, w->o->max_depth, decode_frame, &d, &n, &rc)) {
+	if (w->frames_left <= 0) {
+		t->truncated = true;
+		return;
+	}
+	if (max > w->frames_left)
+		max = w->frames_left;
+	w->frames_left -= max;	/* given back below for what was not used */
+	switch (pystack_walk(w->c.m, w->c.L, ts->frame, max, decode_frame, &d, &n, &rc)) {
 	case WALK_DONE:
 		break;
 	case WALK_TRUNCATED:
@@ -340,6 +370,7 @@ static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_th
 		t->error = xasprintf("cannot read a code object (%s)", strerror(-rc));
 		break;
 	}
+	w->frames_left += max - t->nframes;
 }
 
 /* --- threads -------------------------------------------------------------- */
@@ -459,7 +490,8 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
 int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_opts *o,
 		    struct py_thread **threadsp, char *err, size_t errlen)
 {
-	struct walk w = { .c = { m, &pi->layout }, .pi = pi, .o = o };
+	struct walk w = { .c = { m, &pi->layout }, .pi = pi, .o = o,
+			  .frames_left = WALK_FRAME_BUDGET };
 	struct py_tstate *ts = xcalloc(PYSTACK_MAX_THREADS, sizeof(*ts));
 	struct py_thread *threads;
 	uint64_t holder;
@@ -481,6 +513,7 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 		t->gil = holder && holder == ts[i].addr;
 		walk_thread(&w, &ts[i], t);
 	}
+	free(w.table);
 	free(ts);
 	*threadsp = threads;
 	return n;

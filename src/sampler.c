@@ -50,6 +50,7 @@ struct sampler {
 	int nframes;
 	uint64_t stacks;
 	uint64_t errors[SERR_COUNT];
+	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
 };
 
@@ -195,7 +196,7 @@ static struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts
 	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);
 	t->root = thread_root(s, t);
 	/* Not paused: its state now is as good as before the round. */
-	if (!s->o.blocking && !s->o.idle)
+	if (!s->o.blocking)
 		t->state = read_state(t->stat_fd);
 	s->names_stale = true;
 	return t;
@@ -309,8 +310,8 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	int n, rc;
 
 	mem_cache_reset(s->m);
-	if (!s->o.idle)
-		read_states(s);
+	/* Also with idle: the active share in sampler_counts() needs them. */
+	read_states(s);
 	if (s->o.blocking) {
 		rc = pause_process(s->pid, &pause);
 		if (rc < 0) {
@@ -328,10 +329,20 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		s->errors[SERR_STATE]++;
 		return 0;
 	}
+	s->rounds++;
+	s->gil_rounds += gil != 0;
+	s->seen += n;
+	for (int i = 0; i < n; i++)
+		find_thread(s, &s->ts[i], n)->seen = true;
+	/* A new thread gets its name before its first stack is counted, so
+	 * its root frame carries the name from the start. */
+	if (s->names_stale)
+		refresh_names(s, t_ns);
 	for (int i = 0; i < n; i++) {
 		struct sthread *t = find_thread(s, &s->ts[i], n);
 
-		t->seen = true;
+		/* Unknown counts as running, as in wanted(). */
+		s->active += !t->state || t->state == 'R';
 		if (wanted(s, t, gil == s->ts[i].addr))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
@@ -339,6 +350,22 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	drop_gone(s);
 	refresh_names(s, t_ns);
 	return 0;
+}
+
+void sampler_counts(const struct sampler *s, struct sampler_counts *c)
+{
+	c->rounds = s->rounds;
+	c->gil_rounds = s->gil_rounds;
+	c->threads = s->seen;
+	c->active = s->active;
+	c->stacks = s->stacks;
+	memcpy(c->errors, s->errors, sizeof(c->errors));
+	c->nthreads = s->nthreads;
+}
+
+void sampler_set_idle(struct sampler *s, bool idle)
+{
+	s->o.idle = idle;
 }
 
 /* --- the loop ------------------------------------------------------------- */

@@ -58,6 +58,21 @@ void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
 		 void (*status)(void *arg, const struct sampler_status *st), void *arg,
 		 struct sampler_status *final);
 
+/* Running totals since sampler_open, for a live view (top). */
+struct sampler_counts {
+	uint64_t rounds;		/* rounds that read the thread list */
+	uint64_t gil_rounds;		/* ... in which some thread held the GIL */
+	uint64_t threads;		/* threads seen, summed over those rounds */
+	uint64_t active;		/* ... of which running (state R) */
+	uint64_t stacks;		/* thread stacks recorded */
+	uint64_t errors[SERR_COUNT];
+	int nthreads;			/* threads in the latest round */
+};
+void sampler_counts(const struct sampler *s, struct sampler_counts *c);
+
+/* Include idle threads from the next sample on, or not. */
+void sampler_set_idle(struct sampler *s, bool idle);
+
 const char *serr_name(enum serr e);
 
 #endif

@@ -1,7 +1,9 @@
 #include "snapshot.h"
 #include "mem.h"
+#include "native.h"
 #include "pause.h"
 #include "proc.h"
+#include "symbolize.h"
 #include "util.h"
 
 #include <errno.h>
@@ -76,6 +78,8 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 	struct walk_opts wo = { .locals = o->locals };
 	struct pause pause = { 0 };
 	struct mem *m = mem_proc_open(pid);
+	struct native_unwinder *nu = NULL;
+	struct native_capture *nc = NULL;
 	pid_t *tids = NULL;
 	char *states = NULL;
 	int ntids, rc, n;
@@ -106,9 +110,17 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 			goto out;
 		}
 	}
+	/* Native stacks in the same stop as the Python ones, or they
+	 * would not fit together. */
+	if (o->native && !o->nonblocking) {
+		nu = native_open(pid);
+		nc = merge_capture_native(nu, &pause);
+	}
 	n = pystack_threads(m, &s->pi, &wo, &s->threads, err, errlen);
 	if (n >= 0)
 		pystack_thread_names(m, &s->pi, s->threads, n);
+	if (nc && n >= 0)
+		merge_capture_python(nc, m, &s->pi, wo.max_depth);
 	pause_release(&pause);
 	if (n < 0) {
 		rc = n == -EXIT_PERMISSION || n == -EXIT_EXITED || proc_check(pid) < 0
@@ -125,9 +137,17 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 			if (tids[j] == t->tid)
 				t->idle = states[j] != 'R';
 	}
+	if (nc) {
+		struct symbolizer *sym = symbolizer_new(pid, SYMBOLIZE_LINES);
+
+		s->mixed = merge_finish(nc, sym, &s->pi, s->threads, n);
+		symbolizer_free(sym);
+	}
 	rc = 0;
 out:
 	pause_release(&pause);
+	merge_capture_free(nc);
+	native_close(nu);
 	free(states);
 	free(tids);
 	mem_close(m);
@@ -138,6 +158,9 @@ out:
 
 void snapshot_free(struct snapshot *s)
 {
+	for (int i = 0; s->mixed && i < s->nthreads; i++)
+		mixed_stack_release(&s->mixed[i]);
+	free(s->mixed);
 	py_threads_free(s->threads, s->nthreads);
 	proc_cmdline_free(s->argv);
 	pyinterp_free(&s->pi);

@@ -8,11 +8,13 @@
 #include <sys/types.h>
 
 #include "locate.h"
+#include "merge.h"
 #include "pystack.h"
 
 struct snapshot_opts {
 	bool nonblocking;
 	bool locals;
+	bool native;		/* also unwind native stacks and merge (not with nonblocking) */
 };
 
 struct snapshot {
@@ -22,6 +24,7 @@ struct snapshot {
 	struct pyinterp pi;
 	struct py_thread *threads;
 	int nthreads;
+	struct mixed_stack *mixed;	/* with opts.native: threads[i]'s merged stack */
 };
 
 /* Returns 0, or a negative EXIT_* code with a one-line message in err.

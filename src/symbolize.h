@@ -1,0 +1,61 @@
+/* Names for code addresses of a process: function (demangled), object and
+ * offset in it, source file and line, through libdwfl.
+ *
+ * Objects are opened the way the process sees them (/proc/PID/map_files,
+ * then /proc/PID/root + path), the vDSO is read from the process's memory,
+ * and separate debug files are looked up by build ID only, in
+ * /usr/lib/debug and the process's own root.  debuginfod is never asked.
+ *
+ * A name is given only when a symbol's extent covers the address: the
+ * nearest exported symbol before a static function is not its name.  Then
+ * the frame reads "lib.so+0xOFFSET", the offset being the address in the
+ * object's own (link-time) terms, what addr2line -e lib.so wants.
+ *
+ * Results are cached per address.  A result stays valid until
+ * symbolizer_refresh() or symbolizer_free().
+ */
+#ifndef PYSTROBE_SYMBOLIZE_H
+#define PYSTROBE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+enum {
+	SYMBOLIZE_LINES = 1,	/* also source file:line (loads DWARF: slower first time) */
+};
+
+struct native_sym {
+	uint64_t pc;
+	const char *function;	/* demangled; NULL when no symbol covers pc */
+	const char *path;	/* the object as the target names it; NULL if none */
+	const char *library;	/* its base name ("libc.so.6", "[vdso]") */
+	uint64_t offset;	/* pc in the object's link-time addresses */
+	const char *file;	/* source file, NULL when unknown */
+	int line;		/* 0 when unknown */
+};
+
+/* flags: SYMBOLIZE_*.  Never NULL. */
+struct symbolizer *symbolizer_new(pid_t pid, unsigned flags);
+void symbolizer_free(struct symbolizer *s);
+
+/* What is at pc.  exact: pc is the instruction being executed (innermost
+ * frame, signal frames) rather than a return address, which is looked up
+ * as pc - 1 so that a call at the very end of a function is not taken for
+ * the next one.  Valid until symbolizer_refresh() or symbolizer_free(). */
+const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact);
+
+/* Read the target's mappings again (libraries loaded or unloaded since);
+ * forgets cached results if anything changed.  Unknown addresses make the
+ * symbolizer look at the maps by itself (at most every 200 ms), but only
+ * this notices an unloaded library's range reused by another. */
+void symbolizer_refresh(struct symbolizer *s);
+
+/* "name" for C++ symbols demangled by libstdc++'s __cxa_demangle, loaded
+ * with dlopen on first need (pystrobe does not link it); a new string, or
+ * NULL when name is not mangled or cannot be demangled. */
+char *symbolize_demangle(const char *name);
+
+#endif

@@ -1,0 +1,588 @@
+/* `pystrobe dump --native` against live targets, on every Python this
+ * machine has.
+ *
+ * For each interpreter the test builds tests/targets/strobe_ext.c (plus the
+ * C++ file strobe_cxx.cpp) with gcc against that interpreter's Python.h,
+ * or, where the interpreter has no headers here, as a plain library called
+ * through ctypes (said loudly), and a stripped copy of it.  Then, with
+ * tests/targets/native_stack.py and parked.py as targets and
+ * tests/targets/native_verify.py as the judge:
+ *
+ *   qsort     ctypes calls libc's qsort with a Python comparison function:
+ *             the callback on top, native frames down through qsort, then
+ *             the Python caller, in that order;
+ *   descend   C -> Python -> C recursion through the library: every level
+ *             once, in order, the C++ function demangled;
+ *   stripped  the same with the stripped copy: library+0xOFFSET, inside the
+ *             right function, never the nearest exported name;
+ *   agree     a plain dump and a native dump of parked.py agree on every
+ *             thread's Python frames, and every thread's stacks merge.
+ *
+ * No dump may leave a thread of the target stopped.  Last, the cost of
+ * unwinding a ~50-frame mixed stack is measured through the library API
+ * (first and warm) and printed for the README.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "target.h"
+
+#include "locate.h"
+#include "mem.h"
+#include "merge.h"
+#include "native.h"
+#include "pause.h"
+#include "pystack.h"
+#include "symbolize.h"
+#include "symbols.h"
+
+#define LEVELS 4
+/* C/Python levels for the cost measurement: about 50 native frames. */
+#define PERF_LEVELS 5
+#define PERF_REPS 2000
+/* A warm unwind costs tens of microseconds; uncached it is tens of
+ * milliseconds.  Fail only on the latter. */
+#define PERF_LIMIT_US 2000.0
+
+static const struct test_interp *interps;
+static int ninterps;
+
+struct build {
+	const char *mode;		/* "ext" or "ctypes" */
+	const char *lib;		/* file name of the library */
+	char dir[PATH_MAX], dir_inside[PATH_MAX];
+	char stripped[PATH_MAX + 16], stripped_inside[PATH_MAX + 16];
+	char descend_range[64], park_range[64];
+};
+
+struct native_test {
+	const struct test_interp *ti;
+	struct build b;
+	char *failures;
+	char *notes;
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *data = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&data, &len, 0, f) < 0) {
+		free(data);
+		data = NULL;
+	}
+	fclose(f);
+	return data;
+}
+
+/* Run a build step; a failure is described in *msg with its output. */
+static int run_step(struct native_test *nt, const char *what, char *const argv[])
+{
+	char how[96];
+	struct run r;
+	int ok;
+
+	if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0) {
+		msg_add(&nt->failures, "%s: cannot run %s", what, argv[0]);
+		return -1;
+	}
+	ok = run_exit(&r) == 0;
+	if (!ok)
+		msg_add(&nt->failures, "%s: %s %s:\n%s%s", what, argv[0],
+			run_describe(&r, how, sizeof(how)), r.out, r.err);
+	run_free(&r);
+	return ok ? 0 : -1;
+}
+
+/* The interpreter's include directory, as the test sees it ("" if it
+ * cannot say). */
+static void include_dir(struct native_test *nt, char *buf, size_t size)
+{
+	static const char code[] =
+		"import os, sys, sysconfig\n"
+		"d = sys.argv[-1]\n"
+		"with open(os.path.join(d, 'inc.tmp'), 'w') as f:\n"
+		"    f.write(sysconfig.get_paths()['include'])\n"
+		"os.rename(os.path.join(d, 'inc.tmp'), os.path.join(d, 'inc.txt'))\n";
+	char why[512], path[PATH_MAX + 16], *inc;
+	struct target t;
+
+	buf[0] = 0;
+	if (target_start(&t, nt->ti, why, sizeof(why), "-c", code, NULL) < 0) {
+		msg_add(&nt->notes, "cannot ask for the include directory: %s", why);
+		return;
+	}
+	if (target_wait_file(&t, "inc.txt", TARGET_READY_MS, why, sizeof(why)) == 0) {
+		snprintf(path, sizeof(path), "%s/inc.txt", t.dir);
+		inc = slurp(path);
+		if (inc)
+			snprintf(buf, size, "%s%s", nt->ti->root, inc);
+		free(inc);
+	} else {
+		msg_add(&nt->notes, "cannot ask for the include directory: %s", why);
+	}
+	target_stop(&t);
+}
+
+static int symbol_range(const char *lib, const char *name, char *buf, size_t size)
+{
+	struct elf_file *ef = elf_file_open(lib);
+	uint64_t addr, len;
+	int rc = -1;
+
+	if (ef && elf_symbol(ef, name, &addr, &len) == 0 && len > 0) {
+		snprintf(buf, size, "%llx-%llx", (unsigned long long)addr,
+			 (unsigned long long)(addr + len));
+		rc = 0;
+	}
+	elf_file_close(ef);
+	return rc;
+}
+
+/* Build the library for this interpreter, and a stripped copy. */
+static int build(struct native_test *nt)
+{
+	struct build *b = &nt->b;
+	char inc[PATH_MAX], hdr[PATH_MAX + 16], incflag[PATH_MAX + 16];
+	char cxx_src[PATH_MAX], c_src[PATH_MAX], obj[PATH_MAX + 16], out[PATH_MAX * 2];
+	char sout[PATH_MAX * 2];
+
+	test_interp_shared_dir(nt->ti, b->dir, b->dir_inside, sizeof(b->dir));
+	if (!b->dir[0]) {
+		msg_add(&nt->failures, "cannot make a build directory: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(b->stripped, sizeof(b->stripped), "%s/stripped", b->dir);
+	snprintf(b->stripped_inside, sizeof(b->stripped_inside), "%s/stripped", b->dir_inside);
+	mkdir(b->stripped, 0755);
+
+	include_dir(nt, inc, sizeof(inc));
+	snprintf(hdr, sizeof(hdr), "%s/Python.h", inc);
+	if (inc[0] && access(hdr, R_OK) == 0) {
+		b->mode = "ext";
+		b->lib = "strobe_ext.so";
+		snprintf(incflag, sizeof(incflag), "-I%s", inc);
+	} else {
+		b->mode = "ctypes";
+		b->lib = "libstrobe_ext.so";
+		snprintf(incflag, sizeof(incflag), "-DSTROBE_CTYPES");
+		msg_add(&nt->notes, "NO Python.h for this interpreter (%s): the C levels are "
+			"called through ctypes instead of an extension module",
+			inc[0] ? hdr : "no include directory");
+	}
+
+	snprintf(cxx_src, sizeof(cxx_src), "%s/tests/targets/strobe_cxx.cpp", test_srcdir());
+	snprintf(c_src, sizeof(c_src), "%s/tests/targets/strobe_ext.c", test_srcdir());
+	snprintf(obj, sizeof(obj), "%s/strobe_cxx.o", b->dir);
+	snprintf(out, sizeof(out), "%s/%s", b->dir, b->lib);
+	snprintf(sout, sizeof(sout), "%s/%s", b->stripped, b->lib);
+	{
+		char *cxx[] = { "g++", "-fPIC", "-O1", "-g", "-fvisibility=hidden",
+				"-fno-exceptions", "-fno-rtti", "-c", cxx_src, "-o", obj, NULL };
+		char *cc[] = { "gcc", "-shared", "-fPIC", "-O1", "-g", "-fvisibility=hidden",
+			       "-Wall", "-Wextra", incflag, c_src, obj, "-o", out, NULL };
+		char *strip[] = { "strip", "--strip-all", "-o", sout, out, NULL };
+
+		if (run_step(nt, "build C++", cxx) < 0 || run_step(nt, "build C", cc) < 0 ||
+		    run_step(nt, "strip", strip) < 0)
+			return -1;
+	}
+	if (symbol_range(out, "strobe_descend", b->descend_range, sizeof(b->descend_range)) < 0 ||
+	    symbol_range(out, "_ZN6strobe4DeepIiE4parkEi", b->park_range,
+			 sizeof(b->park_range)) < 0) {
+		msg_add(&nt->failures, "no strobe_descend or park symbol in %s", out);
+		return -1;
+	}
+	return 0;
+}
+
+static void rm_build(struct build *b)
+{
+	char cmd[PATH_MAX + 32];
+
+	if (!b->dir[0] || strncmp(b->dir, "/", 1) != 0 || !strstr(b->dir, "pystrobe-"))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", b->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "native: could not remove %s\n", b->dir);
+}
+
+/* The target must come out of every dump as it went in: running. */
+static void check_after(struct native_test *nt, const char *what, pid_t pid)
+{
+	char state = 0;
+	pid_t tid = proc_stopped_thread(pid, &state);
+
+	if (tid)
+		msg_add(&nt->failures, "%s: thread %d left stopped (state %c)", what, tid, state);
+}
+
+/* pystrobe dump --pid PID [opt] --json into OUTDIR/file; 0 if it worked. */
+static int dump(struct native_test *nt, const char *what, struct target *t, const char *opt,
+		const char *file, char *path, size_t size)
+{
+	char pid[16], how[96];
+	struct run r;
+	int ok;
+
+	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
+	if (run_pystrobe(&r, "dump", "--json", "--pid", pid, opt, NULL) < 0) {
+		msg_add(&nt->failures, "%s: cannot run pystrobe", what);
+		return -1;
+	}
+	check_after(nt, what, t->py_pid);
+	ok = run_exit(&r) == 0;
+	if (!ok)
+		msg_add(&nt->failures, "%s: pystrobe %s: %.2000s", what,
+			run_describe(&r, how, sizeof(how)), r.err);
+	snprintf(path, size, "%s/%s", t->dir, file);
+	if (ok && write_file(path, r.out, r.out_len) < 0) {
+		msg_add(&nt->failures, "%s: cannot save the dump", what);
+		ok = 0;
+	}
+	run_free(&r);
+	return ok ? 0 : -1;
+}
+
+static void verify(struct native_test *nt, const char *what, char *const args[])
+{
+	char script[PATH_MAX], how[96];
+	char *argv[16];
+	struct run r;
+	int n = 0;
+
+	snprintf(script, sizeof(script), "%s/tests/targets/native_verify.py", test_srcdir());
+	argv[n++] = "/usr/bin/python3";
+	argv[n++] = script;
+	for (int i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0) {
+		msg_add(&nt->failures, "%s: cannot run native_verify.py", what);
+		return;
+	}
+	if (run_exit(&r) != 0)
+		msg_add(&nt->failures, "%s: native_verify.py %s:\n%s%s", what,
+			run_describe(&r, how, sizeof(how)), r.out, r.err);
+	else
+		printf("native: %s: %s: %s", nt->ti->label, what, r.out);
+	run_free(&r);
+}
+
+/* Start native_stack.py with these arguments and wait for its truth. */
+static int start_stack(struct native_test *nt, const char *what, struct target *t,
+		       const char *a1, const char *a2, const char *a3)
+{
+	char script[PATH_MAX], why[512];
+
+	test_interp_script(nt->ti, "tests/targets/native_stack.py", script, sizeof(script));
+	if (target_start(t, nt->ti, why, sizeof(why), script, a1, a2, a3, NULL) < 0 ||
+	    target_wait_file(t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "%s: native_stack.py: %s", what, why);
+		if (t->pid > 0)
+			target_stop(t);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_qsort(struct native_test *nt)
+{
+	char path[PATH_MAX + 64];
+	struct target t;
+
+	if (start_stack(nt, "qsort", &t, "qsort", NULL, NULL) < 0)
+		return;
+	if (dump(nt, "qsort", &t, "--native", "native.json", path, sizeof(path)) == 0)
+		verify(nt, "qsort", (char *[]){ "qsort", t.truth, path, NULL });
+	target_stop(&t);
+}
+
+static void test_descend(struct native_test *nt, bool stripped)
+{
+	const char *what = stripped ? "descend, stripped" : "descend";
+	char path[PATH_MAX + 64], levels[8];
+	struct target t;
+	struct run r;
+
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	if (start_stack(nt, what, &t, nt->b.mode,
+			stripped ? nt->b.stripped_inside : nt->b.dir_inside, levels) < 0)
+		return;
+	if (dump(nt, what, &t, "--native", "native.json", path, sizeof(path)) == 0)
+		verify(nt, what, (char *[]){ "descend", t.truth, path, levels,
+					     nt->b.descend_range, nt->b.park_range,
+					     stripped ? "--stripped" : NULL, NULL });
+	/* The text form names the frame as the README shows it. */
+	if (!stripped) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+		if (run_pystrobe(&r, "dump", "--native", "--pid", pid, NULL) == 0) {
+			if (run_exit(&r) != 0 ||
+			    !strstr(r.out, "    [native] strobe::Deep<int>::park(int) (" ) ||
+			    !strstr(r.out, "    [native] strobe_descend ("))
+				msg_add(&nt->failures, "descend: text dump lacks the native "
+					"frames:\n%.3000s%.500s", r.out, r.err);
+			run_free(&r);
+		}
+		check_after(nt, "descend, text", t.py_pid);
+	}
+	target_stop(&t);
+}
+
+static void test_agree(struct native_test *nt)
+{
+	char plain[PATH_MAX + 64], native[PATH_MAX + 64], why[512];
+	struct target t;
+
+	if (target_start_parked(&t, nt->ti, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "agree: parked.py: %s", why);
+		return;
+	}
+	if (dump(nt, "agree (plain)", &t, NULL, "plain.json", plain, sizeof(plain)) == 0 &&
+	    dump(nt, "agree (native)", &t, "--native", "native.json", native, sizeof(native)) == 0)
+		verify(nt, "agree", (char *[]){ "agree", t.truth, plain, native, NULL });
+	target_stop(&t);
+}
+
+static void report(struct native_test *nt)
+{
+	if (nt->notes)
+		printf("native: %s: NOTE %s", nt->ti->label, nt->notes);
+	if (!nt->failures) {
+		printf("native: %s: OK (%s)\n", nt->ti->label, nt->b.mode);
+		return;
+	}
+	printf("native: %s: FAILED\n%s", nt->ti->label, nt->failures);
+	fflush(stdout);
+	ck_abort_msg("%s: %.1500s", nt->ti->label, nt->failures);
+}
+
+START_TEST(test_native)
+{
+	struct native_test nt = { .ti = &interps[_i] };
+
+	if (build(&nt) == 0) {
+		test_qsort(&nt);
+		test_descend(&nt, false);
+		test_descend(&nt, true);
+		test_agree(&nt);
+	}
+	rm_build(&nt.b);
+	report(&nt);
+	free(nt.failures);
+	free(nt.notes);
+}
+END_TEST
+
+/* --- cost ----------------------------------------------------------------- */
+
+/* The interpreter to measure on: pyenv 3.12 (a shared libpython with debug
+ * info, the common case), else the first with headers. */
+static const struct test_interp *perf_interp(void)
+{
+	for (int i = 0; i < ninterps; i++)
+		if (strstr(interps[i].label, "pyenv") && interps[i].minor == 12 &&
+		    !strstr(interps[i].label, "shim"))
+			return &interps[i];
+	return ninterps ? &interps[0] : NULL;
+}
+
+struct perf {
+	int nframes, nmerged;
+	double first_us, warm_us, memo_us, merge_us, sym_first_us, sym_warm_us;
+	bool memo_same;		/* the memo gave what a full unwind gives */
+	unsigned long reused;
+};
+
+/* Everything a sampler would do per thread, in a stop of our own. */
+static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
+{
+	static struct native_pc pcs[NATIVE_MAX_DEPTH], again[NATIVE_MAX_DEPTH];
+	struct native_stats st;
+	struct mem *proc = mem_proc_open(pid), *m = mem_cache_new(proc);
+	struct native_unwinder *u = native_open(pid);
+	struct symbolizer *s = NULL;
+	struct merge_native nat[NATIVE_MAX_DEPTH];
+	struct merged_ref refs[NATIVE_MAX_DEPTH + PYSTACK_MAX_DEPTH];
+	struct py_tstate ts[16];
+	struct pyinterp pi;
+	struct pause p;
+	bool truncated;
+	uint64_t gil;
+	double t0;
+	int n = -1, nts, main = -1;
+
+	if (locate_python(pid, proc, &pi, err, errlen) < 0)
+		goto out_nopi;
+	if (pause_process(pid, &p) < 0) {
+		snprintf(err, errlen, "cannot pause the target");
+		goto out;
+	}
+	t0 = now_us();
+	native_begin(u);
+	n = native_unwind(u, pid, pcs, NATIVE_MAX_DEPTH, &truncated);
+	pf->first_us = now_us() - t0;
+	/* libunwind itself, its rule cache warm. */
+	native_set_memo(u, false);
+	t0 = now_us();
+	for (int i = 0; i < PERF_REPS; i++) {
+		native_begin(u);
+		native_unwind(u, pid, pcs, NATIVE_MAX_DEPTH, &truncated);
+	}
+	pf->warm_us = (now_us() - t0) / PERF_REPS;
+	pf->nframes = n;
+	/* A thread that has not moved: the memo answers. */
+	native_set_memo(u, true);
+	t0 = now_us();
+	for (int i = 0; i < PERF_REPS; i++) {
+		native_begin(u);
+		native_unwind(u, pid, again, NATIVE_MAX_DEPTH, &truncated);
+	}
+	pf->memo_us = (now_us() - t0) / PERF_REPS;
+	native_get_stats(u, &st);
+	pf->reused = st.reused;
+	pf->memo_same = native_unwind(u, pid, again, NATIVE_MAX_DEPTH, &truncated) == n &&
+			!memcmp(again, pcs, n * sizeof(*pcs));
+
+	s = symbolizer_new(pid, 0);
+	t0 = now_us();
+	for (int i = 0; i < n; i++)
+		nat[i].cls = merge_classify(symbolize(s, pcs[i].pc, pcs[i].exact), pi.path);
+	pf->sym_first_us = now_us() - t0;
+
+	/* Per sample: Python frames grouped by eval call, names from the
+	 * symbolizer's cache, the merge. */
+	mem_cache_reset(m);
+	nts = pystack_tstates(m, &pi, ts, 16, &gil, err, errlen);
+	for (int i = 0; i < nts; i++)
+		if (ts[i].tid == pid || nts == 1)
+			main = i;
+	t0 = now_us();
+	for (int i = 0; i < PERF_REPS && main >= 0; i++) {
+		struct py_group *groups;
+		int ngroups, npy;
+
+		mem_cache_reset(m);
+		for (int k = 0; k < n; k++) {
+			nat[k].cls = merge_classify(symbolize(s, pcs[k].pc, pcs[k].exact), pi.path);
+			nat[k].sp = pcs[k].sp;
+		}
+		if (merge_py_groups(m, &pi.layout, &ts[main], 0, &groups, &ngroups, &npy) == 0)
+			pf->nmerged = merge_stacks(nat, n, groups, ngroups, npy, refs, err, errlen);
+		free(groups);
+	}
+	pf->merge_us = (now_us() - t0) / PERF_REPS;
+	t0 = now_us();
+	for (int i = 0; i < n; i++)
+		symbolize(s, pcs[i].pc, pcs[i].exact);
+	pf->sym_warm_us = now_us() - t0;
+	pause_release(&p);
+out:
+	pyinterp_free(&pi);
+out_nopi:
+	symbolizer_free(s);
+	native_close(u);
+	mem_close(m);
+	mem_close(proc);
+	return n > 0 ? 0 : -1;
+}
+
+START_TEST(test_cost)
+{
+	struct native_test nt = { .ti = perf_interp() };
+	char levels[8], err[256];
+	struct perf pf = { 0 };
+	struct target t;
+	int rc = -1;
+
+	ck_assert_msg(nt.ti, "no interpreter to measure on");
+	snprintf(levels, sizeof(levels), "%d", PERF_LEVELS);
+	if (build(&nt) == 0 &&
+	    start_stack(&nt, "cost", &t, nt.b.mode, nt.b.dir_inside, levels) == 0) {
+		rc = measure(t.py_pid, &pf, err, sizeof(err));
+		if (rc < 0)
+			msg_add(&nt.failures, "cost: %s", err);
+		check_after(&nt, "cost", t.py_pid);
+		target_stop(&t);
+	}
+	rm_build(&nt.b);
+	if (rc == 0) {
+		printf("native: cost (%s, %s): %d native frames, %d merged\n"
+		       "native: cost: unwind, first: %.0f us; warm (rule cache hot, page cache "
+		       "emptied per sample): %.1f us per thread = %.2f us per frame; thread "
+		       "that has not moved (memo, %lu of %d reused): %.1f us\n"
+		       "native: cost: symbolize %d frames, first: %.1f ms; cached: %.1f us; "
+		       "group Python frames + classify + merge: %.1f us per thread\n",
+		       nt.ti->label, nt.b.mode, pf.nframes, pf.nmerged, pf.first_us, pf.warm_us,
+		       pf.warm_us / pf.nframes, pf.reused, PERF_REPS, pf.memo_us, pf.nframes,
+		       pf.sym_first_us / 1000, pf.sym_warm_us, pf.merge_us);
+		if (!pf.memo_same)
+			msg_add(&nt.failures, "cost: the memo's unwind differs from a full one");
+		if (pf.reused < PERF_REPS - 2)
+			msg_add(&nt.failures, "cost: a thread that does not move was unwound "
+				"again %lu times of %d", PERF_REPS - pf.reused, PERF_REPS);
+		if (pf.nmerged <= 0)
+			msg_add(&nt.failures, "cost: the measured stack did not merge");
+		if (pf.warm_us > PERF_LIMIT_US)
+			msg_add(&nt.failures, "cost: a warm unwind took %.0f us (limit %.0f): "
+				"is libunwind's cache off?", pf.warm_us, PERF_LIMIT_US);
+	}
+	if (nt.failures) {
+		printf("native: cost: FAILED\n%s", nt.failures);
+		fflush(stdout);
+		ck_abort_msg("%.1500s", nt.failures);
+	}
+	free(nt.failures);
+	free(nt.notes);
+}
+END_TEST
+
+START_TEST(test_have_interps)
+{
+	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("native");
+	SRunner *sr;
+	TCase *tc;
+	int failed;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ninterps = test_interps(&interps);
+
+	tc = tcase_create("interpreters");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_have_interps);
+	tcase_add_loop_test(tc, test_native, 0, ninterps);
+	tcase_add_test(tc, test_cost);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,1034 @@
+/* `pystrobe top` driven in tmux against live targets.
+ *
+ * tests/targets/hot.py spins in hot_loop() for 85% of its main thread's
+ * CPU, cold_loop() for 10% and odd_loop() for 5%; odd_loop's code object is
+ * renamed (3.8+) to a name with an escape sequence, a bell, a C1 control
+ * and a double-width character.  With --thread a second thread, "spinner",
+ * spins in thread_spin() for 2 ms of every 20 and sleeps the rest.
+ *
+ * In a 160x40 tmux pane (a private server, LANG=C.UTF-8), for each
+ * interpreter:
+ *
+ *   --pid     the hot function is the first row and has several times the
+ *             cold one's OwnTime; the header names the Python version and
+ *             a GIL share; the odd name is shown escaped with the screen
+ *             intact; 4 (TotalTime) puts <module> or main first and 1 / 3
+ *             put hot_loop back; L aggregates by function (one hot_loop
+ *             row); /cold Enter leaves only cold_loop rows and Esc clears
+ *             it; T shows the spinner thread alone, then the main thread,
+ *             then all; I shows idle threads (the spinner near 100%) and
+ *             hides them again; Space freezes the numbers, R starts them
+ *             again; ? opens help and a key closes it; a resize redraws at
+ *             the new size; q leaves the terminal as it was: the marker
+ *             echoed before top is on the screen, no alternate screen, the
+ *             cursor shown, keypad mode off, the tty back in echo/icanon,
+ *             exit 0.
+ *   signals   SIGTERM and Ctrl-C (SIGINT) restore the terminal the same way.
+ *   launch    a command that exits with status 3 leaves the last view with
+ *             the banner "process PID exited (status 3)"; q ends top with 3.
+ *   no tty    --pid with stdout to a file prints snapshots with hot_loop
+ *             every 0.5 s and no escape character, and SIGINT ends it with
+ *             0; a launched command that exits ends top with its status.
+ *
+ * By default the Debian python3.11 and a pyenv 3.12 run (every interpreter
+ * with PYSTROBE_TOP_ALL=1).  Failures are collected while the targets run
+ * and reported per interpreter at the end, so nothing is left behind.
+ * tmux is required: without it the test fails with "MISSING tmux".
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "target.h"
+
+#define COLS_		160
+#define LINES_		40
+#define DELAY		"0.5"	/* seconds between refreshes */
+#define WAIT_MS		20000	/* for the screen to show something */
+#define TMUX_MS		10000	/* one tmux command */
+#define MARKER		"PRE-TOP-MARKER"
+#define MAX_ROWS	64
+
+/* The odd name as sb_add_printable() shows it (UTF-8 for é and 热). */
+#define ODD_SHOWN	"odd\\x1b[2J\\x07" "\xc3\xa9" "\xe7\x83\xad" "\\xc2\\x9b (hot.py:"
+
+static const struct test_interp *chosen[32];
+static int nchosen;
+static char sock_dir[PATH_MAX];
+static bool have_tmux;
+
+struct top_test {
+	const struct test_interp *ti;
+	char script[PATH_MAX];	/* hot.py as the interpreter names it */
+	char sock[PATH_MAX + 32];
+	char *failures;
+};
+
+/* --- small helpers -------------------------------------------------------- */
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *pystrobe_bin(void)
+{
+	const char *bin = getenv("PYSTROBE_BIN");
+
+	return bin && *bin ? bin : pystrobe_path();
+}
+
+static void flunk(struct top_test *d, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void flunk(struct top_test *d, const char *what, const char *fmt, ...)
+{
+	char *line = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&line, fmt, ap) < 0)
+		line = NULL;
+	va_end(ap);
+	msg_add(&d->failures, "%s: %s: %s", d->ti->label, what, line ? line : "?");
+	free(line);
+}
+
+static char *slurp(const char *path)
+{
+	char *data = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	if (getdelim(&data, &len, 0, f) < 0) {
+		free(data);
+		data = strdup("");
+	}
+	fclose(f);
+	return data;
+}
+
+struct argv_buf {
+	char *v[64];
+	int n;
+};
+
+static void arg(struct argv_buf *a, const char *s)
+{
+	if (a->n < 63)
+		a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+/* The interpreter as a command line for pystrobe to launch (as
+ * test_interp_spawn() runs it: env and chroot exec in place). */
+static void arg_python(struct argv_buf *a, const struct test_interp *ti)
+{
+	arg(a, "env");
+	arg(a, "-u");
+	arg(a, "PYTHONPATH");
+	arg(a, "-u");
+	arg(a, "PYTHONHOME");
+	arg(a, "PYTHONDONTWRITEBYTECODE=1");
+	if (ti->env[0])
+		arg(a, ti->env);
+	if (ti->root[0]) {
+		arg(a, "/usr/sbin/chroot");
+		arg(a, ti->root);
+	}
+	arg(a, ti->path);
+}
+
+/* Words joined into a shell command line, each in single quotes. */
+static char *shell_words(char *const *argv)
+{
+	size_t cap = 16;
+	char *s;
+
+	for (int i = 0; argv[i]; i++)
+		cap += strlen(argv[i]) * 4 + 3;
+	s = calloc(1, cap);
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, "'");
+		for (const char *p = argv[i]; *p; p++) {
+			if (*p == '\'')
+				strcat(s, "'\\''");
+			else
+				strncat(s, p, 1);
+		}
+		strcat(s, "'");
+	}
+	return s;
+}
+
+/* --- tmux ----------------------------------------------------------------- */
+
+static char tmux_err[256];	/* what the last tmux command said */
+
+/* Run tmux on our private server; its output in *out when out is not NULL.
+ * Returns its exit code, or -1. */
+static int tmux(struct top_test *d, char **out, ...)
+{
+	struct argv_buf a = { .n = 0 };
+	struct run r;
+	const char *s;
+	va_list ap;
+	int rc;
+
+	arg(&a, "tmux");
+	arg(&a, "-S");
+	arg(&a, d->sock);
+	arg(&a, "-f");
+	arg(&a, "/dev/null");
+	va_start(ap, out);
+	while ((s = va_arg(ap, const char *)))
+		arg(&a, s);
+	va_end(ap);
+	if (run_cmd(&r, TMUX_MS, a.v) < 0)
+		return -1;
+	rc = run_exit(&r);
+	snprintf(tmux_err, sizeof(tmux_err), "%s", r.err ? r.err : "");
+	tmux_err[strcspn(tmux_err, "\n")] = 0;
+	if (out) {
+		*out = r.out;
+		r.out = NULL;
+	}
+	run_free(&r);
+	return rc;
+}
+
+static int start_session(struct top_test *d, const char *name, const char *command)
+{
+	char w[16], h[16];
+	int rc;
+
+	snprintf(w, sizeof(w), "%d", COLS_);
+	snprintf(h, sizeof(h), "%d", LINES_);
+	rc = tmux(d, NULL, "new-session", "-d", "-x", w, "-y", h, "-s", name, command, NULL);
+	if (rc != 0)
+		flunk(d, "tmux", "new-session -s %s: exit %d: %s", name, rc, tmux_err);
+	return rc;
+}
+
+static char *screen(struct top_test *d, const char *name)
+{
+	char *out = NULL;
+
+	if (tmux(d, &out, "capture-pane", "-p", "-t", name, NULL) != 0) {
+		free(out);
+		return strdup("");
+	}
+	return out;
+}
+
+static char *pane_format(struct top_test *d, const char *name, const char *fmt)
+{
+	char *out = NULL;
+
+	if (tmux(d, &out, "display-message", "-p", "-t", name, fmt, NULL) != 0) {
+		free(out);
+		return strdup("?");
+	}
+	out[strcspn(out, "\n")] = 0;
+	return out;
+}
+
+static void keys(struct top_test *d, const char *name, const char *k)
+{
+	tmux(d, NULL, "send-keys", "-t", name, k, NULL);
+}
+
+/* The first lines of a screen, for a failure message. */
+static char *excerpt(const char *s, int lines)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < lines && s[n]; i++) {
+		const char *nl = strchr(s + n, '\n');
+
+		n = nl ? (size_t)(nl - s) + 1 : strlen(s);
+	}
+	return strndup(s, n);
+}
+
+/* --- reading the screen --------------------------------------------------- */
+
+struct row {
+	double own_pct, total_pct, own_s, total_s;
+	char label[256];
+};
+
+struct view {
+	struct row rows[MAX_ROWS];
+	int nrows;
+};
+
+/* The table rows, below the line of column titles. */
+static void parse_rows(const char *s, struct view *v)
+{
+	const char *p = strstr(s, "%Own  %Total");
+
+	v->nrows = 0;
+	if (!p || !(p = strchr(p, '\n')))
+		return;
+	for (p++; *p && v->nrows < MAX_ROWS;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		struct row *r = &v->rows[v->nrows];
+		char line[512];
+		int n = 0;
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		if (sscanf(line, " %lf %lf %lfs %lfs%n", &r->own_pct, &r->total_pct, &r->own_s,
+			   &r->total_s, &n) != 4 || n == 0)
+			break;
+		snprintf(r->label, sizeof(r->label), "%s", line + n + strspn(line + n, " "));
+		/* tmux pads with spaces up to the width */
+		for (size_t e = strlen(r->label); e && r->label[e - 1] == ' '; e--)
+			r->label[e - 1] = 0;
+		v->nrows++;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+/* The number after "label" on the screen, or -1. */
+static double header_num(const char *s, const char *label)
+{
+	const char *p = strstr(s, label);
+
+	return p ? strtod(p + strlen(label), NULL) : -1;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+static int rows_with(const struct view *v, const char *needle)
+{
+	int n = 0;
+
+	for (int i = 0; i < v->nrows; i++)
+		n += strstr(v->rows[i].label, needle) != NULL;
+	return n;
+}
+
+static double sum_own_s(const struct view *v, const char *needle)
+{
+	double sum = 0;
+
+	for (int i = 0; i < v->nrows; i++)
+		if (strstr(v->rows[i].label, needle))
+			sum += v->rows[i].own_s;
+	return sum;
+}
+
+static double sum_own_pct(const struct view *v, const char *needle)
+{
+	double sum = 0;
+
+	for (int i = 0; i < v->nrows; i++)
+		if (strstr(v->rows[i].label, needle))
+			sum += v->rows[i].own_pct;
+	return sum;
+}
+
+/* A condition on the screen. */
+typedef bool (*screen_ok)(const char *s, const struct view *v, const void *arg);
+
+/* Poll the screen until ok() holds or timeout_ms pass.  Returns whether it
+ * held; *last gets the last screen (free it) when not NULL. */
+static bool wait_for(struct top_test *d, const char *name, screen_ok ok, const void *okarg,
+		     int timeout_ms, char **last)
+{
+	long long deadline = now_ms() + timeout_ms;
+	struct view *v = malloc(sizeof(*v));
+	char *s = NULL;
+	bool held;
+
+	for (;;) {
+		free(s);
+		s = screen(d, name);
+		parse_rows(s, v);
+		held = ok(s, v, okarg);
+		if (held || now_ms() > deadline)
+			break;
+		sleep_ms(100);
+	}
+	free(v);
+	if (last)
+		*last = s;
+	else
+		free(s);
+	return held;
+}
+
+/* Wait, and on failure say what and show the screen. */
+static bool expect(struct top_test *d, const char *name, const char *what, screen_ok ok,
+		   const void *okarg)
+{
+	char *last = NULL, *ex;
+	bool held = wait_for(d, name, ok, okarg, WAIT_MS, &last);
+
+	if (!held) {
+		ex = excerpt(last, 16);
+		flunk(d, what, "not seen within %d s; the screen:\n%s", WAIT_MS / 1000, ex);
+		free(ex);
+	}
+	free(last);
+	return held;
+}
+
+static bool has_text(const char *s, const struct view *v, const void *arg)
+{
+	(void)v;
+	return strstr(s, arg) != NULL;
+}
+
+static bool lacks_text(const char *s, const struct view *v, const void *arg)
+{
+	(void)v;
+	return strstr(s, arg) == NULL;
+}
+
+static bool first_row(const char *s, const struct view *v, const void *arg)
+{
+	(void)s;
+	return v->nrows > 0 && strstr(v->rows[0].label, arg);
+}
+
+static bool first_row_module_or_main(const char *s, const struct view *v, const void *arg)
+{
+	(void)s;
+	(void)arg;
+	return v->nrows > 0 &&
+	       (starts(v->rows[0].label, "<module> (hot.py") || starts(v->rows[0].label, "main (hot.py"));
+}
+
+/* hot_loop first, cold_loop there too with several times less OwnTime. */
+static bool hot_over_cold(const char *s, const struct view *v, const void *arg)
+{
+	double hot = sum_own_s(v, "hot_loop ("), cold = sum_own_s(v, "cold_loop (");
+
+	(void)s;
+	(void)arg;
+	return first_row(s, v, "hot_loop (") && cold > 0 && hot > 3 * cold && hot >= 1.0;
+}
+
+static bool one_hot_function_row(const char *s, const struct view *v, const void *arg)
+{
+	(void)arg;
+	return strstr(s, "By: function") && rows_with(v, "hot_loop (") == 1 &&
+	       rows_with(v, "hot_loop (hot.py)") == 1;
+}
+
+static bool only_rows_with(const char *s, const struct view *v, const void *arg)
+{
+	(void)s;
+	return v->nrows > 0 && rows_with(v, arg) == v->nrows;
+}
+
+static bool rows_with_and_without(const char *s, const struct view *v, const void *arg)
+{
+	const char *const *pair = arg;
+
+	(void)s;
+	return strstr(s, pair[2]) && rows_with(v, pair[0]) > 0 && rows_with(v, pair[1]) == 0;
+}
+
+static bool spinner_near_full(const char *s, const struct view *v, const void *arg)
+{
+	(void)arg;
+	return strstr(s, "Idle: shown") && sum_own_pct(v, "thread_spin (") >= 60;
+}
+
+static bool samples_at_least(const char *s, const struct view *v, const void *arg)
+{
+	(void)v;
+	return header_num(s, "Samples: ") >= *(const double *)arg;
+}
+
+/* The key bar on the last line of a pane LINES high, the title on the
+ * first. */
+static bool laid_out(const char *s, const struct view *v, const void *arg)
+{
+	int lines = *(const int *)arg, n = 0;
+	const char *p = s, *last = s;
+
+	(void)v;
+	if (!starts(s, "pystrobe top"))
+		return false;
+	while (*p && n < lines) {
+		last = p;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+		p++;
+		n++;
+	}
+	return starts(last, "1-4Sort");
+}
+
+/* --- the process in the pane ---------------------------------------------- */
+
+/* A child of ppid running pystrobe, or 0. */
+static pid_t pystrobe_child(pid_t ppid)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (dir && (de = readdir(dir)) && !found) {
+		char path[300], buf[512], *p;
+		int fd, pid = atoi(de->d_name), parent = 0;
+		ssize_t n;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		if (!p || sscanf(p + 2, "%*c %d", &parent) != 1 || parent != ppid)
+			continue;
+		if (strstr(buf, "(pystrobe"))	/* or a PYSTROBE_BIN pystrobe-x */
+			found = pid;
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+static pid_t wait_pystrobe_in(struct top_test *d, const char *name)
+{
+	char *pane = pane_format(d, name, "#{pane_pid}");
+	pid_t shell = atoi(pane), pid = 0;
+	long long deadline = now_ms() + WAIT_MS;
+
+	free(pane);
+	while (shell > 0 && !(pid = pystrobe_child(shell)) && now_ms() < deadline)
+		sleep_ms(50);
+	return pid;
+}
+
+/* After top is gone the pane must be as before: the marker echoed before
+ * it still on the screen, top's table gone, no alternate screen, the
+ * cursor shown, keypad mode off, and the tty in echo and icanon mode. */
+static void check_restored(struct top_test *d, const char *name, const char *what,
+			   const char *exit_line)
+{
+	char *s = NULL, *f, *tty, *ex;
+	struct argv_buf a = { .n = 0 };
+	struct run r;
+
+	if (!wait_for(d, name, has_text, exit_line, WAIT_MS, &s)) {
+		ex = excerpt(s, 12);
+		flunk(d, what, "no \"%s\" after top ended; the screen:\n%s", exit_line, ex);
+		free(ex);
+	}
+	if (!strstr(s, MARKER))
+		flunk(d, what, "the text from before top (%s) is not back on the screen", MARKER);
+	if (strstr(s, "%Own  %Total"))
+		flunk(d, what, "top's table is still on the screen");
+	free(s);
+	f = pane_format(d, name, "#{alternate_on}");
+	if (strcmp(f, "0"))
+		flunk(d, what, "the alternate screen is still on (alternate_on=%s)", f);
+	free(f);
+	f = pane_format(d, name, "#{cursor_flag}");
+	if (strcmp(f, "1"))
+		flunk(d, what, "the cursor is still hidden (cursor_flag=%s)", f);
+	free(f);
+	f = pane_format(d, name, "#{keypad_cursor_flag}");
+	if (strcmp(f, "0"))
+		flunk(d, what, "keypad mode is still on (keypad_cursor_flag=%s)", f);
+	free(f);
+	tty = pane_format(d, name, "#{pane_tty}");
+	arg(&a, "stty");
+	arg(&a, "-a");
+	arg(&a, "-F");
+	arg(&a, tty);
+	if (run_cmd(&r, TMUX_MS, a.v) == 0) {
+		if (run_exit(&r) != 0 || strstr(r.out, "-echo ") || strstr(r.out, "-icanon"))
+			flunk(d, what, "the tty is not back in echo/icanon mode: %s", r.out);
+		run_free(&r);
+	}
+	free(tty);
+}
+
+/* --- the scenarios -------------------------------------------------------- */
+
+static char *top_command(struct top_test *d, const char *top_args, const char *after)
+{
+	char *cmd = NULL;
+
+	(void)d;
+	if (asprintf(&cmd, "echo %s; '%s' top --delay %s %s; echo \"TOP-EXIT=$?\"; %s",
+		     MARKER, pystrobe_bin(), DELAY, top_args, after) < 0)
+		return NULL;
+	return cmd;
+}
+
+/* Everything the keys do, on a running hot.py --thread, then q. */
+static void interactive(struct top_test *d, pid_t pid)
+{
+	const char *name = "keys";
+	const char *spinner_only[] = { "thread_spin (", "hot_loop (", "\"spinner\"" };
+	const char *main_only[] = { "hot_loop (", "thread_spin (", "\"MainThread\"" };
+	char pidarg[32], version[32], *cmd, *s = NULL;
+	double samples, later;
+	int lines;
+
+	snprintf(pidarg, sizeof(pidarg), "--pid %d", (int)pid);
+	cmd = top_command(d, pidarg, "sleep 120");
+	if (start_session(d, name, cmd) != 0) {
+		free(cmd);
+		return;
+	}
+	free(cmd);
+
+	/* The table: the hot function first, the cold one well below. */
+	if (!expect(d, name, "hot function first", hot_over_cold, NULL))
+		return;
+	snprintf(version, sizeof(version), "Python 3.%d", d->ti->minor);
+	expect(d, name, "the Python version in the header", has_text, version);
+	wait_for(d, name, has_text, "GIL: ", WAIT_MS, &s);
+	if (header_num(s, "GIL: ") < 50)
+		flunk(d, "GIL share", "a spinning main thread holds the GIL, but GIL: %.1f",
+		      header_num(s, "GIL: "));
+	if (header_num(s, "Threads: ") != 2)
+		flunk(d, "threads", "hot.py --thread has 2 threads, the header says %.0f",
+		      header_num(s, "Threads: "));
+	free(s);
+
+	/* Names from the target: escaped, and the screen not cleared by them. */
+	if (d->ti->minor >= 8) {
+		expect(d, name, "the odd name escaped", has_text, ODD_SHOWN);
+		if (!wait_for(d, name, laid_out, &(int){ LINES_ }, 1000, NULL))
+			flunk(d, "odd name", "the screen is not laid out as it should be");
+	}
+
+	/* Sorting. */
+	keys(d, name, "4");
+	expect(d, name, "4: TotalTime puts <module> or main first", first_row_module_or_main, NULL);
+	expect(d, name, "4: the header says so", has_text, "Sort: TotalTime");
+	keys(d, name, "1");
+	expect(d, name, "1: %Own puts hot_loop first", first_row, "hot_loop (");
+	keys(d, name, "2");
+	expect(d, name, "2: %Total puts <module> or main first", first_row_module_or_main, NULL);
+	keys(d, name, "3");
+	expect(d, name, "3: OwnTime puts hot_loop first", first_row, "hot_loop (");
+
+	/* Lines and functions. */
+	keys(d, name, "L");
+	expect(d, name, "L: one row per function", one_hot_function_row, NULL);
+	keys(d, name, "L");
+	expect(d, name, "L again: by line", has_text, "By: line");
+
+	/* The filter. */
+	keys(d, name, "/");
+	expect(d, name, "/: the prompt", has_text, "Filter:");
+	keys(d, name, "cold");
+	keys(d, name, "Enter");
+	expect(d, name, "/cold: only cold_loop rows", only_rows_with, "cold_loop (");
+	expect(d, name, "/cold: the header shows the filter", has_text, "Filter: cold");
+	keys(d, name, "Escape");
+	expect(d, name, "Esc: the filter is gone", first_row, "hot_loop (");
+
+	/* Threads: T goes through them in order of thread id, main first. */
+	keys(d, name, "T");
+	expect(d, name, "T: the main thread alone", rows_with_and_without, main_only);
+	keys(d, name, "T");
+	expect(d, name, "T T: the spinner thread alone", rows_with_and_without, spinner_only);
+	keys(d, name, "T");
+	expect(d, name, "T T T: all threads again", has_text, "Showing: all threads");
+
+	/* Idle threads. */
+	keys(d, name, "I");
+	expect(d, name, "I: the sleeping spinner is counted", spinner_near_full, NULL);
+	keys(d, name, "I");
+	expect(d, name, "I again: idle threads hidden", has_text, "Idle: hidden");
+
+	/* Pause: the numbers stand still while sampling goes on. */
+	keys(d, name, "Space");
+	expect(d, name, "Space: PAUSED", has_text, "PAUSED");
+	s = screen(d, name);
+	samples = header_num(s, "Samples: ");
+	free(s);
+	sleep_ms(1500);
+	s = screen(d, name);
+	later = header_num(s, "Samples: ");
+	free(s);
+	if (samples < 0 || later != samples)
+		flunk(d, "pause", "Samples went from %.0f to %.0f while paused", samples, later);
+	keys(d, name, "Space");
+	expect(d, name, "Space again: PAUSED gone", lacks_text, "PAUSED");
+
+	/* Reset: the sample count starts again from 0. */
+	wait_for(d, name, samples_at_least, &(double){ 200 }, WAIT_MS, &s);
+	samples = header_num(s, "Samples: ");
+	free(s);
+	keys(d, name, "R");
+	sleep_ms(300);
+	s = screen(d, name);
+	later = header_num(s, "Samples: ");
+	free(s);
+	if (samples < 200 || later < 0 || later >= samples / 2)
+		flunk(d, "reset", "Samples went from %.0f to %.0f after R", samples, later);
+	expect(d, name, "R: the table fills again", first_row, "hot_loop (");
+
+	/* Help. */
+	keys(d, name, "?");
+	expect(d, name, "?: help", has_text, "pystrobe top: keys");
+	keys(d, name, "x");
+	expect(d, name, "a key closes the help", lacks_text, "pystrobe top: keys");
+
+	/* Resize. */
+	tmux(d, NULL, "resize-window", "-t", name, "-x", "100", "-y", "24", NULL);
+	lines = 24;
+	expect(d, name, "resize to 100x24", laid_out, &lines);
+
+	/* q: the terminal as it was. */
+	keys(d, name, "q");
+	check_restored(d, name, "q", "TOP-EXIT=0");
+	tmux(d, NULL, "kill-session", "-t", name, NULL);
+}
+
+/* SIGTERM and Ctrl-C (SIGINT from the terminal) to top: each in a pane of
+ * its own, one after the other. */
+static void signals(struct top_test *d, pid_t pid)
+{
+	static const char *const names[] = { "sigterm", "ctrl-c" };
+	char pidarg[32];
+
+	snprintf(pidarg, sizeof(pidarg), "--pid %d", (int)pid);
+	for (int i = 0; i < 2; i++) {
+		const char *name = names[i];
+		char *cmd = top_command(d, pidarg, "sleep 120");
+		pid_t top;
+
+		if (!cmd || start_session(d, name, cmd) != 0) {
+				free(cmd);
+			return;
+		}
+		free(cmd);
+		if (expect(d, name, name, first_row, "hot_loop (")) {
+			if (i == 0) {
+				top = wait_pystrobe_in(d, name);
+				if (top > 0)
+					kill(top, SIGTERM);
+				else
+					flunk(d, name, "cannot find pystrobe in the pane");
+			} else {
+				keys(d, name, "C-c");
+			}
+			check_restored(d, name, name, "TOP-EXIT=0");
+		}
+		tmux(d, NULL, "kill-session", "-t", name, NULL);
+	}
+}
+
+static bool exited_banner(const char *s, const struct view *v, const void *arg)
+{
+	const char *p = strstr(s, "process ");
+
+	(void)arg;
+	return p && strstr(p, " exited (status 3)") && rows_with(v, "hot_loop (") > 0;
+}
+
+/* A launched command that exits: the banner, the last view, its status. */
+static void launched(struct top_test *d)
+{
+	const char *name = "launch";
+	struct argv_buf a = { .n = 0 };
+	char *words, *top_args = NULL, *cmd;
+
+	arg_python(&a, d->ti);
+	arg(&a, d->script);
+	arg(&a, "--duration");
+	arg(&a, "3");
+	arg(&a, "--exit");
+	arg(&a, "3");
+	words = shell_words(a.v);
+	if (asprintf(&top_args, "-- %s", words) < 0)
+		top_args = NULL;
+	free(words);
+	cmd = top_args ? top_command(d, top_args, "sleep 120") : NULL;
+	free(top_args);
+	if (!cmd || start_session(d, name, cmd) != 0) {
+		free(cmd);
+		return;
+	}
+	free(cmd);
+	expect(d, name, "launch: the table", first_row, "hot_loop (");
+	expect(d, name, "launch: \"process PID exited (status 3)\" over the last view",
+	       exited_banner, NULL);
+	keys(d, name, "q");
+	check_restored(d, name, "launch, q", "TOP-EXIT=3");
+	tmux(d, NULL, "kill-session", "-t", name, NULL);
+}
+
+static int count_lines_starting(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += starts(p, prefix);
+	return n;
+}
+
+/* stdout not a terminal: snapshots, until SIGINT or the target's exit. */
+static void no_tty(struct top_test *d, pid_t pid)
+{
+	char out[PATH_MAX + 32], pidarg[16], *text, *ex;
+	struct argv_buf a = { .n = 0 };
+	long long deadline;
+	int status = -1, fd;
+	pid_t top;
+	struct run r;
+
+	snprintf(out, sizeof(out), "%s/snapshots.txt", sock_dir);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	top = fork();
+	if (top == 0) {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(127);
+		execl(pystrobe_bin(), "pystrobe", "top", "--pid", pidarg, "--delay", DELAY,
+		      (char *)NULL);
+		_exit(127);
+	}
+	sleep_ms(2200);
+	kill(top, SIGINT);
+	deadline = now_ms() + 10000;
+	while (waitpid(top, &status, WNOHANG) == 0 && now_ms() < deadline)
+		sleep_ms(20);
+	if (now_ms() >= deadline) {
+		flunk(d, "no tty, SIGINT", "still running 10 s after SIGINT");
+		kill_reap(top);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		flunk(d, "no tty, SIGINT", "ended with status 0x%x, not exit 0", status);
+	}
+	text = slurp(out);
+	if (!text) {
+		flunk(d, "no tty", "no output file");
+	} else {
+		int n = count_lines_starting(text, "pystrobe top: pid ");
+		bool bad = true;
+
+		if (n < 2 || n > 6)
+			flunk(d, "no tty", "%d snapshots in 2.2 s at --delay %s", n, DELAY);
+		else if (!strstr(text, "  %Own  %Total   OwnTime  TotalTime  Function (file:line)\n") ||
+			 !strstr(text, "  hot_loop (hot.py:"))
+			flunk(d, "no tty", "no table with hot_loop in the snapshots");
+		else if (strchr(text, '\033') || strchr(text, '\a'))
+			flunk(d, "no tty", "an escape or bell character went out raw");
+		else if (d->ti->minor >= 8 && !strstr(text, ODD_SHOWN))
+			flunk(d, "no tty", "the odd name is not shown escaped");
+		else
+			bad = false;
+		if (bad) {
+			ex = excerpt(text, 20);
+			msg_add(&d->failures, "%s: the snapshots began:\n%s", d->ti->label, ex);
+			free(ex);
+		}
+	}
+	free(text);
+
+	/* Launched: ends by itself with the command's status. */
+	arg(&a, pystrobe_bin());
+	arg(&a, "top");
+	arg(&a, "--delay");
+	arg(&a, DELAY);
+	arg(&a, "--");
+	arg_python(&a, d->ti);
+	arg(&a, d->script);
+	arg(&a, "--duration");
+	arg(&a, "1.5");
+	arg(&a, "--exit");
+	arg(&a, "4");
+	if (run_cmd(&r, 30000, a.v) < 0) {
+		flunk(d, "no tty, launch", "cannot run pystrobe");
+		return;
+	}
+	if (run_exit(&r) != 4)
+		flunk(d, "no tty, launch", "exit %d, not the command's 4; stderr: %s", run_exit(&r),
+		      r.err);
+	if (!strstr(r.out, " exited (status 4)\n") || !strstr(r.out, "hot_loop (hot.py:"))
+		flunk(d, "no tty, launch", "no hot_loop or no exit line in:\n%s", r.out);
+	run_free(&r);
+}
+
+/* --- the test ------------------------------------------------------------- */
+
+START_TEST(test_top)
+{
+	struct top_test d = { .ti = chosen[_i] };
+	struct target t;
+	char why[512];
+
+	ck_assert_msg(have_tmux, "MISSING tmux: apt-get install tmux");
+	printf("top: %s\n", d.ti->label);
+	snprintf(d.sock, sizeof(d.sock), "%s/tmux-%d", sock_dir, _i);
+	test_interp_script(d.ti, "tests/targets/hot.py", d.script, sizeof(d.script));
+
+	if (target_start(&t, d.ti, why, sizeof(why), d.script, "--thread", NULL) < 0 ||
+	    target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: cannot start hot.py: %s", d.ti->label, why);
+	}
+	/* A session for the whole test: the server must not exit (and race
+	 * the next new-session) when a scenario's session is killed. */
+	if (start_session(&d, "keep", "sleep 600") != 0) {
+		target_stop(&t);
+		ck_abort_msg("%.3000s", d.failures);
+	}
+	interactive(&d, t.py_pid);
+	signals(&d, t.py_pid);
+	no_tty(&d, t.py_pid);
+	target_stop(&t);
+	launched(&d);
+	tmux(&d, NULL, "kill-server", NULL);
+
+	if (d.failures) {
+		/* In full here: Check's own messages are limited to 4 KiB. */
+		fprintf(stderr, "top: %s FAILED:\n%s", d.ti->label, d.failures);
+		ck_abort_msg("\n%.3000s%s", d.failures,
+			     strlen(d.failures) > 3000 ? "\n[... the rest on stderr]" : "");
+	}
+}
+END_TEST
+
+START_TEST(test_interps_chosen)
+{
+	ck_assert_msg(nchosen >= 2, "top runs on at least two interpreters; found %d", nchosen);
+}
+END_TEST
+
+/* The Debian python3.11 and a pyenv 3.12, else whatever there is to make
+ * two; all with PYSTROBE_TOP_ALL=1. */
+static void choose(const struct test_interp *all, int n)
+{
+	const char *every = getenv("PYSTROBE_TOP_ALL");
+
+	for (int i = 0; i < n && nchosen < 32; i++) {
+		bool want = (every && *every && strcmp(every, "0")) ||
+			    strstr(all[i].label, "debian-static") ||
+			    (strstr(all[i].label, " pyenv") && all[i].minor == 12 &&
+			     !strstr(all[i].label, "shim"));
+
+		if (want)
+			chosen[nchosen++] = &all[i];
+	}
+	for (int i = 0; i < n && nchosen < 2; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < nchosen; j++)
+			dup |= chosen[j] == &all[i];
+		if (!dup && !all[i].root[0]) {
+			fprintf(stderr, "top: using %s in place of a missing one\n", all[i].label);
+			chosen[nchosen++] = &all[i];
+		}
+	}
+	fprintf(stderr, "top: running on %d:", nchosen);
+	for (int i = 0; i < nchosen; i++)
+		fprintf(stderr, " [%s]", chosen[i]->label);
+	fprintf(stderr, "\n");
+}
+
+static void remove_sock_dir(void)
+{
+	struct dirent *de;
+	DIR *dir = opendir(sock_dir);
+
+	/* Servers a failed or timed-out test left running. */
+	while (dir && (de = readdir(dir))) {
+		char path[PATH_MAX + 300], cmd[PATH_MAX + 400];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", sock_dir, de->d_name);
+		if (!strncmp(de->d_name, "tmux-", 5)) {
+			snprintf(cmd, sizeof(cmd), "tmux -S '%s' kill-server >/dev/null 2>&1", path);
+			if (system(cmd) < 0)
+				perror("system");
+		}
+		unlink(path);
+	}
+	if (dir)
+		closedir(dir);
+	rmdir(sock_dir);
+}
+
+int main(void)
+{
+	const struct test_interp *all;
+	Suite *s = suite_create("top");
+	SRunner *sr;
+	TCase *tc;
+	int n, failed;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The panes and tmux itself speak UTF-8; no outer tmux interferes. */
+	setenv("LANG", "C.UTF-8", 1);
+	unsetenv("LC_ALL");
+	unsetenv("LC_CTYPE");
+	unsetenv("TMUX");
+	have_tmux = system("tmux -V >/dev/null 2>&1") == 0;
+	if (!have_tmux)
+		fprintf(stderr, "top: MISSING tmux (apt-get install tmux)\n");
+	snprintf(sock_dir, sizeof(sock_dir), "/tmp/pystrobe-top-XXXXXX");
+	if (!mkdtemp(sock_dir)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	n = test_interps(&all);
+	choose(all, n);
+	printf("top: pystrobe is %s\n", pystrobe_bin());
+
+	tc = tcase_create("tmux");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_interps_chosen);
+	tcase_add_loop_test(tc, test_top, 0, nchosen);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	remove_sock_dir();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

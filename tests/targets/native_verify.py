@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""Judge `pystrobe dump --native --json` output for tests/check_native.c.
+(It runs on the test's side, with the system python3, not in a target.)
+
+Usage:
+  native_verify.py qsort TRUTH DUMP
+  native_verify.py descend TRUTH DUMP LEVELS DESCEND_RANGE PARK_RANGE [--stripped]
+  native_verify.py agree TRUTH PYDUMP NATIVEDUMP
+
+TRUTH is what tests/targets/native_stack.py (qsort, descend) or parked.py
+(agree) wrote.  A RANGE is START-END in hex: where the function lies in
+the unstripped library's link-time addresses.
+
+qsort    the main thread's merged stack has the Python callback compare()
+         as its first Python frame with only native frames above it, then
+         native frames down through qsort, then caller() and the rest of
+         the Python stack, in that order.
+descend  the C -> Python -> C recursion: read as the merged stack from the
+         top, park, then (strobe_descend, py_level) LEVELS + 1 times, each
+         level once, in order.  The C++ park is named demangled,
+         strobe::Deep<int>::park(int).  Every native frame of ours has an
+         offset inside its function's range.  With --stripped nothing may
+         name those functions: they must read library+offset, no function.
+agree    a plain dump and a native dump of the same (parked) moment have the
+         same Python frames for every thread; every thread's native dump
+         merged, with native frames and no eval loop frame left over.
+
+Always: the Python frames of the merged stack are exactly the Python
+stack, and no frame is the interpreter's eval loop.  Prints one line on
+success, the reasons and the offending stack on failure (exit 1).
+"""
+import json
+import sys
+
+EVAL = "_PyEval_EvalFrameDefault"
+PARK = "strobe::Deep<int>::park(int)"
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def threads_of(dump):
+    return dump["processes"][0]["threads"]
+
+
+def describe(frame):
+    if frame["kind"] == "python":
+        return "%s (%s:%s)" % (frame["function"], frame["file"], frame["line"])
+    where = "%s+0x%x" % (frame["library"], frame["offset"]) if frame["library"] \
+        else "0x%x" % frame["address"]
+    return "[native] %s (%s)" % (frame["function"], where)
+
+
+def show(thread):
+    return "\n".join("      " + describe(f) for f in thread["frames"])
+
+
+def main_thread(truth, dump):
+    for t in threads_of(dump):
+        if truth.get("tid") and t["tid"] == truth["tid"]:
+            return t
+    for t in threads_of(dump):
+        if t["name"] == "MainThread":
+            return t
+    return None
+
+
+def python_names(thread):
+    return [f["function"] for f in thread["frames"] if f["kind"] == "python"]
+
+
+def common(thread, want_python, fails):
+    if thread is None:
+        fails.append("the main thread is not in the dump")
+        return False
+    if thread.get("native_error"):
+        fails.append("no merged stack: %s" % thread["native_error"])
+        return False
+    if not any(f["kind"] == "native" for f in thread["frames"]):
+        fails.append("no native frames")
+    got = python_names(thread)
+    if want_python is not None and got != want_python:
+        fails.append("Python frames %s, want %s" % (got, want_python))
+    for f in thread["frames"]:
+        if f["kind"] == "native" and (f["function"] or "").startswith(EVAL):
+            fails.append("an eval loop frame was left in: %s" % describe(f))
+    return True
+
+
+def verify_qsort(truth, dump, fails):
+    t = main_thread(truth, dump)
+    if not common(t, truth["python"], fails):
+        return t
+    frames = t["frames"]
+    kinds = [f["kind"] for f in frames]
+    first_py = kinds.index("python")
+    if frames[first_py]["function"] != "compare":
+        fails.append("first Python frame is %s, want compare"
+                     % frames[first_py]["function"])
+    try:
+        caller = next(i for i, f in enumerate(frames)
+                      if f["kind"] == "python" and f["function"] == "caller")
+    except StopIteration:
+        fails.append("no caller frame")
+        return t
+    between = frames[first_py + 1:caller]
+    if any(f["kind"] != "native" for f in between):
+        fails.append("Python frames between compare and caller")
+    if not any((f["function"] or "").startswith("qsort") for f in between):
+        fails.append("no qsort frame between compare and caller")
+    return t
+
+
+def parse_range(text):
+    lo, hi = text.split("-")
+    return int(lo, 16), int(hi, 16)
+
+
+def verify_descend(truth, dump, levels, descend, park, stripped, fails):
+    t = main_thread(truth, dump)
+    if not common(t, truth["python"], fails):
+        return t
+    ours = []
+    for f in t["frames"]:
+        if f["kind"] == "python":
+            if f["function"] == "py_level":
+                ours.append("py_level")
+            continue
+        if not (f["library"] or "").endswith("strobe_ext.so"):
+            continue
+        for name, (lo, hi), want in (("descend", descend, "strobe_descend"),
+                                     ("park", park, PARK)):
+            if not lo <= f["offset"] < hi:
+                continue
+            ours.append(name)
+            if stripped and f["function"] is not None:
+                fails.append("stripped library, yet named: %s" % describe(f))
+            if not stripped and f["function"] != want:
+                fails.append("%s named %r, want %r" % (name, f["function"], want))
+        if not stripped and f["function"] in ("strobe_descend", PARK) and \
+                not any(lo <= f["offset"] < hi for lo, hi in (descend, park)):
+            fails.append("offset outside the function: %s" % describe(f))
+    want = ["park"] + ["descend", "py_level"] * (levels + 1)
+    if ours != want:
+        fails.append("levels read %s, want %s" % (ours, want))
+    return t
+
+
+def verify_agree(truth, plain, native, fails):
+    moving = set(t["ident"] for t in truth["threads"] if t.get("moving"))
+    plain_by = dict((t["ident"], t) for t in threads_of(plain))
+    for t in threads_of(native):
+        p = plain_by.get(t["ident"])
+        if p is None:
+            fails.append("thread %s only in the native dump" % t["name"])
+            continue
+        common(t, None, fails)
+        a = [f for f in p["frames"] if f["kind"] == "python"]
+        b = [f for f in t["frames"] if f["kind"] == "python"]
+        keys = ("function", "file") if t["ident"] in moving else ("function", "file", "line")
+        if [[f[k] for k in keys] for f in a] != [[f[k] for k in keys] for f in b]:
+            fails.append("thread %s: Python frames differ:\n  plain:  %s\n  native: %s"
+                         % (t["name"], [describe(f) for f in a], [describe(f) for f in b]))
+    if len(threads_of(native)) != len(threads_of(plain)):
+        fails.append("%d threads in the plain dump, %d in the native one"
+                     % (len(threads_of(plain)), len(threads_of(native))))
+    return None
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    stripped = "--stripped" in sys.argv
+    mode, fails, t = args[0], [], None
+    truth = load(args[1])
+    if mode == "qsort":
+        t = verify_qsort(truth, load(args[2]), fails)
+    elif mode == "descend":
+        t = verify_descend(truth, load(args[2]), int(args[3]), parse_range(args[4]),
+                           parse_range(args[5]), stripped, fails)
+    elif mode == "agree":
+        verify_agree(truth, load(args[2]), load(args[3]), fails)
+    else:
+        sys.stderr.write("native_verify: unknown mode %s\n" % mode)
+        return 2
+    if fails:
+        print("FAILED: " + "\n  ".join(fails))
+        if t is not None:
+            print("    merged stack:\n" + show(t))
+        return 1
+    if t is not None:
+        n = sum(1 for f in t["frames"] if f["kind"] == "native")
+        print("OK (%d frames, %d native)" % (len(t["frames"]), n))
+    else:
+        print("OK (%d threads agree)" % len(threads_of(load(args[3]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
