@@ -7,7 +7,4 @@ int cmd_dump(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
-/* Parse a pid argument; 0 and an error message on failure. */
-int parse_pid(const char *s);
-
 #endif

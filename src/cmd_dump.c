@@ -21,16 +21,6 @@ static const char dump_usage[] =
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -h, --help         show this help\n";
 
-int parse_pid(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v <= 0 || v > 0x7fffffff)
-		return 0;
-	return (int)v;
-}
-
 static void put_name(struct strbuf *sb, const char *s)
 {
 	sb_add_printable(sb, s ? s : "?");

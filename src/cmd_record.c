@@ -101,17 +101,6 @@ static const struct format *find_format(const char *name)
 	return NULL;
 }
 
-static int parse_number(const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (!*s || *end || !(v >= min && v <= max))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING };
 
 static int parse_args(struct record *r, int argc, char **argv)

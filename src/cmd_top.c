@@ -1367,17 +1367,6 @@ static void run(struct top *t)
 
 /* --- options -------------------------------------------------------------- */
 
-static int parse_number(const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (!*s || *end || !(v >= min && v <= max))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 enum { OPT_IDLE = 256, OPT_GIL, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_SUBPROCESSES,
        OPT_NATIVE };
 

@@ -237,3 +237,24 @@ char *read_file(const char *path, size_t *lenp)
 		*lenp = sb.len;
 	return sb_detach(&sb);
 }
+
+int parse_pid(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v <= 0 || v > 0x7fffffff)
+		return 0;
+	return (int)v;
+}
+
+int parse_number(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (!*s || *end || !(v >= min && v <= max))
+		return -1;
+	*out = v;
+	return 0;
+}

@@ -64,6 +64,11 @@ void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * length is stored in *len when len is not NULL.  NULL on error, errno set. */
 char *read_file(const char *path, size_t *len);
 
+/* Command-line values: a pid (0 when invalid), a number within [min, max]
+ * (0, or -1 when invalid). */
+int parse_pid(const char *s);
+int parse_number(const char *s, double min, double max, double *out);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif
