@@ -84,14 +84,6 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* PYSTROBE_BIN, to try a binary other than the build's. */
-static const char *pystrobe_bin(void)
-{
-	const char *bin = getenv("PYSTROBE_BIN");
-
-	return bin && *bin ? bin : pystrobe_path();
-}
-
 static void flunk(struct rec_test *d, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -343,7 +335,7 @@ static bool record_within(struct rec_test *d, const char *what,
 
 	memset(rr, 0, sizeof(*rr));
 	new_out(d, dir, rr);
-	arg(&a, pystrobe_bin());
+	arg(&a, pystrobe_path());
 	arg(&a, "record");
 	arg(&a, "-r");
 	arg(&a, RATE);
@@ -354,7 +346,7 @@ static bool record_within(struct rec_test *d, const char *what,
 	args(&a, extra);
 	rr->start = now_s();
 	if (run_cmd(&rr->r, timeout_ms, a.v) < 0) {
-		flunk(d, what, "cannot run %s: %s", pystrobe_bin(),
+		flunk(d, what, "cannot run %s: %s", pystrobe_path(),
 		      strerror(errno));
 		return false;
 	}
@@ -766,7 +758,7 @@ static pid_t record_async(const char *out, const char *errfile,
 	arg(&a, "f=$1; shift; exec \"$@\" 2>\"$f\"");
 	arg(&a, "sh");
 	arg(&a, errfile);
-	arg(&a, pystrobe_bin());
+	arg(&a, pystrobe_path());
 	arg(&a, "record");
 	arg(&a, "-r");
 	arg(&a, RATE);
@@ -1228,7 +1220,7 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
-	printf("record: pystrobe is %s\n", pystrobe_bin());
+	printf("record: pystrobe is %s\n", pystrobe_path());
 
 	tc = tcase_create("interpreters");
 	tcase_set_timeout(tc, 300);

@@ -93,13 +93,6 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static const char *pystrobe_bin(void)
-{
-	const char *bin = getenv("PYSTROBE_BIN");
-
-	return bin && *bin ? bin : pystrobe_path();
-}
-
 static void flunk(struct top_test *d, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -597,7 +590,7 @@ static char *top_command(struct top_test *d, const char *top_args, const char *a
 
 	(void)d;
 	if (asprintf(&cmd, "echo %s; '%s' top --delay %s %s; echo \"TOP-EXIT=$?\"; %s",
-		     MARKER, pystrobe_bin(), DELAY, top_args, after) < 0)
+		     MARKER, pystrobe_path(), DELAY, top_args, after) < 0)
 		return NULL;
 	return cmd;
 }
@@ -827,7 +820,7 @@ static void no_tty(struct top_test *d, pid_t pid)
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || dup2(fd, 1) < 0)
 			_exit(127);
-		execl(pystrobe_bin(), "pystrobe", "top", "--pid", pidarg, "--delay", DELAY,
+		execl(pystrobe_path(), "pystrobe", "top", "--pid", pidarg, "--delay", DELAY,
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -869,7 +862,7 @@ static void no_tty(struct top_test *d, pid_t pid)
 	free(text);
 
 	/* Launched: ends by itself with the command's status. */
-	arg(&a, pystrobe_bin());
+	arg(&a, pystrobe_path());
 	arg(&a, "top");
 	arg(&a, "--delay");
 	arg(&a, DELAY);
@@ -1017,7 +1010,7 @@ int main(void)
 	}
 	n = test_interps(&all);
 	choose(all, n);
-	printf("top: pystrobe is %s\n", pystrobe_bin());
+	printf("top: pystrobe is %s\n", pystrobe_path());
 
 	tc = tcase_create("tmux");
 	tcase_set_timeout(tc, 300);

@@ -545,10 +545,14 @@ int run_cmd(struct run *r, int timeout_ms, char *const argv[])
 	return 0;
 }
 
+/* PYSTROBE_BIN tries a binary other than the build's. */
 const char *pystrobe_path(void)
 {
 	static char path[PATH_MAX];
+	const char *bin = getenv("PYSTROBE_BIN");
 
+	if (bin && *bin)
+		return bin;
 	if (!path[0])
 		snprintf(path, sizeof(path), "%s/pystrobe", test_builddir());
 	return path;
