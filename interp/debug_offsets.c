@@ -43,6 +43,7 @@ static const uint16_t size_pos[S_COUNT][2] = {
 #define F(field, p13, p14, in) { #field, offsetof(struct py_layout, field), { p13, p14 }, in }
 static const struct dbg_field fields[] = {
 	F(runtime.interpreters_head, 40, 40, S_RUNTIME),
+	F(runtime.finalizing, 32, 32, S_RUNTIME),
 	F(interp.next, 64, 64, S_INTERP),
 	F(interp.threads_head, 72, 72, S_INTERP),
 	F(interp.modules, 88, 96, S_INTERP),

@@ -64,6 +64,7 @@ struct py_layout {
 
 	struct {
 		uint32_t interpreters_head;
+		uint32_t finalizing;	/* thread state running Py_Finalize, or NULL */
 		uint32_t gil_locked;	/* GIL inside _PyRuntime (<= 3.11) */
 		uint32_t gil_holder;
 	} runtime;

@@ -38,7 +38,7 @@
 static const struct py_layout py37 = {
 	.minor = 7, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 24, .gil_locked = 1280, .gil_holder = 1272 },
+	.runtime = { .interpreters_head = 24, .finalizing = 8, .gil_locked = 1280, .gil_holder = 1272 },
 	INTERP_OLD(40), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	.code = { .argcount = 16, .kwonlyargcount = 20, .nlocals = 24, .flags = 32,
 		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
@@ -57,7 +57,7 @@ static const struct py_layout py37 = {
 static const struct py_layout py38 = {
 	.minor = 8, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 32, .gil_locked = 1168, .gil_holder = 1160 },
+	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160 },
 	INTERP_OLD(56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
 };
@@ -65,7 +65,7 @@ static const struct py_layout py38 = {
 static const struct py_layout py39 = {
 	.minor = 9, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 32, .gil_locked = 368, .gil_holder = 360 },
+	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0),
 };
@@ -73,7 +73,7 @@ static const struct py_layout py39 = {
 static const struct py_layout py310 = {
 	.minor = 10, .frames = FRAMES_OBJECTS, .lasti = LASTI_UNITS, .lines = LT_LINETABLE,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 32, .gil_locked = 368, .gil_holder = 360 },
+	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
 	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
 };
@@ -81,7 +81,7 @@ static const struct py_layout py310 = {
 static const struct py_layout py311 = {
 	.minor = 11, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_MANAGED_311, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 40, .gil_locked = 376, .gil_holder = 368 },
+	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = 376, .gil_holder = 368 },
 	.interp = { .next = 0, .threads_head = 16, .modules = 888, .gil_ptr = NONE },
 	.gil = { NONE, NONE },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
@@ -99,7 +99,7 @@ static const struct py_layout py311 = {
 static const struct py_layout py312 = {
 	.minor = 12, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_MANAGED_312, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 40, .gil_locked = NONE, .gil_holder = NONE },
+	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = NONE, .gil_holder = NONE },
 	.interp = { .next = 0, .threads_head = 72, .modules = 944, .gil_ptr = 384 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
@@ -117,7 +117,7 @@ static const struct py_layout py312 = {
 static const struct py_layout py313 = {
 	.minor = 13, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 632, .gil_locked = NONE, .gil_holder = NONE },
+	.runtime = { .interpreters_head = 632, .finalizing = 608, .gil_locked = NONE, .gil_holder = NONE },
 	.interp = { .next = 7264, .threads_head = 7344, .modules = 7656, .gil_ptr = 16 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
@@ -136,7 +136,7 @@ static const struct py_layout py313 = {
 static const struct py_layout py314 = {
 	.minor = 14, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 808, .gil_locked = NONE, .gil_holder = NONE },
+	.runtime = { .interpreters_head = 808, .finalizing = 784, .gil_locked = NONE, .gil_holder = NONE },
 	.interp = { .next = 7272, .threads_head = 7344, .modules = 7688, .gil_ptr = 16 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,

@@ -436,7 +436,15 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
 	*gil = 0;
 	rc = first_interp(m, pi, &interp);
 	if (rc == -ENOENT) {
-		snprintf(err, errlen, "the interpreter is not initialised (yet, or any more)");
+		uint64_t fin = 0;
+
+		/* Py_Finalize has torn the interpreter down: the process is
+		 * on its way out, which is not the same as not started yet. */
+		if (mem_read_u64(m, pi->runtime + L->runtime.finalizing, &fin) == 0 && fin) {
+			snprintf(err, errlen, "the interpreter has shut down");
+			return -EXIT_EXITED;
+		}
+		snprintf(err, errlen, "the interpreter is not initialised yet");
 		return -EXIT_BAD_STATE;
 	}
 	if (rc < 0 || (rc = mem_read_u64(m, interp + L->interp.threads_head, &ts)) < 0) {

@@ -324,7 +324,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
 	if (n < 0) {
 		pause_release(&pause);
-		if (proc_exiting(s->pid))
+		if (n == -EXIT_EXITED || proc_exiting(s->pid))
 			return -EXIT_EXITED;
 		s->errors[SERR_STATE]++;
 		return 0;
