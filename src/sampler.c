@@ -52,6 +52,7 @@ struct sampler {
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
+	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
 };
 
 const char *serr_name(enum serr e)
@@ -84,6 +85,7 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	}
 	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
 	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
+	s->proc_root = NO_FRAME;
 	return s;
 }
 
@@ -273,7 +275,7 @@ static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
 static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
-	uint32_t stack[PYSTACK_MAX_DEPTH + 3];
+	uint32_t stack[PYSTACK_MAX_DEPTH + 4];
 	uint32_t depth = 0;
 	int n, rc;
 	enum walk_end end;
@@ -292,6 +294,8 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	/* A thread with no Python frame (starting, or only in C) adds nothing. */
 	if (s->nframes == 0)
 		return;
+	if (s->proc_root != NO_FRAME)
+		stack[depth++] = s->proc_root;
 	if (s->o.threads)
 		stack[depth++] = t->root;
 	if (end == WALK_TRUNCATED)
@@ -366,6 +370,18 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 void sampler_set_idle(struct sampler *s, bool idle)
 {
 	s->o.idle = idle;
+}
+
+void sampler_set_root(struct sampler *s, const char *label)
+{
+	struct pframe f = { PF_PROCESS, (char *)label, NULL, -1, -1 };
+
+	s->proc_root = label ? profile_frame(s->p, &f) : NO_FRAME;
+}
+
+pid_t sampler_pid(const struct sampler *s)
+{
+	return s->pid;
 }
 
 /* --- the loop ------------------------------------------------------------- */

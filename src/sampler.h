@@ -73,6 +73,12 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c);
 /* Include idle threads from the next sample on, or not. */
 void sampler_set_idle(struct sampler *s, bool idle);
 
+/* Root every stack of this process in a frame with this label (copied),
+ * or in none with NULL. */
+void sampler_set_root(struct sampler *s, const char *label);
+
+pid_t sampler_pid(const struct sampler *s);
+
 const char *serr_name(enum serr e);
 
 #endif
