@@ -1,6 +1,7 @@
 /* pystrobe dump: every thread's stack, now. */
 #include "cmd.h"
 #include "json.h"
+#include "proctree.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -19,6 +20,8 @@ static const char dump_usage[] =
 	"  -l, --locals       show arguments and local variables of each frame\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
+	"  -s, --subprocesses also every Python process started by it, parents\n"
+	"                     before children\n"
 	"  -h, --help         show this help\n";
 
 static void put_name(struct strbuf *sb, const char *s)
@@ -107,9 +110,12 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 	}
 }
 
-static void text_snapshot(struct strbuf *sb, const struct snapshot *s, bool locals)
+static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid, bool locals)
 {
-	sb_printf(sb, "Process %d:", (int)s->pid);
+	sb_printf(sb, "Process %d", (int)s->pid);
+	if (ppid)
+		sb_printf(sb, " (child of %d)", (int)ppid);
+	sb_putc(sb, ':');
 	for (int i = 0; s->argv && i < s->argc; i++) {
 		sb_putc(sb, ' ');
 		put_name(sb, s->argv[i]);
@@ -218,11 +224,15 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 	json_obj_end(j);
 }
 
-static void json_snapshot(struct json *j, const struct snapshot *s, bool locals)
+static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, bool locals)
 {
 	json_obj_begin(j);
 	json_key(j, "pid");
 	json_int(j, s->pid);
+	if (ppid) {
+		json_key(j, "ppid");
+		json_int(j, ppid);
+	}
 	json_key(j, "cmdline");
 	json_arr_begin(j);
 	for (int i = 0; s->argv && i < s->argc; i++)
@@ -243,6 +253,100 @@ static void json_snapshot(struct json *j, const struct snapshot *s, bool locals)
 	json_obj_end(j);
 }
 
+/* The processes to show, parents before children: pid alone, or with
+ * --subprocesses its tree, with each one's parent (0 for pid itself). */
+static int list_processes(pid_t pid, bool tree, struct proc_node **out)
+{
+	int n;
+
+	if (!tree) {
+		*out = xcalloc(1, sizeof(**out));
+		(*out)[0].pid = pid;
+		return 1;
+	}
+	*out = xcalloc(PROCTREE_MAX, sizeof(**out));
+	n = proctree_list(pid, *out, PROCTREE_MAX);
+	if (n > 0)
+		(*out)[0].ppid = 0;
+	return n;
+}
+
+/* Did a process of the tree fail for a reason to pass over?  It is not
+ * Python (a shell, a launcher), or has gone since the walk. */
+static bool skippable(int rc)
+{
+	return rc == -EXIT_NOT_PYTHON || rc == -EXIT_UNSUPPORTED || rc == -EXIT_NO_PROCESS ||
+	       rc == -EXIT_EXITED;
+}
+
+/* Read every process; returns how many were read, or a negative EXIT_*
+ * code when the target itself (or, with a tree, every process) failed. */
+static int take_all(const struct proc_node *procs, int n, const struct snapshot_opts *so,
+		    bool tree, struct snapshot *snaps)
+{
+	char err[512], first_err[512] = "";
+	int got = 0, first_rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		int rc = snapshot_take(procs[i].pid, so, &snaps[got], err, sizeof(err));
+
+		if (rc == 0) {
+			got++;
+			continue;
+		}
+		if (!tree) {
+			errorf("%s", err);
+			return rc;
+		}
+		/* Not being allowed to read one is worth saying; the others
+		 * are the ordinary make-up of a process tree. */
+		if (!skippable(rc))
+			errorf("dump: process %d: %s", (int)procs[i].pid, err);
+		if (!first_rc) {
+			first_rc = rc;
+			snprintf(first_err, sizeof(first_err), "%s", err);
+		}
+	}
+	if (!got) {
+		errorf("dump: no Python process in the tree of %d (%s)", (int)procs[0].pid,
+		       first_err);
+		return first_rc ? first_rc : -EXIT_NOT_PYTHON;
+	}
+	return got;
+}
+
+static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
+		       const struct proc_node *procs, int nprocs, bool json, bool locals)
+{
+	struct json j;
+
+	if (json) {
+		json_init(&j, out);
+		json_obj_begin(&j);
+		json_key(&j, "processes");
+		json_arr_begin(&j);
+	}
+	for (int i = 0; i < n; i++) {
+		pid_t ppid = 0;
+
+		for (int k = 1; k < nprocs; k++)
+			if (procs[k].pid == snaps[i].pid)
+				ppid = procs[k].ppid;
+		if (json) {
+			json_snapshot(&j, &snaps[i], ppid, locals);
+			continue;
+		}
+		if (i)
+			sb_puts(out, "\n\n");
+		text_snapshot(out, &snaps[i], ppid, locals);
+	}
+	if (json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		sb_putc(out, '\n');
+	}
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -251,19 +355,20 @@ int cmd_dump(int argc, char **argv)
 		{ "locals", no_argument, NULL, 'l' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "nonblocking", no_argument, NULL, 'N' },
+		{ "subprocesses", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct snapshot_opts so = { 0 };
-	struct snapshot snap;
+	struct snapshot *snaps = NULL;
+	struct proc_node *procs = NULL;
 	struct strbuf out = STRBUF_INIT;
-	bool json = false;
-	char err[512];
-	int pid = 0, c, rc;
+	bool json = false, tree = false;
+	int pid = 0, c, n, nprocs, status = EXIT_OK;
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":p:jlnh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:jlnsh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_pid(optarg);
@@ -276,6 +381,7 @@ int cmd_dump(int argc, char **argv)
 		case 'l': so.locals = true; break;
 		case 'n': so.native = true; break;
 		case 'N': so.nonblocking = true; break;
+		case 's': tree = true; break;
 		case 'h':
 			fputs(dump_usage, stdout);
 			return EXIT_OK;
@@ -292,36 +398,33 @@ int cmd_dump(int argc, char **argv)
 		       pid ? "unexpected argument" : "--pid PID is required");
 		return EXIT_USAGE;
 	}
-
 	if (so.native && so.nonblocking) {
 		errorf("dump: --native needs the threads paused: it cannot be used with --nonblocking");
 		return EXIT_USAGE;
 	}
-	rc = snapshot_take(pid, &so, &snap, err, sizeof(err));
-	if (rc < 0) {
-		errorf("%s", err);
-		return -rc;
+	nprocs = list_processes(pid, tree, &procs);
+	if (nprocs == 0) {
+		errorf("no such process: %d", pid);
+		free(procs);
+		return EXIT_NO_PROCESS;
 	}
-	if (json) {
-		struct json j;
-
-		json_init(&j, &out);
-		json_obj_begin(&j);
-		json_key(&j, "processes");
-		json_arr_begin(&j);
-		json_snapshot(&j, &snap, so.locals);
-		json_arr_end(&j);
-		json_obj_end(&j);
-		sb_putc(&out, '\n');
-	} else {
-		text_snapshot(&out, &snap, so.locals);
+	snaps = xcalloc(nprocs, sizeof(*snaps));
+	n = take_all(procs, nprocs, &so, tree, snaps);
+	if (n < 0) {
+		status = -n;
+		goto out;
 	}
+	format_all(&out, snaps, n, procs, nprocs, json, so.locals);
 	fwrite(out.buf, 1, out.len, stdout);
-	sb_release(&out);
-	snapshot_free(&snap);
 	if (fflush(stdout) != 0) {
 		errorf("cannot write the output");
-		return EXIT_ERROR;
+		status = EXIT_ERROR;
 	}
-	return EXIT_OK;
+out:
+	for (int i = 0; i < (n > 0 ? n : 0); i++)
+		snapshot_free(&snaps[i]);
+	free(snaps);
+	free(procs);
+	sb_release(&out);
+	return status;
 }

@@ -1,5 +1,6 @@
 /* pystrobe record: sample a process at a fixed rate and write a profile. */
 #include "cmd.h"
+#include "fleet.h"
 #include "launch.h"
 #include "locate.h"
 #include "mem.h"
@@ -42,6 +43,10 @@ static const char record_usage[] =
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
+	"  -s, --subprocesses     also every process started by the target, a root\n"
+	"                         frame per process\n"
+	"      --group-processes  with -s: one root for the subprocesses that share\n"
+	"                         a command line (numbers aside)\n"
 	"  -q, --quiet            no status line, no summary\n"
 	"  -h, --help             show this help\n";
 
@@ -61,6 +66,7 @@ static const struct format formats[] = {
 
 struct record {
 	struct sampler_opts so;
+	struct fleet_opts fo;
 	const struct format *fmt;
 	struct out_opts oo;
 	const char *output;
@@ -101,7 +107,7 @@ static const struct format *find_format(const char *name)
 	return NULL;
 }
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING };
+enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_GROUP };
 
 static int parse_args(struct record *r, int argc, char **argv)
 {
@@ -117,6 +123,8 @@ static int parse_args(struct record *r, int argc, char **argv)
 		{ "function", no_argument, NULL, OPT_FUNCTION },
 		{ "full-filenames", no_argument, NULL, OPT_FULL },
 		{ "blocking", no_argument, NULL, OPT_BLOCKING },
+		{ "subprocesses", no_argument, NULL, 's' },
+		{ "group-processes", no_argument, NULL, OPT_GROUP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -128,7 +136,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* "+": stop at the first non-option, the command to launch. */
-	while ((c = getopt_long(argc, argv, "+:p:r:d:o:f:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:r:d:o:f:sqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!(r->pid = parse_pid(optarg))) {
@@ -161,6 +169,8 @@ static int parse_args(struct record *r, int argc, char **argv)
 		case OPT_FUNCTION: r->so.by_function = true; break;
 		case OPT_FULL: r->oo.full_filenames = true; break;
 		case OPT_BLOCKING: r->so.blocking = true; break;
+		case 's': r->fo.subprocesses = true; break;
+		case OPT_GROUP: r->fo.group = true; break;
 		case 'q': r->quiet = true; break;
 		case 'h':
 			fputs(record_usage, stdout);
@@ -177,6 +187,10 @@ static int parse_args(struct record *r, int argc, char **argv)
 		r->command = argv + optind;
 	if (!!r->pid == !!r->command) {
 		errorf("record: give either --pid PID or -- COMMAND (see pystrobe record --help)");
+		return -1;
+	}
+	if (r->fo.group && !r->fo.subprocesses) {
+		errorf("record: --group-processes needs --subprocesses");
 		return -1;
 	}
 	return 0;
@@ -333,14 +347,50 @@ static int finish_child(struct record *r)
 	return exit_status_of(status);
 }
 
+/* Start the command and wait until it is Python; with --subprocesses
+ * only until it has started, since the Python may be further down. */
+static int start_command(struct record *r, int *status)
+{
+	int go_fd = -1, err_fd = -1, rc = 0;
+
+	r->child = launch(r->command, false, &go_fd, &err_fd);
+	if (r->child < 0) {
+		errorf("record: cannot start '%s': %s", r->command[0], strerror(errno));
+		*status = EXIT_ERROR;
+		return -1;
+	}
+	r->pid = r->child;
+	if (write(go_fd, "g", 1) != 1)
+		rc = -1, *status = EXIT_ERROR;
+	else if (r->fo.subprocesses)
+		rc = wait_for_exec(r->child, r->command, "record", err_fd, status);
+	else
+		rc = wait_for_python(r->child, r->command, "record", err_fd, &stop_requested,
+				     status);
+	close(go_fd);
+	close(err_fd);
+	return rc;
+}
+
+/* What the profile says it is of: the target's command and Python. */
+static void describe(struct profile *p, const struct fleet *f, pid_t pid, char **argv, int argc)
+{
+	const char *version = fleet_python_version(f);
+
+	p->command = argv ? join_args(argv, argc) : xasprintf("pid %d", (int)pid);
+	p->pid = pid;
+	if (version)
+		p->python_version = xstrdup(version);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r = { 0 };
 	struct profile p;
-	struct sampler *s = NULL;
+	struct fleet *f = NULL;
 	struct sampler_status st;
 	char err[512], *path = NULL, **pargv = NULL;
-	int rc, pargc = 0, go_fd = -1, err_fd = -1, status = EXIT_OK;
+	int rc, pargc = 0, status = EXIT_OK;
 
 	rc = parse_args(&r, argc, argv);
 	if (rc)
@@ -348,50 +398,24 @@ int cmd_record(int argc, char **argv)
 	install_signals();
 	profile_init(&p, r.so.rate_hz);
 
-	if (r.command) {
-		r.child = launch(r.command, false, &go_fd, &err_fd);
-		if (r.child < 0) {
-			errorf("record: cannot start '%s': %s", r.command[0], strerror(errno));
-			return EXIT_ERROR;
-		}
-		r.pid = r.child;
-		if (write(go_fd, "g", 1) != 1 ||
-		    wait_for_python(r.child, r.command, "record", err_fd, &stop_requested,
-				    &status) < 0) {
-			close(go_fd);
-			close(err_fd);
-			profile_free(&p);
-			return status;
-		}
-		close(go_fd);
-		close(err_fd);
+	if (r.command && start_command(&r, &status) < 0) {
+		profile_free(&p);
+		return status;
 	}
-
-	s = sampler_open(r.pid, &r.so, &p, &rc, err, sizeof(err));
-	if (!s) {
+	f = fleet_open(r.pid, &r.so, &r.fo, &p, &rc, err, sizeof(err));
+	if (!f) {
 		errorf("%s", err);
 		status = r.child ? finish_child(&r) : rc;
 		profile_free(&p);
-		return r.child ? status : rc;
+		return status;
 	}
 	pargv = proc_cmdline(r.pid, &pargc);
-	p.command = pargv ? join_args(pargv, pargc) : xasprintf("pid %d", (int)r.pid);
-	p.pid = r.pid;
-	{
-		struct pyinterp pi;
-		struct mem *m = mem_proc_open(r.pid);
-
-		if (locate_python(r.pid, m, &pi, err, sizeof(err)) == 0) {
-			p.python_version = xstrdup(pi.version);
-			pyinterp_free(&pi);
-		}
-		mem_close(m);
-	}
-	p.start_unix_ns = (uint64_t)time(NULL) * 1000000000ull;
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
-	sampler_run(s, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
-	sampler_close(s);
+	p.start_unix_ns = (uint64_t)time(NULL) * 1000000000ull;
+	fleet_run(f, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
+	describe(&p, f, r.pid, pargv, pargc);
+	fleet_close(f);
 
 	rc = write_profile(&r, &p, path);
 	summary(&r, &st, rc == 0 ? path : NULL);

@@ -100,19 +100,29 @@ bool python_ready(pid_t pid)
 	return ready;
 }
 
-int wait_for_python(pid_t child, char **command, const char *who, int err_fd,
-		    volatile sig_atomic_t *stop, int *status_out)
+int wait_for_exec(pid_t child, char **command, const char *who, int err_fd, int *status_out)
 {
-	struct timespec pause = { 0, 1000000 };
 	int status, e;
 
-	/* exec failed: the child wrote its errno before exiting. */
+	/* exec failed: the child wrote its errno before exiting.  On
+	 * success the pipe closed with exec (close-on-exec): EOF. */
 	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
 		waitpid(child, &status, 0);
 		errorf("%s: cannot run '%s': %s", who, command[0], strerror(e));
 		*status_out = EXIT_ERROR;
 		return -1;
 	}
+	return 0;
+}
+
+int wait_for_python(pid_t child, char **command, const char *who, int err_fd,
+		    volatile sig_atomic_t *stop, int *status_out)
+{
+	struct timespec pause = { 0, 1000000 };
+	int status;
+
+	if (wait_for_exec(child, command, who, err_fd, status_out) < 0)
+		return -1;
 	for (;;) {
 		if (waitpid(child, &status, WNOHANG) == child) {
 			errorf("%s: '%s' exited before Python started (status %d)",

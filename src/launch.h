@@ -21,6 +21,11 @@ int exit_status_of(int status);
 /* Is pid a Python process whose interpreter has a thread state yet? */
 bool python_ready(pid_t pid);
 
+/* Wait until the launched child has run its command.  Returns 0, or -1
+ * with the exit status to end with in *status_out when exec failed (said
+ * on stderr, prefixed with who). */
+int wait_for_exec(pid_t child, char **command, const char *who, int err_fd, int *status_out);
+
 /* Wait until the launched child (through env, a shim, taskset...) is
  * Python.  Returns 0, or -1 with the exit status to end with in *status_out
  * when it exited or failed first (said on stderr, prefixed with who) or

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024
@@ -51,6 +50,7 @@ struct sampler {
 	uint64_t stacks;
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
+	uint64_t unready;		/* rounds before the interpreter was readable */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
 };
@@ -330,7 +330,12 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		pause_release(&pause);
 		if (n == -EXIT_EXITED || proc_exiting(s->pid))
 			return -EXIT_EXITED;
-		s->errors[SERR_STATE]++;
+		/* A worker found while its interpreter starts up is not
+		 * failing: it has nothing to show yet. */
+		if (!s->rounds && n == -EXIT_BAD_STATE)
+			s->unready++;
+		else
+			s->errors[SERR_STATE]++;
 		return 0;
 	}
 	s->rounds++;
@@ -365,6 +370,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->stacks = s->stacks;
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;
+	c->unready = s->unready;
 }
 
 void sampler_set_idle(struct sampler *s, bool idle)
@@ -384,84 +390,7 @@ pid_t sampler_pid(const struct sampler *s)
 	return s->pid;
 }
 
-/* --- the loop ------------------------------------------------------------- */
-
-static uint64_t mono_ns(void)
+const char *sampler_python_version(const struct sampler *s)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void sleep_until(uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-
-	/* Interrupted by a signal: the caller checks its stop flag. */
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
-
-static void fill_status(const struct sampler *s, uint64_t start, uint64_t rounds,
-			struct sampler_status *st)
-{
-	st->elapsed_s = (mono_ns() - start) / 1e9;
-	st->rounds = rounds;
-	st->stacks = s->stacks;
-	memcpy(st->errors, s->errors, sizeof(st->errors));
-	st->rate_hz = st->elapsed_s > 0 ? rounds / st->elapsed_s : 0;
-}
-
-void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
-		 void (*status)(void *arg, const struct sampler_status *st), void *arg,
-		 struct sampler_status *final)
-{
-	uint64_t interval = s->p->interval_ns;
-	uint64_t start = mono_ns(), deadline = start, next_status = start;
-	uint64_t end = s->o.duration_s > 0 ? start + (uint64_t)(s->o.duration_s * 1e9) : 0;
-	uint64_t rounds = 0, lagged = 0, max_lag = 0;
-	bool exited = false;
-
-	memset(final, 0, sizeof(*final));
-	while (!*stop) {
-		uint64_t now = mono_ns();
-
-		if (end && now >= end)
-			break;
-		if (sampler_sample(s, now - start) == -EXIT_EXITED) {
-			exited = true;
-			break;
-		}
-		rounds++;
-		deadline += interval;
-		now = mono_ns();
-		if (now >= deadline + interval) {
-			/* Behind by a whole interval: say so, and skip the
-			 * missed samples instead of firing them in a burst. */
-			lagged++;
-			if (now - deadline > max_lag)
-				max_lag = now - deadline;
-			deadline = now;
-		}
-		if (status && now >= next_status) {
-			struct sampler_status st = { 0 };
-
-			fill_status(s, start, rounds, &st);
-			st.lagged = lagged;
-			st.max_lag_ms = max_lag / 1e6;
-			status(arg, &st);
-			next_status = now + 250000000ull;
-		}
-		if (end && deadline > end)
-			deadline = end;
-		sleep_until(deadline);
-	}
-	fill_status(s, start, rounds, final);
-	final->lagged = lagged;
-	final->max_lag_ms = max_lag / 1e6;
-	final->target_exited = exited;
-	s->p->duration_ns = mono_ns() - start;
-	s->p->errors = 0;
-	for (int i = 0; i < SERR_COUNT; i++)
-		s->p->errors += s->errors[i];
+	return s->pi.version;
 }

@@ -2,7 +2,6 @@
 #ifndef PYSTROBE_SAMPLER_H
 #define PYSTROBE_SAMPLER_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,15 +47,10 @@ struct sampler_status {
 	uint64_t lagged;		/* rounds that started late by an interval or more */
 	double max_lag_ms;
 	double rate_hz;			/* achieved rounds per second */
+	int processes;			/* being sampled at the end */
+	int processes_ever;		/* sampled at some point */
 	bool target_exited;
 };
-
-/* Sample at the fixed rate with absolute deadlines until *stop is set,
- * the duration is over or the target exits.  status() is called about four
- * times a second when not NULL. */
-void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
-		 void (*status)(void *arg, const struct sampler_status *st), void *arg,
-		 struct sampler_status *final);
 
 /* Running totals since sampler_open, for a live view (top). */
 struct sampler_counts {
@@ -67,6 +61,7 @@ struct sampler_counts {
 	uint64_t stacks;		/* thread stacks recorded */
 	uint64_t errors[SERR_COUNT];
 	int nthreads;			/* threads in the latest round */
+	uint64_t unready;		/* rounds before the interpreter could be read */
 };
 void sampler_counts(const struct sampler *s, struct sampler_counts *c);
 
@@ -78,6 +73,7 @@ void sampler_set_idle(struct sampler *s, bool idle);
 void sampler_set_root(struct sampler *s, const char *label);
 
 pid_t sampler_pid(const struct sampler *s);
+const char *sampler_python_version(const struct sampler *s);
 
 const char *serr_name(enum serr e);
 
