@@ -2,7 +2,7 @@
  * time.
  *
  * One thread does everything: it samples at absolute deadlines (as
- * sampler_run does), and between samples it reads keys and, every --delay
+ * fleet_run does), and between samples it reads keys and, every --delay
  * seconds, ends an interval and redraws.  The samples of an interval are
  * read from the profile's runs, which carry the thread, and then dropped,
  * so memory does not grow with the length of the session: each (thread,
@@ -17,6 +17,7 @@
 #define NCURSES_WIDECHAR 1
 
 #include "cmd.h"
+#include "fleet.h"
 #include "pause.h"
 #include "launch.h"
 #include "locate.h"
@@ -57,6 +58,7 @@ static const char top_usage[] =
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
+	"  -s, --subprocesses     also every process started by the target\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Columns: %Own and %Total are shares of the last refresh interval (100% is\n"
@@ -64,8 +66,8 @@ static const char top_usage[] =
 	"itself, or was anywhere on the stack; OwnTime and TotalTime are the same\n"
 	"in seconds since the start.\n"
 	"\n"
-	"Keys: 1-4 sort by column, L lines/functions, I idle threads, T all threads\n"
-	"or one thread, / filter, Space pause, R reset, ? help, q quit.\n"
+	"Keys: 1-4 sort by column, L lines/functions, I idle threads, T all, one\n"
+	"process or one thread, / filter, Space pause, R reset, ? help, q quit.\n"
 	"\n"
 	"When standard output is not a terminal, a plain-text snapshot (the top 20\n"
 	"rows) is printed every --delay seconds until the target exits or SIGINT.\n"
@@ -83,6 +85,7 @@ static const char *const sort_names[] = { "%Own", "%Total", "OwnTime", "TotalTim
 
 struct top_opts {
 	struct sampler_opts so;
+	struct fleet_opts fo;
 	double delay_s;
 	bool by_function;
 	bool full_filenames;
@@ -113,12 +116,13 @@ struct stats {
 	double max_lag_ms;
 	double error_pct, gil_pct, active_pct;	/* < 0: nothing to tell */
 	int nthreads;
+	int nprocs;		/* processes sampled now */
 };
 
 struct top {
 	struct top_opts o;
 	struct profile p;
-	struct sampler *s;
+	struct fleet *f;
 	pid_t pid;
 	pid_t child;		/* launch mode */
 	bool child_reaped;
@@ -162,6 +166,7 @@ struct top {
 	enum sort_col sort;
 	bool by_function;
 	int thread_sel;		/* -1: all threads, else a profile thread */
+	pid_t proc_sel;		/* 0: all processes, else the one shown */
 	bool paused, help, prompting;
 	char filter[256];	/* UTF-8 */
 	int scroll;
@@ -532,6 +537,8 @@ static void build_rows(struct top *t)
 
 		if (t->thread_sel >= 0 && e->thread != (uint32_t)t->thread_sel)
 			continue;
+		if (t->proc_sel && p->threads[e->thread].pid != t->proc_sel)
+			continue;
 		if ((!e->cum && !e->last) || !st->depth)
 			continue;
 		leaf = st->frames[st->depth - 1];
@@ -615,7 +622,7 @@ static void end_interval(struct top *t, uint64_t now)
 		t->entries[i].last = 0;
 	take_runs(t, true, true);
 
-	sampler_counts(t->s, &c);
+	fleet_counts(t->f, &c);
 	rounds = c.rounds - t->iv_base.rounds;
 	for (int i = 0; i < SERR_COUNT; i++)
 		errors += c.errors[i] - t->iv_base.errors[i];
@@ -632,6 +639,9 @@ static void end_interval(struct top *t, uint64_t now)
 		pct(c.active - t->iv_base.active, c.threads - t->iv_base.threads) : -1;
 	st->error_pct = errors + stacks ? pct(errors, errors + stacks) : rounds ? 0 : -1;
 	st->nthreads = c.nthreads;
+	st->nprocs = fleet_nprocs(t->f);
+	if (!t->version && fleet_python_version(t->f))
+		t->version = printable(fleet_python_version(t->f));
 
 	t->iv_base = c;
 	t->iv_start_ns = now;
@@ -648,7 +658,7 @@ static void reset_counts(struct top *t)
 	take_runs(t, false, false);
 	for (uint32_t i = 0; i < t->nentries; i++)
 		t->entries[i].cum = t->entries[i].last = 0;
-	sampler_counts(t->s, &t->iv_base);
+	fleet_counts(t->f, &t->iv_base);
 	t->iv_start_ns = now;
 	t->iv_rounds = t->iv_lagged = t->iv_max_lag_ns = 0;
 	t->reset_ns = now;
@@ -656,6 +666,7 @@ static void reset_counts(struct top *t)
 	memset(&t->live, 0, sizeof(t->live));
 	t->live.gil_pct = t->live.active_pct = t->live.error_pct = -1;
 	t->live.nthreads = t->shown.nthreads;
+	t->live.nprocs = t->shown.nprocs;
 	t->next_refresh = now + (uint64_t)(t->o.delay_s * 1e9);
 	t->scroll = 0;
 	update_view(t);
@@ -741,7 +752,7 @@ static void take_sample(struct top *t)
 {
 	uint64_t now = mono_ns();
 
-	if (sampler_sample(t->s, now - t->start_ns) == -EXIT_EXITED) {
+	if (fleet_sample(t->f, now - t->start_ns) == -EXIT_EXITED) {
 		target_exited(t);
 		return;
 	}
@@ -772,6 +783,8 @@ static void stats_line(const struct top *t, struct strbuf *sb)
 		  st->elapsed_s, (unsigned long long)st->samples,
 		  st->interval_s > 0 ? st->rounds / st->interval_s : 0, e, g, a, st->nthreads,
 		  st->nthreads == 1 ? "" : "s");
+	if (t->o.fo.subprocesses)
+		sb_printf(sb, ", %d process%s", st->nprocs, st->nprocs == 1 ? "" : "es");
 	if (st->lagged)
 		sb_printf(sb, ", LAGGING (%llu late, up to %.1f ms)",
 			  (unsigned long long)st->lagged, st->max_lag_ms);
@@ -897,18 +910,47 @@ static int label_value(struct top *t, int y, int x, const char *label, const cha
 	return x + 3;
 }
 
+/* T steps through the views in this order: all, then each process (when
+ * there are several), then each thread, by process and thread id. */
+static bool thread_before(const struct top *t, uint32_t a, uint32_t b)
+{
+	const struct pthread_info *x = &t->p.threads[a], *y = &t->p.threads[b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid;
+	return x->tid != y->tid ? x->tid < y->tid : a < b;
+}
+
+/* The smallest pid above after among the threads seen, or 0; *count gets
+ * the number of processes and *pos the position of after among them. */
+static pid_t next_process(const struct top *t, pid_t after, int *count, int *pos)
+{
+	pid_t best = 0;
+
+	*count = *pos = 0;
+	for (uint32_t i = 0; i < t->p.nthreads; i++) {
+		pid_t pid = t->p.threads[i].pid;
+		bool first = true;
+
+		for (uint32_t k = 0; k < i && first; k++)
+			first = t->p.threads[k].pid != pid;
+		if (!first)
+			continue;
+		(*count)++;
+		*pos += pid <= after;
+		if (pid > after && (!best || pid < best))
+			best = pid;
+	}
+	return best;
+}
+
 static int thread_position(const struct top *t, int *count)
 {
-	const struct pthread_info *sel = t->thread_sel >= 0 ? &t->p.threads[t->thread_sel] : NULL;
 	int pos = 0;
 
 	*count = (int)t->p.nthreads;
-	for (uint32_t i = 0; sel && i < t->p.nthreads; i++) {
-		const struct pthread_info *o = &t->p.threads[i];
-
-		if (o->tid < sel->tid || (o->tid == sel->tid && (int)i <= t->thread_sel))
-			pos++;
-	}
+	for (uint32_t i = 0; t->thread_sel >= 0 && i < t->p.nthreads; i++)
+		pos += i == (uint32_t)t->thread_sel || thread_before(t, i, t->thread_sel);
 	return pos;
 }
 
@@ -917,8 +959,13 @@ static void thread_desc(const struct top *t, struct strbuf *sb)
 	const struct pthread_info *th;
 	int count, pos;
 
+	if (t->proc_sel) {
+		next_process(t, t->proc_sel, &count, &pos);
+		sb_printf(sb, "process %d (%d of %d)", (int)t->proc_sel, pos, count);
+		return;
+	}
 	if (t->thread_sel < 0) {
-		sb_puts(sb, "all threads");
+		sb_puts(sb, t->o.fo.subprocesses ? "all processes" : "all threads");
 		return;
 	}
 	th = &t->p.threads[t->thread_sel];
@@ -929,6 +976,8 @@ static void thread_desc(const struct top *t, struct strbuf *sb)
 		sb_add_printable(sb, th->name);
 		sb_putc(sb, '"');
 	}
+	if (t->o.fo.subprocesses)
+		sb_printf(sb, " of process %d", (int)th->pid);
 	sb_printf(sb, " (%d of %d)", pos, count);
 }
 
@@ -965,8 +1014,13 @@ static void draw_header(struct top *t)
 	label_value(t, 1, x, "Active: ", a);
 
 	/* 2: what is shown */
+	x = 0;
+	if (t->o.fo.subprocesses) {
+		snprintf(buf, sizeof(buf), "%d", st->nprocs);
+		x = label_value(t, 2, x, "Processes: ", buf);
+	}
 	snprintf(buf, sizeof(buf), "%d", st->nthreads);
-	x = label_value(t, 2, 0, "Threads: ", buf);
+	x = label_value(t, 2, x, "Threads: ", buf);
 	thread_desc(t, &sb);
 	x = label_value(t, 2, x, "Showing: ", sb.buf);
 	x = label_value(t, 2, x, "By: ", t->by_function ? "function" : "line");
@@ -1090,7 +1144,7 @@ static void draw_help(struct top *t)
 		"1 2 3 4    sort by %Own, %Total, OwnTime, TotalTime",
 		"L          lines or functions (name and file)",
 		"I          show or hide idle threads (counts start again)",
-		"T          all threads, then each thread in turn",
+		"T          all, then each process (with -s), then each thread",
 		"/          filter by substring: Enter keeps it, Esc clears it",
 		"Esc        clear the filter",
 		"Space      pause the display (sampling goes on)",
@@ -1148,18 +1202,21 @@ static void draw(struct top *t)
 
 /* --- keys ----------------------------------------------------------------- */
 
-/* All threads -> each thread by thread id -> all threads. */
-static void next_thread(struct top *t)
+static void next_view(struct top *t)
 {
-	const struct pthread_info *cur = t->thread_sel >= 0 ? &t->p.threads[t->thread_sel] : NULL;
-	int best = -1;
+	int nprocs, pos, best = -1;
+	pid_t pid;
 
+	if (t->thread_sel < 0 && t->o.fo.subprocesses) {
+		pid = next_process(t, t->proc_sel, &nprocs, &pos);
+		t->proc_sel = nprocs > 1 ? pid : 0;
+		if (t->proc_sel)
+			return;
+	}
 	for (uint32_t i = 0; i < t->p.nthreads; i++) {
-		const struct pthread_info *o = &t->p.threads[i];
-
-		if (cur && (o->tid < cur->tid || (o->tid == cur->tid && (int)i <= t->thread_sel)))
+		if (t->thread_sel >= 0 && !thread_before(t, t->thread_sel, i))
 			continue;
-		if (best < 0 || o->tid < t->p.threads[best].tid)
+		if (best < 0 || thread_before(t, i, best))
 			best = (int)i;
 	}
 	t->thread_sel = best;
@@ -1253,12 +1310,12 @@ static void key(struct top *t, int kind, wint_t c)
 		break;
 	case 'I': case 'i':
 		t->o.so.idle = !t->o.so.idle;
-		sampler_set_idle(t->s, t->o.so.idle);
+		fleet_set_idle(t->f, t->o.so.idle);
 		/* Counts with and without idle threads do not add up. */
 		reset_counts(t);
 		break;
 	case 'T': case 't':
-		next_thread(t);
+		next_view(t);
 		t->scroll = 0;
 		build_rows(t);
 		break;
@@ -1332,7 +1389,7 @@ static void run(struct top *t)
 	t->deadline = t->start_ns;
 	t->iv_start_ns = t->reset_ns = t->start_ns;
 	t->next_refresh = t->start_ns + delay;
-	sampler_counts(t->s, &t->iv_base);
+	fleet_counts(t->f, &t->iv_base);
 	t->live.gil_pct = t->live.active_pct = t->live.error_pct = -1;
 	t->shown = t->live;
 	t->dirty = true;
@@ -1367,8 +1424,7 @@ static void run(struct top *t)
 
 /* --- options -------------------------------------------------------------- */
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_SUBPROCESSES,
-       OPT_NATIVE };
+enum { OPT_IDLE = 256, OPT_GIL, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_NATIVE };
 
 static int parse_args(struct top_opts *o, int argc, char **argv)
 {
@@ -1381,7 +1437,7 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 		{ "function", no_argument, NULL, OPT_FUNCTION },
 		{ "full-filenames", no_argument, NULL, OPT_FULL },
 		{ "blocking", no_argument, NULL, OPT_BLOCKING },
-		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+		{ "subprocesses", no_argument, NULL, 's' },
 		{ "native", no_argument, NULL, OPT_NATIVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1393,7 +1449,7 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* "+": stop at the first non-option, the command to launch. */
-	while ((c = getopt_long(argc, argv, "+:p:r:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:r:d:sh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!(o->pid = parse_pid(optarg))) {
@@ -1418,7 +1474,7 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 		case OPT_FUNCTION: o->by_function = true; break;
 		case OPT_FULL: o->full_filenames = true; break;
 		case OPT_BLOCKING: o->so.blocking = true; break;
-		case OPT_SUBPROCESSES:
+		case 's': o->fo.subprocesses = true; break;
 		case OPT_NATIVE:
 			errorf("top: %s is not yet supported", argv[optind - 1]);
 			return -1;
@@ -1462,23 +1518,9 @@ static char *describe_process(pid_t pid)
 	return sb_detach(&sb);
 }
 
-static char *python_version(pid_t pid)
-{
-	struct mem *m = mem_proc_open(pid);
-	struct pyinterp pi;
-	char err[256], *v = NULL;
-
-	if (locate_python(pid, m, &pi, err, sizeof(err)) == 0) {
-		v = printable(pi.version);
-		pyinterp_free(&pi);
-	}
-	mem_close(m);
-	return v;
-}
-
 static void top_free(struct top *t)
 {
-	sampler_close(t->s);
+	fleet_close(t->f);
 	for (uint32_t i = 0; i < t->nframe_labels; i++)
 		free(t->frame_labels[i]);
 	for (uint32_t i = 0; i < t->nfunc_labels; i++)
@@ -1524,8 +1566,10 @@ int cmd_top(int argc, char **argv)
 		}
 		t.pid = t.child;
 		if (write(go_fd, "g", 1) != 1 ||
-		    wait_for_python(t.child, t.o.command, "top", err_fd, &stop_requested,
-				    &status) < 0) {
+		    (t.o.fo.subprocesses ?
+		     wait_for_exec(t.child, t.o.command, "top", err_fd, &status) :
+		     wait_for_python(t.child, t.o.command, "top", err_fd, &stop_requested,
+				     &status)) < 0) {
 			close(go_fd);
 			close(err_fd);
 			if (stop_requested)
@@ -1537,15 +1581,16 @@ int cmd_top(int argc, char **argv)
 		close(err_fd);
 	}
 
-	t.s = sampler_open(t.pid, &t.o.so, &t.p, &rc, err, sizeof(err));
-	if (!t.s) {
+	t.f = fleet_open(t.pid, &t.o.so, &t.o.fo, &t.p, &rc, err, sizeof(err));
+	if (!t.f) {
 		errorf("%s", err);
 		status = t.child ? finish_child(&t, SIGTERM) : rc;
 		top_free(&t);
 		return status;
 	}
 	t.what = describe_process(t.pid);
-	t.version = python_version(t.pid);
+	if (fleet_python_version(t.f))
+		t.version = printable(fleet_python_version(t.f));
 
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
