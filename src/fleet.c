@@ -57,16 +57,38 @@ struct fleet {
 
 /* --- root frames ---------------------------------------------------------- */
 
-static char *command_of(pid_t pid)
+/* Workers of one pool differ in their command lines only by numbers
+ * (spawn's pipe_handle=7, a --rank 3): with --group-processes they are
+ * one group.  The program's own path keeps its digits (python3.12). */
+static void put_arg(struct strbuf *sb, const char *arg, bool numbers)
+{
+	for (const char *c = arg; *c; c++) {
+		if (numbers || !isdigit((unsigned char)*c)) {
+			sb_putc(sb, *c);
+			continue;
+		}
+		sb_putc(sb, '#');
+		while (isdigit((unsigned char)c[1]))
+			c++;
+	}
+}
+
+/* The command line of pid, for a root frame: "process PID: CMD", or for a
+ * group "processes: CMD" with the numbers of its arguments as '#'. */
+static char *root_label(pid_t pid, bool group)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int argc = 0;
 	char **argv = proc_cmdline(pid, &argc);
 
+	if (group)
+		sb_puts(&sb, "processes: ");
+	else
+		sb_printf(&sb, "process %d: ", (int)pid);
 	for (int i = 0; argv && i < argc && sb.len < LABEL_MAX; i++) {
 		if (i)
 			sb_putc(&sb, ' ');
-		sb_puts(&sb, argv[i]);
+		put_arg(&sb, argv[i], !group || i == 0);
 	}
 	proc_cmdline_free(argv);
 	if (sb.len > LABEL_MAX) {
@@ -77,40 +99,15 @@ static char *command_of(pid_t pid)
 	return sb_detach(&sb);
 }
 
-/* Workers of one pool differ in their command lines only by numbers
- * (spawn's pipe_handle=7, a --rank 3): with --group-processes they are
- * one group. */
-static char *group_label(const char *cmd)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	sb_puts(&sb, "processes: ");
-	for (const char *c = cmd; *c; c++) {
-		if (!isdigit((unsigned char)*c)) {
-			sb_putc(&sb, *c);
-			continue;
-		}
-		sb_putc(&sb, '#');
-		while (isdigit((unsigned char)c[1]))
-			c++;
-	}
-	return sb_detach(&sb);
-}
-
 static void set_root(struct fleet *f, struct member *mb)
 {
-	char *cmd, *label;
+	char *label;
 
 	if (!f->fo.subprocesses)
 		return;
-	cmd = command_of(mb->node.pid);
-	if (f->fo.group && mb->node.pid != f->pid)
-		label = group_label(cmd);
-	else
-		label = xasprintf("process %d: %s", (int)mb->node.pid, cmd);
+	label = root_label(mb->node.pid, f->fo.group && mb->node.pid != f->pid);
 	sampler_set_root(mb->s, label);
 	free(label);
-	free(cmd);
 }
 
 /* --- members -------------------------------------------------------------- */

@@ -159,24 +159,13 @@ static void args(struct argv_buf *a, char *const *list)
 		arg(a, *list);
 }
 
-/* The interpreter as test_interp_spawn() runs it, as a command line for
- * pystrobe to launch: env and chroot both exec in place, so the process
- * pystrobe started becomes Python. */
 static void arg_python(struct argv_buf *a, const struct test_interp *ti)
 {
-	arg(a, "env");
-	arg(a, "-u");
-	arg(a, "PYTHONPATH");
-	arg(a, "-u");
-	arg(a, "PYTHONHOME");
-	arg(a, "PYTHONDONTWRITEBYTECODE=1");
-	if (ti->env[0])
-		arg(a, ti->env);
-	if (ti->root[0]) {
-		arg(a, "/usr/sbin/chroot");
-		arg(a, ti->root);
-	}
-	arg(a, ti->path);
+	const char *v[16];
+	int n = target_python_argv(ti, v, 16);
+
+	for (int i = 0; i < n; i++)
+		arg(a, v[i]);
 }
 
 /* --- collapsed output ----------------------------------------------------- */

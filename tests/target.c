@@ -608,3 +608,62 @@ int run_one_error_line(const struct run *r)
 	nl = strchr(r->err, '\n');
 	return !nl || nl[1] == 0;
 }
+
+int target_python_argv(const struct test_interp *ti, const char **out, int max)
+{
+	const char *v[12];
+	int n = 0;
+
+	v[n++] = "env";
+	v[n++] = "-u";
+	v[n++] = "PYTHONPATH";
+	v[n++] = "-u";
+	v[n++] = "PYTHONHOME";
+	v[n++] = "PYTHONDONTWRITEBYTECODE=1";
+	if (ti->env[0])
+		v[n++] = ti->env;
+	if (ti->root[0]) {
+		v[n++] = "/usr/sbin/chroot";
+		v[n++] = ti->root;
+	}
+	v[n++] = ti->path;
+	if (n > max)
+		n = max;
+	memcpy(out, v, n * sizeof(*out));
+	return n;
+}
+
+void kill_descendants(pid_t pid)
+{
+	char path[96], buf[4096];
+	DIR *dir;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return;
+	while ((e = readdir(dir))) {
+		char *p, *end;
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid, e->d_name);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		for (p = buf;; p = end) {
+			long child = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			/* Its children first, while it still holds them. */
+			kill_descendants((pid_t)child);
+			kill((pid_t)child, SIGKILL);
+		}
+	}
+	closedir(dir);
+}

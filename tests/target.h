@@ -65,6 +65,10 @@ pid_t spawn_cmd(char *const argv[]);
  * has got past exec.  0, or -1 on timeout or if it is gone. */
 int proc_wait_exe(pid_t pid, const char *suffix, int timeout_ms);
 
+/* SIGKILL every descendant of pid (not pid itself), deepest first is not
+ * needed: a parked worker must not outlive its test. */
+void kill_descendants(pid_t pid);
+
 /* SIGKILL and reap a child. */
 void kill_reap(pid_t pid);
 
@@ -93,6 +97,12 @@ const char *run_describe(const struct run *r, char *buf, size_t size);
 
 /* Whether stderr is exactly one line starting with "pystrobe: ". */
 int run_one_error_line(const struct run *r);
+
+/* The interpreter as test_interp_spawn() runs it, as a command line for
+ * pystrobe to launch (env, then chroot for a rooted one: both exec in
+ * place, so the process pystrobe starts becomes Python).  Writes at most
+ * max entries (the strings are static or ti's) and returns the count. */
+int target_python_argv(const struct test_interp *ti, const char **out, int max);
 
 /* $PYSTROBE_BUILDDIR/pystrobe */
 const char *pystrobe_path(void);
