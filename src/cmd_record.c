@@ -372,6 +372,16 @@ static int start_command(struct record *r, int *status)
 	return rc;
 }
 
+/* The wall clock, to the nanosecond: timelines from several hosts or
+ * runs are lined up by it. */
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 /* What the profile says it is of: the target's command and Python. */
 static void describe(struct profile *p, const struct fleet *f, pid_t pid, char **argv, int argc)
 {
@@ -412,7 +422,7 @@ int cmd_record(int argc, char **argv)
 	pargv = proc_cmdline(r.pid, &pargc);
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
-	p.start_unix_ns = (uint64_t)time(NULL) * 1000000000ull;
+	p.start_unix_ns = realtime_ns();
 	fleet_run(f, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
 	describe(&p, f, r.pid, pargv, pargc);
 	fleet_close(f);
