@@ -427,11 +427,21 @@ int cmd_record(int argc, char **argv)
 	describe(&p, f, r.pid, pargv, pargc);
 	fleet_close(f);
 
+	if (!st.processes_ever) {
+		/* -s on a tree where nothing was ever Python: say so rather
+		 * than write an empty profile. */
+		if (r.status_shown)
+			fputs("\r\033[K", stderr);
+		errorf("record: no Python process found in the tree of process %d", (int)r.pid);
+		status = r.child ? finish_child(&r) : EXIT_NOT_PYTHON;
+		goto out;
+	}
 	rc = write_profile(&r, &p, path);
 	summary(&r, &st, rc == 0 ? path : NULL);
 	status = r.child ? finish_child(&r) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
 	if (rc != 0 && status == EXIT_OK)
 		status = EXIT_ERROR;
+out:
 	proc_cmdline_free(pargv);
 	free(path);
 	profile_free(&p);
