@@ -154,6 +154,43 @@ static void dump_mode(struct sub_test *d, const char *mode)
 	target_stop(&t);
 }
 
+/* top -s in its plain-text mode (stdout is a pipe): the snapshots count
+ * the processes, and every worker's function makes the table. */
+static void top_mode(struct sub_test *d)
+{
+	const char *what = "top -s fork";
+	char desc[64], func[8];
+	const char *argv[48] = { pystrobe_path(), "top", "-s", "-d", "0.5", "--" };
+	struct target t = { .ti = d->ti };
+	struct run r;
+	int n = 6;
+
+	test_interp_shared_dir(d->ti, t.dir, t.dir_inside, sizeof(t.dir));
+	n += target_python_argv(d->ti, argv + n, 16);
+	argv[n++] = d->script;
+	argv[n++] = "fork";
+	argv[n++] = "--cpu";
+	argv[n++] = "1.0";
+	argv[n++] = t.dir_inside;
+	argv[n] = NULL;
+	if (run_cmd(&r, RUN_MS, (char *const *)argv) < 0) {
+		flunk(d, what, "cannot run pystrobe", NULL);
+		goto out;
+	}
+	if (run_exit(&r) != 0)
+		flunk(d, what, run_describe(&r, desc, sizeof(desc)), r.err);
+	if (!strstr(r.out, ", 5 processes"))
+		flunk(d, what, "no snapshot counts 5 processes", r.out);
+	for (int i = 0; i < 4; i++) {
+		snprintf(func, sizeof(func), "hot%d (", i);
+		if (!strstr(r.out, func))
+			flunk(d, what, "a worker's function is missing from the table", func);
+	}
+	run_free(&r);
+out:
+	target_stop(&t);
+}
+
 /* Every mode on the newest pyenv Python, Debian's static one and 3.14;
  * fork on the rest. */
 static bool full_modes(int i)
@@ -178,7 +215,7 @@ START_TEST(test_subprocesses)
 
 	test_interp_script(d.ti, "tests/targets/workers.py", d.script, sizeof(d.script));
 	printf("subprocesses: %s: modes: fork%s\n", d.ti->label,
-	       full ? ", spawn, forkserver, pool, recreate, group, dump spawn/forkserver" : "");
+	       full ? ", spawn, forkserver, pool, recreate, group, dump spawn/forkserver, top" : "");
 	record_mode(&d, "fork", false);
 	dump_mode(&d, "fork");
 	for (size_t k = 0; full && k < sizeof(more) / sizeof(more[0]); k++)
@@ -187,6 +224,7 @@ START_TEST(test_subprocesses)
 		record_mode(&d, "spawn", true);
 		dump_mode(&d, "spawn");
 		dump_mode(&d, "forkserver");
+		top_mode(&d);
 	}
 	if (d.failures) {
 		printf("subprocesses: %s: FAILED\n%s", d.ti->label, d.failures);
@@ -194,6 +232,29 @@ START_TEST(test_subprocesses)
 		ck_abort_msg("%.1500s", d.failures);
 	}
 	printf("subprocesses: %s: OK\n", d.ti->label);
+}
+END_TEST
+
+/* A tree with no Python in it: one line and exit 5 (not Python), for dump
+ * and record alike. */
+START_TEST(test_no_python)
+{
+	char *const sleeper[] = { "sleep", "30", NULL };
+	pid_t pid = spawn_cmd(sleeper);
+	char spid[16], desc[64];
+	struct run r;
+
+	ck_assert_int_gt(pid, 0);
+	snprintf(spid, sizeof(spid), "%d", (int)pid);
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "-s", "--pid", spid, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 5 && run_one_error_line(&r), "dump -s of sleep: %s: %s",
+		      run_describe(&r, desc, sizeof(desc)), r.err);
+	run_free(&r);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-s", "-d", "0.3", "--pid", spid, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 5 && run_one_error_line(&r), "record -s of sleep: %s: %s",
+		      run_describe(&r, desc, sizeof(desc)), r.err);
+	run_free(&r);
+	kill_reap(pid);
 }
 END_TEST
 
@@ -215,6 +276,7 @@ int main(void)
 	tc = tcase_create("interpreters");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_have_interps);
+	tcase_add_test(tc, test_no_python);
 	tcase_add_loop_test(tc, test_subprocesses, 0, ninterps);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
