@@ -126,6 +126,23 @@ static void metadata(struct ct *ct, const char *what, pid_t pid, pid_t tid, cons
 	sb_puts(&ct->sb, "}}");
 }
 
+/* With --subprocesses each stack starts with a frame naming its process
+ * ("process PID: COMMAND"): the best name for it. */
+static const char *root_name(const struct profile *p, pid_t pid)
+{
+	for (uint32_t i = 0; i < p->nruns; i++) {
+		const struct prun *r = &p->runs[i];
+		const struct pstack *s = &p->stacks[r->stack];
+
+		if (p->threads[r->thread].pid != pid)
+			continue;
+		if (s->depth && p->frames[s->frames[0]].kind == PF_PROCESS)
+			return p->frames[s->frames[0]].name;
+		return NULL;
+	}
+	return NULL;
+}
+
 static void process_metadata(struct ct *ct)
 {
 	const struct profile *p = ct->p;
@@ -139,7 +156,9 @@ static void process_metadata(struct ct *ct)
 			seen = p->threads[u].pid == pid;
 		if (seen)
 			continue;
-		if (pid == p->pid && p->command)
+		if (root_name(p, pid))
+			name = xstrdup(root_name(p, pid));
+		else if (pid == p->pid && p->command)
 			name = xstrdup(p->command);
 		else
 			name = xasprintf("process %d", (int)pid);
