@@ -18,6 +18,8 @@
 #define STOP_TIMEOUT_NS (200 * 1000 * 1000L)
 /* New threads can appear while we attach; look again, but not forever. */
 #define MAX_ROUNDS 8
+/* Threads still seized after a release: see pause_release(). */
+#define MAX_LEFTOVERS 64
 
 static long now_ns(void)
 {
@@ -37,6 +39,63 @@ static void block_signals(struct pause *p)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
+}
+
+/* A seized thread can be detached only from a stop.  One that has not
+ * reached its stop when we release (an uninterruptible sleep: NFS, a GPU
+ * driver call) would stop the moment it gets there, and stay stopped for
+ * as long as pystrobe lives.  So it is kept here and detached as soon as
+ * its stop comes: every pause and release looks again.  A thread on this
+ * list is not seized again (the kernel would refuse: it is ours). */
+static pid_t leftovers[MAX_LEFTOVERS];
+static int nleftovers;
+
+static bool is_leftover(pid_t tid)
+{
+	for (int i = 0; i < nleftovers; i++)
+		if (leftovers[i] == tid)
+			return true;
+	return false;
+}
+
+static void drop_leftover(pid_t tid)
+{
+	for (int i = 0; i < nleftovers; i++)
+		if (leftovers[i] == tid)
+			leftovers[i--] = leftovers[--nleftovers];
+}
+
+/* The signal a ptrace stop holds back for the thread: none for our own
+ * interrupt or a group stop (PTRACE_EVENT_STOP), else the one it was about
+ * to get, which must be handed back on detach. */
+static int stop_signal(int status)
+{
+	return (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+}
+
+static void sweep_leftovers(void)
+{
+	int j = 0;
+
+	for (int i = 0; i < nleftovers; i++) {
+		int status = 0;
+		pid_t r = waitpid(leftovers[i], &status, WNOHANG | __WALL);
+
+		if (r == 0) {
+			leftovers[j++] = leftovers[i];
+			continue;
+		}
+		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+			continue;
+		ptrace(PTRACE_DETACH, leftovers[i], 0, (void *)(long)stop_signal(status));
+	}
+	nleftovers = j;
+}
+
+int pause_leftovers(void)
+{
+	sweep_leftovers();
+	return nleftovers;
 }
 
 /* Waiting for a thread's stop can reap the process itself when it is our
@@ -76,8 +135,13 @@ pid_t pause_wait_child(pid_t child, int *status, bool block)
 				continue;
 			return pause_reaped(child, status) ? child : -1;
 		}
-		/* A thread of the child that died while we traced it: reaping
+		/* A leftover reaching its stop: let it go.  Otherwise a
+		 * thread of the child that died while we traced it: reaping
 		 * it is what lets the kernel report the child's own exit. */
+		if (WIFSTOPPED(st) && is_leftover(r)) {
+			drop_leftover(r);
+			ptrace(PTRACE_DETACH, r, 0, (void *)(long)stop_signal(st));
+		}
 	}
 }
 
@@ -136,11 +200,7 @@ static void wait_stops(struct pause *p, int from)
 				continue;
 			}
 			t->stopped = true;
-			/* A signal-delivery stop: the thread was about to get
-			 * this signal.  Hand it back when we detach.  Group
-			 * stops and our own interrupt report PTRACE_EVENT_STOP. */
-			if ((status >> 16) != PTRACE_EVENT_STOP)
-				t->signal = WSTOPSIG(status);
+			t->signal = stop_signal(status);
 		}
 		if (!progress) {
 			struct timespec ts = { 0, 20000 };
@@ -156,6 +216,7 @@ int pause_process(pid_t pid, struct pause *p)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	block_signals(p);
+	sweep_leftovers();
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		pid_t *tids;
 		int n = proc_tasks(pid, &tids), from = p->n, added = 0;
@@ -167,7 +228,9 @@ int pause_process(pid_t pid, struct pause *p)
 		for (int i = 0; i < n; i++) {
 			int r;
 
-			if (pause_has(p, tids[i]))
+			/* A leftover is read while running, as one that
+			 * does not stop in time is. */
+			if (pause_has(p, tids[i]) || is_leftover(tids[i]))
 				continue;
 			r = seize(pid, tids[i]);
 			if (r == 1)
@@ -207,9 +270,9 @@ int pause_process(pid_t pid, struct pause *p)
 
 /* A seized thread can only be detached from a stop.  One that has not
  * reached its stop yet will (the interrupt is pending), unless it sits in
- * an uninterruptible sleep; wait for it a while.  Leaving it seized would
- * leave it stopped for as long as pystrobe lives. */
-#define RELEASE_WAIT_NS (2000 * 1000 * 1000L)
+ * an uninterruptible sleep: wait for it a while, then leave it to
+ * sweep_leftovers(). */
+#define RELEASE_WAIT_NS (500 * 1000 * 1000L)
 
 static void collect_stop(struct paused_thread *t, long deadline)
 {
@@ -225,8 +288,7 @@ static void collect_stop(struct paused_thread *t, long deadline)
 		}
 		if (r == t->tid) {
 			t->stopped = true;
-			if ((status >> 16) != PTRACE_EVENT_STOP)
-				t->signal = WSTOPSIG(status);
+			t->signal = stop_signal(status);
 			return;
 		}
 		if (now_ns() > deadline)
@@ -245,8 +307,13 @@ void pause_release(struct pause *p)
 		collect_stop(t, deadline);
 		if (t->tid == 0)
 			continue;
+		if (!t->stopped && nleftovers < MAX_LEFTOVERS) {
+			leftovers[nleftovers++] = t->tid;
+			continue;
+		}
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
 	}
+	sweep_leftovers();
 	free(p->threads);
 	p->threads = NULL;
 	p->n = 0;

@@ -45,6 +45,11 @@ bool pause_reaped(pid_t pid, int *status);
  * not blocking and it has not exited, -1 on error. */
 pid_t pause_wait_child(pid_t child, int *status, bool block);
 
+/* Detach the threads that had not reached their stop when they were
+ * released, if they have now; returns how many are still waited for.
+ * Each pause and release does this too. */
+int pause_leftovers(void);
+
 /* Is tid one of the threads stopped by p? */
 bool pause_has(const struct pause *p, pid_t tid);
 

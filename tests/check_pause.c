@@ -1,0 +1,171 @@
+/* Pausing a thread that cannot stop: it must not stay stopped afterwards.
+ *
+ * A thread waiting in the kernel in an uninterruptible sleep (here: the
+ * parent side of posix_spawn's vfork, while the child blocks opening a
+ * FIFO; in real life NFS or a GPU driver call) cannot reach the ptrace stop
+ * that PTRACE_INTERRUPT asks for, and a seized thread can only be detached
+ * from a stop.  When it leaves the sleep it stops at once; unless pystrobe
+ * notices and detaches it, it stays stopped for as long as pystrobe runs.
+ * tests/targets/vfork_wait.py makes such a thread; `record --blocking`
+ * samples the process while the thread is stuck and after the test lets it
+ * go, and the thread must then run (state not t) and show up in the profile.
+ *
+ * This is about ptrace, not an interpreter: it runs on one (the newest
+ * pyenv Python, else any 3.8+) and says which.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "target.h"
+
+#define STUCK_MS	2800	/* sampling while the thread is in D: longer than
+				 * the 500 ms a release waits for a stop */
+#define WATCH_MS	1500	/* watching it after it is let go */
+#define STEP_MS		10
+#define MAX_STREAK	40	/* looks in a row: one pause is far shorter */
+
+static const struct test_interp *interps;
+static int ninterps;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static const struct test_interp *pick(void)
+{
+	const struct test_interp *best = NULL;
+
+	for (int i = 0; i < ninterps; i++) {
+		const struct test_interp *ti = &interps[i];
+
+		if (ti->minor < 8 || ti->root[0] || strstr(ti->label, "shim"))
+			continue;
+		if (!best || ti->minor >= best->minor)
+			best = ti;
+	}
+	return best;
+}
+
+static pid_t read_tid(const struct target *t)
+{
+	char path[PATH_MAX + 16], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ready", t->dir);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return atoi(buf);
+}
+
+static bool wait_state(pid_t pid, pid_t tid, char want, int timeout_ms)
+{
+	for (int waited = 0; waited < timeout_ms; waited += STEP_MS) {
+		if (proc_state(pid, tid) == want)
+			return true;
+		sleep_ms(STEP_MS);
+	}
+	return false;
+}
+
+START_TEST(test_unstoppable_thread)
+{
+	const struct test_interp *ti = pick();
+	char why[256], script[PATH_MAX], spid[16], out[PATH_MAX + 16], fifo[PATH_MAX + 16];
+	struct target t;
+	pid_t tid, rec;
+	int status, fd, stopped = 0, looks = 0, streak = 0, longest = 0;
+	char *profile = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_msg(ti, "no Python 3.8+ to run tests/targets/vfork_wait.py on");
+	printf("pause: running on %s\n", ti->label);
+	test_interp_script(ti, "tests/targets/vfork_wait.py", script, sizeof(script));
+	ck_assert_msg(target_start(&t, ti, why, sizeof(why), script, NULL) == 0, "%s", why);
+	ck_assert_msg(target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) == 0,
+		      "%s", why);
+	tid = read_tid(&t);
+	ck_assert_msg(tid > 0 && wait_state(t.pid, tid, 'D', 5000),
+		      "the spawner thread %d never went into D", (int)tid);
+
+	snprintf(spid, sizeof(spid), "%d", (int)t.pid);
+	snprintf(out, sizeof(out), "%s/profile.txt", t.dir);
+	rec = spawn_cmd((char *const[]){ (char *)pystrobe_path(), "record", "--blocking", "-q",
+					 "-r", "100", "-d", "6", "-f", "collapsed", "-o", out,
+					 "--pid", spid, NULL });
+	ck_assert_int_gt(rec, 0);
+	sleep_ms(STUCK_MS);
+
+	/* Let the vfork child through its open(): the thread leaves D. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", t.dir);
+	fd = open(fifo, O_WRONLY);
+	ck_assert_msg(fd >= 0, "cannot open the FIFO: %s", strerror(errno));
+	close(fd);
+
+	/* Stopped for a moment by each sample, never for good. */
+	for (int ms = 0; ms < WATCH_MS; ms += STEP_MS, looks++) {
+		bool now = proc_state(t.pid, tid) == 't';
+
+		stopped += now;
+		streak = now ? streak + 1 : 0;
+		if (streak > longest)
+			longest = streak;
+		sleep_ms(STEP_MS);
+	}
+	printf("pause: after release the thread was seen stopped %d of %d times, "
+	       "at most %d in a row\n", stopped, looks, longest);
+
+	ck_assert_int_eq(waitpid(rec, &status, 0), rec);
+	f = fopen(out, "r");
+	if (f) {
+		if (getdelim(&profile, &len, 0, f) < 0)
+			profile[0] = 0;
+		fclose(f);
+	}
+	target_stop(&t);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "record --blocking: status %d",
+		      status);
+	ck_assert_msg(longest < MAX_STREAK,
+		      "the thread stayed stopped after leaving D: %d looks (%d ms apart) in a row",
+		      longest, STEP_MS);
+	ck_assert_msg(profile && strstr(profile, "after_spawn ("),
+		      "the released thread was never sampled again:\n%.1000s", profile ? profile : "");
+	free(profile);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pause");
+	SRunner *sr;
+	TCase *tc;
+	int failed;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ninterps = test_interps(&interps);
+	tc = tcase_create("pause");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_unstoppable_thread);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
