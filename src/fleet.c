@@ -271,12 +271,17 @@ static bool target_gone(struct fleet *f)
 	return find_member(f, f->pid) == NULL;
 }
 
-int fleet_sample(struct fleet *f, uint64_t t_ns)
+static void walk_if_due(struct fleet *f, uint64_t t_ns)
 {
 	if (f->fo.subprocesses && t_ns >= f->next_walk_ns) {
 		walk(f);
 		f->next_walk_ns = t_ns + FLEET_WALK_NS;
 	}
+}
+
+int fleet_sample(struct fleet *f, uint64_t t_ns)
+{
+	walk_if_due(f, t_ns);
 	for (int i = 0; i < f->n; i++) {
 		struct member *mb = &f->m[i];
 
@@ -412,6 +417,12 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 		}
 		if (end && deadline > end)
 			deadline = end;
+		/* At a low rate the tree is still walked every 50 ms, so
+		 * a new worker's first sample is its first due one. */
+		while (f->fo.subprocesses && !*stop && start + f->next_walk_ns < deadline) {
+			sleep_until(start + f->next_walk_ns);
+			walk_if_due(f, mono_ns() - start);
+		}
 		sleep_until(deadline);
 	}
 	fill_status(f, start, rounds, final);
