@@ -294,7 +294,9 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 			got++;
 			continue;
 		}
-		if (!tree) {
+		/* The target itself unreadable for a reason of its own
+		 * (permission, version): the same answer as without -s. */
+		if (!tree || (i == 0 && !skippable(rc))) {
 			errorf("%s", err);
 			return rc;
 		}

@@ -400,7 +400,7 @@ int cmd_record(int argc, char **argv)
 	struct fleet *f = NULL;
 	struct sampler_status st;
 	char err[512], *path = NULL, **pargv = NULL;
-	int rc, pargc = 0, status = EXIT_OK;
+	int rc, none, pargc = 0, status = EXIT_OK;
 
 	rc = parse_args(&r, argc, argv);
 	if (rc)
@@ -425,15 +425,15 @@ int cmd_record(int argc, char **argv)
 	p.start_unix_ns = realtime_ns();
 	fleet_run(f, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
 	describe(&p, f, r.pid, pargv, pargc);
+	/* -s on a tree where nothing could be read: say why rather than
+	 * write an empty profile. */
+	none = st.processes_ever ? 0 : fleet_why_none(f, err, sizeof(err));
 	fleet_close(f);
-
-	if (!st.processes_ever) {
-		/* -s on a tree where nothing was ever Python: say so rather
-		 * than write an empty profile. */
+	if (none) {
 		if (r.status_shown)
 			fputs("\r\033[K", stderr);
-		errorf("record: no Python process found in the tree of process %d", (int)r.pid);
-		status = r.child ? finish_child(&r) : EXIT_NOT_PYTHON;
+		errorf("%s", err);
+		status = r.child ? finish_child(&r) : none;
 		goto out;
 	}
 	rc = write_profile(&r, &p, path);

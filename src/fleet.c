@@ -52,6 +52,10 @@ struct fleet {
 	struct sampler_counts gone;	/* totals of samplers closed */
 	uint64_t next_walk_ns;
 	char *version;
+	/* Why the first process that looked like Python could not be read
+	 * (permission, version), to tell when none could. */
+	int why_rc;
+	char why[256];
 	struct proc_node walk[PROCTREE_MAX];
 };
 
@@ -146,6 +150,11 @@ static int try_open(struct fleet *f, struct member *mb, char *err, size_t errlen
 		mb->tries++;
 		if (rc != EXIT_NOT_PYTHON || mb->tries >= PENDING_TRIES)
 			mb->state = M_SKIPPED;
+		if (rc != EXIT_NOT_PYTHON && rc != EXIT_NO_PROCESS && rc != EXIT_EXITED &&
+		    !f->why_rc) {
+			f->why_rc = rc;
+			snprintf(f->why, sizeof(f->why), "%s", err);
+		}
 		return rc;
 	}
 	mb->state = M_SAMPLING;
@@ -196,6 +205,13 @@ static void drop_unseen(struct fleet *f)
 	f->n = j;
 }
 
+/* Is node still the process, and the program, that mb was made for? */
+static bool same_image(const struct member *mb, const struct proc_node *node)
+{
+	return mb->node.start == node->start && mb->node.code == node->code &&
+	       mb->node.stack == node->stack;
+}
+
 /* Bring the members up to date with the process tree. */
 static void walk(struct fleet *f)
 {
@@ -206,7 +222,7 @@ static void walk(struct fleet *f)
 		const struct proc_node *node = &f->walk[i];
 		struct member *mb = find_member(f, node->pid);
 
-		if (mb && (mb->node.start != node->start || (mb->node.code != node->code || mb->node.stack != node->stack))) {
+		if (mb && !same_image(mb, node)) {
 			/* Another process under a reused pid, or an exec. */
 			stop_sampling(f, mb);
 			mb->node = *node;
@@ -238,6 +254,14 @@ struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct 
 			goto fail;
 		}
 		walk(f);
+		/* Not allowed to read the target itself: the same answer as
+		 * without -s, not an empty profile. */
+		if (f->why_rc == EXIT_PERMISSION && f->n && f->m[0].node.pid == pid &&
+		    f->m[0].state == M_SKIPPED) {
+			*rc = f->why_rc;
+			snprintf(err, errlen, "%s", f->why);
+			goto fail;
+		}
 		return f;
 	}
 	/* One process: it must be Python, and it is never walked. */
@@ -327,6 +351,17 @@ int fleet_nprocs(const struct fleet *f)
 int fleet_nprocs_ever(const struct fleet *f)
 {
 	return f->ever;
+}
+
+int fleet_why_none(const struct fleet *f, char *err, size_t errlen)
+{
+	if (!f->why_rc) {
+		snprintf(err, errlen, "no Python process found in the tree of process %d",
+			 (int)f->pid);
+		return EXIT_NOT_PYTHON;
+	}
+	snprintf(err, errlen, "%s", f->why);
+	return f->why_rc;
 }
 
 const char *fleet_python_version(const struct fleet *f)

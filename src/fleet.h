@@ -54,6 +54,10 @@ void fleet_counts(const struct fleet *f, struct sampler_counts *c);
 int fleet_nprocs(const struct fleet *f);
 int fleet_nprocs_ever(const struct fleet *f);
 
+/* When no process was ever sampled: why (the first Python process's
+ * failure, else that none was Python), as an EXIT_* code and a line. */
+int fleet_why_none(const struct fleet *f, char *err, size_t errlen);
+
 /* The Python version of the first process sampled, or NULL. */
 const char *fleet_python_version(const struct fleet *f);
 

@@ -272,11 +272,13 @@ int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size
 		return rc;
 	}
 	rc = proc_maps_read(pid, &maps);
+	if (rc == -EXIT_PERMISSION) {
+		permission_message(pid, err, errlen);
+		return rc;
+	}
 	if (rc < 0) {
-		snprintf(err, errlen, rc == -EXIT_PERMISSION ?
-			 "permission denied reading the memory map of process %d" :
-			 "process %d exited", (int)pid);
-		return rc == -EXIT_PERMISSION ? rc : -EXIT_EXITED;
+		snprintf(err, errlen, "process %d exited", (int)pid);
+		return -EXIT_EXITED;
 	}
 	if (maps.n == 0) {
 		proc_maps_free(&maps);

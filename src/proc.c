@@ -206,3 +206,17 @@ char *proc_root_path(pid_t pid, const char *path)
 {
 	return xasprintf("/proc/%d/root%s%s", (int)pid, path[0] == '/' ? "" : "/", path);
 }
+
+void permission_message(pid_t pid, char *err, size_t errlen)
+{
+	char *scope = read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
+	int s = scope ? atoi(scope) : -1;
+
+	free(scope);
+	snprintf(err, errlen,
+		 "permission denied: cannot trace process %d (%s; run as root or with CAP_SYS_PTRACE; "
+		 "in a container add --cap-add SYS_PTRACE)", (int)pid,
+		 s > 0 ? "kernel.yama.ptrace_scope is set: sysctl kernel.yama.ptrace_scope=0 allows "
+			 "tracing your own processes" :
+			 "the process belongs to another user or is not dumpable");
+}

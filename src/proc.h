@@ -45,4 +45,8 @@ bool proc_task_exiting(pid_t pid, pid_t tid);
  * chroot are opened as it sees them: "/proc/PID/root" + path. */
 char *proc_root_path(pid_t pid, const char *path);
 
+/* The message for a permission failure on pid, with what to do about it:
+ * ptrace_scope, CAP_SYS_PTRACE, containers. */
+void permission_message(pid_t pid, char *err, size_t errlen);
+
 #endif

@@ -12,20 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void permission_message(pid_t pid, char *err, size_t errlen)
-{
-	char *scope = read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
-	int s = scope ? atoi(scope) : -1;
-
-	free(scope);
-	snprintf(err, errlen,
-		 "permission denied: cannot trace process %d (%s; run as root or with CAP_SYS_PTRACE; "
-		 "in a container add --cap-add SYS_PTRACE)", (int)pid,
-		 s > 0 ? "kernel.yama.ptrace_scope is set: sysctl kernel.yama.ptrace_scope=0 allows "
-			 "tracing your own processes" :
-			 "the process belongs to another user or is not dumpable");
-}
-
 /* Before 3.11 thread states do not record the OS thread id. */
 static void fill_tids(struct mem *m, struct py_thread *t, int n, const pid_t *tids, int ntids)
 {

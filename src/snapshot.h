@@ -33,7 +33,5 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		  char *err, size_t errlen);
 void snapshot_free(struct snapshot *s);
 
-/* The message for a permission failure on pid, with what to do about it. */
-void permission_message(pid_t pid, char *err, size_t errlen);
 
 #endif

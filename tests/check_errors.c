@@ -204,23 +204,41 @@ static int pystrobe_for_nobody(char dir[32], char bin[64])
 	return copy_file(pystrobe_path(), bin, 0755);
 }
 
-static void run_as_nobody(struct run *r, const char *bin, const char *pid)
+/* bin CMD... (ending in NULL) as nobody. */
+static void run_as_nobody(struct run *r, const char *bin, char *const *cmd)
 {
-	char *setpriv[] = { "setpriv", "--reuid=65534", "--regid=65534",
-			    "--clear-groups", (char *)bin, "dump", "--pid",
-			    (char *)pid, NULL };
-	char *runuser[] = { "runuser", "-u", "nobody", "--", (char *)bin,
-			    "dump", "--pid", (char *)pid, NULL };
-	int have_setpriv = access("/usr/bin/setpriv", X_OK) == 0 ||
-			   access("/bin/setpriv", X_OK) == 0;
+	char *argv[24];
+	int n = 0, have_setpriv = access("/usr/bin/setpriv", X_OK) == 0 ||
+				  access("/bin/setpriv", X_OK) == 0;
 
-	ck_assert_int_eq(run_cmd(r, RUN_TIMEOUT_MS,
-				 have_setpriv ? setpriv : runuser), 0);
+	if (have_setpriv) {
+		for (char *const *a = (char *const[]){ "setpriv", "--reuid=65534", "--regid=65534",
+						       "--clear-groups", NULL }; *a; a++)
+			argv[n++] = *a;
+	} else {
+		for (char *const *a = (char *const[]){ "runuser", "-u", "nobody", "--", NULL };
+		     *a; a++)
+			argv[n++] = *a;
+	}
+	argv[n++] = (char *)bin;
+	while (*cmd && n < 23)
+		argv[n++] = *cmd++;
+	argv[n] = NULL;
+	ck_assert_int_eq(run_cmd(r, RUN_TIMEOUT_MS, argv), 0);
 }
 
+/* Every command, with and without -s, refuses root's process the same
+ * way: one line that says what to do, exit 4, the target untouched. */
 START_TEST(test_permission)
 {
 	char dir[32], bin[64], pid[16], why[512];
+	char *const cmds[][8] = {
+		{ "dump", "--pid", pid, NULL },
+		{ "dump", "-s", "--pid", pid, NULL },
+		{ "record", "-d", "0.3", "--pid", pid, NULL },
+		{ "record", "-s", "-d", "0.3", "--pid", pid, NULL },
+		{ "top", "--pid", pid, NULL },
+	};
 	struct target t;
 	struct run r;
 
@@ -233,18 +251,22 @@ START_TEST(test_permission)
 			     pystrobe_path());
 	}
 	snprintf(pid, sizeof(pid), "%d", t.py_pid);
-	run_as_nobody(&r, bin, pid);
-	assert_not_stopped(t.py_pid, "dump of root's process by nobody");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s%s of root's process by nobody", cmds[i][0],
+			 strcmp(cmds[i][1], "-s") ? "" : " -s");
+		run_as_nobody(&r, bin, cmds[i]);
+		assert_not_stopped(t.py_pid, what);
+		assert_error(&r, what, 4, NULL);
+		ck_assert_msg(strstr(r.err, "ptrace_scope") || strstr(r.err, "CAP_SYS_PTRACE"),
+			      "%s: the message mentions neither ptrace_scope nor CAP_SYS_PTRACE: %s",
+			      what, r.err);
+		run_free(&r);
+	}
 	target_stop(&t);
 	unlink(bin);
 	rmdir(dir);
-
-	assert_error(&r, "dump of root's process by nobody", 4, NULL);
-	ck_assert_msg(strstr(r.err, "ptrace_scope") ||
-		      strstr(r.err, "CAP_SYS_PTRACE"),
-		      "permission message mentions neither ptrace_scope nor CAP_SYS_PTRACE: %s",
-		      r.err);
-	run_free(&r);
 }
 END_TEST
 
