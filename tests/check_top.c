@@ -794,6 +794,63 @@ static void launched(struct top_test *d)
 	tmux(d, NULL, "kill-session", "-t", name, NULL);
 }
 
+/* The table of one worker: its own function, none of the others'. */
+static bool one_worker(const char *s, const struct view *v, const void *arg)
+{
+	int funcs = 0;
+
+	(void)arg;
+	if (!strstr(s, "Showing: process ") || strstr(s, "(1 of "))
+		return false;
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "hot%d (", i);
+		funcs += rows_with(v, name) > 0;
+	}
+	return funcs == 1;
+}
+
+/* top -s on a main process and 4 workers (tests/targets/workers.py): the
+ * header counts the processes, T shows one process at a time. */
+static void subprocesses(struct top_test *d)
+{
+	const char *name = "subprocesses";
+	struct argv_buf a = { .n = 0 };
+	char script[PATH_MAX], dir[PATH_MAX], inside[PATH_MAX];
+	char *words, *top_args = NULL, *cmd;
+
+	test_interp_script(d->ti, "tests/targets/workers.py", script, sizeof(script));
+	test_interp_shared_dir(d->ti, dir, inside, sizeof(dir));
+	arg_python(&a, d->ti);
+	arg(&a, script);
+	arg(&a, "fork");
+	arg(&a, "--cpu");
+	arg(&a, "6");
+	arg(&a, inside);
+	words = shell_words(a.v);
+	if (asprintf(&top_args, "-s -- %s", words) < 0)
+		top_args = NULL;
+	free(words);
+	cmd = top_args ? top_command(d, top_args, "sleep 120") : NULL;
+	free(top_args);
+	if (!cmd || start_session(d, name, cmd) != 0) {
+		free(cmd);
+		return;
+	}
+	free(cmd);
+	expect(d, name, "-s: \"Processes: 5\" in the header", has_text, "Processes: 5");
+	expect(d, name, "-s: \"Showing: all processes\"", has_text, "Showing: all processes");
+	keys(d, name, "T");
+	expect(d, name, "-s: T shows the first process", has_text, "(1 of 5)");
+	keys(d, name, "T");
+	expect(d, name, "-s: T on shows a worker, with its function alone", one_worker, NULL);
+	keys(d, name, "q");
+	check_restored(d, name, "-s, q", "TOP-EXIT=");
+	tmux(d, NULL, "kill-session", "-t", name, NULL);
+	rm_rf(dir);
+}
+
 static int count_lines_starting(const char *text, const char *prefix)
 {
 	int n = 0;
@@ -914,6 +971,7 @@ START_TEST(test_top)
 	no_tty(&d, t.py_pid);
 	target_stop(&t);
 	launched(&d);
+	subprocesses(&d);
 	tmux(&d, NULL, "kill-server", NULL);
 
 	if (d.failures) {

@@ -145,7 +145,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return 0;
 }
 
-static void rm_rf(const char *dir)
+void rm_rf(const char *dir)
 {
 	if (dir[0])
 		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -45,6 +45,9 @@ int target_start_parked(struct target *t, const struct test_interp *ti,
 int target_wait_file(struct target *t, const char *name, int timeout_ms,
 		     char *why, size_t whysize);
 
+/* Remove a directory and everything in it. */
+void rm_rf(const char *dir);
+
 /* Kill (unless it is gone already) and reap the target; remove OUTDIR. */
 void target_stop(struct target *t);
 

@@ -83,7 +83,7 @@ def report(q, role, func, cpu_used):
 
 
 def die_with_parent():
-    # A parked worker must not outlive a test that lost its main process.
+    # A worker must not outlive a test that ended its main process.
     try:
         import ctypes
         ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
@@ -92,8 +92,7 @@ def die_with_parent():
 
 
 def worker(i, q, cpu, park, role, fname):
-    if park:
-        die_with_parent()
+    die_with_parent()
     func = globals()[fname]
     t0 = thread_time()
     if not park:
