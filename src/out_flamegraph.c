@@ -571,7 +571,7 @@ static const char script[] =
 	"  g.pf=f;fr.push(f);if(f.n>total)total=f.n;}\n"
 	" var fs=$('frames');\n"
 	" fs.addEventListener('mouseover',function(e){var f=frameOf(e.target);\n"
-	"  $('details').textContent=f?f.title:' ';});\n"
+	"  $('details').textContent=f?f.title.replace(/\\n/g,'; '):' ';});\n"
 	" fs.addEventListener('mouseout',function(){$('details').textContent=' ';});\n"
 	" fs.addEventListener('click',function(e){var f=frameOf(e.target);if(f)zoom(f);});\n"
 	" $('unzoom').addEventListener('click',unzoom);\n"
