@@ -69,16 +69,16 @@ static void fixture_free(struct fixture *fx)
 
 static char *merge_args(const char *out, const char **a)
 {
+	const char *v[9] = { NULL };
 	struct run r;
 	char why[64];
-	int n = 0;
 
-	while (a[n])
-		n++;
-	ck_assert_int_le(n, 8);
-	ck_assert_int_eq(run_pystrobe(&r, "merge", "-o", out, a[0], a[1], a[2], a[3], a[4],
-				      n > 5 ? a[5] : NULL, n > 6 ? a[6] : NULL,
-				      n > 7 ? a[7] : NULL, NULL), 0);
+	for (int n = 0; a[n]; n++) {
+		ck_assert_int_lt(n, 8);
+		v[n] = a[n];
+	}
+	ck_assert_int_eq(run_pystrobe(&r, "merge", "-o", out, v[0], v[1], v[2], v[3], v[4],
+				      v[5], v[6], v[7], NULL), 0);
 	ck_assert_msg(run_exit(&r) == 0, "merge: %s; %s", run_describe(&r, why, sizeof(why)), r.err);
 	ck_assert_msg(strstr(r.err, "wrote"), "%s", r.err);
 	run_free(&r);
