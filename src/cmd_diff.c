@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char diff_usage[] =
 	"usage: pystrobe diff [options] BEFORE AFTER\n"
@@ -308,20 +307,9 @@ static void print_summary(const struct diff *d, const struct profile *b, const s
 
 /* --- the command ---------------------------------------------------------- */
 
-static char *default_output(const struct diff *d)
-{
-	char stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	return xasprintf("pystrobe-diff-%s.%s", stamp, d->fmt->ext);
-}
-
 static int write_diff(struct diff *d, const struct profile *b, const struct profile *a)
 {
-	char *path = d->output ? xstrdup(d->output) : default_output(d);
+	char *path = d->output ? xstrdup(d->output) : out_default_name("diff", d->fmt);
 	char *title = xasprintf("pystrobe diff: %s -> %s%s", d->path[0], d->path[1],
 				d->oo.diff_negate ? " (BEFORE's shape)" : "");
 	char *subtitle = xasprintf("BEFORE %llu samples, AFTER %llu samples; self time "

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char merge_usage[] =
@@ -209,17 +208,6 @@ static int merge_inputs(struct merge *m, struct profile *out)
 	return 0;
 }
 
-static char *default_output(const struct merge *m)
-{
-	char stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	return xasprintf("pystrobe-merge-%s.%s", stamp, m->fmt->ext);
-}
-
 int cmd_merge(int argc, char **argv)
 {
 	struct merge m = { 0 };
@@ -245,7 +233,7 @@ int cmd_merge(int argc, char **argv)
 		status = EXIT_BAD_INPUT;
 		goto free_out;
 	}
-	path = m.output ? xstrdup(m.output) : default_output(&m);
+	path = m.output ? xstrdup(m.output) : out_default_name("merge", m.fmt);
 	subtitle = xasprintf("%d profile%s merged%s, %llu samples", m.nin, m.nin == 1 ? "" : "s",
 			     m.label ? ", a root per input" : "",
 			     (unsigned long long)out.samples);

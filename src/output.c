@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 const struct out_format out_formats[] = {
@@ -24,6 +25,17 @@ const struct out_format *out_format_find(const char *name)
 		if (!strcmp(f->name, name))
 			return f;
 	return NULL;
+}
+
+char *out_default_name(const char *what, const struct out_format *fmt)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	return xasprintf("pystrobe-%s-%s.%s", what, stamp, fmt->ext);
 }
 
 int out_write_file(const struct out_format *fmt, const struct profile *p,

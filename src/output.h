@@ -39,6 +39,9 @@ extern const struct out_format out_formats[];
 #define OUT_FORMAT_NAMES "flamegraph, collapsed, speedscope, chrometrace, pprof"
 const struct out_format *out_format_find(const char *name);
 
+/* "pystrobe-WHAT-DATE-TIME.EXT", a default file name (a new string). */
+char *out_default_name(const char *what, const struct out_format *fmt);
+
 /* Write p to path through a temporary file renamed into place, so an
  * interrupted run never leaves half a file in place of a good one.
  * Returns 0, or -1 after an error message that starts with cmd. */

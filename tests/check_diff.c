@@ -309,6 +309,29 @@ static void diff_and_check(const char *dir, const char *before, const char *afte
 
 /* --- hand-made profiles ------------------------------------------------------ */
 
+/* A directory with BEFORE and AFTER in it (not written when text is NULL). */
+struct files {
+	char *dir, *b, *a;
+};
+
+static struct files files(const char *bname, const char *btext, const char *aname,
+			  const char *atext)
+{
+	struct files f = { test_tmpdir("check_diff"), NULL, NULL };
+
+	f.b = btext ? test_file(f.dir, bname, btext) : xasprintf("%s/%s", f.dir, bname);
+	f.a = atext ? test_file(f.dir, aname, atext) : xasprintf("%s/%s", f.dir, aname);
+	return f;
+}
+
+static void files_free(struct files *f)
+{
+	free(f->a);
+	free(f->b);
+	test_rmdir(f->dir);
+	free(f->dir);
+}
+
 static const char before_txt[] =
 	"main;parse;tokenize 40\n"
 	"main;parse 10\n"
@@ -325,8 +348,8 @@ static const char after_txt[] =
 
 START_TEST(test_fixtures)
 {
-	char *dir = test_tmpdir("check_diff");
-	char *b = test_file(dir, "before.txt", before_txt), *a = test_file(dir, "after.txt", after_txt);
+	struct files fs = files("before.txt", before_txt, "after.txt", after_txt);
+	char *dir = fs.dir, *b = fs.b, *a = fs.a;
 	const struct gnode *n;
 	struct svg svg;
 
@@ -343,10 +366,7 @@ START_TEST(test_fixtures)
 		ck_assert_ptr_null(svg_find(&svg, "new_index"));
 		svg_free(&svg);
 	}
-	free(a);
-	free(b);
-	test_rmdir(dir);
-	free(dir);
+	files_free(&fs);
 }
 END_TEST
 
@@ -354,8 +374,8 @@ END_TEST
  * BEFORE scaled to AFTER's total. */
 START_TEST(test_collapsed_output)
 {
-	char *dir = test_tmpdir("check_diff");
-	char *b = test_file(dir, "before.txt", before_txt), *a = test_file(dir, "after.txt", after_txt);
+	struct files fs = files("before.txt", before_txt, "after.txt", after_txt);
+	char *dir = fs.dir, *b = fs.b, *a = fs.a;
 	char *out = xasprintf("%s/diff.txt", dir), *text, *summary;
 	struct folded fb, fa, fd;
 	struct run r;
@@ -387,10 +407,7 @@ START_TEST(test_collapsed_output)
 	folded_free(&fb);
 	folded_free(&fa);
 	free(out);
-	free(a);
-	free(b);
-	test_rmdir(dir);
-	free(dir);
+	files_free(&fs);
 }
 END_TEST
 
@@ -398,9 +415,9 @@ END_TEST
  * everything grew threefold. */
 START_TEST(test_normalize)
 {
-	char *dir = test_tmpdir("check_diff");
-	char *b = test_file(dir, "short.txt", "main;a 100\nmain;b 50\nmain 10\n");
-	char *a = test_file(dir, "long.txt", "main;a 300\nmain;b 150\nmain 30\n");
+	struct files fs = files("short.txt", "main;a 100\nmain;b 50\nmain 10\n",
+				"long.txt", "main;a 300\nmain;b 150\nmain 30\n");
+	char *dir = fs.dir, *b = fs.b, *a = fs.a;
 	char *out = xasprintf("%s/diff.svg", dir), *summary;
 	struct svg svg;
 
@@ -428,10 +445,7 @@ START_TEST(test_normalize)
 		      "%s", summary);
 	free(summary);
 	free(out);
-	free(a);
-	free(b);
-	test_rmdir(dir);
-	free(dir);
+	files_free(&fs);
 }
 END_TEST
 
@@ -513,8 +527,8 @@ static int nchosen;
 START_TEST(test_recorded)
 {
 	const struct test_interp *ti = chosen[_i];
-	char *dir = test_tmpdir("check_diff"), why[160] = "";
-	char *b = xasprintf("%s/before.txt", dir), *a = xasprintf("%s/after.txt", dir);
+	struct files fs = files("before.txt", NULL, "after.txt", NULL);
+	char *dir = fs.dir, *b = fs.b, *a = fs.a, why[160] = "";
 	struct folded fb, fa;
 	struct svg svg;
 	bool shows = false;
@@ -564,10 +578,7 @@ START_TEST(test_recorded)
 	svg_free(&svg);
 	folded_free(&fb);
 	folded_free(&fa);
-	free(a);
-	free(b);
-	test_rmdir(dir);
-	free(dir);
+	files_free(&fs);
 }
 END_TEST
 
@@ -579,8 +590,8 @@ static bool starts(const char *s, const char *prefix)
 /* The summary's top rows: b grew most, c shrank most, e is new. */
 START_TEST(test_summary)
 {
-	char *dir = test_tmpdir("check_diff");
-	char *b = test_file(dir, "before.txt", before_txt), *a = test_file(dir, "after.txt", after_txt);
+	struct files fs = files("before.txt", before_txt, "after.txt", after_txt);
+	char *dir = fs.dir, *b = fs.b, *a = fs.a;
 	char *out = xasprintf("%s/d.svg", dir), *s = run_diff(out, b, a, NULL, NULL);
 	const char *grew = strstr(s, "Self time that grew most:"), *shrank, *row;
 
@@ -603,10 +614,7 @@ START_TEST(test_summary)
 	ck_assert_msg(strstr(row, "step\n") == strchr(row, '\n') - 4, "%s", s);
 	free(s);
 	free(out);
-	free(a);
-	free(b);
-	test_rmdir(dir);
-	free(dir);
+	files_free(&fs);
 }
 END_TEST
 
@@ -624,8 +632,8 @@ static const char hostile_after[] =
 
 START_TEST(test_hostile)
 {
-	char *dir = test_tmpdir("check_diff");
-	char *b = test_file(dir, "b.txt", hostile_before), *a = test_file(dir, "a.txt", hostile_after);
+	struct files fs = files("b.txt", hostile_before, "a.txt", hostile_after);
+	char *dir = fs.dir, *b = fs.b, *a = fs.a;
 	char *out = xasprintf("%s/diff.svg", dir), *summary, *svg, *cmd;
 	int rc;
 
@@ -652,10 +660,7 @@ START_TEST(test_hostile)
 	free(svg);
 	free(summary);
 	free(out);
-	free(a);
-	free(b);
-	test_rmdir(dir);
-	free(dir);
+	files_free(&fs);
 }
 END_TEST
 
@@ -663,14 +668,14 @@ END_TEST
  * with a note, so nothing shows as new. */
 START_TEST(test_function_vs_lines)
 {
-	char *dir = test_tmpdir("check_diff");
-	char *b = test_file(dir, "lines.txt",
-			    "<module> (app.py:30);main (app.py:20);work (app.py:12) 30\n"
-			    "<module> (app.py:30);main (app.py:20);work (app.py:13) 10\n"
-			    "<module> (app.py:30);main (app.py:21);idle (app.py:5) 60\n");
-	char *a = test_file(dir, "funcs.txt",
-			    "<module> (app.py);main (app.py);work (app.py) 80\n"
-			    "<module> (app.py);main (app.py);idle (app.py) 20\n");
+	struct files fs = files("lines.txt",
+				"<module> (app.py:30);main (app.py:20);work (app.py:12) 30\n"
+				"<module> (app.py:30);main (app.py:20);work (app.py:13) 10\n"
+				"<module> (app.py:30);main (app.py:21);idle (app.py:5) 60\n",
+				"funcs.txt",
+				"<module> (app.py);main (app.py);work (app.py) 80\n"
+				"<module> (app.py);main (app.py);idle (app.py) 20\n");
+	char *dir = fs.dir, *b = fs.b, *a = fs.a;
 	char *out = xasprintf("%s/d.svg", dir), *text;
 	struct run r;
 	struct svg svg;
@@ -689,10 +694,7 @@ START_TEST(test_function_vs_lines)
 	svg_free(&svg);
 	free(text);
 	free(out);
-	free(a);
-	free(b);
-	test_rmdir(dir);
-	free(dir);
+	files_free(&fs);
 }
 END_TEST
 
