@@ -307,15 +307,38 @@ static void print_summary(const struct diff *d, const struct profile *b, const s
 
 /* --- the command ---------------------------------------------------------- */
 
+/* Frames in some stack of `in` and in none of `out`: what one shape
+ * cannot show, so the subtitle says how many there are. */
+static uint32_t only_in(const struct profile *in, const struct profile *out)
+{
+	uint8_t *seen = xcalloc(in->nframes ? in->nframes : 1, 1);
+	uint32_t n = 0;
+
+	for (int side = 0; side < 2; side++) {
+		const struct profile *p = side ? out : in;
+
+		for (uint32_t i = 0; i < p->nstacks; i++)
+			for (uint32_t k = 0; p->stacks[i].count && k < p->stacks[i].depth; k++)
+				seen[p->stacks[i].frames[k]] |= 1 << side;
+	}
+	for (uint32_t f = 0; f < in->nframes; f++)
+		n += seen[f] == 1;
+	free(seen);
+	return n;
+}
+
 static int write_diff(struct diff *d, const struct profile *b, const struct profile *a)
 {
 	char *path = d->output ? xstrdup(d->output) : out_default_name("diff", d->fmt);
 	char *title = xasprintf("pystrobe diff: %s -> %s%s", d->path[0], d->path[1],
 				d->oo.diff_negate ? " (BEFORE's shape)" : "");
+	uint32_t hidden = d->oo.diff_negate ? only_in(a, b) : only_in(b, a);
 	char *subtitle = xasprintf("BEFORE %llu samples, AFTER %llu samples; self time "
-				   "red grew, blue shrank (%s)",
+				   "red grew, blue shrank (%s); %u frame%s only in %s, not drawn%s",
 				   (unsigned long long)b->samples, (unsigned long long)a->samples,
-				   d->oo.diff_raw ? "raw counts" : "as shares of each total");
+				   d->oo.diff_raw ? "raw counts" : "as shares of each total",
+				   hidden, hidden == 1 ? "" : "s", d->oo.diff_negate ? "AFTER" : "BEFORE",
+				   hidden && !d->oo.diff_negate ? " (see --negate)" : "");
 	const struct profile *drawn = d->oo.diff_negate ? b : a;
 	int rc;
 

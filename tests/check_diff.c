@@ -280,11 +280,21 @@ static char *run_diff(const char *out, const char *before, const char *after,
 	return summary;
 }
 
+/* Where diff_and_check() writes (a string that lives until the next call). */
+static const char *svg_path(const char *dir, bool raw, bool negate)
+{
+	static char path[4096];
+
+	snprintf(path, sizeof(path), "%s/diff%s%s.svg", dir, raw ? "-raw" : "",
+		 negate ? "-neg" : "");
+	return path;
+}
+
 /* Diff before and after (folded files) into an SVG and check all of it. */
 static void diff_and_check(const char *dir, const char *before, const char *after, bool raw,
 			   bool negate, struct svg *svg)
 {
-	char *out = xasprintf("%s/diff%s%s.svg", dir, raw ? "-raw" : "", negate ? "-neg" : "");
+	const char *out = svg_path(dir, raw, negate);
 	char *tb = test_slurp(before), *ta = test_slurp(after), *text, *summary;
 	struct folded fb, fa;
 	struct expect e = { &fb, &fa, raw, negate };
@@ -304,7 +314,6 @@ static void diff_and_check(const char *dir, const char *before, const char *afte
 	free(text);
 	free(tb);
 	free(ta);
-	free(out);
 }
 
 /* --- hand-made profiles ------------------------------------------------------ */
@@ -354,12 +363,21 @@ START_TEST(test_fixtures)
 	struct svg svg;
 
 	for (int raw = 0; raw < 2; raw++) {
+		char *text;
+
 		diff_and_check(dir, b, a, raw, false, &svg);
+		/* What AFTER's shape cannot show is counted in the subtitle. */
+		text = test_slurp(svg_path(dir, raw, false));
+		ck_assert_ptr_nonnull(strstr(text, "; 1 frame only in BEFORE, not drawn (see --negate)</text>"));
+		free(text);
 		ck_assert_ptr_nonnull(n = svg_find(&svg, "new_index"));
 		ck_assert_str_eq(n->mark, "new");
 		ck_assert_ptr_null(svg_find(&svg, "old_cache"));
 		svg_free(&svg);
 		diff_and_check(dir, b, a, raw, true, &svg);
+		text = test_slurp(svg_path(dir, raw, true));
+		ck_assert_ptr_nonnull(strstr(text, "; 1 frame only in AFTER, not drawn</text>"));
+		free(text);
 		ck_assert_ptr_nonnull(n = svg_find(&svg, "old_cache"));
 		ck_assert_str_eq(n->mark, "gone");
 		ck_assert_msg(n->rgb[2] == 255 && n->rgb[0] < 255, "old_cache is not blue");
