@@ -388,6 +388,41 @@ START_TEST(test_fixtures)
 }
 END_TEST
 
+/* pprof inputs, alone and mixed with folded ones, give the same diff: the
+ * frames compare by their text.  The pprof files are made by merge. */
+START_TEST(test_pprof_inputs)
+{
+	struct files fs = files("before.txt", before_txt, "after.txt", after_txt);
+	char *pb[2], *out = xasprintf("%s/mixed.svg", fs.dir), *want, *got, *s;
+	struct run r;
+
+	for (int i = 0; i < 2; i++) {
+		pb[i] = xasprintf("%s/%d.pb.gz", fs.dir, i);
+		ck_assert_int_eq(run_pystrobe(&r, "merge", "-q", "-f", "pprof", "-o", pb[i],
+					      i ? fs.a : fs.b, NULL), 0);
+		ck_assert_int_eq(run_exit(&r), 0);
+		run_free(&r);
+	}
+	s = run_diff(out, fs.b, fs.a, NULL, NULL);
+	free(s);
+	want = test_slurp(out);
+	for (int k = 1; k < 4; k++) {
+		s = run_diff(out, k & 1 ? pb[0] : fs.b, k & 2 ? pb[1] : fs.a, NULL, NULL);
+		free(s);
+		got = test_slurp(out);
+		/* Only the title, which names the files, differs. */
+		ck_assert_str_eq(strstr(got, "<text id=\"subtitle\""),
+				 strstr(want, "<text id=\"subtitle\""));
+		free(got);
+	}
+	free(want);
+	free(pb[0]);
+	free(pb[1]);
+	free(out);
+	files_free(&fs);
+}
+END_TEST
+
 /* -f collapsed: "STACK BEFORE AFTER" for every stack of either input,
  * BEFORE scaled to AFTER's total. */
 START_TEST(test_collapsed_output)
@@ -798,6 +833,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_fixtures);
 	tcase_add_test(tc, test_collapsed_output);
+	tcase_add_test(tc, test_pprof_inputs);
 	tcase_add_test(tc, test_normalize);
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_hostile);
