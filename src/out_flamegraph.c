@@ -619,11 +619,11 @@ static const char script[] =
 
 static void put_diff_legend(struct fg *g)
 {
-	static const char *names[] = { "grew", "shrank", "unchanged", NULL };
+	const char *names[] = { "grew", "shrank", "unchanged",
+				g->o->diff_negate ? "gone in AFTER" : "new in AFTER" };
 	static const char *colours[] = { "#ff3737", "#3737ff", "#ffffff" };
 	int x = FG_WIDTH / 2 - 200;
 
-	names[3] = g->o->diff_negate ? "gone in AFTER" : "new in AFTER";
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		fprintf(g->f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" "
 			"fill=\"%s\" stroke=\"#000\" stroke-width=\"%s\"%s/>"

@@ -475,7 +475,13 @@ static int pp_line(struct pp *pp, struct pb b)
 	}
 	if (rc < 0 || !(fn = find_func(pp, func)))
 		return bad(pp, "a location's line names no function");
+	/* A nameless function would print as an empty frame, which a folded
+	 * reader drops. */
 	fr.name = pp_str(pp, fn->name);
+	if (!*fr.name) {
+		free(fr.name);
+		fr.name = xstrdup("?");
+	}
 	fr.file = fn->file ? pp_str(pp, fn->file) : NULL;
 	/* Line 0 is pprof's "unknown", which `record --function` writes. */
 	fr.line = line > 0 && line <= INT32_MAX ? (int)line : -1;
