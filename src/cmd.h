@@ -6,5 +6,7 @@
 int cmd_dump(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

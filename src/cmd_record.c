@@ -50,24 +50,10 @@ static const char record_usage[] =
 	"  -q, --quiet            no status line, no summary\n"
 	"  -h, --help             show this help\n";
 
-struct format {
-	const char *name;
-	const char *ext;
-	int (*write)(const struct profile *p, FILE *f, const struct out_opts *o);
-};
-
-static const struct format formats[] = {
-	{ "flamegraph", "svg", out_flamegraph },
-	{ "collapsed", "txt", out_collapsed },
-	{ "speedscope", "speedscope.json", out_speedscope },
-	{ "chrometrace", "trace.json", out_chrometrace },
-	{ "pprof", "pb.gz", out_pprof },
-};
-
 struct record {
 	struct sampler_opts so;
 	struct fleet_opts fo;
-	const struct format *fmt;
+	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
 	bool quiet;
@@ -99,14 +85,6 @@ static void install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-static const struct format *find_format(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
-		if (!strcmp(formats[i].name, name))
-			return &formats[i];
-	return NULL;
-}
-
 enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_GROUP };
 
 static int parse_args(struct record *r, int argc, char **argv)
@@ -132,7 +110,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 	int c;
 
 	r->so.rate_hz = 100;
-	r->fmt = &formats[0];
+	r->fmt = &out_formats[0];
 	optind = 1;
 	opterr = 0;
 	/* "+": stop at the first non-option, the command to launch. */
@@ -158,8 +136,8 @@ static int parse_args(struct record *r, int argc, char **argv)
 			break;
 		case 'o': r->output = optarg; break;
 		case 'f':
-			if (!(r->fmt = find_format(optarg))) {
-				errorf("record: unknown format '%s' (flamegraph, collapsed, speedscope, chrometrace, pprof)", optarg);
+			if (!(r->fmt = out_format_find(optarg))) {
+				errorf("record: unknown format '%s' (" OUT_FORMAT_NAMES ")", optarg);
 				return -1;
 			}
 			break;
@@ -242,36 +220,6 @@ static char *default_output(const struct record *r, char **argv, int argc)
 		if (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20)
 			*p = '_';
 	return out;
-}
-
-/* Write to a temporary file beside the target and rename it into place,
- * so an interrupted run never leaves half a profile behind. */
-static int write_profile(const struct record *r, const struct profile *p, const char *path)
-{
-	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp), rc = -1;
-	FILE *f;
-
-	if (fd < 0) {
-		errorf("record: cannot create '%s': %s", tmp, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	fchmod(fd, 0644);
-	f = fdopen(fd, "w");
-	if (f && r->fmt->write(p, f, &r->oo) == 0 && fflush(f) == 0 && !ferror(f)) {
-		if (fclose(f) == 0 && rename(tmp, path) == 0)
-			rc = 0;
-		f = NULL;
-	}
-	if (f)
-		fclose(f);
-	if (rc < 0) {
-		errorf("record: cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp);
-	}
-	free(tmp);
-	return rc;
 }
 
 /* --- status --------------------------------------------------------------- */
@@ -436,7 +384,7 @@ int cmd_record(int argc, char **argv)
 		status = r.child ? finish_child(&r) : none;
 		goto out;
 	}
-	rc = write_profile(&r, &p, path);
+	rc = out_write_file(r.fmt, &p, &r.oo, path, "record");
 	summary(&r, &st, rc == 0 ? path : NULL);
 	status = r.child ? finish_child(&r) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
 	if (rc != 0 && status == EXIT_OK)

@@ -17,6 +17,8 @@ static const char usage[] =
 	"  dump      print every thread's Python stack now (why is it hung?)\n"
 	"  record    sample at a fixed rate into a flame graph or profile file\n"
 	"  top       a live, top-like view of the functions taking the time\n"
+	"  diff      compare two profiles: what grew, what shrank (differential flame graph)\n"
+	"  merge     combine profiles (ranks, hosts) into one, side by side or summed\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help     show this help (pystrobe COMMAND --help for a command's)\n"
@@ -24,7 +26,7 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 ok, 1 error, 2 usage, 3 no such process, 4 permission denied,\n"
 	"5 not a Python process, 6 unsupported Python version, 7 process exited,\n"
-	"8 interpreter state unreadable.  See pystrobe(1).\n";
+	"8 interpreter state unreadable, 9 input profile unreadable.  See pystrobe(1).\n";
 
 struct command {
 	const char *name;
@@ -35,6 +37,8 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump },
 	{ "record", cmd_record },
 	{ "top", cmd_top },
+	{ "diff", cmd_diff },
+	{ "merge", cmd_merge },
 };
 
 int main(int argc, char **argv)

@@ -126,19 +126,23 @@ static void metadata(struct ct *ct, const char *what, pid_t pid, pid_t tid, cons
 	sb_puts(&ct->sb, "}}");
 }
 
-/* With --subprocesses each stack starts with a frame naming its process
- * ("process PID: COMMAND"): the best name for it. */
-static const char *root_name(const struct profile *p, pid_t pid)
+/* With --subprocesses each stack starts with a frame naming its process,
+ * "process PID: COMMAND": the command is the best name for a worker's
+ * track (the track shows the pid already). */
+static const char *root_command(const struct profile *p, pid_t pid)
 {
 	for (uint32_t i = 0; i < p->nruns; i++) {
 		const struct prun *r = &p->runs[i];
 		const struct pstack *s = &p->stacks[r->stack];
+		const char *name, *sep;
 
 		if (p->threads[r->thread].pid != pid)
 			continue;
-		if (s->depth && p->frames[s->frames[0]].kind == PF_PROCESS)
-			return p->frames[s->frames[0]].name;
-		return NULL;
+		if (!s->depth || p->frames[s->frames[0]].kind != PF_PROCESS)
+			return NULL;
+		name = p->frames[s->frames[0]].name;
+		sep = strstr(name, ": ");
+		return sep ? sep + 2 : name;
 	}
 	return NULL;
 }
@@ -156,10 +160,10 @@ static void process_metadata(struct ct *ct)
 			seen = p->threads[u].pid == pid;
 		if (seen)
 			continue;
-		if (root_name(p, pid))
-			name = xstrdup(root_name(p, pid));
-		else if (pid == p->pid && p->command)
+		if (pid == p->pid && p->command)
 			name = xstrdup(p->command);
+		else if (root_command(p, pid))
+			name = xstrdup(root_command(p, pid));
 		else
 			name = xasprintf("process %d", (int)pid);
 		metadata(ct, "process_name", pid, pid, name);

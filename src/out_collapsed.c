@@ -15,18 +15,28 @@
  *
  * Lines are sorted (bytewise) so the same profile always gives the same
  * file; stacks that print the same are merged.
+ *
+ * A differential profile (out_opts.diff_base) is written as two counts,
+ *
+ *	root;caller;...;leaf BEFORE AFTER
+ *
+ * as flamegraph.pl and inferno read differential input: one line per stack
+ * of either profile, BEFORE scaled to AFTER's total (rounded) unless
+ * diff_raw.
  */
 #include "output.h"
 #include "util.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct line {
 	char *stack;
 	uint64_t count;
+	uint64_t base;		/* diff mode: the count in the base */
 };
 
 static char *escape_label(const char *label)
@@ -88,6 +98,7 @@ static uint32_t sort_and_merge(struct line *lines, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		if (out && !strcmp(lines[out - 1].stack, lines[i].stack)) {
 			lines[out - 1].count += lines[i].count;
+			lines[out - 1].base += lines[i].base;
 			free(lines[i].stack);
 			continue;
 		}
@@ -96,23 +107,54 @@ static uint32_t sort_and_merge(struct line *lines, uint32_t n)
 	return out;
 }
 
-int out_collapsed(const struct profile *p, FILE *f, const struct out_opts *o)
+/* The lines of p's stacks, counted in count or, for the base, in base.
+ * The base shares p's frame table, so labels come from p's cache. */
+static uint32_t add_lines(const struct profile *p, const struct profile *from, char **cache,
+			  struct line *lines, uint32_t n, bool base, bool full)
 {
-	char **cache = xcalloc(p->nframes ? p->nframes : 1, sizeof(*cache));
-	struct line *lines = xcalloc(p->nstacks ? p->nstacks : 1, sizeof(*lines));
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < p->nstacks; i++) {
-		const struct pstack *s = &p->stacks[i];
+	for (uint32_t i = 0; i < from->nstacks; i++) {
+		const struct pstack *s = &from->stacks[i];
 
 		if (!s->count)
 			continue;
-		lines[n].stack = stack_text(p, cache, s, o->full_filenames);
-		lines[n++].count = s->count;
+		lines[n].stack = stack_text(p, cache, s, full);
+		lines[n].count = base ? 0 : s->count;
+		lines[n++].base = base ? s->count : 0;
 	}
+	return n;
+}
+
+static void write_diff_line(FILE *f, const struct line *l, const struct out_opts *o,
+			    const struct profile *p)
+{
+	const struct profile *b = o->diff_base;
+	uint64_t before = o->diff_negate ? l->count : l->base;
+	uint64_t after = o->diff_negate ? l->base : l->count;
+	uint64_t tb = o->diff_negate ? p->samples : b->samples;
+	uint64_t ta = o->diff_negate ? b->samples : p->samples;
+
+	if (!o->diff_raw && tb)
+		before = (uint64_t)llround((double)before * ta / tb);
+	fprintf(f, "%s %" PRIu64 " %" PRIu64 "\n", l->stack, before, after);
+}
+
+int out_collapsed(const struct profile *p, FILE *f, const struct out_opts *o)
+{
+	const struct profile *b = o->diff_base;
+	uint32_t nstacks = p->nstacks + (b ? b->nstacks : 0);
+	char **cache = xcalloc(p->nframes ? p->nframes : 1, sizeof(*cache));
+	struct line *lines = xcalloc(nstacks ? nstacks : 1, sizeof(*lines));
+	uint32_t n;
+
+	n = add_lines(p, p, cache, lines, 0, false, o->full_filenames);
+	if (b)
+		n = add_lines(p, b, cache, lines, n, true, o->full_filenames);
 	n = sort_and_merge(lines, n);
 	for (uint32_t i = 0; i < n; i++) {
-		fprintf(f, "%s %" PRIu64 "\n", lines[i].stack, lines[i].count);
+		if (b)
+			write_diff_line(f, &lines[i], o, p);
+		else
+			fprintf(f, "%s %" PRIu64 "\n", lines[i].stack, lines[i].count);
 		free(lines[i].stack);
 	}
 	for (uint32_t i = 0; i < p->nframes; i++)

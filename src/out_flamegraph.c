@@ -6,6 +6,14 @@
  * draws it, so people who know those pictures can read this one.  Siblings
  * are ordered by label, so the layout does not depend on sampling order.
  *
+ * A differential flame graph (out_opts.diff_base) draws the same tree, each
+ * node coloured by how its self time changed from BEFORE to AFTER: red
+ * grew, blue shrank, white unchanged, the strength relative to the largest
+ * change drawn.  Nodes are paths, so a function that got slower under one
+ * caller only is red there only.  A frame the other profile does not have
+ * at all is marked (data-mark, drawn dashed).  Changes are in AFTER's
+ * samples: BEFORE's counts are scaled to AFTER's total unless diff_raw.
+ *
  * Every string comes from the target and may hold anything: it is made
  * valid XML text (no invalid UTF-8, no control characters) and escaped.
  * The script never builds code or markup from it: it reads attributes and
@@ -15,6 +23,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +47,8 @@ struct fnode {
 	uint32_t parent;
 	uint32_t child, sibling;	/* first child, next sibling; 0 = none */
 	uint64_t value;
+	uint64_t self;		/* samples whose stack ends here */
+	uint64_t base, base_self;	/* the same in out_opts.diff_base */
 };
 
 struct fg {
@@ -51,6 +62,10 @@ struct fg {
 	char **labels;		/* per frame, valid XML text, made on first use */
 	uint64_t total;
 	uint32_t max_depth;	/* of drawn nodes; 0 is the "all" row */
+	/* diff mode: */
+	uint64_t base_total;
+	bool *in_base;		/* per frame: in some stack of the base */
+	double max_delta;	/* the largest self change drawn, in samples */
 };
 
 static const char *cat_names[] = { "user", "stdlib", "site-packages", "native", "root" };
@@ -173,6 +188,22 @@ static void index_grow(struct fg *g)
 	g->index_size = size;
 }
 
+/* The node, or UINT32_MAX with *slotp where it would go. */
+static uint32_t node_find(const struct fg *g, uint32_t parent, uint32_t frame, uint32_t *slotp)
+{
+	uint32_t slot = node_hash(parent, frame) & (g->index_size - 1), id;
+
+	while ((id = g->index[slot])) {
+		const struct fnode *n = &g->nodes[id - 1];
+
+		if (n->parent == parent && n->frame == frame)
+			return id - 1;
+		slot = (slot + 1) & (g->index_size - 1);
+	}
+	*slotp = slot;
+	return UINT32_MAX;
+}
+
 static uint32_t node_child(struct fg *g, uint32_t parent, uint32_t frame)
 {
 	uint32_t slot, id;
@@ -180,13 +211,9 @@ static uint32_t node_child(struct fg *g, uint32_t parent, uint32_t frame)
 
 	if ((g->nnodes + 1) * 2 > g->index_size)
 		index_grow(g);
-	slot = node_hash(parent, frame) & (g->index_size - 1);
-	while ((id = g->index[slot])) {
-		n = &g->nodes[id - 1];
-		if (n->parent == parent && n->frame == frame)
-			return id - 1;
-		slot = (slot + 1) & (g->index_size - 1);
-	}
+	id = node_find(g, parent, frame, &slot);
+	if (id != UINT32_MAX)
+		return id;
 	if (g->nnodes == g->cap) {
 		g->cap *= 2;
 		g->nodes = xrealloc(g->nodes, g->cap * sizeof(*g->nodes));
@@ -197,7 +224,7 @@ static uint32_t node_child(struct fg *g, uint32_t parent, uint32_t frame)
 	n->parent = parent;
 	n->child = 0;
 	n->sibling = g->nodes[parent].child;
-	n->value = 0;
+	n->value = n->self = n->base = n->base_self = 0;
 	g->nodes[parent].child = id;
 	g->index[slot] = id + 1;
 	return id;
@@ -222,8 +249,39 @@ static void build_tree(struct fg *g)
 			n = node_child(g, n, s->frames[d]);
 			g->nodes[n].value += s->count;
 		}
+		g->nodes[n].self += s->count;
 	}
 	g->total = g->nodes[0].value;
+}
+
+/* The base's counts on the nodes drawn; paths only the base has are not
+ * drawn, and are not needed. */
+static void add_base(struct fg *g)
+{
+	const struct profile *b = g->o->diff_base;
+	uint32_t slot;
+
+	g->in_base = xcalloc(g->p->nframes ? g->p->nframes : 1, sizeof(*g->in_base));
+	for (uint32_t i = 0; i < b->nstacks; i++) {
+		const struct pstack *s = &b->stacks[i];
+		uint32_t n = 0, d;
+
+		if (!s->count)
+			continue;
+		g->base_total += s->count;
+		g->nodes[0].base += s->count;
+		for (d = 0; d < s->depth; d++)
+			if (s->frames[d] < g->p->nframes)
+				g->in_base[s->frames[d]] = true;
+		for (d = 0; d < s->depth; d++) {
+			n = node_find(g, n, s->frames[d], &slot);
+			if (n == UINT32_MAX)
+				break;
+			g->nodes[n].base += s->count;
+		}
+		if (d == s->depth)
+			g->nodes[n].base_self += s->count;
+	}
 }
 
 /* --- drawing ------------------------------------------------------------ */
@@ -281,6 +339,99 @@ static void frame_colour(struct fg *g, uint32_t frame, char out[8])
 	snprintf(out, 8, "#%02x%02x%02x", r, gr, b);
 }
 
+/* --- differential colours and tooltips ----------------------------------- */
+
+static bool diff_mode(const struct fg *g)
+{
+	return g->o->diff_base != NULL;
+}
+
+/* A node's counts and totals as BEFORE and AFTER, whichever is drawn. */
+struct change {
+	uint64_t before, after, before_total, after_total;
+	double delta;		/* in AFTER's samples */
+};
+
+static void node_change(const struct fg *g, const struct fnode *n, bool self, struct change *c)
+{
+	uint64_t drawn = self ? n->self : n->value, other = self ? n->base_self : n->base;
+
+	c->before = g->o->diff_negate ? drawn : other;
+	c->after = g->o->diff_negate ? other : drawn;
+	c->before_total = g->o->diff_negate ? g->total : g->base_total;
+	c->after_total = g->o->diff_negate ? g->base_total : g->total;
+	if (g->o->diff_raw || !c->before_total)
+		c->delta = (double)c->after - (double)c->before;
+	else
+		c->delta = c->after - (double)c->before * c->after_total / c->before_total;
+}
+
+static void max_delta(struct fg *g)
+{
+	for (uint32_t i = 1; i < g->nnodes; i++) {
+		struct change c;
+
+		if (g->nodes[i].value * FG_PRUNE < g->total)
+			continue;
+		node_change(g, &g->nodes[i], true, &c);
+		if (fabs(c.delta) > g->max_delta)
+			g->max_delta = fabs(c.delta);
+	}
+}
+
+static void diff_colour(const struct fg *g, const struct fnode *n, char out[8])
+{
+	struct change c;
+	double strength;
+	int v;
+
+	node_change(g, n, true, &c);
+	strength = g->max_delta > 0 ? fabs(c.delta) / g->max_delta : 0;
+	v = (int)lround(255 - 200 * strength);
+	if (c.delta > 0)
+		snprintf(out, 8, "#ff%02x%02x", v, v);
+	else if (c.delta < 0)
+		snprintf(out, 8, "#%02x%02xff", v, v);
+	else
+		snprintf(out, 8, "#ffffff");
+}
+
+/* Whether the node's frame is missing from the other profile altogether. */
+static bool diff_only_here(const struct fg *g, const struct fnode *n)
+{
+	return n->frame != UINT32_MAX && !g->in_base[n->frame];
+}
+
+static void put_percent(FILE *f, uint64_t n, uint64_t total);
+
+static void put_change(FILE *f, const struct change *c)
+{
+	double pts = (c->after_total ? 100.0 * c->after / c->after_total : 0) -
+		     (c->before_total ? 100.0 * c->before / c->before_total : 0);
+
+	fprintf(f, "before %llu (", (unsigned long long)c->before);
+	put_percent(f, c->before, c->before_total);
+	fprintf(f, "), after %llu (", (unsigned long long)c->after);
+	put_percent(f, c->after, c->after_total);
+	fprintf(f, "), delta %+lld (%+.2f pts)", (long long)llround(c->delta), pts);
+}
+
+/* The second line of a tooltip: the self and total change. */
+static void put_diff_title(struct fg *g, const struct fnode *n)
+{
+	struct change c;
+
+	fputc('\n', g->f);
+	if (diff_only_here(g, n))
+		fputs(g->o->diff_negate ? "gone in AFTER; " : "new in AFTER; ", g->f);
+	node_change(g, n, true, &c);
+	fputs("self: ", g->f);
+	put_change(g->f, &c);
+	node_change(g, n, false, &c);
+	fputs("; total: ", g->f);
+	put_change(g->f, &c);
+}
+
 static void put_percent(FILE *f, uint64_t n, uint64_t total)
 {
 	double pc = total ? 100.0 * n / total : 0;
@@ -303,14 +454,23 @@ static void draw_node(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
 	size_t len;
 	bool cut;
 
-	frame_colour(g, n->frame, colour);
-	fprintf(g->f, "<g data-s=\"%llu\" data-n=\"%llu\"><title>",
+	if (diff_mode(g))
+		diff_colour(g, n, colour);
+	else
+		frame_colour(g, n->frame, colour);
+	fprintf(g->f, "<g data-s=\"%llu\" data-n=\"%llu\"",
 		(unsigned long long)start, (unsigned long long)n->value);
+	if (diff_mode(g) && diff_only_here(g, n))
+		fprintf(g->f, " data-mark=\"%s\"", g->o->diff_negate ? "gone" : "new");
+	fputs("><title>", g->f);
 	put_esc(g->f, l, strlen(l));
 	fprintf(g->f, " (%llu sample%s, ", (unsigned long long)n->value,
 		n->value == 1 ? "" : "s");
 	put_percent(g->f, n->value, g->total);
-	fprintf(g->f, ")</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
+	fputc(')', g->f);
+	if (diff_mode(g))
+		put_diff_title(g, n);
+	fprintf(g->f, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
 		"<text x=\"%.1f\" y=\"%.1f\">", x, y, w, FG_ROW - 1, colour, x + 3, y + 11.5);
 	len = fit_text(l, w, &cut);
 	put_esc(g->f, l, len);
@@ -386,6 +546,7 @@ static const char style[] =
 	"#frames g:hover rect{stroke:#000;stroke-width:.5}\n"
 	".btn{cursor:pointer}.btn:hover{fill:#d00}\n"
 	".hide{display:none}.dim rect{fill-opacity:.45}.dim text{fill:#777}\n"
+	"g[data-mark] rect{stroke:#000;stroke-width:1;stroke-dasharray:4,2}\n"
 	"]]></style>\n";
 
 /* Kept small and ES5: it reads frames from their attributes and title,
@@ -406,11 +567,11 @@ static const char script[] =
 	"  t=g.getElementsByTagName('title')[0].textContent;\n"
 	"  var f={g:g,r:r,t:g.getElementsByTagName('text')[0],s:+g.getAttribute('data-s'),\n"
 	"   n:+g.getAttribute('data-n'),x:+r.getAttribute('x'),w:+r.getAttribute('width'),\n"
-	"   y:+r.getAttribute('y'),title:t,l:t.replace(/ \\(\\d+ samples?, [\\d.]+%\\)$/,'')};\n"
+	"   y:+r.getAttribute('y'),title:t,l:t.split('\\n')[0].replace(/ \\(\\d+ samples?, [\\d.]+%\\)$/,'')};\n"
 	"  g.pf=f;fr.push(f);if(f.n>total)total=f.n;}\n"
 	" var fs=$('frames');\n"
 	" fs.addEventListener('mouseover',function(e){var f=frameOf(e.target);\n"
-	"  $('details').textContent=f?f.title:' ';});\n"
+	"  $('details').textContent=f?f.title.replace(/\\n/g,'; '):' ';});\n"
 	" fs.addEventListener('mouseout',function(){$('details').textContent=' ';});\n"
 	" fs.addEventListener('click',function(e){var f=frameOf(e.target);if(f)zoom(f);});\n"
 	" $('unzoom').addEventListener('click',unzoom);\n"
@@ -456,6 +617,23 @@ static const char script[] =
 	"init();})();\n"
 	"]]></script>\n";
 
+static void put_diff_legend(struct fg *g)
+{
+	const char *names[] = { "grew", "shrank", "unchanged",
+				g->o->diff_negate ? "gone in AFTER" : "new in AFTER" };
+	static const char *colours[] = { "#ff3737", "#3737ff", "#ffffff" };
+	int x = FG_WIDTH / 2 - 200;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		fprintf(g->f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" "
+			"fill=\"%s\" stroke=\"#000\" stroke-width=\"%s\"%s/>"
+			"<text x=\"%d\" y=\"%d\">%s</text>\n", x, FG_TOP - 24,
+			i < 3 ? colours[i] : "#ffffff", i < 3 ? ".3" : "1",
+			i < 3 ? "" : " stroke-dasharray=\"4,2\"", x + 16, FG_TOP - 14, names[i]);
+		x += 30 + 7 * (int)strlen(names[i]);
+	}
+}
+
 static void put_legend(FILE *f)
 {
 	static const char *colours[] = { "#e8641a", "#e6e050", "#46c8a0", "#8c78f0", "#c0c0c0" };
@@ -492,13 +670,17 @@ static void put_head(struct fg *g, int height)
 		fputs("pystrobe: ", f);
 		put_text(f, p->command ? p->command : "(unknown command)");
 	}
-	fprintf(f, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"44\">pid %d, Python ",
-		FG_WIDTH / 2, (int)p->pid);
-	put_text(f, p->python_version ? p->python_version : "?");
-	fprintf(f, ", %.2f s, %g Hz, %llu samples", p->duration_ns / 1e9, p->rate_hz,
-		(unsigned long long)g->total);
-	if (p->errors)
-		fprintf(f, ", %llu failed", (unsigned long long)p->errors);
+	fprintf(f, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"44\">", FG_WIDTH / 2);
+	if (g->o->subtitle) {
+		put_text(f, g->o->subtitle);
+	} else {
+		fprintf(f, "pid %d, Python ", (int)p->pid);
+		put_text(f, p->python_version ? p->python_version : "?");
+		fprintf(f, ", %.2f s, %g Hz, %llu samples", p->duration_ns / 1e9, p->rate_hz,
+			(unsigned long long)g->total);
+		if (p->errors)
+			fprintf(f, ", %llu failed", (unsigned long long)p->errors);
+	}
 	fprintf(f, "</text>\n"
 		"<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%d\" y=\"%d\">"
@@ -509,7 +691,10 @@ static void put_head(struct fg *g, int height)
 		"<title>Clear the search (Esc)</title>Clear</text>\n",
 		FG_XPAD, FG_TOP - 14, FG_WIDTH - FG_XPAD - 150, FG_TOP - 14,
 		FG_WIDTH - FG_XPAD - 100, FG_TOP - 14, FG_WIDTH - FG_XPAD - 70, FG_TOP - 14);
-	put_legend(f);
+	if (diff_mode(g))
+		put_diff_legend(g);
+	else
+		put_legend(f);
 }
 
 static void put_tail(struct fg *g, int height)
@@ -523,11 +708,15 @@ static void put_tail(struct fg *g, int height)
 
 int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 {
-	static const struct out_opts defaults = { false, NULL };
+	static const struct out_opts defaults = { .full_filenames = false };
 	struct fg g = { .p = p, .o = o ? o : &defaults, .f = f };
 	int height, err = 0;
 
 	build_tree(&g);
+	if (diff_mode(&g)) {
+		add_base(&g);
+		max_delta(&g);
+	}
 	g.labels = xcalloc(p->nframes ? p->nframes : 1, sizeof(*g.labels));
 	g.max_depth = g.total ? tree_depth(&g, 0) : 0;
 	height = FG_TOP + (g.max_depth + 1) * FG_ROW + FG_BOTTOM;
@@ -543,6 +732,7 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	for (uint32_t i = 0; i < p->nframes; i++)
 		free(g.labels[i]);
 	free(g.labels);
+	free(g.in_base);
 	free(g.nodes);
 	free(g.index);
 	if (fflush(f) == EOF)

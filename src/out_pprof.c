@@ -16,6 +16,8 @@
  *    would have two fake callers on top.  They become the sample's string
  *    labels "process" and "thread" (the root's text), and when all of a
  *    stack's samples came from one thread, numeric labels "pid" and "tid".
+ *  - `merge`'s roots "NAME=VALUE" (PF_LABEL) become the string label NAME,
+ *    so Pyroscope and Parca can filter by rank or host.
  *  - No mappings: Python code has no addresses, and pprof accepts
  *    locations without a mapping.
  *
@@ -239,6 +241,21 @@ static void label_str(struct pp *pp, struct strbuf *sample, const char *key, con
 	pb_msg(sample, SAMPLE_LABEL, &pp->sub);
 }
 
+/* "NAME=VALUE" as the label NAME; a root without '=' is a "label". */
+static void label_pair(struct pp *pp, struct strbuf *sample, const char *root)
+{
+	const char *eq = strchr(root, '=');
+	char *key;
+
+	if (!eq || eq == root) {
+		label_str(pp, sample, "label", root);
+		return;
+	}
+	key = xasprintf("%.*s", (int)(eq - root), root);
+	label_str(pp, sample, key, eq + 1);
+	free(key);
+}
+
 static void label_num(struct pp *pp, struct strbuf *sample, const char *key, int64_t v)
 {
 	pb_uint(&pp->sub, LABEL_KEY, str_id(pp, key));
@@ -275,7 +292,7 @@ static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id)
 	for (uint32_t d = s->depth; d-- > 0;) {
 		enum pframe_kind kind = p->frames[s->frames[d]].kind;
 
-		if (kind != PF_PROCESS && kind != PF_THREAD)
+		if (kind != PF_PROCESS && kind != PF_THREAD && kind != PF_LABEL)
 			pb_varint(&pp->packed, location_id(pp, s->frames[d]));
 	}
 	if (pp->packed.len)
@@ -291,6 +308,8 @@ static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id)
 			label_str(pp, &sample, "process", f->name);
 		else if (f->kind == PF_THREAD)
 			label_str(pp, &sample, "thread", f->name);
+		else if (f->kind == PF_LABEL)
+			label_pair(pp, &sample, f->name);
 	}
 	if (t < p->nthreads) {
 		label_num(pp, &sample, "pid", p->threads[t].pid);

@@ -226,6 +226,79 @@ void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		add_run(p, thread, id, t_ns, weight);
 }
 
+bool profile_add_count(struct profile *p, const uint32_t *frames, uint32_t depth,
+		       uint64_t count)
+{
+	uint32_t id;
+
+	if (p->samples + count < p->samples)
+		return false;
+	id = profile_stack(p, frames, depth);
+	p->stacks[id].count += count;
+	p->samples += count;
+	return true;
+}
+
+void label_strip_line(char *label)
+{
+	size_t n = strlen(label), i;
+
+	if (n < 4 || label[n - 1] != ')')
+		return;
+	for (i = n - 1; i > 0 && label[i - 1] >= '0' && label[i - 1] <= '9'; i--)
+		;
+	if (i < n - 1 && i > 1 && label[i - 1] == ':') {
+		label[i - 1] = ')';
+		label[i] = 0;
+	}
+}
+
+static uint32_t append_frame(struct profile *dst, const struct pframe *f,
+			     const struct append_opts *o)
+{
+	struct pframe t = { PF_PYTHON, NULL, NULL, -1, -1 };
+	uint32_t id;
+
+	if (!o->by_label)
+		return profile_frame(dst, f);
+	t.name = pframe_label(f, o->full_filenames);
+	if (o->by_function)
+		label_strip_line(t.name);
+	id = profile_frame(dst, &t);
+	free(t.name);
+	return id;
+}
+
+bool profile_append(struct profile *dst, const struct profile *src,
+		    const struct append_opts *o)
+{
+	uint32_t *map = xmalloc((src->nframes ? src->nframes : 1) * sizeof(*map));
+	uint32_t *buf = NULL, cap = 0;
+	bool ok = true;
+
+	for (uint32_t i = 0; i < src->nframes; i++)
+		map[i] = append_frame(dst, &src->frames[i], o);
+	for (uint32_t i = 0; i < src->nstacks && ok; i++) {
+		const struct pstack *s = &src->stacks[i];
+		uint32_t n = 0;
+
+		if (!s->count)
+			continue;
+		if (s->depth + 1 > cap) {
+			cap = s->depth + 1;
+			buf = xrealloc(buf, cap * sizeof(*buf));
+		}
+		if (o->root)
+			buf[n++] = profile_frame(dst, o->root);
+		for (uint32_t d = 0; d < s->depth; d++)
+			buf[n++] = map[s->frames[d]];
+		ok = profile_add_count(dst, buf, n, s->count);
+	}
+	free(buf);
+	free(map);
+	return ok;
+}
+
 static const char *after(const char *s, const char *marker)
 {
 	const char *p = NULL, *q = s;
@@ -264,6 +337,7 @@ enum pframe_category pframe_category(const struct pframe *f)
 	case PF_PROCESS:
 	case PF_THREAD:
 	case PF_MARKER:
+	case PF_LABEL:
 		return CAT_ROOT;
 	case PF_PYTHON:
 		break;

@@ -18,6 +18,7 @@ enum pframe_kind {
 	PF_PROCESS,		/* a root frame naming a process */
 	PF_THREAD,		/* a root frame naming a thread */
 	PF_MARKER,		/* e.g. "<truncated>" */
+	PF_LABEL,		/* a root "NAME=VALUE" naming one input of `merge` */
 };
 
 /* What a frame is drawn as, for colours. */
@@ -103,6 +104,30 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth
  * after the start.  weight is usually 1. */
 void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		 uint32_t depth, uint64_t t_ns, uint32_t weight);
+
+/* Count samples of a stack that has no thread or time (a profile read from
+ * a file).  false, adding nothing, when the total would overflow. */
+bool profile_add_count(struct profile *p, const uint32_t *frames, uint32_t depth,
+		       uint64_t count);
+
+/* How profile_append() copies frames. */
+struct append_opts {
+	const struct pframe *root;	/* put below every stack, or NULL */
+	/* Frames become plain text (kind PF_PYTHON, no file), so frames from
+	 * a folded file and from pprof compare by what they show. */
+	bool by_label;
+	bool full_filenames;		/* the text with whole paths */
+	bool by_function;		/* the text without line numbers */
+};
+
+/* Add the stacks of src (their counts, not runs) to dst.  false when a
+ * count would overflow. */
+bool profile_append(struct profile *dst, const struct profile *src,
+		    const struct append_opts *o);
+
+/* Drop the line number from a label "function (file:LINE)" in place, so
+ * line-level and function-level profiles compare. */
+void label_strip_line(char *label);
 
 /* The runs grouped by thread, each group in time order: the runs of thread
  * t are runs[order[k]] for k from first[t] to first[t + 1].  Both arrays are

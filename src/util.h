@@ -20,6 +20,7 @@ enum {
 	EXIT_UNSUPPORTED = 6,	/* a Python version or build we cannot read */
 	EXIT_EXITED = 7,	/* the process exited while we were reading it */
 	EXIT_BAD_STATE = 8,	/* interpreter state unreadable (not initialised, corrupt) */
+	EXIT_BAD_INPUT = 9,	/* an input profile (diff, merge) missing or unreadable */
 };
 
 /* The exit code for a negative errno from a memory read: -EPERM is a

@@ -5,13 +5,15 @@
 // not only the script's functions.
 //
 //   node browser_flamegraph.js FILE.svg [--click=LABEL] [--hover=LABEL]
-//        [--ic=REGEX=EXPECTED] [--hostile] [--screenshot=PNG] [REGEX=EXPECTED]...
+//        [--ic=REGEX=EXPECTED] [--hostile] [--diff] [--screenshot=PNG] [REGEX=EXPECTED]...
 //
 // Each REGEX=EXPECTED is a search (through the Search button, Ctrl-F or "/")
 // whose "Matched: ..." text must equal EXPECTED.  --ic searches with the
 // ignore-case toggle on.  --click zooms into the frame labelled LABEL and
 // checks the zoom; --hover checks the details line; --hostile checks that
 // the sample profile's hostile function name is there as literal text.
+// --diff: the file is a differential flame graph (pystrobe diff), whose
+// details line also gives the self and total change, before and after.
 //
 // No npm packages: the WebSocket client below is a minimal RFC 6455 one
 // (text frames, fragmentation, ping), since node 20 has none built in.
@@ -298,7 +300,7 @@ function startChromium(bin) {
 
 function parseArgs(argv) {
 	const a = { file: null, searches: [], ic: null, click: null, hover: null, screenshot: null,
-		hostile: false };
+		hostile: false, diff: false };
 	const spec = (s) => {
 		const i = s.lastIndexOf('=');
 		if (i <= 0)
@@ -306,6 +308,10 @@ function parseArgs(argv) {
 		return { re: s.slice(0, i), want: s.slice(i + 1) };
 	};
 	for (const arg of argv) {
+		if (arg === '--diff') {
+			a.diff = true;
+			continue;
+		}
 		if (arg === '--hostile') {
 			a.hostile = true;
 			continue;
@@ -429,8 +435,10 @@ async function main() {
 		check(b, `frame ${args.hover} found`);
 		await mouse('mouseMoved', b.x, b.y);
 		const d = await ev(`document.getElementById('details').textContent`);
-		check(d.indexOf(args.hover + ' (') === 0 && /\(\d+ samples?, [\d.]+%\)$/.test(d),
-			`hovering shows "${d}"`);
+		const tail = args.diff ?
+			/\(\d+ samples?, [\d.]+%\); ((new|gone) in AFTER; )?self: before \d+ \([\d.]+%\), after \d+ \([\d.]+%\), delta [+-]\d+ \([+-][\d.]+ pts\); total: before \d+ \([\d.]+%\), after \d+ \([\d.]+%\), delta [+-]\d+ \([+-][\d.]+ pts\)$/ :
+			/\(\d+ samples?, [\d.]+%\)$/;
+		check(d.indexOf(args.hover + ' (') === 0 && tail.test(d), `hovering shows "${d}"`);
 		await mouse('mouseMoved', 5, 5);
 	}
 

@@ -1,0 +1,85 @@
+/* libFuzzer harness: the folded and pprof readers (profile_read.c), and
+ * the writers on whatever they accept.
+ *
+ * Input: [mode u8] then the file.  Mode 0 reads the bytes as they are (a
+ * folded file, or a gzip stream when they start with its magic); mode 1
+ * gzips them first, so the fuzzer works on the protobuf inside rather than
+ * on deflate's bit stream.  A profile that reads is written as collapsed,
+ * pprof and a differential flame graph against itself, to /dev/null.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "output.h"
+#include "profile_read.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static FILE *devnull;
+
+static char *gzip_of(const uint8_t *data, size_t len, size_t *out_len)
+{
+	uLong cap = compressBound(len) + 32;
+	char *out = malloc(cap);
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	if (!out || deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		abort();
+	z.next_in = (Bytef *)data;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+		abort();
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+static void write_all(const struct profile *p)
+{
+	struct out_opts o = { .full_filenames = false };
+
+	out_collapsed(p, devnull, &o);
+	out_pprof(p, devnull, &o);
+	o.diff_base = p;
+	out_flamegraph(p, devnull, &o);
+	out_collapsed(p, devnull, &o);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct profile p;
+	char err[512], *buf = NULL;
+	const char *in;
+	size_t len;
+
+	if (size < 1)
+		return 0;
+	if (!devnull && !(devnull = fopen("/dev/null", "w")))
+		abort();
+	if (data[0] & 1) {
+		buf = gzip_of(data + 1, size - 1, &len);
+		in = buf;
+	} else {
+		/* A copy that ends where the input does, for ASan. */
+		len = size - 1;
+		buf = malloc(len ? len : 1);
+		memcpy(buf, data + 1, len);
+		in = buf;
+	}
+	if (profile_read_mem(in, len, "fuzz", &p, NULL, err, sizeof(err)) == 0) {
+		if (!p.samples)
+			abort();	/* the reader refuses empty profiles */
+		write_all(&p);
+		profile_free(&p);
+	} else if (!err[0] || strchr(err, '\n')) {
+		abort();		/* one line, always */
+	}
+	free(buf);
+	return 0;
+}
