@@ -67,17 +67,22 @@ static void judge(struct sub_test *d, const char *what, char *const *args)
 	run_free(&r);
 }
 
-/* pystrobe record -s [extra] -- python workers.py MODE OUTDIR, then judge
- * the profile. */
-static void record_mode(struct sub_test *d, const char *mode, bool group)
+enum how { PLAIN, GROUP, SHELL };
+
+/* pystrobe record -s [--group-processes] -- [sh -c ...] python workers.py
+ * MODE OUTDIR, then judge the profile.  Through a shell, the target is a
+ * process that is not Python and Python is its child. */
+static void record_mode(struct sub_test *d, const char *mode, enum how how)
 {
+	bool group = how == GROUP;
 	char what[64], out[PATH_MAX + 16], truth[PATH_MAX + 16], desc[64];
 	const char *argv[48];
 	struct target t = { .ti = d->ti };
 	struct run r;
 	int n = 0;
 
-	snprintf(what, sizeof(what), "record -s%s %s", group ? " --group-processes" : "", mode);
+	snprintf(what, sizeof(what), "record -s%s %s%s", group ? " --group-processes" : "", mode,
+		 how == SHELL ? " under sh" : "");
 	test_interp_shared_dir(d->ti, t.dir, t.dir_inside, sizeof(t.dir));
 	if (!t.dir[0]) {
 		flunk(d, what, "cannot make a shared directory", strerror(errno));
@@ -91,6 +96,13 @@ static void record_mode(struct sub_test *d, const char *mode, bool group)
 	if (group)
 		argv[n++] = "--group-processes";
 	argv[n++] = "--";
+	if (how == SHELL) {
+		/* Not "exec": sh must stay, as the Python's parent. */
+		argv[n++] = "/bin/sh";
+		argv[n++] = "-c";
+		argv[n++] = "\"$@\"; exit $?";
+		argv[n++] = "sh";
+	}
 	n += target_python_argv(d->ti, argv + n, 16);
 	argv[n++] = d->script;
 	argv[n++] = mode;
@@ -215,13 +227,14 @@ START_TEST(test_subprocesses)
 
 	test_interp_script(d.ti, "tests/targets/workers.py", d.script, sizeof(d.script));
 	printf("subprocesses: %s: modes: fork%s\n", d.ti->label,
-	       full ? ", spawn, forkserver, pool, recreate, group, dump spawn/forkserver, top" : "");
-	record_mode(&d, "fork", false);
+	       full ? ", spawn, forkserver, pool, recreate, group, under sh, dump spawn/forkserver, top" : "");
+	record_mode(&d, "fork", PLAIN);
 	dump_mode(&d, "fork");
 	for (size_t k = 0; full && k < sizeof(more) / sizeof(more[0]); k++)
-		record_mode(&d, more[k], false);
+		record_mode(&d, more[k], PLAIN);
 	if (full) {
-		record_mode(&d, "spawn", true);
+		record_mode(&d, "spawn", GROUP);
+		record_mode(&d, "fork", SHELL);
 		dump_mode(&d, "spawn");
 		dump_mode(&d, "forkserver");
 		top_mode(&d);
