@@ -42,6 +42,8 @@ static const char record_usage[] =
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
+	"      --native           C/C++ frames too, merged with the Python ones\n"
+	"                         (pauses the threads: implies --blocking)\n"
 	"  -q, --quiet            no status line, no summary\n"
 	"  -h, --help             show this help\n";
 
@@ -69,6 +71,7 @@ struct record {
 	char **command;		/* launch mode */
 	pid_t child;
 	bool status_shown;
+	struct sampler_counts counts;	/* at the end */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -101,7 +104,7 @@ static const struct format *find_format(const char *name)
 	return NULL;
 }
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING };
+enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_NATIVE };
 
 static int parse_args(struct record *r, int argc, char **argv)
 {
@@ -117,6 +120,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 		{ "function", no_argument, NULL, OPT_FUNCTION },
 		{ "full-filenames", no_argument, NULL, OPT_FULL },
 		{ "blocking", no_argument, NULL, OPT_BLOCKING },
+		{ "native", no_argument, NULL, OPT_NATIVE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -161,6 +165,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 		case OPT_FUNCTION: r->so.by_function = true; break;
 		case OPT_FULL: r->oo.full_filenames = true; break;
 		case OPT_BLOCKING: r->so.blocking = true; break;
+		case OPT_NATIVE: r->so.native = r->so.blocking = true; break;
 		case 'q': r->quiet = true; break;
 		case 'h':
 			fputs(record_usage, stdout);
@@ -307,6 +312,9 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		}
 		sb_putc(&sb, ')');
 	}
+	if (r->counts.pauses)
+		sb_printf(&sb, ", target paused %.0f us per sample (at most %.1f ms)",
+			  r->counts.pause_ns / 1e3 / r->counts.pauses, r->counts.max_pause_ns / 1e6);
 	if (st->lagged)
 		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms)",
 			  (unsigned long long)st->lagged, st->max_lag_ms);
@@ -391,6 +399,7 @@ int cmd_record(int argc, char **argv)
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
 	sampler_run(s, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
+	sampler_counts(s, &r.counts);
 	sampler_close(s);
 
 	rc = write_profile(&r, &p, path);

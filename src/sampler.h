@@ -18,13 +18,16 @@ struct sampler_opts {
 	bool gil_only;		/* only the thread holding the GIL */
 	bool threads;		/* a root frame per thread */
 	bool by_function;	/* aggregate by function, not line */
+	bool native;		/* merge native frames in (implies blocking) */
 };
 
-/* Why a sample (of one thread, or of the whole process) was lost. */
+/* Why a sample (of one thread, or of the whole process) was lost, or, for
+ * SERR_MERGE, counted with its Python frames only. */
 enum serr {
 	SERR_TORN,		/* a frame or code object unreadable: torn stack */
 	SERR_STATE,		/* the interpreter state unreadable */
 	SERR_PAUSE,		/* the threads could not be paused */
+	SERR_MERGE,		/* native and Python stacks did not fit: Python only */
 	SERR_COUNT,
 };
 
@@ -67,6 +70,9 @@ struct sampler_counts {
 	uint64_t stacks;		/* thread stacks recorded */
 	uint64_t errors[SERR_COUNT];
 	int nthreads;			/* threads in the latest round */
+	uint64_t pauses;		/* rounds that paused the target */
+	uint64_t pause_ns;		/* ... and how long it was stopped in all */
+	uint64_t max_pause_ns;		/* ... and at most */
 };
 void sampler_counts(const struct sampler *s, struct sampler_counts *c);
 
