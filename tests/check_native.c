@@ -17,6 +17,14 @@
  *             right function, never the nearest exported name;
  *   agree     a plain dump and a native dump of parked.py agree on every
  *             thread's Python frames, and every thread's stacks merge.
+ *   record    `record --native -f collapsed`: of native_stack.py qsort,
+ *             the same order as the dump's; of native_burn.py (two threads
+ *             spinning through LEVELS C/Python levels, CPU-bound), every
+ *             stack in the order the code calls, strobe_spin at the
+ *             bottom, few merge errors (see MAX_MERGE_SHARE) and every
+ *             stack without native frames counted as one;
+ *   top       `top --native` in plain-text mode shows strobe_spin (C, with
+ *             file and line) and py_work rows for native_burn.py.
  *
  * No dump may leave a thread of the target stopped.  Last, the cost of
  * unwinding a ~50-frame mixed stack is measured through the library API
@@ -24,6 +32,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +59,16 @@
 /* A warm unwind costs tens of microseconds; uncached it is tens of
  * milliseconds.  Fail only on the latter. */
 #define PERF_LIMIT_US 2000.0
+/* Merge errors allowed in a CPU-bound recording, as a share of its stacks.
+ * A thread stopped inside a C -> Python call between the interpreter
+ * pushing a frame and its eval call starting has one group more on one
+ * side than on the other: the merge refuses it.  That window is a few
+ * instructions of every call, so on a target that does nothing but such
+ * calls it is hit now and then; zero is the usual count. */
+#define MAX_MERGE_SHARE 0.02
+#define BURN_THREADS "2"
+#define RECORD_SECONDS "1.5"
+#define TOP_RUN_MS 2200
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -364,6 +383,130 @@ static void test_agree(struct native_test *nt)
 	target_stop(&t);
 }
 
+/* record --native of native_stack.py qsort: the parked main thread. */
+static void test_record_qsort(struct native_test *nt)
+{
+	char path[PATH_MAX + 64], pid[16], how[96];
+	struct target t;
+	struct run r;
+
+	if (start_stack(nt, "record qsort", &t, "qsort", NULL, NULL) < 0)
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+	snprintf(path, sizeof(path), "%s/qsort.txt", t.dir);
+	if (run_pystrobe(&r, "record", "--native", "--idle", "-r", "200", "-d", "0.5", "-f",
+			 "collapsed", "-o", path, "--pid", pid, NULL) < 0) {
+		msg_add(&nt->failures, "record qsort: cannot run pystrobe");
+		goto out;
+	}
+	check_after(nt, "record qsort", t.py_pid);
+	if (run_exit(&r) != 0)
+		msg_add(&nt->failures, "record qsort: pystrobe %s: %.2000s",
+			run_describe(&r, how, sizeof(how)), r.err);
+	else
+		verify(nt, "record qsort", (char *[]){ "record-qsort", t.truth, path, NULL });
+	run_free(&r);
+out:
+	target_stop(&t);
+}
+
+/* native_burn.py: two threads spinning through the library's levels. */
+static int start_burn(struct native_test *nt, const char *what, struct target *t)
+{
+	char script[PATH_MAX], why[512], levels[8];
+
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	test_interp_script(nt->ti, "tests/targets/native_burn.py", script, sizeof(script));
+	if (target_start(t, nt->ti, why, sizeof(why), script, nt->b.mode, nt->b.dir_inside,
+			 levels, BURN_THREADS, "0", NULL) < 0 ||
+	    target_wait_file(t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "%s: native_burn.py: %s", what, why);
+		if (t->pid > 0)
+			target_stop(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* "N stacks" and "N merge error" from record's summary line. */
+static void summary_counts(const char *err, long *stacks, long *merge)
+{
+	const char *p = strstr(err, " samples (");
+	const char *q = strstr(err, " merge error");
+
+	*stacks = p ? strtol(p + 10, NULL, 10) : -1;
+	*merge = 0;
+	if (q) {
+		while (q > err && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		*merge = strtol(q, NULL, 10);
+	}
+}
+
+static void test_record_burn(struct native_test *nt)
+{
+	char path[PATH_MAX + 64], pid[16], how[96], levels[8], merge_arg[24];
+	long stacks, merge;
+	struct target t;
+	struct run r;
+
+	if (start_burn(nt, "record burn", &t) < 0)
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+	snprintf(path, sizeof(path), "%s/burn.txt", t.dir);
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	if (run_pystrobe(&r, "record", "--native", "-r", "200", "-d", RECORD_SECONDS, "-f",
+			 "collapsed", "-o", path, "--pid", pid, NULL) < 0) {
+		msg_add(&nt->failures, "record burn: cannot run pystrobe");
+		goto out;
+	}
+	check_after(nt, "record burn", t.py_pid);
+	summary_counts(r.err, &stacks, &merge);
+	if (run_exit(&r) != 0 || stacks <= 0) {
+		msg_add(&nt->failures, "record burn: pystrobe %s: %.2000s",
+			run_describe(&r, how, sizeof(how)), r.err);
+	} else {
+		printf("native: %s: record burn: %ld stacks, %ld merge errors\n", nt->ti->label,
+		       stacks, merge);
+		if (merge > MAX_MERGE_SHARE * stacks)
+			msg_add(&nt->failures, "record burn: %ld merge errors in %ld stacks: %s",
+				merge, stacks, r.err);
+		snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
+		verify(nt, "record burn", (char *[]){ "record-burn", path, levels, merge_arg,
+						      NULL });
+	}
+	run_free(&r);
+out:
+	target_stop(&t);
+}
+
+/* top --native with stdout a pipe: plain snapshots, until SIGINT. */
+static void test_top(struct native_test *nt)
+{
+	char pid[16], how[96];
+	struct target t;
+	struct run r;
+	char *argv[] = { (char *)pystrobe_path(), "top", "--native", "-d", "0.5", "--pid", pid,
+			 NULL };
+
+	if (start_burn(nt, "top", &t) < 0)
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+	if (run_cmd_signal(&r, RUN_TIMEOUT_MS, TOP_RUN_MS, SIGINT, argv) < 0) {
+		msg_add(&nt->failures, "top: cannot run pystrobe");
+		goto out;
+	}
+	check_after(nt, "top", t.py_pid);
+	/* The snapshot's 20 rows: the spin's own time is most of it. */
+	if (run_exit(&r) != 0 || !strstr(r.out, "  strobe_spin (strobe_ext.c:") ||
+	    !strstr(r.out, "  py_work (native_burn.py:"))
+		msg_add(&nt->failures, "top: pystrobe %s, no strobe_spin and py_work rows:"
+			"\n%.3000s%.500s", run_describe(&r, how, sizeof(how)), r.out, r.err);
+	run_free(&r);
+out:
+	target_stop(&t);
+}
+
 static void report(struct native_test *nt)
 {
 	if (nt->notes)
@@ -386,6 +529,9 @@ START_TEST(test_native)
 		test_descend(&nt, false);
 		test_descend(&nt, true);
 		test_agree(&nt);
+		test_record_qsort(&nt);
+		test_record_burn(&nt);
+		test_top(&nt);
 	}
 	rm_build(&nt.b);
 	report(&nt);
