@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* The vDSO is a page or two; refuse anything that is not. */
 #define VDSO_MAX (1u << 20)
@@ -191,27 +192,16 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	return fd;
 }
 
-/* libdwfl's find_debuginfo: by build ID under /usr/lib/debug, in the
- * process's root first, then ours.  Never debuginfod: a stack dump must not
- * wait on the network.  libdwfl checks that the build IDs match. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			  Dwarf_Addr base, const char *file_name, const char *debuglink,
-			  GElf_Word crc, char **debuginfo_file_name)
+/* By build ID under /usr/lib/debug, in the process's root first, then
+ * ours.  libdwfl checks that the build IDs match. */
+static int find_by_build_id(struct smod *sm, Dwfl_Module *mod, char **debuginfo_file_name)
 {
-	struct smod *sm = *userdata;
 	const unsigned char *id;
 	GElf_Addr vaddr;
 	char hex[2 * BUILD_ID_MAX + 1];
 	char *paths[2], *root;
 	int len;
 
-	(void)modname;
-	(void)base;
-	(void)file_name;
-	(void)debuglink;
-	(void)crc;
-	if (!sm)
-		return -1;
 	len = dwfl_module_build_id(mod, &id, &vaddr);
 	if (len < 2 || len > BUILD_ID_MAX)
 		return -1;
@@ -222,6 +212,78 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	paths[1] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	free(root);
 	return open_first(paths, 2, debuginfo_file_name);
+}
+
+/* The CRC-32 .gnu_debuglink records: zlib's, over the whole file. */
+static bool crc_matches(int fd, GElf_Word want)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0, Z_NULL, 0);
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		crc = crc32(crc, buf, (uInt)n);
+	return n == 0 && (GElf_Word)crc == want;
+}
+
+/* By .gnu_debuglink: the named file beside the object, in .debug/ beside
+ * it, or under /usr/lib/debug + the object's directory, all inside the
+ * process's root, then /usr/lib/debug in ours.  Only a file with the CRC
+ * the link records counts: a debug file of another build would give
+ * wrong names, which is worse than none. */
+static int find_by_debuglink(struct smod *sm, const char *link, GElf_Word crc,
+			     char **debuginfo_file_name)
+{
+	const char *slash = strrchr(sm->path, '/');
+	int dirlen = slash ? (int)(slash - sm->path) : 0;
+	char *rel[3], *path;
+	int fd = -1;
+
+	if (!link || !*link || strchr(link, '/') || sm->path[0] != '/')
+		return -1;
+	rel[0] = xasprintf("%.*s/%s", dirlen, sm->path, link);
+	rel[1] = xasprintf("%.*s/.debug/%s", dirlen, sm->path, link);
+	rel[2] = xasprintf("/usr/lib/debug%.*s/%s", dirlen, sm->path, link);
+	for (int i = 0; i < 4 && fd < 0; i++) {
+		/* A link naming the object itself: it has no DWARF. */
+		if (i == 0 && !strcmp(rel[0], sm->path))
+			continue;
+		path = i < 3 ? proc_root_path(sm->s->pid, rel[i]) : xstrdup(rel[2]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && (!crc_matches(fd, crc) || lseek(fd, 0, SEEK_SET) != 0)) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd >= 0) {
+			*debuginfo_file_name = path;
+			path = NULL;
+		}
+		free(path);
+	}
+	for (int i = 0; i < 3; i++)
+		free(rel[i]);
+	return fd;
+}
+
+/* libdwfl's find_debuginfo, for objects without DWARF (or .symtab) of
+ * their own.  Never debuginfod: a stack dump must not wait on the
+ * network. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **debuginfo_file_name)
+{
+	struct smod *sm = *userdata;
+	int fd;
+
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	if (!sm)
+		return -1;
+	fd = find_by_build_id(sm, mod, debuginfo_file_name);
+	if (fd < 0)
+		fd = find_by_debuglink(sm, debuglink, crc, debuginfo_file_name);
+	return fd;
 }
 
 /* --- cache ------------------------------------------------------------ */

@@ -15,6 +15,10 @@
  *             once, in order, the C++ function demangled;
  *   stripped  the same with the stripped copy: library+0xOFFSET, inside the
  *             right function, never the nearest exported name;
+ *   debuglink the stripped copy with a .gnu_debuglink to a debug file
+ *             (objcopy --only-keep-debug) in .debug/: the static functions
+ *             named, with their source file and line, from that file; and
+ *             with a debug file whose CRC does not match, as stripped;
  *   agree     a plain dump and a native dump of parked.py agree on every
  *             thread's Python frames, and every thread's stacks merge.
  *   record    `record --native -f collapsed`: of native_stack.py qsort,
@@ -78,6 +82,10 @@ struct build {
 	const char *lib;		/* file name of the library */
 	char dir[PATH_MAX], dir_inside[PATH_MAX];
 	char stripped[PATH_MAX + 16], stripped_inside[PATH_MAX + 16];
+	/* Stripped, with a .gnu_debuglink to a debug file in .debug/ beside
+	 * it; the same with a debug file whose CRC is not the link's. */
+	char linked[PATH_MAX + 16], linked_inside[PATH_MAX + 16];
+	char badcrc[PATH_MAX + 16], badcrc_inside[PATH_MAX + 16];
 	char descend_range[64], park_range[64];
 };
 
@@ -176,6 +184,37 @@ static int symbol_range(const char *lib, const char *name, char *buf, size_t siz
 	return rc;
 }
 
+/* A stripped copy of lib in dir, linked by .gnu_debuglink to its debug
+ * information in dir/.debug/; with bad_crc, that debug file is changed
+ * after the link recorded its CRC. */
+static int debuglinked(struct native_test *nt, const char *lib, const char *dir, bool bad_crc)
+{
+	const char *base = strrchr(lib, '/') + 1;
+	char sub[PATH_MAX + 16], dbg[PATH_MAX * 2], out[PATH_MAX * 2], link[PATH_MAX * 2 + 32];
+	char *keep[] = { "objcopy", "--only-keep-debug", (char *)lib, dbg, NULL };
+	char *strip[] = { "strip", "--strip-all", "-o", out, (char *)lib, NULL };
+	char *add[] = { "objcopy", link, out, NULL };
+	FILE *f;
+
+	snprintf(sub, sizeof(sub), "%s/.debug", dir);
+	snprintf(dbg, sizeof(dbg), "%s/%s.debug", sub, base);
+	snprintf(out, sizeof(out), "%s/%s", dir, base);
+	snprintf(link, sizeof(link), "--add-gnu-debuglink=%s", dbg);
+	mkdir(dir, 0755);
+	mkdir(sub, 0755);
+	if (run_step(nt, "debug file", keep) < 0 || run_step(nt, "strip", strip) < 0 ||
+	    run_step(nt, "debuglink", add) < 0)
+		return -1;
+	if (!bad_crc)
+		return 0;
+	f = fopen(dbg, "a");
+	if (!f || fputs("changed", f) == EOF || fclose(f) != 0) {
+		msg_add(&nt->failures, "cannot change %s", dbg);
+		return -1;
+	}
+	return 0;
+}
+
 /* Build the library for this interpreter, and a stripped copy. */
 static int build(struct native_test *nt)
 {
@@ -192,6 +231,10 @@ static int build(struct native_test *nt)
 	snprintf(b->stripped, sizeof(b->stripped), "%s/stripped", b->dir);
 	snprintf(b->stripped_inside, sizeof(b->stripped_inside), "%s/stripped", b->dir_inside);
 	mkdir(b->stripped, 0755);
+	snprintf(b->linked, sizeof(b->linked), "%s/linked", b->dir);
+	snprintf(b->linked_inside, sizeof(b->linked_inside), "%s/linked", b->dir_inside);
+	snprintf(b->badcrc, sizeof(b->badcrc), "%s/badcrc", b->dir);
+	snprintf(b->badcrc_inside, sizeof(b->badcrc_inside), "%s/badcrc", b->dir_inside);
 
 	include_dir(nt, inc, sizeof(inc));
 	snprintf(hdr, sizeof(hdr), "%s/Python.h", inc);
@@ -224,6 +267,8 @@ static int build(struct native_test *nt)
 		    run_step(nt, "strip", strip) < 0)
 			return -1;
 	}
+	if (debuglinked(nt, out, b->linked, false) < 0 || debuglinked(nt, out, b->badcrc, true) < 0)
+		return -1;
 	if (symbol_range(out, "strobe_descend", b->descend_range, sizeof(b->descend_range)) < 0 ||
 	    symbol_range(out, "_ZN6strobe4DeepIiE4parkEi", b->park_range,
 			 sizeof(b->park_range)) < 0) {
@@ -335,23 +380,30 @@ static void test_qsort(struct native_test *nt)
 	target_stop(&t);
 }
 
-static void test_descend(struct native_test *nt, bool stripped)
+enum lib_variant { LIB_PLAIN, LIB_STRIPPED, LIB_DEBUGLINK, LIB_BADCRC };
+
+static void test_descend(struct native_test *nt, enum lib_variant v)
 {
-	const char *what = stripped ? "descend, stripped" : "descend";
+	static const char *const whats[] = { "descend", "descend, stripped",
+					     "descend, debuglink", "descend, debuglink bad CRC" };
+	const char *dirs[] = { nt->b.dir_inside, nt->b.stripped_inside, nt->b.linked_inside,
+			       nt->b.badcrc_inside };
+	/* Named, with lines, only where DWARF is to be had. */
+	static const char *const flags[] = { "--lines", "--stripped", "--lines", "--stripped" };
+	const char *what = whats[v];
 	char path[PATH_MAX + 64], levels[8];
 	struct target t;
 	struct run r;
 
 	snprintf(levels, sizeof(levels), "%d", LEVELS);
-	if (start_stack(nt, what, &t, nt->b.mode,
-			stripped ? nt->b.stripped_inside : nt->b.dir_inside, levels) < 0)
+	if (start_stack(nt, what, &t, nt->b.mode, dirs[v], levels) < 0)
 		return;
 	if (dump(nt, what, &t, "--native", "native.json", path, sizeof(path)) == 0)
 		verify(nt, what, (char *[]){ "descend", t.truth, path, levels,
 					     nt->b.descend_range, nt->b.park_range,
-					     stripped ? "--stripped" : NULL, NULL });
+					     (char *)flags[v], NULL });
 	/* The text form names the frame as the README shows it. */
-	if (!stripped) {
+	if (v == LIB_PLAIN) {
 		char pid[16];
 
 		snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
@@ -526,8 +578,10 @@ START_TEST(test_native)
 
 	if (build(&nt) == 0) {
 		test_qsort(&nt);
-		test_descend(&nt, false);
-		test_descend(&nt, true);
+		test_descend(&nt, LIB_PLAIN);
+		test_descend(&nt, LIB_STRIPPED);
+		test_descend(&nt, LIB_DEBUGLINK);
+		test_descend(&nt, LIB_BADCRC);
 		test_agree(&nt);
 		test_record_qsort(&nt);
 		test_record_burn(&nt);

@@ -4,7 +4,7 @@
 
 Usage:
   native_verify.py qsort TRUTH DUMP
-  native_verify.py descend TRUTH DUMP LEVELS DESCEND_RANGE PARK_RANGE [--stripped]
+  native_verify.py descend TRUTH DUMP LEVELS DESCEND_RANGE PARK_RANGE [--stripped|--lines]
   native_verify.py agree TRUTH PYDUMP NATIVEDUMP
   native_verify.py record-qsort TRUTH COLLAPSED
   native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS
@@ -23,6 +23,8 @@ descend  the C -> Python -> C recursion: read as the merged stack from the
          strobe::Deep<int>::park(int).  Every native frame of ours has an
          offset inside its function's range.  With --stripped nothing may
          name those functions: they must read library+offset, no function.
+         With --lines each of them also has its source file
+         (strobe_ext.c, strobe_cxx.cpp) and a line.
 agree    a plain dump and a native dump of the same (parked) moment have the
          same Python frames for every thread; every thread's native dump
          merged, with native frames and no eval loop frame left over.
@@ -130,7 +132,7 @@ def parse_range(text):
     return int(lo, 16), int(hi, 16)
 
 
-def verify_descend(truth, dump, levels, descend, park, stripped, fails):
+def verify_descend(truth, dump, levels, descend, park, stripped, lines, fails):
     t = main_thread(truth, dump)
     if not common(t, truth["python"], fails):
         return t
@@ -151,6 +153,10 @@ def verify_descend(truth, dump, levels, descend, park, stripped, fails):
                 fails.append("stripped library, yet named: %s" % describe(f))
             if not stripped and f["function"] != want:
                 fails.append("%s named %r, want %r" % (name, f["function"], want))
+            source = "strobe_ext.c" if name == "descend" else "strobe_cxx.cpp"
+            if lines and (not (f["file"] or "").endswith(source) or not f["line"]):
+                fails.append("%s without its source line in %s: %s (file %r, line %r)"
+                             % (name, source, describe(f), f["file"], f["line"]))
         if not stripped and f["function"] in ("strobe_descend", PARK) and \
                 not any(lo <= f["offset"] < hi for lo, hi in (descend, park)):
             fails.append("offset outside the function: %s" % describe(f))
@@ -262,6 +268,7 @@ def verify_agree(truth, plain, native, fails):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     stripped = "--stripped" in sys.argv
+    lines = "--lines" in sys.argv
     mode, fails, t = args[0], [], None
     if mode == "record-burn":
         r = verify_record_burn(args[1], int(args[2]), int(args[3]), fails)
@@ -282,7 +289,7 @@ def main():
         t = verify_qsort(truth, load(args[2]), fails)
     elif mode == "descend":
         t = verify_descend(truth, load(args[2]), int(args[3]), parse_range(args[4]),
-                           parse_range(args[5]), stripped, fails)
+                           parse_range(args[5]), stripped, lines, fails)
     elif mode == "agree":
         verify_agree(truth, load(args[2]), load(args[3]), fails)
     else:
