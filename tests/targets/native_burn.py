@@ -19,12 +19,13 @@ each (0: until killed).  Once every thread runs, OUTDIR/truth.json says
 
 Keeps to Python 3.7 syntax and the standard library.
 """
-import ctypes
 import json
 import os
 import sys
 import threading
 import time
+
+from native_stack import Descent     # beside this file
 
 SPIN = -300         # strobe_spin(300): about a millisecond at the bottom
 
@@ -34,22 +35,6 @@ def write_json(outdir, name, data):
     with open(path + ".tmp", "w") as f:
         json.dump(data, f)
     os.rename(path + ".tmp", path)
-
-
-class Descent(object):
-    def __init__(self, mode, libdir):
-        if mode == "ext":
-            sys.path.insert(0, libdir)
-            import strobe_ext
-            self.descend = strobe_ext.descend
-        else:
-            lib = ctypes.CDLL(os.path.join(libdir, "libstrobe_ext.so"))
-            cbtype = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
-            self.cb = cbtype(py_level)
-            entry = lib.strobe_entry
-            entry.argtypes = [ctypes.c_int, cbtype, ctypes.c_int]
-            entry.restype = ctypes.c_int
-            self.descend = lambda n, _cb, fd: entry(n, self.cb, fd)
 
 
 descent = None
@@ -81,7 +66,7 @@ def main():
     global descent
     mode, libdir, levels, nthreads, rounds, outdir = sys.argv[1:7]
     levels, nthreads, rounds = int(levels), int(nthreads), int(rounds)
-    descent = Descent(mode, libdir)
+    descent = Descent(mode, libdir, py_level)
     started = threading.Semaphore(0)
     done = [0] * nthreads
     threads = [threading.Thread(target=worker, args=(levels, rounds, started, done, k),
