@@ -72,6 +72,7 @@ struct record {
 	pid_t child;
 	bool status_shown;
 	struct sampler_counts counts;	/* at the end */
+	char merge_error[256];		/* the latest, or "" */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -320,6 +321,8 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 			  (unsigned long long)st->lagged, st->max_lag_ms);
 	if (path)
 		sb_printf(&sb, "; wrote %s", path);
+	if (r->merge_error[0])
+		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
 	sb_release(&sb);
 }
@@ -400,6 +403,8 @@ int cmd_record(int argc, char **argv)
 
 	sampler_run(s, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
 	sampler_counts(s, &r.counts);
+	if (sampler_merge_error(s))
+		snprintf(r.merge_error, sizeof(r.merge_error), "%s", sampler_merge_error(s));
 	sampler_close(s);
 
 	rc = write_profile(&r, &p, path);

@@ -437,6 +437,11 @@ pid_t sampler_pid(const struct sampler *s)
 	return s->pid;
 }
 
+const char *sampler_merge_error(const struct sampler *s)
+{
+	return s->ns && s->errors[SERR_MERGE] ? nsample_last_error(s->ns) : NULL;
+}
+
 /* --- the loop ------------------------------------------------------------- */
 
 static uint64_t mono_ns(void)

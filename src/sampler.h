@@ -85,6 +85,9 @@ void sampler_set_root(struct sampler *s, const char *label);
 
 pid_t sampler_pid(const struct sampler *s);
 
+/* Why the latest merge error happened, or NULL when there was none. */
+const char *sampler_merge_error(const struct sampler *s);
+
 const char *serr_name(enum serr e);
 
 #endif
