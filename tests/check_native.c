@@ -27,6 +27,8 @@
  *             stack in the order the code calls, strobe_spin at the
  *             bottom, few merge errors (see MAX_MERGE_SHARE) and every
  *             stack without native frames counted as one;
+ *   flame     the flame graph of native_burn.py draws C frames in the
+ *             native colours and Python ones outside them;
  *   top       `top --native` in plain-text mode shows strobe_spin (C, with
  *             file and line) and py_work rows for native_burn.py.
  *
@@ -532,6 +534,33 @@ out:
 	target_stop(&t);
 }
 
+/* The flame graph of a short recording: C frames in their own colours. */
+static void test_flame(struct native_test *nt)
+{
+	char path[PATH_MAX + 64], pid[16], how[96];
+	struct target t;
+	struct run r;
+
+	if (start_burn(nt, "flame", &t) < 0)
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+	snprintf(path, sizeof(path), "%s/burn.svg", t.dir);
+	if (run_pystrobe(&r, "record", "--native", "-r", "200", "-d", "0.7", "-o", path,
+			 "--pid", pid, NULL) < 0) {
+		msg_add(&nt->failures, "flame: cannot run pystrobe");
+		goto out;
+	}
+	check_after(nt, "flame", t.py_pid);
+	if (run_exit(&r) != 0)
+		msg_add(&nt->failures, "flame: pystrobe %s: %.2000s",
+			run_describe(&r, how, sizeof(how)), r.err);
+	else
+		verify(nt, "flame", (char *[]){ "flame", path, NULL });
+	run_free(&r);
+out:
+	target_stop(&t);
+}
+
 /* top --native with stdout a pipe: plain snapshots, until SIGINT. */
 static void test_top(struct native_test *nt)
 {
@@ -585,6 +614,7 @@ START_TEST(test_native)
 		test_agree(&nt);
 		test_record_qsort(&nt);
 		test_record_burn(&nt);
+		test_flame(&nt);
 		test_top(&nt);
 	}
 	rm_build(&nt.b);

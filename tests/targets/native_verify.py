@@ -8,6 +8,7 @@ Usage:
   native_verify.py agree TRUTH PYDUMP NATIVEDUMP
   native_verify.py record-qsort TRUTH COLLAPSED
   native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS
+  native_verify.py flame SVG
 
 TRUTH is what tests/targets/native_stack.py (qsort, descend) or parked.py
 (agree) wrote.  A RANGE is START-END in hex: where the function lies in
@@ -38,6 +39,9 @@ record-burn   `record --native -f collapsed` of native_burn.py: every
          at the bottom (LEVELS + 1 of each there), as native_burn.py's code
          calls them; stacks without a native frame (merge fallbacks) number
          at most MERGE_ERRORS, and both the C spin and Python work show up.
+flame    the flame graph of native_burn.py: strobe_spin and strobe_descend
+         boxes in the native palette (blue to purple), py_level and py_work
+         outside it.
 
 Always: the Python frames of the merged stack are exactly the Python
 stack, and no frame is the interpreter's eval loop.  Prints one line on
@@ -244,6 +248,31 @@ def verify_record_burn(path, levels, merge_errors, fails):
     return total, spin, work, fallback
 
 
+def is_native_colour(hexrgb):
+    # out_flamegraph.c: CAT_NATIVE is r 100-180, g 100-140, b 210-255.
+    r, g, b = (int(hexrgb[i:i + 2], 16) for i in (0, 2, 4))
+    return 100 <= r <= 180 and 100 <= g <= 140 and b >= 210
+
+
+def verify_flame(path, fails):
+    import re
+    with open(path, encoding="utf-8") as f:
+        svg = f.read()
+    boxes = re.findall(r'<title>([^<]*?) \(\d+ samples?, [^<]*\)</title><rect [^>]*fill="#([0-9a-f]{6})"', svg)
+    seen = {}
+    for label, colour in boxes:
+        name = label_name(label)[0]
+        if name in OURS:
+            seen.setdefault(name, set()).add(is_native_colour(colour))
+    for name, native in (("strobe_spin", True), ("strobe_descend", True),
+                         ("py_level", False), ("py_work", False)):
+        if name not in seen:
+            fails.append("no %s box in the flame graph" % name)
+        elif seen[name] != {native}:
+            fails.append("%s drawn %s the native palette" % (name, "outside" if native else "in"))
+    return len(boxes)
+
+
 def verify_agree(truth, plain, native, fails):
     moving = set(t["ident"] for t in truth["threads"] if t.get("moving"))
     plain_by = dict((t["ident"], t) for t in threads_of(plain))
@@ -276,6 +305,13 @@ def main():
             print("FAILED: " + "\n  ".join(fails[:10]))
             return 1
         print("OK (%d worker samples: %d in strobe_spin, %d in py_work, %d Python only)" % r)
+        return 0
+    if mode == "flame":
+        n = verify_flame(args[1], fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(fails))
+            return 1
+        print("OK (%d boxes)" % n)
         return 0
     truth = load(args[1])
     if mode == "record-qsort":
