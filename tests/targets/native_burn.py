@@ -13,7 +13,9 @@ the stacks read, root first,
   worker, py_level, [C], strobe_descend, py_level, ..., strobe_descend, strobe_spin
 
 or end in a py_work() of some level.  THREADS threads run ROUNDS rounds
-each (0: until killed).  Once every thread runs, OUTDIR/truth.json says
+each (0: until killed; -1: one round that parks at the bottom, in C++
+reading a pipe nobody writes, as native_stack.py does: the same stacks,
+blocked).  Once every thread runs, OUTDIR/truth.json says
 {pid, threads: [native ids]}; at the end OUTDIR/done.json says
 {rounds: per thread, seconds: wall time of the work}.
 
@@ -47,9 +49,12 @@ def py_work(n):
     return x
 
 
+bottom = SPIN       # what the C code gets as fd: spin, or a pipe to park on
+
+
 def py_level(n):
     py_work(n)
-    descent.descend(n, py_level, SPIN)
+    descent.descend(n, py_level, bottom)
     return 0
 
 
@@ -63,9 +68,12 @@ def worker(levels, rounds, started, done, k):
 
 
 def main():
-    global descent
+    global descent, bottom
     mode, libdir, levels, nthreads, rounds, outdir = sys.argv[1:7]
     levels, nthreads, rounds = int(levels), int(nthreads), int(rounds)
+    if rounds < 0:
+        bottom, _ = os.pipe()
+        rounds = 1
     descent = Descent(mode, libdir, py_level)
     started = threading.Semaphore(0)
     done = [0] * nthreads
