@@ -227,10 +227,11 @@ static bool crc_matches(int fd, GElf_Word want)
 }
 
 /* By .gnu_debuglink: the named file beside the object, in .debug/ beside
- * it, or under /usr/lib/debug + the object's directory, all inside the
- * process's root, then /usr/lib/debug in ours.  Only a file with the CRC
- * the link records counts: a debug file of another build would give
- * wrong names, which is worse than none. */
+ * it, or under /usr/lib/debug + the object's directory, each inside the
+ * process's root and then as we see the path (the maps of a chrooted
+ * process name files from our root).  Only a file with the CRC the link
+ * records counts: a debug file of another build would give wrong names,
+ * which is worse than none. */
 static int find_by_debuglink(struct smod *sm, const char *link, GElf_Word crc,
 			     char **debuginfo_file_name)
 {
@@ -244,11 +245,11 @@ static int find_by_debuglink(struct smod *sm, const char *link, GElf_Word crc,
 	rel[0] = xasprintf("%.*s/%s", dirlen, sm->path, link);
 	rel[1] = xasprintf("%.*s/.debug/%s", dirlen, sm->path, link);
 	rel[2] = xasprintf("/usr/lib/debug%.*s/%s", dirlen, sm->path, link);
-	for (int i = 0; i < 4 && fd < 0; i++) {
+	for (int i = 0; i < 6 && fd < 0; i++) {
 		/* A link naming the object itself: it has no DWARF. */
-		if (i == 0 && !strcmp(rel[0], sm->path))
+		if (i / 2 == 0 && !strcmp(rel[0], sm->path))
 			continue;
-		path = i < 3 ? proc_root_path(sm->s->pid, rel[i]) : xstrdup(rel[2]);
+		path = i % 2 ? xstrdup(rel[i / 2]) : proc_root_path(sm->s->pid, rel[i / 2]);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0 && (!crc_matches(fd, crc) || lseek(fd, 0, SEEK_SET) != 0)) {
 			close(fd);

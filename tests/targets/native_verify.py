@@ -6,7 +6,7 @@ Usage:
   native_verify.py qsort TRUTH DUMP
   native_verify.py descend TRUTH DUMP LEVELS DESCEND_RANGE PARK_RANGE [--stripped|--lines]
   native_verify.py agree TRUTH PYDUMP NATIVEDUMP
-  native_verify.py record-qsort TRUTH COLLAPSED
+  native_verify.py record-qsort TRUTH COLLAPSED MERGE_ERRORS
   native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS
   native_verify.py flame SVG
 
@@ -32,7 +32,8 @@ agree    a plain dump and a native dump of the same (parked) moment have the
 record-qsort  `record --native -f collapsed` of native_stack.py qsort: the
          main thread's stack has the Python frames of TRUTH in order, a
          qsort frame between caller and compare and no Python frame
-         there, and native frames above compare (where it sleeps).
+         there, and native frames above compare (where it sleeps); at
+         most MERGE_ERRORS stacks with no native frame (merge fallbacks).
 record-burn   `record --native -f collapsed` of native_burn.py: every
          worker stack reads (py_level, strobe_descend)* from the root, then
          py_level alone, with py_work, or with strobe_descend, strobe_spin
@@ -194,13 +195,19 @@ def is_python(label):
                                   where.startswith("<"))
 
 
-def verify_record_qsort(truth, path, fails):
+def verify_record_qsort(truth, path, merge_errors, fails):
     lines = [(st, n) for st, n in collapsed(path)
              if any(label_name(l)[0] == "caller" for l in st)]
     if not lines:
         fails.append("no stack with caller()")
         return
+    fallback = sum(n for st, n in lines if all(is_python(l) for l in st))
+    if fallback > merge_errors:
+        fails.append("%d stacks without native frames, but %d merge errors counted"
+                     % (fallback, merge_errors))
     for st, n in lines:
+        if all(is_python(l) for l in st):
+            continue
         names = [label_name(l)[0] for l in st]
         py = [label_name(l)[0] for l in st if is_python(l)]
         if py != list(reversed(truth["python"])):
@@ -315,7 +322,7 @@ def main():
         return 0
     truth = load(args[1])
     if mode == "record-qsort":
-        verify_record_qsort(truth, args[2], fails)
+        verify_record_qsort(truth, args[2], int(args[3]), fails)
         if fails:
             print("FAILED: " + "\n  ".join(fails[:10]))
             return 1
