@@ -61,15 +61,6 @@ static void sleep_ms(long ms)
 		;
 }
 
-static const struct test_interp *kill_interp(void)
-{
-	for (int i = 0; i < ninterps; i++)
-		if (strstr(interps[i].label, "pyenv") && interps[i].minor == 12 &&
-		    !strstr(interps[i].label, "shim"))
-			return &interps[i];
-	return ninterps ? &interps[0] : NULL;
-}
-
 static int kills_per_mode(void)
 {
 	const char *s = getenv("PYSTROBE_STRESS");
@@ -201,7 +192,7 @@ static void kill_mode(const char *mode, const struct test_interp *ti, unsigned *
 
 START_TEST(test_kill)
 {
-	const struct test_interp *ti = kill_interp();
+	const struct test_interp *ti = test_interp_pick(interps, ninterps, 12);
 	const char *s = getenv("PYSTROBE_KILL_SEED");
 	unsigned seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
 	char *failures = NULL;

@@ -643,17 +643,6 @@ END_TEST
 
 /* --- cost ----------------------------------------------------------------- */
 
-/* The interpreter to measure on: pyenv 3.12 (a shared libpython with debug
- * info, the common case), else the first with headers. */
-static const struct test_interp *perf_interp(void)
-{
-	for (int i = 0; i < ninterps; i++)
-		if (strstr(interps[i].label, "pyenv") && interps[i].minor == 12 &&
-		    !strstr(interps[i].label, "shim"))
-			return &interps[i];
-	return ninterps ? &interps[0] : NULL;
-}
-
 struct perf {
 	int nframes, nmerged;
 	double first_us, warm_us, memo_us, merge_us, sym_first_us, sym_warm_us;
@@ -756,7 +745,7 @@ out_nopi:
 
 START_TEST(test_cost)
 {
-	struct native_test nt = { .ti = perf_interp() };
+	struct native_test nt = { .ti = test_interp_pick(interps, ninterps, 12) };
 	char levels[8], err[256];
 	struct perf pf = { 0 };
 	struct target t;
