@@ -43,6 +43,8 @@ static const char record_usage[] =
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
+	"      --native           C/C++ frames too, merged with the Python ones\n"
+	"                         (pauses the threads: implies --blocking)\n"
 	"  -s, --subprocesses     also every process started by the target, a root\n"
 	"                         frame per process\n"
 	"      --group-processes  with -s: one root for the subprocesses that share\n"
@@ -61,6 +63,8 @@ struct record {
 	char **command;		/* launch mode */
 	pid_t child;
 	bool status_shown;
+	struct sampler_counts counts;	/* at the end */
+	char merge_error[256];		/* the latest, or "" */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -85,7 +89,8 @@ static void install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_GROUP };
+enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_GROUP,
+       OPT_NATIVE };
 
 static int parse_args(struct record *r, int argc, char **argv)
 {
@@ -101,6 +106,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 		{ "function", no_argument, NULL, OPT_FUNCTION },
 		{ "full-filenames", no_argument, NULL, OPT_FULL },
 		{ "blocking", no_argument, NULL, OPT_BLOCKING },
+		{ "native", no_argument, NULL, OPT_NATIVE },
 		{ "subprocesses", no_argument, NULL, 's' },
 		{ "group-processes", no_argument, NULL, OPT_GROUP },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -147,6 +153,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 		case OPT_FUNCTION: r->so.by_function = true; break;
 		case OPT_FULL: r->oo.full_filenames = true; break;
 		case OPT_BLOCKING: r->so.blocking = true; break;
+		case OPT_NATIVE: r->so.native = r->so.blocking = true; break;
 		case 's': r->fo.subprocesses = true; break;
 		case OPT_GROUP: r->fo.group = true; break;
 		case 'q': r->quiet = true; break;
@@ -269,11 +276,16 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		}
 		sb_putc(&sb, ')');
 	}
+	if (r->counts.pauses)
+		sb_printf(&sb, ", target paused %.0f us per sample (at most %.1f ms)",
+			  r->counts.pause_ns / 1e3 / r->counts.pauses, r->counts.max_pause_ns / 1e6);
 	if (st->lagged)
 		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms)",
 			  (unsigned long long)st->lagged, st->max_lag_ms);
 	if (path)
 		sb_printf(&sb, "; wrote %s", path);
+	if (r->merge_error[0])
+		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
 	sb_release(&sb);
 }
@@ -373,6 +385,9 @@ int cmd_record(int argc, char **argv)
 	p.start_unix_ns = realtime_ns();
 	fleet_run(f, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
 	describe(&p, f, r.pid, pargv, pargc);
+	fleet_counts(f, &r.counts);
+	if (fleet_merge_error(f))
+		snprintf(r.merge_error, sizeof(r.merge_error), "%s", fleet_merge_error(f));
 	/* -s on a tree where nothing could be read: say why rather than
 	 * write an empty profile. */
 	none = st.processes_ever ? 0 : fleet_why_none(f, err, sizeof(err));

@@ -58,6 +58,8 @@ static const char top_usage[] =
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
+	"      --native           C/C++ functions too, merged with the Python ones\n"
+	"                         (pauses the threads: implies --blocking)\n"
 	"  -s, --subprocesses     also every process started by the target\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -509,6 +511,12 @@ static void sort_rows(struct top *t)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
 }
 
+/* A row of the table: Python functions, and C ones with --native. */
+static bool is_function(const struct pframe *f)
+{
+	return f->kind == PF_PYTHON || f->kind == PF_NATIVE;
+}
+
 /* Rebuild the rows from the entries of the thread(s) shown. */
 static void build_rows(struct top *t)
 {
@@ -542,7 +550,7 @@ static void build_rows(struct top *t)
 		if ((!e->cum && !e->last) || !st->depth)
 			continue;
 		leaf = st->frames[st->depth - 1];
-		if (p->frames[leaf].kind == PF_PYTHON) {
+		if (is_function(&p->frames[leaf])) {
 			key = t->by_function ? func_of(t, leaf) : leaf;
 			own[key] += e->cum;
 			own_last[key] += e->last;
@@ -552,7 +560,7 @@ static void build_rows(struct top *t)
 		for (uint32_t d = 0; d < st->depth; d++) {
 			uint32_t f = st->frames[d];
 
-			if (p->frames[f].kind != PF_PYTHON)
+			if (!is_function(&p->frames[f]))
 				continue;
 			key = t->by_function ? func_of(t, f) : f;
 			if (stamp[key] == visit)
@@ -627,6 +635,9 @@ static void end_interval(struct top *t, uint64_t now)
 	for (int i = 0; i < SERR_COUNT; i++)
 		errors += c.errors[i] - t->iv_base.errors[i];
 	stacks = c.stacks - t->iv_base.stacks;
+	/* A merge error's stack is counted too, with its Python frames:
+	 * out of the stacks, not on top of them. */
+	stacks -= c.errors[SERR_MERGE] - t->iv_base.errors[SERR_MERGE];
 
 	st->elapsed_s = (now - t->reset_ns) / 1e9;
 	st->samples = t->rounds - t->reset_rounds;
@@ -1475,9 +1486,7 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 		case OPT_FULL: o->full_filenames = true; break;
 		case OPT_BLOCKING: o->so.blocking = true; break;
 		case 's': o->fo.subprocesses = true; break;
-		case OPT_NATIVE:
-			errorf("top: %s is not yet supported", argv[optind - 1]);
-			return -1;
+		case OPT_NATIVE: o->so.native = o->so.blocking = true; break;
 		case 'h':
 			fputs(top_usage, stdout);
 			return 1;

@@ -56,6 +56,7 @@ struct fleet {
 	 * (permission, version), to tell when none could. */
 	int why_rc;
 	char why[256];
+	char merge_error[256];	/* the latest of a sampler closed since */
 	struct proc_node walk[PROCTREE_MAX];
 };
 
@@ -124,6 +125,10 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	to->active += c->active;
 	to->stacks += c->stacks;
 	to->unready += c->unready;
+	to->pauses += c->pauses;
+	to->pause_ns += c->pause_ns;
+	if (c->max_pause_ns > to->max_pause_ns)
+		to->max_pause_ns = c->max_pause_ns;
 	for (int i = 0; i < SERR_COUNT; i++)
 		to->errors[i] += c->errors[i];
 }
@@ -136,6 +141,8 @@ static void stop_sampling(struct fleet *f, struct member *mb)
 		return;
 	sampler_counts(mb->s, &c);
 	add_counts(&f->gone, &c);
+	if (sampler_merge_error(mb->s))
+		snprintf(f->merge_error, sizeof(f->merge_error), "%s", sampler_merge_error(mb->s));
 	sampler_close(mb->s);
 	mb->s = NULL;
 }
@@ -362,6 +369,14 @@ int fleet_why_none(const struct fleet *f, char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "%s", f->why);
 	return f->why_rc;
+}
+
+const char *fleet_merge_error(const struct fleet *f)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->m[i].s && sampler_merge_error(f->m[i].s))
+			return sampler_merge_error(f->m[i].s);
+	return f->merge_error[0] ? f->merge_error : NULL;
 }
 
 const char *fleet_python_version(const struct fleet *f)

@@ -58,6 +58,10 @@ int fleet_nprocs_ever(const struct fleet *f);
  * failure, else that none was Python), as an EXIT_* code and a line. */
 int fleet_why_none(const struct fleet *f, char *err, size_t errlen);
 
+/* Why a native stack did not merge, the latest time it happened, or NULL
+ * (see sampler_merge_error()). */
+const char *fleet_merge_error(const struct fleet *f);
+
 /* The Python version of the first process sampled, or NULL. */
 const char *fleet_python_version(const struct fleet *f);
 

@@ -353,7 +353,7 @@ enum pframe_category pframe_category(const struct pframe *f)
 
 char *pframe_label(const struct pframe *f, bool full)
 {
-	if (f->kind != PF_PYTHON || !f->file)
+	if ((f->kind != PF_PYTHON && f->kind != PF_NATIVE) || !f->file)
 		return xstrdup(f->name);
 	if (f->line >= 0)
 		return xasprintf("%s (%s:%d)", f->name, profile_display_file(f->file, full), f->line);

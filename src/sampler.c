@@ -4,6 +4,7 @@
 #include "sampler.h"
 #include "codecache.h"
 #include "mem.h"
+#include "nsample.h"
 #include "pause.h"
 #include "proc.h"
 #include "pystack.h"
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024
@@ -53,6 +55,8 @@ struct sampler {
 	uint64_t unready;		/* rounds before the interpreter was readable */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
+	struct nsample *ns;		/* with --native */
+	uint64_t pauses, pause_ns, max_pause_ns;
 };
 
 const char *serr_name(enum serr e)
@@ -61,6 +65,7 @@ const char *serr_name(enum serr e)
 		[SERR_TORN] = "torn stack",
 		[SERR_STATE] = "interpreter state unreadable",
 		[SERR_PAUSE] = "could not pause",
+		[SERR_MERGE] = "merge error",
 	};
 	return e < SERR_COUNT ? names[e] : "?";
 }
@@ -73,6 +78,8 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 
 	s->pid = pid;
 	s->o = *o;
+	/* Native stacks are read from stopped threads only. */
+	s->o.blocking |= o->native;
 	s->p = p;
 	s->direct = mem_proc_open(pid);
 	s->m = mem_cache_new(s->direct);
@@ -86,6 +93,8 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
 	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
+	if (o->native)
+		s->ns = nsample_open(pid, &s->pi, p, o->by_function, s->truncated_marker);
 	return s;
 }
 
@@ -99,6 +108,7 @@ void sampler_close(struct sampler *s)
 		free(s->threads[i].name);
 	}
 	free(s->threads);
+	nsample_close(s->ns);
 	code_cache_free(s->cc);
 	pyinterp_free(&s->pi);
 	mem_close(s->m);
@@ -276,7 +286,7 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 			  uint64_t t_ns)
 {
 	uint32_t stack[PYSTACK_MAX_DEPTH + 4];
-	uint32_t depth = 0;
+	uint32_t depth = 0, nhead;
 	int n, rc;
 	enum walk_end end;
 
@@ -298,36 +308,83 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 		stack[depth++] = s->proc_root;
 	if (s->o.threads)
 		stack[depth++] = t->root;
+	nhead = depth;
 	if (end == WALK_TRUNCATED)
 		stack[depth++] = s->truncated_marker;
 	for (int i = s->nframes - 1; i >= 0; i--)
 		stack[depth++] = s->frames[i];
-	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
 	s->stacks++;
+	/* Counted once the threads run again: see nsample.h. */
+	if (s->ns) {
+		nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
+				end == WALK_DONE);
+		return;
+	}
+	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* With --blocking: stop the target, timing the stop from the first
+ * interrupt (*since) to the last thread let go (see release()). */
+static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t *since)
+{
+	int rc;
+
+	if (!s->o.blocking)
+		return 0;
+	if (s->ns)
+		nsample_begin(s->ns, t_ns);
+	*since = mono_ns();
+	rc = pause_process(s->pid, pause);
+	if (rc < 0) {
+		if (proc_exiting(s->pid))
+			return -EXIT_EXITED;
+		s->errors[SERR_PAUSE]++;
+		return -1;
+	}
+	return 0;
+}
+
+/* Let the target go, then do what could wait: the native merge. */
+static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t since)
+{
+	uint64_t ns;
+
+	if (!s->o.blocking)
+		return;
+	pause_release(pause);
+	ns = mono_ns() - since;
+	s->pauses++;
+	s->pause_ns += ns;
+	if (ns > s->max_pause_ns)
+		s->max_pause_ns = ns;
+	if (s->ns)
+		s->errors[SERR_MERGE] += nsample_finish(s->ns, t_ns);
 }
 
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
-	uint64_t gil;
+	uint64_t gil, since = 0;
 	char err[256];
 	int n, rc;
 
 	mem_cache_reset(s->m);
 	/* Also with idle: the active share in sampler_counts() needs them. */
 	read_states(s);
-	if (s->o.blocking) {
-		rc = pause_process(s->pid, &pause);
-		if (rc < 0) {
-			if (proc_exiting(s->pid))
-				return -EXIT_EXITED;
-			s->errors[SERR_PAUSE]++;
-			return 0;
-		}
-	}
+	rc = pause_target(s, &pause, t_ns, &since);
+	if (rc < 0)
+		return rc == -EXIT_EXITED ? rc : 0;
 	n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
 	if (n < 0) {
-		pause_release(&pause);
+		release(s, &pause, t_ns, since);
 		if (n == -EXIT_EXITED || proc_exiting(s->pid))
 			return -EXIT_EXITED;
 		/* A worker found while its interpreter starts up is not
@@ -355,7 +412,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		if (wanted(s, t, gil == s->ts[i].addr))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
-	pause_release(&pause);
+	release(s, &pause, t_ns, since);
 	drop_gone(s);
 	refresh_names(s, t_ns);
 	return 0;
@@ -371,6 +428,9 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;
 	c->unready = s->unready;
+	c->pauses = s->pauses;
+	c->pause_ns = s->pause_ns;
+	c->max_pause_ns = s->max_pause_ns;
 }
 
 void sampler_set_idle(struct sampler *s, bool idle)
@@ -388,6 +448,11 @@ void sampler_set_root(struct sampler *s, const char *label)
 pid_t sampler_pid(const struct sampler *s)
 {
 	return s->pid;
+}
+
+const char *sampler_merge_error(const struct sampler *s)
+{
+	return s->ns && s->errors[SERR_MERGE] ? nsample_last_error(s->ns) : NULL;
 }
 
 const char *sampler_python_version(const struct sampler *s)

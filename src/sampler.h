@@ -17,13 +17,16 @@ struct sampler_opts {
 	bool gil_only;		/* only the thread holding the GIL */
 	bool threads;		/* a root frame per thread */
 	bool by_function;	/* aggregate by function, not line */
+	bool native;		/* merge native frames in (implies blocking) */
 };
 
-/* Why a sample (of one thread, or of the whole process) was lost. */
+/* Why a sample (of one thread, or of the whole process) was lost, or, for
+ * SERR_MERGE, counted with its Python frames only. */
 enum serr {
 	SERR_TORN,		/* a frame or code object unreadable: torn stack */
 	SERR_STATE,		/* the interpreter state unreadable */
 	SERR_PAUSE,		/* the threads could not be paused */
+	SERR_MERGE,		/* native and Python stacks did not fit: Python only */
 	SERR_COUNT,
 };
 
@@ -62,6 +65,9 @@ struct sampler_counts {
 	uint64_t errors[SERR_COUNT];
 	int nthreads;			/* threads in the latest round */
 	uint64_t unready;		/* rounds before the interpreter could be read */
+	uint64_t pauses;		/* rounds that paused the target */
+	uint64_t pause_ns;		/* ... and how long it was stopped in all */
+	uint64_t max_pause_ns;		/* ... and at most */
 };
 void sampler_counts(const struct sampler *s, struct sampler_counts *c);
 
@@ -74,6 +80,9 @@ void sampler_set_root(struct sampler *s, const char *label);
 
 pid_t sampler_pid(const struct sampler *s);
 const char *sampler_python_version(const struct sampler *s);
+
+/* Why the latest merge error happened, or NULL when there was none. */
+const char *sampler_merge_error(const struct sampler *s);
 
 const char *serr_name(enum serr e);
 

@@ -3,8 +3,10 @@
  *
  * Objects are opened the way the process sees them (/proc/PID/map_files,
  * then /proc/PID/root + path), the vDSO is read from the process's memory,
- * and separate debug files are looked up by build ID only, in
- * /usr/lib/debug and the process's own root.  debuginfod is never asked.
+ * and separate debug files are looked up by build ID in /usr/lib/debug of
+ * the process's root, then ours, and by .gnu_debuglink (beside the object,
+ * in .debug/ there, under /usr/lib/debug + its directory), only when the
+ * file's CRC is the one the link records.  debuginfod is never asked.
  *
  * A name is given only when a symbol's extent covers the address: the
  * nearest exported symbol before a static function is not its name.  Then

@@ -15,8 +15,22 @@
  *             once, in order, the C++ function demangled;
  *   stripped  the same with the stripped copy: library+0xOFFSET, inside the
  *             right function, never the nearest exported name;
+ *   debuglink the stripped copy with a .gnu_debuglink to a debug file
+ *             (objcopy --only-keep-debug) in .debug/: the static functions
+ *             named, with their source file and line, from that file; and
+ *             with a debug file whose CRC does not match, as stripped;
  *   agree     a plain dump and a native dump of parked.py agree on every
  *             thread's Python frames, and every thread's stacks merge.
+ *   record    `record --native -f collapsed`: of native_stack.py qsort,
+ *             the same order as the dump's; of native_burn.py (two threads
+ *             spinning through LEVELS C/Python levels, CPU-bound), every
+ *             stack in the order the code calls, strobe_spin at the
+ *             bottom, few merge errors (see MAX_MERGE_SHARE) and every
+ *             stack without native frames counted as one;
+ *   flame     the flame graph of native_burn.py draws C frames in the
+ *             native colours and Python ones outside them;
+ *   top       `top --native` in plain-text mode shows strobe_spin (C, with
+ *             file and line) and py_work rows for native_burn.py.
  *
  * No dump may leave a thread of the target stopped.  Last, the cost of
  * unwinding a ~50-frame mixed stack is measured through the library API
@@ -24,6 +38,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +65,16 @@
 /* A warm unwind costs tens of microseconds; uncached it is tens of
  * milliseconds.  Fail only on the latter. */
 #define PERF_LIMIT_US 2000.0
+/* Merge errors allowed in a CPU-bound recording, as a share of its stacks.
+ * A thread stopped inside a C -> Python call between the interpreter
+ * pushing a frame and its eval call starting has one group more on one
+ * side than on the other: the merge refuses it.  That window is a few
+ * instructions of every call, so on a target that does nothing but such
+ * calls it is hit now and then; zero is the usual count. */
+#define MAX_MERGE_SHARE 0.02
+#define BURN_THREADS "2"
+#define RECORD_SECONDS "1.5"
+#define TOP_RUN_MS 4000	/* the first sample loads DWARF: slow under ASan */
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -59,6 +84,10 @@ struct build {
 	const char *lib;		/* file name of the library */
 	char dir[PATH_MAX], dir_inside[PATH_MAX];
 	char stripped[PATH_MAX + 16], stripped_inside[PATH_MAX + 16];
+	/* Stripped, with a .gnu_debuglink to a debug file in .debug/ beside
+	 * it; the same with a debug file whose CRC is not the link's. */
+	char linked[PATH_MAX + 16], linked_inside[PATH_MAX + 16];
+	char badcrc[PATH_MAX + 16], badcrc_inside[PATH_MAX + 16];
 	char descend_range[64], park_range[64];
 };
 
@@ -157,6 +186,37 @@ static int symbol_range(const char *lib, const char *name, char *buf, size_t siz
 	return rc;
 }
 
+/* A stripped copy of lib in dir, linked by .gnu_debuglink to its debug
+ * information in dir/.debug/; with bad_crc, that debug file is changed
+ * after the link recorded its CRC. */
+static int debuglinked(struct native_test *nt, const char *lib, const char *dir, bool bad_crc)
+{
+	const char *base = strrchr(lib, '/') + 1;
+	char sub[PATH_MAX + 16], dbg[PATH_MAX * 2], out[PATH_MAX * 2], link[PATH_MAX * 2 + 32];
+	char *keep[] = { "objcopy", "--only-keep-debug", (char *)lib, dbg, NULL };
+	char *strip[] = { "strip", "--strip-all", "-o", out, (char *)lib, NULL };
+	char *add[] = { "objcopy", link, out, NULL };
+	FILE *f;
+
+	snprintf(sub, sizeof(sub), "%s/.debug", dir);
+	snprintf(dbg, sizeof(dbg), "%s/%s.debug", sub, base);
+	snprintf(out, sizeof(out), "%s/%s", dir, base);
+	snprintf(link, sizeof(link), "--add-gnu-debuglink=%s", dbg);
+	mkdir(dir, 0755);
+	mkdir(sub, 0755);
+	if (run_step(nt, "debug file", keep) < 0 || run_step(nt, "strip", strip) < 0 ||
+	    run_step(nt, "debuglink", add) < 0)
+		return -1;
+	if (!bad_crc)
+		return 0;
+	f = fopen(dbg, "a");
+	if (!f || fputs("changed", f) == EOF || fclose(f) != 0) {
+		msg_add(&nt->failures, "cannot change %s", dbg);
+		return -1;
+	}
+	return 0;
+}
+
 /* Build the library for this interpreter, and a stripped copy. */
 static int build(struct native_test *nt)
 {
@@ -173,6 +233,10 @@ static int build(struct native_test *nt)
 	snprintf(b->stripped, sizeof(b->stripped), "%s/stripped", b->dir);
 	snprintf(b->stripped_inside, sizeof(b->stripped_inside), "%s/stripped", b->dir_inside);
 	mkdir(b->stripped, 0755);
+	snprintf(b->linked, sizeof(b->linked), "%s/linked", b->dir);
+	snprintf(b->linked_inside, sizeof(b->linked_inside), "%s/linked", b->dir_inside);
+	snprintf(b->badcrc, sizeof(b->badcrc), "%s/badcrc", b->dir);
+	snprintf(b->badcrc_inside, sizeof(b->badcrc_inside), "%s/badcrc", b->dir_inside);
 
 	include_dir(nt, inc, sizeof(inc));
 	snprintf(hdr, sizeof(hdr), "%s/Python.h", inc);
@@ -205,6 +269,8 @@ static int build(struct native_test *nt)
 		    run_step(nt, "strip", strip) < 0)
 			return -1;
 	}
+	if (debuglinked(nt, out, b->linked, false) < 0 || debuglinked(nt, out, b->badcrc, true) < 0)
+		return -1;
 	if (symbol_range(out, "strobe_descend", b->descend_range, sizeof(b->descend_range)) < 0 ||
 	    symbol_range(out, "_ZN6strobe4DeepIiE4parkEi", b->park_range,
 			 sizeof(b->park_range)) < 0) {
@@ -316,23 +382,30 @@ static void test_qsort(struct native_test *nt)
 	target_stop(&t);
 }
 
-static void test_descend(struct native_test *nt, bool stripped)
+enum lib_variant { LIB_PLAIN, LIB_STRIPPED, LIB_DEBUGLINK, LIB_BADCRC };
+
+static void test_descend(struct native_test *nt, enum lib_variant v)
 {
-	const char *what = stripped ? "descend, stripped" : "descend";
+	static const char *const whats[] = { "descend", "descend, stripped",
+					     "descend, debuglink", "descend, debuglink bad CRC" };
+	const char *dirs[] = { nt->b.dir_inside, nt->b.stripped_inside, nt->b.linked_inside,
+			       nt->b.badcrc_inside };
+	/* Named, with lines, only where DWARF is to be had. */
+	static const char *const flags[] = { "--lines", "--stripped", "--lines", "--stripped" };
+	const char *what = whats[v];
 	char path[PATH_MAX + 64], levels[8];
 	struct target t;
 	struct run r;
 
 	snprintf(levels, sizeof(levels), "%d", LEVELS);
-	if (start_stack(nt, what, &t, nt->b.mode,
-			stripped ? nt->b.stripped_inside : nt->b.dir_inside, levels) < 0)
+	if (start_stack(nt, what, &t, nt->b.mode, dirs[v], levels) < 0)
 		return;
 	if (dump(nt, what, &t, "--native", "native.json", path, sizeof(path)) == 0)
 		verify(nt, what, (char *[]){ "descend", t.truth, path, levels,
 					     nt->b.descend_range, nt->b.park_range,
-					     stripped ? "--stripped" : NULL, NULL });
+					     (char *)flags[v], NULL });
 	/* The text form names the frame as the README shows it. */
-	if (!stripped) {
+	if (v == LIB_PLAIN) {
 		char pid[16];
 
 		snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
@@ -364,6 +437,174 @@ static void test_agree(struct native_test *nt)
 	target_stop(&t);
 }
 
+/* "N stacks" and "N merge error" from record's summary line. */
+static void summary_counts(const char *err, long *stacks, long *merge)
+{
+	const char *p = strstr(err, " samples (");
+	const char *q = strstr(err, " merge error");
+
+	*stacks = p ? strtol(p + 10, NULL, 10) : -1;
+	*merge = 0;
+	if (q) {
+		while (q > err && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		*merge = strtol(q, NULL, 10);
+	}
+}
+
+/* pystrobe record --native OPTS... -o T.DIR/FILE --pid T (opts ends with
+ * NULL), the file's path in path.  0 when it exited 0; run_free(r) after,
+ * either way. */
+static int record(struct native_test *nt, const char *what, struct target *t,
+		  const char *const opts[], const char *file, char *path, size_t size,
+		  struct run *r)
+{
+	char *argv[24], pid[16], how[96];
+	int n = 0;
+
+	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
+	snprintf(path, size, "%s/%s", t->dir, file);
+	argv[n++] = (char *)pystrobe_path();
+	argv[n++] = "record";
+	argv[n++] = "--native";
+	for (int i = 0; opts[i] && n < 18; i++)
+		argv[n++] = (char *)opts[i];
+	argv[n++] = "-o";
+	argv[n++] = path;
+	argv[n++] = "--pid";
+	argv[n++] = pid;
+	argv[n] = NULL;
+	if (run_cmd(r, RUN_TIMEOUT_MS, argv) < 0) {
+		msg_add(&nt->failures, "%s: cannot run pystrobe", what);
+		return -1;
+	}
+	check_after(nt, what, t->py_pid);
+	if (run_exit(r) == 0)
+		return 0;
+	msg_add(&nt->failures, "%s: pystrobe %s: %.2000s", what,
+		run_describe(r, how, sizeof(how)), r->err);
+	return -1;
+}
+
+/* record --native of native_stack.py qsort: the parked main thread. */
+static void test_record_qsort(struct native_test *nt)
+{
+	static const char *const opts[] = { "--idle", "-r", "200", "-d", "0.5", "-f",
+					     "collapsed", NULL };
+	char path[PATH_MAX + 64], merge_arg[24];
+	long stacks, merge;
+	struct target t;
+	struct run r;
+
+	if (start_stack(nt, "record qsort", &t, "qsort", NULL, NULL) < 0)
+		return;
+	if (record(nt, "record qsort", &t, opts, "qsort.txt", path, sizeof(path), &r) == 0) {
+		summary_counts(r.err, &stacks, &merge);
+		/* A thread that took over 200 ms to stop (a loaded machine)
+		 * is not unwound: it is counted with its Python frames. */
+		if (merge > 1)
+			msg_add(&nt->failures, "record qsort: %s", r.err);
+		snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
+		verify(nt, "record qsort", (char *[]){ "record-qsort", t.truth, path, merge_arg,
+						       NULL });
+	}
+	run_free(&r);
+	target_stop(&t);
+}
+
+/* native_burn.py: two threads spinning through the library's levels. */
+static int start_burn(struct native_test *nt, const char *what, struct target *t)
+{
+	char script[PATH_MAX], why[512], levels[8];
+
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	test_interp_script(nt->ti, "tests/targets/native_burn.py", script, sizeof(script));
+	if (target_start(t, nt->ti, why, sizeof(why), script, nt->b.mode, nt->b.dir_inside,
+			 levels, BURN_THREADS, "0", NULL) < 0 ||
+	    target_wait_file(t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "%s: native_burn.py: %s", what, why);
+		if (t->pid > 0)
+			target_stop(t);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_record_burn(struct native_test *nt)
+{
+	static const char *const opts[] = { "-r", "200", "-d", RECORD_SECONDS, "-f",
+					     "collapsed", NULL };
+	char path[PATH_MAX + 64], levels[8], merge_arg[24];
+	long stacks, merge;
+	struct target t;
+	struct run r;
+
+	if (start_burn(nt, "record burn", &t) < 0)
+		return;
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	if (record(nt, "record burn", &t, opts, "burn.txt", path, sizeof(path), &r) < 0)
+		goto out;
+	summary_counts(r.err, &stacks, &merge);
+	if (stacks <= 0) {
+		msg_add(&nt->failures, "record burn: no summary: %.2000s", r.err);
+	} else {
+		printf("native: %s: record burn: %ld stacks, %ld merge errors\n", nt->ti->label,
+		       stacks, merge);
+		if (merge > MAX_MERGE_SHARE * stacks)
+			msg_add(&nt->failures, "record burn: %ld merge errors in %ld stacks: %s",
+				merge, stacks, r.err);
+		snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
+		verify(nt, "record burn", (char *[]){ "record-burn", path, levels, merge_arg,
+						      NULL });
+	}
+out:
+	run_free(&r);
+	target_stop(&t);
+}
+
+/* The flame graph of a short recording: C frames in their own colours. */
+static void test_flame(struct native_test *nt)
+{
+	static const char *const opts[] = { "-r", "200", "-d", "0.7", NULL };
+	char path[PATH_MAX + 64];
+	struct target t;
+	struct run r;
+
+	if (start_burn(nt, "flame", &t) < 0)
+		return;
+	if (record(nt, "flame", &t, opts, "burn.svg", path, sizeof(path), &r) == 0)
+		verify(nt, "flame", (char *[]){ "flame", path, NULL });
+	run_free(&r);
+	target_stop(&t);
+}
+
+/* top --native with stdout a pipe: plain snapshots, until SIGINT. */
+static void test_top(struct native_test *nt)
+{
+	char pid[16], how[96];
+	struct target t;
+	struct run r;
+	char *argv[] = { (char *)pystrobe_path(), "top", "--native", "-d", "0.5", "--pid", pid,
+			 NULL };
+
+	if (start_burn(nt, "top", &t) < 0)
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+	if (run_cmd_signal(&r, RUN_TIMEOUT_MS, TOP_RUN_MS, SIGINT, argv) < 0) {
+		msg_add(&nt->failures, "top: cannot run pystrobe");
+		goto out;
+	}
+	check_after(nt, "top", t.py_pid);
+	/* The snapshot's 20 rows: the spin's own time is most of it. */
+	if (run_exit(&r) != 0 || !strstr(r.out, "  strobe_spin (strobe_ext.c:") ||
+	    !strstr(r.out, "  py_work (native_burn.py:"))
+		msg_add(&nt->failures, "top: pystrobe %s, no strobe_spin and py_work rows:"
+			"\n%.3000s%.500s", run_describe(&r, how, sizeof(how)), r.out, r.err);
+	run_free(&r);
+out:
+	target_stop(&t);
+}
+
 static void report(struct native_test *nt)
 {
 	if (nt->notes)
@@ -383,9 +624,15 @@ START_TEST(test_native)
 
 	if (build(&nt) == 0) {
 		test_qsort(&nt);
-		test_descend(&nt, false);
-		test_descend(&nt, true);
+		test_descend(&nt, LIB_PLAIN);
+		test_descend(&nt, LIB_STRIPPED);
+		test_descend(&nt, LIB_DEBUGLINK);
+		test_descend(&nt, LIB_BADCRC);
 		test_agree(&nt);
+		test_record_qsort(&nt);
+		test_record_burn(&nt);
+		test_flame(&nt);
+		test_top(&nt);
 	}
 	rm_build(&nt.b);
 	report(&nt);
@@ -395,17 +642,6 @@ START_TEST(test_native)
 END_TEST
 
 /* --- cost ----------------------------------------------------------------- */
-
-/* The interpreter to measure on: pyenv 3.12 (a shared libpython with debug
- * info, the common case), else the first with headers. */
-static const struct test_interp *perf_interp(void)
-{
-	for (int i = 0; i < ninterps; i++)
-		if (strstr(interps[i].label, "pyenv") && interps[i].minor == 12 &&
-		    !strstr(interps[i].label, "shim"))
-			return &interps[i];
-	return ninterps ? &interps[0] : NULL;
-}
 
 struct perf {
 	int nframes, nmerged;
@@ -509,7 +745,7 @@ out_nopi:
 
 START_TEST(test_cost)
 {
-	struct native_test nt = { .ti = perf_interp() };
+	struct native_test nt = { .ti = test_interp_pick(interps, ninterps, 12) };
 	char levels[8], err[256];
 	struct perf pf = { 0 };
 	struct target t;

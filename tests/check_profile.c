@@ -575,14 +575,20 @@ START_TEST(test_label)
 		  "_find_and_load (<frozen importlib._bootstrap>:1360)" },
 		/* No file: the name alone. */
 		{ { PF_PYTHON, "mystery", NULL, 5, 1 }, false, "mystery" },
-		/* Roots, markers and native frames are their names. */
+		/* Roots and markers are their names. */
 		{ { PF_THREAD, "thread 4242 \"MainThread\"", NULL, -1, -1 }, false,
 		  "thread 4242 \"MainThread\"" },
 		{ { PF_PROCESS, "process 77 \"python3 app.py\"", NULL, -1, -1 }, true,
 		  "process 77 \"python3 app.py\"" },
 		{ { PF_MARKER, "<truncated>", NULL, -1, -1 }, false, "<truncated>" },
-		{ { PF_NATIVE, "PyEval_EvalFrameDefault", "/usr/lib/libpython3.12.so", 3, -1 }, false,
-		  "PyEval_EvalFrameDefault" },
+		/* Native frames: source and line from debug information, else
+		 * the object; an unnamed address says where it is already. */
+		{ { PF_NATIVE, "strobe_descend", "/src/ext/strobe_ext.c", 45, -1 }, false,
+		  "strobe_descend (strobe_ext.c:45)" },
+		{ { PF_NATIVE, "qsort", "/usr/lib/x86_64-linux-gnu/libc.so.6", -1, -1 }, false,
+		  "qsort (libc.so.6)" },
+		{ { PF_NATIVE, "strobe_ext.so+0x1139", NULL, -1, -1 }, false,
+		  "strobe_ext.so+0x1139" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {

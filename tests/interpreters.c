@@ -314,3 +314,12 @@ pid_t test_interp_spawn(const struct test_interp *ti, char *const argv[],
 	execv(ti->path, args);
 	_exit(127);
 }
+
+const struct test_interp *test_interp_pick(const struct test_interp *all, int n, int minor)
+{
+	for (int i = 0; i < n; i++)
+		if (strstr(all[i].label, "pyenv") && all[i].minor == minor &&
+		    !strstr(all[i].label, "shim"))
+			return &all[i];
+	return n ? &all[0] : NULL;
+}

@@ -40,6 +40,11 @@ void test_interp_shared_dir(const struct test_interp *ti, char *host,
 pid_t test_interp_spawn(const struct test_interp *ti, char *const argv[],
 			int keep_output);
 
+/* For a test that runs on one interpreter: pyenv 3.<minor> (a shared
+ * libpython with debug info, the common case), else the first of all[0..n),
+ * NULL when n is 0. */
+const struct test_interp *test_interp_pick(const struct test_interp *all, int n, int minor);
+
 /* Source directory (for tests/targets/...) and build directory. */
 const char *test_srcdir(void);
 const char *test_builddir(void);

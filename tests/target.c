@@ -458,12 +458,21 @@ static void drain(struct sink *s)
 	(*s->data)[*s->len] = 0;
 }
 
-static void collect(struct sink sinks[2], long long deadline)
+/* Read both pipes until they close or the deadline; at signal_at (if not
+ * 0) send pid the signal sig, once. */
+static void collect(struct sink sinks[2], long long deadline, pid_t pid, long long signal_at,
+		    int sig)
 {
 	while (sinks[0].fd >= 0 || sinks[1].fd >= 0) {
 		struct pollfd pfd[2];
 		long long left = deadline - now_ms();
 
+		if (signal_at && now_ms() >= signal_at) {
+			kill(pid, sig);
+			signal_at = 0;
+		}
+		if (signal_at && signal_at - now_ms() < left)
+			left = signal_at - now_ms() + 1;
 		if (left <= 0)
 			break;
 		for (int i = 0; i < 2; i++) {
@@ -511,7 +520,13 @@ static void exec_child(char *const argv[], int out, int err)
 
 int run_cmd(struct run *r, int timeout_ms, char *const argv[])
 {
+	return run_cmd_signal(r, timeout_ms, 0, 0, argv);
+}
+
+int run_cmd_signal(struct run *r, int timeout_ms, int signal_ms, int sig, char *const argv[])
+{
 	long long deadline = now_ms() + timeout_ms;
+	long long signal_at = signal_ms > 0 ? now_ms() + signal_ms : 0;
 	int outp[2], errp[2];
 	struct sink sinks[2];
 	pid_t pid;
@@ -540,7 +555,7 @@ int run_cmd(struct run *r, int timeout_ms, char *const argv[])
 	}
 	sinks[0] = (struct sink){ outp[0], &r->out, &r->out_len, 1 };
 	sinks[1] = (struct sink){ errp[0], &r->err, &r->err_len, 1 };
-	collect(sinks, deadline);
+	collect(sinks, deadline, pid, signal_at, sig);
 	reap(r, pid, deadline);
 	return 0;
 }

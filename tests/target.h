@@ -87,6 +87,10 @@ struct run {
  * most timeout_ms, then SIGKILL.  Returns 0, or -1 if it could not start. */
 int run_cmd(struct run *r, int timeout_ms, char *const argv[]);
 
+/* The same, sending it signal sig after signal_ms (a run that does not end
+ * by itself, such as top). */
+int run_cmd_signal(struct run *r, int timeout_ms, int signal_ms, int sig, char *const argv[]);
+
 /* Run the pystrobe binary from the build directory with these arguments. */
 int run_pystrobe(struct run *r, ...) __attribute__((sentinel));
 

@@ -88,7 +88,10 @@ def caller():
 # --- ext / ctypes ----------------------------------------------------------
 
 class Descent(object):
-    def __init__(self, mode, libdir):
+    """descend(n, callback, fd) of the test library, as an extension module
+    (mode ext) or through ctypes; callback is what the C code calls back
+    (native_burn.py uses this too)."""
+    def __init__(self, mode, libdir, callback):
         self.rfd, self.wfd = os.pipe()     # never written: park reads forever
         if mode == "ext":
             sys.path.insert(0, libdir)
@@ -97,7 +100,7 @@ class Descent(object):
         else:
             lib = ctypes.CDLL(os.path.join(libdir, "libstrobe_ext.so"))
             cbtype = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
-            self.cb = cbtype(py_level)
+            self.cb = cbtype(callback)
             entry = lib.strobe_entry
             entry.argtypes = [ctypes.c_int, cbtype, ctypes.c_int]
             entry.restype = ctypes.c_int
@@ -123,7 +126,7 @@ def main():
     if mode == "qsort":
         caller()
     else:
-        descent = Descent(mode, sys.argv[2])
+        descent = Descent(mode, sys.argv[2], py_level)
         py_level(int(sys.argv[3]))
 
 

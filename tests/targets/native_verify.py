@@ -4,8 +4,11 @@
 
 Usage:
   native_verify.py qsort TRUTH DUMP
-  native_verify.py descend TRUTH DUMP LEVELS DESCEND_RANGE PARK_RANGE [--stripped]
+  native_verify.py descend TRUTH DUMP LEVELS DESCEND_RANGE PARK_RANGE [--stripped|--lines]
   native_verify.py agree TRUTH PYDUMP NATIVEDUMP
+  native_verify.py record-qsort TRUTH COLLAPSED MERGE_ERRORS
+  native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS
+  native_verify.py flame SVG
 
 TRUTH is what tests/targets/native_stack.py (qsort, descend) or parked.py
 (agree) wrote.  A RANGE is START-END in hex: where the function lies in
@@ -21,9 +24,25 @@ descend  the C -> Python -> C recursion: read as the merged stack from the
          strobe::Deep<int>::park(int).  Every native frame of ours has an
          offset inside its function's range.  With --stripped nothing may
          name those functions: they must read library+offset, no function.
+         With --lines each of them also has its source file
+         (strobe_ext.c, strobe_cxx.cpp) and a line.
 agree    a plain dump and a native dump of the same (parked) moment have the
          same Python frames for every thread; every thread's native dump
          merged, with native frames and no eval loop frame left over.
+record-qsort  `record --native -f collapsed` of native_stack.py qsort: the
+         main thread's stack has the Python frames of TRUTH in order, a
+         qsort frame between caller and compare and no Python frame
+         there, and native frames above compare (where it sleeps); at
+         most MERGE_ERRORS stacks with no native frame (merge fallbacks).
+record-burn   `record --native -f collapsed` of native_burn.py: every
+         worker stack reads (py_level, strobe_descend)* from the root, then
+         py_level alone, with py_work, or with strobe_descend, strobe_spin
+         at the bottom (LEVELS + 1 of each there), as native_burn.py's code
+         calls them; stacks without a native frame (merge fallbacks) number
+         at most MERGE_ERRORS, and both the C spin and Python work show up.
+flame    the flame graph of native_burn.py: strobe_spin and strobe_descend
+         boxes in the native palette (blue to purple), py_level and py_work
+         outside it.
 
 Always: the Python frames of the merged stack are exactly the Python
 stack, and no frame is the interpreter's eval loop.  Prints one line on
@@ -118,7 +137,7 @@ def parse_range(text):
     return int(lo, 16), int(hi, 16)
 
 
-def verify_descend(truth, dump, levels, descend, park, stripped, fails):
+def verify_descend(truth, dump, levels, descend, park, stripped, lines, fails):
     t = main_thread(truth, dump)
     if not common(t, truth["python"], fails):
         return t
@@ -139,6 +158,10 @@ def verify_descend(truth, dump, levels, descend, park, stripped, fails):
                 fails.append("stripped library, yet named: %s" % describe(f))
             if not stripped and f["function"] != want:
                 fails.append("%s named %r, want %r" % (name, f["function"], want))
+            source = "strobe_ext.c" if name == "descend" else "strobe_cxx.cpp"
+            if lines and (not (f["file"] or "").endswith(source) or not f["line"]):
+                fails.append("%s without its source line in %s: %s (file %r, line %r)"
+                             % (name, source, describe(f), f["file"], f["line"]))
         if not stripped and f["function"] in ("strobe_descend", PARK) and \
                 not any(lo <= f["offset"] < hi for lo, hi in (descend, park)):
             fails.append("offset outside the function: %s" % describe(f))
@@ -146,6 +169,115 @@ def verify_descend(truth, dump, levels, descend, park, stripped, fails):
     if ours != want:
         fails.append("levels read %s, want %s" % (ours, want))
     return t
+
+
+def collapsed(path):
+    """[(labels root first, count)] of a collapsed file."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            stack, count = line.rstrip("\n").rsplit(" ", 1)
+            out.append((stack.split(";"), int(count)))
+    return out
+
+
+def label_name(label):
+    """'f (file:line)' -> ('f', 'file:line'); a bare name -> (name, None)."""
+    if label.endswith(")") and " (" in label:
+        name, where = label[:-1].rsplit(" (", 1)
+        return name, where
+    return label, None
+
+
+def is_python(label):
+    where = label_name(label)[1]
+    return where is not None and (".py:" in where or where.endswith(".py") or
+                                  where.startswith("<"))
+
+
+def verify_record_qsort(truth, path, merge_errors, fails):
+    lines = [(st, n) for st, n in collapsed(path)
+             if any(label_name(l)[0] == "caller" for l in st)]
+    if not lines:
+        fails.append("no stack with caller()")
+        return
+    fallback = sum(n for st, n in lines if all(is_python(l) for l in st))
+    if fallback > merge_errors:
+        fails.append("%d stacks without native frames, but %d merge errors counted"
+                     % (fallback, merge_errors))
+    for st, n in lines:
+        if all(is_python(l) for l in st):
+            continue
+        names = [label_name(l)[0] for l in st]
+        py = [label_name(l)[0] for l in st if is_python(l)]
+        if py != list(reversed(truth["python"])):
+            fails.append("Python frames %s, want %s" % (py, list(reversed(truth["python"]))))
+        if "compare" not in names:
+            fails.append("no compare frame: %s" % ";".join(st))
+            continue
+        c, k = names.index("caller"), names.index("compare")
+        between = st[c + 1:k]
+        if any(is_python(l) for l in between) or \
+                not any(label_name(l)[0].startswith("qsort") for l in between):
+            fails.append("between caller and compare, want native frames with qsort: %s"
+                         % between)
+        if k == len(st) - 1:
+            fails.append("no native frame above compare: %s" % ";".join(st))
+
+
+OURS = {"py_level": "P", "strobe_descend": "D", "strobe_spin": "S", "py_work": "W"}
+
+
+def verify_record_burn(path, levels, merge_errors, fails):
+    import re
+    shape = re.compile(r"^(PD)*(P(W|DS)?)?$")
+    fallback = spin = work = total = 0
+    for st, n in collapsed(path):
+        if not any(label_name(l)[0] == "worker" for l in st):
+            continue
+        total += n
+        if all(is_python(l) for l in st if label_name(l)[0] != "worker" and
+               not l.startswith("thread ")):
+            fallback += n
+            continue
+        seq = "".join(OURS.get(label_name(l)[0], "") for l in st)
+        if not shape.match(seq) or seq.count("P") > levels + 1 or \
+                ("S" in seq and seq.count("P") != levels + 1):
+            fails.append("levels read %s (%d samples): %s" % (seq, n, ";".join(st)))
+        spin += n if seq.endswith("S") else 0
+        work += n if seq.endswith("W") else 0
+    if fallback > merge_errors:
+        fails.append("%d stacks without native frames, but %d merge errors counted"
+                     % (fallback, merge_errors))
+    if not spin or not work:
+        fails.append("%d samples in strobe_spin, %d in py_work of %d: want both"
+                     % (spin, work, total))
+    return total, spin, work, fallback
+
+
+def is_native_colour(hexrgb):
+    # out_flamegraph.c: CAT_NATIVE is r 100-180, g 100-140, b 210-255.
+    r, g, b = (int(hexrgb[i:i + 2], 16) for i in (0, 2, 4))
+    return 100 <= r <= 180 and 100 <= g <= 140 and b >= 210
+
+
+def verify_flame(path, fails):
+    import re
+    with open(path, encoding="utf-8") as f:
+        svg = f.read()
+    boxes = re.findall(r'<title>([^<]*?) \(\d+ samples?, [^<]*\)</title><rect [^>]*fill="#([0-9a-f]{6})"', svg)
+    seen = {}
+    for label, colour in boxes:
+        name = label_name(label)[0]
+        if name in OURS:
+            seen.setdefault(name, set()).add(is_native_colour(colour))
+    for name, native in (("strobe_spin", True), ("strobe_descend", True),
+                         ("py_level", False), ("py_work", False)):
+        if name not in seen:
+            fails.append("no %s box in the flame graph" % name)
+        elif seen[name] != {native}:
+            fails.append("%s drawn %s the native palette" % (name, "outside" if native else "in"))
+    return len(boxes)
 
 
 def verify_agree(truth, plain, native, fails):
@@ -172,13 +304,35 @@ def verify_agree(truth, plain, native, fails):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     stripped = "--stripped" in sys.argv
+    lines = "--lines" in sys.argv
     mode, fails, t = args[0], [], None
+    if mode == "record-burn":
+        r = verify_record_burn(args[1], int(args[2]), int(args[3]), fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(fails[:10]))
+            return 1
+        print("OK (%d worker samples: %d in strobe_spin, %d in py_work, %d Python only)" % r)
+        return 0
+    if mode == "flame":
+        n = verify_flame(args[1], fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(fails))
+            return 1
+        print("OK (%d boxes)" % n)
+        return 0
     truth = load(args[1])
+    if mode == "record-qsort":
+        verify_record_qsort(truth, args[2], int(args[3]), fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(fails[:10]))
+            return 1
+        print("OK")
+        return 0
     if mode == "qsort":
         t = verify_qsort(truth, load(args[2]), fails)
     elif mode == "descend":
         t = verify_descend(truth, load(args[2]), int(args[3]), parse_range(args[4]),
-                           parse_range(args[5]), stripped, fails)
+                           parse_range(args[5]), stripped, lines, fails)
     elif mode == "agree":
         verify_agree(truth, load(args[2]), load(args[3]), fails)
     else:

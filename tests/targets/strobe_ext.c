@@ -15,6 +15,11 @@
  *   - with -DSTROBE_CTYPES, without Python.h, for interpreters that have
  *     no headers here: strobe_entry(n, callback, fd), called via ctypes.
  *
+ * With a negative fd the bottom level spins in C (strobe_spin, -fd
+ * thousand rounds, without the GIL) and returns instead of parking: a
+ * CPU-bound mixed stack for `record --native` and the benchmarks
+ * (native_burn.py).
+ *
  * Built with -fvisibility=hidden: strobe_descend and the C++ park exist
  * only in .symtab, so in a stripped copy nothing names them and pystrobe
  * must show strobe_ext.so+0xOFFSET, not the nearest exported symbol.
@@ -36,6 +41,17 @@ int strobe_park(int fd);
  * frame of ours on the stack). */
 static volatile int strobe_sink;
 
+/* Burn CPU in C: the innermost frame of a spinning level. */
+static LEVEL int strobe_spin(int thousands)
+{
+	unsigned x = 1;
+
+	for (long i = 0; i < 1000L * thousands; i++)
+		x = x * 1103515245u + 12345u;
+	strobe_sink = (int)x;
+	return 0;
+}
+
 #ifdef STROBE_CTYPES
 
 typedef int (*strobe_cb)(int n);
@@ -44,10 +60,13 @@ static LEVEL int strobe_descend(int n, strobe_cb cb, int fd)
 {
 	int rc;
 
+	/* At the bottom ctypes has released the GIL for us. */
 	if (n > 0)
 		rc = cb(n - 1);		/* back into Python */
+	else if (fd < 0)
+		rc = strobe_spin(-fd);
 	else
-		rc = strobe_park(fd);	/* ctypes released the GIL for us */
+		rc = strobe_park(fd);
 	strobe_sink = rc;
 	return rc;
 }
@@ -73,7 +92,7 @@ static LEVEL PyObject *strobe_descend(int n, PyObject *cb, int fd)
 		return res;
 	}
 	Py_BEGIN_ALLOW_THREADS
-	rc = strobe_park(fd);
+	rc = fd < 0 ? strobe_spin(-fd) : strobe_park(fd);
 	Py_END_ALLOW_THREADS
 	strobe_sink = rc;
 	return PyLong_FromLong(rc);

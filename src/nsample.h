@@ -1,0 +1,62 @@
+/* The native side of a sampler (record --native, top --native): each
+ * sample's native stacks merged into its Python ones, as profile frames.
+ *
+ * The work is split around the pause so that the target is stopped only
+ * while its state is read:
+ *
+ *	nsample_begin(ns, t_ns);	before pausing (maps re-read now and then)
+ *	pause the process
+ *	for each thread sampled:
+ *		nsample_capture(...);	unwind it, group its Python frames
+ *	release the process
+ *	nsample_finish(ns, t_ns);	symbolize, merge, count the stacks
+ *
+ * A stack that cannot be merged (an unwind that failed, frame counts that
+ * disagree, a truncated Python stack) is counted with its Python frames
+ * alone, and nsample_finish() says how many were: merge errors.  Never a
+ * merged stack that might be wrong.
+ *
+ * Native frames are PF_NATIVE profile frames named after the function
+ * (demangled), with the source file and line where debug information has
+ * them, else the object's path as the file; with no symbol at all,
+ * "library.so+0xOFFSET" and no file.
+ */
+#ifndef PYSTROBE_NSAMPLE_H
+#define PYSTROBE_NSAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mem;
+struct profile;
+struct pyinterp;
+struct py_tstate;
+struct nsample;
+
+/* pi must outlive the result.  by_function: no line numbers in frames.
+ * marker: the profile frame that marks a truncated stack. */
+struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profile *p,
+			     bool by_function, uint32_t marker);
+void nsample_close(struct nsample *ns);
+
+/* Before pausing for the sample taken t_ns after the start. */
+void nsample_begin(struct nsample *ns, uint64_t t_ns);
+
+/* While the threads are stopped: thread tid (0 if unknown) of profile
+ * thread pthread, whose stack as the Python-only sampler would count it is
+ * stack[0..depth), root first: nhead root frames (process, thread), then
+ * its Python frames.  py_complete: the Python walk reached the end of the
+ * frame chain (no truncation marker among them). */
+void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *ts, pid_t tid,
+		     uint32_t pthread, const uint32_t *stack, uint32_t depth, uint32_t nhead,
+		     bool py_complete);
+
+/* Once the threads run again: add every captured stack to the profile.
+ * Returns how many had to fall back to their Python frames. */
+unsigned nsample_finish(struct nsample *ns, uint64_t t_ns);
+
+/* Why the latest merge error happened ("" if none yet), for diagnostics. */
+const char *nsample_last_error(const struct nsample *ns);
+
+#endif
