@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "pystack.h"
 #include "sampler.h"
+#include "target_opts.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -53,14 +54,11 @@ static const char record_usage[] =
 	"  -h, --help             show this help\n";
 
 struct record {
-	struct sampler_opts so;
-	struct fleet_opts fo;
+	struct target_opts t;
 	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
 	bool quiet;
-	pid_t pid;
-	char **command;		/* launch mode */
 	pid_t child;
 	bool status_shown;
 	struct sampler_counts counts;	/* at the end */
@@ -89,25 +87,16 @@ static void install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_THREADS, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_GROUP,
-       OPT_NATIVE };
+enum { OPT_THREADS = TOPT_NEXT, OPT_GROUP };
 
 static int parse_args(struct record *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rate", required_argument, NULL, 'r' },
+		TARGET_LONGOPTS,
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "idle", no_argument, NULL, OPT_IDLE },
-		{ "gil", no_argument, NULL, OPT_GIL },
 		{ "threads", no_argument, NULL, OPT_THREADS },
-		{ "function", no_argument, NULL, OPT_FUNCTION },
-		{ "full-filenames", no_argument, NULL, OPT_FULL },
-		{ "blocking", no_argument, NULL, OPT_BLOCKING },
-		{ "native", no_argument, NULL, OPT_NATIVE },
-		{ "subprocesses", no_argument, NULL, 's' },
 		{ "group-processes", no_argument, NULL, OPT_GROUP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -115,27 +104,16 @@ static int parse_args(struct record *r, int argc, char **argv)
 	};
 	int c;
 
-	r->so.rate_hz = 100;
+	target_opts_init(&r->t);
 	r->fmt = &out_formats[0];
 	optind = 1;
 	opterr = 0;
 	/* "+": stop at the first non-option, the command to launch. */
-	while ((c = getopt_long(argc, argv, "+:p:r:d:o:f:sqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:" TARGET_SHORTOPTS "d:o:f:qh", longopts,
+				NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (!(r->pid = parse_pid(optarg))) {
-				errorf("record: invalid pid '%s'", optarg);
-				return -1;
-			}
-			break;
-		case 'r':
-			if (parse_number(optarg, 0.1, 100000, &r->so.rate_hz) < 0) {
-				errorf("record: --rate must be between 0.1 and 100000 Hz, not '%s'", optarg);
-				return -1;
-			}
-			break;
 		case 'd':
-			if (parse_number(optarg, 0.001, 1e9, &r->so.duration_s) < 0) {
+			if (parse_number(optarg, 0.001, 1e9, &r->t.so.duration_s) < 0) {
 				errorf("record: --duration must be a positive number of seconds, not '%s'", optarg);
 				return -1;
 			}
@@ -147,37 +125,26 @@ static int parse_args(struct record *r, int argc, char **argv)
 				return -1;
 			}
 			break;
-		case OPT_IDLE: r->so.idle = true; break;
-		case OPT_GIL: r->so.gil_only = true; break;
-		case OPT_THREADS: r->so.threads = true; break;
-		case OPT_FUNCTION: r->so.by_function = true; break;
-		case OPT_FULL: r->oo.full_filenames = true; break;
-		case OPT_BLOCKING: r->so.blocking = true; break;
-		case OPT_NATIVE: r->so.native = r->so.blocking = true; break;
-		case 's': r->fo.subprocesses = true; break;
-		case OPT_GROUP: r->fo.group = true; break;
+		case OPT_THREADS: r->t.so.threads = true; break;
+		case OPT_GROUP: r->t.fo.group = true; break;
 		case 'q': r->quiet = true; break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return 1;
-		case ':':
-			errorf("record: %s needs a value (see pystrobe record --help)", argv[optind - 1]);
-			return -1;
 		default:
-			errorf("record: unknown option '%s' (see pystrobe record --help)", argv[optind - 1]);
-			return -1;
+			if (target_opt(&r->t, c, optarg, argv, "record") < 0)
+				return -1;
 		}
 	}
-	if (optind < argc)
-		r->command = argv + optind;
-	if (!!r->pid == !!r->command) {
-		errorf("record: give either --pid PID or -- COMMAND (see pystrobe record --help)");
+	if (target_opts_finish(&r->t, argc, argv, "record") < 0)
 		return -1;
-	}
-	if (r->fo.group && !r->fo.subprocesses) {
+	if (r->t.fo.group && !r->t.fo.subprocesses) {
 		errorf("record: --group-processes needs --subprocesses");
 		return -1;
 	}
+	/* record keeps one kind of frame: lines, or functions. */
+	r->t.so.by_function = r->t.by_function;
+	r->oo.full_filenames = r->t.full_filenames;
 	return 0;
 }
 
@@ -220,7 +187,7 @@ static char *default_output(const struct record *r, char **argv, int argc)
 
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	out = xasprintf("pystrobe-%s-%d-%s.%s", program_name(argv, argc), (int)r->pid,
+	out = xasprintf("pystrobe-%s-%d-%s.%s", program_name(argv, argc), (int)r->t.pid,
 			stamp, r->fmt->ext);
 	/* A file name, not a path: no slashes or odd characters from argv. */
 	for (p = out; *p; p++)
@@ -313,19 +280,19 @@ static int start_command(struct record *r, int *status)
 {
 	int go_fd = -1, err_fd = -1, rc = 0;
 
-	r->child = launch(r->command, false, &go_fd, &err_fd);
+	r->child = launch(r->t.command, false, &go_fd, &err_fd);
 	if (r->child < 0) {
-		errorf("record: cannot start '%s': %s", r->command[0], strerror(errno));
+		errorf("record: cannot start '%s': %s", r->t.command[0], strerror(errno));
 		*status = EXIT_ERROR;
 		return -1;
 	}
-	r->pid = r->child;
+	r->t.pid = r->child;
 	if (write(go_fd, "g", 1) != 1)
 		rc = -1, *status = EXIT_ERROR;
-	else if (r->fo.subprocesses)
-		rc = wait_for_exec(r->child, r->command, "record", err_fd, status);
+	else if (r->t.fo.subprocesses)
+		rc = wait_for_exec(r->child, r->t.command, "record", err_fd, status);
 	else
-		rc = wait_for_python(r->child, r->command, "record", err_fd, &stop_requested,
+		rc = wait_for_python(r->child, r->t.command, "record", err_fd, &stop_requested,
 				     status);
 	close(go_fd);
 	close(err_fd);
@@ -366,25 +333,25 @@ int cmd_record(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	install_signals();
-	profile_init(&p, r.so.rate_hz);
+	profile_init(&p, r.t.so.rate_hz);
 
-	if (r.command && start_command(&r, &status) < 0) {
+	if (r.t.command && start_command(&r, &status) < 0) {
 		profile_free(&p);
 		return status;
 	}
-	f = fleet_open(r.pid, &r.so, &r.fo, &p, &rc, err, sizeof(err));
+	f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
 	if (!f) {
 		errorf("%s", err);
 		status = r.child ? finish_child(&r) : rc;
 		profile_free(&p);
 		return status;
 	}
-	pargv = proc_cmdline(r.pid, &pargc);
+	pargv = proc_cmdline(r.t.pid, &pargc);
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
 	p.start_unix_ns = realtime_ns();
 	fleet_run(f, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
-	describe(&p, f, r.pid, pargv, pargc);
+	describe(&p, f, r.t.pid, pargv, pargc);
 	fleet_counts(f, &r.counts);
 	if (fleet_merge_error(f))
 		snprintf(r.merge_error, sizeof(r.merge_error), "%s", fleet_merge_error(f));

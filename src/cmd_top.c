@@ -25,6 +25,7 @@
 #include "proc.h"
 #include "profile.h"
 #include "sampler.h"
+#include "target_opts.h"
 #include "util.h"
 
 #include <curses.h>
@@ -85,16 +86,6 @@ enum sort_col { SORT_OWN_PCT, SORT_TOTAL_PCT, SORT_OWN_TIME, SORT_TOTAL_TIME };
 
 static const char *const sort_names[] = { "%Own", "%Total", "OwnTime", "TotalTime" };
 
-struct top_opts {
-	struct sampler_opts so;
-	struct fleet_opts fo;
-	double delay_s;
-	bool by_function;
-	bool full_filenames;
-	pid_t pid;
-	char **command;
-};
-
 /* Samples of one thread with one stack. */
 struct entry {
 	uint32_t thread, stack;
@@ -122,7 +113,8 @@ struct stats {
 };
 
 struct top {
-	struct top_opts o;
+	struct target_opts o;
+	double delay_s;		/* --delay */
 	struct profile p;
 	struct fleet *f;
 	pid_t pid;
@@ -678,7 +670,7 @@ static void reset_counts(struct top *t)
 	t->live.gil_pct = t->live.active_pct = t->live.error_pct = -1;
 	t->live.nthreads = t->shown.nthreads;
 	t->live.nprocs = t->shown.nprocs;
-	t->next_refresh = now + (uint64_t)(t->o.delay_s * 1e9);
+	t->next_refresh = now + (uint64_t)(t->delay_s * 1e9);
 	t->scroll = 0;
 	update_view(t);
 }
@@ -737,7 +729,7 @@ static void target_exited(struct top *t)
 	if (t->child)
 		reap_child(t, 2000);
 	now = mono_ns();
-	if (t->live.rounds && t->iv_rounds < t->o.delay_s * t->o.so.rate_hz / 2) {
+	if (t->live.rounds && t->iv_rounds < t->delay_s * t->o.so.rate_hz / 2) {
 		/* The last bit of an interval would give noisy shares: its
 		 * samples go to the times only. */
 		take_runs(t, true, false);
@@ -1394,7 +1386,7 @@ static void wait_event(struct top *t)
 
 static void run(struct top *t)
 {
-	uint64_t delay = (uint64_t)(t->o.delay_s * 1e9);
+	uint64_t delay = (uint64_t)(t->delay_s * 1e9);
 
 	t->start_ns = mono_ns();
 	t->deadline = t->start_ns;
@@ -1435,76 +1427,38 @@ static void run(struct top *t)
 
 /* --- options -------------------------------------------------------------- */
 
-enum { OPT_IDLE = 256, OPT_GIL, OPT_FUNCTION, OPT_FULL, OPT_BLOCKING, OPT_NATIVE };
-
-static int parse_args(struct top_opts *o, int argc, char **argv)
+static int parse_args(struct target_opts *o, double *delay_s, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rate", required_argument, NULL, 'r' },
+		TARGET_LONGOPTS,
 		{ "delay", required_argument, NULL, 'd' },
-		{ "idle", no_argument, NULL, OPT_IDLE },
-		{ "gil", no_argument, NULL, OPT_GIL },
-		{ "function", no_argument, NULL, OPT_FUNCTION },
-		{ "full-filenames", no_argument, NULL, OPT_FULL },
-		{ "blocking", no_argument, NULL, OPT_BLOCKING },
-		{ "subprocesses", no_argument, NULL, 's' },
-		{ "native", no_argument, NULL, OPT_NATIVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	o->so.rate_hz = 100;
-	o->delay_s = 1;
+	target_opts_init(o);
+	*delay_s = 1;
 	optind = 1;
 	opterr = 0;
 	/* "+": stop at the first non-option, the command to launch. */
-	while ((c = getopt_long(argc, argv, "+:p:r:d:sh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:" TARGET_SHORTOPTS "d:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (!(o->pid = parse_pid(optarg))) {
-				errorf("top: invalid pid '%s'", optarg);
-				return -1;
-			}
-			break;
-		case 'r':
-			if (parse_number(optarg, 0.1, 100000, &o->so.rate_hz) < 0) {
-				errorf("top: --rate must be between 0.1 and 100000 Hz, not '%s'", optarg);
-				return -1;
-			}
-			break;
 		case 'd':
-			if (parse_number(optarg, 0.05, 86400, &o->delay_s) < 0) {
+			if (parse_number(optarg, 0.05, 86400, delay_s) < 0) {
 				errorf("top: --delay must be between 0.05 and 86400 seconds, not '%s'", optarg);
 				return -1;
 			}
 			break;
-		case OPT_IDLE: o->so.idle = true; break;
-		case OPT_GIL: o->so.gil_only = true; break;
-		case OPT_FUNCTION: o->by_function = true; break;
-		case OPT_FULL: o->full_filenames = true; break;
-		case OPT_BLOCKING: o->so.blocking = true; break;
-		case 's': o->fo.subprocesses = true; break;
-		case OPT_NATIVE: o->so.native = o->so.blocking = true; break;
 		case 'h':
 			fputs(top_usage, stdout);
 			return 1;
-		case ':':
-			errorf("top: %s needs a value (see pystrobe top --help)", argv[optind - 1]);
-			return -1;
 		default:
-			errorf("top: unknown option '%s' (see pystrobe top --help)", argv[optind - 1]);
-			return -1;
+			if (target_opt(o, c, optarg, argv, "top") < 0)
+				return -1;
 		}
 	}
-	if (optind < argc)
-		o->command = argv + optind;
-	if (!!o->pid == !!o->command) {
-		errorf("top: give either --pid PID or -- COMMAND (see pystrobe top --help)");
-		return -1;
-	}
-	return 0;
+	return target_opts_finish(o, argc, argv, "top");
 }
 
 /* --- the command ---------------------------------------------------------- */
@@ -1555,7 +1509,7 @@ int cmd_top(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	t.thread_sel = -1;
 	t.sort = SORT_OWN_TIME;
-	rc = parse_args(&t.o, argc, argv);
+	rc = parse_args(&t.o, &t.delay_s, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	t.by_function = t.o.by_function;
