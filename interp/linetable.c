@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 static int checked_line(int64_t line)
 {
@@ -174,4 +175,164 @@ int linetable_line(enum lt_format fmt, const uint8_t *table, size_t len,
 		return locations_line(table, len, firstlineno, offset);
 	}
 	return -1;
+}
+
+/* --- whole tables ----------------------------------------------------------
+ *
+ * The same three walks, each range pushed as it is passed instead of
+ * compared with one offset.  Empty ranges are dropped and neighbours with
+ * the same line merged, so a real table shrinks to about one range per
+ * line; a hostile one is at most one range per table entry.
+ */
+
+struct ranges_builder {
+	struct lt_ranges *rs;
+	size_t cap;
+	bool failed;
+};
+
+static void push_range(struct ranges_builder *b, uint64_t end, int line)
+{
+	struct lt_ranges *rs = b->rs;
+	struct lt_range *r;
+
+	if (b->failed)
+		return;
+	if (rs->n && end <= rs->r[rs->n - 1].end)
+		return;			/* empty: never the first to reach past an offset */
+	if (!rs->n && !end)
+		return;
+	if (rs->n && rs->r[rs->n - 1].line == line) {
+		rs->r[rs->n - 1].end = end;
+		return;
+	}
+	if (rs->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+
+		r = realloc(rs->r, cap * sizeof(*r));
+		if (!r) {
+			b->failed = true;
+			return;
+		}
+		rs->r = r;
+		b->cap = cap;
+	}
+	rs->r[rs->n++] = (struct lt_range){ end, line };
+}
+
+static void lnotab_ranges(struct ranges_builder *b, const uint8_t *t, size_t len,
+			  int firstlineno)
+{
+	int64_t line = firstlineno;
+	uint64_t addr = 0;
+
+	if (len % 2)
+		return;
+	for (size_t i = 0; i < len; i += 2) {
+		addr += t[i];
+		push_range(b, addr, checked_line(line));
+		line += (int8_t)t[i + 1];
+	}
+	b->rs->tail = checked_line(line);
+}
+
+static void linetable310_ranges(struct ranges_builder *b, const uint8_t *t, size_t len,
+				int firstlineno)
+{
+	int64_t line = firstlineno;
+	uint64_t end = 0;
+
+	if (len % 2)
+		return;
+	for (size_t i = 0; i < len; i += 2) {
+		int delta = (int8_t)t[i + 1];
+		bool no_line = delta == -128;
+
+		if (!no_line)
+			line += delta;
+		if (!t[i])
+			continue;
+		end += t[i];
+		push_range(b, end, no_line ? -1 : checked_line(line));
+	}
+}
+
+static void locations_ranges(struct ranges_builder *b, const uint8_t *t, size_t len,
+			     int firstlineno)
+{
+	int64_t line = firstlineno;
+	uint64_t end = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		uint8_t byte = t[i];
+		int code = LOC_CODE(byte);
+		int64_t delta = 0;
+
+		if (!(byte & LOC_ENTRY_START))
+			return;
+		if (code == LOC_NO_COLUMNS || code == LOC_LONG) {
+			if (!read_svarint(t, len, i + 1, &delta))
+				return;
+		} else if (code >= 10 && code <= 12) {
+			delta = code - 10;
+		}
+		line += delta;
+		end += 2 * LOC_UNITS(byte);
+		push_range(b, end, code == LOC_NONE ? -1 : checked_line(line));
+		do
+			i++;
+		while (i < len && !(t[i] & LOC_ENTRY_START));
+	}
+}
+
+int linetable_ranges(enum lt_format fmt, const uint8_t *table, size_t len,
+		     int firstlineno, struct lt_ranges *out)
+{
+	struct ranges_builder b = { out, 0, false };
+
+	out->r = NULL;
+	out->n = 0;
+	out->tail = -1;
+	if (!table && len)
+		return 0;
+	switch (fmt) {
+	case LT_LNOTAB:
+		lnotab_ranges(&b, table, len, firstlineno);
+		break;
+	case LT_LINETABLE:
+		linetable310_ranges(&b, table, len, firstlineno);
+		break;
+	case LT_LOCATIONS:
+		locations_ranges(&b, table, len, firstlineno);
+		break;
+	}
+	if (!b.failed)
+		return 0;
+	linetable_ranges_free(out);
+	return -1;
+}
+
+int linetable_ranges_line(const struct lt_ranges *rs, uint32_t offset)
+{
+	size_t lo = 0, hi = rs->n;
+
+	/* The first range that ends past the offset. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rs->r[mid].end > offset)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < rs->n ? rs->r[lo].line : rs->tail;
+}
+
+void linetable_ranges_free(struct lt_ranges *rs)
+{
+	free(rs->r);
+	rs->r = NULL;
+	rs->n = 0;
+	rs->tail = -1;
 }
