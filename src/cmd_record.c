@@ -392,6 +392,9 @@ int cmd_record(int argc, char **argv)
 
 	sampler_run(s, &stop_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
 	sampler_close(s);
+	if (st.target_execd)
+		errorf("record: process %d ran exec() and is no longer the Python program "
+		       "it was; recording stopped", (int)r.pid);
 
 	rc = write_profile(&r, &p, path);
 	summary(&r, &st, rc == 0 ? path : NULL);

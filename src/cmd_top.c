@@ -741,7 +741,10 @@ static void take_sample(struct top *t)
 {
 	uint64_t now = mono_ns();
 
-	if (sampler_sample(t->s, now - t->start_ns) == -EXIT_EXITED) {
+	int rc = sampler_sample(t->s, now - t->start_ns);
+
+	/* exec() into another program ends the profile as an exit does. */
+	if (rc == -EXIT_EXITED || rc == -EXIT_NOT_PYTHON) {
 		target_exited(t);
 		return;
 	}

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +54,8 @@ struct sampler {
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
+	struct stat exe;		/* /proc/PID/exe at the start, to see an exec */
+	uint64_t relocated_ns;		/* last look for an exec of the same program */
 };
 
 const char *serr_name(enum serr e)
@@ -63,6 +66,14 @@ const char *serr_name(enum serr e)
 		[SERR_PAUSE] = "could not pause",
 	};
 	return e < SERR_COUNT ? names[e] : "?";
+}
+
+static int stat_exe(pid_t pid, struct stat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return stat(path, st);
 }
 
 struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
@@ -83,6 +94,8 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 		sampler_close(s);
 		return NULL;
 	}
+	if (stat_exe(pid, &s->exe) < 0)
+		memset(&s->exe, 0, sizeof(s->exe));
 	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
 	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
@@ -306,6 +319,32 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	s->stacks++;
 }
 
+/* Has the process run exec()?  Its memory is then another program's, and
+ * every later sample would be an error.  Another executable shows in
+ * /proc/PID/exe; the same one run afresh (os.execv(sys.executable, ...))
+ * has its _PyRuntime elsewhere, or is not Python yet: looked for at most
+ * once a second, as finding the interpreter means reading its ELF files. */
+static bool replaced(struct sampler *s, uint64_t t_ns)
+{
+	struct pyinterp pi;
+	struct stat st;
+	char err[256];
+	bool moved;
+
+	if (stat_exe(s->pid, &st) < 0)
+		return false;
+	if (s->exe.st_ino && (st.st_dev != s->exe.st_dev || st.st_ino != s->exe.st_ino))
+		return true;
+	if (s->relocated_ns && t_ns - s->relocated_ns < NAME_REFRESH_NS)
+		return false;
+	s->relocated_ns = t_ns ? t_ns : 1;
+	if (locate_python(s->pid, s->direct, &pi, err, sizeof(err)) < 0)
+		return !proc_exiting(s->pid);
+	moved = pi.runtime != s->pi.runtime;
+	pyinterp_free(&pi);
+	return moved;
+}
+
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
@@ -330,6 +369,8 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		pause_release(&pause);
 		if (n == -EXIT_EXITED || proc_exiting(s->pid))
 			return -EXIT_EXITED;
+		if (replaced(s, t_ns))
+			return -EXIT_NOT_PYTHON;
 		s->errors[SERR_STATE]++;
 		return 0;
 	}
@@ -420,7 +461,8 @@ void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
 	uint64_t start = mono_ns(), deadline = start, next_status = start;
 	uint64_t end = s->o.duration_s > 0 ? start + (uint64_t)(s->o.duration_s * 1e9) : 0;
 	uint64_t rounds = 0, lagged = 0, max_lag = 0;
-	bool exited = false;
+	bool exited = false, execd;
+	int rc;
 
 	memset(final, 0, sizeof(*final));
 	while (!*stop) {
@@ -428,8 +470,10 @@ void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
 
 		if (end && now >= end)
 			break;
-		if (sampler_sample(s, now - start) == -EXIT_EXITED) {
-			exited = true;
+		rc = sampler_sample(s, now - start);
+		if (rc == -EXIT_EXITED || rc == -EXIT_NOT_PYTHON) {
+			exited = rc == -EXIT_EXITED;
+			final->target_execd = rc == -EXIT_NOT_PYTHON;
 			break;
 		}
 		rounds++;
@@ -456,7 +500,9 @@ void sampler_run(struct sampler *s, volatile sig_atomic_t *stop,
 			deadline = end;
 		sleep_until(deadline);
 	}
+	execd = final->target_execd;
 	fill_status(s, start, rounds, final);
+	final->target_execd = execd;
 	final->lagged = lagged;
 	final->max_lag_ms = max_lag / 1e6;
 	final->target_exited = exited;

@@ -36,8 +36,9 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 			     int *rc, char *err, size_t errlen);
 void sampler_close(struct sampler *s);
 
-/* One sample of every thread, t_ns after the start.  Returns 0, or
- * -EXIT_EXITED once the process is gone. */
+/* One sample of every thread, t_ns after the start.  Returns 0,
+ * -EXIT_EXITED once the process is gone, or -EXIT_NOT_PYTHON once it has
+ * replaced itself with another program (exec). */
 int sampler_sample(struct sampler *s, uint64_t t_ns);
 
 struct sampler_status {
@@ -49,6 +50,7 @@ struct sampler_status {
 	double max_lag_ms;
 	double rate_hz;			/* achieved rounds per second */
 	bool target_exited;
+	bool target_execd;		/* it ran exec(): no longer the program sampled */
 };
 
 /* Sample at the fixed rate with absolute deadlines until *stop is set,
