@@ -106,7 +106,7 @@ int write_file(const char *path, const char *data, size_t len)
 	return ok ? 0 : -1;
 }
 
-static char *read_file(const char *path)
+char *read_file(const char *path)
 {
 	char *data = NULL;
 	size_t len = 0;
@@ -607,4 +607,55 @@ int run_one_error_line(const struct run *r)
 		return 0;
 	nl = strchr(r->err, '\n');
 	return !nl || nl[1] == 0;
+}
+
+/* --- for the hardening tests -------------------------------------------- */
+
+int python_argv(const struct test_interp *ti, char **argv, int max)
+{
+	static char *const env[] = { "env", "-u", "PYTHONPATH", "-u", "PYTHONHOME",
+				     "PYTHONDONTWRITEBYTECODE=1" };
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]) && n < max; i++)
+		argv[n++] = env[i];
+	if (ti->env[0] && n < max)
+		argv[n++] = (char *)ti->env;
+	if (ti->root[0] && n + 1 < max) {
+		argv[n++] = "/usr/sbin/chroot";
+		argv[n++] = (char *)ti->root;
+	}
+	if (n < max)
+		argv[n++] = (char *)ti->path;
+	return n;
+}
+
+int sanitizer_report(const char *text)
+{
+	return text && (strstr(text, "AddressSanitizer") || strstr(text, "LeakSanitizer") ||
+			strstr(text, "runtime error:") || strstr(text, "UndefinedBehaviorSanitizer"));
+}
+
+int all_lines_pystrobe(const char *err)
+{
+	const char *p = err;
+
+	if (!p)
+		return 0;
+	while (*p) {
+		if (strncmp(p, "pystrobe: ", 10) != 0)
+			return 0;
+		p = strchr(p, '\n');
+		if (!p)
+			return 1;
+		p++;
+	}
+	return 1;
+}
+
+int stress_mode(void)
+{
+	const char *s = getenv("PYSTROBE_STRESS");
+
+	return s && !strcmp(s, "1");
 }

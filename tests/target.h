@@ -105,4 +105,23 @@ int write_file(const char *path, const char *data, size_t len);
 void msg_add(char **msg, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The whole of path, NUL-terminated, or NULL. */
+char *read_file(const char *path);
+
+/* The hardening tests (check_chaos.c, check_hostile.c, ...). */
+
+/* The command line that runs ti as test_interp_spawn() does (env, chroot,
+ * the interpreter), for pystrobe to launch: its words go to argv (at most
+ * max), the count is returned; the script and its arguments follow. */
+int python_argv(const struct test_interp *ti, char **argv, int max);
+
+/* Whether text holds an AddressSanitizer, LeakSanitizer or UBSan report. */
+int sanitizer_report(const char *text);
+
+/* Whether err is empty or lines each starting with "pystrobe: ". */
+int all_lines_pystrobe(const char *err);
+
+/* PYSTROBE_STRESS=1 (make stress): the long variants at full counts. */
+int stress_mode(void);
+
 #endif

@@ -1,0 +1,893 @@
+/* Targets that misbehave while they are profiled: pystrobe must end each run
+ * with its documented exit code and nothing on stderr but "pystrobe: "
+ * lines, never crash (no death by signal, no sanitizer report), and never
+ * leave the target stopped.
+ *
+ *   - short-lived processes, launched by record, and by --pid (record or
+ *     dump) just before they exit: SHORT_RUNS of each (200 with
+ *     PYSTROBE_STRESS=1), spread over every interpreter;
+ *   - thread churn, over 1000 threads a second, while record runs: the
+ *     summary counts the errors, the target finishes its work;
+ *   - a target that runs exec(): record ends with one line saying so, and a
+ *     launched command's own exit status;
+ *   - recursion 10000 deep: dump marks the stack cut, record roots it in
+ *     "<truncated>";
+ *   - a target stopped with SIGSTOP before pystrobe comes stays stopped after
+ *     dump and record (blocking or not), and runs again on SIGCONT; a
+ *     running one is never left stopped.
+ *
+ * The slow checks run on two interpreters (the oldest and newest), the cheap
+ * ones on all; each says which.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "target.h"
+
+#define SHORT_RUNS		40	/* of each kind; 200 with PYSTROBE_STRESS=1 */
+#define SHORT_RUNS_STRESS	200
+#define CHURN_SECONDS		"1.5"	/* recording length against the churn */
+#define CHURN_MIN_RATE		1000	/* threads a second the target must make */
+
+static const struct test_interp *interps;
+static int ninterps;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The oldest and the newest interpreter, for the slow checks. */
+static int slow_interp(int i)
+{
+	int lo = 0, hi = 0;
+
+	for (int k = 1; k < ninterps; k++) {
+		if (interps[k].minor < interps[lo].minor)
+			lo = k;
+		if (interps[k].minor > interps[hi].minor)
+			hi = k;
+	}
+	return i == 0 ? lo : hi;
+}
+
+struct cmd {
+	char *v[64];
+	int n;
+};
+
+static void cmd_add(struct cmd *c, const char *s)
+{
+	if (c->n < 63)
+		c->v[c->n++] = (char *)s;
+	c->v[c->n] = NULL;
+}
+
+/* pystrobe ARGS... [-- python...]: the start of a command line. */
+static void cmd_pystrobe(struct cmd *c)
+{
+	c->n = 0;
+	cmd_add(c, pystrobe_path());
+}
+
+static void cmd_python(struct cmd *c, const struct test_interp *ti)
+{
+	c->n += python_argv(ti, c->v + c->n, 62 - c->n);
+	c->v[c->n] = NULL;
+}
+
+/* A run must end by exiting (no signal, no timeout), say nothing but
+ * "pystrobe: " lines, and carry no sanitizer report.  Returns whether it
+ * did; else the reason goes to failures. */
+static bool clean_run(const struct run *r, const char *what, char **failures)
+{
+	char how[96];
+
+	if (run_exit(r) < 0) {
+		msg_add(failures, "%s: pystrobe %s; stderr: %.500s", what,
+			run_describe(r, how, sizeof(how)), r->err);
+		return false;
+	}
+	if (sanitizer_report(r->err)) {
+		msg_add(failures, "%s: sanitizer report: %.1500s", what, r->err);
+		return false;
+	}
+	if (!all_lines_pystrobe(r->err)) {
+		msg_add(failures, "%s: stderr is not \"pystrobe: \" lines: %.500s", what,
+			r->err);
+		return false;
+	}
+	return true;
+}
+
+/* Every line of a collapsed profile is "stack COUNT". */
+static int collapsed_lines(const char *text, int *bad)
+{
+	int n = 0;
+
+	*bad = 0;
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n'), *sp;
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		sp = memrchr(p, ' ', len);
+		if (!sp || sp == p || strspn(sp + 1, "0123456789") != len - (sp + 1 - p))
+			++*bad;
+		n++;
+		p = nl ? nl + 1 : p + len;
+	}
+	return n;
+}
+
+static void assert_no_failures(const char *label, const char *check, char *failures)
+{
+	if (failures) {
+		printf("chaos: %s: %s FAILED:\n%s", label, check, failures);
+		fflush(stdout);
+	}
+	ck_assert_msg(!failures, "%s: %s: %.2000s", label, check, failures);
+}
+
+/* --- short-lived processes, launched ------------------------------------- */
+
+/* Lives argv[1] seconds, burning, then exits with status argv[2]. */
+static const char short_code[] =
+	"import sys, time\n"
+	"end = time.time() + float(sys.argv[1])\n"
+	"while time.time() < end:\n"
+	"    pass\n"
+	"sys.exit(int(sys.argv[2]))\n";
+
+static const char *const lifetimes[] = { "0", "0.005", "0.02", "0.05", "0.1" };
+
+static void short_launch_one(int run, int *profiles, int *early, char **failures)
+{
+	const struct test_interp *ti = &interps[run % ninterps];
+	const char *life = lifetimes[run / ninterps % 5];
+	const char *status = run % 3 ? "0" : "3";
+	char what[256], out[64];
+	struct run r;
+	struct cmd c;
+	int code;
+
+	snprintf(out, sizeof(out), "/tmp/pystrobe-chaos-%d-%d.txt", getpid(), run);
+	snprintf(what, sizeof(what), "launch %d (%s, lives %s s, exits %s%s)", run, ti->label,
+		 life, status, run % 2 ? ", --blocking" : "");
+	cmd_pystrobe(&c);
+	cmd_add(&c, "record");
+	cmd_add(&c, "-f");
+	cmd_add(&c, "collapsed");
+	cmd_add(&c, "-o");
+	cmd_add(&c, out);
+	if (run % 2)
+		cmd_add(&c, "--blocking");
+	cmd_add(&c, "--");
+	cmd_python(&c, ti);
+	cmd_add(&c, "-c");
+	cmd_add(&c, short_code);
+	cmd_add(&c, life);
+	cmd_add(&c, status);
+	unlink(out);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, c.v) < 0) {
+		msg_add(failures, "%s: cannot run pystrobe", what);
+		return;
+	}
+	code = run_exit(&r);
+	if (clean_run(&r, what, failures) && code != atoi(status))
+		msg_add(failures, "%s: exit %d, not the command's %s; stderr: %.500s", what,
+			code, status, r.err);
+	if (strstr(r.err, "; wrote ")) {
+		char *text = read_file(out);	/* NULL for an empty profile too */
+		int bad;
+
+		if (access(out, F_OK) != 0)
+			msg_add(failures, "%s: says it wrote %s, which is not there", what, out);
+		else if (text && (collapsed_lines(text, &bad), bad))
+			msg_add(failures, "%s: %d malformed lines in %s", what, bad, out);
+		free(text);
+		++*profiles;
+	} else if (strstr(r.err, "exited before Python started")) {
+		++*early;
+	} else if (code == atoi(status)) {
+		msg_add(failures, "%s: neither a profile nor a reason: %.500s", what, r.err);
+	}
+	unlink(out);
+	run_free(&r);
+}
+
+START_TEST(test_short_launch)
+{
+	int runs = stress_mode() ? SHORT_RUNS_STRESS : SHORT_RUNS;
+	int profiles = 0, early = 0;
+	char *failures = NULL;
+
+	for (int run = 0; run < runs; run++)
+		short_launch_one(run, &profiles, &early, &failures);
+	printf("chaos: %d short-lived launches over %d interpreters: %d profiles written, "
+	       "%d ended before Python started\n", runs, ninterps, profiles, early);
+	assert_no_failures("all", "short-lived launches", failures);
+}
+END_TEST
+
+/* --- short-lived processes, by --pid -------------------------------------- */
+
+/* Up, then dead argv[1] seconds later: abruptly, normally or with 5. */
+static const char dying_code[] =
+	"import os, sys, threading, time\n"
+	"def spin():\n"
+	"    while True:\n"
+	"        pass\n"
+	"threading.Thread(target=spin, daemon=True).start()\n"
+	"open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
+	"end = time.time() + float(sys.argv[1])\n"
+	"while time.time() < end:\n"
+	"    pass\n"
+	"if sys.argv[2] == 'hard':\n"
+	"    os._exit(0)\n"
+	"sys.exit(5 if sys.argv[2] == 'five' else 0)\n";
+
+static void *reap_target(void *arg)
+{
+	struct target *t = arg;
+
+	while (waitpid(t->pid, &t->status, 0) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* Which pystrobe run: record, record --blocking, dump, dump --json. */
+static void pid_cmd(struct cmd *c, int kind, const char *pid, const char *out)
+{
+	cmd_pystrobe(c);
+	if (kind < 2) {
+		cmd_add(c, "record");
+		cmd_add(c, "-f");
+		cmd_add(c, "collapsed");
+		cmd_add(c, "-o");
+		cmd_add(c, out);
+		if (kind == 1)
+			cmd_add(c, "--blocking");
+	} else {
+		cmd_add(c, "dump");
+		if (kind == 3)
+			cmd_add(c, "--json");
+	}
+	cmd_add(c, "--pid");
+	cmd_add(c, pid);
+}
+
+static void short_pid_one(int run, int counts[9], char **failures)
+{
+	static const char *const kinds[] = { "record", "record --blocking", "dump", "dump --json" };
+	static const char *const endings[] = { "hard", "normal", "five" };
+	const struct test_interp *ti = &interps[run % ninterps];
+	int life_ms = 10 + (run * 7) % 40, wait_ms = (run * 13) % (life_ms + 10);
+	int kind = run / ninterps % 4, code;
+	char what[256], out[64], secs[16], pid[16], why[512], state;
+	pthread_t reaper;
+	struct target t;
+	struct run r;
+	struct cmd c;
+	pid_t stopped;
+
+	snprintf(what, sizeof(what), "--pid %d (%s, %s, lives %d ms, %s exit, attach after %d ms)",
+		 run, ti->label, kinds[kind], life_ms, endings[run % 3], wait_ms);
+	snprintf(secs, sizeof(secs), "%.3f", life_ms / 1000.0);
+	snprintf(out, sizeof(out), "/tmp/pystrobe-chaos-%d-%d.txt", getpid(), run);
+	if (target_start(&t, ti, why, sizeof(why), "-c", dying_code, secs, endings[run % 3],
+			 NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(failures, "%s: %s", what, why);
+		target_stop(&t);
+		return;
+	}
+	/* Reaped the moment it exits: its pid vanishes under pystrobe. */
+	if (pthread_create(&reaper, NULL, reap_target, &t) != 0) {
+		msg_add(failures, "%s: pthread_create failed", what);
+		target_stop(&t);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	sleep_ms(wait_ms);
+	pid_cmd(&c, kind, pid, out);
+	code = run_cmd(&r, RUN_TIMEOUT_MS, c.v);
+	stopped = proc_stopped_thread(t.py_pid, &state);
+	if (stopped)
+		msg_add(failures, "%s: thread %d left stopped (state %c)", what, stopped, state);
+	pthread_join(reaper, NULL);
+	t.reaped = 1;
+	target_stop(&t);
+	unlink(out);
+	if (code < 0) {
+		msg_add(failures, "%s: cannot run pystrobe", what);
+		return;
+	}
+	code = run_exit(&r);
+	if (clean_run(&r, what, failures)) {
+		if (code != 0 && code != 3 && code != 7)
+			msg_add(failures, "%s: exit %d (0, 3 or 7 expected): %.500s", what, code,
+				r.err);
+		else if (code != 0 && !run_one_error_line(&r))
+			msg_add(failures, "%s: exit %d with more than one line: %.500s", what,
+				code, r.err);
+		else
+			counts[code]++;
+	}
+	run_free(&r);
+}
+
+START_TEST(test_short_pid)
+{
+	int runs = stress_mode() ? SHORT_RUNS_STRESS : SHORT_RUNS;
+	int counts[9] = { 0 };
+	char *failures = NULL;
+
+	for (int run = 0; run < runs; run++)
+		short_pid_one(run, counts, &failures);
+	printf("chaos: %d short-lived processes by --pid over %d interpreters (record, "
+	       "record --blocking, dump, dump --json): exit 0 x%d, 3 x%d, 7 x%d\n",
+	       runs, ninterps, counts[0], counts[3], counts[7]);
+	assert_no_failures("all", "short-lived processes by --pid", failures);
+}
+END_TEST
+
+/* --- thread churn --------------------------------------------------------- */
+
+/* Starts and joins threads in batches of 20 for argv[1] seconds, then
+ * writes how many to churn.json and exits. */
+static const char churn_code[] =
+	"import json, os, sys, threading, time\n"
+	"def work():\n"
+	"    sum(range(50))\n"
+	"d = sys.argv[-1]\n"
+	"open(os.path.join(d, 'ready'), 'w').close()\n"
+	"n, start = 0, time.time()\n"
+	"while time.time() - start < float(sys.argv[1]):\n"
+	"    ts = [threading.Thread(target=work) for _ in range(20)]\n"
+	"    for t in ts:\n"
+	"        t.start()\n"
+	"    for t in ts:\n"
+	"        t.join()\n"
+	"    n += 20\n"
+	"el = time.time() - start\n"
+	"with open(os.path.join(d, 'churn.tmp'), 'w') as f:\n"
+	"    json.dump({'threads': n, 'seconds': el}, f)\n"
+	"os.rename(os.path.join(d, 'churn.tmp'), os.path.join(d, 'churn.json'))\n";
+
+/* "N samples (M stacks) in X s, ..., E errors (...)" or "no errors". */
+static bool summary_errors(const char *err, unsigned long long *samples,
+			   unsigned long long *errors)
+{
+	const char *p = strstr(err, "pystrobe: "), *e;
+
+	while (p && sscanf(p, "pystrobe: %llu samples", samples) != 1)
+		p = strstr(p + 1, "pystrobe: ");
+	if (!p)
+		return false;
+	*errors = 0;
+	if (strstr(p, ", no errors"))
+		return true;
+	e = strstr(p, " errors (");
+	if (!e)
+		return false;
+	while (e > p && e[-1] >= '0' && e[-1] <= '9')
+		e--;
+	*errors = strtoull(e, NULL, 10);
+	return true;
+}
+
+static void churn_one(const struct test_interp *ti, bool blocking, char **failures)
+{
+	char what[160], pid[16], why[512], out[64], state;
+	unsigned long long samples = 0, errors = 0;
+	char *truth;
+	struct target t;
+	struct run r;
+	struct cmd c;
+	double threads = 0, secs = 0;
+	pid_t stopped;
+
+	snprintf(what, sizeof(what), "%s: thread churn, record%s", ti->label,
+		 blocking ? " --blocking" : "");
+	snprintf(out, sizeof(out), "/tmp/pystrobe-churn-%d.txt", getpid());
+	if (target_start(&t, ti, why, sizeof(why), "-c", churn_code, "3", NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(failures, "%s: %s", what, why);
+		target_stop(&t);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	cmd_pystrobe(&c);
+	cmd_add(&c, "record");
+	cmd_add(&c, "--idle");
+	cmd_add(&c, "-r");
+	cmd_add(&c, "500");
+	cmd_add(&c, "-d");
+	cmd_add(&c, CHURN_SECONDS);
+	cmd_add(&c, "-f");
+	cmd_add(&c, "collapsed");
+	cmd_add(&c, "-o");
+	cmd_add(&c, out);
+	if (blocking)
+		cmd_add(&c, "--blocking");
+	cmd_add(&c, "--pid");
+	cmd_add(&c, pid);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, c.v) < 0) {
+		msg_add(failures, "%s: cannot run pystrobe", what);
+		target_stop(&t);
+		return;
+	}
+	stopped = proc_stopped_thread(t.py_pid, &state);
+	if (stopped)
+		msg_add(failures, "%s: thread %d left stopped (state %c)", what, stopped, state);
+	/* The target must finish its work after we are gone. */
+	if (target_wait_file(&t, "churn.json", 30000, why, sizeof(why)) < 0)
+		msg_add(failures, "%s: the target did not finish: %s", what, why);
+	truth = read_file(t.dir[0] ? strcat(strcpy(why, t.dir), "/churn.json") : "");
+	if (!truth || sscanf(strstr(truth, "\"threads\":") ? strstr(truth, "\"threads\":") : "",
+			     "\"threads\": %lf", &threads) != 1 ||
+	    sscanf(strstr(truth, "\"seconds\":") ? strstr(truth, "\"seconds\":") : "",
+		   "\"seconds\": %lf", &secs) != 1 || secs <= 0)
+		msg_add(failures, "%s: no churn.json from the target", what);
+	free(truth);
+	target_stop(&t);
+	unlink(out);
+	if (clean_run(&r, what, failures) && run_exit(&r) != 0)
+		msg_add(failures, "%s: exit %d: %.500s", what, run_exit(&r), r.err);
+	if (!summary_errors(r.err, &samples, &errors))
+		msg_add(failures, "%s: no summary with an error count: %.500s", what, r.err);
+	else if (samples == 0)
+		msg_add(failures, "%s: no samples: %.500s", what, r.err);
+	if (secs > 0 && threads / secs < CHURN_MIN_RATE)
+		msg_add(failures, "%s: the target made only %.0f threads/s (%d wanted)", what,
+			threads / secs, CHURN_MIN_RATE);
+	printf("chaos: %s: %.0f threads/s for %.1f s; %llu samples, %llu errors counted: %s",
+	       what, secs > 0 ? threads / secs : 0, secs, samples, errors,
+	       r.err ? r.err : "\n");
+	run_free(&r);
+}
+
+START_TEST(test_churn)
+{
+	const struct test_interp *ti = &interps[slow_interp(_i)];
+	char *failures = NULL;
+
+	churn_one(ti, false, &failures);
+	churn_one(ti, true, &failures);
+	assert_no_failures(ti->label, "thread churn", failures);
+}
+END_TEST
+
+/* --- exec ----------------------------------------------------------------- */
+
+/* Burns in burner() until argv[1] seconds are up, then becomes sh, which
+ * lives argv[2] seconds and exits 7. */
+static const char exec_code[] =
+	"import os, sys, time\n"
+	"def burner(end):\n"
+	"    while time.time() < end:\n"
+	"        pass\n"
+	"d = sys.argv[-1]\n"
+	"if os.path.isdir(d):\n"
+	"    open(os.path.join(d, 'ready'), 'w').close()\n"
+	"burner(time.time() + float(sys.argv[1]))\n"
+	"os.execv('/bin/sh', ['sh', '-c', 'sleep ' + sys.argv[2] + '; exit 7'])\n";
+
+static void check_exec_run(const struct run *r, const char *what, const char *out,
+			   int want_exit, double took, double limit, char **failures)
+{
+	char *text;
+	int bad;
+
+	if (!clean_run(r, what, failures))
+		return;
+	if (run_exit(r) != want_exit)
+		msg_add(failures, "%s: exit %d, %d expected: %.500s", what, run_exit(r),
+			want_exit, r->err);
+	if (!strstr(r->err, "ran exec()"))
+		msg_add(failures, "%s: no line about the exec: %.500s", what, r->err);
+	if (took > limit)
+		msg_add(failures, "%s: took %.1f s (the exec should end the recording)", what,
+			took);
+	text = read_file(out);
+	if (!text || !strstr(text, "burner ("))
+		msg_add(failures, "%s: the profile has no burner(): %.300s", what,
+			text ? text : "(no file)");
+	else if (collapsed_lines(text, &bad), bad)
+		msg_add(failures, "%s: %d malformed lines", what, bad);
+	free(text);
+}
+
+START_TEST(test_exec)
+{
+	const struct test_interp *ti = &interps[slow_interp(_i)];
+	char what[160], out[64], pid[16], why[512];
+	char *failures = NULL;
+	struct target t;
+	struct run r;
+	struct cmd c;
+	double t0;
+
+	snprintf(out, sizeof(out), "/tmp/pystrobe-exec-%d.txt", getpid());
+	/* Launched: the command's status is the program it became. */
+	snprintf(what, sizeof(what), "%s: launched target runs exec()", ti->label);
+	cmd_pystrobe(&c);
+	cmd_add(&c, "record");
+	cmd_add(&c, "-f");
+	cmd_add(&c, "collapsed");
+	cmd_add(&c, "-o");
+	cmd_add(&c, out);
+	cmd_add(&c, "--");
+	cmd_python(&c, ti);
+	cmd_add(&c, "-c");
+	cmd_add(&c, exec_code);
+	cmd_add(&c, "0.5");
+	cmd_add(&c, "0.3");
+	cmd_add(&c, "-");
+	t0 = now_s();
+	ck_assert_int_eq(run_cmd(&r, RUN_TIMEOUT_MS, c.v), 0);
+	check_exec_run(&r, what, out, 7, now_s() - t0, 20, &failures);
+	printf("chaos: %s: %s", what, r.err);
+	run_free(&r);
+	unlink(out);
+
+	/* By --pid: recording ends at the exec, long before -d 20. */
+	snprintf(what, sizeof(what), "%s: --pid target runs exec()", ti->label);
+	if (target_start(&t, ti, why, sizeof(why), "-c", exec_code, "0.8", "30", NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: %s", what, why);
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	cmd_pystrobe(&c);
+	cmd_add(&c, "record");
+	cmd_add(&c, "-d");
+	cmd_add(&c, "20");
+	cmd_add(&c, "-f");
+	cmd_add(&c, "collapsed");
+	cmd_add(&c, "-o");
+	cmd_add(&c, out);
+	cmd_add(&c, "--pid");
+	cmd_add(&c, pid);
+	t0 = now_s();
+	ck_assert_int_eq(run_cmd(&r, RUN_TIMEOUT_MS, c.v), 0);
+	if (proc_wait_exe(t.py_pid, "/sh", 100) < 0 && proc_wait_exe(t.py_pid, "/dash", 100) < 0 &&
+	    proc_wait_exe(t.py_pid, "/bash", 100) < 0)
+		msg_add(&failures, "%s: the target is not running sh after the exec", what);
+	target_stop(&t);
+	check_exec_run(&r, what, out, 0, now_s() - t0, 10, &failures);
+	printf("chaos: %s: %s", what, r.err);
+	run_free(&r);
+	unlink(out);
+	assert_no_failures(ti->label, "exec", failures);
+}
+END_TEST
+
+/* --- deep recursion ------------------------------------------------------- */
+
+/* Recurses 10000 deep in rec(), then spins at the bottom. */
+static const char deep_code[] =
+	"import os, sys\n"
+	"sys.setrecursionlimit(20000)\n"
+	"def rec(n):\n"
+	"    if n == 0:\n"
+	"        open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
+	"        while True:\n"
+	"            pass\n"
+	"    rec(n - 1)\n"
+	"rec(10000)\n";
+
+static void check_deep_record(const char *label, const char *out, char **failures)
+{
+	char *text = read_file(out);
+	int lines = 0, marked = 0;
+
+	for (char *p = text; p && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (nl)
+			*nl = 0;
+		lines++;
+		/* The cut is at the root end: the marker is the first frame. */
+		marked += !strncmp(p, "<truncated>;rec (", 17);
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+	if (!lines || marked != lines)
+		msg_add(failures, "%s: record: %d of %d stacks start \"<truncated>;rec (\": %.300s",
+			label, marked, lines, text ? text : "(no file)");
+	free(text);
+}
+
+START_TEST(test_deep)
+{
+	const struct test_interp *ti = &interps[_i];
+	char pid[16], why[512], out[64];
+	char *failures = NULL;
+	struct target t;
+	struct run r;
+
+	if (target_start(&t, ti, why, sizeof(why), "-c", deep_code, NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: %s", ti->label, why);
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	snprintf(out, sizeof(out), "/tmp/pystrobe-deep-%d.txt", getpid());
+
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", pid, NULL), 0);
+	if (clean_run(&r, "dump", &failures) || r.err[0] == 0) {
+		if (run_exit(&r) != 0 || !strstr(r.out, "... (stack cut at 4096 frames)"))
+			msg_add(&failures, "%s: dump: exit %d, no \"(stack cut at 4096 frames)\": %.300s",
+				ti->label, run_exit(&r), r.err);
+	}
+	run_free(&r);
+
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--json", "--pid", pid, NULL), 0);
+	if (run_exit(&r) != 0 || !strstr(r.out, "\"truncated\":true"))
+		msg_add(&failures, "%s: dump --json: exit %d, no \"truncated\":true", ti->label,
+			run_exit(&r));
+	run_free(&r);
+
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-d", "0.5", "-f", "collapsed", "-o", out,
+				      "--pid", pid, NULL), 0);
+	if (clean_run(&r, "record", &failures) && run_exit(&r) == 0)
+		check_deep_record(ti->label, out, &failures);
+	else if (run_exit(&r) != 0)
+		msg_add(&failures, "%s: record: exit %d: %.300s", ti->label, run_exit(&r), r.err);
+	run_free(&r);
+	unlink(out);
+	target_stop(&t);
+	printf("chaos: %s: recursion 10000 deep: dump, dump --json and record %s\n", ti->label,
+	       failures ? "FAILED" : "show the cut");
+	assert_no_failures(ti->label, "deep recursion", failures);
+}
+END_TEST
+
+/* --- SIGSTOP -------------------------------------------------------------- */
+
+/* A sleeping main thread and a spinning one that counts in a file. */
+static const char stoppable_code[] =
+	"import os, sys, threading, time\n"
+	"d = sys.argv[-1]\n"
+	"def spin():\n"
+	"    n = 0\n"
+	"    while True:\n"
+	"        n += 1\n"
+	"        if n % 100000 == 0:\n"
+	"            with open(os.path.join(d, 'count.tmp'), 'w') as f:\n"
+	"                f.write(str(n))\n"
+	"            os.rename(os.path.join(d, 'count.tmp'), os.path.join(d, 'count'))\n"
+	"threading.Thread(target=spin, daemon=True).start()\n"
+	"open(os.path.join(d, 'ready'), 'w').close()\n"
+	"while True:\n"
+	"    time.sleep(0.05)\n";
+
+/* Threads of pid in state T (or t), of *total. */
+static int stopped_threads(pid_t pid, int *total)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	*total = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+		char st;
+
+		if (tid <= 0)
+			continue;
+		st = proc_state(pid, tid);
+		++*total;
+		n += st == 'T' || st == 't';
+	}
+	closedir(d);
+	return n;
+}
+
+/* Whether every thread of pid is stopped (want_stopped) or none is; waits
+ * up to timeout_ms for it to become so. */
+static bool all_threads(pid_t pid, bool want_stopped, int timeout_ms)
+{
+	double deadline = now_s() + timeout_ms / 1000.0;
+
+	for (;;) {
+		int total, stopped = stopped_threads(pid, &total);
+
+		if (total > 0 && stopped == (want_stopped ? total : 0))
+			return true;
+		if (now_s() > deadline)
+			return false;
+		sleep_ms(10);
+	}
+}
+
+static long spin_count(const struct target *t)
+{
+	char path[PATH_MAX + 16], *text;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/count", t->dir);
+	text = read_file(path);
+	n = text ? atol(text) : -1;
+	free(text);
+	return n;
+}
+
+static void stopped_run(const struct target *t, const char *pid, const char *what,
+			char *const extra[], char **failures)
+{
+	struct cmd c;
+	struct run r;
+
+	cmd_pystrobe(&c);
+	for (int i = 0; extra[i]; i++)
+		cmd_add(&c, extra[i]);
+	cmd_add(&c, "--pid");
+	cmd_add(&c, pid);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, c.v) < 0) {
+		msg_add(failures, "%s: cannot run pystrobe", what);
+		return;
+	}
+	if (clean_run(&r, what, failures) && run_exit(&r) != 0)
+		msg_add(failures, "%s: exit %d: %.300s", what, run_exit(&r), r.err);
+	run_free(&r);
+	/* A thread detached in a group stop wakes for an instant to re-enter
+	 * it (never reaching user code: the spin count shows that); so wait
+	 * a little for all to be back in T, then check it holds. */
+	if (!all_threads(t->py_pid, true, 500)) {
+		msg_add(failures, "%s: the stopped target is no longer all stopped", what);
+		return;
+	}
+	sleep_ms(100);
+	if (!all_threads(t->py_pid, true, 0))
+		msg_add(failures, "%s: the stopped target was resumed within 100 ms", what);
+}
+
+START_TEST(test_sigstop)
+{
+	const struct test_interp *ti = &interps[_i];
+	char pid[16], why[512], out[64];
+	char *failures = NULL;
+	char *dump[] = { "dump", NULL };
+	char *dump_nb[] = { "dump", "--nonblocking", NULL };
+	char *rec_b[] = { "record", "--blocking", "--idle", "-d", "0.3", "-f", "collapsed",
+			  "-o", out, NULL };
+	char *rec[] = { "record", "--idle", "-d", "0.3", "-f", "collapsed", "-o", out, NULL };
+	struct target t;
+	long before, after;
+
+	snprintf(out, sizeof(out), "/tmp/pystrobe-stop-%d.txt", getpid());
+	if (target_start(&t, ti, why, sizeof(why), "-c", stoppable_code, NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0 ||
+	    target_wait_file(&t, "count", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: %s", ti->label, why);
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+
+	/* Stopped before we come: stays stopped, no more, no less. */
+	kill(t.py_pid, SIGSTOP);
+	if (!all_threads(t.py_pid, true, 5000)) {
+		kill(t.py_pid, SIGCONT);
+		target_stop(&t);
+		ck_abort_msg("%s: SIGSTOP did not stop every thread", ti->label);
+	}
+	sleep_ms(100);
+	before = spin_count(&t);
+	stopped_run(&t, pid, "dump of a stopped target", dump, &failures);
+	stopped_run(&t, pid, "dump --nonblocking of a stopped target", dump_nb, &failures);
+	stopped_run(&t, pid, "record --blocking of a stopped target", rec_b, &failures);
+	stopped_run(&t, pid, "record of a stopped target", rec, &failures);
+	sleep_ms(200);
+	if (spin_count(&t) != before)
+		msg_add(&failures, "stopped target made progress (%ld -> %ld)", before,
+			spin_count(&t));
+	kill(t.py_pid, SIGCONT);
+	if (!all_threads(t.py_pid, false, 2000))
+		msg_add(&failures, "after SIGCONT a thread is still stopped");
+	sleep_ms(300);
+	after = spin_count(&t);
+	if (after <= before)
+		msg_add(&failures, "after SIGCONT the target makes no progress (%ld -> %ld)",
+			before, after);
+
+	/* Running: never left stopped. */
+	for (int i = 0; i < 2; i++) {
+		char *const *args = i ? rec_b : dump;
+		struct cmd c;
+		struct run r;
+		char state;
+		pid_t tid;
+
+		cmd_pystrobe(&c);
+		for (int k = 0; args[k]; k++)
+			cmd_add(&c, args[k]);
+		cmd_add(&c, "--pid");
+		cmd_add(&c, pid);
+		ck_assert_int_eq(run_cmd(&r, RUN_TIMEOUT_MS, c.v), 0);
+		clean_run(&r, i ? "record --blocking of a running target" :
+				  "dump of a running target", &failures);
+		run_free(&r);
+		for (int k = 0; k < 5; k++) {
+			tid = proc_stopped_thread(t.py_pid, &state);
+			if (tid)
+				msg_add(&failures, "%s of a running target: thread %d left in state %c",
+					args[0], tid, state);
+			sleep_ms(20);
+		}
+	}
+	target_stop(&t);
+	unlink(out);
+	printf("chaos: %s: SIGSTOP before dump, dump --nonblocking, record --blocking, record: "
+	       "%s\n", ti->label, failures ? "FAILED" : "stayed stopped; ran again on SIGCONT");
+	assert_no_failures(ti->label, "SIGSTOP", failures);
+}
+END_TEST
+
+START_TEST(test_have_interps)
+{
+	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("chaos");
+	SRunner *sr;
+	TCase *tc;
+	int failed, nslow;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ninterps = test_interps(&interps);
+	nslow = ninterps < 2 || slow_interp(0) == slow_interp(1) ? ninterps > 0 : 2;
+	printf("chaos: %s counts (PYSTROBE_STRESS=%s)\n", stress_mode() ? "full" : "reduced",
+	       stress_mode() ? "1" : "unset");
+	if (ninterps > 0)
+		printf("chaos: thread churn and exec on %s and %s\n",
+		       interps[slow_interp(0)].label, interps[slow_interp(nslow - 1)].label);
+
+	tc = tcase_create("chaos");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_have_interps);
+	if (ninterps > 0) {
+		tcase_add_test(tc, test_short_launch);
+		tcase_add_test(tc, test_short_pid);
+	}
+	tcase_add_loop_test(tc, test_churn, 0, nslow);
+	tcase_add_loop_test(tc, test_exec, 0, nslow);
+	tcase_add_loop_test(tc, test_deep, 0, ninterps);
+	tcase_add_loop_test(tc, test_sigstop, 0, ninterps);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
