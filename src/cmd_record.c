@@ -236,6 +236,8 @@ static int write_profile(const struct record *r, const struct profile *p, const 
 {
 	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
 	int fd = mkstemp(tmp), rc = -1;
+	uid_t uid;
+	gid_t gid;
 	FILE *f;
 
 	if (fd < 0) {
@@ -244,6 +246,9 @@ static int write_profile(const struct record *r, const struct profile *p, const 
 		return -1;
 	}
 	fchmod(fd, 0644);
+	/* Under sudo the profile belongs to the user who asked for it. */
+	if (sudo_user(&uid, &gid) > 0 && fchown(fd, uid, gid) != 0)
+		errorf("record: cannot give '%s' to uid %d: %s", path, (int)uid, strerror(errno));
 	f = fdopen(fd, "w");
 	if (f && r->fmt->write(p, f, &r->oo) == 0 && fflush(f) == 0 && !ferror(f)) {
 		if (fclose(f) == 0 && rename(tmp, path) == 0)

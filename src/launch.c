@@ -14,15 +14,48 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Under sudo, run the command as the user who asked, not as root. */
-static void drop_to_sudo_user(void)
+/* SUDO_UID / SUDO_GID: a plain decimal id, nothing else. */
+static int parse_id(const char *s, unsigned long *id)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoul(s, &end, 10);
+	if (errno || *end || *id >= (unsigned long)(uid_t)-1)
+		return -1;
+	return 0;
+}
+
+/* Under sudo, run the command as the user who asked, not as root: sudo
+ * says who in SUDO_UID and SUDO_GID.  Returns 0 or a positive errno; an
+ * id that does not parse is refused rather than read as 0 (root). */
+int sudo_user(uid_t *uid, gid_t *gid)
 {
 	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	unsigned long ul, gl;
 
-	if (getuid() != 0 || !u || !g)
-		return;
-	if (setgroups(0, NULL) != 0 || setgid((gid_t)atoi(g)) != 0 || setuid((uid_t)atoi(u)) != 0)
-		_exit(126);
+	if (getuid() != 0 || (!u && !g))
+		return 0;
+	if (parse_id(u, &ul) < 0 || parse_id(g, &gl) < 0)
+		return -EINVAL;
+	*uid = (uid_t)ul;
+	*gid = (gid_t)gl;
+	return 1;
+}
+
+static int drop_to_sudo_user(void)
+{
+	uid_t uid;
+	gid_t gid;
+	int rc = sudo_user(&uid, &gid);
+
+	if (rc <= 0)
+		return -rc;
+	if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+		return errno;
+	return 0;
 }
 
 static void stdio_to_null(void)
@@ -56,13 +89,16 @@ pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
 		close(errp[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
-		drop_to_sudo_user();
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (null_stdio)
-			stdio_to_null();
-		execvp(argv[0], argv);
-		e = errno;
+		e = drop_to_sudo_user();
+		if (!e) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			if (null_stdio)
+				stdio_to_null();
+			execvp(argv[0], argv);
+			e = errno;
+		}
+		/* The parent names the error: "cannot run 'CMD': ...". */
 		if (write(errp[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);

@@ -15,6 +15,11 @@
  * the pid, or -1 with errno set. */
 pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd);
 
+/* Run by root under sudo: the invoking user's ids from SUDO_UID and
+ * SUDO_GID.  1 with them set, 0 when not under sudo (or not root), -EINVAL
+ * when they do not parse. */
+int sudo_user(uid_t *uid, gid_t *gid);
+
 /* A wait status as an exit status: the code, or 128 + the signal. */
 int exit_status_of(int status);
 
