@@ -14,7 +14,11 @@
  *     "<truncated>";
  *   - a target stopped with SIGSTOP before pystrobe comes stays stopped after
  *     dump and record (blocking or not), and runs again on SIGCONT; a
- *     running one is never left stopped.
+ *     running one is never left stopped;
+ *   - a profile being written when record is killed: the file named by -o
+ *     is the old one or the whole new one, never half (SIGKILL at the
+ *     moment the temporary file appears, and a few ms later); SIGINT then
+ *     lets the write finish.
  *
  * The slow checks run on two interpreters (the oldest and newest), the cheap
  * ones on all; each says which.
@@ -22,12 +26,15 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -850,6 +857,178 @@ START_TEST(test_sigstop)
 }
 END_TEST
 
+/* --- output files are replaced whole ------------------------------------- */
+
+/* Threads recursing to random depths: every sample a new stack, so a
+ * Chrome trace of a second is megabytes and takes a while to write. */
+static const char big_code[] =
+	"import os, random, sys, threading\n"
+	"def rec(n, k):\n"
+	"    if n == 0:\n"
+	"        for _ in range(k):\n"
+	"            pass\n"
+	"        return\n"
+	"    rec(n - 1, k)\n"
+	"def churn(seed):\n"
+	"    r = random.Random(seed)\n"
+	"    while True:\n"
+	"        rec(r.randint(1, 60), r.randint(10, 3000))\n"
+	"for i in range(3):\n"
+	"    threading.Thread(target=churn, args=(i,), daemon=True).start()\n"
+	"open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
+	"churn(99)\n";
+
+static bool json_parses(const char *path)
+{
+	char *argv[] = { "python3", "-c", "import json, sys; json.load(open(sys.argv[1]))",
+			 (char *)path, NULL };
+	struct run r;
+	bool ok;
+
+	if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0)
+		return false;
+	ok = run_exit(&r) == 0;
+	run_free(&r);
+	return ok;
+}
+
+/* Start record -o out in the background and wait (inotify) until it
+ * creates its temporary file beside out: the write has begun.  pystrobe is
+ * stopped (SIGSTOP) right then: the write of a few MB takes ~15 ms, less
+ * than this test may take to be scheduled.  Returns its pid, or -1. */
+static pid_t record_until_writing(const char *dir, const char *out, const char *pid)
+{
+	char *argv[] = { (char *)pystrobe_path(), "record", "-q", "--idle", "-r", "3000", "-d",
+			 "2", "-f", "chrometrace", "-o", (char *)out, "--pid", (char *)pid, NULL };
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const char *base = strrchr(out, '/') + 1;
+	int fd = inotify_init1(IN_CLOEXEC);
+	double deadline = now_s() + 30;
+	pid_t p;
+
+	if (fd < 0 || inotify_add_watch(fd, dir, IN_CREATE) < 0)
+		return -1;
+	p = spawn_cmd(argv);
+	while (p > 0 && now_s() < deadline) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		for (char *q = buf; n > 0 && q < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)q;
+
+			if (ev->len && !strncmp(ev->name, base, strlen(base)) &&
+			    strstr(ev->name, ".tmp.")) {
+				/* Frozen at once; the caller picks the moment. */
+				kill(p, SIGSTOP);
+				close(fd);
+				return p;
+			}
+			q += sizeof(*ev) + ev->len;
+		}
+	}
+	close(fd);
+	kill_reap(p);
+	return -1;
+}
+
+/* Remove the temporary files a killed run left; how many bytes they had. */
+static long remove_leftovers(const char *dir)
+{
+	struct dirent *de;
+	char path[PATH_MAX + 300];
+	struct stat st;
+	long bytes = 0;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		if (!strstr(de->d_name, ".tmp."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st) == 0)
+			bytes += st.st_size;
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	return bytes;
+}
+
+START_TEST(test_atomic_output)
+{
+	const struct test_interp *ti = &interps[slow_interp(1)];
+	static const int delays_ms[] = { 0, 3, 8 };
+	char pid[16], why[512], out[PATH_MAX + 32], *old, *now;
+	int intact = 0, replaced = 0, status;
+	long left = 0;
+	struct target t;
+	struct run r;
+	pid_t p;
+
+	if (target_start(&t, ti, why, sizeof(why), "-c", big_code, NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: %s", ti->label, why);
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	snprintf(out, sizeof(out), "%s/profile.json", t.dir);
+
+	/* A good profile to start from. */
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-q", "-d", "0.3", "-f", "chrometrace", "-o",
+				      out, "--pid", pid, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0 && json_parses(out), "%s: first record: %s", ti->label,
+		      r.err);
+	run_free(&r);
+	old = read_file(out);
+
+	/* SIGKILL once the write has begun, or a few ms later. */
+	for (size_t i = 0; i < sizeof(delays_ms) / sizeof(delays_ms[0]); i++) {
+		p = record_until_writing(t.dir, out, pid);
+		ck_assert_msg(p > 0, "%s: record never started writing", ti->label);
+		kill(p, SIGCONT);
+		sleep_ms(delays_ms[i]);
+		kill(p, SIGKILL);
+		waitpid(p, &status, 0);
+		now = read_file(out);
+		if (now && !strcmp(now, old)) {
+			intact++;
+		} else {
+			ck_assert_msg(json_parses(out), "%s: SIGKILL %d ms into the write left %s "
+				      "neither the old profile nor a whole new one", ti->label,
+				      delays_ms[i], out);
+			replaced++;
+			free(old);
+			old = now;
+			now = NULL;
+		}
+		free(now);
+		left += remove_leftovers(t.dir);
+	}
+	/* SIGINT during the write: the write is finished, exit 0. */
+	p = record_until_writing(t.dir, out, pid);
+	ck_assert_msg(p > 0, "%s: record never started writing", ti->label);
+	kill(p, SIGINT);
+	kill(p, SIGCONT);
+	waitpid(p, &status, 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "%s: SIGINT during the write: status %#x", ti->label, status);
+	now = read_file(out);
+	ck_assert_msg(now && strcmp(now, old) && json_parses(out),
+		      "%s: SIGINT during the write did not leave a whole new profile", ti->label);
+	ck_assert_msg(!proc_stopped_thread(t.py_pid, why), "%s: target left stopped", ti->label);
+	free(now);
+	free(old);
+	target_stop(&t);
+	printf("chaos: %s: record -f chrometrace killed (SIGKILL) 0, 3 and 8 ms into its write: old "
+	       "profile intact %d, new one whole %d (temporary files left: %ld bytes); SIGINT "
+	       "while writing: finished, exit 0\n", ti->label, intact, replaced, left);
+	ck_assert_msg(intact > 0, "%s: no SIGKILL landed before the rename: the check proved "
+		      "nothing", ti->label);
+}
+END_TEST
+
 START_TEST(test_have_interps)
 {
 	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
@@ -883,6 +1062,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_exec, 0, nslow);
 	tcase_add_loop_test(tc, test_deep, 0, ninterps);
 	tcase_add_loop_test(tc, test_sigstop, 0, ninterps);
+	if (ninterps > 0)
+		tcase_add_test(tc, test_atomic_output);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);
