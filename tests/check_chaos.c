@@ -41,6 +41,7 @@
 
 #include "interpreters.h"
 #include "target.h"
+#include "util.h"
 
 #define SHORT_RUNS		40	/* of each kind; 200 with PYSTROBE_STRESS=1 */
 #define SHORT_RUNS_STRESS	200
@@ -205,7 +206,7 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 		msg_add(failures, "%s: exit %d, not the command's %s; stderr: %.500s", what,
 			code, status, r.err);
 	if (strstr(r.err, "; wrote ")) {
-		char *text = read_file(out);	/* NULL for an empty profile too */
+		char *text = read_file(out, NULL);	/* NULL for an empty profile too */
 		int bad;
 
 		if (access(out, F_OK) != 0)
@@ -404,9 +405,22 @@ static bool summary_errors(const char *err, unsigned long long *samples,
 	return true;
 }
 
+/* The number after "key": in JSON that Python's json.dump wrote. */
+static int json_number(const char *text, const char *key, double *out)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = text ? strstr(text, pat) : NULL;
+	if (!p || sscanf(p + strlen(pat), "%lf", out) != 1)
+		return -1;
+	return 0;
+}
+
 static void churn_one(const struct test_interp *ti, bool blocking, char **failures)
 {
-	char what[160], pid[16], why[512], out[64], state;
+	char what[160], pid[16], why[512], out[64], path[PATH_MAX + 16], state;
 	unsigned long long samples = 0, errors = 0;
 	char *truth;
 	struct target t;
@@ -451,11 +465,10 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	/* The target must finish its work after we are gone. */
 	if (target_wait_file(&t, "churn.json", 30000, why, sizeof(why)) < 0)
 		msg_add(failures, "%s: the target did not finish: %s", what, why);
-	truth = read_file(t.dir[0] ? strcat(strcpy(why, t.dir), "/churn.json") : "");
-	if (!truth || sscanf(strstr(truth, "\"threads\":") ? strstr(truth, "\"threads\":") : "",
-			     "\"threads\": %lf", &threads) != 1 ||
-	    sscanf(strstr(truth, "\"seconds\":") ? strstr(truth, "\"seconds\":") : "",
-		   "\"seconds\": %lf", &secs) != 1 || secs <= 0)
+	snprintf(path, sizeof(path), "%s/churn.json", t.dir);
+	truth = read_file(path, NULL);
+	if (json_number(truth, "threads", &threads) < 0 ||
+	    json_number(truth, "seconds", &secs) < 0 || secs <= 0)
 		msg_add(failures, "%s: no churn.json from the target", what);
 	free(truth);
 	target_stop(&t);
@@ -517,7 +530,7 @@ static void check_exec_run(const struct run *r, const char *what, const char *ou
 	if (took > limit)
 		msg_add(failures, "%s: took %.1f s (the exec should end the recording)", what,
 			took);
-	text = read_file(out);
+	text = read_file(out, NULL);
 	if (!text || !strstr(text, "burner ("))
 		msg_add(failures, "%s: the profile has no burner(): %.300s", what,
 			text ? text : "(no file)");
@@ -607,7 +620,7 @@ static const char deep_code[] =
 
 static void check_deep_record(const char *label, const char *out, char **failures)
 {
-	char *text = read_file(out);
+	char *text = read_file(out, NULL);
 	int lines = 0, marked = 0;
 
 	for (char *p = text; p && *p;) {
@@ -740,7 +753,7 @@ static long spin_count(const struct target *t)
 	long n;
 
 	snprintf(path, sizeof(path), "%s/count", t->dir);
-	text = read_file(path);
+	text = read_file(path, NULL);
 	n = text ? atol(text) : -1;
 	free(text);
 	return n;
@@ -981,7 +994,7 @@ START_TEST(test_atomic_output)
 	ck_assert_msg(run_exit(&r) == 0 && json_parses(out), "%s: first record: %s", ti->label,
 		      r.err);
 	run_free(&r);
-	old = read_file(out);
+	old = read_file(out, NULL);
 
 	/* SIGKILL once the write has begun, or a few ms later. */
 	for (size_t i = 0; i < sizeof(delays_ms) / sizeof(delays_ms[0]); i++) {
@@ -991,7 +1004,7 @@ START_TEST(test_atomic_output)
 		sleep_ms(delays_ms[i]);
 		kill(p, SIGKILL);
 		waitpid(p, &status, 0);
-		now = read_file(out);
+		now = read_file(out, NULL);
 		if (now && !strcmp(now, old)) {
 			intact++;
 		} else {
@@ -1014,7 +1027,7 @@ START_TEST(test_atomic_output)
 	waitpid(p, &status, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "%s: SIGINT during the write: status %#x", ti->label, status);
-	now = read_file(out);
+	now = read_file(out, NULL);
 	ck_assert_msg(now && strcmp(now, old) && json_parses(out),
 		      "%s: SIGINT during the write did not leave a whole new profile", ti->label);
 	ck_assert_msg(!proc_stopped_thread(t.py_pid, why), "%s: target left stopped", ti->label);

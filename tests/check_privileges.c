@@ -28,6 +28,7 @@
 
 #include "interpreters.h"
 #include "target.h"
+#include "util.h"
 
 #define SYSTEM_PYTHON "/usr/bin/python3.11"
 #define NOBODY 65534
@@ -76,7 +77,7 @@ static void check_ids(const char *dir, const char *what)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/ids", dir);
-	ids = read_file(path);
+	ids = read_file(path, NULL);
 	snprintf(want, sizeof(want), "%d %d []", NOBODY, NOBODY);
 	ck_assert_msg(ids && !strcmp(ids, want), "%s: the command ran as \"%s\", not \"%s\"",
 		      what, ids ? ids : "(nothing written)", want);

@@ -106,7 +106,7 @@ int write_file(const char *path, const char *data, size_t len)
 	return ok ? 0 : -1;
 }
 
-char *read_file(const char *path)
+static char *read_file(const char *path)
 {
 	char *data = NULL;
 	size_t len = 0;

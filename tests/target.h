@@ -105,9 +105,6 @@ int write_file(const char *path, const char *data, size_t len);
 void msg_add(char **msg, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* The whole of path, NUL-terminated, or NULL. */
-char *read_file(const char *path);
-
 /* The hardening tests (check_chaos.c, check_hostile.c, ...). */
 
 /* The command line that runs ti as test_interp_spawn() does (env, chroot,
