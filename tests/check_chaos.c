@@ -29,6 +29,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,18 @@ static void cmd_add(struct cmd *c, const char *s)
 	if (c->n < 63)
 		c->v[c->n++] = (char *)s;
 	c->v[c->n] = NULL;
+}
+
+/* cmd_add() each argument up to the NULL. */
+static void __attribute__((sentinel)) cmd_adds(struct cmd *c, ...)
+{
+	const char *s;
+	va_list ap;
+
+	va_start(ap, c);
+	while ((s = va_arg(ap, const char *)))
+		cmd_add(c, s);
+	va_end(ap);
 }
 
 /* pystrobe ARGS... [-- python...]: the start of a command line. */
@@ -183,19 +196,12 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 	snprintf(what, sizeof(what), "launch %d (%s, lives %s s, exits %s%s)", run, ti->label,
 		 life, status, run % 2 ? ", --blocking" : "");
 	cmd_pystrobe(&c);
-	cmd_add(&c, "record");
-	cmd_add(&c, "-f");
-	cmd_add(&c, "collapsed");
-	cmd_add(&c, "-o");
-	cmd_add(&c, out);
+	cmd_adds(&c, "record", "-f", "collapsed", "-o", out, NULL);
 	if (run % 2)
 		cmd_add(&c, "--blocking");
 	cmd_add(&c, "--");
 	cmd_python(&c, ti);
-	cmd_add(&c, "-c");
-	cmd_add(&c, short_code);
-	cmd_add(&c, life);
-	cmd_add(&c, status);
+	cmd_adds(&c, "-c", short_code, life, status, NULL);
 	unlink(out);
 	if (run_cmd(&r, RUN_TIMEOUT_MS, c.v) < 0) {
 		msg_add(failures, "%s: cannot run pystrobe", what);
@@ -269,11 +275,7 @@ static void pid_cmd(struct cmd *c, int kind, const char *pid, const char *out)
 {
 	cmd_pystrobe(c);
 	if (kind < 2) {
-		cmd_add(c, "record");
-		cmd_add(c, "-f");
-		cmd_add(c, "collapsed");
-		cmd_add(c, "-o");
-		cmd_add(c, out);
+		cmd_adds(c, "record", "-f", "collapsed", "-o", out, NULL);
 		if (kind == 1)
 			cmd_add(c, "--blocking");
 	} else {
@@ -440,16 +442,8 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	}
 	snprintf(pid, sizeof(pid), "%d", t.py_pid);
 	cmd_pystrobe(&c);
-	cmd_add(&c, "record");
-	cmd_add(&c, "--idle");
-	cmd_add(&c, "-r");
-	cmd_add(&c, "500");
-	cmd_add(&c, "-d");
-	cmd_add(&c, CHURN_SECONDS);
-	cmd_add(&c, "-f");
-	cmd_add(&c, "collapsed");
-	cmd_add(&c, "-o");
-	cmd_add(&c, out);
+	cmd_adds(&c, "record", "--idle", "-r", "500", "-d", CHURN_SECONDS, "-f", "collapsed",
+		 "-o", out, NULL);
 	if (blocking)
 		cmd_add(&c, "--blocking");
 	cmd_add(&c, "--pid");
@@ -553,18 +547,9 @@ START_TEST(test_exec)
 	/* Launched: the command's status is the program it became. */
 	snprintf(what, sizeof(what), "%s: launched target runs exec()", ti->label);
 	cmd_pystrobe(&c);
-	cmd_add(&c, "record");
-	cmd_add(&c, "-f");
-	cmd_add(&c, "collapsed");
-	cmd_add(&c, "-o");
-	cmd_add(&c, out);
-	cmd_add(&c, "--");
+	cmd_adds(&c, "record", "-f", "collapsed", "-o", out, "--", NULL);
 	cmd_python(&c, ti);
-	cmd_add(&c, "-c");
-	cmd_add(&c, exec_code);
-	cmd_add(&c, "0.5");
-	cmd_add(&c, "0.3");
-	cmd_add(&c, "-");
+	cmd_adds(&c, "-c", exec_code, "0.5", "0.3", "-", NULL);
 	t0 = now_s();
 	ck_assert_int_eq(run_cmd(&r, RUN_TIMEOUT_MS, c.v), 0);
 	check_exec_run(&r, what, out, 7, now_s() - t0, 20, &failures);
@@ -581,15 +566,7 @@ START_TEST(test_exec)
 	}
 	snprintf(pid, sizeof(pid), "%d", t.py_pid);
 	cmd_pystrobe(&c);
-	cmd_add(&c, "record");
-	cmd_add(&c, "-d");
-	cmd_add(&c, "20");
-	cmd_add(&c, "-f");
-	cmd_add(&c, "collapsed");
-	cmd_add(&c, "-o");
-	cmd_add(&c, out);
-	cmd_add(&c, "--pid");
-	cmd_add(&c, pid);
+	cmd_adds(&c, "record", "-d", "20", "-f", "collapsed", "-o", out, "--pid", pid, NULL);
 	t0 = now_s();
 	ck_assert_int_eq(run_cmd(&r, RUN_TIMEOUT_MS, c.v), 0);
 	if (proc_wait_exe(t.py_pid, "/sh", 100) < 0 && proc_wait_exe(t.py_pid, "/dash", 100) < 0 &&
@@ -703,33 +680,6 @@ static const char stoppable_code[] =
 	"while True:\n"
 	"    time.sleep(0.05)\n";
 
-/* Threads of pid in state T (or t), of *total. */
-static int stopped_threads(pid_t pid, int *total)
-{
-	char path[64];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	*total = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		pid_t tid = atoi(de->d_name);
-		char st;
-
-		if (tid <= 0)
-			continue;
-		st = proc_state(pid, tid);
-		++*total;
-		n += st == 'T' || st == 't';
-	}
-	closedir(d);
-	return n;
-}
-
 /* Whether every thread of pid is stopped (want_stopped) or none is; waits
  * up to timeout_ms for it to become so. */
 static bool all_threads(pid_t pid, bool want_stopped, int timeout_ms)
@@ -737,7 +687,9 @@ static bool all_threads(pid_t pid, bool want_stopped, int timeout_ms)
 	double deadline = now_s() + timeout_ms / 1000.0;
 
 	for (;;) {
-		int total, stopped = stopped_threads(pid, &total);
+		char state;
+		pid_t first;
+		int total, stopped = proc_stopped_threads(pid, &total, &first, &state);
 
 		if (total > 0 && stopped == (want_stopped ? total : 0))
 			return true;

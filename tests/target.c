@@ -335,31 +335,45 @@ char proc_state(pid_t pid, pid_t tid)
 	return p[2];
 }
 
-pid_t proc_stopped_thread(pid_t pid, char *state)
+int proc_stopped_threads(pid_t pid, int *total, pid_t *first, char *state)
 {
 	char path[64];
 	struct dirent *de;
-	pid_t found = 0;
+	int n = 0;
 	DIR *d;
 
+	*total = 0;
+	*first = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	if (!d)
 		return 0;
-	while (!found && (de = readdir(d))) {
+	while ((de = readdir(d))) {
 		pid_t tid = atoi(de->d_name);
 		char s;
 
 		if (tid <= 0)
 			continue;
+		++*total;
 		s = proc_state(pid, tid);
-		if (s == 'T' || s == 't') {
-			found = tid;
+		if (s != 'T' && s != 't')
+			continue;
+		if (!n++) {
+			*first = tid;
 			*state = s;
 		}
 	}
 	closedir(d);
-	return found;
+	return n;
+}
+
+pid_t proc_stopped_thread(pid_t pid, char *state)
+{
+	pid_t first;
+	int total;
+
+	proc_stopped_threads(pid, &total, &first, state);
+	return first;
 }
 
 int proc_thread_count(pid_t pid)

@@ -55,6 +55,10 @@ char proc_state(pid_t pid, pid_t tid);
  * state gets its state letter. */
 pid_t proc_stopped_thread(pid_t pid, char *state);
 
+/* How many threads of pid are stopped (T or t), of *total; *first and
+ * *state: the first stopped one and its state letter (0 if none is). */
+int proc_stopped_threads(pid_t pid, int *total, pid_t *first, char *state);
+
 /* Number of threads (/proc/PID/task entries), -1 if the process is gone. */
 int proc_thread_count(pid_t pid);
 
