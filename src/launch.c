@@ -28,9 +28,8 @@ static int parse_id(const char *s, unsigned long *id)
 	return 0;
 }
 
-/* Under sudo, run the command as the user who asked, not as root: sudo
- * says who in SUDO_UID and SUDO_GID.  Returns 0 or a positive errno; an
- * id that does not parse is refused rather than read as 0 (root). */
+/* sudo says who called it in SUDO_UID and SUDO_GID.  An id that does not
+ * parse is refused rather than read as 0 (root). */
 int sudo_user(uid_t *uid, gid_t *gid)
 {
 	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
@@ -45,6 +44,8 @@ int sudo_user(uid_t *uid, gid_t *gid)
 	return 1;
 }
 
+/* Under sudo, run the command as the user who asked, not as root, with
+ * none of root's groups.  Returns 0 or a positive errno. */
 static int drop_to_sudo_user(void)
 {
 	uid_t uid;
