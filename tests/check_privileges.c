@@ -188,12 +188,16 @@ static int write_sudoers(const char *bin)
 	return close(fd);
 }
 
-/* A copy of pystrobe where sudo's rule can name it (the build tree may be
- * where nobody cannot look). */
-static int copy_binary(const char *dir, char *bin, size_t size)
+/* A copy of pystrobe for sudo's rule to name, in a directory under /run
+ * that only root can write: should the rule outlive the check (killed
+ * half-way), no one else can put a program at the path it names. */
+static int copy_binary(char *dir, size_t dirsize, char *bin, size_t size)
 {
 	char cmd[PATH_MAX + 256];
 
+	snprintf(dir, dirsize, "/run/pystrobe-sudo-XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755) != 0)
+		return -1;
 	snprintf(bin, size, "%s/pystrobe", dir);
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 755 '%s'", pystrobe_path(), bin, bin);
 	return system(cmd) == 0 ? 0 : -1;
@@ -201,8 +205,9 @@ static int copy_binary(const char *dir, char *bin, size_t size)
 
 START_TEST(test_real_sudo)
 {
-	static const char *const files[] = { "ids", "profile.txt", "pystrobe", NULL };
-	char dir[64], ids[96], out[96], bin[96], how[96];
+	static const char *const files[] = { "ids", "profile.txt", NULL };
+	static const char *const binfiles[] = { "pystrobe", NULL };
+	char dir[64], bindir[64], ids[96], out[96], bin[96], how[96];
 	char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sudo",
 			 "-n", bin, "record", "-f", "collapsed", "-o", out, "--", SYSTEM_PYTHON,
 			 "-c", (char *)ids_code, ids, NULL };
@@ -215,10 +220,8 @@ START_TEST(test_real_sudo)
 	}
 	if (!have_system_python())
 		return;
+	ck_assert_int_eq(copy_binary(bindir, sizeof(bindir), bin, sizeof(bin)), 0);
 	shared_tmp(dir);
-	ck_assert_int_eq(chmod(dir, 0755), 0);
-	ck_assert_int_eq(copy_binary(dir, bin, sizeof(bin)), 0);
-	ck_assert_int_eq(chmod(dir, 01777), 0);
 	snprintf(ids, sizeof(ids), "%s/ids", dir);
 	snprintf(out, sizeof(out), "%s/profile.txt", dir);
 	unlink(SUDOERS_DROPIN);
@@ -226,6 +229,7 @@ START_TEST(test_real_sudo)
 		      strerror(errno));
 	run_cmd(&r, RUN_TIMEOUT_MS, argv);
 	unlink(SUDOERS_DROPIN);
+	rm_dir(bindir, binfiles);
 	ck_assert_msg(run_exit(&r) == 0 && all_lines_pystrobe(r.err),
 		      "nobody: sudo -n pystrobe record -- python: %s: %s",
 		      run_describe(&r, how, sizeof(how)), r.err);
