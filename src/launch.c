@@ -44,16 +44,22 @@ int sudo_user(uid_t *uid, gid_t *gid)
 	return 1;
 }
 
+/* What the child reports instead of an errno when SUDO_UID or SUDO_GID
+ * does not parse. */
+#define BAD_SUDO_IDS (-1)
+
 /* Under sudo, run the command as the user who asked, not as root, with
- * none of root's groups.  Returns 0 or a positive errno. */
+ * none of root's groups.  Returns 0, a positive errno or BAD_SUDO_IDS. */
 static int drop_to_sudo_user(void)
 {
 	uid_t uid;
 	gid_t gid;
 	int rc = sudo_user(&uid, &gid);
 
-	if (rc <= 0)
-		return -rc;
+	if (rc < 0)
+		return BAD_SUDO_IDS;
+	if (rc == 0)
+		return 0;
 	if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
 		return errno;
 	return 0;
@@ -146,7 +152,11 @@ int wait_for_python(pid_t child, char **command, const char *who, int err_fd,
 	/* exec failed: the child wrote its errno before exiting. */
 	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
 		waitpid(child, &status, 0);
-		errorf("%s: cannot run '%s': %s", who, command[0], strerror(e));
+		if (e == BAD_SUDO_IDS)
+			errorf("%s: SUDO_UID or SUDO_GID is not a numeric id: not running '%s' as root",
+			       who, command[0]);
+		else
+			errorf("%s: cannot run '%s': %s", who, command[0], strerror(e));
 		*status_out = EXIT_ERROR;
 		return -1;
 	}
