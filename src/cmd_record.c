@@ -359,6 +359,9 @@ int cmd_record(int argc, char **argv)
 	 * write an empty profile. */
 	none = st.processes_ever ? 0 : fleet_why_none(f, err, sizeof(err));
 	fleet_close(f);
+	if (st.target_execd)
+		errorf("record: process %d ran exec() and is no longer the Python program "
+		       "it was; recording stopped", (int)r.t.pid);
 	if (none) {
 		if (r.status_shown)
 			fputs("\r\033[K", stderr);

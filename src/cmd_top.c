@@ -755,7 +755,10 @@ static void take_sample(struct top *t)
 {
 	uint64_t now = mono_ns();
 
-	if (fleet_sample(t->f, now - t->start_ns) == -EXIT_EXITED) {
+	int rc = fleet_sample(t->f, now - t->start_ns);
+
+	/* exec() into another program ends the profile as an exit does. */
+	if (rc == -EXIT_EXITED || rc == -EXIT_NOT_PYTHON) {
 		target_exited(t);
 		return;
 	}

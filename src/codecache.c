@@ -27,8 +27,7 @@ struct code_entry {
 	uint64_t addr;			/* 0: empty slot */
 	struct code_identity id;
 	char *function, *file;
-	uint8_t *table;
-	size_t table_len;
+	struct lt_ranges ranges;	/* the line table, decoded once */
 	struct line_frame *lines;	/* frame ids per line seen so far */
 	uint32_t nlines;
 	int64_t last_offset;		/* memo of the last offset -> line */
@@ -67,7 +66,7 @@ static void entry_clear(struct code_entry *e)
 {
 	free(e->function);
 	free(e->file);
-	free(e->table);
+	linetable_ranges_free(&e->ranges);
 	free(e->lines);
 	memset(e, 0, sizeof(*e));
 }
@@ -160,6 +159,25 @@ static int check_type(struct code_cache *cc, uint64_t code, uint64_t type)
 	return 0;
 }
 
+/* The line table as ranges, so that each frame's line is a binary search:
+ * scanning a long table from its start for every frame of every sample
+ * (deep recursion in one function, corrupt memory) was most of a sample's
+ * cost.  Aggregating by function needs no lines at all. */
+static int decode_lines(struct code_cache *cc, struct code_entry *e, uint64_t table)
+{
+	uint8_t *bytes;
+	size_t len;
+	int rc;
+
+	if (cc->by_function)
+		return 0;
+	if ((rc = py_bytes(&cc->c, table, LINETABLE_MAX, &bytes, &len)) < 0)
+		return rc;
+	rc = linetable_ranges(cc->L->lines, bytes, len, e->id.firstlineno, &e->ranges);
+	free(bytes);
+	return rc < 0 ? -ENOMEM : 0;
+}
+
 /* Decode the code object into slot e.  On failure an occupied slot stays
  * occupied -- emptying it would cut the linear-probing chain and lose the
  * entries behind it -- but can never match: its identity is zeroed. */
@@ -170,9 +188,10 @@ static int decode(struct code_cache *cc, struct code_entry *e, uint64_t code,
 	int rc;
 
 	cc->decodes++;
+	ne.id = *id;
 	if ((rc = py_str(&cc->c, id->name, NAME_MAX_CHARS, &ne.function)) < 0 ||
 	    (rc = py_str(&cc->c, id->filename, NAME_MAX_CHARS, &ne.file)) < 0 ||
-	    (rc = py_bytes(&cc->c, id->linetable, LINETABLE_MAX, &ne.table, &ne.table_len)) < 0) {
+	    (rc = decode_lines(cc, &ne, id->linetable)) < 0) {
 		uint64_t addr = e->addr;
 
 		entry_clear(&ne);
@@ -183,7 +202,6 @@ static int decode(struct code_cache *cc, struct code_entry *e, uint64_t code,
 	entry_clear(e);
 	*e = ne;
 	e->addr = code;
-	e->id = *id;
 	e->last_offset = INT64_MIN;
 	return 0;
 }
@@ -212,8 +230,7 @@ static int entry_line(struct code_cache *cc, struct code_entry *e, int64_t offse
 	else if (offset > UINT32_MAX)
 		e->last_line = -1;
 	else
-		e->last_line = linetable_line(cc->L->lines, e->table, e->table_len,
-					      e->id.firstlineno, (uint32_t)offset);
+		e->last_line = linetable_ranges_line(&e->ranges, (uint32_t)offset);
 	return e->last_line;
 }
 

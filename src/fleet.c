@@ -315,13 +315,25 @@ int fleet_sample(struct fleet *f, uint64_t t_ns)
 	walk_if_due(f, t_ns);
 	for (int i = 0; i < f->n; i++) {
 		struct member *mb = &f->m[i];
+		int rc;
 
 		if (mb->state != M_SAMPLING || !mb->s)
 			continue;
-		if (sampler_sample(mb->s, t_ns) == -EXIT_EXITED) {
+		rc = sampler_sample(mb->s, t_ns);
+		if (rc == -EXIT_EXITED) {
 			/* Gone, or going: the next walk drops it. */
 			stop_sampling(f, mb);
 			mb->state = M_SKIPPED;
+		} else if (rc == -EXIT_NOT_PYTHON) {
+			/* It ran exec().  The target alone ends the run; a
+			 * process of the tree may become Python again (a
+			 * launcher, or spawn's fork then exec of a fresh
+			 * interpreter, without ASLR to tell the walk). */
+			stop_sampling(f, mb);
+			if (!f->fo.subprocesses)
+				return -EXIT_NOT_PYTHON;
+			mb->state = M_PENDING;
+			mb->tries = 0;
 		}
 	}
 	if (target_gone(f))
@@ -433,16 +445,19 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	uint64_t start = mono_ns(), deadline = start, next_status = start;
 	uint64_t end = f->so.duration_s > 0 ? start + (uint64_t)(f->so.duration_s * 1e9) : 0;
 	uint64_t rounds = 0, lagged = 0, max_lag = 0;
-	bool exited = false;
+	bool exited = false, execd = false;
 
 	memset(final, 0, sizeof(*final));
 	while (!*stop) {
 		uint64_t now = mono_ns();
+		int rc;
 
 		if (end && now >= end)
 			break;
-		if (fleet_sample(f, now - start) == -EXIT_EXITED) {
-			exited = true;
+		rc = fleet_sample(f, now - start);
+		if (rc == -EXIT_EXITED || rc == -EXIT_NOT_PYTHON) {
+			exited = rc == -EXIT_EXITED;
+			execd = rc == -EXIT_NOT_PYTHON;
 			break;
 		}
 		rounds++;
@@ -479,6 +494,7 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	final->lagged = lagged;
 	final->max_lag_ms = max_lag / 1e6;
 	final->target_exited = exited;
+	final->target_execd = execd;
 	f->p->duration_ns = mono_ns() - start;
 	f->p->errors = 0;
 	for (int i = 0; i < SERR_COUNT; i++)

@@ -37,7 +37,9 @@ struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct 
 void fleet_close(struct fleet *f);
 
 /* One round: a sample of every process, and a walk of the tree when one
- * is due.  Returns 0, or -EXIT_EXITED once the target is gone. */
+ * is due.  Returns 0, -EXIT_EXITED once the target is gone, or without
+ * subprocesses -EXIT_NOT_PYTHON once it has run exec() (see
+ * sampler_sample()). */
 int fleet_sample(struct fleet *f, uint64_t t_ns);
 
 /* Sample at the fixed rate with absolute deadlines until *stop is set,

@@ -14,15 +14,25 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Under sudo, run the command as the user who asked, not as root. */
-static void drop_to_sudo_user(void)
-{
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+/* What the child reports instead of an errno when SUDO_UID or SUDO_GID
+ * does not parse. */
+#define BAD_SUDO_IDS (-1)
 
-	if (getuid() != 0 || !u || !g)
-		return;
-	if (setgroups(0, NULL) != 0 || setgid((gid_t)atoi(g)) != 0 || setuid((uid_t)atoi(u)) != 0)
-		_exit(126);
+/* Under sudo, run the command as the user who asked, not as root, with
+ * none of root's groups.  Returns 0, a positive errno or BAD_SUDO_IDS. */
+static int drop_to_sudo_user(void)
+{
+	uid_t uid;
+	gid_t gid;
+	int rc = sudo_user(&uid, &gid);
+
+	if (rc < 0)
+		return BAD_SUDO_IDS;
+	if (rc == 0)
+		return 0;
+	if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+		return errno;
+	return 0;
 }
 
 static void stdio_to_null(void)
@@ -56,13 +66,16 @@ pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
 		close(errp[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
-		drop_to_sudo_user();
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (null_stdio)
-			stdio_to_null();
-		execvp(argv[0], argv);
-		e = errno;
+		e = drop_to_sudo_user();
+		if (!e) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			if (null_stdio)
+				stdio_to_null();
+			execvp(argv[0], argv);
+			e = errno;
+		}
+		/* The parent names the error: "cannot run 'CMD': ...". */
 		if (write(errp[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
@@ -108,7 +121,11 @@ int wait_for_exec(pid_t child, char **command, const char *who, int err_fd, int 
 	 * success the pipe closed with exec (close-on-exec): EOF. */
 	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
 		waitpid(child, &status, 0);
-		errorf("%s: cannot run '%s': %s", who, command[0], strerror(e));
+		if (e == BAD_SUDO_IDS)
+			errorf("%s: SUDO_UID or SUDO_GID is not a numeric id: not running '%s' as root",
+			       who, command[0]);
+		else
+			errorf("%s: cannot run '%s': %s", who, command[0], strerror(e));
 		*status_out = EXIT_ERROR;
 		return -1;
 	}

@@ -43,6 +43,8 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 {
 	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
 	int fd = mkstemp(tmp), rc = -1;
+	uid_t uid;
+	gid_t gid;
 	FILE *f;
 
 	if (fd < 0) {
@@ -51,6 +53,9 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 		return -1;
 	}
 	fchmod(fd, 0644);
+	/* Under sudo the file belongs to the user who asked for it. */
+	if (sudo_user(&uid, &gid) > 0 && fchown(fd, uid, gid) != 0)
+		errorf("%s: cannot give '%s' to uid %d: %s", cmd, path, (int)uid, strerror(errno));
 	f = fdopen(fd, "w");
 	if (f && fmt->write(p, f, o) == 0 && fflush(f) == 0 && !ferror(f)) {
 		if (fclose(f) == 0 && rename(tmp, path) == 0)

@@ -35,14 +35,15 @@ struct walk {
 	uint64_t code_type;	/* address of PyCode_Type once seen */
 	int frames_left;	/* for the whole walk: corrupt memory can
 				 * otherwise make one dump take hours */
-	uint64_t table_addr;	/* the last line table read, kept: frames of */
-	uint8_t *table;		/* one code object (recursion) share it */
-	size_t table_len;
-	uint64_t table_work;	/* line-table bytes scanned so far */
+	uint64_t table_addr;	/* the last line table decoded, kept: frames */
+	int table_first;	/* of one code object (recursion) share it */
+	bool have_table;
+	struct lt_ranges ranges;
+	uint64_t table_work;	/* line-table bytes decoded so far */
 };
 
-/* Most line-table bytes one dump scans (each line is found by a scan from
- * the start of its table): real dumps use well under a megabyte. */
+/* Most line-table bytes one dump decodes: real dumps use well under a
+ * megabyte; corrupt memory could otherwise offer a megabyte a frame. */
 #define WALK_TABLE_BUDGET (64ull << 20)
 
 /* Most frames one dump decodes, over all threads. */
@@ -96,26 +97,30 @@ static int code_line(struct walk *w, const uint8_t *cb, int64_t offset)
 	uint64_t table = field_u64(cb, L->code.linetable);
 	uint8_t *bytes;
 	size_t len;
-	int line;
+	int rc;
 
 	/* A frame that has not run its first instruction is at its def line. */
 	if (offset < 0)
 		return firstlineno;
 	if (offset > UINT32_MAX)
 		return -1;
-	if (table != w->table_addr || !w->table) {
+	if (!w->have_table || table != w->table_addr || firstlineno != w->table_first) {
+		if (w->table_work > WALK_TABLE_BUDGET)
+			return -1;
+		linetable_ranges_free(&w->ranges);
+		w->have_table = false;
 		if (py_bytes(&w->c, table, LINETABLE_MAX, &bytes, &len) < 0)
 			return -1;
-		free(w->table);
-		w->table = bytes;
-		w->table_len = len;
+		w->table_work += len;
+		rc = linetable_ranges(L->lines, bytes, len, firstlineno, &w->ranges);
+		free(bytes);
+		if (rc < 0)
+			return -1;
+		w->have_table = true;
 		w->table_addr = table;
+		w->table_first = firstlineno;
 	}
-	w->table_work += w->table_len;
-	if (w->table_work > WALK_TABLE_BUDGET)
-		return -1;
-	line = linetable_line(L->lines, w->table, w->table_len, firstlineno, (uint32_t)offset);
-	return line;
+	return linetable_ranges_line(&w->ranges, (uint32_t)offset);
 }
 
 static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
@@ -521,7 +526,7 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 		t->gil = holder && holder == ts[i].addr;
 		walk_thread(&w, &ts[i], t);
 	}
-	free(w.table);
+	linetable_ranges_free(&w.ranges);
 	free(ts);
 	*threadsp = threads;
 	return n;

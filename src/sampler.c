@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +58,8 @@ struct sampler {
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
+	struct stat exe;		/* /proc/PID/exe at the start, to see an exec */
+	uint64_t relocated_ns;		/* last look for an exec of the same program */
 };
 
 const char *serr_name(enum serr e)
@@ -68,6 +71,14 @@ const char *serr_name(enum serr e)
 		[SERR_MERGE] = "merge error",
 	};
 	return e < SERR_COUNT ? names[e] : "?";
+}
+
+static int stat_exe(pid_t pid, struct stat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return stat(path, st);
 }
 
 struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
@@ -90,6 +101,8 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 		sampler_close(s);
 		return NULL;
 	}
+	if (stat_exe(pid, &s->exe) < 0)
+		memset(&s->exe, 0, sizeof(s->exe));
 	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
 	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
@@ -369,6 +382,32 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 		s->errors[SERR_MERGE] += nsample_finish(s->ns, t_ns);
 }
 
+/* Has the process run exec()?  Its memory is then another program's, and
+ * every later sample would be an error.  Another executable shows in
+ * /proc/PID/exe; the same one run afresh (os.execv(sys.executable, ...))
+ * has its _PyRuntime elsewhere, or is not Python yet: looked for at most
+ * once a second, as finding the interpreter means reading its ELF files. */
+static bool replaced(struct sampler *s, uint64_t t_ns)
+{
+	struct pyinterp pi;
+	struct stat st;
+	char err[256];
+	bool moved;
+
+	if (stat_exe(s->pid, &st) < 0)
+		return false;
+	if (s->exe.st_ino && (st.st_dev != s->exe.st_dev || st.st_ino != s->exe.st_ino))
+		return true;
+	if (s->relocated_ns && t_ns - s->relocated_ns < NAME_REFRESH_NS)
+		return false;
+	s->relocated_ns = t_ns ? t_ns : 1;
+	if (locate_python(s->pid, s->direct, &pi, err, sizeof(err)) < 0)
+		return !proc_exiting(s->pid);
+	moved = pi.runtime != s->pi.runtime;
+	pyinterp_free(&pi);
+	return moved;
+}
+
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
@@ -387,6 +426,8 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		release(s, &pause, t_ns, since);
 		if (n == -EXIT_EXITED || proc_exiting(s->pid))
 			return -EXIT_EXITED;
+		if (replaced(s, t_ns))
+			return -EXIT_NOT_PYTHON;
 		/* A worker found while its interpreter starts up is not
 		 * failing: it has nothing to show yet. */
 		if (!s->rounds && n == -EXIT_BAD_STATE)

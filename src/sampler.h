@@ -38,8 +38,9 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 			     int *rc, char *err, size_t errlen);
 void sampler_close(struct sampler *s);
 
-/* One sample of every thread, t_ns after the start.  Returns 0, or
- * -EXIT_EXITED once the process is gone. */
+/* One sample of every thread, t_ns after the start.  Returns 0,
+ * -EXIT_EXITED once the process is gone, or -EXIT_NOT_PYTHON once it has
+ * replaced itself with another program (exec). */
 int sampler_sample(struct sampler *s, uint64_t t_ns);
 
 struct sampler_status {
@@ -53,6 +54,7 @@ struct sampler_status {
 	int processes;			/* being sampled at the end */
 	int processes_ever;		/* sampled at some point */
 	bool target_exited;
+	bool target_execd;		/* it ran exec(): no longer the program sampled */
 };
 
 /* Running totals since sampler_open, for a live view (top). */

@@ -258,3 +258,33 @@ int parse_number(const char *s, double min, double max, double *out)
 	*out = v;
 	return 0;
 }
+
+/* SUDO_UID / SUDO_GID: a plain decimal id, nothing else. */
+static int parse_id(const char *s, unsigned long *id)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoul(s, &end, 10);
+	if (errno || *end || *id >= (unsigned long)(uid_t)-1)
+		return -1;
+	return 0;
+}
+
+/* sudo says who called it in SUDO_UID and SUDO_GID.  An id that does not
+ * parse is refused rather than read as 0 (root). */
+int sudo_user(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	unsigned long ul, gl;
+
+	if (getuid() != 0 || (!u && !g))
+		return 0;
+	if (parse_id(u, &ul) < 0 || parse_id(g, &gl) < 0)
+		return -EINVAL;
+	*uid = (uid_t)ul;
+	*gid = (gid_t)gl;
+	return 1;
+}

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Exit statuses, documented in the README and man page.  Functions that can
  * fail for a reason the user must hear return the negative of one of these. */
@@ -71,5 +72,10 @@ int parse_pid(const char *s);
 int parse_number(const char *s, double min, double max, double *out);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Run by root under sudo: the invoking user's ids from SUDO_UID and
+ * SUDO_GID.  1 with them set, 0 when not under sudo (or not root), -EINVAL
+ * when they do not parse. */
+int sudo_user(uid_t *uid, gid_t *gid);
 
 #endif

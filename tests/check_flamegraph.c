@@ -245,7 +245,7 @@ END_TEST
 
 START_TEST(test_title_override)
 {
-	struct out_opts o = { false, "my <run> & \"co\"\x01" };
+	struct out_opts o = { .title = "my <run> & \"co\"\x01" };
 	struct profile p;
 	char path[64], *svg, *title;
 
@@ -264,7 +264,7 @@ END_TEST
 
 START_TEST(test_full_filenames)
 {
-	struct out_opts o = { true, NULL };
+	struct out_opts o = { .full_filenames = true };
 	struct profile p;
 	char path[64], *svg;
 

@@ -231,15 +231,25 @@ START_TEST(test_fuzz)
 				t[i] |= 0x80;
 		}
 		for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
-			for (uint32_t off = 0; off <= 2 * 8 * len + 2; off += 2 + 2 * (rng() % 16)) {
+			struct lt_ranges rs;
+
+			if (linetable_ranges(fmts[f], t, len, first, &rs) < 0)
+				ck_abort_msg("linetable_ranges: out of memory");
+			for (uint32_t off = 0; off <= 2 * 8 * len + 2; off += 1 + (rng() % 16)) {
 				int line = linetable_line(fmts[f], t, len, first, off);
+				int line_r = linetable_ranges_line(&rs, off);
 
 				/* Not ck_assert: it reports every pass to the
 				 * parent, which would dominate the run time. */
-				if (line < -1)
-					ck_abort_msg("seed %llx round %d fmt %zu off %u: line %d",
-						     (unsigned long long)FUZZ_SEED, round, f, off, line);
+				if (line < -1 || line_r != line)
+					ck_abort_msg("seed %llx round %d fmt %zu off %u: line %d, ranges %d",
+						     (unsigned long long)FUZZ_SEED, round, f, off, line,
+						     line_r);
 			}
+			if (linetable_ranges_line(&rs, UINT32_MAX) !=
+			    linetable_line(fmts[f], t, len, first, UINT32_MAX))
+				ck_abort_msg("round %d fmt %zu: ranges differ at UINT32_MAX", round, f);
+			linetable_ranges_free(&rs);
 			linetable_line(fmts[f], t, len, first, UINT32_MAX);
 			linetable_line(fmts[f], t, len, INT_MAX, 0);
 			linetable_line(fmts[f], t, len, INT_MIN, 0);
@@ -396,13 +406,21 @@ static bool check_code(const struct test_interp *ti, struct fixture_result *r,
 	if (!ok) {
 		snprintf(r->error, sizeof(r->error), "bad lines record for %s", name);
 	} else {
+		struct lt_ranges rs;
+
+		/* Both the scan and the decoded ranges the sampler uses. */
+		ck_assert_int_eq(linetable_ranges(fmt, table, (size_t)tlen, first, &rs), 0);
 		for (long i = 0; i < codelen / 2; i++) {
 			uint32_t off = (uint32_t)(2 * i);
 			int got = linetable_line(fmt, table, (size_t)tlen, first, off);
+			int got_r = linetable_ranges_line(&rs, off);
 
 			if (got != want[i])
 				note_mismatch(ti, r, name, first, off, got, want[i]);
+			else if (got_r != want[i])
+				note_mismatch(ti, r, name, first, off, got_r, want[i]);
 		}
+		linetable_ranges_free(&rs);
 		r->codes++;
 		r->offsets += codelen / 2;
 	}

@@ -161,8 +161,8 @@ static void args(struct argv_buf *a, char *const *list)
 
 static void arg_python(struct argv_buf *a, const struct test_interp *ti)
 {
-	const char *v[16];
-	int n = target_python_argv(ti, v, 16);
+	char *v[16];
+	int n = python_argv(ti, v, 16);
 
 	for (int i = 0; i < n; i++)
 		arg(a, v[i]);

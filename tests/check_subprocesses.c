@@ -103,7 +103,7 @@ static void record_mode(struct sub_test *d, const char *mode, enum how how)
 		argv[n++] = "\"$@\"; exit $?";
 		argv[n++] = "sh";
 	}
-	n += target_python_argv(d->ti, argv + n, 16);
+	n += python_argv(d->ti, (char **)argv + n, 16);
 	argv[n++] = d->script;
 	argv[n++] = mode;
 	argv[n++] = "--cpu";
@@ -178,7 +178,7 @@ static void top_mode(struct sub_test *d)
 	int n = 6;
 
 	test_interp_shared_dir(d->ti, t.dir, t.dir_inside, sizeof(t.dir));
-	n += target_python_argv(d->ti, argv + n, 16);
+	n += python_argv(d->ti, (char **)argv + n, 16);
 	argv[n++] = d->script;
 	argv[n++] = "fork";
 	argv[n++] = "--cpu";

@@ -335,31 +335,45 @@ char proc_state(pid_t pid, pid_t tid)
 	return p[2];
 }
 
-pid_t proc_stopped_thread(pid_t pid, char *state)
+int proc_stopped_threads(pid_t pid, int *total, pid_t *first, char *state)
 {
 	char path[64];
 	struct dirent *de;
-	pid_t found = 0;
+	int n = 0;
 	DIR *d;
 
+	*total = 0;
+	*first = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	if (!d)
 		return 0;
-	while (!found && (de = readdir(d))) {
+	while ((de = readdir(d))) {
 		pid_t tid = atoi(de->d_name);
 		char s;
 
 		if (tid <= 0)
 			continue;
+		++*total;
 		s = proc_state(pid, tid);
-		if (s == 'T' || s == 't') {
-			found = tid;
+		if (s != 'T' && s != 't')
+			continue;
+		if (!n++) {
+			*first = tid;
 			*state = s;
 		}
 	}
 	closedir(d);
-	return found;
+	return n;
+}
+
+pid_t proc_stopped_thread(pid_t pid, char *state)
+{
+	pid_t first;
+	int total;
+
+	proc_stopped_threads(pid, &total, &first, state);
+	return first;
 }
 
 int proc_thread_count(pid_t pid)
@@ -624,30 +638,6 @@ int run_one_error_line(const struct run *r)
 	return !nl || nl[1] == 0;
 }
 
-int target_python_argv(const struct test_interp *ti, const char **out, int max)
-{
-	const char *v[12];
-	int n = 0;
-
-	v[n++] = "env";
-	v[n++] = "-u";
-	v[n++] = "PYTHONPATH";
-	v[n++] = "-u";
-	v[n++] = "PYTHONHOME";
-	v[n++] = "PYTHONDONTWRITEBYTECODE=1";
-	if (ti->env[0])
-		v[n++] = ti->env;
-	if (ti->root[0]) {
-		v[n++] = "/usr/sbin/chroot";
-		v[n++] = ti->root;
-	}
-	v[n++] = ti->path;
-	if (n > max)
-		n = max;
-	memcpy(out, v, n * sizeof(*out));
-	return n;
-}
-
 void kill_descendants(pid_t pid)
 {
 	char path[96], buf[4096];
@@ -681,4 +671,55 @@ void kill_descendants(pid_t pid)
 		}
 	}
 	closedir(dir);
+}
+
+/* --- launching, and the hardening tests ----------------------------------- */
+
+int python_argv(const struct test_interp *ti, char **argv, int max)
+{
+	static char *const env[] = { "env", "-u", "PYTHONPATH", "-u", "PYTHONHOME",
+				     "PYTHONDONTWRITEBYTECODE=1" };
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]) && n < max; i++)
+		argv[n++] = env[i];
+	if (ti->env[0] && n < max)
+		argv[n++] = (char *)ti->env;
+	if (ti->root[0] && n + 1 < max) {
+		argv[n++] = "/usr/sbin/chroot";
+		argv[n++] = (char *)ti->root;
+	}
+	if (n < max)
+		argv[n++] = (char *)ti->path;
+	return n;
+}
+
+int sanitizer_report(const char *text)
+{
+	return text && (strstr(text, "AddressSanitizer") || strstr(text, "LeakSanitizer") ||
+			strstr(text, "runtime error:") || strstr(text, "UndefinedBehaviorSanitizer"));
+}
+
+int all_lines_pystrobe(const char *err)
+{
+	const char *p = err;
+
+	if (!p)
+		return 0;
+	while (*p) {
+		if (strncmp(p, "pystrobe: ", 10) != 0)
+			return 0;
+		p = strchr(p, '\n');
+		if (!p)
+			return 1;
+		p++;
+	}
+	return 1;
+}
+
+int stress_mode(void)
+{
+	const char *s = getenv("PYSTROBE_STRESS");
+
+	return s && !strcmp(s, "1");
 }

@@ -58,6 +58,10 @@ char proc_state(pid_t pid, pid_t tid);
  * state gets its state letter. */
 pid_t proc_stopped_thread(pid_t pid, char *state);
 
+/* How many threads of pid are stopped (T or t), of *total; *first and
+ * *state: the first stopped one and its state letter (0 if none is). */
+int proc_stopped_threads(pid_t pid, int *total, pid_t *first, char *state);
+
 /* Number of threads (/proc/PID/task entries), -1 if the process is gone. */
 int proc_thread_count(pid_t pid);
 
@@ -105,12 +109,6 @@ const char *run_describe(const struct run *r, char *buf, size_t size);
 /* Whether stderr is exactly one line starting with "pystrobe: ". */
 int run_one_error_line(const struct run *r);
 
-/* The interpreter as test_interp_spawn() runs it, as a command line for
- * pystrobe to launch (env, then chroot for a rooted one: both exec in
- * place, so the process pystrobe starts becomes Python).  Writes at most
- * max entries (the strings are static or ti's) and returns the count. */
-int target_python_argv(const struct test_interp *ti, const char **out, int max);
-
 /* $PYSTROBE_BUILDDIR/pystrobe */
 const char *pystrobe_path(void);
 
@@ -121,5 +119,21 @@ int write_file(const char *path, const char *data, size_t len);
  * a target runs, reported after it is stopped). */
 void msg_add(char **msg, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The hardening tests (check_chaos.c, check_hostile.c, ...). */
+
+/* The command line that runs ti as test_interp_spawn() does (env, chroot,
+ * the interpreter), for pystrobe to launch: its words go to argv (at most
+ * max), the count is returned; the script and its arguments follow. */
+int python_argv(const struct test_interp *ti, char **argv, int max);
+
+/* Whether text holds an AddressSanitizer, LeakSanitizer or UBSan report. */
+int sanitizer_report(const char *text);
+
+/* Whether err is empty or lines each starting with "pystrobe: ". */
+int all_lines_pystrobe(const char *err);
+
+/* PYSTROBE_STRESS=1 (make stress): the long variants at full counts. */
+int stress_mode(void);
 
 #endif
