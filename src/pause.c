@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -209,6 +210,19 @@ static void wait_stops(struct pause *p, int from)
 	}
 }
 
+/* While the threads are stopped pystrobe runs SCHED_FIFO, when it may
+ * (root, CAP_SYS_NICE or RLIMIT_RTPRIO).  With more runnable threads than
+ * CPUs, a thread stopping or let go otherwise takes pystrobe's CPU, and
+ * the threads not yet let go stay stopped for a time slice: 4 threads
+ * spinning in C on 2 CPUs were paused 1.9 ms per sample, 70 us with this.
+ * Every wait in between sleeps, and the policy is dropped at release. */
+static bool realtime(bool on)
+{
+	struct sched_param sp = { .sched_priority = on ? 1 : 0 };
+
+	return sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) == 0;
+}
+
 int pause_process(pid_t pid, struct pause *p)
 {
 	int cap = 0, rc = 0;
@@ -216,6 +230,7 @@ int pause_process(pid_t pid, struct pause *p)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	block_signals(p);
+	p->realtime = realtime(true);
 	sweep_leftovers();
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		pid_t *tids;
@@ -314,6 +329,9 @@ void pause_release(struct pause *p)
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
 	}
 	sweep_leftovers();
+	if (p->realtime)
+		realtime(false);
+	p->realtime = false;
 	free(p->threads);
 	p->threads = NULL;
 	p->n = 0;
