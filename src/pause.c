@@ -210,12 +210,18 @@ static void wait_stops(struct pause *p, int from)
 	}
 }
 
-/* While the threads are stopped pystrobe runs SCHED_FIFO, when it may
- * (root, CAP_SYS_NICE or RLIMIT_RTPRIO).  With more runnable threads than
- * CPUs, a thread stopping or let go otherwise takes pystrobe's CPU, and
- * the threads not yet let go stay stopped for a time slice: 4 threads
- * spinning in C on 2 CPUs were paused 1.9 ms per sample, 70 us with this.
- * Every wait in between sleeps, and the policy is dropped at release. */
+/* pystrobe runs SCHED_FIFO, when it may (root, CAP_SYS_NICE or
+ * RLIMIT_RTPRIO), while it stops the threads, reads them and lets them go.
+ * With more runnable threads than CPUs, a thread stopping or let go
+ * otherwise takes pystrobe's CPU, and the threads not yet stopped or let
+ * go wait a time slice: 4 threads spinning in C on 2 CPUs were paused
+ * 1.9 ms per sample, 70 us with this.  Stopping and letting go are a few
+ * system calls per thread, and every wait in them sleeps.  The reading
+ * grows with the threads (--native: ~50 us each), so for a process with
+ * more than REALTIME_READ_THREADS it runs at the normal policy: a big
+ * target must not make pystrobe hold a CPU at real-time priority. */
+#define REALTIME_READ_THREADS 32
+
 static bool realtime(bool on)
 {
 	struct sched_param sp = { .sched_priority = on ? 1 : 0 };
@@ -280,6 +286,8 @@ int pause_process(pid_t pid, struct pause *p)
 		pause_release(p);
 		return -EXIT_NO_PROCESS;
 	}
+	if (p->realtime && p->n > REALTIME_READ_THREADS)
+		realtime(false);
 	return 0;
 }
 
@@ -314,8 +322,11 @@ static void collect_stop(struct paused_thread *t, long deadline)
 
 void pause_release(struct pause *p)
 {
-	long deadline = now_ns() + RELEASE_WAIT_NS;
+	long deadline;
 
+	if (p->realtime)
+		realtime(true);
+	deadline = now_ns() + RELEASE_WAIT_NS;
 	for (int i = 0; i < p->n; i++) {
 		struct paused_thread *t = &p->threads[i];
 
@@ -331,7 +342,6 @@ void pause_release(struct pause *p)
 	sweep_leftovers();
 	if (p->realtime)
 		realtime(false);
-	p->realtime = false;
 	free(p->threads);
 	p->threads = NULL;
 	p->n = 0;

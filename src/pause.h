@@ -24,7 +24,7 @@ struct pause {
 	struct paused_thread *threads;
 	int n;
 	sigset_t saved_mask;
-	bool realtime;		/* pystrobe runs SCHED_FIFO until the release */
+	bool realtime;		/* pystrobe may run SCHED_FIFO to stop and release */
 };
 
 /* Stop all threads of pid.  Returns 0, or -EXIT_PERMISSION, -EXIT_NO_PROCESS
