@@ -15,6 +15,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "interpreters.h"
+#include "pause.h"
 #include "target.h"
 
 #define STUCK_MS	2800	/* sampling while the thread is in D: longer than
@@ -150,6 +152,52 @@ START_TEST(test_unstoppable_thread)
 }
 END_TEST
 
+/* pause_process() may run pystrobe SCHED_FIFO (see pause.c): through the
+ * read for a small process, only while stopping and releasing for one of
+ * more than 32 threads, and never after the release, on any path. */
+static void check_policy(int nthreads)
+{
+	char code[512];
+	pid_t pid, py = 0;
+	struct pause p;
+	struct target t;
+	char why[256];
+
+	snprintf(code, sizeof(code),
+		 "import threading, time, sys\n"
+		 "for i in range(%d): threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+		 "open(sys.argv[-1] + '/ready.json', 'w').close(); time.sleep(60)\n", nthreads - 1);
+	ck_assert_msg(target_start(&t, pick(), why, sizeof(why), "-c", code, NULL) == 0, "%s", why);
+	ck_assert_msg(target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) == 0,
+		      "%s", why);
+	pid = t.py_pid ? t.py_pid : t.pid;
+	ck_assert_int_eq(pause_process(pid, &p), 0);
+	py = sched_getscheduler(0);
+	pause_release(&p);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	ck_assert_msg(proc_stopped_thread(pid, why) == 0, "the target was left stopped");
+	target_stop(&t);
+	printf("pause: %d threads: policy during the read %s\n", nthreads,
+	       py == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_OTHER");
+	ck_assert_int_eq(py, nthreads > 32 ? SCHED_OTHER : SCHED_FIFO);
+}
+
+START_TEST(test_realtime_policy)
+{
+	ck_assert_msg(geteuid() == 0, "this check must run as root (SCHED_FIFO)");
+	ck_assert_msg(pick(), "no Python 3.8+ to run a target on");
+	check_policy(4);
+	check_policy(40);
+	/* A failed pause (no such process) leaves the policy as it was. */
+	{
+		struct pause p;
+
+		ck_assert_int_lt(pause_process(999999999, &p), 0);
+		ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pause");
@@ -162,6 +210,7 @@ int main(void)
 	tc = tcase_create("pause");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_unstoppable_thread);
+	tcase_add_test(tc, test_realtime_policy);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
