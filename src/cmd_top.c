@@ -277,14 +277,6 @@ static attr_t color(const struct top *t, int pair, attr_t mono)
 
 /* --- small helpers -------------------------------------------------------- */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static char *printable(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;

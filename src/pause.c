@@ -22,14 +22,6 @@
 /* Threads still seized after a release: see pause_release(). */
 #define MAX_LEFTOVERS 64
 
-static long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 static void block_signals(struct pause *p)
 {
 	sigset_t set;
@@ -176,10 +168,10 @@ static int seize(pid_t pid, pid_t tid)
 /* Collect the stop of every seized thread, up to the deadline. */
 static void wait_stops(struct pause *p, int from)
 {
-	long deadline = now_ns() + STOP_TIMEOUT_NS;
+	uint64_t deadline = mono_ns() + STOP_TIMEOUT_NS;
 	int pending = p->n - from;
 
-	while (pending > 0 && now_ns() < deadline) {
+	while (pending > 0 && mono_ns() < deadline) {
 		int progress = 0;
 
 		for (int i = from; i < p->n; i++) {
@@ -297,7 +289,7 @@ int pause_process(pid_t pid, struct pause *p)
  * sweep_leftovers(). */
 #define RELEASE_WAIT_NS (500 * 1000 * 1000L)
 
-static void collect_stop(struct paused_thread *t, long deadline)
+static void collect_stop(struct paused_thread *t, uint64_t deadline)
 {
 	while (!t->stopped && t->tid) {
 		int status = 0;
@@ -314,7 +306,7 @@ static void collect_stop(struct paused_thread *t, long deadline)
 			t->signal = stop_signal(status);
 			return;
 		}
-		if (now_ns() > deadline)
+		if (mono_ns() > deadline)
 			return;
 		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
 	}
@@ -322,11 +314,11 @@ static void collect_stop(struct paused_thread *t, long deadline)
 
 void pause_release(struct pause *p)
 {
-	long deadline;
+	uint64_t deadline;
 
 	if (p->realtime)
 		realtime(true);
-	deadline = now_ns() + RELEASE_WAIT_NS;
+	deadline = mono_ns() + RELEASE_WAIT_NS;
 	for (int i = 0; i < p->n; i++) {
 		struct paused_thread *t = &p->threads[i];
 

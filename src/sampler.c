@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024
@@ -334,14 +333,6 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 		return;
 	}
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* With --blocking: stop the target, timing the stop from the first

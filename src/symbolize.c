@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -70,16 +69,8 @@ struct symbolizer {
 	/* Cache of results: open addressing on pc << 1 | exact. */
 	struct centry **slots;
 	size_t nslots, used;
-	long last_read_ms;	/* when the maps were last read */
+	uint64_t last_read_ms;	/* when the maps were last read */
 };
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 /* --- demangling ------------------------------------------------------- */
 
@@ -462,7 +453,7 @@ static void report_maps(struct symbolizer *s, bool forget)
 	struct proc_maps pm;
 	bool changed = false;
 
-	s->last_read_ms = now_ms();
+	s->last_read_ms = mono_ns() / 1000000;
 	if (proc_maps_read(s->pid, &pm) < 0)
 		return;
 	for (size_t k = 0; k < s->nmods; k++)
@@ -545,7 +536,7 @@ static struct smod *module_at(struct symbolizer *s, uint64_t addr)
 	/* A library loaded since we looked?  Not more often than this, so
 	 * that addresses in anonymous (JIT) code cannot make every lookup
 	 * read the maps. */
-	if (!mod && now_ms() - s->last_read_ms >= MAPS_REREAD_MS) {
+	if (!mod && mono_ns() / 1000000 - s->last_read_ms >= MAPS_REREAD_MS) {
 		report_maps(s, false);
 		mod = dwfl_addrmodule(s->dwfl, addr);
 	}

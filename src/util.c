@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *progname = "pystrobe";
@@ -287,4 +288,12 @@ int sudo_user(uid_t *uid, gid_t *gid)
 	*uid = (uid_t)ul;
 	*gid = (gid_t)gl;
 	return 1;
+}
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }

@@ -73,6 +73,9 @@ int parse_number(const char *s, double min, double max, double *out);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* CLOCK_MONOTONIC in nanoseconds: deadlines, pauses, intervals. */
+uint64_t mono_ns(void);
+
 /* Run by root under sudo: the invoking user's ids from SUDO_UID and
  * SUDO_GID.  1 with them set, 0 when not under sudo (or not root), -EINVAL
  * when they do not parse. */
