@@ -52,13 +52,6 @@
 static const struct test_interp *interps;
 static int ninterps;
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;

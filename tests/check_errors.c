@@ -50,13 +50,6 @@ static const char exiting_code[] =
 	"if sys.argv[2] == 'hard':\n"
 	"    os._exit(0)\n";
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* exit code, one "pystrobe: " line, and what that line must mention. */
 static void assert_error(const struct run *r, const char *what, int code,
 			 const char *needle)

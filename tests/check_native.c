@@ -106,22 +106,6 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *data = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&data, &len, 0, f) < 0) {
-		free(data);
-		data = NULL;
-	}
-	fclose(f);
-	return data;
-}
-
 /* Run a build step; a failure is described in *msg with its output. */
 static int run_step(struct native_test *nt, const char *what, char *const argv[])
 {
@@ -162,7 +146,7 @@ static void include_dir(struct native_test *nt, char *buf, size_t size)
 	if (target_wait_file(&t, "inc.txt", TARGET_READY_MS, why, sizeof(why)) == 0) {
 		snprintf(path, sizeof(path), "%s/inc.txt", t.dir);
 		inc = slurp(path);
-		if (inc)
+		if (inc && *inc)
 			snprintf(buf, size, "%s%s", nt->ti->root, inc);
 		free(inc);
 	} else {

@@ -39,13 +39,6 @@
 static const struct test_interp *interps;
 static int ninterps;
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static const struct test_interp *pick(void)
 {
 	const struct test_interp *best = NULL;
@@ -92,9 +85,7 @@ START_TEST(test_unstoppable_thread)
 	struct target t;
 	pid_t tid, rec;
 	int status, fd, stopped = 0, looks = 0, streak = 0, longest = 0;
-	char *profile = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *profile;
 
 	ck_assert_msg(ti, "no Python 3.8+ to run tests/targets/vfork_wait.py on");
 	printf("pause: running on %s\n", ti->label);
@@ -134,12 +125,7 @@ START_TEST(test_unstoppable_thread)
 	       "at most %d in a row\n", stopped, looks, longest);
 
 	ck_assert_int_eq(waitpid(rec, &status, 0), rec);
-	f = fopen(out, "r");
-	if (f) {
-		if (getdelim(&profile, &len, 0, f) < 0)
-			profile[0] = 0;
-		fclose(f);
-	}
+	profile = slurp(out);
 	target_stop(&t);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "record --blocking: status %d",
 		      status);

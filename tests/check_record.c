@@ -77,13 +77,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static void flunk(struct rec_test *d, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -101,22 +94,6 @@ static void flunk(struct rec_test *d, const char *what, const char *fmt, ...)
 	msg_add(&d->failures, "%s: %s: %s", d->ti->label, what,
 		line ? line : "?");
 	free(line);
-}
-
-static char *slurp(const char *path)
-{
-	char *data = NULL;
-	size_t len = 0;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return NULL;
-	if (getdelim(&data, &len, 0, f) < 0) {
-		free(data);
-		data = strdup("");
-	}
-	fclose(f);
-	return data;
 }
 
 /* The number after "key": in JSON that burn.py wrote (json.dump puts a
@@ -139,33 +116,6 @@ static int json_num(const char *from, const char *key, double *out)
 		return -1;
 	*out = strtod(p, &end);
 	return end == p ? -1 : 0;
-}
-
-struct argv_buf {
-	char *v[64];
-	int n;
-};
-
-static void arg(struct argv_buf *a, const char *s)
-{
-	if (a->n < 63)
-		a->v[a->n++] = (char *)s;
-	a->v[a->n] = NULL;
-}
-
-static void args(struct argv_buf *a, char *const *list)
-{
-	for (; list && *list; list++)
-		arg(a, *list);
-}
-
-static void arg_python(struct argv_buf *a, const struct test_interp *ti)
-{
-	char *v[16];
-	int n = python_argv(ti, v, 16);
-
-	for (int i = 0; i < n; i++)
-		arg(a, v[i]);
 }
 
 /* --- collapsed output ----------------------------------------------------- */

@@ -78,13 +78,6 @@ struct top_test {
 
 /* --- small helpers -------------------------------------------------------- */
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -107,53 +100,6 @@ static void flunk(struct top_test *d, const char *what, const char *fmt, ...)
 	va_end(ap);
 	msg_add(&d->failures, "%s: %s: %s", d->ti->label, what, line ? line : "?");
 	free(line);
-}
-
-static char *slurp(const char *path)
-{
-	char *data = NULL;
-	size_t len = 0;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return NULL;
-	if (getdelim(&data, &len, 0, f) < 0) {
-		free(data);
-		data = strdup("");
-	}
-	fclose(f);
-	return data;
-}
-
-struct argv_buf {
-	char *v[64];
-	int n;
-};
-
-static void arg(struct argv_buf *a, const char *s)
-{
-	if (a->n < 63)
-		a->v[a->n++] = (char *)s;
-	a->v[a->n] = NULL;
-}
-
-/* The interpreter as a command line for pystrobe to launch (as
- * test_interp_spawn() runs it: env and chroot exec in place). */
-static void arg_python(struct argv_buf *a, const struct test_interp *ti)
-{
-	arg(a, "env");
-	arg(a, "-u");
-	arg(a, "PYTHONPATH");
-	arg(a, "-u");
-	arg(a, "PYTHONHOME");
-	arg(a, "PYTHONDONTWRITEBYTECODE=1");
-	if (ti->env[0])
-		arg(a, ti->env);
-	if (ti->root[0]) {
-		arg(a, "/usr/sbin/chroot");
-		arg(a, ti->root);
-	}
-	arg(a, ti->path);
 }
 
 /* Words joined into a shell command line, each in single quotes. */

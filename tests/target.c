@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #endif
 #include "target.h"
+#include "proctree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -66,11 +67,28 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int ms)
+void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
-	nanosleep(&ts, NULL);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+char *slurp(const char *path)
+{
+	char *data = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	if (getdelim(&data, &len, 0, f) < 0) {
+		free(data);
+		data = strdup("");
+	}
+	fclose(f);
+	return data;
 }
 
 void msg_add(char **msg, const char *fmt, ...)
@@ -104,22 +122,6 @@ int write_file(const char *path, const char *data, size_t len)
 	if (fclose(f) != 0)
 		ok = 0;
 	return ok ? 0 : -1;
-}
-
-static char *read_file(const char *path)
-{
-	char *data = NULL;
-	size_t len = 0;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return NULL;
-	if (getdelim(&data, &len, 0, f) < 0) {
-		free(data);
-		data = NULL;
-	}
-	fclose(f);
-	return data;
 }
 
 /* The integer after "key": in a JSON text we wrote ourselves; -1 if absent. */
@@ -257,7 +259,7 @@ static int wait_settled(struct target *t, char *why, size_t whysize)
 
 static int read_truth(struct target *t, char *why, size_t whysize)
 {
-	char *text = read_file(t->truth);
+	char *text = slurp(t->truth);
 	long pid, nthreads;
 
 	if (!text) {
@@ -640,37 +642,13 @@ int run_one_error_line(const struct run *r)
 
 void kill_descendants(pid_t pid)
 {
-	char path[96], buf[4096];
-	DIR *dir;
-	struct dirent *e;
+	static struct proc_node tree[PROCTREE_MAX];
+	int n = proctree_list(pid, tree, PROCTREE_MAX);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dir = opendir(path)))
-		return;
-	while ((e = readdir(dir))) {
-		char *p, *end;
-		ssize_t n;
-		int fd;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid, e->d_name);
-		if ((fd = open(path, O_RDONLY)) < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = 0;
-		for (p = buf;; p = end) {
-			long child = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			/* Its children first, while it still holds them. */
-			kill_descendants((pid_t)child);
-			kill((pid_t)child, SIGKILL);
-		}
-	}
-	closedir(dir);
+	/* Children before their parents (the list is parents first), and
+	 * not pid itself: that is the caller's. */
+	while (n-- > 1)
+		kill(tree[n].pid, SIGKILL);
 }
 
 /* --- launching, and the hardening tests ----------------------------------- */
@@ -722,4 +700,26 @@ int stress_mode(void)
 	const char *s = getenv("PYSTROBE_STRESS");
 
 	return s && !strcmp(s, "1");
+}
+
+void arg(struct argv_buf *a, const char *s)
+{
+	if (a->n < 63)
+		a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+void args(struct argv_buf *a, char *const *list)
+{
+	for (; list && *list; list++)
+		arg(a, *list);
+}
+
+void arg_python(struct argv_buf *a, const struct test_interp *ti)
+{
+	char *v[16];
+	int n = python_argv(ti, v, 16);
+
+	for (int i = 0; i < n; i++)
+		arg(a, v[i]);
 }

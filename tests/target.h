@@ -45,6 +45,13 @@ int target_start_parked(struct target *t, const struct test_interp *ti,
 int target_wait_file(struct target *t, const char *name, int timeout_ms,
 		     char *why, size_t whysize);
 
+/* Sleep ms milliseconds, whatever signals arrive. */
+void sleep_ms(int ms);
+
+/* The whole file, NUL-terminated ("" when empty), or NULL if it cannot be
+ * opened.  free() it. */
+char *slurp(const char *path);
+
 /* Remove a directory and everything in it. */
 void rm_rf(const char *dir);
 
@@ -72,8 +79,8 @@ pid_t spawn_cmd(char *const argv[]);
  * has got past exec.  0, or -1 on timeout or if it is gone. */
 int proc_wait_exe(pid_t pid, const char *suffix, int timeout_ms);
 
-/* SIGKILL every descendant of pid (not pid itself), deepest first is not
- * needed: a parked worker must not outlive its test. */
+/* SIGKILL every descendant of pid (not pid itself), children first: a
+ * parked worker must not outlive its test. */
 void kill_descendants(pid_t pid);
 
 /* SIGKILL and reap a child. */
@@ -135,5 +142,17 @@ int all_lines_pystrobe(const char *err);
 
 /* PYSTROBE_STRESS=1 (make stress): the long variants at full counts. */
 int stress_mode(void);
+
+/* A command line built a word at a time (at most 63, NULL-terminated). */
+struct argv_buf {
+	char *v[64];
+	int n;
+};
+
+void arg(struct argv_buf *a, const char *s);
+/* Each word of a NULL-terminated list. */
+void args(struct argv_buf *a, char *const *list);
+/* The interpreter as python_argv() gives it. */
+void arg_python(struct argv_buf *a, const struct test_interp *ti);
 
 #endif
