@@ -43,6 +43,7 @@
 #include "interpreters.h"
 #include "target.h"
 #include "util.h"
+#include "suite.h"
 
 #define SHORT_RUNS		40	/* of each kind; 200 with PYSTROBE_STRESS=1 */
 #define SHORT_RUNS_STRESS	200
@@ -987,18 +988,11 @@ START_TEST(test_atomic_output)
 }
 END_TEST
 
-START_TEST(test_have_interps)
-{
-	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("chaos");
-	SRunner *sr;
 	TCase *tc;
-	int failed, nslow;
+	int nslow;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
@@ -1011,7 +1005,7 @@ int main(void)
 
 	tc = tcase_create("chaos");
 	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, test_have_interps);
+	add_have_interps(tc, ninterps);
 	if (ninterps > 0) {
 		tcase_add_test(tc, test_short_launch);
 		tcase_add_test(tc, test_short_pid);
@@ -1024,9 +1018,5 @@ int main(void)
 		tcase_add_test(tc, test_atomic_output);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

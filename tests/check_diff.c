@@ -29,6 +29,7 @@
 #include "interpreters.h"
 #include "target.h"
 #include "util.h"
+#include "suite.h"
 
 #define ROW 16			/* out_flamegraph.c's FG_ROW */
 
@@ -831,8 +832,6 @@ int main(void)
 {
 	Suite *s = suite_create("diff");
 	TCase *tc = tcase_create("files");
-	SRunner *sr;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	choose_interps();
@@ -851,9 +850,5 @@ int main(void)
 	tcase_add_test(tc, test_have_interps);
 	tcase_add_loop_test(tc, test_recorded, 0, nchosen);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -24,6 +24,7 @@
 
 #include "interpreters.h"
 #include "target.h"
+#include "suite.h"
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -453,18 +454,10 @@ START_TEST(test_exiting)
 }
 END_TEST
 
-START_TEST(test_have_interps)
-{
-	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("errors");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
@@ -476,7 +469,7 @@ int main(void)
 
 	tc = tcase_create("processes");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_have_interps);
+	add_have_interps(tc, ninterps);
 	tcase_add_test(tc, test_no_such_pid);
 	tcase_add_test(tc, test_not_python);
 	if (ninterps > 0)
@@ -490,9 +483,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_exiting, 0, ninterps);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -18,6 +18,7 @@
 #include "output.h"
 #include "sample_profile.h"
 #include "util.h"
+#include "suite.h"
 
 static const char *srcdir(void)
 {
@@ -452,8 +453,6 @@ int main(void)
 {
 	Suite *s = suite_create("flamegraph");
 	TCase *tc = tcase_create("svg");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_wellformed_and_frames);
 	tcase_add_test(tc, test_hostile_names);
@@ -473,9 +472,5 @@ int main(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_browser);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(s);
 }

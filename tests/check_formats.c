@@ -22,6 +22,7 @@
 
 #include "output.h"
 #include "sample_profile.h"
+#include "suite.h"
 #include "util.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -711,11 +712,5 @@ static Suite *formats_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(formats_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(formats_suite());
 }

@@ -24,6 +24,7 @@
 
 #include "interpreters.h"
 #include "target.h"
+#include "suite.h"
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -154,29 +155,17 @@ START_TEST(test_hostile)
 }
 END_TEST
 
-START_TEST(test_have_interps)
-{
-	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("hostile");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
 	tc = tcase_create("hostile");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_have_interps);
+	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_hostile, 0, ninterps);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -34,6 +34,7 @@
 
 #include "interpreters.h"
 #include "target.h"
+#include "suite.h"
 
 #define KILL_THREADS	"4"
 #define KILLS_CHECK	10
@@ -205,9 +206,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("kill");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
@@ -217,9 +216,5 @@ int main(void)
 	tcase_add_test(tc, test_kill);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

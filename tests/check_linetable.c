@@ -20,6 +20,7 @@
 
 #include "interpreters.h"
 #include "linetable.h"
+#include "suite.h"
 
 #define LINE(fmt, t, first, off) \
 	linetable_line(fmt, t, sizeof(t), first, off)
@@ -466,12 +467,6 @@ out:
 	fclose(f);
 }
 
-START_TEST(test_have_interps)
-{
-	ck_assert_msg(ninterps > 0, "no Python interpreter found to test against");
-}
-END_TEST
-
 START_TEST(test_interp_fixture)
 {
 	const struct test_interp *ti = &interps[_i];
@@ -516,9 +511,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("linetable");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	ninterps = test_interps(&interps);
 
@@ -538,13 +531,9 @@ int main(void)
 
 	tc = tcase_create("interpreters");
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_have_interps);
+	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_interp_fixture, 0, ninterps);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -20,6 +20,7 @@
 #include "mem.h"
 #include "symbols.h"
 #include "util.h"
+#include "suite.h"
 
 #define RUNTIME 0x7f0000001000ull
 
@@ -303,8 +304,6 @@ int main(void)
 {
 	Suite *s = suite_create("locate");
 	TCase *tc = tcase_create("debug_offsets");
-	SRunner *sr;
-	int failed;
 
 	load_tables();
 	tcase_add_loop_test(tc, test_real_tables_match_static, 0, 2);
@@ -318,9 +317,5 @@ int main(void)
 	tcase_add_test(tc, test_version_from_filename);
 	tcase_add_test(tc, test_load_bias);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(s);
 }

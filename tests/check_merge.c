@@ -28,6 +28,7 @@
 #include "sample_profile.h"
 #include "target.h"
 #include "util.h"
+#include "suite.h"
 
 static const char *inputs[] = {
 	"main;load;read 30\nmain;train;forward 50\nmain;train;backward 20\n",
@@ -509,8 +510,6 @@ int main(void)
 {
 	Suite *s = suite_create("merge");
 	TCase *tc = tcase_create("merge");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sum);
@@ -522,9 +521,5 @@ int main(void)
 	tcase_add_test(tc, test_deep);
 	tcase_add_test(tc, test_cli_errors);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

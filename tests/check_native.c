@@ -57,6 +57,7 @@
 #include "pystack.h"
 #include "symbolize.h"
 #include "symbols.h"
+#include "suite.h"
 
 #define LEVELS 4
 /* C/Python levels for the cost measurement: about 50 native frames. */
@@ -777,32 +778,20 @@ START_TEST(test_cost)
 }
 END_TEST
 
-START_TEST(test_have_interps)
-{
-	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("native");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
 
 	tc = tcase_create("interpreters");
 	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, test_have_interps);
+	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_native, 0, ninterps);
 	tcase_add_test(tc, test_cost);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

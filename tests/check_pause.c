@@ -29,6 +29,7 @@
 #include "interpreters.h"
 #include "pause.h"
 #include "target.h"
+#include "suite.h"
 
 #define STUCK_MS	2800	/* sampling while the thread is in D: longer than
 				 * the 500 ms a release waits for a stop */
@@ -187,9 +188,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("pause");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
@@ -198,9 +197,5 @@ int main(void)
 	tcase_add_test(tc, test_unstoppable_thread);
 	tcase_add_test(tc, test_realtime_policy);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -29,6 +29,7 @@
 #include "interpreters.h"
 #include "target.h"
 #include "util.h"
+#include "suite.h"
 
 #define SYSTEM_PYTHON "/usr/bin/python3.11"
 #define NOBODY 65534
@@ -243,9 +244,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("privileges");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tc = tcase_create("privileges");
@@ -254,9 +253,5 @@ int main(void)
 	tcase_add_test(tc, test_sudo_env);
 	tcase_add_test(tc, test_real_sudo);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

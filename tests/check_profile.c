@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "suite.h"
 
 #define MS 1000000ull
 
@@ -703,9 +704,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("profile");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	tc = tcase_create("frames");
 	tcase_add_test(tc, test_frame_same_and_different);
@@ -746,9 +745,5 @@ int main(void)
 	tcase_add_test(tc, test_stress);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -20,6 +20,7 @@
 #include "mem.h"
 #include "pyobj.h"
 #include "util.h"
+#include "suite.h"
 
 struct env {
 	struct fakepy *fp;
@@ -823,9 +824,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("pyobj");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 	const int lo = LAYOUT_MIN_MINOR, hi = LAYOUT_MAX_MINOR + 1;
 
 	tc = tcase_create("str");
@@ -868,9 +867,5 @@ int main(void)
 		suite_add_tcase(s, tc);
 	}
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -39,6 +39,7 @@
 
 #include "interpreters.h"
 #include "target.h"
+#include "suite.h"
 
 #define RATE		"200"	/* Hz: 600 samples in an accuracy run */
 #define ACC_SECONDS	3.0	/* length of an accuracy run */
@@ -1144,18 +1145,10 @@ START_TEST(test_record)
 }
 END_TEST
 
-START_TEST(test_have_interps)
-{
-	ck_assert_msg(ninterps > 0, "no Python interpreter found to test on");
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("record");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
@@ -1163,13 +1156,9 @@ int main(void)
 
 	tc = tcase_create("interpreters");
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_have_interps);
+	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_record, 0, ninterps);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "interpreters.h"
+#include "suite.h"
 #include "target.h"
 
 #define COLS_		160
@@ -708,12 +709,31 @@ static bool exited_banner(const char *s, const struct view *v, const void *arg)
 	return p && strstr(p, " exited (status 3)") && rows_with(v, "hot_loop (") > 0;
 }
 
+/* Start a session `name` running "top OPTS -- COMMAND" (command from a),
+ * followed by a long sleep so that the pane stays to be looked at. */
+static bool start_launch(struct top_test *d, const char *name, const char *opts,
+			 struct argv_buf *a)
+{
+	char *words = shell_words(a->v), *top_args = NULL, *cmd = NULL;
+	int rc = -1;
+
+	if (asprintf(&top_args, "%s-- %s", opts, words) < 0)
+		top_args = NULL;
+	free(words);
+	if (top_args)
+		cmd = top_command(d, top_args, "sleep 120");
+	if (cmd)
+		rc = start_session(d, name, cmd);
+	free(top_args);
+	free(cmd);
+	return rc == 0;
+}
+
 /* A launched command that exits: the banner, the last view, its status. */
 static void launched(struct top_test *d)
 {
 	const char *name = "launch";
 	struct argv_buf a = { .n = 0 };
-	char *words, *top_args = NULL, *cmd;
 
 	arg_python(&a, d->ti);
 	arg(&a, d->script);
@@ -721,17 +741,8 @@ static void launched(struct top_test *d)
 	arg(&a, "3");
 	arg(&a, "--exit");
 	arg(&a, "3");
-	words = shell_words(a.v);
-	if (asprintf(&top_args, "-- %s", words) < 0)
-		top_args = NULL;
-	free(words);
-	cmd = top_args ? top_command(d, top_args, "sleep 120") : NULL;
-	free(top_args);
-	if (!cmd || start_session(d, name, cmd) != 0) {
-		free(cmd);
+	if (!start_launch(d, name, "", &a))
 		return;
-	}
-	free(cmd);
 	expect(d, name, "launch: the table", first_row, "hot_loop (");
 	expect(d, name, "launch: \"process PID exited (status 3)\" over the last view",
 	       exited_banner, NULL);
@@ -764,7 +775,6 @@ static void subprocesses(struct top_test *d)
 	const char *name = "subprocesses";
 	struct argv_buf a = { .n = 0 };
 	char script[PATH_MAX], dir[PATH_MAX], inside[PATH_MAX];
-	char *words, *top_args = NULL, *cmd;
 
 	test_interp_script(d->ti, "tests/targets/workers.py", script, sizeof(script));
 	test_interp_shared_dir(d->ti, dir, inside, sizeof(dir));
@@ -774,17 +784,10 @@ static void subprocesses(struct top_test *d)
 	arg(&a, "--cpu");
 	arg(&a, "6");
 	arg(&a, inside);
-	words = shell_words(a.v);
-	if (asprintf(&top_args, "-s -- %s", words) < 0)
-		top_args = NULL;
-	free(words);
-	cmd = top_args ? top_command(d, top_args, "sleep 120") : NULL;
-	free(top_args);
-	if (!cmd || start_session(d, name, cmd) != 0) {
-		free(cmd);
+	if (!start_launch(d, name, "-s ", &a)) {
+		rm_rf(dir);
 		return;
 	}
-	free(cmd);
 	expect(d, name, "-s: \"Processes: 5\" in the header", has_text, "Processes: 5");
 	expect(d, name, "-s: \"Showing: all processes\"", has_text, "Showing: all processes");
 	keys(d, name, "T");
@@ -994,9 +997,8 @@ int main(void)
 {
 	const struct test_interp *all;
 	Suite *s = suite_create("top");
-	SRunner *sr;
 	TCase *tc;
-	int n, failed;
+	int n, status;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* The panes and tmux itself speak UTF-8; no outer tmux interferes. */
@@ -1022,10 +1024,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_top, 0, nchosen);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = run_suite(s);
 	remove_sock_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return status;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "interpreters.h"
+#include "suite.h"
 #include "target.h"
 
 #define VALGRIND_TIMEOUT_MS 180000
@@ -167,9 +168,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("valgrind");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
@@ -179,16 +178,9 @@ int main(void)
 		why_not = "this is a sanitizer build, which valgrind cannot run; the plain build runs it";
 	tc = tcase_create("valgrind");
 	tcase_set_timeout(tc, 600);
+	add_have_interps(tc, ninterps);
 	if (ninterps > 0)
 		tcase_add_loop_test(tc, test_valgrind, 0, 3);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	if (!ninterps) {
-		printf("valgrind: no Python interpreter found to test on\n");
-		return EXIT_FAILURE;
-	}
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -24,6 +24,7 @@
 #include "mem.h"
 #include "pystack.h"
 #include "util.h"
+#include "suite.h"
 
 /* ---- the scene ----------------------------------------------------------- */
 
@@ -1276,9 +1277,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("walk");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 	const int lo = LAYOUT_MIN_MINOR, hi = LAYOUT_MAX_MINOR + 1;
 
 	tc = tcase_create("walk");
@@ -1317,9 +1316,5 @@ int main(void)
 		suite_add_tcase(s, tc);
 	}
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -1,0 +1,30 @@
+#include <stdlib.h>
+
+#include "suite.h"
+
+/* Set in the parent before the run; Check forks each test, so the
+ * children see it. */
+static int have_ninterps;
+
+START_TEST(test_have_interps)
+{
+	ck_assert_msg(have_ninterps > 0, "MISSING: no Python interpreter found to test on");
+}
+END_TEST
+
+void add_have_interps(TCase *tc, int ninterps)
+{
+	have_ninterps = ninterps;
+	tcase_add_test(tc, test_have_interps);
+}
+
+int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
