@@ -163,7 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct sample_ctx sc;	/* 16 KiB of frame ids: keep it off the stack */
 	struct mem *first, *second = NULL, *reader;
-	struct mem_switch sw = { { switch_read, switch_close }, NULL };
+	struct mem_switch sw = { .mem = { .read = switch_read, .close = switch_close } };
 	struct pyinterp pi;
 	struct profile prof;
 	struct py_tstate *ts;

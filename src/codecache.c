@@ -125,13 +125,17 @@ static int read_identity(struct code_cache *cc, uint64_t code, struct code_ident
 	uint32_t offs[] = { L->obj.ob_type, L->code.filename, L->code.name, L->code.qualname,
 			    L->code.linetable, L->code.firstlineno };
 	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
-	uint8_t cb[512];
+	uint8_t buf[512];
+	const uint8_t *cb;
 	int rc;
 
-	if (size > sizeof(cb))
+	if (size > sizeof(buf))
 		return -EINVAL;
-	if ((rc = mem_read(cc->m, code, cb, size)) < 0)
-		return rc;
+	if (!(cb = mem_peek(cc->m, code, size))) {
+		if ((rc = mem_read(cc->m, code, buf, size)) < 0)
+			return rc;
+		cb = buf;
+	}
 	memset(id, 0, sizeof(*id));
 	id->type = field_u64(cb, L->obj.ob_type);
 	id->filename = field_u64(cb, L->code.filename);

@@ -3,6 +3,21 @@
 #include <errno.h>
 #include <string.h>
 
+int mem_read_batch(struct mem *m, const struct mem_block *b, int n)
+{
+	if (m->read_batch)
+		return m->read_batch(m, b, n);
+	for (int i = 0; i < n; i++) {
+		int rc = mem_read(m, b[i].addr, b[i].buf, b[i].len);
+
+		if (rc == -ESRCH || rc == -EPERM)
+			return i ? i : rc;
+		if (rc < 0)
+			return i;
+	}
+	return n;
+}
+
 int mem_read_u64(struct mem *m, uint64_t addr, uint64_t *out)
 {
 	return mem_read(m, addr, out, sizeof(*out));

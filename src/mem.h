@@ -12,18 +12,45 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* One piece of a batch read. */
+struct mem_block {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+};
+
 struct mem {
 	/* Read exactly len bytes at addr into buf.  Returns 0, or a negative
 	 * errno: -EFAULT for an unmapped address, -ESRCH when the process has
 	 * gone, -EPERM when we may not read it. */
 	int (*read)(struct mem *m, uint64_t addr, void *buf, size_t len);
 	void (*close)(struct mem *m);
+	/* Optional (NULL: not offered), and last so that a reader written
+	 * as { read, close } still means what it says. */
+	/* mem_read_batch() in fewer calls than one per block. */
+	int (*read_batch)(struct mem *m, const struct mem_block *b, int n);
+	/* See mem_peek(). */
+	const void *(*peek)(struct mem *m, uint64_t addr, size_t len);
 };
 
 static inline int mem_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 {
 	return m->read(m, addr, buf, len);
 }
+
+/* The len bytes at addr where the reader already holds them, without a
+ * copy, or NULL (then mem_read() them).  The pointer is good until the
+ * next call on m: use it at once. */
+static inline const void *mem_peek(struct mem *m, uint64_t addr, size_t len)
+{
+	return m->peek ? m->peek(m, addr, len) : NULL;
+}
+
+/* Read the blocks in order, stopping at the first that cannot be read
+ * whole.  Returns how many were read (n: all of them; fewer: block [ret]
+ * failed, and the caller may go on after it), or -ESRCH / -EPERM when the
+ * process cannot be read at all. */
+int mem_read_batch(struct mem *m, const struct mem_block *b, int n);
 
 int mem_read_u64(struct mem *m, uint64_t addr, uint64_t *out);
 int mem_read_u32(struct mem *m, uint64_t addr, uint32_t *out);

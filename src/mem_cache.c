@@ -5,11 +5,18 @@
  * page instead of one per piece cuts the cost of a sample severalfold, and
  * reads within one sample see one copy of each page.  The cache is emptied
  * before every sample, so nothing stale outlives it.
+ *
+ * What it keeps is the list of pages the last sample read: a program's
+ * stacks stay where they are from one sample to the next, so the next one
+ * will most likely read the same pages.  Its first read fetches them all
+ * in one batch (one system call instead of ~30, a sample's cost falling by
+ * half), and then only pages not seen before cost a call of their own.
  */
 #include "mem.h"
 #include "util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,22 +25,55 @@
 
 struct page {
 	uint64_t addr;		/* page address + 1; 0 = empty */
+	bool used;		/* read from in this sample (not just prefetched) */
 	uint8_t data[PAGE];
 };
+
+/* Giving up on the prefetch after this many unreadable pages (a thread
+ * that exited took its stack along): the rest are read on demand. */
+#define PREFETCH_FAILURES 4
 
 struct mem_cache {
 	struct mem mem;
 	struct mem *under;
 	struct page *pages;
-	uint64_t generation;
-	unsigned long hits, misses;
+	uint64_t want[SLOTS];	/* pages the last sample read, to prefetch */
+	struct mem_block blocks[SLOTS];
+	unsigned nwant;
+	bool prefetch_due;
 };
+
+/* Read the pages in want[] into their slots, in as few calls as the
+ * reader allows.  A page that cannot be read is skipped and left empty. */
+static void prefetch(struct mem_cache *c)
+{
+	unsigned n = 0, i = 0, failures = 0;
+
+	c->prefetch_due = false;
+	for (unsigned k = 0; k < c->nwant; k++) {
+		struct page *pg = &c->pages[(c->want[k] / PAGE) % SLOTS];
+
+		c->blocks[n++] = (struct mem_block){ c->want[k], pg->data, PAGE };
+	}
+	while (i < n && failures <= PREFETCH_FAILURES) {
+		int got = mem_read_batch(c->under, c->blocks + i, (int)(n - i));
+
+		if (got < 0)
+			return;
+		for (unsigned k = i; k < i + (unsigned)got; k++)
+			c->pages[(c->blocks[k].addr / PAGE) % SLOTS].addr = c->blocks[k].addr + 1;
+		i += (unsigned)got + 1;
+		failures += i <= n;
+	}
+}
 
 static int cache_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 {
 	struct mem_cache *c = (struct mem_cache *)m;
 	uint8_t *out = buf;
 
+	if (c->prefetch_due)
+		prefetch(c);
 	/* Big reads go straight through: caching them would evict the rest. */
 	if (len > PAGE)
 		return mem_read(c->under, addr, buf, len);
@@ -52,16 +92,39 @@ static int cache_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 				return mem_read(c->under, addr, out, len);
 			}
 			pg->addr = base + 1;
-			c->misses++;
-		} else {
-			c->hits++;
 		}
+		pg->used = true;
 		memcpy(out, pg->data + off, n);
 		out += n;
 		addr += n;
 		len -= n;
 	}
 	return 0;
+}
+
+/* Reads of a few fields (a frame, a code object's identity) are most of a
+ * sample's reads; handing out the cached bytes in place spares each a
+ * copy, and the stall of loading fields from a buffer just written. */
+static const void *cache_peek(struct mem *m, uint64_t addr, size_t len)
+{
+	struct mem_cache *c = (struct mem_cache *)m;
+	uint64_t base = addr & ~(uint64_t)(PAGE - 1);
+	struct page *pg;
+
+	if (len == 0 || len > PAGE - (addr - base))
+		return NULL;
+	if (c->prefetch_due)
+		prefetch(c);
+	pg = &c->pages[(base / PAGE) % SLOTS];
+	if (pg->addr != base + 1) {
+		if (mem_read(c->under, base, pg->data, PAGE) < 0) {
+			pg->addr = 0;
+			return NULL;
+		}
+		pg->addr = base + 1;
+	}
+	pg->used = true;
+	return pg->data + (addr - base);
 }
 
 static void cache_close(struct mem *m)
@@ -77,6 +140,7 @@ struct mem *mem_cache_new(struct mem *under)
 	struct mem_cache *c = xcalloc(1, sizeof(*c));
 
 	c->mem.read = cache_read;
+	c->mem.peek = cache_peek;
 	c->mem.close = cache_close;
 	c->under = under;
 	c->pages = xcalloc(SLOTS, sizeof(*c->pages));
@@ -87,6 +151,16 @@ void mem_cache_reset(struct mem *m)
 {
 	struct mem_cache *c = (struct mem_cache *)m;
 
-	for (unsigned i = 0; i < SLOTS; i++)
+	c->nwant = 0;
+	for (unsigned i = 0; i < SLOTS; i++) {
+		/* Only what was used: a page prefetched in vain is not
+		 * fetched again. */
+		if (c->pages[i].addr && c->pages[i].used)
+			c->want[c->nwant++] = c->pages[i].addr - 1;
 		c->pages[i].addr = 0;
+		c->pages[i].used = false;
+	}
+	/* Fetched on the first read, not now: the sample may pause the
+	 * target first, and the pages must be read in the pause. */
+	c->prefetch_due = c->nwant > 0;
 }

@@ -243,14 +243,18 @@ static int read_raw_frame(struct mem *m, const struct py_layout *L, uint64_t fra
 			  struct raw_frame *rf)
 {
 	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
-	uint8_t fb[256];
+	uint8_t buf[256];
+	const uint8_t *fb;
 	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
 	int rc;
 
-	if (size > sizeof(fb))
+	if (size > sizeof(buf))
 		return -EINVAL;
-	if ((rc = mem_read(m, frame, fb, size)) < 0)
-		return rc;
+	if (!(fb = mem_peek(m, frame, size))) {
+		if ((rc = mem_read(m, frame, buf, size)) < 0)
+			return rc;
+		fb = buf;
+	}
 	rf->back = field_u64(fb, L->frame.back);
 	rf->code = field_u64(fb, L->frame.code);
 	if (L->frame.code_tagged)

@@ -1,0 +1,357 @@
+/* Tests for the memory readers: the per-sample page cache and its
+ * prefetch of the pages the previous sample read, and batch reads through
+ * process_vm_readv.
+ *
+ * The cache sits in front of a test reader whose pages can be changed,
+ * unmapped and counted between "samples", so each promise is checked
+ * directly: a sample sees the memory as it is now, never as the previous
+ * sample saw it; a repeated sample costs one call; an unreadable page costs
+ * no more than it did without the prefetch.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mem.h"
+#include "suite.h"
+
+#define PAGE 4096u
+#define NPAGES 16
+#define BASE 0x7f1200000000ull
+
+struct pages {
+	struct mem mem;
+	uint8_t data[NPAGES][PAGE];
+	bool unmapped[NPAGES];
+	bool gone;			/* the process has exited */
+	int reads, batches;		/* calls served */
+};
+
+static int page_of(uint64_t addr)
+{
+	if (addr < BASE || addr >= BASE + NPAGES * (uint64_t)PAGE)
+		return -1;
+	return (int)((addr - BASE) / PAGE);
+}
+
+static int copy_out(struct pages *p, uint64_t addr, void *buf, size_t len)
+{
+	int first = page_of(addr), last = page_of(addr + len - 1);
+
+	if (p->gone)
+		return -ESRCH;
+	if (first < 0 || last < 0)
+		return -EFAULT;
+	for (int i = first; i <= last; i++)
+		if (p->unmapped[i])
+			return -EFAULT;
+	memcpy(buf, &p->data[0][0] + (addr - BASE), len);
+	return 0;
+}
+
+static int pages_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	struct pages *p = (struct pages *)m;
+
+	p->reads++;
+	return copy_out(p, addr, buf, len);
+}
+
+/* As process_vm_readv: in order, stopping at the first block it cannot
+ * copy whole. */
+static int pages_read_batch(struct mem *m, const struct mem_block *b, int n)
+{
+	struct pages *p = (struct pages *)m;
+
+	p->batches++;
+	for (int i = 0; i < n; i++) {
+		int rc = copy_out(p, b[i].addr, b[i].buf, b[i].len);
+
+		if (rc < 0)
+			return i == 0 && rc == -ESRCH ? rc : i;
+	}
+	return n;
+}
+
+static void pages_close(struct mem *m)
+{
+	(void)m;
+}
+
+static struct pages *pages_new(bool batch)
+{
+	struct pages *p = calloc(1, sizeof(*p));
+
+	ck_assert_ptr_nonnull(p);
+	p->mem.read = pages_read;
+	p->mem.read_batch = batch ? pages_read_batch : NULL;
+	p->mem.close = pages_close;
+	for (int i = 0; i < NPAGES; i++)
+		memset(p->data[i], 'a' + i, PAGE);
+	return p;
+}
+
+static uint64_t at(int page, unsigned off)
+{
+	return BASE + (uint64_t)page * PAGE + off;
+}
+
+static int calls(const struct pages *p)
+{
+	return p->reads + p->batches;
+}
+
+/* Read 8 bytes at each of the pages, checking each against the backing
+ * memory as it is now. */
+static void sample(struct mem *c, struct pages *p, const int *pages, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint8_t got[8], want[8];
+		int rc = mem_read(c, at(pages[i], 100), got, sizeof(got));
+
+		if (p->unmapped[pages[i]]) {
+			ck_assert_int_eq(rc, -EFAULT);
+			continue;
+		}
+		ck_assert_int_eq(rc, 0);
+		memcpy(want, &p->data[pages[i]][100], sizeof(want));
+		ck_assert_msg(!memcmp(got, want, sizeof(got)), "page %d: stale or wrong bytes",
+			      pages[i]);
+	}
+}
+
+START_TEST(test_repeat_is_one_call)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	const int ws[] = { 0, 3, 4, 9, 15 };
+
+	sample(c, p, ws, 5);
+	ck_assert_int_eq(calls(p), 5);	/* nothing known yet: a call a page */
+	mem_cache_reset(c);
+	p->reads = p->batches = 0;
+	sample(c, p, ws, 5);
+	ck_assert_int_eq(p->batches, 1);
+	ck_assert_int_eq(p->reads, 0);
+	/* Reads within a page after it came in cost nothing. */
+	sample(c, p, ws, 5);
+	ck_assert_int_eq(calls(p), 1);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* The prefetch happens at the sample's first read, not at the reset, and
+ * what it brings is the memory of now. */
+START_TEST(test_prefetch_sees_new_bytes)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	const int ws[] = { 1, 2, 7 };
+
+	sample(c, p, ws, 3);
+	mem_cache_reset(c);
+	ck_assert_int_eq(p->batches, 0);
+	memset(p->data[2], 'Z', PAGE);
+	memset(p->data[7], 'Y', PAGE);
+	sample(c, p, ws, 3);
+	ck_assert_int_eq(p->batches, 1);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* A page unmapped since the last sample is skipped by the prefetch; the
+ * pages after it still come in the batch that follows. */
+START_TEST(test_unmapped_page_skipped)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	const int ws[] = { 0, 1, 2, 3, 4, 5 };
+
+	sample(c, p, ws, 6);
+	mem_cache_reset(c);
+	p->unmapped[2] = true;
+	p->reads = p->batches = 0;
+	sample(c, p, ws, 6);
+	/* Batch 0-1 stops at 2, batch 3-5; page 2 read on demand, refused. */
+	ck_assert_int_eq(p->batches, 2);
+	ck_assert_int_eq(p->reads, 2);	/* the page, then just the bytes asked */
+	/* Mapped again: read on demand, and prefetched the sample after. */
+	p->unmapped[2] = false;
+	mem_cache_reset(c);
+	sample(c, p, ws, 6);
+	mem_cache_reset(c);
+	p->reads = p->batches = 0;
+	sample(c, p, ws, 6);
+	ck_assert_int_eq(calls(p), 1);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* Many pages gone at once (a thread exited with its stack): a few failures
+ * end the prefetch, the rest is read on demand, every read still right. */
+START_TEST(test_many_unmapped)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	int ws[NPAGES];
+
+	for (int i = 0; i < NPAGES; i++)
+		ws[i] = i;
+	sample(c, p, ws, NPAGES);
+	mem_cache_reset(c);
+	for (int i = 0; i < NPAGES; i += 2)
+		p->unmapped[i] = true;
+	p->reads = p->batches = 0;
+	sample(c, p, ws, NPAGES);
+	ck_assert_int_le(p->batches, 6);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* A page brought by the prefetch but not read in its sample is not
+ * prefetched again: the working set follows the program. */
+START_TEST(test_unused_pages_dropped)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	const int before[] = { 0, 5, 6, 8 }, after[] = { 0, 6 };
+
+	sample(c, p, before, 4);
+	mem_cache_reset(c);
+	sample(c, p, after, 2);	/* prefetches 0 5 6 8, uses 0 6 */
+	mem_cache_reset(c);
+	p->reads = p->batches = 0;
+	sample(c, p, before, 4);	/* prefetches 0 6; 5 and 8 on demand */
+	ck_assert_int_eq(p->batches, 1);
+	ck_assert_int_eq(p->reads, 2);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* A reader without read_batch gets the same results, a call per page. */
+START_TEST(test_reader_without_batch)
+{
+	struct pages *p = pages_new(false);
+	struct mem *c = mem_cache_new(&p->mem);
+	const int ws[] = { 3, 4, 10 };
+
+	sample(c, p, ws, 3);
+	mem_cache_reset(c);
+	p->unmapped[4] = true;
+	memset(p->data[10], 'Q', PAGE);
+	p->reads = 0;
+	sample(c, p, ws, 3);
+	ck_assert_int_eq(p->batches, 0);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_process_gone)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	const int ws[] = { 1, 2 };
+	uint8_t b[8];
+
+	sample(c, p, ws, 2);
+	mem_cache_reset(c);
+	p->gone = true;
+	ck_assert_int_eq(mem_read(c, at(1, 0), b, sizeof(b)), -ESRCH);
+	ck_assert_int_eq(mem_read(c, at(2, 0), b, sizeof(b)), -ESRCH);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* Peeking hands out the cached bytes in place: only within one page, only
+ * what can be read, and a peeked page counts as used for the prefetch. */
+START_TEST(test_peek)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	const uint8_t *v;
+
+	v = mem_peek(c, at(3, 10), 16);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v[0], 'a' + 3);
+	ck_assert_int_eq(v[15], 'a' + 3);
+	ck_assert_ptr_null(mem_peek(c, at(3, PAGE - 8), 16));	/* crosses a page */
+	ck_assert_ptr_null(mem_peek(c, at(3, 0), 0));
+	p->unmapped[5] = true;
+	ck_assert_ptr_null(mem_peek(c, at(5, 0), 8));
+	mem_cache_reset(c);
+	memset(p->data[3], 'N', PAGE);
+	p->reads = p->batches = 0;
+	v = mem_peek(c, at(3, 10), 16);
+	ck_assert_int_eq(p->batches, 1);	/* page 3 was used: prefetched */
+	ck_assert_int_eq(p->reads, 0);
+	ck_assert_int_eq(v[0], 'N');
+	/* Readers without a cache have nothing to peek at. */
+	ck_assert_ptr_null(mem_peek(&p->mem, at(3, 10), 16));
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* The process_vm_readv reader's batches, on our own memory: three pages
+ * with the middle one unmapped. */
+START_TEST(test_proc_batch)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *map = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mem *m = mem_proc_open(getpid());
+	static uint8_t bufs[3][4096];
+	struct mem_block b[3];
+
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	ck_assert_int_le(pg, 4096);
+	for (int i = 0; i < 3; i++) {
+		memset(map + i * pg, '0' + i, pg);
+		b[i] = (struct mem_block){ (uint64_t)(uintptr_t)(map + i * pg), bufs[i], (size_t)pg };
+	}
+	ck_assert_int_eq(mem_read_batch(m, b, 3), 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(bufs[i][pg - 1], '0' + i);
+	ck_assert_int_eq(munmap(map + pg, pg), 0);
+	ck_assert_int_eq(mem_read_batch(m, b, 3), 1);
+	ck_assert_int_eq(mem_read_batch(m, b + 1, 2), 0);
+	ck_assert_int_eq(mem_read_batch(m, b + 2, 1), 1);
+	/* A block that runs into the hole is not read whole: it stops there. */
+	b[0].len = pg + 8;
+	ck_assert_int_eq(mem_read_batch(m, b, 1), 0);
+	mem_close(m);
+	munmap(map, pg);
+	munmap(map + 2 * pg, pg);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("mem");
+	TCase *tc = tcase_create("cache");
+
+	tcase_add_test(tc, test_repeat_is_one_call);
+	tcase_add_test(tc, test_prefetch_sees_new_bytes);
+	tcase_add_test(tc, test_unmapped_page_skipped);
+	tcase_add_test(tc, test_many_unmapped);
+	tcase_add_test(tc, test_unused_pages_dropped);
+	tcase_add_test(tc, test_reader_without_batch);
+	tcase_add_test(tc, test_process_gone);
+	tcase_add_test(tc, test_peek);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("proc");
+	tcase_add_test(tc, test_proc_batch);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
