@@ -12,6 +12,7 @@
 #include "sampler.h"
 #include "target_opts.h"
 #include "snapshot.h"
+#include "stop.h"
 #include "util.h"
 
 #include <errno.h>
@@ -64,28 +65,6 @@ struct record {
 	struct sampler_counts counts;	/* at the end */
 	char merge_error[256];		/* the latest, or "" */
 };
-
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_requested = 1;
-	stop_signal = sig;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: the sleep between samples must wake up. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
 
 enum { OPT_THREADS = TOPT_NEXT, OPT_GROUP };
 
@@ -332,7 +311,7 @@ int cmd_record(int argc, char **argv)
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
-	install_signals();
+	stop_on_signals();
 	profile_init(&p, r.t.so.rate_hz);
 
 	if (r.t.command && start_command(&r, &status) < 0) {

@@ -25,6 +25,7 @@
 #include "proc.h"
 #include "profile.h"
 #include "sampler.h"
+#include "stop.h"
 #include "target_opts.h"
 #include "util.h"
 
@@ -172,27 +173,11 @@ struct top {
 
 /* --- signals and the terminal -------------------------------------------- */
 
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t stop_signal;
 static bool curses_on;
-
-static void on_stop(int sig)
-{
-	stop_requested = 1;
-	stop_signal = sig;
-}
 
 static void install_signals(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: the wait between samples must wake up. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	stop_on_signals();
 	/* A closed pipe ends the snapshots through a failed write instead. */
 	signal(SIGPIPE, SIG_IGN);
 }
