@@ -5,7 +5,8 @@
  * `record -f collapsed` writes it), because that is all a folded file
  * has; pprof inputs are turned into the same text.  When one profile has
  * line numbers and the other has none (recorded with --function), lines are
- * dropped from both, or nothing would match.
+ * dropped from both, or nothing would match.  Thread and process roots
+ * (--threads, -s) lose their ids, which no two runs share.
  *
  * Counts are compared as shares of each profile's total, so a recording of
  * 30 s and one of 60 s compare; the changes are then given in AFTER's
@@ -30,6 +31,8 @@ static const char diff_usage[] =
 	"Compare two profiles (folded/collapsed stacks or pprof): a differential flame\n"
 	"graph of AFTER, each frame red where its own time grew and blue where it\n"
 	"shrank, and a summary on stdout of the functions that changed most.\n"
+	"Thread and process roots (--threads, -s) match by thread name and command\n"
+	"line: their ids differ from run to run.\n"
 	"\n"
 	"  -o, --output FILE      where to write (default: pystrobe-diff-DATE-TIME.EXT)\n"
 	"  -f, --format FORMAT    flamegraph (SVG, default) or collapsed (BEFORE AFTER\n"
@@ -37,6 +40,7 @@ static const char diff_usage[] =
 	"      --negate           draw BEFORE's shape instead (shows what went away)\n"
 	"      --no-normalize     compare raw counts, not shares of each total\n"
 	"      --function         compare by function, ignoring line numbers\n"
+
 	"      --full-filenames   whole paths for frames read from pprof\n"
 	"  -n, --top N            rows per table in the summary (default 10, 0: none)\n"
 	"  -q, --quiet            no summary, no messages\n"
@@ -358,7 +362,7 @@ int cmd_diff(int argc, char **argv)
 {
 	struct diff d = { 0 };
 	struct profile in[2], b, a;
-	struct append_opts ao = { 0 };
+	struct append_opts ao = { .roots_by_name = true };
 	char err[512];
 	int rc, status = EXIT_OK, nread = 0;
 

@@ -1,6 +1,7 @@
 #include "profile.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,15 +270,60 @@ static uint32_t append_frame(struct profile *dst, const struct pframe *f,
 	return id;
 }
 
+/* "thread 123 \"name\"" -> "thread \"name\"", "thread 123" -> "thread",
+ * "process 123: CMD" -> "process: CMD"; NULL for any other label. */
+static char *root_without_id(const char *label)
+{
+	const char *kinds[] = { "thread ", "process " };
+
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		size_t n = strlen(kinds[k]);
+		const char *p = label + n, *rest;
+
+		if (strncmp(label, kinds[k], n) || !isdigit((unsigned char)*p))
+			continue;
+		while (isdigit((unsigned char)*p))
+			p++;
+		rest = p;
+		if (k == 0 && (!*rest || !strncmp(rest, " \"", 2)))
+			return xasprintf("thread%s", rest);
+		if (k == 1 && !strncmp(rest, ": ", 2))
+			return xasprintf("process%s", rest);
+	}
+	return NULL;
+}
+
+/* The frame a root position of a stack (the first two: a process, then a
+ * thread) maps to, rewritten by root_without_id() once per frame. */
+static uint32_t append_root(struct profile *dst, const struct profile *src, uint32_t f,
+			    const uint32_t *map, uint32_t *roots, const struct append_opts *o)
+{
+	struct pframe t = { PF_PYTHON, NULL, NULL, -1, -1 };
+	char *label;
+
+	if (roots[f] != UINT32_MAX)
+		return roots[f];
+	label = pframe_label(&src->frames[f], o->full_filenames);
+	t.name = root_without_id(label);
+	roots[f] = t.name ? profile_frame(dst, &t) : map[f];
+	free(t.name);
+	free(label);
+	return roots[f];
+}
+
 bool profile_append(struct profile *dst, const struct profile *src,
 		    const struct append_opts *o)
 {
 	uint32_t *map = xmalloc((src->nframes ? src->nframes : 1) * sizeof(*map));
-	uint32_t *buf = NULL, cap = 0;
+	uint32_t *roots = NULL, *buf = NULL, cap = 0;
 	bool ok = true;
 
 	for (uint32_t i = 0; i < src->nframes; i++)
 		map[i] = append_frame(dst, &src->frames[i], o);
+	if (o->by_label && o->roots_by_name) {
+		roots = xmalloc((src->nframes ? src->nframes : 1) * sizeof(*roots));
+		memset(roots, 0xff, (src->nframes ? src->nframes : 1) * sizeof(*roots));
+	}
 	for (uint32_t i = 0; i < src->nstacks && ok; i++) {
 		const struct pstack *s = &src->stacks[i];
 		uint32_t n = 0;
@@ -291,10 +337,12 @@ bool profile_append(struct profile *dst, const struct profile *src,
 		if (o->root)
 			buf[n++] = profile_frame(dst, o->root);
 		for (uint32_t d = 0; d < s->depth; d++)
-			buf[n++] = map[s->frames[d]];
+			buf[n++] = roots && d < 2 ? append_root(dst, src, s->frames[d], map, roots, o)
+						  : map[s->frames[d]];
 		ok = profile_add_count(dst, buf, n, s->count);
 	}
 	free(buf);
+	free(roots);
 	free(map);
 	return ok;
 }

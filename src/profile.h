@@ -118,6 +118,10 @@ struct append_opts {
 	bool by_label;
 	bool full_filenames;		/* the text with whole paths */
 	bool by_function;		/* the text without line numbers */
+	/* With by_label: the roots "thread 123 \"name\"" and "process 123:
+	 * CMD" lose their ids, which differ from run to run, so that two
+	 * recordings' threads and processes compare by name and command. */
+	bool roots_by_name;
 };
 
 /* Add the stacks of src (their counts, not runs) to dst.  false when a

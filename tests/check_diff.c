@@ -758,6 +758,54 @@ START_TEST(test_function_vs_lines)
 }
 END_TEST
 
+/* Roots from --threads and -s hold ids no two runs share: diff matches them
+ * by thread name and command line, and leaves any other frame alone. */
+START_TEST(test_roots_by_name)
+{
+	struct files fs = files("b.txt",
+				"process 100: python train.py;thread 100 \"MainThread\";main (t.py:9) 30\n"
+				"process 101: python train.py;thread 101 \"MainThread\";load (t.py:5) 20\n"
+				"thread 7;spin (s.py:2) 10\n"
+				"thread 12 (evil.py:1) 5\n",
+				"a.txt",
+				"process 200: python train.py;thread 200 \"MainThread\";main (t.py:9) 30\n"
+				"process 201: python train.py;thread 201 \"MainThread\";load (t.py:5) 60\n"
+				"thread 8;spin (s.py:2) 10\n"
+				"thread 13 (evil.py:1) 5\n");
+	char *out = xasprintf("%s/d.svg", fs.dir), *text;
+	const struct gnode *n;
+	struct run r;
+	struct svg svg;
+
+	ck_assert_int_eq(run_pystrobe(&r, "diff", "-q", "--no-normalize", "-o", out, fs.b, fs.a,
+				      NULL), 0);
+	ck_assert_int_eq(run_exit(&r), 0);
+	run_free(&r);
+	text = test_slurp(out);
+	svg_parse(text, &svg);
+	/* The two workers are one process root; their threads one thread. */
+	ck_assert_ptr_nonnull(n = svg_find(&svg, "process: python train.py"));
+	ck_assert_str_eq(n->mark, "");
+	ck_assert_uint_eq(n->tot_b, 50);
+	ck_assert_uint_eq(n->tot_a, 90);
+	ck_assert_ptr_nonnull(n = svg_find(&svg, "thread \"MainThread\""));
+	ck_assert_str_eq(n->mark, "");
+	ck_assert_ptr_nonnull(n = svg_find(&svg, "load (t.py:5)"));
+	ck_assert_uint_eq(n->self_b, 20);
+	ck_assert_uint_eq(n->self_a, 60);
+	ck_assert_ptr_nonnull(n = svg_find(&svg, "thread"));
+	ck_assert_str_eq(n->mark, "");
+	ck_assert_ptr_null(svg_find(&svg, "process 200: python train.py"));
+	/* A Python frame that merely starts like a root keeps its text. */
+	ck_assert_ptr_nonnull(n = svg_find(&svg, "thread 13 (evil.py:1)"));
+	ck_assert_str_eq(n->mark, "new");
+	svg_free(&svg);
+	free(text);
+	free(out);
+	files_free(&fs);
+}
+END_TEST
+
 /* --- errors ----------------------------------------------------------------- */
 
 static void expect_error(int code, const char *needle, const char *a1, const char *a2,
@@ -843,6 +891,7 @@ int main(void)
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_function_vs_lines);
+	tcase_add_test(tc, test_roots_by_name);
 	tcase_add_test(tc, test_errors);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("recorded");
