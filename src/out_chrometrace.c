@@ -56,31 +56,13 @@ struct ct {
 	uint32_t frames_cap;
 };
 
-static void flush(struct ct *ct)
-{
-	if (ct->sb.len)
-		fwrite(ct->sb.buf, 1, ct->sb.len, ct->f);
-	ct->sb.len = 0;
-}
-
-static void put_u64(struct strbuf *sb, uint64_t v)
-{
-	char buf[24];
-	int n = sizeof(buf);
-
-	do
-		buf[--n] = '0' + v % 10;
-	while (v /= 10);
-	sb_add(sb, buf + n, sizeof(buf) - n);
-}
-
 /* Nanoseconds as microseconds, exactly: "1500" or "1500.25". */
 static void put_us(struct strbuf *sb, uint64_t ns)
 {
 	char frac[5];
 	int n = 3;
 
-	put_u64(sb, ns / 1000);
+	sb_put_u64(sb, ns / 1000);
 	if (!(ns % 1000))
 		return;
 	frac[0] = '.';
@@ -109,9 +91,9 @@ static void put_str(struct strbuf *sb, const char *s)
 static void put_ids(struct ct *ct, pid_t pid, pid_t tid)
 {
 	sb_puts(&ct->sb, "\"pid\":");
-	put_u64(&ct->sb, (uint64_t)pid);
+	sb_put_u64(&ct->sb, (uint64_t)pid);
 	sb_puts(&ct->sb, ",\"tid\":");
-	put_u64(&ct->sb, (uint64_t)tid);
+	sb_put_u64(&ct->sb, (uint64_t)tid);
 }
 
 static void metadata(struct ct *ct, const char *what, pid_t pid, pid_t tid, const char *name)
@@ -222,7 +204,7 @@ static void write_event(struct ct *ct, const struct event *e)
 	sb_puts(&ct->sb, names_of(ct, e->frame));
 	sb_putc(&ct->sb, '}');
 	if (ct->sb.len > FLUSH_AT)
-		flush(ct);
+		out_flush_sb(&ct->sb, ct->f);
 }
 
 /* Close the innermost open frames down to depth keep, at time t.  A closed
@@ -366,7 +348,7 @@ int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o)
 		thread_events(&ct, t);
 	other_data(&ct, o);
 	sb_puts(&ct.sb, "}\n");
-	flush(&ct);
+	out_flush_sb(&ct.sb, ct.f);
 
 	for (uint32_t i = 0; i < p->nframes; i++)
 		free(ct.names[i]);
@@ -377,11 +359,5 @@ int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o)
 	free(ct.ev);
 	free(ct.frames);
 	sb_release(&ct.sb);
-	if (fflush(f))
-		return -1;
-	if (ferror(f)) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return out_finish(f);
 }

@@ -161,11 +161,5 @@ int out_collapsed(const struct profile *p, FILE *f, const struct out_opts *o)
 		free(cache[i]);
 	free(cache);
 	free(lines);
-	if (fflush(f))
-		return -1;
-	if (ferror(f)) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return out_finish(f);
 }

@@ -710,7 +710,7 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 {
 	static const struct out_opts defaults = { .full_filenames = false };
 	struct fg g = { .p = p, .o = o ? o : &defaults, .f = f };
-	int height, err = 0;
+	int height;
 
 	build_tree(&g);
 	if (diff_mode(&g)) {
@@ -735,11 +735,5 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	free(g.in_base);
 	free(g.nodes);
 	free(g.index);
-	if (fflush(f) == EOF)
-		err = errno;
-	if (ferror(f)) {
-		errno = err ? err : EIO;
-		return -1;
-	}
-	return 0;
+	return out_finish(f);
 }

@@ -416,11 +416,5 @@ int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o)
 	free(pp.thread_of);
 	if (ret)
 		return ret;
-	if (fflush(f))
-		return -1;
-	if (ferror(f)) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return out_finish(f);
 }

@@ -33,24 +33,6 @@ struct ss {
 	uint32_t *order;
 };
 
-static void flush(struct ss *ss)
-{
-	if (ss->sb.len)
-		fwrite(ss->sb.buf, 1, ss->sb.len, ss->f);
-	ss->sb.len = 0;
-}
-
-static void put_u64(struct strbuf *sb, uint64_t v)
-{
-	char buf[24];
-	int n = sizeof(buf);
-
-	do
-		buf[--n] = '0' + v % 10;
-	while (v /= 10);
-	sb_add(sb, buf + n, sizeof(buf) - n);
-}
-
 static void group_runs(struct ss *ss)
 {
 	profile_runs_by_thread(ss->p, &ss->first, &ss->order);
@@ -83,7 +65,7 @@ static void put_stack(struct ss *ss, const struct pstack *s, bool roots)
 			continue;
 		if (!first)
 			sb_putc(&ss->sb, ',');
-		put_u64(&ss->sb, s->frames[d]);
+		sb_put_u64(&ss->sb, s->frames[d]);
 		first = false;
 	}
 	sb_putc(&ss->sb, ']');
@@ -147,7 +129,7 @@ static void put_frames(struct ss *ss, bool full)
 		json_obj_end(j);
 		free(label);
 		if (ss->sb.len > FLUSH_AT)
-			flush(ss);
+			out_flush_sb(&ss->sb, ss->f);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
@@ -185,17 +167,17 @@ static void thread_samples(struct ss *ss, uint32_t a, uint32_t b, bool weights)
 		if (k > a)
 			sb_putc(&ss->sb, ',');
 		if (weights)
-			put_u64(&ss->sb, run_end(r, next) - r->start_ns);
+			sb_put_u64(&ss->sb, run_end(r, next) - r->start_ns);
 		else
 			put_stack(ss, &ss->p->stacks[r->stack], false);
 		if (gap && weights) {
 			sb_putc(&ss->sb, ',');
-			put_u64(&ss->sb, gap);
+			sb_put_u64(&ss->sb, gap);
 		} else if (gap) {
 			sb_puts(&ss->sb, ",[]");
 		}
 		if (ss->sb.len > FLUSH_AT)
-			flush(ss);
+			out_flush_sb(&ss->sb, ss->f);
 	}
 	json_arr_end(&ss->j);
 }
@@ -235,12 +217,12 @@ static void stacks_profile(struct ss *ss, const char *title)
 				sb_putc(&ss->sb, ',');
 			first = false;
 			if (pass)
-				put_u64(&ss->sb, p->stacks[i].count * p->interval_ns);
+				sb_put_u64(&ss->sb, p->stacks[i].count * p->interval_ns);
 			else
 				put_stack(ss, &p->stacks[i], true);
 		}
 		json_arr_end(&ss->j);
-		flush(ss);
+		out_flush_sb(&ss->sb, ss->f);
 	}
 	json_obj_end(&ss->j);
 }
@@ -298,17 +280,11 @@ int out_speedscope(const struct profile *p, FILE *f, const struct out_opts *o)
 	json_arr_end(&ss.j);
 	json_obj_end(&ss.j);
 	sb_putc(&ss.sb, '\n');
-	flush(&ss);
+	out_flush_sb(&ss.sb, ss.f);
 
 	sb_release(&ss.sb);
 	free(ss.first);
 	free(ss.order);
 	free(title);
-	if (fflush(f))
-		return -1;
-	if (ferror(f)) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return out_finish(f);
 }

@@ -38,6 +38,26 @@ char *out_default_name(const char *what, const struct out_format *fmt)
 	return xasprintf("pystrobe-%s-%s.%s", what, stamp, fmt->ext);
 }
 
+int out_finish(FILE *f)
+{
+	int err = 0;
+
+	if (fflush(f) == EOF)
+		err = errno;
+	if (ferror(f)) {
+		errno = err ? err : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+void out_flush_sb(struct strbuf *sb, FILE *f)
+{
+	if (sb->len)
+		fwrite(sb->buf, 1, sb->len, f);
+	sb->len = 0;
+}
+
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd)
 {

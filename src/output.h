@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "util.h"
 
 struct out_opts {
 	bool full_filenames;
@@ -27,6 +28,14 @@ int out_collapsed(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_speedscope(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o);
+
+/* The end of every writer: flush f and say whether any write failed.
+ * Returns 0, or -1 with errno set (EIO when the stream knows no more). */
+int out_finish(FILE *f);
+
+/* Write what sb holds to f and empty it: the writers that build their
+ * output in pieces hand it over in chunks. */
+void out_flush_sb(struct strbuf *sb, FILE *f);
 
 struct out_format {
 	const char *name;

@@ -98,6 +98,17 @@ void sb_putc(struct strbuf *sb, char c)
 	sb_add(sb, &c, 1);
 }
 
+void sb_put_u64(struct strbuf *sb, uint64_t v)
+{
+	char buf[24];
+	int n = sizeof(buf);
+
+	do
+		buf[--n] = '0' + v % 10;
+	while (v /= 10);
+	sb_add(sb, buf + n, sizeof(buf) - n);
+}
+
 void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list copy;

@@ -46,6 +46,8 @@ void sb_puts(struct strbuf *sb, const char *s);
 void sb_putc(struct strbuf *sb, char c);
 void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Decimal digits, without printf's cost (the trace writers put millions). */
+void sb_put_u64(struct strbuf *sb, uint64_t v);
 void sb_release(struct strbuf *sb);
 /* Hand the buffer to the caller ("" when empty). */
 char *sb_detach(struct strbuf *sb);
