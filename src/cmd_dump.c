@@ -132,27 +132,19 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppi
 static void json_frame(struct json *j, const struct py_frame *f, bool locals)
 {
 	json_obj_begin(j);
-	json_key(j, "kind");
-	json_str(j, "python");
-	json_key(j, "function");
-	json_str(j, f->function);
-	json_key(j, "file");
-	json_str(j, f->file);
-	json_key(j, "line");
-	json_int(j, f->line);
+	json_kstr(j, "kind", "python");
+	json_kstr(j, "function", f->function);
+	json_kstr(j, "file", f->file);
+	json_kint(j, "line", f->line);
 	if (locals) {
 		json_key(j, "locals");
 		json_arr_begin(j);
 		for (int k = 0; k < f->nlocals; k++) {
 			json_obj_begin(j);
-			json_key(j, "name");
-			json_str(j, f->locals[k].name);
-			json_key(j, "arg");
-			json_bool(j, f->locals[k].arg);
-			json_key(j, "type");
-			json_str(j, f->locals[k].type);
-			json_key(j, "repr");
-			json_str(j, f->locals[k].repr);
+			json_kstr(j, "name", f->locals[k].name);
+			json_kbool(j, "arg", f->locals[k].arg);
+			json_kstr(j, "type", f->locals[k].type);
+			json_kstr(j, "repr", f->locals[k].repr);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
@@ -163,18 +155,12 @@ static void json_frame(struct json *j, const struct py_frame *f, bool locals)
 static void json_native_frame(struct json *j, const struct mixed_frame *f)
 {
 	json_obj_begin(j);
-	json_key(j, "kind");
-	json_str(j, "native");
-	json_key(j, "function");
-	json_str(j, f->function);
-	json_key(j, "library");
-	json_str(j, f->library);
-	json_key(j, "offset");
-	json_uint(j, f->offset);
-	json_key(j, "address");
-	json_uint(j, f->pc);
-	json_key(j, "file");
-	json_str(j, f->file);
+	json_kstr(j, "kind", "native");
+	json_kstr(j, "function", f->function);
+	json_kstr(j, "library", f->library);
+	json_kuint(j, "offset", f->offset);
+	json_kuint(j, "address", f->pc);
+	json_kstr(j, "file", f->file);
 	json_key(j, "line");
 	if (f->file)
 		json_int(j, f->line);
@@ -187,25 +173,16 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 			bool locals)
 {
 	json_obj_begin(j);
-	json_key(j, "tid");
-	json_int(j, t->tid);
-	json_key(j, "ident");
-	json_uint(j, t->ident);
-	json_key(j, "name");
-	json_str(j, t->name);
-	json_key(j, "gil");
-	json_bool(j, t->gil);
-	json_key(j, "idle");
-	json_bool(j, t->idle);
-	json_key(j, "truncated");
-	json_bool(j, t->truncated);
-	json_key(j, "error");
-	json_str(j, t->error);
+	json_kint(j, "tid", t->tid);
+	json_kuint(j, "ident", t->ident);
+	json_kstr(j, "name", t->name);
+	json_kbool(j, "gil", t->gil);
+	json_kbool(j, "idle", t->idle);
+	json_kbool(j, "truncated", t->truncated);
+	json_kstr(j, "error", t->error);
 	if (ms) {
-		json_key(j, "native_error");
-		json_str(j, ms->error);
-		json_key(j, "native_truncated");
-		json_bool(j, ms->truncated);
+		json_kstr(j, "native_error", ms->error);
+		json_kbool(j, "native_truncated", ms->truncated);
 	}
 	json_key(j, "frames");
 	json_arr_begin(j);
@@ -227,11 +204,9 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, bool locals)
 {
 	json_obj_begin(j);
-	json_key(j, "pid");
-	json_int(j, s->pid);
+	json_kint(j, "pid", s->pid);
 	if (ppid) {
-		json_key(j, "ppid");
-		json_int(j, ppid);
+		json_kint(j, "ppid", ppid);
 	}
 	json_key(j, "cmdline");
 	json_arr_begin(j);
@@ -240,10 +215,8 @@ static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, 
 	json_arr_end(j);
 	json_key(j, "python");
 	json_obj_begin(j);
-	json_key(j, "version");
-	json_str(j, s->pi.version);
-	json_key(j, "path");
-	json_str(j, s->pi.path);
+	json_kstr(j, "version", s->pi.version);
+	json_kstr(j, "path", s->pi.path);
 	json_obj_end(j);
 	json_key(j, "threads");
 	json_arr_begin(j);

@@ -128,3 +128,27 @@ void json_escape(struct strbuf *sb, const char *str)
 		s++;
 	}
 }
+
+void json_kstr(struct json *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	json_str(j, s);
+}
+
+void json_kint(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	json_int(j, v);
+}
+
+void json_kuint(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_uint(j, v);
+}
+
+void json_kbool(struct json *j, const char *key, bool v)
+{
+	json_key(j, key);
+	json_bool(j, v);
+}

@@ -26,6 +26,11 @@ void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
+/* A key and its value in one call. */
+void json_kstr(struct json *j, const char *key, const char *s);
+void json_kint(struct json *j, const char *key, int64_t v);
+void json_kuint(struct json *j, const char *key, uint64_t v);
+void json_kbool(struct json *j, const char *key, bool v);
 
 /* Escape s as a JSON string body (no quotes) onto sb. */
 void json_escape(struct strbuf *sb, const char *s);

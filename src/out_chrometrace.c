@@ -311,26 +311,17 @@ static void other_data(struct ct *ct, const struct out_opts *o)
 	sb_puts(&ct->sb, "],\n\"otherData\":");
 	json_init(&j, &ct->sb);
 	json_obj_begin(&j);
-	json_key(&j, "exporter");
-	json_str(&j, "pystrobe");
+	json_kstr(&j, "exporter", "pystrobe");
 	if (o->title) {
-		json_key(&j, "title");
-		json_str(&j, o->title);
+		json_kstr(&j, "title", o->title);
 	}
-	json_key(&j, "command");
-	json_str(&j, p->command);
-	json_key(&j, "pid");
-	json_int(&j, p->pid);
-	json_key(&j, "python_version");
-	json_str(&j, p->python_version);
-	json_key(&j, "start_unix_ns");
-	json_uint(&j, p->start_unix_ns);
-	json_key(&j, "duration_ns");
-	json_uint(&j, p->duration_ns);
-	json_key(&j, "rate_hz");
-	json_uint(&j, (uint64_t)(p->rate_hz + 0.5));
-	json_key(&j, "samples");
-	json_uint(&j, p->samples);
+	json_kstr(&j, "command", p->command);
+	json_kint(&j, "pid", p->pid);
+	json_kstr(&j, "python_version", p->python_version);
+	json_kuint(&j, "start_unix_ns", p->start_unix_ns);
+	json_kuint(&j, "duration_ns", p->duration_ns);
+	json_kuint(&j, "rate_hz", (uint64_t)(p->rate_hz + 0.5));
+	json_kuint(&j, "samples", p->samples);
 	json_obj_end(&j);
 }
 

@@ -116,15 +116,12 @@ static void put_frames(struct ss *ss, bool full)
 		char *label = pframe_label(fr, full);
 
 		json_obj_begin(j);
-		json_key(j, "name");
-		json_str(j, label);
+		json_kstr(j, "name", label);
 		if (fr->file) {
-			json_key(j, "file");
-			json_str(j, fr->file);
+			json_kstr(j, "file", fr->file);
 		}
 		if (fr->file && fr->line >= 0) {
-			json_key(j, "line");
-			json_int(j, fr->line);
+			json_kint(j, "line", fr->line);
 		}
 		json_obj_end(j);
 		free(label);
@@ -140,16 +137,11 @@ static void profile_head(struct ss *ss, const char *name, uint64_t start, uint64
 	struct json *j = &ss->j;
 
 	json_obj_begin(j);
-	json_key(j, "type");
-	json_str(j, "sampled");
-	json_key(j, "name");
-	json_str(j, name);
-	json_key(j, "unit");
-	json_str(j, "nanoseconds");
-	json_key(j, "startValue");
-	json_uint(j, start);
-	json_key(j, "endValue");
-	json_uint(j, end);
+	json_kstr(j, "type", "sampled");
+	json_kstr(j, "name", name);
+	json_kstr(j, "unit", "nanoseconds");
+	json_kuint(j, "startValue", start);
+	json_kuint(j, "endValue", end);
 }
 
 /* The samples, then the weights, of one thread's runs [a, b) of order[]. */
@@ -261,14 +253,10 @@ int out_speedscope(const struct profile *p, FILE *f, const struct out_opts *o)
 	nprofiles = busiest(&ss, &active);
 
 	json_obj_begin(&ss.j);
-	json_key(&ss.j, "$schema");
-	json_str(&ss.j, SCHEMA);
-	json_key(&ss.j, "exporter");
-	json_str(&ss.j, "pystrobe");
-	json_key(&ss.j, "name");
-	json_str(&ss.j, title);
-	json_key(&ss.j, "activeProfileIndex");
-	json_uint(&ss.j, active);
+	json_kstr(&ss.j, "$schema", SCHEMA);
+	json_kstr(&ss.j, "exporter", "pystrobe");
+	json_kstr(&ss.j, "name", title);
+	json_kuint(&ss.j, "activeProfileIndex", active);
 	put_frames(&ss, o->full_filenames);
 	json_key(&ss.j, "profiles");
 	json_arr_begin(&ss.j);
