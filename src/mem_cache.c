@@ -9,8 +9,9 @@
  * What it keeps is the list of pages the last sample read: a program's
  * stacks stay where they are from one sample to the next, so the next one
  * will most likely read the same pages.  Its first read fetches them all
- * in one batch (one system call instead of ~30, a sample's cost falling by
- * half), and then only pages not seen before cost a call of their own.
+ * in one batch: one system call instead of ~30, and the kernel's cost per
+ * page falls from ~0.7 to ~0.25 us, a sample's by about a third.  Then
+ * only pages not seen before cost a call of their own.
  */
 #include "mem.h"
 #include "util.h"
