@@ -259,6 +259,26 @@ static int no_interpreter(pid_t pid, const struct proc_maps *maps, char *err, si
 	return -EXIT_NOT_PYTHON;
 }
 
+/* The layout of pi's version: from the tables in interp/, or for 3.13+ from
+ * the _Py_DebugOffsets the interpreter publishes. */
+static int choose_layout(struct mem *m, struct pyinterp *pi, char *err, size_t errlen)
+{
+	if (pi->minor < 0) {
+		snprintf(err, errlen, "cannot tell the Python version of process %d (%s)",
+			 (int)pi->pid, pi->path);
+		return -EXIT_UNSUPPORTED;
+	}
+	if (pi->minor >= 13)
+		return debug_offsets_layout(m, pi->runtime, &pi->layout, err, errlen);
+	if (pi->minor < LAYOUT_MIN_MINOR || !layout_for_minor(pi->minor)) {
+		snprintf(err, errlen, "unsupported Python version %s (pystrobe reads 3.%d to 3.%d)",
+			 pi->version, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
+		return -EXIT_UNSUPPORTED;
+	}
+	pi->layout = *layout_for_minor(pi->minor);
+	return 0;
+}
+
 int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size_t errlen)
 {
 	struct proc_maps maps;
@@ -298,21 +318,13 @@ int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size
 		return rc;
 	}
 	proc_maps_free(&maps);
-	if (pi->minor < 0) {
-		snprintf(err, errlen, "cannot tell the Python version of process %d (%s)",
-			 (int)pid, pi->path);
-		return -EXIT_UNSUPPORTED;
-	}
-	if (pi->minor >= 13) {
-		return debug_offsets_layout(m, pi->runtime, &pi->layout, err, errlen);
-	}
-	if (pi->minor < LAYOUT_MIN_MINOR || !layout_for_minor(pi->minor)) {
-		snprintf(err, errlen, "unsupported Python version %s (pystrobe reads 3.%d to 3.%d)",
-			 pi->version, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
-		return -EXIT_UNSUPPORTED;
-	}
-	pi->layout = *layout_for_minor(pi->minor);
-	return 0;
+	/* An interpreter found, but no layout for it (or a 3.13+ process
+	 * whose debug offsets cannot be read yet, starting or exiting): the
+	 * caller gets nothing to free. */
+	rc = choose_layout(m, pi, err, errlen);
+	if (rc < 0)
+		pyinterp_free(pi);
+	return rc;
 }
 
 void pyinterp_free(struct pyinterp *pi)

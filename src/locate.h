@@ -21,8 +21,9 @@ struct pyinterp {
 	struct py_layout layout;
 };
 
-/* Locate the interpreter of pid, reading memory through m.  Returns 0, or a
- * negative EXIT_* code with a one-line reason in err. */
+/* Locate the interpreter of pid, reading memory through m.  Returns 0
+ * (pyinterp_free() out when done), or a negative EXIT_* code with a
+ * one-line reason in err and nothing to free. */
 int locate_python(pid_t pid, struct mem *m, struct pyinterp *out, char *err, size_t errlen);
 void pyinterp_free(struct pyinterp *pi);
 

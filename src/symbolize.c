@@ -602,7 +602,10 @@ static void load_symbols(struct smod *sm)
 		sm->syms[sm->nsyms++] = (struct fsym){ addr, addr + sym.st_size, name,
 						       name_rank(&sym, name) };
 	}
-	qsort(sm->syms, sm->nsyms, sizeof(*sm->syms), fsym_cmp);
+	/* A module without a function symbol has no array at all, and
+	 * qsort may not be handed NULL even for nothing. */
+	if (sm->nsyms)
+		qsort(sm->syms, sm->nsyms, sizeof(*sm->syms), fsym_cmp);
 }
 
 /* The function whose extent covers addr.  Symbols may nest or overlap

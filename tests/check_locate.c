@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <spawn.h>
+#include <signal.h>
 
 #include "interpreters.h"
 #include "layout.h"
@@ -300,6 +303,49 @@ START_TEST(test_load_bias)
 }
 END_TEST
 
+/* A failure after the interpreter was found leaves nothing to free.  Here
+ * a 3.13+ process whose _Py_DebugOffsets cannot be read (as while it
+ * starts or exits); up to 3.12 the version can come from the file name
+ * and the layout from our tables, so unreadable memory fails later. */
+START_TEST(test_failure_frees)
+{
+	const struct test_interp *ti;
+	int n = test_interps(&ti), tried = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *argv[] = { (char *)ti[i].path, "-c", "import time; time.sleep(30)", NULL };
+		struct mem *real, *none;
+		struct pyinterp pi;
+		char err[256];
+		pid_t pid;
+		int rc = -1;
+
+		if (ti[i].root[0] || ti[i].env[0] || ti[i].minor < 13 || tried)
+			continue;
+		ck_assert_int_eq(posix_spawn(&pid, ti[i].path, NULL, NULL, argv, environ), 0);
+		real = mem_proc_open(pid);
+		for (int k = 0; k < 200 && rc != 0; k++) {
+			usleep(10000);
+			if ((rc = locate_python(pid, real, &pi, err, sizeof(err))) == 0)
+				pyinterp_free(&pi);
+		}
+		ck_assert_msg(rc == 0, "%s never became readable: %s", ti[i].label, err);
+		none = mem_fake_new();
+		memset(&pi, 0xa5, sizeof(pi));
+		rc = locate_python(pid, none, &pi, err, sizeof(err));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		mem_close(none);
+		mem_close(real);
+		ck_assert_msg(rc < 0, "%s: located with no memory to read", ti[i].label);
+		ck_assert_msg(pi.path == NULL, "%s: failure left pi.path set (%s)", ti[i].label, err);
+		printf("locate: %s: \"%s\", nothing left to free\n", ti[i].label, err);
+		tried++;
+	}
+	ck_assert_msg(tried > 0, "MISSING: no Python 3.13+ outside a root to try");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("locate");
@@ -316,6 +362,7 @@ int main(void)
 	tc = tcase_create("files");
 	tcase_add_test(tc, test_version_from_filename);
 	tcase_add_test(tc, test_load_bias);
+	tcase_add_test(tc, test_failure_frees);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
