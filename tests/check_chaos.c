@@ -53,26 +53,13 @@
 static const struct test_interp *interps;
 static int ninterps;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The oldest and the newest interpreter, for the slow checks. */
 static int slow_interp(int i)
 {
-	int lo = 0, hi = 0;
+	int oldest, newest;
 
-	for (int k = 1; k < ninterps; k++) {
-		if (interps[k].minor < interps[lo].minor)
-			lo = k;
-		if (interps[k].minor > interps[hi].minor)
-			hi = k;
-	}
-	return i == 0 ? lo : hi;
+	test_interp_span(interps, ninterps, &oldest, &newest);
+	return i == 0 ? oldest : newest;
 }
 
 struct cmd {

@@ -35,15 +35,10 @@ static const char *const formats[] = { "collapsed", "flamegraph", "speedscope",
 /* The oldest and the newest interpreter do everything. */
 static bool full_interp(int i)
 {
-	int lo = 0, hi = 0;
+	int oldest, newest;
 
-	for (int k = 1; k < ninterps; k++) {
-		if (interps[k].minor < interps[lo].minor)
-			lo = k;
-		if (interps[k].minor > interps[hi].minor)
-			hi = k;
-	}
-	return i == lo || i == hi;
+	test_interp_span(interps, ninterps, &oldest, &newest);
+	return i == oldest || i == newest;
 }
 
 /* Run argv, sending it signal sig after signal_ms when sig is not 0; its

@@ -46,14 +46,6 @@
 static const struct test_interp *interps;
 static int ninterps;
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static int kills_per_mode(void)
 {
 	const char *s = getenv("PYSTROBE_STRESS");

@@ -57,6 +57,7 @@
 #include "pystack.h"
 #include "symbolize.h"
 #include "symbols.h"
+#include "util.h"
 #include "suite.h"
 
 #define LEVELS 4
@@ -101,10 +102,7 @@ struct native_test {
 
 static double now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+	return mono_ns() / 1e3;
 }
 
 /* Run a build step; a failure is described in *msg with its output. */

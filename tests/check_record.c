@@ -70,14 +70,6 @@ struct rec_test {
 
 /* --- small helpers -------------------------------------------------------- */
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void flunk(struct rec_test *d, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -79,14 +79,6 @@ struct top_test {
 
 /* --- small helpers -------------------------------------------------------- */
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void flunk(struct top_test *d, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

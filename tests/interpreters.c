@@ -323,3 +323,14 @@ const struct test_interp *test_interp_pick(const struct test_interp *all, int n,
 			return &all[i];
 	return n ? &all[0] : NULL;
 }
+
+void test_interp_span(const struct test_interp *ti, int n, int *oldest, int *newest)
+{
+	*oldest = *newest = 0;
+	for (int k = 1; k < n; k++) {
+		if (ti[k].minor < ti[*oldest].minor)
+			*oldest = k;
+		if (ti[k].minor > ti[*newest].minor)
+			*newest = k;
+	}
+}

@@ -23,6 +23,10 @@ struct test_interp {
  * is missing, to stderr.  Returns the count; *out is static storage. */
 int test_interps(const struct test_interp **out);
 
+/* The indexes of the oldest and the newest interpreter among n (the
+ * first found of each minor version); 0 and 0 when n is 0. */
+void test_interp_span(const struct test_interp *ti, int n, int *oldest, int *newest);
+
 /* Make `script` (a path in the source tree) runnable by `ti`: for a rooted
  * interpreter it is copied into the root.  Writes the path the interpreter
  * should be given (as seen from inside its root) into buf. */

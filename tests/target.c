@@ -3,6 +3,7 @@
 #endif
 #include "target.h"
 #include "proctree.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -59,12 +60,14 @@ static void arm_death_signal(void)
 
 /* --- small helpers ------------------------------------------------------ */
 
-static long long now_ms(void)
+long long now_ms(void)
 {
-	struct timespec ts;
+	return (long long)(mono_ns() / 1000000);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+double now_s(void)
+{
+	return mono_ns() / 1e9;
 }
 
 void sleep_ms(int ms)

@@ -47,6 +47,9 @@ int target_wait_file(struct target *t, const char *name, int timeout_ms,
 
 /* Sleep ms milliseconds, whatever signals arrive. */
 void sleep_ms(int ms);
+/* The monotonic clock (util.c's mono_ns()) in milliseconds and seconds. */
+long long now_ms(void);
+double now_s(void);
 
 /* The whole file, NUL-terminated ("" when empty), or NULL if it cannot be
  * opened.  free() it. */
