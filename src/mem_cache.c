@@ -44,6 +44,11 @@ struct mem_cache {
 	bool prefetch_due;
 };
 
+static struct page *slot_of(struct mem_cache *c, uint64_t page)
+{
+	return &c->pages[(page / PAGE) % SLOTS];
+}
+
 /* Read the pages in want[] into their slots, in as few calls as the
  * reader allows.  A page that cannot be read is skipped and left empty. */
 static void prefetch(struct mem_cache *c)
@@ -52,9 +57,7 @@ static void prefetch(struct mem_cache *c)
 
 	c->prefetch_due = false;
 	for (unsigned k = 0; k < c->nwant; k++) {
-		struct page *pg = &c->pages[(c->want[k] / PAGE) % SLOTS];
-
-		c->blocks[n++] = (struct mem_block){ c->want[k], pg->data, PAGE };
+		c->blocks[n++] = (struct mem_block){ c->want[k], slot_of(c, c->want[k])->data, PAGE };
 	}
 	while (i < n && failures <= PREFETCH_FAILURES) {
 		int got = mem_read_batch(c->under, c->blocks + i, (int)(n - i));
@@ -62,10 +65,27 @@ static void prefetch(struct mem_cache *c)
 		if (got < 0)
 			return;
 		for (unsigned k = i; k < i + (unsigned)got; k++)
-			c->pages[(c->blocks[k].addr / PAGE) % SLOTS].addr = c->blocks[k].addr + 1;
+			slot_of(c, c->blocks[k].addr)->addr = c->blocks[k].addr + 1;
 		i += (unsigned)got + 1;
 		failures += i <= n;
 	}
+}
+
+/* The page at base (page-aligned), from the cache or read into it; NULL
+ * when it cannot be read whole. */
+static struct page *page_at(struct mem_cache *c, uint64_t base)
+{
+	struct page *pg = slot_of(c, base);
+
+	if (pg->addr != base + 1) {
+		if (mem_read(c->under, base, pg->data, PAGE) < 0) {
+			pg->addr = 0;
+			return NULL;
+		}
+		pg->addr = base + 1;
+	}
+	pg->used = true;
+	return pg;
 }
 
 static int cache_read(struct mem *m, uint64_t addr, void *buf, size_t len)
@@ -81,20 +101,12 @@ static int cache_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 	while (len) {
 		uint64_t base = addr & ~(uint64_t)(PAGE - 1);
 		size_t off = addr - base, n = PAGE - off < len ? PAGE - off : len;
-		struct page *pg = &c->pages[(base / PAGE) % SLOTS];
+		struct page *pg = page_at(c, base);
 
-		if (pg->addr != base + 1) {
-			int rc = mem_read(c->under, base, pg->data, PAGE);
-
-			if (rc < 0) {
-				/* Part of the page may be unmapped: read just
-				 * what was asked for, uncached. */
-				pg->addr = 0;
-				return mem_read(c->under, addr, out, len);
-			}
-			pg->addr = base + 1;
-		}
-		pg->used = true;
+		/* Part of the page may be unmapped: read just what was
+		 * asked for, uncached. */
+		if (!pg)
+			return mem_read(c->under, addr, out, len);
 		memcpy(out, pg->data + off, n);
 		out += n;
 		addr += n;
@@ -116,16 +128,8 @@ static const void *cache_peek(struct mem *m, uint64_t addr, size_t len)
 		return NULL;
 	if (c->prefetch_due)
 		prefetch(c);
-	pg = &c->pages[(base / PAGE) % SLOTS];
-	if (pg->addr != base + 1) {
-		if (mem_read(c->under, base, pg->data, PAGE) < 0) {
-			pg->addr = 0;
-			return NULL;
-		}
-		pg->addr = base + 1;
-	}
-	pg->used = true;
-	return pg->data + (addr - base);
+	pg = page_at(c, base);
+	return pg ? pg->data + (addr - base) : NULL;
 }
 
 static void cache_close(struct mem *m)

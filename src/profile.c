@@ -314,15 +314,15 @@ static uint32_t append_root(struct profile *dst, const struct profile *src, uint
 bool profile_append(struct profile *dst, const struct profile *src,
 		    const struct append_opts *o)
 {
-	uint32_t *map = xmalloc((src->nframes ? src->nframes : 1) * sizeof(*map));
-	uint32_t *roots = NULL, *buf = NULL, cap = 0;
+	size_t size = (src->nframes ? src->nframes : 1) * sizeof(uint32_t);
+	uint32_t *map = xmalloc(size), *roots = NULL, *buf = NULL, cap = 0;
 	bool ok = true;
 
 	for (uint32_t i = 0; i < src->nframes; i++)
 		map[i] = append_frame(dst, &src->frames[i], o);
 	if (o->by_label && o->roots_by_name) {
-		roots = xmalloc((src->nframes ? src->nframes : 1) * sizeof(*roots));
-		memset(roots, 0xff, (src->nframes ? src->nframes : 1) * sizeof(*roots));
+		roots = xmalloc(size);
+		memset(roots, 0xff, size);	/* UINT32_MAX: not looked at yet */
 	}
 	for (uint32_t i = 0; i < src->nstacks && ok; i++) {
 		const struct pstack *s = &src->stacks[i];
