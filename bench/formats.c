@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "profile/output.h"
 #include "sample_profile.h"
 
 static const struct {

@@ -26,11 +26,11 @@
 #include <unistd.h>
 
 #include "fuzzmem.h"
-#include "layout.h"
-#include "locate.h"
-#include "mem.h"
-#include "pyobj.h"
-#include "pystack.h"
+#include "interp/layout.h"
+#include "python/locate.h"
+#include "target/mem.h"
+#include "python/pyobj.h"
+#include "python/pystack.h"
 
 #define PAGE 4096u
 #define GAP 32u

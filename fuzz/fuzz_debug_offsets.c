@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
-#include "mem.h"
+#include "interp/layout.h"
+#include "target/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "fuzzmem.h"
-#include "linetable.h"
+#include "interp/linetable.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "output.h"
-#include "profile_read.h"
+#include "profile/output.h"
+#include "profile/profile_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

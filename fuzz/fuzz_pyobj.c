@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "fuzzmem.h"
-#include "layout.h"
-#include "mem.h"
-#include "pyobj.h"
+#include "interp/layout.h"
+#include "target/mem.h"
+#include "python/pyobj.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecache.h"
+#include "python/codecache.h"
 #include "fuzzmem.h"
-#include "layout.h"
-#include "locate.h"
-#include "mem.h"
-#include "profile.h"
-#include "pystack.h"
+#include "interp/layout.h"
+#include "python/locate.h"
+#include "target/mem.h"
+#include "profile/profile.h"
+#include "python/pystack.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,7 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mem.h"
+#include "target/mem.h"
 
 #define FZ_WALK_MAGIC "PSW1"
 #define FZ_PYOBJ_MAGIC "PSO1"

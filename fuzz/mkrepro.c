@@ -33,7 +33,7 @@
 
 #include "fakepy.h"
 #include "fuzzmem.h"
-#include "layout.h"
+#include "interp/layout.h"
 
 static const char *outdir;
 
@@ -65,7 +65,7 @@ static void put_arena(FILE *f, struct fakepy *fp, enum fp_arena a, uint8_t rflag
 	put_range(f, fp, base, base + fp->arena[a].used, rflags);
 }
 
-/* src/codecache.c's slot hash (a copy: it is static there). */
+/* src/python/codecache.c's slot hash (a copy: it is static there). */
 static uint32_t addr_hash(uint64_t a)
 {
 	a ^= a >> 33;

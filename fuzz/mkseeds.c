@@ -22,7 +22,7 @@
 
 #include "fakepy.h"
 #include "fuzzmem.h"
-#include "layout.h"
+#include "interp/layout.h"
 
 static const char *outdir;
 

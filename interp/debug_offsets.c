@@ -8,9 +8,9 @@
  * anything trusts them: a corrupt or unfamiliar table is an error, never a
  * walk through wrong offsets.
  */
-#include "layout.h"
-#include "mem.h"
-#include "util.h"
+#include "interp/layout.h"
+#include "target/mem.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "linetable.h"
+#include "interp/linetable.h"
 
 struct mem;
 

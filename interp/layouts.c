@@ -8,7 +8,7 @@
  * time (see debug_offsets.c); the rest (dict internals, code flags, type
  * fields) stays as written here.
  */
-#include "layout.h"
+#include "interp/layout.h"
 
 #include <stddef.h>
 

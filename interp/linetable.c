@@ -9,7 +9,7 @@
  * can overflow it.  Anything that does not decode cleanly gives -1: a wrong
  * line in a profile is worse than a missing one.
  */
-#include "linetable.h"
+#include "interp/linetable.h"
 
 #include <limits.h>
 #include <stdbool.h>

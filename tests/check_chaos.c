@@ -42,7 +42,7 @@
 
 #include "interpreters.h"
 #include "target.h"
-#include "util.h"
+#include "util/util.h"
 #include "suite.h"
 
 #define SHORT_RUNS		40	/* of each kind; 200 with PYSTROBE_STRESS=1 */

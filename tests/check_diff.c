@@ -28,7 +28,7 @@
 #include "folded.h"
 #include "interpreters.h"
 #include "target.h"
-#include "util.h"
+#include "util/util.h"
 #include "suite.h"
 
 #define ROW 16			/* out_flamegraph.c's FG_ROW */

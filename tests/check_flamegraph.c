@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "profile/output.h"
 #include "sample_profile.h"
-#include "util.h"
+#include "util/util.h"
 #include "suite.h"
 
 static const char *srcdir(void)

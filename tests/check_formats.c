@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "profile/output.h"
 #include "sample_profile.h"
 #include "suite.h"
-#include "util.h"
+#include "util/util.h"
 
 #define PYTHON "/usr/bin/python3"
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "interpreters.h"
-#include "linetable.h"
+#include "interp/linetable.h"
 #include "suite.h"
 
 #define LINE(fmt, t, first, off) \

@@ -18,11 +18,11 @@
 #include <signal.h>
 
 #include "interpreters.h"
-#include "layout.h"
-#include "locate.h"
-#include "mem.h"
-#include "symbols.h"
-#include "util.h"
+#include "interp/layout.h"
+#include "python/locate.h"
+#include "target/mem.h"
+#include "target/elffile.h"
+#include "util/util.h"
 #include "suite.h"
 
 #define RUNTIME 0x7f0000001000ull
@@ -31,7 +31,7 @@
  * _PyRuntime, which starts with _Py_DebugOffsets on 3.13+. */
 static int section_bytes(const char *path, uint8_t *buf, size_t len)
 {
-	struct elf_file *ef = elf_file_open(path);
+	struct elffile *ef = elffile_open(path);
 	uint64_t addr, size;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -40,11 +40,11 @@ static int section_bytes(const char *path, uint8_t *buf, size_t len)
 
 	if (!ef)
 		return -1;
-	if (elf_section(ef, ".PyRuntime", &addr, &size) != 0 || size < len) {
-		elf_file_close(ef);
+	if (elffile_section(ef, ".PyRuntime", &addr, &size) != 0 || size < len) {
+		elffile_close(ef);
 		return -1;
 	}
-	elf_file_close(ef);
+	elffile_close(ef);
 	/* Read the section's file contents with libelf directly. */
 	fd = open(path, O_RDONLY);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -269,18 +269,18 @@ END_TEST
  * mapped at some address: bias = that address minus its first segment. */
 START_TEST(test_load_bias)
 {
-	struct elf_file *ef = elf_file_open("/usr/bin/python3.11");
+	struct elffile *ef = elffile_open("/usr/bin/python3.11");
 	const struct test_interp *ti;
 	uint64_t bias = 1, addr;
 	int n;
 
 	if (ef) {
-		ck_assert_int_eq(elf_load_bias(ef, 0x400000, 0, &bias), 0);
+		ck_assert_int_eq(elffile_load_bias(ef, 0x400000, 0, &bias), 0);
 		ck_assert_uint_eq(bias, 0);
-		ck_assert_int_eq(elf_section(ef, ".PyRuntime", &addr, NULL), 0);
-		ck_assert_int_eq(elf_symbol(ef, "_PyRuntime", &bias, NULL), 0);
+		ck_assert_int_eq(elffile_section(ef, ".PyRuntime", &addr, NULL), 0);
+		ck_assert_int_eq(elffile_symbol(ef, "_PyRuntime", &bias, NULL), 0);
 		ck_assert_uint_eq(bias, addr);
-		elf_file_close(ef);
+		elffile_close(ef);
 	} else {
 		fprintf(stderr, "locate: MISSING /usr/bin/python3.11 for the non-PIE bias test\n");
 	}
@@ -293,11 +293,11 @@ START_TEST(test_load_bias)
 			continue;
 		snprintf(lib, sizeof(lib), "%.*s/lib/libpython3.12.so.1.0",
 			 (int)(bin - ti[i].path), ti[i].path);
-		ef = elf_file_open(lib);
+		ef = elffile_open(lib);
 		ck_assert_ptr_nonnull(ef);
-		ck_assert_int_eq(elf_load_bias(ef, 0x7f0000000000ull, 0, &bias), 0);
+		ck_assert_int_eq(elffile_load_bias(ef, 0x7f0000000000ull, 0, &bias), 0);
 		ck_assert_uint_eq(bias, 0x7f0000000000ull);
-		elf_file_close(ef);
+		elffile_close(ef);
 		break;
 	}
 }

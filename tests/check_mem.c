@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "mem.h"
+#include "target/mem.h"
 #include "suite.h"
 
 #define PAGE 4096u

@@ -23,11 +23,11 @@
 #include <zlib.h>
 
 #include "folded.h"
-#include "output.h"
-#include "profile_read.h"
+#include "profile/output.h"
+#include "profile/profile_read.h"
 #include "sample_profile.h"
 #include "target.h"
-#include "util.h"
+#include "util/util.h"
 #include "suite.h"
 
 static const char *inputs[] = {

@@ -49,15 +49,15 @@
 #include "interpreters.h"
 #include "target.h"
 
-#include "locate.h"
-#include "mem.h"
-#include "merge.h"
-#include "native.h"
-#include "pause.h"
-#include "pystack.h"
-#include "symbolize.h"
-#include "symbols.h"
-#include "util.h"
+#include "python/locate.h"
+#include "target/mem.h"
+#include "native/mixed.h"
+#include "native/unwind.h"
+#include "target/pause.h"
+#include "python/pystack.h"
+#include "native/symbolize.h"
+#include "target/elffile.h"
+#include "util/util.h"
 #include "suite.h"
 
 #define LEVELS 4
@@ -156,16 +156,16 @@ static void include_dir(struct native_test *nt, char *buf, size_t size)
 
 static int symbol_range(const char *lib, const char *name, char *buf, size_t size)
 {
-	struct elf_file *ef = elf_file_open(lib);
+	struct elffile *ef = elffile_open(lib);
 	uint64_t addr, len;
 	int rc = -1;
 
-	if (ef && elf_symbol(ef, name, &addr, &len) == 0 && len > 0) {
+	if (ef && elffile_symbol(ef, name, &addr, &len) == 0 && len > 0) {
 		snprintf(buf, size, "%llx-%llx", (unsigned long long)addr,
 			 (unsigned long long)(addr + len));
 		rc = 0;
 	}
-	elf_file_close(ef);
+	elffile_close(ef);
 	return rc;
 }
 

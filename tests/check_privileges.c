@@ -28,7 +28,7 @@
 
 #include "interpreters.h"
 #include "target.h"
-#include "util.h"
+#include "util/util.h"
 #include "suite.h"
 
 #define SYSTEM_PYTHON "/usr/bin/python3.11"

@@ -1,4 +1,4 @@
-/* Tests for src/profile.c: interning of frames, stacks and threads, runs,
+/* Tests for src/profile/profile.c: interning of frames, stacks and threads, runs,
  * display file names, categories and labels, and a long recording's worth
  * of samples to show that memory follows the distinct stacks, not the
  * samples.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "suite.h"
 
 #define MS 1000000ull

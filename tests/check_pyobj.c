@@ -1,4 +1,4 @@
-/* Tests for the object readers (src/pyobj.c) on synthetic memory.
+/* Tests for the object readers (src/python/pyobj.c) on synthetic memory.
  *
  * Every test runs once per layout in the table (3.7 to 3.14), on objects
  * laid out by tests/fakepy.c from that layout's offsets, so a reader that
@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "fakepy.h"
-#include "layout.h"
-#include "mem.h"
-#include "pyobj.h"
-#include "util.h"
+#include "interp/layout.h"
+#include "target/mem.h"
+#include "python/pyobj.h"
+#include "util/util.h"
 #include "suite.h"
 
 struct env {

@@ -1,4 +1,4 @@
-/* Tests for the interpreter walk (src/pystack.c) on synthetic memory.
+/* Tests for the interpreter walk (src/python/pystack.c) on synthetic memory.
  *
  * Each test runs once per layout in the table (3.7 to 3.14).  A "scene" is a
  * small interpreter built by tests/fakepy.c: three threads, one of them
@@ -19,11 +19,11 @@
 #include <string.h>
 
 #include "fakepy.h"
-#include "layout.h"
-#include "locate.h"
-#include "mem.h"
-#include "pystack.h"
-#include "util.h"
+#include "interp/layout.h"
+#include "python/locate.h"
+#include "target/mem.h"
+#include "python/pystack.h"
+#include "util/util.h"
 #include "suite.h"
 
 /* ---- the scene ----------------------------------------------------------- */

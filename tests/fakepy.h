@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "layout.h"
-#include "locate.h"
+#include "interp/layout.h"
+#include "python/locate.h"
 
 struct mem;
 
@@ -45,7 +45,7 @@ enum fp_arena {
 #define FP_KIND_CELL		0x40
 #define FP_KIND_FREE		0x80
 
-/* PyUnicode state bits (see src/pyobj.c). */
+/* PyUnicode state bits (see src/python/pyobj.c). */
 #define FP_STATE_KIND(k)	((uint32_t)(k) << 2)
 #define FP_STATE_COMPACT	(1u << 5)
 #define FP_STATE_ASCII		(1u << 6)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "util/util.h"
 
 static bool number(const char *s, const char *e, uint64_t *v)
 {

@@ -2,7 +2,7 @@
 #ifndef PYSTROBE_TEST_SAMPLE_PROFILE_H
 #define PYSTROBE_TEST_SAMPLE_PROFILE_H
 
-#include "profile.h"
+#include "profile/profile.h"
 
 /* Two threads of one process under process and thread roots:
  *   main: <module> -> main -> work (60 samples), <module> -> main -> idle (30)

@@ -2,8 +2,8 @@
 #define _GNU_SOURCE
 #endif
 #include "target.h"
-#include "proctree.h"
-#include "util.h"
+#include "target/proctree.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,0 +1,405 @@
+/* pystrobe dump: every thread's stack, now. */
+#include "cmd/cmd.h"
+#include "util/json.h"
+#include "target/proctree.h"
+#include "python/snapshot.h"
+#include "util/util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char dump_usage[] =
+	"usage: pystrobe dump [options] --pid PID\n"
+	"\n"
+	"Print the Python stack of every thread of a running process.\n"
+	"\n"
+	"  -p, --pid PID      the process to read\n"
+	"  -j, --json         one JSON document instead of text\n"
+	"  -l, --locals       show arguments and local variables of each frame\n"
+	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
+	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
+	"  -s, --subprocesses also every Python process started by it, parents\n"
+	"                     before children\n"
+	"  -h, --help         show this help\n";
+
+static void put_name(struct strbuf *sb, const char *s)
+{
+	sb_add_printable(sb, s ? s : "?");
+}
+
+static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool locals)
+{
+	sb_puts(sb, "    ");
+	put_name(sb, f->function);
+	sb_puts(sb, " (");
+	put_name(sb, f->file);
+	if (f->line >= 0)
+		sb_printf(sb, ":%d", f->line);
+	sb_puts(sb, ")\n");
+	for (int k = 0; locals && k < f->nlocals; k++) {
+		sb_printf(sb, "        %s", f->locals[k].arg ? "arg " : "");
+		put_name(sb, f->locals[k].name);
+		sb_puts(sb, " = ");
+		put_name(sb, f->locals[k].repr);
+		sb_putc(sb, '\n');
+	}
+}
+
+/* "[native] qsort (libc.so.6+0x3f2a0) at msort.c:64"; an unknown function
+ * is just its place, lib.so+0xOFFSET. */
+static void text_native_frame(struct strbuf *sb, const struct mixed_frame *f)
+{
+	sb_puts(sb, "    [native] ");
+	if (f->function) {
+		put_name(sb, f->function);
+		sb_puts(sb, " (");
+	}
+	if (f->library) {
+		put_name(sb, f->library);
+		sb_printf(sb, "+0x%llx", (unsigned long long)f->offset);
+	} else {
+		sb_printf(sb, "0x%llx", (unsigned long long)f->pc);
+	}
+	if (f->function)
+		sb_putc(sb, ')');
+	if (f->file) {
+		sb_puts(sb, " at ");
+		put_name(sb, f->file);
+		sb_printf(sb, ":%d", f->line);
+	}
+	sb_putc(sb, '\n');
+}
+
+static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
+			bool locals)
+{
+	sb_printf(sb, "Thread %d", (int)t->tid);
+	if (t->name) {
+		sb_puts(sb, " \"");
+		put_name(sb, t->name);
+		sb_putc(sb, '"');
+	}
+	sb_printf(sb, " (%s%s) ident 0x%llx\n", t->idle ? "idle" : "active",
+		  t->gil ? ", holds the GIL" : "", (unsigned long long)t->ident);
+	if (ms && ms->frames) {
+		for (int i = 0; i < ms->nframes; i++) {
+			if (ms->frames[i].native)
+				text_native_frame(sb, &ms->frames[i]);
+			else
+				text_py_frame(sb, &t->frames[ms->frames[i].py], locals);
+		}
+		if (ms->truncated)
+			sb_puts(sb, "    ... (native stack cut short)\n");
+	} else {
+		for (int i = 0; i < t->nframes; i++)
+			text_py_frame(sb, &t->frames[i], locals);
+	}
+	if (t->truncated)
+		sb_printf(sb, "    ... (stack cut at %d frames)\n", t->nframes);
+	if (t->error) {
+		sb_puts(sb, "    [error: ");
+		put_name(sb, t->error);
+		sb_puts(sb, "]\n");
+	}
+	if (ms && ms->error) {
+		sb_puts(sb, "    [no native frames: ");
+		put_name(sb, ms->error);
+		sb_puts(sb, "]\n");
+	}
+}
+
+static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid, bool locals)
+{
+	sb_printf(sb, "Process %d", (int)s->pid);
+	if (ppid)
+		sb_printf(sb, " (child of %d)", (int)ppid);
+	sb_putc(sb, ':');
+	for (int i = 0; s->argv && i < s->argc; i++) {
+		sb_putc(sb, ' ');
+		put_name(sb, s->argv[i]);
+	}
+	sb_printf(sb, "\nPython %s (", s->pi.version);
+	put_name(sb, s->pi.path);
+	sb_puts(sb, ")\n");
+	for (int i = 0; i < s->nthreads; i++) {
+		sb_putc(sb, '\n');
+		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
+	}
+}
+
+static void json_frame(struct json *j, const struct py_frame *f, bool locals)
+{
+	json_obj_begin(j);
+	json_kstr(j, "kind", "python");
+	json_kstr(j, "function", f->function);
+	json_kstr(j, "file", f->file);
+	json_kint(j, "line", f->line);
+	if (locals) {
+		json_key(j, "locals");
+		json_arr_begin(j);
+		for (int k = 0; k < f->nlocals; k++) {
+			json_obj_begin(j);
+			json_kstr(j, "name", f->locals[k].name);
+			json_kbool(j, "arg", f->locals[k].arg);
+			json_kstr(j, "type", f->locals[k].type);
+			json_kstr(j, "repr", f->locals[k].repr);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
+	json_obj_end(j);
+}
+
+static void json_native_frame(struct json *j, const struct mixed_frame *f)
+{
+	json_obj_begin(j);
+	json_kstr(j, "kind", "native");
+	json_kstr(j, "function", f->function);
+	json_kstr(j, "library", f->library);
+	json_kuint(j, "offset", f->offset);
+	json_kuint(j, "address", f->pc);
+	json_kstr(j, "file", f->file);
+	json_key(j, "line");
+	if (f->file)
+		json_int(j, f->line);
+	else
+		json_null(j);
+	json_obj_end(j);
+}
+
+static void json_thread(struct json *j, const struct py_thread *t, const struct mixed_stack *ms,
+			bool locals)
+{
+	json_obj_begin(j);
+	json_kint(j, "tid", t->tid);
+	json_kuint(j, "ident", t->ident);
+	json_kstr(j, "name", t->name);
+	json_kbool(j, "gil", t->gil);
+	json_kbool(j, "idle", t->idle);
+	json_kbool(j, "truncated", t->truncated);
+	json_kstr(j, "error", t->error);
+	if (ms) {
+		json_kstr(j, "native_error", ms->error);
+		json_kbool(j, "native_truncated", ms->truncated);
+	}
+	json_key(j, "frames");
+	json_arr_begin(j);
+	if (ms && ms->frames) {
+		for (int i = 0; i < ms->nframes; i++) {
+			if (ms->frames[i].native)
+				json_native_frame(j, &ms->frames[i]);
+			else
+				json_frame(j, &t->frames[ms->frames[i].py], locals);
+		}
+	} else {
+		for (int i = 0; i < t->nframes; i++)
+			json_frame(j, &t->frames[i], locals);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, bool locals)
+{
+	json_obj_begin(j);
+	json_kint(j, "pid", s->pid);
+	if (ppid) {
+		json_kint(j, "ppid", ppid);
+	}
+	json_key(j, "cmdline");
+	json_arr_begin(j);
+	for (int i = 0; s->argv && i < s->argc; i++)
+		json_str(j, s->argv[i]);
+	json_arr_end(j);
+	json_key(j, "python");
+	json_obj_begin(j);
+	json_kstr(j, "version", s->pi.version);
+	json_kstr(j, "path", s->pi.path);
+	json_obj_end(j);
+	json_key(j, "threads");
+	json_arr_begin(j);
+	for (int i = 0; i < s->nthreads; i++)
+		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+/* The processes to show, parents before children: pid alone, or with
+ * --subprocesses its tree, with each one's parent (0 for pid itself). */
+static int list_processes(pid_t pid, bool tree, struct proc_node **out)
+{
+	int n;
+
+	if (!tree) {
+		*out = xcalloc(1, sizeof(**out));
+		(*out)[0].pid = pid;
+		return 1;
+	}
+	*out = xcalloc(PROCTREE_MAX, sizeof(**out));
+	n = proctree_list(pid, *out, PROCTREE_MAX);
+	if (n > 0)
+		(*out)[0].ppid = 0;
+	return n;
+}
+
+/* Did a process of the tree fail for a reason to pass over?  It is not
+ * Python (a shell, a launcher), or has gone since the walk. */
+static bool skippable(int rc)
+{
+	return rc == -EXIT_NOT_PYTHON || rc == -EXIT_UNSUPPORTED || rc == -EXIT_NO_PROCESS ||
+	       rc == -EXIT_EXITED;
+}
+
+/* Read every process; returns how many were read, or a negative EXIT_*
+ * code when the target itself (or, with a tree, every process) failed. */
+static int take_all(const struct proc_node *procs, int n, const struct snapshot_opts *so,
+		    bool tree, struct snapshot *snaps)
+{
+	char err[512], first_err[512] = "";
+	int got = 0, first_rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		int rc = snapshot_take(procs[i].pid, so, &snaps[got], err, sizeof(err));
+
+		if (rc == 0) {
+			got++;
+			continue;
+		}
+		/* The target itself unreadable for a reason of its own
+		 * (permission, version): the same answer as without -s. */
+		if (!tree || (i == 0 && !skippable(rc))) {
+			errorf("%s", err);
+			return rc;
+		}
+		/* Not being allowed to read one is worth saying; the others
+		 * are the ordinary make-up of a process tree. */
+		if (!skippable(rc))
+			errorf("dump: process %d: %s", (int)procs[i].pid, err);
+		if (!first_rc) {
+			first_rc = rc;
+			snprintf(first_err, sizeof(first_err), "%s", err);
+		}
+	}
+	if (!got) {
+		errorf("dump: no Python process in the tree of %d (%s)", (int)procs[0].pid,
+		       first_err);
+		return first_rc ? first_rc : -EXIT_NOT_PYTHON;
+	}
+	return got;
+}
+
+static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
+		       const struct proc_node *procs, int nprocs, bool json, bool locals)
+{
+	struct json j;
+
+	if (json) {
+		json_init(&j, out);
+		json_obj_begin(&j);
+		json_key(&j, "processes");
+		json_arr_begin(&j);
+	}
+	for (int i = 0; i < n; i++) {
+		pid_t ppid = 0;
+
+		for (int k = 1; k < nprocs; k++)
+			if (procs[k].pid == snaps[i].pid)
+				ppid = procs[k].ppid;
+		if (json) {
+			json_snapshot(&j, &snaps[i], ppid, locals);
+			continue;
+		}
+		if (i)
+			sb_puts(out, "\n\n");
+		text_snapshot(out, &snaps[i], ppid, locals);
+	}
+	if (json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		sb_putc(out, '\n');
+	}
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "locals", no_argument, NULL, 'l' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "nonblocking", no_argument, NULL, 'N' },
+		{ "subprocesses", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct snapshot_opts so = { 0 };
+	struct snapshot *snaps = NULL;
+	struct proc_node *procs = NULL;
+	struct strbuf out = STRBUF_INIT;
+	bool json = false, tree = false;
+	int pid = 0, c, n, nprocs, status = EXIT_OK;
+
+	optind = 1;
+	opterr = 0;	/* one line of our own instead of getopt's */
+	while ((c = getopt_long(argc, argv, ":p:jlnsh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid = parse_pid(optarg);
+			if (!pid) {
+				errorf("dump: invalid pid '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j': json = true; break;
+		case 'l': so.locals = true; break;
+		case 'n': so.native = true; break;
+		case 'N': so.nonblocking = true; break;
+		case 's': tree = true; break;
+		case 'h':
+			fputs(dump_usage, stdout);
+			return EXIT_OK;
+		case ':':
+			errorf("dump: %s needs a value (see pystrobe dump --help)", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			errorf("dump: unknown option '%s' (see pystrobe dump --help)", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (!pid || optind < argc) {
+		errorf("dump: %s (see pystrobe dump --help)",
+		       pid ? "unexpected argument" : "--pid PID is required");
+		return EXIT_USAGE;
+	}
+	if (so.native && so.nonblocking) {
+		errorf("dump: --native needs the threads paused: it cannot be used with --nonblocking");
+		return EXIT_USAGE;
+	}
+	nprocs = list_processes(pid, tree, &procs);
+	if (nprocs == 0) {
+		errorf("no such process: %d", pid);
+		free(procs);
+		return EXIT_NO_PROCESS;
+	}
+	snaps = xcalloc(nprocs, sizeof(*snaps));
+	n = take_all(procs, nprocs, &so, tree, snaps);
+	if (n < 0) {
+		status = -n;
+		goto out;
+	}
+	format_all(&out, snaps, n, procs, nprocs, json, so.locals);
+	fwrite(out.buf, 1, out.len, stdout);
+	if (fflush(stdout) != 0) {
+		errorf("cannot write the output");
+		status = EXIT_ERROR;
+	}
+out:
+	for (int i = 0; i < (n > 0 ? n : 0); i++)
+		snapshot_free(&snaps[i]);
+	free(snaps);
+	free(procs);
+	sb_release(&out);
+	return status;
+}

@@ -1,0 +1,256 @@
+/* pystrobe merge: many profiles (of the ranks of a training job, the hosts
+ * of a service) as one.
+ *
+ * Without labels the stacks are summed.  With labels each input gets a
+ * root frame "NAME=VALUE" (rank=3, host=web1), so one flame graph shows
+ * the inputs side by side, and pprof output carries NAME as a sample
+ * label that Pyroscope and Parca filter by.
+ *
+ * pprof inputs keep their functions, files and lines; when folded and pprof
+ * inputs are mixed every frame becomes its text, the only thing a folded
+ * file has, so that the same frame from both kinds of file is one frame.
+ */
+#include "cmd/cmd.h"
+#include "profile/output.h"
+#include "profile/profile.h"
+#include "profile/profile_read.h"
+#include "util/util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char merge_usage[] =
+	"usage: pystrobe merge [options] FILE[=VALUE]...\n"
+	"\n"
+	"Combine profiles (folded/collapsed stacks or pprof) into one.\n"
+	"\n"
+	"  -o, --output FILE      where to write (default: pystrobe-merge-DATE-TIME.EXT)\n"
+	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope or pprof\n"
+	"  -l, --label            a root frame per input, input=VALUE, VALUE the file's\n"
+	"                         name or the one given as FILE=VALUE\n"
+	"      --label-from NAME  a root frame per input, NAME=VALUE, VALUE the one given\n"
+	"                         as FILE=VALUE, else the input's position (0, 1, ...)\n"
+	"      --full-filenames   whole paths for frames read from pprof\n"
+	"  -q, --quiet            no messages\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"Without labels the stacks are summed.\n";
+
+struct input {
+	const char *path;
+	const char *value;	/* from FILE=VALUE, or NULL */
+	struct profile p;
+	enum profile_format fmt;
+};
+
+struct merge {
+	const struct out_format *fmt;
+	struct out_opts oo;
+	const char *output;
+	const char *label;	/* label name, NULL: no labels */
+	bool quiet;
+	struct input *in;
+	int nin;
+};
+
+enum { OPT_LABEL_FROM = 256, OPT_FULL };
+
+/* FILE=VALUE, unless the whole argument names a file: file names with '='
+ * exist too. */
+static void split_input(struct input *in, char *arg)
+{
+	char *eq = strrchr(arg, '=');
+
+	in->path = arg;
+	in->value = NULL;
+	if (!eq || eq == arg || access(arg, F_OK) == 0)
+		return;
+	*eq = 0;
+	in->value = eq + 1;
+}
+
+static int parse_args(struct merge *m, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "label", no_argument, NULL, 'l' },
+		{ "label-from", required_argument, NULL, OPT_LABEL_FROM },
+		{ "full-filenames", no_argument, NULL, OPT_FULL },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool values = false;
+	int c;
+
+	m->fmt = out_format_find("flamegraph");
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:f:lqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': m->output = optarg; break;
+		case 'f':
+			m->fmt = out_format_find(optarg);
+			/* Files keep no sample times, and a trace is made of them. */
+			if (!m->fmt || m->fmt->write == out_chrometrace) {
+				errorf("merge: format '%s' cannot be merged into (flamegraph, collapsed, speedscope, pprof)", optarg);
+				return -1;
+			}
+			break;
+		case 'l':
+			if (!m->label)
+				m->label = "input";
+			break;
+		case OPT_LABEL_FROM:
+			if (!*optarg || strpbrk(optarg, "=;")) {
+				errorf("merge: --label-from needs a name without '=' or ';', not '%s'", optarg);
+				return -1;
+			}
+			m->label = optarg;
+			break;
+		case OPT_FULL: m->oo.full_filenames = true; break;
+		case 'q': m->quiet = true; break;
+		case 'h':
+			fputs(merge_usage, stdout);
+			return 1;
+		case ':':
+			errorf("merge: %s needs a value (see pystrobe merge --help)", argv[optind - 1]);
+			return -1;
+		default:
+			errorf("merge: unknown option '%s' (see pystrobe merge --help)", argv[optind - 1]);
+			return -1;
+		}
+	}
+	m->nin = argc - optind;
+	if (m->nin < 1) {
+		errorf("merge: give the profiles to merge (see pystrobe merge --help)");
+		return -1;
+	}
+	m->in = xcalloc(m->nin, sizeof(*m->in));
+	for (int i = 0; i < m->nin; i++) {
+		split_input(&m->in[i], argv[optind + i]);
+		values |= m->in[i].value != NULL;
+	}
+	/* A value given is a label asked for. */
+	if (values && !m->label)
+		m->label = "input";
+	return 0;
+}
+
+/* The root frame's text for input i. */
+static char *root_text(const struct merge *m, int i)
+{
+	const struct input *in = &m->in[i];
+	const char *base = strrchr(in->path, '/');
+
+	if (in->value)
+		return xasprintf("%s=%s", m->label, in->value);
+	if (strcmp(m->label, "input"))
+		return xasprintf("%s=%d", m->label, i);
+	return xasprintf("%s=%s", m->label, base ? base + 1 : in->path);
+}
+
+/* What the merged profile says about where it came from: the inputs' rate
+ * when they agree (pprof values are counts times the interval), the
+ * longest duration (the inputs ran side by side). */
+static void merge_metadata(struct merge *m, struct profile *out)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	bool same_rate = true;
+
+	for (int i = 0; i < m->nin; i++) {
+		const struct profile *p = &m->in[i].p;
+
+		if (p->duration_ns > out->duration_ns)
+			out->duration_ns = p->duration_ns;
+		if (p->rate_hz != m->in[0].p.rate_hz)
+			same_rate = false;
+		sb_printf(&cmd, "%s%s", i ? " " : "pystrobe merge ", m->in[i].path);
+	}
+	if (same_rate && m->in[0].p.rate_hz > 0) {
+		out->rate_hz = m->in[0].p.rate_hz;
+		out->interval_ns = m->in[0].p.interval_ns;
+	}
+	out->command = sb_detach(&cmd);
+}
+
+static int merge_inputs(struct merge *m, struct profile *out)
+{
+	struct append_opts ao = { .full_filenames = m->oo.full_filenames };
+	bool folded = false, pprof = false;
+
+	for (int i = 0; i < m->nin; i++) {
+		folded |= m->in[i].fmt == PROFILE_FOLDED;
+		pprof |= m->in[i].fmt == PROFILE_PPROF;
+	}
+	ao.by_label = folded && pprof;
+	profile_init(out, 0);
+	for (int i = 0; i < m->nin; i++) {
+		struct pframe root = { PF_LABEL, NULL, NULL, -1, -1 };
+		bool ok;
+
+		if (m->label) {
+			root.name = root_text(m, i);
+			ao.root = &root;
+		}
+		ok = profile_append(out, &m->in[i].p, &ao);
+		free(root.name);
+		if (!ok) {
+			errorf("merge: the counts add up to more than 2^64");
+			return -1;
+		}
+	}
+	merge_metadata(m, out);
+	return 0;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge m = { 0 };
+	struct profile out;
+	char err[512], *path = NULL, *subtitle = NULL;
+	int rc, status = EXIT_OK, nread = 0;
+
+	rc = parse_args(&m, argc, argv);
+	if (rc) {
+		free(m.in);
+		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	for (; nread < m.nin; nread++) {
+		struct input *in = &m.in[nread];
+
+		if (profile_read(in->path, &in->p, &in->fmt, err, sizeof(err)) < 0) {
+			errorf("merge: %s", err);
+			status = EXIT_BAD_INPUT;
+			goto out;
+		}
+	}
+	if (merge_inputs(&m, &out) < 0) {
+		status = EXIT_BAD_INPUT;
+		goto free_out;
+	}
+	path = m.output ? xstrdup(m.output) : out_default_name("merge", m.fmt);
+	subtitle = xasprintf("%d profile%s merged%s, %llu samples", m.nin, m.nin == 1 ? "" : "s",
+			     m.label ? ", a root per input" : "",
+			     (unsigned long long)out.samples);
+	m.oo.title = out.command;
+	m.oo.subtitle = subtitle;
+	if (out_write_file(m.fmt, &out, &m.oo, path, "merge") < 0)
+		status = EXIT_ERROR;
+	else if (!m.quiet)
+		errorf("merge: %d profile%s, %llu samples; wrote %s", m.nin,
+		       m.nin == 1 ? "" : "s", (unsigned long long)out.samples, path);
+free_out:
+	profile_free(&out);
+out:
+	while (nread-- > 0)
+		profile_free(&m.in[nread].p);
+	free(m.in);
+	free(path);
+	free(subtitle);
+	return status;
+}

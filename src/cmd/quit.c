@@ -1,0 +1,25 @@
+#include "cmd/quit.h"
+
+#include <string.h>
+
+volatile sig_atomic_t quit_requested;
+volatile sig_atomic_t quit_signal;
+
+static void on_stop(int sig)
+{
+	quit_requested = 1;
+	quit_signal = sig;
+}
+
+void quit_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: the wait between samples must wake up and look. */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}

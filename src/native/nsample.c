@@ -1,0 +1,320 @@
+/* Native stacks for the sampler; see nsample.h. */
+#include "native/nsample.h"
+#include "python/locate.h"
+#include "native/mixed.h"
+#include "native/unwind.h"
+#include "profile/profile.h"
+#include "python/pystack.h"
+#include "native/symbolize.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How often the maps are read again: libraries loaded or unloaded. */
+#define REFRESH_NS 1000000000ull
+
+/* One thread's capture, waiting for the threads to be released. */
+struct pending {
+	uint32_t pthread;
+	uint32_t *stack;	/* the Python-only stack, root first */
+	uint32_t depth, nhead;
+	struct native_pc *pcs;
+	int npcs;		/* < 0: no native stack (negative errno) */
+	bool native_truncated;
+	struct py_group *groups;
+	int ngroups;
+	bool mergeable;		/* Python frames complete and grouped */
+};
+
+/* What a code address is to the profile, once looked up. */
+struct pcinfo {
+	uint64_t key;		/* pc << 1 | exact, + 1 (0: empty slot) */
+	uint32_t frame;
+	enum native_class cls;
+};
+
+struct nsample {
+	const struct pyinterp *pi;
+	struct profile *p;
+	bool by_function;
+	uint32_t marker;
+	struct native_unwinder *u;
+	struct symbolizer *sym;
+	uint64_t refreshed_ns;
+	struct native_pc buf[NATIVE_MAX_DEPTH];
+
+	struct pending *pend;
+	int npend, pend_cap;
+
+	/* Open addressing on the code address: names, classes and frame
+	 * ids are worked out once per address, not once per sample. */
+	struct pcinfo *slots;
+	size_t nslots, used;
+
+	/* Scratch for the merge, grown as needed. */
+	struct merge_native *nat;
+	struct merged_ref *refs;
+	uint32_t *out;
+	size_t nat_cap, refs_cap, out_cap;
+
+	char last_error[256];
+};
+
+struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profile *p,
+			     bool by_function, uint32_t marker)
+{
+	struct nsample *ns = xcalloc(1, sizeof(*ns));
+
+	ns->pi = pi;
+	ns->p = p;
+	ns->by_function = by_function;
+	ns->marker = marker;
+	ns->u = native_open(pid);
+	ns->sym = symbolizer_new(pid, SYMBOLIZE_LINES);
+	ns->nslots = 1024;
+	ns->slots = xcalloc(ns->nslots, sizeof(*ns->slots));
+	return ns;
+}
+
+static void drop_pending(struct nsample *ns)
+{
+	for (int i = 0; i < ns->npend; i++) {
+		free(ns->pend[i].stack);
+		free(ns->pend[i].pcs);
+		free(ns->pend[i].groups);
+	}
+	ns->npend = 0;
+}
+
+void nsample_close(struct nsample *ns)
+{
+	if (!ns)
+		return;
+	drop_pending(ns);
+	free(ns->pend);
+	free(ns->slots);
+	free(ns->nat);
+	free(ns->refs);
+	free(ns->out);
+	symbolizer_free(ns->sym);
+	native_close(ns->u);
+	free(ns);
+}
+
+/* --- code addresses to frames ---------------------------------------------- */
+
+static void pc_clear(struct nsample *ns)
+{
+	memset(ns->slots, 0, ns->nslots * sizeof(*ns->slots));
+	ns->used = 0;
+}
+
+static struct pcinfo *pc_slot(struct pcinfo *slots, size_t nslots, uint64_t key)
+{
+	size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
+
+	while (slots[j].key && slots[j].key != key)
+		j = (j + 1) & (nslots - 1);
+	return &slots[j];
+}
+
+/* Keep the table at most half full. */
+static void pc_grow(struct nsample *ns)
+{
+	struct pcinfo *old = ns->slots;
+	size_t n = ns->nslots;
+
+	ns->nslots = 2 * n;
+	ns->slots = xcalloc(ns->nslots, sizeof(*ns->slots));
+	for (size_t i = 0; i < n; i++)
+		if (old[i].key)
+			*pc_slot(ns->slots, ns->nslots, old[i].key) = old[i];
+	free(old);
+}
+
+/* The profile frame of a symbolized address.  Without a symbol the name
+ * says where the code is (what addr2line -e needs); with one, the file is
+ * the source where debug information knows it, else the object, so that
+ * a label reads "qsort (libc.so.6)". */
+static uint32_t native_frame(struct nsample *ns, const struct native_sym *sym)
+{
+	struct pframe f = { PF_NATIVE, NULL, NULL, -1, -1 };
+	char *name;
+	uint32_t id;
+
+	if (sym->function)
+		name = xstrdup(sym->function);
+	else if (sym->library)
+		name = xasprintf("%s+0x%llx", sym->library, (unsigned long long)sym->offset);
+	else
+		name = xasprintf("0x%llx", (unsigned long long)sym->pc);
+	f.name = name;
+	if (sym->function && sym->file) {
+		f.file = (char *)sym->file;
+		f.line = ns->by_function ? -1 : sym->line;
+	} else if (sym->function) {
+		f.file = (char *)sym->path;
+	}
+	id = profile_frame(ns->p, &f);
+	free(name);
+	return id;
+}
+
+static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *pc)
+{
+	uint64_t key = (pc->pc << 1 | pc->exact) + 1;
+	struct pcinfo *slot = pc_slot(ns->slots, ns->nslots, key);
+	const struct native_sym *sym;
+
+	if (slot->key)
+		return slot;
+	if (2 * (ns->used + 1) > ns->nslots) {
+		pc_grow(ns);
+		slot = pc_slot(ns->slots, ns->nslots, key);
+	}
+	sym = symbolize(ns->sym, pc->pc, pc->exact);
+	slot->key = key;
+	slot->cls = merge_classify(sym, ns->pi->path);
+	slot->frame = native_frame(ns, sym);
+	ns->used++;
+	return slot;
+}
+
+/* --- one sample ------------------------------------------------------------- */
+
+void nsample_begin(struct nsample *ns, uint64_t t_ns)
+{
+	drop_pending(ns);
+	/* Outside the pause: reading the maps takes a while. */
+	if (ns->refreshed_ns && t_ns - ns->refreshed_ns >= REFRESH_NS) {
+		native_refresh(ns->u);
+		symbolizer_refresh(ns->sym);
+		/* An address may now belong to another object. */
+		pc_clear(ns);
+		ns->refreshed_ns = t_ns;
+	}
+	if (!ns->refreshed_ns)
+		ns->refreshed_ns = t_ns ? t_ns : 1;
+	native_begin(ns->u);
+}
+
+void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *ts, pid_t tid,
+		     uint32_t pthread, const uint32_t *stack, uint32_t depth, uint32_t nhead,
+		     bool py_complete)
+{
+	struct pending *pd;
+	int npy;
+
+	if (ns->npend == ns->pend_cap) {
+		ns->pend_cap = ns->pend_cap ? 2 * ns->pend_cap : 16;
+		ns->pend = xrealloc(ns->pend, ns->pend_cap * sizeof(*ns->pend));
+	}
+	pd = &ns->pend[ns->npend++];
+	memset(pd, 0, sizeof(*pd));
+	pd->pthread = pthread;
+	pd->depth = depth;
+	pd->nhead = nhead;
+	pd->stack = xmalloc((depth ? depth : 1) * sizeof(*pd->stack));
+	memcpy(pd->stack, stack, depth * sizeof(*stack));
+	pd->npcs = tid ? native_unwind(ns->u, tid, ns->buf, NATIVE_MAX_DEPTH,
+				       &pd->native_truncated) : -ESRCH;
+	if (pd->npcs > 0) {
+		pd->pcs = xmalloc(pd->npcs * sizeof(*pd->pcs));
+		memcpy(pd->pcs, ns->buf, pd->npcs * sizeof(*pd->pcs));
+	}
+	if (!py_complete || pd->npcs <= 0)
+		return;
+	/* The same walk as the caller's, so frame i is frame i. */
+	pd->mergeable = merge_py_groups(m, &ns->pi->layout, ts, PYSTACK_MAX_DEPTH, &pd->groups,
+					&pd->ngroups, &npy) == 0 &&
+			npy == (int)(depth - nhead);
+}
+
+static void *grow(void *p, size_t *cap, size_t want, size_t size)
+{
+	if (want <= *cap)
+		return p;
+	*cap = want + want / 2;
+	return xrealloc(p, *cap * size);
+}
+
+static const char *pending_problem(const struct pending *pd)
+{
+	if (pd->npcs == -ESRCH)
+		return "the thread could not be unwound (not stopped, or exiting)";
+	if (pd->npcs < 0)
+		return "libunwind could not start on the thread";
+	if (pd->npcs == 0)
+		return "no native frames";
+	if (!pd->mergeable)
+		return "the Python stack is incomplete or does not group by eval call";
+	return NULL;
+}
+
+/* The merged stack of pd, root first, into ns->out.  Returns its depth, or
+ * -1 with the reason in ns->last_error. */
+static int merge_one(struct nsample *ns, const struct pending *pd)
+{
+	int npy = pd->depth - pd->nhead, n;
+	const char *why = pending_problem(pd);
+	uint32_t depth = 0;
+	char err[200];
+
+	if (why) {
+		snprintf(ns->last_error, sizeof(ns->last_error), "%s", why);
+		return -1;
+	}
+	ns->nat = grow(ns->nat, &ns->nat_cap, pd->npcs, sizeof(*ns->nat));
+	ns->refs = grow(ns->refs, &ns->refs_cap, pd->npcs + npy, sizeof(*ns->refs));
+	for (int i = 0; i < pd->npcs; i++) {
+		ns->nat[i].cls = pc_info(ns, &pd->pcs[i])->cls;
+		ns->nat[i].sp = pd->pcs[i].sp;
+	}
+	n = merge_stacks(ns->nat, pd->npcs, pd->groups, pd->ngroups, npy, ns->refs, err,
+			 sizeof(err));
+	if (n < 0) {
+		snprintf(ns->last_error, sizeof(ns->last_error), "%s", err);
+		return -1;
+	}
+	ns->out = grow(ns->out, &ns->out_cap, pd->nhead + 1 + n, sizeof(*ns->out));
+	for (uint32_t i = 0; i < pd->nhead; i++)
+		ns->out[depth++] = pd->stack[i];
+	if (pd->native_truncated)
+		ns->out[depth++] = ns->marker;
+	/* refs are innermost first; Python frame j (innermost first) is
+	 * stack[depth - 1 - j]. */
+	for (int i = n - 1; i >= 0; i--) {
+		const struct merged_ref *r = &ns->refs[i];
+
+		ns->out[depth++] = r->native ? pc_info(ns, &pd->pcs[r->index])->frame
+					     : pd->stack[pd->depth - 1 - r->index];
+	}
+	return depth;
+}
+
+unsigned nsample_finish(struct nsample *ns, uint64_t t_ns)
+{
+	unsigned errors = 0;
+
+	for (int i = 0; i < ns->npend; i++) {
+		const struct pending *pd = &ns->pend[i];
+		int depth = merge_one(ns, pd);
+
+		if (depth < 0) {
+			errors++;
+			profile_add(ns->p, pd->pthread, pd->stack, pd->depth, t_ns, 1);
+			continue;
+		}
+		profile_add(ns->p, pd->pthread, ns->out, depth, t_ns, 1);
+	}
+	drop_pending(ns);
+	return errors;
+}
+
+const char *nsample_last_error(const struct nsample *ns)
+{
+	return ns->last_error;
+}

@@ -1,0 +1,700 @@
+/* Native stacks of stopped threads with libunwind's remote unwinder.
+ *
+ * libunwind-ptrace (_UPT_*) would read every word of stack with
+ * PTRACE_PEEKDATA and every register with PTRACE_PEEKUSER, and it finds
+ * unwind tables by re-reading /proc/PID/maps and mmapping the object by the
+ * path in it each time the unwind crosses into another object: slow, and
+ * wrong for a target in another mount namespace.  So all the accessors are
+ * our own:
+ *
+ *  - registers come from one PTRACE_GETREGS per thread;
+ *  - memory comes from process_vm_readv through a page cache (mem_cache),
+ *    emptied before each sample because stacks change while the threads
+ *    run between samples; code, which does not change, has a cache of its
+ *    own that is kept (unw_is_signal_frame reads the instructions at every
+ *    pc, which would otherwise cost a system call per frame);
+ *  - find_proc_info locates an object's .eh_frame_hdr through its ELF and
+ *    program headers as mapped in the target, and hands the remote binary
+ *    search table to libunwind's own dwarf_search_unwind_table.
+ *
+ * With UNW_CACHE_GLOBAL libunwind keeps the decoded register rules per
+ * instruction address, so after warm-up a frame costs a few cached memory
+ * reads and find_proc_info is not called at all.  What remains is
+ * libunwind's locking of that cache, two sigprocmask calls per frame,
+ * most of a warm unwind's cost.  Hence the memo: an unwind is a function of
+ * the registers, the stack memory it read and the code, so a thread whose
+ * registers and those bytes have not changed since its last unwind (a
+ * thread blocked in a system call: most threads, most of the time) gets
+ * the last result again for one process_vm_readv and a memcmp.
+ */
+#include "native/unwind.h"
+#include "target/mem.h"
+#include "target/proc.h"
+#include "util/util.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+/* Exported by libunwind (it is how its own ptrace and coredump accessors
+ * search a remote .eh_frame_hdr table) but not declared in its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+/* Decoded unwind rules kept by libunwind, by instruction address.  The
+ * default (128) is smaller than the distinct return addresses of a few
+ * threads of a Python process; 4096 entries cost about 1.5 MiB. */
+#define RS_CACHE_ENTRIES 4096
+/* Largest stack range a memo compares (and keeps a copy of). */
+#define MEMO_MAX_BYTES (256u * 1024)
+/* Memos of threads not seen for this many samples are dropped. */
+#define MEMO_IDLE_SAMPLES 256
+/* An object's program headers we are willing to look through. */
+#define MAX_PHDRS 64
+
+/* DW_EH_PE_* pointer encodings used by .eh_frame_hdr. */
+#define EH_PE_OMIT 0xff
+#define EH_PE_ABSPTR 0x00
+#define EH_PE_UDATA4 0x03
+#define EH_PE_UDATA8 0x04
+#define EH_PE_SDATA4 0x0b
+#define EH_PE_SDATA8 0x0c
+#define EH_PE_PCREL 0x10
+#define EH_PE_DATAREL 0x30
+
+/* One executable mapping and what we learnt about the object it belongs to. */
+struct xmap {
+	uint64_t start, end;
+	uint64_t base;		/* where the object's first page (ELF header) is mapped */
+	char *path;
+	bool probed;		/* ELF headers read (successfully or not) */
+	bool has_table;
+	uint64_t lo, hi;	/* executable range of the whole object */
+	uint64_t eh_hdr;	/* .eh_frame_hdr in the target */
+	uint64_t table;		/* its binary search table */
+	uint64_t fde_count;
+};
+
+/* A thread's last unwind, kept to be reused while the thread stands still. */
+struct memo {
+	pid_t tid;
+	struct user_regs_struct regs;
+	struct native_pc *pcs;
+	int n, max;
+	bool truncated;
+	uint64_t lo, hi;	/* the stack memory that unwind read */
+	uint8_t *bytes;		/* what it held then; NULL until the thread is seen idle */
+	unsigned long used;	/* sample it was last used in */
+};
+
+struct native_unwinder {
+	pid_t pid;
+	struct mem *proc, *cache, *text;
+	unw_addr_space_t as;
+	struct xmap *maps;	/* sorted by start */
+	size_t nmaps;
+	bool refreshed;		/* maps re-read since native_begin() */
+	struct memo *memos;
+	size_t nmemos;
+	uint8_t *scratch;	/* MEMO_MAX_BYTES, for comparing */
+	unsigned long sample;	/* native_begin() calls */
+	bool no_memo;
+	struct native_stats st;
+};
+
+/* What the accessors get as their argument: one thread being unwound. */
+struct unwind_ctx {
+	struct native_unwinder *u;
+	struct user_regs_struct regs;
+	uint64_t lo, hi;	/* extent of the non-code memory read */
+};
+
+/* --- mappings ----------------------------------------------------------- */
+
+static void free_maps(struct xmap *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+/* The mapping that holds the ELF header of the object mapped at mi: the
+ * nearest one before it with the same path and file offset 0. */
+static uint64_t object_base(const struct proc_maps *pm, size_t mi)
+{
+	for (size_t i = mi + 1; i-- > 0;)
+		if (!strcmp(pm->v[i].path, pm->v[mi].path) && pm->v[i].offset == 0)
+			return pm->v[i].start;
+	return 0;
+}
+
+static bool same_xmap(const struct xmap *a, const struct xmap *b)
+{
+	return a->start == b->start && a->end == b->end && a->base == b->base &&
+	       !strcmp(a->path, b->path);
+}
+
+/* Read the maps again.  An executable range that went away or now holds
+ * something else makes libunwind's cached rules for it wrong: flush them.
+ * Objects still there keep what was learnt about them. */
+static void read_maps(struct native_unwinder *u)
+{
+	struct proc_maps pm;
+	struct xmap *v = NULL;
+	size_t n = 0, cap = 0;
+	bool gone = false;
+
+	u->st.map_reads++;
+	if (proc_maps_read(u->pid, &pm) < 0)
+		return;
+	for (size_t i = 0; i < pm.n; i++) {
+		const struct proc_map *m = &pm.v[i];
+		struct xmap x = { .start = m->start, .end = m->end };
+
+		/* Anonymous code (JIT) has no tables: libunwind falls back to
+		 * the frame pointer chain there by itself. */
+		if (m->perms[2] != 'x' || (m->path[0] != '/' && strcmp(m->path, "[vdso]") != 0))
+			continue;
+		x.base = object_base(&pm, i);
+		if (!x.base)
+			continue;
+		x.path = m->path;
+		for (size_t j = 0; j < u->nmaps; j++) {
+			if (same_xmap(&u->maps[j], &x)) {
+				x = u->maps[j];
+				u->maps[j].path = NULL;	/* moved to the new table */
+				break;
+			}
+		}
+		if (x.path == m->path)
+			x.path = xstrdup(m->path);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		v[n++] = x;
+	}
+	for (size_t j = 0; j < u->nmaps; j++)
+		if (u->maps[j].path)
+			gone = true;
+	if (gone) {
+		unw_flush_cache(u->as, 0, 0);
+		mem_cache_reset(u->text);
+	}
+	free_maps(u->maps, u->nmaps);
+	proc_maps_free(&pm);
+	u->maps = v;
+	u->nmaps = n;
+}
+
+static struct xmap *lookup_map(struct native_unwinder *u, uint64_t ip)
+{
+	size_t lo = 0, hi = u->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ip < u->maps[mid].start)
+			hi = mid;
+		else if (ip >= u->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &u->maps[mid];
+	}
+	return NULL;
+}
+
+/* An address we do not know: a library loaded since we last looked?  Look
+ * once per sample at most, so that a thread running anonymous code does not
+ * make every frame re-read the maps. */
+static struct xmap *find_map(struct native_unwinder *u, uint64_t ip)
+{
+	struct xmap *x = lookup_map(u, ip);
+
+	if (!x && !u->refreshed) {
+		u->refreshed = true;
+		read_maps(u);
+		x = lookup_map(u, ip);
+	}
+	return x;
+}
+
+/* --- unwind tables from the target's memory ----------------------------- */
+
+static int read_encoded(struct mem *m, uint64_t *addr, uint8_t enc, uint64_t *val)
+{
+	uint64_t at = *addr, v;
+	uint32_t u32;
+	int rc;
+
+	switch (enc & 0x0f) {
+	case EH_PE_ABSPTR:
+	case EH_PE_UDATA8:
+	case EH_PE_SDATA8:
+		rc = mem_read_u64(m, at, &v);
+		*addr += 8;
+		break;
+	case EH_PE_UDATA4:
+		rc = mem_read_u32(m, at, &u32);
+		v = u32;
+		*addr += 4;
+		break;
+	case EH_PE_SDATA4:
+		rc = mem_read_u32(m, at, &u32);
+		v = (uint64_t)(int64_t)(int32_t)u32;
+		*addr += 4;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rc < 0)
+		return rc;
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case EH_PE_PCREL:
+		v += at;
+		break;
+	default:
+		return -EINVAL;
+	}
+	*val = v;
+	return 0;
+}
+
+/* Find the object's .eh_frame_hdr from its headers as mapped in the target:
+ * the ELF header sits at the start of the first mapping, the program
+ * headers normally in the same page. */
+static void probe_object(struct native_unwinder *u, struct xmap *x)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[MAX_PHDRS];
+	uint64_t first_load = UINT64_MAX, eh_vaddr = 0, bias, at, eh_frame;
+	uint8_t hdr[4];
+	bool have_eh = false;
+
+	x->probed = true;
+	if (mem_read(u->cache, x->base, &eh, sizeof(eh)) < 0 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > MAX_PHDRS)
+		return;
+	if (mem_read(u->cache, x->base + eh.e_phoff, ph, eh.e_phnum * sizeof(ph[0])) < 0)
+		return;
+	x->lo = UINT64_MAX;
+	x->hi = 0;
+	for (int i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < first_load)
+			first_load = ph[i].p_vaddr;
+		if (ph[i].p_type == PT_GNU_EH_FRAME) {
+			eh_vaddr = ph[i].p_vaddr;
+			have_eh = true;
+		}
+	}
+	if (first_load == UINT64_MAX || !have_eh)
+		return;
+	/* The first PT_LOAD is mapped at file offset 0, page aligned. */
+	bias = x->base - (first_load & ~(uint64_t)4095);
+	for (int i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		if (bias + ph[i].p_vaddr < x->lo)
+			x->lo = bias + ph[i].p_vaddr;
+		if (bias + ph[i].p_vaddr + ph[i].p_memsz > x->hi)
+			x->hi = bias + ph[i].p_vaddr + ph[i].p_memsz;
+	}
+	if (x->lo >= x->hi)
+		return;
+	x->eh_hdr = bias + eh_vaddr;
+	if (mem_read(u->cache, x->eh_hdr, hdr, sizeof(hdr)) < 0 || hdr[0] != 1)
+		return;
+	/* Only the binary search table that every linker writes (4-byte
+	 * entries relative to the header) is supported; without it
+	 * libunwind would have to scan .eh_frame linearly. */
+	if (hdr[2] == EH_PE_OMIT || hdr[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
+		return;
+	at = x->eh_hdr + 4;
+	if (read_encoded(u->cache, &at, hdr[1], &eh_frame) < 0 ||
+	    read_encoded(u->cache, &at, hdr[2], &x->fde_count) < 0)
+		return;
+	if (x->fde_count == 0 || x->fde_count > (1u << 24))
+		return;
+	x->table = at;
+	x->has_table = true;
+}
+
+/* --- accessors ---------------------------------------------------------- */
+
+static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			      int need_unwind_info, void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	struct native_unwinder *u = ctx->u;
+	struct xmap *x = find_map(u, ip);
+	unw_dyn_info_t di;
+
+	u->st.proc_lookups++;
+	if (!x)
+		return -UNW_ENOINFO;
+	if (!x->probed)
+		probe_object(u, x);
+	if (!x->has_table || ip < x->lo || ip >= x->hi)
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = x->lo;
+	di.end_ip = x->hi;
+	di.u.rti.segbase = x->eh_hdr;
+	di.u.rti.table_data = x->table;
+	/* In words, as libunwind wants it; each entry is two int32s. */
+	di.u.rti.table_len = x->fde_count * 8 / sizeof(unw_word_t);
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+/* dwarf_search_unwind_table's unwind info is freed by libunwind itself; we
+ * allocate nothing that would need freeing here. */
+static void acc_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	(void)as;
+	(void)pi;
+	(void)arg;
+}
+
+static int acc_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+			  void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	struct native_unwinder *u = ctx->u;
+
+	(void)as;
+	if (write)
+		return -UNW_EINVAL;	/* we only ever look */
+	if (lookup_map(u, addr))
+		return mem_read(u->text, addr, val, sizeof(*val)) < 0 ? -UNW_EINVAL : 0;
+	if (addr < ctx->lo)
+		ctx->lo = addr;
+	if (addr + sizeof(*val) > ctx->hi)
+		ctx->hi = addr + sizeof(*val);
+	return mem_read(u->cache, addr, val, sizeof(*val)) < 0 ? -UNW_EINVAL : 0;
+}
+
+static int acc_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
+			  void *arg)
+{
+	const struct user_regs_struct *r = &((struct unwind_ctx *)arg)->regs;
+
+	(void)as;
+	if (write)
+		return -UNW_EINVAL;
+	switch (reg) {
+	case UNW_X86_64_RAX: *val = r->rax; break;
+	case UNW_X86_64_RDX: *val = r->rdx; break;
+	case UNW_X86_64_RCX: *val = r->rcx; break;
+	case UNW_X86_64_RBX: *val = r->rbx; break;
+	case UNW_X86_64_RSI: *val = r->rsi; break;
+	case UNW_X86_64_RDI: *val = r->rdi; break;
+	case UNW_X86_64_RBP: *val = r->rbp; break;
+	case UNW_X86_64_RSP: *val = r->rsp; break;
+	case UNW_X86_64_R8: *val = r->r8; break;
+	case UNW_X86_64_R9: *val = r->r9; break;
+	case UNW_X86_64_R10: *val = r->r10; break;
+	case UNW_X86_64_R11: *val = r->r11; break;
+	case UNW_X86_64_R12: *val = r->r12; break;
+	case UNW_X86_64_R13: *val = r->r13; break;
+	case UNW_X86_64_R14: *val = r->r14; break;
+	case UNW_X86_64_R15: *val = r->r15; break;
+	case UNW_X86_64_RIP: *val = r->rip; break;
+	default:
+		return -UNW_EBADREG;
+	}
+	return 0;
+}
+
+static int acc_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
+			    int write, void *arg)
+{
+	(void)as;
+	(void)reg;
+	(void)val;
+	(void)write;
+	(void)arg;
+	return -UNW_EBADREG;
+}
+
+static int acc_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	(void)as;
+	(void)c;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+/* Names come from symbolize.c, which checks symbol sizes; libunwind's
+ * would be the nearest symbol, whatever its size. */
+static int acc_get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			     unw_word_t *off, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	(void)off;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = acc_find_proc_info,
+	.put_unwind_info = acc_put_unwind_info,
+	.get_dyn_info_list_addr = acc_get_dyn_info_list_addr,
+	.access_mem = acc_access_mem,
+	.access_reg = acc_access_reg,
+	.access_fpreg = acc_access_fpreg,
+	.resume = acc_resume,
+	.get_proc_name = acc_get_proc_name,
+};
+
+/* --- API ---------------------------------------------------------------- */
+
+struct native_unwinder *native_open(pid_t pid)
+{
+	struct native_unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->pid = pid;
+	u->proc = mem_proc_open(pid);
+	u->cache = mem_cache_new(u->proc);
+	u->text = mem_cache_new(u->proc);
+	u->scratch = xmalloc(MEMO_MAX_BYTES);
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (!u->as) {
+		errorf("out of memory");
+		exit(EXIT_ERROR);
+	}
+	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	unw_set_cache_size(u->as, RS_CACHE_ENTRIES, 0);
+	return u;
+}
+
+void native_close(struct native_unwinder *u)
+{
+	if (!u)
+		return;
+	unw_destroy_addr_space(u->as);
+	mem_close(u->cache);
+	mem_close(u->text);
+	mem_close(u->proc);
+	free_maps(u->maps, u->nmaps);
+	for (size_t i = 0; i < u->nmemos; i++) {
+		free(u->memos[i].pcs);
+		free(u->memos[i].bytes);
+	}
+	free(u->memos);
+	free(u->scratch);
+	free(u);
+}
+
+void native_begin(struct native_unwinder *u)
+{
+	mem_cache_reset(u->cache);
+	u->refreshed = false;
+	/* Forget threads gone for a while (they may have exited). */
+	if (++u->sample % MEMO_IDLE_SAMPLES == 0) {
+		for (size_t i = 0; i < u->nmemos;) {
+			struct memo *m = &u->memos[i];
+
+			if (u->sample - m->used < MEMO_IDLE_SAMPLES) {
+				i++;
+				continue;
+			}
+			free(m->pcs);
+			free(m->bytes);
+			*m = u->memos[--u->nmemos];
+		}
+	}
+}
+
+static void drop_memos(struct native_unwinder *u)
+{
+	for (size_t i = 0; i < u->nmemos; i++) {
+		free(u->memos[i].bytes);
+		u->memos[i].bytes = NULL;
+		u->memos[i].n = -1;
+	}
+}
+
+void native_refresh(struct native_unwinder *u)
+{
+	size_t n = u->nmaps;
+
+	read_maps(u);
+	u->refreshed = true;
+	/* Code that came or went could change any thread's unwind. */
+	if (n)
+		drop_memos(u);
+}
+
+static struct memo *find_memo(struct native_unwinder *u, pid_t tid)
+{
+	for (size_t i = 0; i < u->nmemos; i++)
+		if (u->memos[i].tid == tid)
+			return &u->memos[i];
+	return NULL;
+}
+
+/* Does the thread stand where its memo says, registers and stack alike? */
+static bool memo_holds(struct native_unwinder *u, const struct memo *m,
+		       const struct user_regs_struct *regs, int max)
+{
+	struct iovec local = { u->scratch, m->hi - m->lo };
+	struct iovec remote = { (void *)(uintptr_t)m->lo, m->hi - m->lo };
+
+	if (!m->bytes || m->max != max || memcmp(&m->regs, regs, sizeof(*regs)) != 0)
+		return false;
+	if (process_vm_readv(u->pid, &local, 1, &remote, 1, 0) != (ssize_t)local.iov_len)
+		return false;
+	return memcmp(u->scratch, m->bytes, local.iov_len) == 0;
+}
+
+/* Remember this unwind.  The stack bytes are copied only when the thread
+ * is seen twice in a row at the same registers with the same result, so
+ * that threads that run pay nothing for the memo. */
+static void memo_store(struct native_unwinder *u, struct memo *m, const struct unwind_ctx *ctx,
+		       const struct native_pc *pcs, int n, int max, bool truncated)
+{
+	bool still = m->n == n && m->max == max &&
+		     !memcmp(&m->regs, &ctx->regs, sizeof(ctx->regs)) &&
+		     !memcmp(m->pcs, pcs, n * sizeof(*pcs));
+
+	free(m->bytes);
+	m->bytes = NULL;
+	if (!still) {
+		m->pcs = xrealloc(m->pcs, (n ? n : 1) * sizeof(*pcs));
+		memcpy(m->pcs, pcs, n * sizeof(*pcs));
+		m->n = n;
+		m->max = max;
+		m->truncated = truncated;
+		m->regs = ctx->regs;
+		return;
+	}
+	if (ctx->hi <= ctx->lo || ctx->hi - ctx->lo > MEMO_MAX_BYTES)
+		return;
+	m->lo = ctx->lo;
+	m->hi = ctx->hi;
+	m->bytes = xmalloc(m->hi - m->lo);
+	if (mem_read(u->proc, m->lo, m->bytes, m->hi - m->lo) < 0) {
+		free(m->bytes);
+		m->bytes = NULL;
+	}
+}
+
+static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct native_pc *out,
+		  int max, bool *truncated)
+{
+	unw_cursor_t c;
+	uint64_t prev_sp = 0;
+	bool prev_signal = false;
+	int n = 0, rc;
+
+	if (unw_init_remote(&c, u->as, ctx) < 0)
+		return -EIO;
+	while (n < max) {
+		unw_word_t ip, sp;
+
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || unw_get_reg(&c, UNW_REG_SP, &sp) < 0) {
+			*truncated = true;
+			break;
+		}
+		/* A zero return address is how a thread's outermost frame
+		 * (clone, _start) says there is nothing above it. */
+		if (n > 0 && ip == 0)
+			break;
+		/* Every caller's frame is above its callee's on the stack; a
+		 * signal handler's may be on an alternate stack.  Anything
+		 * else is a loop in garbage. */
+		if (n > 0 && sp <= prev_sp && !prev_signal) {
+			*truncated = true;
+			break;
+		}
+		out[n].pc = ip;
+		out[n].sp = sp;
+		out[n].exact = n == 0 || prev_signal;
+		n++;
+		prev_sp = sp;
+		prev_signal = unw_is_signal_frame(&c) > 0;
+		rc = unw_step(&c);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			*truncated = true;
+			break;
+		}
+		if (n == max)
+			*truncated = true;
+	}
+	return n;
+}
+
+int native_unwind(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
+		  bool *truncated)
+{
+	struct unwind_ctx ctx = { .u = u, .lo = UINT64_MAX, .hi = 0 };
+	struct memo *m;
+	int n;
+
+	*truncated = false;
+	if (max <= 0)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &ctx.regs) != 0)
+		return -ESRCH;	/* gone, or not in a stop of ours */
+	u->st.unwinds++;
+	if (!u->nmaps)
+		native_refresh(u);
+	m = u->no_memo ? NULL : find_memo(u, tid);
+	if (m && memo_holds(u, m, &ctx.regs, max)) {
+		memcpy(out, m->pcs, m->n * sizeof(*out));
+		*truncated = m->truncated;
+		m->used = u->sample;
+		u->st.reused++;
+		u->st.frames += m->n;
+		return m->n;
+	}
+	n = unwind(u, &ctx, out, max, truncated);
+	if (n < 0 || u->no_memo)
+		return n;
+	if (!m) {
+		u->memos = xrealloc(u->memos, (u->nmemos + 1) * sizeof(*u->memos));
+		m = &u->memos[u->nmemos++];
+		memset(m, 0, sizeof(*m));
+		m->tid = tid;
+		m->n = -1;
+	}
+	m->used = u->sample;
+	memo_store(u, m, &ctx, out, n, max, *truncated);
+	u->st.frames += n;
+	return n;
+}
+
+void native_set_memo(struct native_unwinder *u, bool on)
+{
+	u->no_memo = !on;
+	if (!on)
+		drop_memos(u);
+}
+
+void native_get_stats(const struct native_unwinder *u, struct native_stats *st)
+{
+	*st = u->st;
+}

@@ -1,0 +1,89 @@
+/* Native (C/C++) stacks of a stopped thread, through libunwind.
+ *
+ * One unwinder serves every thread of one process and lives as long as the
+ * caller keeps sampling it: libunwind's per-address-space cache of decoded
+ * unwind rules (UNW_CACHE_GLOBAL) is what makes a warm unwind cheap, and it
+ * is kept only as long as the address space is.
+ *
+ * The unwinder never touches the target with ptrace beyond one
+ * PTRACE_GETREGS per thread (the caller stops and releases the threads,
+ * see pause.h).  Memory (stacks, .eh_frame_hdr, .eh_frame) is read with
+ * process_vm_readv through a page cache, and the unwind tables of an object
+ * are found from its ELF headers in the target's own memory, so nothing is
+ * opened by path: objects in containers, deleted or replaced files and the
+ * vDSO unwind like anything else.  Not thread-safe: one unwinder per
+ * sampling thread.
+ *
+ * Usage, for each sample:
+ *	native_begin(u);		   the stacks have moved on: drop cached memory
+ *	for each thread stopped by pause_process():
+ *		n = native_unwind(u, tid, pcs, max, &truncated);
+ *
+ * A thread that has not moved since its last unwind (same registers, same
+ * bytes in the stack range that unwind read: a thread blocked in a system
+ * call) gets that unwind again without libunwind: see unwind.c.
+ *
+ * When the target may have loaded or unloaded libraries since the unwinder
+ * last looked (a long recording), call native_refresh() now and then: an
+ * address unknown to the unwinder triggers a refresh by itself, but reuse of
+ * an unmapped range by another object can only be seen this way.
+ */
+#ifndef PYSTROBE_UNWIND_H
+#define PYSTROBE_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct native_unwinder;
+
+/* Deepest native stack we unwind; deeper ones are cut and marked truncated. */
+#define NATIVE_MAX_DEPTH 1024
+
+struct native_pc {
+	uint64_t pc;
+	/* The frame's stack pointer: its locals lie in [sp, the next
+	 * (outer) frame's sp).  mixed.c finds the interpreter's frames by
+	 * what they keep there. */
+	uint64_t sp;
+	/* pc is the instruction being executed (the innermost frame, or one
+	 * interrupted by a signal), not a return address: symbolize pc as
+	 * is, not pc - 1. */
+	bool exact;
+};
+
+/* An unwinder for the threads of pid.  Never NULL. */
+struct native_unwinder *native_open(pid_t pid);
+void native_close(struct native_unwinder *u);
+
+/* Start a sample: forget target memory cached by the previous one. */
+void native_begin(struct native_unwinder *u);
+
+/* Read the target's mappings again and forget the unwind information of
+ * objects that are gone (dlclose); cheap enough to call once a second. */
+void native_refresh(struct native_unwinder *u);
+
+/* Unwind thread tid, which must be in a ptrace stop (see pause.h), into
+ * out[0..max), innermost first.  Returns the number of frames, or a
+ * negative errno: -ESRCH when the thread is gone or not stopped by us,
+ * -EIO when libunwind cannot start.  *truncated is set when the stack went
+ * on past max frames or ended in a frame that could not be unwound (the
+ * frames found so far are still returned). */
+int native_unwind(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
+		  bool *truncated);
+
+/* Reuse of unmoved threads' unwinds is on by default; off, every call
+ * unwinds (for measuring libunwind itself). */
+void native_set_memo(struct native_unwinder *u, bool on);
+
+/* Counters, for measurements and tests. */
+struct native_stats {
+	unsigned long unwinds;		/* native_unwind calls that got registers */
+	unsigned long reused;		/* of those, answered by the memo (not moved) */
+	unsigned long frames;		/* frames returned */
+	unsigned long proc_lookups;	/* find_proc_info calls: unwind-rule cache misses */
+	unsigned long map_reads;	/* times /proc/PID/maps was read */
+};
+void native_get_stats(const struct native_unwinder *u, struct native_stats *st);
+
+#endif

@@ -1,0 +1,60 @@
+/* The profile output formats.  Each writer takes a finished profile and a
+ * stream; the caller writes to a temporary file and renames it, so an
+ * interrupted run never leaves half a file in place of a good one. */
+#ifndef PYSTROBE_OUTPUT_H
+#define PYSTROBE_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "profile/profile.h"
+#include "util/util.h"
+
+struct out_opts {
+	bool full_filenames;
+	const char *title;	/* NULL: made from the profile's metadata */
+	const char *subtitle;	/* flame graph; NULL: made from the metadata */
+	/* A differential profile (flamegraph and collapsed): the profile
+	 * written is compared with diff_base, which has the same frame table
+	 * (the same frame ids mean the same frames). */
+	const struct profile *diff_base;
+	bool diff_negate;	/* the profile written is BEFORE, diff_base AFTER */
+	bool diff_raw;		/* compare counts, not shares of each total */
+};
+
+/* Each returns 0, or -1 when writing failed (errno set). */
+int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o);
+int out_collapsed(const struct profile *p, FILE *f, const struct out_opts *o);
+int out_speedscope(const struct profile *p, FILE *f, const struct out_opts *o);
+int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o);
+int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o);
+
+/* The end of every writer: flush f and say whether any write failed.
+ * Returns 0, or -1 with errno set (EIO when the stream knows no more). */
+int out_finish(FILE *f);
+
+/* Write what sb holds to f and empty it: the writers that build their
+ * output in pieces hand it over in chunks. */
+void out_flush_sb(struct strbuf *sb, FILE *f);
+
+struct out_format {
+	const char *name;
+	const char *ext;	/* for default file names */
+	int (*write)(const struct profile *p, FILE *f, const struct out_opts *o);
+};
+
+/* The formats, the default (flamegraph) first; NULL-terminated by name. */
+extern const struct out_format out_formats[];
+#define OUT_FORMAT_NAMES "flamegraph, collapsed, speedscope, chrometrace, pprof"
+const struct out_format *out_format_find(const char *name);
+
+/* "pystrobe-WHAT-DATE-TIME.EXT", a default file name (a new string). */
+char *out_default_name(const char *what, const struct out_format *fmt);
+
+/* Write p to path through a temporary file renamed into place, so an
+ * interrupted run never leaves half a file in place of a good one.
+ * Returns 0, or -1 after an error message that starts with cmd. */
+int out_write_file(const struct out_format *fmt, const struct profile *p,
+		   const struct out_opts *o, const char *path, const char *cmd);
+
+#endif

@@ -1,0 +1,442 @@
+#include "profile/profile.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_RUN UINT32_MAX
+
+void profile_init(struct profile *p, double rate_hz)
+{
+	memset(p, 0, sizeof(*p));
+	p->rate_hz = rate_hz;
+	p->interval_ns = rate_hz > 0 ? (uint64_t)(1e9 / rate_hz) : 10000000;
+}
+
+void profile_free(struct profile *p)
+{
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		free(p->frames[i].name);
+		free(p->frames[i].file);
+	}
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i].frames);
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		free(p->threads[i].name);
+	free(p->frames);
+	free(p->frame_index);
+	free(p->stacks);
+	free(p->stack_buckets);
+	free(p->threads);
+	free(p->runs);
+	free(p->command);
+	free(p->python_version);
+	memset(p, 0, sizeof(*p));
+}
+
+/* FNV-1a, fed piece by piece. */
+static uint32_t fnv(uint32_t h, const void *data, size_t len)
+{
+	const uint8_t *b = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+#define FNV_INIT 2166136261u
+
+static uint32_t frame_hash(const struct pframe *f)
+{
+	uint32_t h = fnv(FNV_INIT, &f->kind, sizeof(f->kind));
+
+	h = fnv(h, f->name ? f->name : "", f->name ? strlen(f->name) : 0);
+	h = fnv(h, "\0", 1);
+	h = fnv(h, f->file ? f->file : "", f->file ? strlen(f->file) : 0);
+	return fnv(h, &f->line, sizeof(f->line));
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static bool frame_eq(const struct pframe *a, const struct pframe *b)
+{
+	return a->kind == b->kind && a->line == b->line && str_eq(a->name, b->name) &&
+	       str_eq(a->file, b->file);
+}
+
+static void frame_index_grow(struct profile *p)
+{
+	uint32_t size = p->frame_index_size ? p->frame_index_size * 2 : 1024;
+	uint32_t *idx = xcalloc(size, sizeof(*idx));
+
+	for (uint32_t id = 0; id < p->nframes; id++) {
+		uint32_t slot = frame_hash(&p->frames[id]) & (size - 1);
+
+		while (idx[slot])
+			slot = (slot + 1) & (size - 1);
+		idx[slot] = id + 1;
+	}
+	free(p->frame_index);
+	p->frame_index = idx;
+	p->frame_index_size = size;
+}
+
+uint32_t profile_frame(struct profile *p, const struct pframe *f)
+{
+	uint32_t slot, id;
+	struct pframe *nf;
+
+	/* Keep the table at most half full. */
+	if ((p->nframes + 1) * 2 > p->frame_index_size)
+		frame_index_grow(p);
+	slot = frame_hash(f) & (p->frame_index_size - 1);
+	while ((id = p->frame_index[slot])) {
+		if (frame_eq(&p->frames[id - 1], f))
+			return id - 1;
+		slot = (slot + 1) & (p->frame_index_size - 1);
+	}
+	if (p->nframes == p->frames_cap) {
+		p->frames_cap = p->frames_cap ? p->frames_cap * 2 : 256;
+		p->frames = xrealloc(p->frames, p->frames_cap * sizeof(*p->frames));
+	}
+	nf = &p->frames[p->nframes];
+	*nf = *f;
+	nf->name = xstrdup(f->name ? f->name : "?");
+	nf->file = f->file ? xstrdup(f->file) : NULL;
+	p->frame_index[slot] = ++p->nframes;
+	return p->nframes - 1;
+}
+
+uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name)
+{
+	struct pthread_info *t;
+
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		t = &p->threads[i];
+		if (t->pid != pid || t->tid != tid)
+			continue;
+		/* Threads are named late (threading sets the name after start). */
+		if (name && (!t->name || strcmp(t->name, name) != 0)) {
+			free(t->name);
+			t->name = xstrdup(name);
+		}
+		return i;
+	}
+	if (p->nthreads == p->threads_cap) {
+		p->threads_cap = p->threads_cap ? p->threads_cap * 2 : 16;
+		p->threads = xrealloc(p->threads, p->threads_cap * sizeof(*p->threads));
+	}
+	t = &p->threads[p->nthreads];
+	t->pid = pid;
+	t->tid = tid;
+	t->name = name ? xstrdup(name) : NULL;
+	t->last_run = NO_RUN;
+	return p->nthreads++;
+}
+
+static void buckets_grow(struct profile *p)
+{
+	uint32_t n = p->nbuckets ? p->nbuckets * 2 : 1024;
+
+	free(p->stack_buckets);
+	p->stack_buckets = xcalloc(n, sizeof(*p->stack_buckets));
+	p->nbuckets = n;
+	for (uint32_t id = 0; id < p->nstacks; id++) {
+		uint32_t b = p->stacks[id].hash & (n - 1);
+
+		p->stacks[id].next = p->stack_buckets[b];
+		p->stack_buckets[b] = id + 1;
+	}
+}
+
+uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
+{
+	uint32_t h = fnv(FNV_INIT, frames, depth * sizeof(*frames));
+	struct pstack *s;
+	uint32_t id;
+
+	if (p->nstacks >= p->nbuckets)
+		buckets_grow(p);
+	for (id = p->stack_buckets[h & (p->nbuckets - 1)]; id; id = p->stacks[id - 1].next) {
+		s = &p->stacks[id - 1];
+		if (s->hash == h && s->depth == depth &&
+		    memcmp(s->frames, frames, depth * sizeof(*frames)) == 0)
+			return id - 1;
+	}
+	if (p->nstacks == p->stacks_cap) {
+		p->stacks_cap = p->stacks_cap ? p->stacks_cap * 2 : 256;
+		p->stacks = xrealloc(p->stacks, p->stacks_cap * sizeof(*p->stacks));
+	}
+	id = p->nstacks++;
+	s = &p->stacks[id];
+	s->frames = xmalloc((depth ? depth : 1) * sizeof(*frames));
+	memcpy(s->frames, frames, depth * sizeof(*frames));
+	s->depth = depth;
+	s->count = 0;
+	s->hash = h;
+	s->next = p->stack_buckets[h & (p->nbuckets - 1)];
+	p->stack_buckets[h & (p->nbuckets - 1)] = id + 1;
+	return id;
+}
+
+/* Extend the thread's latest run when this sample continues it, else start
+ * a new one.  A gap longer than half an interval (a missed sample, a thread
+ * that was idle and filtered out) ends a run. */
+static void add_run(struct profile *p, uint32_t thread, uint32_t stack, uint64_t t_ns,
+		    uint32_t weight)
+{
+	struct pthread_info *t = &p->threads[thread];
+	uint64_t interval = p->interval_ns;
+	struct prun *r;
+
+	if (t->last_run != NO_RUN) {
+		r = &p->runs[t->last_run];
+		if (r->stack == stack && t_ns <= r->end_ns + interval / 2) {
+			r->end_ns = t_ns + interval;
+			r->samples += weight;
+			return;
+		}
+	}
+	if (p->nruns == p->runs_cap) {
+		p->runs_cap = p->runs_cap ? p->runs_cap * 2 : 1024;
+		p->runs = xrealloc(p->runs, p->runs_cap * sizeof(*p->runs));
+	}
+	r = &p->runs[p->nruns];
+	r->thread = thread;
+	r->stack = stack;
+	r->start_ns = t_ns;
+	r->end_ns = t_ns + interval;
+	r->samples = weight;
+	t->last_run = p->nruns++;
+}
+
+void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
+		 uint32_t depth, uint64_t t_ns, uint32_t weight)
+{
+	uint32_t id = profile_stack(p, frames, depth);
+
+	p->stacks[id].count += weight;
+	p->samples += weight;
+	if (thread < p->nthreads)
+		add_run(p, thread, id, t_ns, weight);
+}
+
+bool profile_add_count(struct profile *p, const uint32_t *frames, uint32_t depth,
+		       uint64_t count)
+{
+	uint32_t id;
+
+	if (p->samples + count < p->samples)
+		return false;
+	id = profile_stack(p, frames, depth);
+	p->stacks[id].count += count;
+	p->samples += count;
+	return true;
+}
+
+void label_strip_line(char *label)
+{
+	size_t n = strlen(label), i;
+
+	if (n < 4 || label[n - 1] != ')')
+		return;
+	for (i = n - 1; i > 0 && label[i - 1] >= '0' && label[i - 1] <= '9'; i--)
+		;
+	if (i < n - 1 && i > 1 && label[i - 1] == ':') {
+		label[i - 1] = ')';
+		label[i] = 0;
+	}
+}
+
+static uint32_t append_frame(struct profile *dst, const struct pframe *f,
+			     const struct append_opts *o)
+{
+	struct pframe t = { PF_PYTHON, NULL, NULL, -1, -1 };
+	uint32_t id;
+
+	if (!o->by_label)
+		return profile_frame(dst, f);
+	t.name = pframe_label(f, o->full_filenames);
+	if (o->by_function)
+		label_strip_line(t.name);
+	id = profile_frame(dst, &t);
+	free(t.name);
+	return id;
+}
+
+/* "thread 123 \"name\"" -> "thread \"name\"", "thread 123" -> "thread",
+ * "process 123: CMD" -> "process: CMD"; NULL for any other label. */
+static char *root_without_id(const char *label)
+{
+	const char *kinds[] = { "thread ", "process " };
+
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		size_t n = strlen(kinds[k]);
+		const char *p = label + n, *rest;
+
+		if (strncmp(label, kinds[k], n) || !isdigit((unsigned char)*p))
+			continue;
+		while (isdigit((unsigned char)*p))
+			p++;
+		rest = p;
+		if (k == 0 && (!*rest || !strncmp(rest, " \"", 2)))
+			return xasprintf("thread%s", rest);
+		if (k == 1 && !strncmp(rest, ": ", 2))
+			return xasprintf("process%s", rest);
+	}
+	return NULL;
+}
+
+/* The frame a root position of a stack (the first two: a process, then a
+ * thread) maps to, rewritten by root_without_id() once per frame. */
+static uint32_t append_root(struct profile *dst, const struct profile *src, uint32_t f,
+			    const uint32_t *map, uint32_t *roots, const struct append_opts *o)
+{
+	struct pframe t = { PF_PYTHON, NULL, NULL, -1, -1 };
+	char *label;
+
+	if (roots[f] != UINT32_MAX)
+		return roots[f];
+	label = pframe_label(&src->frames[f], o->full_filenames);
+	t.name = root_without_id(label);
+	roots[f] = t.name ? profile_frame(dst, &t) : map[f];
+	free(t.name);
+	free(label);
+	return roots[f];
+}
+
+bool profile_append(struct profile *dst, const struct profile *src,
+		    const struct append_opts *o)
+{
+	size_t size = (src->nframes ? src->nframes : 1) * sizeof(uint32_t);
+	uint32_t *map = xmalloc(size), *roots = NULL, *buf = NULL, cap = 0;
+	bool ok = true;
+
+	for (uint32_t i = 0; i < src->nframes; i++)
+		map[i] = append_frame(dst, &src->frames[i], o);
+	if (o->by_label && o->roots_by_name) {
+		roots = xmalloc(size);
+		memset(roots, 0xff, size);	/* UINT32_MAX: not looked at yet */
+	}
+	for (uint32_t i = 0; i < src->nstacks && ok; i++) {
+		const struct pstack *s = &src->stacks[i];
+		uint32_t n = 0;
+
+		if (!s->count)
+			continue;
+		if (s->depth + 1 > cap) {
+			cap = s->depth + 1;
+			buf = xrealloc(buf, cap * sizeof(*buf));
+		}
+		if (o->root)
+			buf[n++] = profile_frame(dst, o->root);
+		for (uint32_t d = 0; d < s->depth; d++)
+			buf[n++] = roots && d < 2 ? append_root(dst, src, s->frames[d], map, roots, o)
+						  : map[s->frames[d]];
+		ok = profile_add_count(dst, buf, n, s->count);
+	}
+	free(buf);
+	free(roots);
+	free(map);
+	return ok;
+}
+
+static const char *after(const char *s, const char *marker)
+{
+	const char *p = NULL, *q = s;
+
+	/* The last occurrence: a venv inside another tree has several. */
+	while ((q = strstr(q, marker))) {
+		p = q + strlen(marker);
+		q++;
+	}
+	return p;
+}
+
+const char *profile_display_file(const char *file, bool full)
+{
+	const char *p, *slash;
+
+	if (!file)
+		return "";
+	if (full)
+		return file;
+	if ((p = after(file, "/site-packages/")) || (p = after(file, "/dist-packages/")))
+		return p;
+	if ((p = after(file, "/lib/python3.")) && (slash = strchr(p, '/')))
+		return slash + 1;
+	slash = strrchr(file, '/');
+	return slash ? slash + 1 : file;
+}
+
+enum pframe_category pframe_category(const struct pframe *f)
+{
+	const char *file = f->file;
+
+	switch (f->kind) {
+	case PF_NATIVE:
+		return CAT_NATIVE;
+	case PF_PROCESS:
+	case PF_THREAD:
+	case PF_MARKER:
+	case PF_LABEL:
+		return CAT_ROOT;
+	case PF_PYTHON:
+		break;
+	}
+	if (!file)
+		return CAT_USER;
+	if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+		return CAT_SITE;
+	if (strstr(file, "/lib/python3.") || !strncmp(file, "<frozen", 7))
+		return CAT_STDLIB;
+	return CAT_USER;
+}
+
+char *pframe_label(const struct pframe *f, bool full)
+{
+	if ((f->kind != PF_PYTHON && f->kind != PF_NATIVE) || !f->file)
+		return xstrdup(f->name);
+	if (f->line >= 0)
+		return xasprintf("%s (%s:%d)", f->name, profile_display_file(f->file, full), f->line);
+	return xasprintf("%s (%s)", f->name, profile_display_file(f->file, full));
+}
+
+static int run_cmp(const void *a, const void *b, void *arg)
+{
+	const struct prun *runs = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (runs[i].start_ns != runs[j].start_ns)
+		return runs[i].start_ns < runs[j].start_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* A counting sort by thread, then each group by start time.  Runs arrive
+ * in time order per thread, so the sorts are nearly free. */
+void profile_runs_by_thread(const struct profile *p, uint32_t **firstp, uint32_t **orderp)
+{
+	uint32_t *first = xcalloc(p->nthreads + 1, sizeof(*first));
+	uint32_t *order = xcalloc(p->nruns ? p->nruns : 1, sizeof(*order));
+	uint32_t *next = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(*next));
+
+	for (uint32_t i = 0; i < p->nruns; i++)
+		first[p->runs[i].thread + 1]++;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		first[t + 1] += first[t];
+	memcpy(next, first, p->nthreads * sizeof(*next));
+	for (uint32_t i = 0; i < p->nruns; i++)
+		order[next[p->runs[i].thread]++] = i;
+	free(next);
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		qsort_r(order + first[t], first[t + 1] - first[t], sizeof(*order), run_cmp,
+			p->runs);
+	*firstp = first;
+	*orderp = order;
+}

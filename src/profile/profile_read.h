@@ -1,0 +1,46 @@
+/* Reading profiles back from files, for `diff` and `merge`.
+ *
+ * Two formats are read, told apart by their first bytes:
+ *
+ *  - gzip-compressed pprof (profile.proto), as `record -f pprof` writes it
+ *    and as most pprof producers do.  Frames keep their function, file and
+ *    line, so they print as `record` prints them; the string labels
+ *    "process" and "thread" become process and thread roots again, and
+ *    any other string label KEY becomes a root "KEY=VALUE" (what `merge`
+ *    writes).  The count is the "samples" value, else the default sample
+ *    type's, else the first.
+ *  - folded stacks, `frame;frame;...;leaf COUNT` per line, from `record -f
+ *    collapsed`, flamegraph.pl's stackcollapse scripts, perf, inferno and
+ *    the like.  A frame is kept as its text (pystrobe's \xNN and \\ escapes
+ *    undone), since a folded file does not say what is a function, a file
+ *    or a line.
+ *
+ * Files are hostile input: sizes, depths and counts are bounded, and
+ * anything that does not parse is an error with one line saying where,
+ * never a crash or a partial profile.
+ */
+#ifndef PYSTROBE_PROFILE_READ_H
+#define PYSTROBE_PROFILE_READ_H
+
+#include <stddef.h>
+
+#include "profile/profile.h"
+
+/* Biggest input file, and biggest pprof once decompressed. */
+#define PROFILE_READ_MAX	(1u << 30)
+/* Deeper stacks are cut to this many frames, root first, and end in a
+ * "<truncated>" frame, as `record` does. */
+#define PROFILE_READ_DEPTH	4096
+
+enum profile_format { PROFILE_FOLDED, PROFILE_PPROF };
+
+/* Read path into p (initialised here).  Returns 0, or -1 with p empty and
+ * a message naming the file in err. */
+int profile_read(const char *path, struct profile *p, enum profile_format *fmt,
+		 char *err, size_t errlen);
+
+/* The same on a buffer; name is for messages. */
+int profile_read_mem(const char *data, size_t len, const char *name, struct profile *p,
+		     enum profile_format *fmt, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,34 @@
+/* Finding the Python interpreter inside a process: which mapped object holds
+ * it, where its _PyRuntime is, which version it is and so which layout to
+ * read it with. */
+#ifndef PYSTROBE_LOCATE_H
+#define PYSTROBE_LOCATE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "interp/layout.h"
+
+struct mem;
+
+struct pyinterp {
+	pid_t pid;
+	char *path;		/* the object holding the interpreter, as the target names it */
+	uint64_t runtime;	/* address of _PyRuntime in the target */
+	uint64_t bias;		/* load bias of that object */
+	char version[32];	/* "3.12.1", or "3.9" when only the minor is known */
+	int minor;
+	struct py_layout layout;
+};
+
+/* Locate the interpreter of pid, reading memory through m.  Returns 0
+ * (pyinterp_free() out when done), or a negative EXIT_* code with a
+ * one-line reason in err and nothing to free. */
+int locate_python(pid_t pid, struct mem *m, struct pyinterp *out, char *err, size_t errlen);
+void pyinterp_free(struct pyinterp *pi);
+
+/* Version from the name of a file alone: "libpython3.12.so.1.0" -> 12,
+ * "python3.9" -> 9.  -1 when the name says nothing. */
+int version_from_filename(const char *path);
+
+#endif

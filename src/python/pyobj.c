@@ -1,0 +1,577 @@
+#include "python/pyobj.h"
+#include "target/mem.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PyUnicode state bits, the same in every non-free-threaded 3.7–3.14. */
+#define STATE_KIND(s)	(((s) >> 2) & 7)
+#define STATE_COMPACT	(1u << 5)
+#define STATE_ASCII	(1u << 6)
+
+#define TPFLAGS_INLINE_VALUES	(1ul << 2)
+
+static int rd64(const struct pyctx *c, uint64_t addr, uint64_t *v)
+{
+	return mem_read_u64(c->m, addr, v);
+}
+
+/* Append code point cp as UTF-8; lone surrogates become U+FFFD. */
+static void put_utf8(struct strbuf *sb, uint32_t cp)
+{
+	char b[4];
+
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		sb_putc(sb, (char)cp);
+	} else if (cp < 0x800) {
+		b[0] = 0xc0 | cp >> 6;
+		b[1] = 0x80 | (cp & 0x3f);
+		sb_add(sb, b, 2);
+	} else if (cp < 0x10000) {
+		b[0] = 0xe0 | cp >> 12;
+		b[1] = 0x80 | ((cp >> 6) & 0x3f);
+		b[2] = 0x80 | (cp & 0x3f);
+		sb_add(sb, b, 3);
+	} else {
+		b[0] = 0xf0 | cp >> 18;
+		b[1] = 0x80 | ((cp >> 12) & 0x3f);
+		b[2] = 0x80 | ((cp >> 6) & 0x3f);
+		b[3] = 0x80 | (cp & 0x3f);
+		sb_add(sb, b, 4);
+	}
+}
+
+int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out)
+{
+	const struct py_layout *L = c->L;
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t length, data;
+	uint32_t state;
+	unsigned kind;
+	size_t n;
+	uint8_t *raw;
+	int rc;
+
+	*out = NULL;
+	if (!addr)
+		return -EFAULT;
+	if ((rc = rd64(c, addr + L->str.length, &length)) < 0 ||
+	    (rc = mem_read_u32(c->m, addr + L->str.state, &state)) < 0)
+		return rc;
+	kind = STATE_KIND(state);
+	if (kind != 1 && kind != 2 && kind != 4)
+		return -EINVAL;
+	/* ASCII strings are kind 1; str subclasses are ASCII but not compact. */
+	if ((state & STATE_ASCII) && kind != 1)
+		return -EINVAL;
+	if (length > (1u << 30))
+		return -EINVAL;
+	if (state & STATE_COMPACT)
+		data = addr + ((state & STATE_ASCII) ? L->str.ascii_size : L->str.compact_size);
+	else if ((rc = rd64(c, addr + L->str.compact_size, &data)) < 0)
+		return rc;
+	n = length < max_chars ? length : max_chars;
+	raw = xmalloc(n * kind + 1);
+	rc = mem_read(c->m, data, raw, n * kind);
+	if (rc < 0) {
+		free(raw);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t cp;
+
+		if (kind == 1)
+			cp = raw[i];
+		else if (kind == 2)
+			cp = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
+		else
+			memcpy(&cp, raw + 4 * i, 4);
+		/* A NUL would end the C string early; show it as U+FFFD. */
+		put_utf8(&sb, cp ? cp : 0xfffd);
+	}
+	free(raw);
+	if (n < length)
+		sb_puts(&sb, "...");
+	*out = sb_detach(&sb);
+	return 0;
+}
+
+int py_varsize(const struct pyctx *c, uint64_t addr, int64_t *size)
+{
+	return mem_read(c->m, addr + c->L->o.ob_size, size, sizeof(*size));
+}
+
+int py_bytes(const struct pyctx *c, uint64_t addr, size_t max, uint8_t **out, size_t *len)
+{
+	int64_t size;
+	int rc;
+
+	*out = NULL;
+	if ((rc = py_varsize(c, addr, &size)) < 0)
+		return rc;
+	if (size < 0 || size > (1 << 30))
+		return -EINVAL;
+	*len = (size_t)size < max ? (size_t)size : max;
+	*out = xmalloc(*len + 1);
+	rc = mem_read(c->m, addr + c->L->o.bytes_sval, *out, *len);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int py_type_name(const struct pyctx *c, uint64_t addr, char *buf, size_t len)
+{
+	uint64_t type, name;
+	int rc;
+
+	if ((rc = rd64(c, addr + c->L->obj.ob_type, &type)) < 0 ||
+	    (rc = rd64(c, type + c->L->obj.tp_name, &name)) < 0)
+		return rc;
+	return mem_read_cstr(c->m, name, buf, len);
+}
+
+/* Digits of an int: sign (-1, 0, 1) and up to maxd 30-bit digits. */
+static int long_digits(const struct pyctx *c, uint64_t addr, int *sign,
+		       uint32_t *digits, size_t maxd, size_t *nd)
+{
+	int64_t tag;
+	size_t n;
+	int rc;
+
+	if ((rc = mem_read(c->m, addr + c->L->o.long_tag, &tag, sizeof(tag))) < 0)
+		return rc;
+	if (c->L->longs == LONG_LV_TAG) {
+		n = (uint64_t)tag >> 3;
+		*sign = 1 - (int)(tag & 3);
+	} else {
+		*sign = tag < 0 ? -1 : tag > 0;
+		n = tag < 0 ? (size_t)-(tag + 1) + 1 : (size_t)tag;
+	}
+	if (*sign < -1 || *sign > 1)
+		return -EINVAL;
+	*nd = n;
+	if (n > maxd)
+		return -ERANGE;
+	return mem_read(c->m, addr + c->L->o.long_digits, digits, n * sizeof(*digits));
+}
+
+int py_long(const struct pyctx *c, uint64_t addr, int64_t *value)
+{
+	uint32_t d[3];
+	size_t nd;
+	int sign, rc;
+	unsigned __int128 v = 0;
+
+	if ((rc = long_digits(c, addr, &sign, d, 3, &nd)) < 0)
+		return rc;
+	for (size_t i = nd; i-- > 0;)
+		v = v << 30 | (d[i] & 0x3fffffff);
+	if (v > (unsigned __int128)INT64_MAX + (sign < 0))
+		return -ERANGE;
+	*value = sign < 0 ? (int64_t)-v : (int64_t)v;
+	return 0;
+}
+
+/* Python-style repr of a str, quoted and escaped, from its UTF-8. */
+static void repr_text(struct strbuf *sb, const char *s, char prefix)
+{
+	if (prefix)
+		sb_putc(sb, prefix);
+	sb_putc(sb, '\'');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '\'' || ch == '\\')
+			sb_printf(sb, "\\%c", ch);
+		else if (ch == '\n')
+			sb_puts(sb, "\\n");
+		else if (ch == '\t')
+			sb_puts(sb, "\\t");
+		else if (ch < 0x20 || ch == 0x7f || (prefix && ch >= 0x80))
+			sb_printf(sb, "\\x%02x", ch);
+		else
+			sb_putc(sb, (char)ch);
+	}
+	sb_putc(sb, '\'');
+}
+
+static void repr_float(struct strbuf *sb, double d)
+{
+	char buf[64];
+
+	if (isnan(d)) {
+		sb_puts(sb, "nan");
+		return;
+	}
+	if (isinf(d)) {
+		sb_puts(sb, d < 0 ? "-inf" : "inf");
+		return;
+	}
+	/* Python prints the shortest digits that read back as the same
+	 * double, in fixed notation unless the exponent is below -4 or at
+	 * least 16. */
+	int prec, exp;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
+	exp = atoi(strchr(buf, 'e') + 1);
+	if (exp < -4 || exp >= 16) {
+		char mant[32], *e = strchr(buf, 'e');
+
+		snprintf(mant, sizeof(mant), "%.*s", (int)(e - buf), buf);
+		sb_printf(sb, "%se%c%02d", mant, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
+	sb_puts(sb, buf);
+	if (!strchr(buf, '.'))
+		sb_puts(sb, ".0");
+}
+
+static int repr_long(const struct pyctx *c, uint64_t addr, struct strbuf *sb)
+{
+	int64_t v;
+	int rc = py_long(c, addr, &v);
+
+	if (rc == -ERANGE) {
+		uint32_t d[1];
+		size_t nd = 0;
+		int sign;
+
+		long_digits(c, addr, &sign, d, 0, &nd);
+		sb_printf(sb, "<int of %zu bits>", nd * 30);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	sb_printf(sb, "%lld", (long long)v);
+	return 0;
+}
+
+static int repr_container(const struct pyctx *c, uint64_t addr, const char *type,
+			  struct strbuf *sb)
+{
+	int64_t n;
+	int rc;
+
+	if (strcmp(type, "dict") == 0)
+		rc = mem_read(c->m, addr + c->L->o.dict_used, &n, sizeof(n));
+	else
+		rc = py_varsize(c, addr, &n);
+	if (rc < 0)
+		return rc;
+	if (n < 0 || n > (1ll << 40))
+		return -EINVAL;
+	sb_printf(sb, "<%s of %lld item%s>", type, (long long)n, n == 1 ? "" : "s");
+	return 0;
+}
+
+int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **typep, char **reprp)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char type[128];
+	int rc;
+
+	*typep = *reprp = NULL;
+	if ((rc = py_type_name(c, addr, type, sizeof(type))) < 0)
+		return rc;
+	if (strcmp(type, "NoneType") == 0) {
+		sb_puts(&sb, "None");
+	} else if (strcmp(type, "bool") == 0) {
+		int64_t v = 0;
+		rc = py_long(c, addr, &v);
+		sb_puts(&sb, v ? "True" : "False");
+	} else if (strcmp(type, "int") == 0) {
+		rc = repr_long(c, addr, &sb);
+	} else if (strcmp(type, "float") == 0) {
+		double d;
+		rc = mem_read(c->m, addr + c->L->o.float_val, &d, sizeof(d));
+		if (rc == 0)
+			repr_float(&sb, d);
+	} else if (strcmp(type, "str") == 0) {
+		char *s;
+		rc = py_str(c, addr, max_chars, &s);
+		if (rc == 0)
+			repr_text(&sb, s, 0);
+		free(s);
+	} else if (strcmp(type, "bytes") == 0) {
+		uint8_t *b;
+		size_t len;
+		rc = py_bytes(c, addr, max_chars, &b, &len);
+		if (rc == 0) {
+			b[len] = 0;
+			/* Embedded NULs end the text early; fine for a short repr. */
+			repr_text(&sb, (const char *)b, 'b');
+		}
+		free(b);
+	} else if (!strcmp(type, "tuple") || !strcmp(type, "list") || !strcmp(type, "dict")) {
+		rc = repr_container(c, addr, type, &sb);
+	} else {
+		sb_printf(&sb, "<%s object>", type);
+	}
+	if (rc < 0) {
+		sb_release(&sb);
+		return rc;
+	}
+	*typep = xstrdup(type);
+	*reprp = sb_detach(&sb);
+	return 0;
+}
+
+int py_tuple_item(const struct pyctx *c, uint64_t tuple, int64_t i, uint64_t *item)
+{
+	int64_t n;
+	int rc = py_varsize(c, tuple, &n);
+
+	if (rc < 0)
+		return rc;
+	if (i < 0 || i >= n)
+		return -ERANGE;
+	return rd64(c, tuple + c->L->o.tuple_item + 8 * (uint64_t)i, item);
+}
+
+/* --- dicts ---------------------------------------------------------------- */
+
+/* Where a dict's entries are and how to read them. */
+struct dict_view {
+	uint64_t entries;	/* address of entry 0 */
+	uint64_t values;	/* split table: address of values[0]; else 0 */
+	size_t entry_size;	/* 24 (hash, key, value) or 16 (key, value) */
+	size_t key_off;
+	int64_t n;		/* entries in use (dk_nentries) */
+};
+
+static int keys_view(const struct pyctx *c, uint64_t keys, struct dict_view *v)
+{
+	uint8_t hdr[40];
+	int64_t size, nentries;
+	size_t index_bytes;
+	int rc;
+
+	if ((rc = mem_read(c->m, keys, hdr, sizeof(hdr))) < 0)
+		return rc;
+	if (c->L->dictkeys == DICTKEYS_310) {
+		memcpy(&size, hdr + 8, 8);
+		memcpy(&nentries, hdr + 32, 8);
+		if (size <= 0 || size > (1 << 26) || (size & (size - 1)))
+			return -EINVAL;
+		index_bytes = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
+		v->entries = keys + 40 + (uint64_t)size * index_bytes;
+		v->entry_size = 24;
+		v->key_off = 8;
+	} else {
+		unsigned log2_size = hdr[8], log2_index = hdr[9], kind = hdr[10];
+
+		memcpy(&nentries, hdr + 24, 8);
+		if (log2_size > 26 || log2_index > 29 || kind > 2)
+			return -EINVAL;
+		size = (int64_t)1 << log2_size;
+		v->entries = keys + 32 + ((uint64_t)1 << log2_index);
+		/* DICT_KEYS_GENERAL (0) keeps the hash; unicode-keyed do not. */
+		v->entry_size = kind == 0 ? 24 : 16;
+		v->key_off = kind == 0 ? 8 : 0;
+	}
+	if (nentries < 0 || nentries > size || nentries > PYDICT_MAX_ENTRIES)
+		return -EINVAL;
+	v->n = nentries;
+	v->values = 0;
+	return 0;
+}
+
+static int dict_view(const struct pyctx *c, uint64_t dict, struct dict_view *v)
+{
+	uint64_t keys, values;
+	int rc;
+
+	if ((rc = rd64(c, dict + c->L->o.dict_keys, &keys)) < 0 ||
+	    (rc = rd64(c, dict + c->L->o.dict_values, &values)) < 0)
+		return rc;
+	if ((rc = keys_view(c, keys, v)) < 0)
+		return rc;
+	if (values)
+		v->values = values + c->L->o.dictvalues_values;
+	return 0;
+}
+
+typedef int (*key_match_fn)(const struct pyctx *c, uint64_t key, const void *arg);
+
+/* Find the value whose key matches; *value = 0 when there is none. */
+static int dict_find(const struct pyctx *c, const struct dict_view *v,
+		     key_match_fn match, const void *arg, uint64_t *value)
+{
+	uint8_t chunk[64 * 24];
+	int64_t per = (int64_t)(sizeof(chunk) / v->entry_size);
+
+	*value = 0;
+	for (int64_t base = 0; base < v->n; base += per) {
+		int64_t cnt = v->n - base < per ? v->n - base : per;
+		int rc = mem_read(c->m, v->entries + base * v->entry_size, chunk,
+				  cnt * v->entry_size);
+		if (rc < 0)
+			return rc;
+		for (int64_t i = 0; i < cnt; i++) {
+			uint64_t key, val;
+			const uint8_t *e = chunk + i * v->entry_size;
+
+			memcpy(&key, e + v->key_off, 8);
+			if (!key || match(c, key, arg) != 1)
+				continue;
+			if (v->values)
+				rc = rd64(c, v->values + 8 * (uint64_t)(base + i), &val);
+			else
+				memcpy(&val, e + v->key_off + 8, 8);
+			if (rc < 0)
+				return rc;
+			*value = val;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Characters (not bytes) in a UTF-8 string. */
+static uint64_t utf8_count(const char *s)
+{
+	uint64_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+static int match_str(const struct pyctx *c, uint64_t key, const void *arg)
+{
+	const char *want = arg;
+	uint64_t length;
+	char *s;
+	int eq;
+
+	/* Cheap first: a length mismatch settles it without reading text. */
+	if (rd64(c, key + c->L->str.length, &length) < 0 || length != utf8_count(want))
+		return 0;
+	if (py_str(c, key, length, &s) < 0)
+		return 0;
+	eq = strcmp(s, want) == 0;
+	free(s);
+	return eq;
+}
+
+static int match_int(const struct pyctx *c, uint64_t key, const void *arg)
+{
+	char type[8];
+	int64_t v;
+
+	if (py_type_name(c, key, type, sizeof(type)) < 0 || strcmp(type, "int") != 0)
+		return 0;
+	if (py_long(c, key, &v) < 0)
+		return 0;
+	return v == *(const int64_t *)arg;
+}
+
+int py_dict_get_str(const struct pyctx *c, uint64_t dict, const char *key, uint64_t *value)
+{
+	struct dict_view v;
+	int rc = dict_view(c, dict, &v);
+
+	if (rc < 0)
+		return rc;
+	return dict_find(c, &v, match_str, key, value);
+}
+
+int py_dict_get_int(const struct pyctx *c, uint64_t dict, int64_t key, uint64_t *value)
+{
+	struct dict_view v;
+	int rc = dict_view(c, dict, &v);
+
+	if (rc < 0)
+		return rc;
+	return dict_find(c, &v, match_int, &key, value);
+}
+
+/* Attributes kept as values beside the object with the keys shared by the
+ * type (3.11+): look the name up in the type's cached keys. */
+static int shared_keys_attr(const struct pyctx *c, uint64_t obj, uint64_t values,
+			    const char *name, uint64_t *value)
+{
+	struct dict_view v;
+	uint64_t type, keys;
+	int rc;
+
+	if ((rc = rd64(c, obj + c->L->obj.ob_type, &type)) < 0 ||
+	    (rc = rd64(c, type + c->L->obj.ht_cached_keys, &keys)) < 0)
+		return rc;
+	if (!keys)
+		return -ENOENT;
+	if ((rc = keys_view(c, keys, &v)) < 0)
+		return rc;
+	v.values = values;
+	return dict_find(c, &v, match_str, name, value);
+}
+
+int py_instance_attr(const struct pyctx *c, uint64_t obj, const char *name, uint64_t *value)
+{
+	const struct py_layout *L = c->L;
+	uint64_t type, dict = 0, values = 0;
+	int64_t dictoffset;
+	uint64_t flags, basicsize;
+	int rc;
+
+	*value = 0;
+	switch (L->attrs) {
+	case ATTRS_DICTOFFSET:
+		if ((rc = rd64(c, obj + L->obj.ob_type, &type)) < 0 ||
+		    (rc = mem_read(c->m, type + L->obj.tp_dictoffset, &dictoffset, 8)) < 0)
+			return rc;
+		if (dictoffset <= 0 || dictoffset > 4096)
+			return -ENOENT;
+		if ((rc = rd64(c, obj + dictoffset, &dict)) < 0)
+			return rc;
+		break;
+	case ATTRS_MANAGED_311:
+		if ((rc = rd64(c, obj - 24, &dict)) < 0)
+			return rc;
+		if (!dict) {
+			if ((rc = rd64(c, obj - 32, &values)) < 0)
+				return rc;
+			if (!values)
+				return -ENOENT;
+			return shared_keys_attr(c, obj, values + L->o.dictvalues_values, name, value);
+		}
+		break;
+	case ATTRS_MANAGED_312:
+		if ((rc = rd64(c, obj - 24, &dict)) < 0)
+			return rc;
+		/* Tagged: an odd word is a values pointer stored minus one. */
+		if (dict & 1)
+			return shared_keys_attr(c, obj, dict + 1 + L->o.dictvalues_values, name, value);
+		break;
+	case ATTRS_INLINE_313:
+		if ((rc = rd64(c, obj - 24, &dict)) < 0)
+			return rc;
+		if (dict)
+			break;
+		if ((rc = rd64(c, obj + L->obj.ob_type, &type)) < 0 ||
+		    (rc = rd64(c, type + L->obj.tp_flags, &flags)) < 0 ||
+		    (rc = rd64(c, type + L->obj.tp_basicsize, &basicsize)) < 0)
+			return rc;
+		if (!(flags & TPFLAGS_INLINE_VALUES) || basicsize > 4096)
+			return -ENOENT;
+		values = obj + basicsize;
+		return shared_keys_attr(c, obj, values + L->o.dictvalues_values, name, value);
+	}
+	if (!dict)
+		return -ENOENT;
+	return py_dict_get_str(c, dict, name, value);
+}

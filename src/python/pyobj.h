@@ -1,0 +1,58 @@
+/* Reading Python objects out of the target: strings, bytes, numbers, the
+ * sizes of containers, dict lookups and instance attributes.
+ *
+ * Every function is bounded: lengths are capped, loops have limits, and a
+ * read that fails or finds nonsense returns an error instead of guessing.
+ */
+#ifndef PYSTROBE_PYOBJ_H
+#define PYSTROBE_PYOBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/layout.h"
+
+struct mem;
+
+/* Longest string we decode (in characters), and dict size we walk. */
+#define PYSTR_MAX_CHARS 16384
+#define PYDICT_MAX_ENTRIES (1 << 16)
+
+struct pyctx {
+	struct mem *m;
+	const struct py_layout *L;
+};
+
+/* Decode a str object to UTF-8 into a new string (*out).  Strings longer
+ * than max_chars are cut and end in "...".  0 or a negative errno. */
+int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out);
+
+/* The contents of a bytes object, at most max bytes (*len set). */
+int py_bytes(const struct pyctx *c, uint64_t addr, size_t max, uint8_t **out, size_t *len);
+
+/* ob_size of a var-sized object (tuple, list, bytes). */
+int py_varsize(const struct pyctx *c, uint64_t addr, int64_t *size);
+
+/* tp_name of the object's type into buf. */
+int py_type_name(const struct pyctx *c, uint64_t addr, char *buf, size_t len);
+
+/* The value of an int that fits in 64 bits (-ERANGE if it does not). */
+int py_long(const struct pyctx *c, uint64_t addr, int64_t *value);
+
+/* A short repr of an object: exact for None, bool, int, float, str and
+ * bytes (cut to about max_chars), the size for tuple, list and dict, the
+ * type name otherwise.  *type gets the type name.  Both are new strings. */
+int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **type, char **repr);
+
+/* Look up a str key in a dict; *value is 0 when absent (and 0 returned). */
+int py_dict_get_str(const struct pyctx *c, uint64_t dict, const char *key, uint64_t *value);
+/* Look up an int key in a dict. */
+int py_dict_get_int(const struct pyctx *c, uint64_t dict, int64_t key, uint64_t *value);
+/* An attribute from an instance's __dict__ (not from its type). */
+int py_instance_attr(const struct pyctx *c, uint64_t obj, const char *name, uint64_t *value);
+
+/* Item i of a tuple. */
+int py_tuple_item(const struct pyctx *c, uint64_t tuple, int64_t i, uint64_t *item);
+
+#endif

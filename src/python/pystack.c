@@ -1,0 +1,658 @@
+/* The interpreter walk: _PyRuntime -> interpreter -> thread states ->
+ * frames -> code objects -> names and lines.
+ *
+ * Everything read here comes from another process that keeps running (with
+ * --nonblocking) or may be corrupt, so every pointer is checked by reading
+ * through it, every count is bounded, and chains are checked for cycles.
+ * Version differences come only from the layout table.
+ */
+#include "python/pystack.h"
+#include "interp/linetable.h"
+#include "target/mem.h"
+#include "python/pyobj.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_CHARS 4096
+#define LINETABLE_MAX (1u << 20)
+#define LOCALS_MAX 256
+#define REPR_MAX_CHARS 64
+
+/* co_flags bits for *args and **kwargs. */
+#define CO_VARARGS 0x04
+#define CO_VARKEYWORDS 0x08
+/* co_localspluskinds: a plain local (or argument). */
+#define CO_FAST_LOCAL 0x20
+
+struct walk {
+	struct pyctx c;
+	const struct pyinterp *pi;
+	const struct walk_opts *o;
+	uint64_t code_type;	/* address of PyCode_Type once seen */
+	int frames_left;	/* for the whole walk: corrupt memory can
+				 * otherwise make one dump take hours */
+	uint64_t table_addr;	/* the last line table decoded, kept: frames */
+	int table_first;	/* of one code object (recursion) share it */
+	bool have_table;
+	struct lt_ranges ranges;
+	uint64_t table_work;	/* line-table bytes decoded so far */
+};
+
+/* Most line-table bytes one dump decodes: real dumps use well under a
+ * megabyte; corrupt memory could otherwise offer a megabyte a frame. */
+#define WALK_TABLE_BUDGET (64ull << 20)
+
+/* Most frames one dump decodes, over all threads. */
+#define WALK_FRAME_BUDGET 65536
+
+/* Brent's cycle detection over a chain of addresses. */
+struct cycle {
+	uint64_t tortoise;
+	unsigned power, lam;
+};
+
+static void cycle_init(struct cycle *cy, uint64_t first)
+{
+	cy->tortoise = first;
+	cy->power = 1;
+	cy->lam = 0;
+}
+
+static bool cycle_step(struct cycle *cy, uint64_t next)
+{
+	if (next == cy->tortoise)
+		return true;
+	if (++cy->lam == cy->power) {
+		cy->tortoise = next;
+		cy->power *= 2;
+		cy->lam = 0;
+	}
+	return false;
+}
+
+/* Is addr a code object?  Compares its type with PyCode_Type, which is
+ * learnt from the first object whose type is named "code". */
+static int check_code(struct walk *w, uint64_t code, uint64_t type)
+{
+	char name[16];
+
+	if (w->code_type)
+		return type == w->code_type ? 0 : -EINVAL;
+	if (py_type_name(&w->c, code, name, sizeof(name)) < 0 || strcmp(name, "code") != 0)
+		return -EINVAL;
+	w->code_type = type;
+	return 0;
+}
+
+/* --- code objects --------------------------------------------------------- */
+
+static int code_line(struct walk *w, const uint8_t *cb, int64_t offset)
+{
+	const struct py_layout *L = w->c.L;
+	int firstlineno = field_i32(cb, L->code.firstlineno);
+	uint64_t table = field_u64(cb, L->code.linetable);
+	uint8_t *bytes;
+	size_t len;
+	int rc;
+
+	/* A frame that has not run its first instruction is at its def line. */
+	if (offset < 0)
+		return firstlineno;
+	if (offset > UINT32_MAX)
+		return -1;
+	if (!w->have_table || table != w->table_addr || firstlineno != w->table_first) {
+		if (w->table_work > WALK_TABLE_BUDGET)
+			return -1;
+		linetable_ranges_free(&w->ranges);
+		w->have_table = false;
+		if (py_bytes(&w->c, table, LINETABLE_MAX, &bytes, &len) < 0)
+			return -1;
+		w->table_work += len;
+		rc = linetable_ranges(L->lines, bytes, len, firstlineno, &w->ranges);
+		free(bytes);
+		if (rc < 0)
+			return -1;
+		w->have_table = true;
+		w->table_addr = table;
+		w->table_first = firstlineno;
+	}
+	return linetable_ranges_line(&w->ranges, (uint32_t)offset);
+}
+
+static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
+		       struct py_frame *pf);
+
+/* Fill pf from the code object at `code`; lasti as the frame stores it. */
+static int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t frame,
+		     struct py_frame *pf)
+{
+	const struct py_layout *L = w->c.L;
+	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
+			    L->code.name, L->code.qualname, L->code.argcount,
+			    L->code.kwonlyargcount, L->code.nlocals, L->code.flags,
+			    L->code.varnames, L->code.localspluskinds, L->obj.ob_type };
+	uint8_t cb[512];
+	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
+	uint64_t nameobj;
+	int64_t offset;
+	int rc;
+
+	if (size > sizeof(cb))
+		return -EINVAL;
+	if ((rc = mem_read(w->c.m, code, cb, size)) < 0)
+		return rc;
+	if ((rc = check_code(w, code, field_u64(cb, L->obj.ob_type))) < 0)
+		return rc;
+	pf->code = code;
+	nameobj = field_u64(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
+	if ((rc = py_str(&w->c, nameobj, NAME_MAX_CHARS, &pf->function)) < 0)
+		return rc;
+	if ((rc = py_str(&w->c, field_u64(cb, L->code.filename), NAME_MAX_CHARS, &pf->file)) < 0)
+		return rc;
+	switch (L->lasti) {
+	case LASTI_BYTES:
+		offset = (int32_t)lasti;
+		break;
+	case LASTI_UNITS:
+		offset = (int32_t)lasti < 0 ? -1 : (int64_t)(int32_t)lasti * 2;
+		break;
+	default:
+		offset = (int64_t)(lasti - (code + L->code.code_adaptive));
+		break;
+	}
+	pf->line = code_line(w, cb, offset);
+	if (w->o->locals)
+		read_locals(w, cb, frame, pf);
+	return 0;
+}
+
+/* --- locals --------------------------------------------------------------- */
+
+static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
+		       struct py_frame *pf)
+{
+	const struct py_layout *L = w->c.L;
+	uint64_t names = field_u64(cb, L->code.varnames);
+	int32_t flags = field_i32(cb, L->code.flags);
+	int64_t nargs = (int64_t)field_i32(cb, L->code.argcount) + field_i32(cb, L->code.kwonlyargcount);
+	uint8_t kinds[LOCALS_MAX];
+	int64_t n;
+	int rc;
+
+	nargs += !!(flags & CO_VARARGS) + !!(flags & CO_VARKEYWORDS);
+	if ((rc = py_varsize(&w->c, names, &n)) < 0)
+		return rc;
+	if (L->code.nlocals != NONE && field_i32(cb, L->code.nlocals) < n)
+		n = field_i32(cb, L->code.nlocals);
+	if (n < 0)
+		return -EINVAL;
+	if (n > LOCALS_MAX)
+		n = LOCALS_MAX;
+	if (L->code.localspluskinds != NONE) {
+		uint8_t *k;
+		size_t klen;
+
+		if ((rc = py_bytes(&w->c, field_u64(cb, L->code.localspluskinds), LOCALS_MAX, &k, &klen)) < 0)
+			return rc;
+		if ((int64_t)klen < n)
+			n = (int64_t)klen;
+		memcpy(kinds, k, n);
+		free(k);
+	} else {
+		memset(kinds, CO_FAST_LOCAL, sizeof(kinds));
+	}
+	pf->locals = xcalloc(n ? n : 1, sizeof(*pf->locals));
+	for (int64_t i = 0; i < n; i++) {
+		struct py_local *lv = &pf->locals[pf->nlocals];
+		uint64_t nameobj, value;
+
+		if (!(kinds[i] & CO_FAST_LOCAL))
+			continue;
+		if (mem_read_u64(w->c.m, frame + L->frame.localsplus + 8 * i, &value) < 0)
+			break;
+		if (L->frame.code_tagged)
+			value &= ~(uint64_t)3;
+		if (!value)
+			continue;	/* not bound yet */
+		if (py_tuple_item(&w->c, names, i, &nameobj) < 0 ||
+		    py_str(&w->c, nameobj, NAME_MAX_CHARS, &lv->name) < 0)
+			continue;
+		if (py_repr(&w->c, value, REPR_MAX_CHARS, &lv->type, &lv->repr) < 0) {
+			lv->type = xstrdup("?");
+			lv->repr = xstrdup("<unreadable>");
+		}
+		lv->arg = i < nargs;
+		pf->nlocals++;
+	}
+	return 0;
+}
+
+/* --- frames --------------------------------------------------------------- */
+
+/* Raw fields of one frame, whatever the model. */
+struct raw_frame {
+	uint64_t code, back, lasti;
+	int owner;
+};
+
+static int read_raw_frame(struct mem *m, const struct py_layout *L, uint64_t frame,
+			  struct raw_frame *rf)
+{
+	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
+	uint8_t buf[256];
+	const uint8_t *fb;
+	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
+	int rc;
+
+	if (size > sizeof(buf))
+		return -EINVAL;
+	if (!(fb = mem_peek(m, frame, size))) {
+		if ((rc = mem_read(m, frame, buf, size)) < 0)
+			return rc;
+		fb = buf;
+	}
+	rf->back = field_u64(fb, L->frame.back);
+	rf->code = field_u64(fb, L->frame.code);
+	if (L->frame.code_tagged)
+		rf->code &= ~(uint64_t)3;
+	rf->lasti = L->lasti == LASTI_PTR ? field_u64(fb, L->frame.lasti)
+					  : (uint64_t)(uint32_t)field_i32(fb, L->frame.lasti);
+	rf->owner = L->frame.owner != NONE ? fb[L->frame.owner] : 0;
+	return 0;
+}
+
+enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t frame,
+			   int max, pyframe_fn fn, void *arg, int *nframes, int *rcp)
+{
+	struct cycle cy;
+	int steps = 0, rc;
+
+	*nframes = 0;
+	*rcp = 0;
+	if (max <= 0)
+		max = PYSTACK_MAX_DEPTH;
+	cycle_init(&cy, frame);
+	while (frame) {
+		struct raw_frame rf;
+
+		/* Shims and skipped frames count too, so garbage cannot spin. */
+		if (++steps > 4 * max)
+			return WALK_TRUNCATED;
+		if ((rc = read_raw_frame(m, L, frame, &rf)) < 0) {
+			*rcp = rc;
+			return WALK_READ_ERROR;
+		}
+		/* 3.11/3.12: a frame pushed but not started yet is not shown
+		 * by the interpreter either. */
+		if (L->lasti == LASTI_PTR && L->minor <= 12 &&
+		    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) < 0)
+			rf.code = 0;
+		if (rf.owner < L->frame.owner_shim && rf.code) {
+			if (*nframes >= max)
+				return WALK_TRUNCATED;
+			if ((rc = fn(arg, frame, rf.code, rf.lasti)) < 0) {
+				*rcp = rc;
+				return WALK_VISIT_ERROR;
+			}
+			++*nframes;
+		}
+		frame = rf.back;
+		if (frame && cycle_step(&cy, frame))
+			return WALK_LOOP;
+	}
+	return WALK_DONE;
+}
+
+static void py_frame_release(struct py_frame *f)
+{
+	for (int k = 0; k < f->nlocals; k++) {
+		free(f->locals[k].name);
+		free(f->locals[k].type);
+		free(f->locals[k].repr);
+	}
+	free(f->locals);
+	free(f->function);
+	free(f->file);
+}
+
+/* The dump's visitor: decode every frame in full. */
+struct decode_arg {
+	struct walk *w;
+	struct py_thread *t;
+	int cap;
+};
+
+static int decode_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+{
+	struct decode_arg *d = arg;
+	struct py_thread *t = d->t;
+	struct py_frame pf = { 0 };
+	int rc = read_code(d->w, code, lasti, frame, &pf);
+
+	if (rc < 0) {
+		py_frame_release(&pf);
+		return rc;
+	}
+	if (t->nframes == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 16;
+		t->frames = xrealloc(t->frames, d->cap * sizeof(*t->frames));
+	}
+	t->frames[t->nframes++] = pf;
+	return 0;
+}
+
+static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_thread *t)
+{
+	struct decode_arg d = { w, t, 0 };
+	int n, rc;
+
+	int max = w->o->max_depth > 0 ? w->o->max_depth : PYSTACK_MAX_DEPTH;
+
+	if (ts->frame_err < 0) {
+		t->error = xasprintf("cannot read the current frame (%s)", strerror(-ts->frame_err));
+		return;
+	}
+	if (w->frames_left <= 0) {
+		t->truncated = true;
+		return;
+	}
+	if (max > w->frames_left)
+		max = w->frames_left;
+	w->frames_left -= max;	/* given back below for what was not used */
+	switch (pystack_walk(w->c.m, w->c.L, ts->frame, max, decode_frame, &d, &n, &rc)) {
+	case WALK_DONE:
+		break;
+	case WALK_TRUNCATED:
+		t->truncated = true;
+		break;
+	case WALK_LOOP:
+		t->error = xstrdup("frame chain loops");
+		break;
+	case WALK_READ_ERROR:
+		t->error = xasprintf("cannot read a frame (%s)", strerror(-rc));
+		break;
+	case WALK_VISIT_ERROR:
+		t->error = xasprintf("cannot read a code object (%s)", strerror(-rc));
+		break;
+	}
+	w->frames_left += max - t->nframes;
+}
+
+/* --- threads -------------------------------------------------------------- */
+
+static int first_interp(struct mem *m, const struct pyinterp *pi, uint64_t *interp)
+{
+	int rc = mem_read_u64(m, pi->runtime + pi->layout.runtime.interpreters_head, interp);
+
+	if (rc < 0)
+		return rc;
+	return *interp ? 0 : -ENOENT;
+}
+
+/* The thread state holding the GIL, or 0. */
+static uint64_t gil_holder(struct mem *m, const struct pyinterp *pi, uint64_t interp)
+{
+	const struct py_layout *L = &pi->layout;
+	uint64_t base, holder = 0;
+	int32_t locked = 0;
+
+	if (L->runtime.gil_locked != NONE) {
+		mem_read_i32(m, pi->runtime + L->runtime.gil_locked, &locked);
+		mem_read_u64(m, pi->runtime + L->runtime.gil_holder, &holder);
+	} else if (mem_read_u64(m, interp + L->interp.gil_ptr, &base) == 0 && base) {
+		mem_read_i32(m, base + L->gil.locked, &locked);
+		mem_read_u64(m, base + L->gil.holder, &holder);
+	}
+	return locked ? holder : 0;
+}
+
+static bool tstate_listed(const struct py_tstate *ts, int n, uint64_t addr)
+{
+	for (int i = 0; i < n; i++)
+		if (ts[i].addr == addr)
+			return true;
+	return false;
+}
+
+/* The innermost frame of a thread, from its PyThreadState block. */
+static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *tb,
+		       uint64_t *frame)
+{
+	uint64_t f = field_u64(tb, L->tstate.frame);
+
+	/* 3.11 and 3.12 reach the frame through the thread's _PyCFrame. */
+	if (L->tstate.cframe_frame != NONE && f)
+		return mem_read_u64(m, f + L->tstate.cframe_frame, frame);
+	*frame = f;
+	return 0;
+}
+
+int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *out, int max,
+		    uint64_t *gil, char *err, size_t errlen)
+{
+	const struct py_layout *L = &pi->layout;
+	uint32_t offs[] = { L->tstate.next, L->tstate.interp, L->tstate.frame,
+			    L->tstate.thread_id, L->tstate.native_thread_id };
+	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
+	uint64_t interp, ts;
+	struct cycle cy;
+	int n = 0, rc;
+
+	*gil = 0;
+	rc = first_interp(m, pi, &interp);
+	if (rc == -ENOENT) {
+		uint64_t fin = 0;
+
+		/* Py_Finalize has torn the interpreter down: the process is
+		 * on its way out, which is not the same as not started yet. */
+		if (mem_read_u64(m, pi->runtime + L->runtime.finalizing, &fin) == 0 && fin) {
+			snprintf(err, errlen, "the interpreter has shut down");
+			return -EXIT_EXITED;
+		}
+		snprintf(err, errlen, "the interpreter is not initialised yet");
+		return -EXIT_BAD_STATE;
+	}
+	if (rc < 0 || (rc = mem_read_u64(m, interp + L->interp.threads_head, &ts)) < 0) {
+		snprintf(err, errlen, "cannot read the interpreter state");
+		return -exit_code_for_errno(rc);
+	}
+	if (tsize > 512) {
+		snprintf(err, errlen, "thread state layout too large");
+		return -EXIT_BAD_STATE;
+	}
+	*gil = gil_holder(m, pi, interp);
+	cycle_init(&cy, ts);
+	while (ts && n < max) {
+		uint8_t tb[512];
+		struct py_tstate *t;
+
+		if ((rc = mem_read(m, ts, tb, tsize)) < 0) {
+			if (n == 0) {
+				snprintf(err, errlen, "cannot read a thread state");
+				return -exit_code_for_errno(rc);
+			}
+			break;
+		}
+		/* Every thread state points back at its interpreter: a cheap
+		 * proof that the offsets (and the pointer) are right. */
+		if (field_u64(tb, L->tstate.interp) != interp) {
+			if (n == 0) {
+				snprintf(err, errlen, "thread state does not belong to the interpreter "
+					 "(wrong layout for Python %s?)", pi->version);
+				return -EXIT_BAD_STATE;
+			}
+			break;
+		}
+		/* Brent's check sees a loop only after going round it once;
+		 * never list a thread state twice. */
+		if (tstate_listed(out, n, ts))
+			break;
+		t = &out[n++];
+		t->addr = ts;
+		t->ident = field_u64(tb, L->tstate.thread_id);
+		t->tid = L->tstate.native_thread_id != NONE
+			 ? (pid_t)field_u64(tb, L->tstate.native_thread_id) : 0;
+		t->frame_err = first_frame(m, L, tb, &t->frame);
+		ts = field_u64(tb, L->tstate.next);
+		if (ts && cycle_step(&cy, ts))
+			break;
+	}
+	return n;
+}
+
+int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_opts *o,
+		    struct py_thread **threadsp, char *err, size_t errlen)
+{
+	struct walk w = { .c = { m, &pi->layout }, .pi = pi, .o = o,
+			  .frames_left = WALK_FRAME_BUDGET };
+	struct py_tstate *ts = xcalloc(PYSTACK_MAX_THREADS, sizeof(*ts));
+	struct py_thread *threads;
+	uint64_t holder;
+	int n;
+
+	*threadsp = NULL;
+	n = pystack_tstates(m, pi, ts, PYSTACK_MAX_THREADS, &holder, err, errlen);
+	if (n < 0) {
+		free(ts);
+		return n;
+	}
+	threads = n ? xcalloc(n, sizeof(*threads)) : NULL;
+	for (int i = 0; i < n; i++) {
+		struct py_thread *t = &threads[i];
+
+		t->tstate = ts[i].addr;
+		t->ident = ts[i].ident;
+		t->tid = ts[i].tid;
+		t->gil = holder && holder == ts[i].addr;
+		walk_thread(&w, &ts[i], t);
+	}
+	linetable_ranges_free(&w.ranges);
+	free(ts);
+	*threadsp = threads;
+	return n;
+}
+
+void pystack_names(struct mem *m, const struct pyinterp *pi, const uint64_t *idents,
+		   int n, char **names)
+{
+	const struct py_layout *L = &pi->layout;
+	struct pyctx c = { m, L };
+	uint64_t interp, modules, threading, md, active;
+
+	for (int i = 0; i < n; i++)
+		names[i] = NULL;
+	if (first_interp(m, pi, &interp) < 0 ||
+	    mem_read_u64(m, interp + L->interp.modules, &modules) < 0 || !modules)
+		return;
+	if (py_dict_get_str(&c, modules, "threading", &threading) < 0 || !threading)
+		return;
+	if (mem_read_u64(m, threading + L->o.module_dict, &md) < 0 || !md)
+		return;
+	if (py_dict_get_str(&c, md, "_active", &active) < 0 || !active)
+		return;
+	for (int i = 0; i < n; i++) {
+		uint64_t obj, name;
+
+		if (py_dict_get_int(&c, active, (int64_t)idents[i], &obj) < 0 || !obj)
+			continue;
+		if (py_instance_attr(&c, obj, "_name", &name) < 0 || !name)
+			continue;
+		py_str(&c, name, NAME_MAX_CHARS, &names[i]);
+	}
+}
+
+void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
+			  struct py_thread *threads, int n)
+{
+	uint64_t *idents = xcalloc(n ? n : 1, sizeof(*idents));
+	char **names = xcalloc(n ? n : 1, sizeof(*names));
+
+	for (int i = 0; i < n; i++)
+		idents[i] = threads[i].ident;
+	pystack_names(m, pi, idents, n, names);
+	for (int i = 0; i < n; i++) {
+		free(threads[i].name);
+		threads[i].name = names[i];
+	}
+	free(names);
+	free(idents);
+}
+
+/* glibc keeps the kernel thread id at this offset in struct pthread (the
+ * pthread_t value) on x86-64; other C libraries are found by searching. */
+#define GLIBC_PTHREAD_TID_OFFSET 0x2d0
+#define PTHREAD_SEARCH_BYTES 1024
+
+static bool in_set(const pid_t *tids, int n, pid_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* An offset counts only if it gives every thread a distinct tid of this
+ * process. */
+static bool offset_fits(int n, const uint8_t (*blocks)[PTHREAD_SEARCH_BYTES],
+			const pid_t *tids, int ntids, unsigned off)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t tid;
+
+		memcpy(&tid, blocks[i] + off, sizeof(tid));
+		if (!in_set(tids, ntids, tid))
+			return false;
+		for (int j = 0; j < i; j++) {
+			pid_t other;
+
+			memcpy(&other, blocks[j] + off, sizeof(other));
+			if (other == tid)
+				return false;
+		}
+	}
+	return true;
+}
+
+int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t *tids, int ntids)
+{
+	uint8_t (*blocks)[PTHREAD_SEARCH_BYTES];
+	int off = -1;
+
+	if (n == 0)
+		return -1;
+	blocks = xcalloc(n, sizeof(*blocks));
+	for (int i = 0; i < n; i++)
+		if (!idents[i] || mem_read(m, idents[i], blocks[i], PTHREAD_SEARCH_BYTES) < 0)
+			goto out;
+	if (offset_fits(n, (const void *)blocks, tids, ntids, GLIBC_PTHREAD_TID_OFFSET)) {
+		off = GLIBC_PTHREAD_TID_OFFSET;
+		goto out;
+	}
+	for (unsigned o = 0; o < PTHREAD_SEARCH_BYTES; o += 4) {
+		if (offset_fits(n, (const void *)blocks, tids, ntids, o)) {
+			off = (int)o;
+			break;
+		}
+	}
+out:
+	free(blocks);
+	return off;
+}
+
+void py_threads_free(struct py_thread *threads, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct py_thread *t = &threads[i];
+
+		for (int j = 0; j < t->nframes; j++)
+			py_frame_release(&t->frames[j]);
+		free(t->frames);
+		free(t->name);
+		free(t->error);
+	}
+	free(threads);
+}

@@ -1,0 +1,107 @@
+/* Walking an interpreter's threads and their Python frames. */
+#ifndef PYSTROBE_PYSTACK_H
+#define PYSTROBE_PYSTACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "python/locate.h"
+
+struct mem;
+
+/* Deepest stack we walk; deeper ones are cut and marked truncated. */
+#define PYSTACK_MAX_DEPTH 4096
+/* Most threads we walk in one interpreter. */
+#define PYSTACK_MAX_THREADS 4096
+
+struct py_local {
+	char *name;
+	bool arg;
+	char *type;
+	char *repr;
+};
+
+struct py_frame {
+	uint64_t code;		/* address of the code object */
+	char *function;		/* qualified name on 3.11+ */
+	char *file;
+	int line;		/* -1 when unknown */
+	struct py_local *locals;
+	int nlocals;
+};
+
+struct py_thread {
+	uint64_t tstate;
+	uint64_t ident;		/* threading.get_ident() */
+	pid_t tid;		/* OS thread id, 0 when unknown */
+	char *name;		/* threading name, NULL when unknown */
+	bool gil;
+	bool idle;
+	struct py_frame *frames;	/* innermost first */
+	int nframes;
+	bool truncated;
+	char *error;		/* why this thread's walk stopped early, or NULL */
+};
+
+struct walk_opts {
+	bool locals;
+	int max_depth;		/* 0: PYSTACK_MAX_DEPTH */
+};
+
+/* One thread state as the interpreter lists it. */
+struct py_tstate {
+	uint64_t addr;
+	uint64_t ident;		/* threading.get_ident() */
+	pid_t tid;		/* OS thread id (3.11+), else 0 */
+	uint64_t frame;		/* innermost frame, 0 when none */
+	int frame_err;		/* < 0 when the frame pointer was unreadable */
+};
+
+/* List up to max thread states of the first interpreter.  *gil gets the
+ * address of the thread state holding the GIL (0 if none).  Returns the
+ * count, or a negative EXIT_* code with a reason in err. */
+int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *ts, int max,
+		    uint64_t *gil, char *err, size_t errlen);
+
+/* Called for each Python frame, innermost first; a negative return stops
+ * the walk with that error. */
+typedef int (*pyframe_fn)(void *arg, uint64_t frame, uint64_t code, uint64_t lasti);
+
+enum walk_end {
+	WALK_DONE,
+	WALK_TRUNCATED,		/* deeper than max_depth */
+	WALK_LOOP,		/* the frame chain loops */
+	WALK_READ_ERROR,	/* a frame could not be read (*rc) */
+	WALK_VISIT_ERROR,	/* fn returned an error (*rc) */
+};
+
+/* Walk the Python frames from `frame` outwards, skipping shims and frames
+ * not started yet, at most max_depth of them (0: PYSTACK_MAX_DEPTH). */
+enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t frame,
+			   int max_depth, pyframe_fn fn, void *arg, int *nframes, int *rc);
+
+/* Read every thread of the interpreter.  Returns the number of threads
+ * (*threads allocated), or a negative EXIT_* code with a reason in err.
+ * A thread whose stack cannot be read gets its error set; it does not fail
+ * the whole walk. */
+int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_opts *o,
+		    struct py_thread **threads, char *err, size_t errlen);
+
+/* Names of the threads with these idents, from the threading module's
+ * _active dict: names[i] is a new string or NULL. */
+void pystack_names(struct mem *m, const struct pyinterp *pi, const uint64_t *idents,
+		   int n, char **names);
+
+/* Fill in thread names from the threading module's _active dict. */
+void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
+			  struct py_thread *threads, int n);
+
+/* Before 3.11 a thread state knows only its pthread_t (the ident); the
+ * OS thread id is inside the C library's struct pthread it points to.
+ * Returns that offset, checked against the process's threads, or -1. */
+int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t *tids, int ntids);
+
+void py_threads_free(struct py_thread *threads, int n);
+
+#endif

@@ -1,0 +1,494 @@
+/* Sampling a process tree: which processes to sample, and the loop.
+ *
+ * A process is named by its pid and start time; its image (what it runs
+ * since its last exec) by where its code and stack start, which the kernel
+ * places anew at every exec.  A worker started with "spawn" is first a copy of
+ * its parent, then execs a fresh interpreter under the same pid: caught
+ * in between, its sampler would go on reading the old layout, so a new
+ * image means a new sampler.
+ */
+#include "sample/fleet.h"
+#include "target/proc.h"
+#include "target/proctree.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* How many walks a process that is not (yet) Python is looked at again:
+ * a fresh interpreter takes a few milliseconds to map libpython, a
+ * launcher may exec one later; after a second, it is left alone unless it
+ * execs. */
+#define PENDING_TRIES 20
+/* Longest command line shown in a root frame. */
+#define LABEL_MAX 200
+
+enum mstate {
+	M_PENDING,	/* not Python yet, as far as we know */
+	M_SAMPLING,
+	M_SKIPPED,	/* not Python, or not ours to read */
+};
+
+struct member {
+	struct proc_node node;
+	enum mstate state;
+	int tries;
+	struct sampler *s;
+	bool seen;	/* in the latest walk */
+};
+
+struct fleet {
+	pid_t pid;
+	struct sampler_opts so;
+	struct fleet_opts fo;
+	struct profile *p;
+	struct member *m;
+	int n, cap;
+	int ever;			/* processes sampled, ever */
+	struct sampler_counts gone;	/* totals of samplers closed */
+	uint64_t next_walk_ns;
+	char *version;
+	/* Why the first process that looked like Python could not be read
+	 * (permission, version), to tell when none could. */
+	int why_rc;
+	char why[256];
+	char merge_error[256];	/* the latest of a sampler closed since */
+	struct proc_node walk[PROCTREE_MAX];
+};
+
+/* --- root frames ---------------------------------------------------------- */
+
+/* Workers of one pool differ in their command lines only by numbers
+ * (spawn's pipe_handle=7, a --rank 3): with --group-processes they are
+ * one group.  The program's own path keeps its digits (python3.12). */
+static void put_arg(struct strbuf *sb, const char *arg, bool numbers)
+{
+	for (const char *c = arg; *c; c++) {
+		if (numbers || !isdigit((unsigned char)*c)) {
+			sb_putc(sb, *c);
+			continue;
+		}
+		sb_putc(sb, '#');
+		while (isdigit((unsigned char)c[1]))
+			c++;
+	}
+}
+
+/* The command line of pid, for a root frame: "process PID: CMD", or for a
+ * group "processes: CMD" with the numbers of its arguments as '#'. */
+static char *root_label(pid_t pid, bool group)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int argc = 0;
+	char **argv = proc_cmdline(pid, &argc);
+
+	if (group)
+		sb_puts(&sb, "processes: ");
+	else
+		sb_printf(&sb, "process %d: ", (int)pid);
+	for (int i = 0; argv && i < argc && sb.len < LABEL_MAX; i++) {
+		if (i)
+			sb_putc(&sb, ' ');
+		put_arg(&sb, argv[i], !group || i == 0);
+	}
+	proc_cmdline_free(argv);
+	if (sb.len > LABEL_MAX) {
+		sb.len = LABEL_MAX;
+		sb.buf[sb.len] = 0;
+		sb_puts(&sb, "...");
+	}
+	return sb_detach(&sb);
+}
+
+static void set_root(struct fleet *f, struct member *mb)
+{
+	char *label;
+
+	if (!f->fo.subprocesses)
+		return;
+	label = root_label(mb->node.pid, f->fo.group && mb->node.pid != f->pid);
+	sampler_set_root(mb->s, label);
+	free(label);
+}
+
+/* --- members -------------------------------------------------------------- */
+
+static void add_counts(struct sampler_counts *to, const struct sampler_counts *c)
+{
+	to->rounds += c->rounds;
+	to->gil_rounds += c->gil_rounds;
+	to->threads += c->threads;
+	to->active += c->active;
+	to->stacks += c->stacks;
+	to->unready += c->unready;
+	to->pauses += c->pauses;
+	to->pause_ns += c->pause_ns;
+	if (c->max_pause_ns > to->max_pause_ns)
+		to->max_pause_ns = c->max_pause_ns;
+	for (int i = 0; i < SERR_COUNT; i++)
+		to->errors[i] += c->errors[i];
+}
+
+static void stop_sampling(struct fleet *f, struct member *mb)
+{
+	struct sampler_counts c;
+
+	if (!mb->s)
+		return;
+	sampler_counts(mb->s, &c);
+	add_counts(&f->gone, &c);
+	if (sampler_merge_error(mb->s))
+		snprintf(f->merge_error, sizeof(f->merge_error), "%s", sampler_merge_error(mb->s));
+	sampler_close(mb->s);
+	mb->s = NULL;
+}
+
+/* Try to start sampling a member.  Returns 0, or the EXIT_* code why not. */
+static int try_open(struct fleet *f, struct member *mb, char *err, size_t errlen)
+{
+	int rc = EXIT_ERROR;
+
+	mb->s = sampler_open(mb->node.pid, &f->so, f->p, &rc, err, errlen);
+	if (!mb->s) {
+		mb->tries++;
+		if (rc != EXIT_NOT_PYTHON || mb->tries >= PENDING_TRIES)
+			mb->state = M_SKIPPED;
+		if (rc != EXIT_NOT_PYTHON && rc != EXIT_NO_PROCESS && rc != EXIT_EXITED &&
+		    !f->why_rc) {
+			f->why_rc = rc;
+			snprintf(f->why, sizeof(f->why), "%s", err);
+		}
+		return rc;
+	}
+	mb->state = M_SAMPLING;
+	f->ever++;
+	if (!f->version)
+		f->version = xstrdup(sampler_python_version(mb->s));
+	set_root(f, mb);
+	return 0;
+}
+
+static struct member *add_member(struct fleet *f, const struct proc_node *node)
+{
+	struct member *mb;
+
+	if (f->n == f->cap) {
+		f->cap = f->cap ? 2 * f->cap : 8;
+		f->m = xrealloc(f->m, f->cap * sizeof(*f->m));
+	}
+	mb = &f->m[f->n++];
+	memset(mb, 0, sizeof(*mb));
+	mb->node = *node;
+	mb->state = M_PENDING;
+	return mb;
+}
+
+static struct member *find_member(struct fleet *f, pid_t pid)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->m[i].node.pid == pid)
+			return &f->m[i];
+	return NULL;
+}
+
+/* Drop members not seen in the latest walk: they exited, or left the
+ * tree (reparented when their parent exited). */
+static void drop_unseen(struct fleet *f)
+{
+	int j = 0;
+
+	for (int i = 0; i < f->n; i++) {
+		if (!f->m[i].seen) {
+			stop_sampling(f, &f->m[i]);
+			continue;
+		}
+		f->m[i].seen = false;
+		f->m[j++] = f->m[i];
+	}
+	f->n = j;
+}
+
+/* Is node still the process, and the program, that mb was made for? */
+static bool same_image(const struct member *mb, const struct proc_node *node)
+{
+	return mb->node.start == node->start && mb->node.code == node->code &&
+	       mb->node.stack == node->stack;
+}
+
+/* Bring the members up to date with the process tree. */
+static void walk(struct fleet *f)
+{
+	char err[256];
+	int n = proctree_list(f->pid, f->walk, PROCTREE_MAX);
+
+	for (int i = 0; i < n; i++) {
+		const struct proc_node *node = &f->walk[i];
+		struct member *mb = find_member(f, node->pid);
+
+		if (mb && !same_image(mb, node)) {
+			/* Another process under a reused pid, or an exec. */
+			stop_sampling(f, mb);
+			mb->node = *node;
+			mb->state = M_PENDING;
+			mb->tries = 0;
+		}
+		if (!mb)
+			mb = add_member(f, node);
+		mb->seen = true;
+		if (mb->state == M_PENDING)
+			try_open(f, mb, err, sizeof(err));
+	}
+	drop_unseen(f);
+}
+
+struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct fleet_opts *fo,
+			 struct profile *p, int *rc, char *err, size_t errlen)
+{
+	struct fleet *f = xcalloc(1, sizeof(*f));
+	struct member *mb;
+
+	f->pid = pid;
+	f->so = *so;
+	f->fo = *fo;
+	f->p = p;
+	if (fo->subprocesses) {
+		if ((*rc = -proc_check(pid)) != 0) {
+			snprintf(err, errlen, "no such process: %d", (int)pid);
+			goto fail;
+		}
+		walk(f);
+		/* Not allowed to read the target itself: the same answer as
+		 * without -s, not an empty profile. */
+		if (f->why_rc == EXIT_PERMISSION && f->n && f->m[0].node.pid == pid &&
+		    f->m[0].state == M_SKIPPED) {
+			*rc = f->why_rc;
+			snprintf(err, errlen, "%s", f->why);
+			goto fail;
+		}
+		return f;
+	}
+	/* One process: it must be Python, and it is never walked. */
+	mb = add_member(f, &(struct proc_node){ .pid = pid });
+	if ((*rc = try_open(f, mb, err, errlen)) != 0)
+		goto fail;
+	f->next_walk_ns = UINT64_MAX;
+	return f;
+fail:
+	fleet_close(f);
+	return NULL;
+}
+
+void fleet_close(struct fleet *f)
+{
+	if (!f)
+		return;
+	for (int i = 0; i < f->n; i++)
+		sampler_close(f->m[i].s);
+	free(f->m);
+	free(f->version);
+	free(f);
+}
+
+/* --- sampling ------------------------------------------------------------- */
+
+static bool target_gone(struct fleet *f)
+{
+	if (!f->fo.subprocesses)
+		return f->n == 0 || !f->m[0].s;
+	return find_member(f, f->pid) == NULL;
+}
+
+static void walk_if_due(struct fleet *f, uint64_t t_ns)
+{
+	if (f->fo.subprocesses && t_ns >= f->next_walk_ns) {
+		walk(f);
+		f->next_walk_ns = t_ns + FLEET_WALK_NS;
+	}
+}
+
+int fleet_sample(struct fleet *f, uint64_t t_ns)
+{
+	walk_if_due(f, t_ns);
+	for (int i = 0; i < f->n; i++) {
+		struct member *mb = &f->m[i];
+		int rc;
+
+		if (mb->state != M_SAMPLING || !mb->s)
+			continue;
+		rc = sampler_sample(mb->s, t_ns);
+		if (rc == -EXIT_EXITED) {
+			/* Gone, or going: the next walk drops it. */
+			stop_sampling(f, mb);
+			mb->state = M_SKIPPED;
+		} else if (rc == -EXIT_NOT_PYTHON) {
+			/* It ran exec().  The target alone ends the run; a
+			 * process of the tree may become Python again (a
+			 * launcher, or spawn's fork then exec of a fresh
+			 * interpreter, without ASLR to tell the walk). */
+			stop_sampling(f, mb);
+			if (!f->fo.subprocesses)
+				return -EXIT_NOT_PYTHON;
+			mb->state = M_PENDING;
+			mb->tries = 0;
+		}
+	}
+	if (target_gone(f))
+		return -EXIT_EXITED;
+	/* The target may be a shell that has exited while its children
+	 * live on; then the walk no longer finds it and the run ends. */
+	return 0;
+}
+
+void fleet_counts(const struct fleet *f, struct sampler_counts *c)
+{
+	*c = f->gone;
+	c->nthreads = 0;
+	for (int i = 0; i < f->n; i++) {
+		struct sampler_counts one;
+
+		if (!f->m[i].s)
+			continue;
+		sampler_counts(f->m[i].s, &one);
+		add_counts(c, &one);
+		c->nthreads += one.nthreads;
+	}
+}
+
+int fleet_nprocs(const struct fleet *f)
+{
+	int n = 0;
+
+	for (int i = 0; i < f->n; i++)
+		n += f->m[i].s != NULL;
+	return n;
+}
+
+int fleet_nprocs_ever(const struct fleet *f)
+{
+	return f->ever;
+}
+
+int fleet_why_none(const struct fleet *f, char *err, size_t errlen)
+{
+	if (!f->why_rc) {
+		snprintf(err, errlen, "no Python process found in the tree of process %d",
+			 (int)f->pid);
+		return EXIT_NOT_PYTHON;
+	}
+	snprintf(err, errlen, "%s", f->why);
+	return f->why_rc;
+}
+
+const char *fleet_merge_error(const struct fleet *f)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->m[i].s && sampler_merge_error(f->m[i].s))
+			return sampler_merge_error(f->m[i].s);
+	return f->merge_error[0] ? f->merge_error : NULL;
+}
+
+const char *fleet_python_version(const struct fleet *f)
+{
+	return f->version;
+}
+
+void fleet_set_idle(struct fleet *f, bool idle)
+{
+	f->so.idle = idle;
+	for (int i = 0; i < f->n; i++)
+		if (f->m[i].s)
+			sampler_set_idle(f->m[i].s, idle);
+}
+
+/* --- the loop ------------------------------------------------------------- */
+
+static void sleep_until(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	/* Interrupted by a signal: the caller checks its stop flag. */
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static void fill_status(const struct fleet *f, uint64_t start, uint64_t rounds,
+			struct sampler_status *st)
+{
+	struct sampler_counts c;
+
+	fleet_counts(f, &c);
+	st->elapsed_s = (mono_ns() - start) / 1e9;
+	st->rounds = rounds;
+	st->stacks = c.stacks;
+	memcpy(st->errors, c.errors, sizeof(st->errors));
+	st->rate_hz = st->elapsed_s > 0 ? rounds / st->elapsed_s : 0;
+	st->processes = fleet_nprocs(f);
+	st->processes_ever = fleet_nprocs_ever(f);
+}
+
+void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
+	       void (*status)(void *arg, const struct sampler_status *st), void *arg,
+	       struct sampler_status *final)
+{
+	uint64_t interval = f->p->interval_ns;
+	uint64_t start = mono_ns(), deadline = start, next_status = start;
+	uint64_t end = f->so.duration_s > 0 ? start + (uint64_t)(f->so.duration_s * 1e9) : 0;
+	uint64_t rounds = 0, lagged = 0, max_lag = 0;
+	bool exited = false, execd = false;
+
+	memset(final, 0, sizeof(*final));
+	while (!*stop) {
+		uint64_t now = mono_ns();
+		int rc;
+
+		if (end && now >= end)
+			break;
+		rc = fleet_sample(f, now - start);
+		if (rc == -EXIT_EXITED || rc == -EXIT_NOT_PYTHON) {
+			exited = rc == -EXIT_EXITED;
+			execd = rc == -EXIT_NOT_PYTHON;
+			break;
+		}
+		rounds++;
+		deadline += interval;
+		now = mono_ns();
+		if (now >= deadline + interval) {
+			/* Behind by a whole interval: say so, and skip the
+			 * missed samples instead of firing them in a burst. */
+			lagged++;
+			if (now - deadline > max_lag)
+				max_lag = now - deadline;
+			deadline = now;
+		}
+		if (status && now >= next_status) {
+			struct sampler_status st = { 0 };
+
+			fill_status(f, start, rounds, &st);
+			st.lagged = lagged;
+			st.max_lag_ms = max_lag / 1e6;
+			status(arg, &st);
+			next_status = now + 250000000ull;
+		}
+		if (end && deadline > end)
+			deadline = end;
+		/* At a low rate the tree is still walked every 50 ms, so
+		 * a new worker's first sample is its first due one. */
+		while (f->fo.subprocesses && !*stop && start + f->next_walk_ns < deadline) {
+			sleep_until(start + f->next_walk_ns);
+			walk_if_due(f, mono_ns() - start);
+		}
+		sleep_until(deadline);
+	}
+	fill_status(f, start, rounds, final);
+	final->lagged = lagged;
+	final->max_lag_ms = max_lag / 1e6;
+	final->target_exited = exited;
+	final->target_execd = execd;
+	f->p->duration_ns = mono_ns() - start;
+	f->p->errors = 0;
+	for (int i = 0; i < SERR_COUNT; i++)
+		f->p->errors += final->errors[i];
+}

@@ -1,0 +1,493 @@
+/* The sampling loop: at each deadline, read every thread's stack, turn
+ * code objects into profile frames through the code cache, and count the
+ * stack in the profile. */
+#include "sample/sampler.h"
+#include "python/codecache.h"
+#include "target/mem.h"
+#include "native/nsample.h"
+#include "target/pause.h"
+#include "target/proc.h"
+#include "python/pystack.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_THREADS 1024
+#define NAME_REFRESH_NS 1000000000ull
+#define NO_FRAME UINT32_MAX
+
+struct sthread {
+	uint64_t ident;
+	pid_t tid;
+	int stat_fd;		/* /proc/PID/task/TID/stat, kept open */
+	char state;		/* read before this round's pause */
+	char *name;
+	uint32_t pthread;	/* index in the profile's thread table */
+	uint32_t root;		/* its root frame (with --threads) */
+	bool seen;
+};
+
+struct sampler {
+	pid_t pid;
+	struct sampler_opts o;
+	struct mem *m;		/* through the page cache */
+	struct mem *direct;
+	struct pyinterp pi;
+	struct profile *p;
+	struct code_cache *cc;
+	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
+	struct sthread *threads;
+	int nthreads;
+	bool names_stale;
+	uint64_t names_at_ns;
+	struct py_tstate ts[MAX_THREADS];
+	uint32_t frames[PYSTACK_MAX_DEPTH + 2];
+	int nframes;
+	uint64_t stacks;
+	uint64_t errors[SERR_COUNT];
+	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
+	uint64_t unready;		/* rounds before the interpreter was readable */
+	uint32_t truncated_marker;	/* frame id of "<truncated>" */
+	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
+	struct nsample *ns;		/* with --native */
+	uint64_t pauses, pause_ns, max_pause_ns;
+	struct stat exe;		/* /proc/PID/exe at the start, to see an exec */
+	uint64_t relocated_ns;		/* last look for an exec of the same program */
+};
+
+const char *serr_name(enum serr e)
+{
+	static const char *const names[] = {
+		[SERR_TORN] = "torn stack",
+		[SERR_STATE] = "interpreter state unreadable",
+		[SERR_PAUSE] = "could not pause",
+		[SERR_MERGE] = "merge error",
+	};
+	return e < SERR_COUNT ? names[e] : "?";
+}
+
+static int stat_exe(pid_t pid, struct stat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return stat(path, st);
+}
+
+struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
+			     int *rcp, char *err, size_t errlen)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	int rc;
+
+	s->pid = pid;
+	s->o = *o;
+	/* Native stacks are read from stopped threads only. */
+	s->o.blocking |= o->native;
+	s->p = p;
+	s->direct = mem_proc_open(pid);
+	s->m = mem_cache_new(s->direct);
+	s->tid_offset = -2;
+	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
+	if (rc < 0) {
+		*rcp = -rc;
+		sampler_close(s);
+		return NULL;
+	}
+	if (stat_exe(pid, &s->exe) < 0)
+		memset(&s->exe, 0, sizeof(s->exe));
+	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
+	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
+	s->proc_root = NO_FRAME;
+	if (o->native)
+		s->ns = nsample_open(pid, &s->pi, p, o->by_function, s->truncated_marker);
+	return s;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nthreads; i++) {
+		if (s->threads[i].stat_fd >= 0)
+			close(s->threads[i].stat_fd);
+		free(s->threads[i].name);
+	}
+	free(s->threads);
+	nsample_close(s->ns);
+	code_cache_free(s->cc);
+	pyinterp_free(&s->pi);
+	mem_close(s->m);
+	mem_close(s->direct);
+	free(s);
+}
+
+/* --- threads -------------------------------------------------------------- */
+
+static char read_state(int fd)
+{
+	char buf[256], *p;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	/* pread at 0 makes /proc generate the line afresh. */
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void read_states(struct sampler *s)
+{
+	for (int i = 0; i < s->nthreads; i++)
+		s->threads[i].state = read_state(s->threads[i].stat_fd);
+}
+
+static uint32_t thread_root(struct sampler *s, struct sthread *t)
+{
+	struct pframe f = { PF_THREAD, NULL, NULL, -1, -1 };
+	uint32_t id;
+
+	if (t->name)
+		f.name = xasprintf("thread %d \"%s\"", (int)t->tid, t->name);
+	else
+		f.name = xasprintf("thread %d", (int)t->tid);
+	id = profile_frame(s->p, &f);
+	free(f.name);
+	return id;
+}
+
+static void name_thread(struct sampler *s, struct sthread *t, char *name)
+{
+	if (name && t->name && !strcmp(name, t->name)) {
+		free(name);
+		return;
+	}
+	free(t->name);
+	t->name = name;
+	t->pthread = profile_thread(s->p, s->pid, t->tid, t->name);
+	t->root = thread_root(s, t);
+}
+
+/* The OS thread id of a thread state. */
+static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	int32_t tid;
+
+	if (ts->tid)
+		return ts->tid;
+	if (s->tid_offset == -2) {
+		pid_t *tids;
+		int ntids = proc_tasks(s->pid, &tids);
+		uint64_t idents[MAX_THREADS];
+
+		if (ntids < 0)
+			return 0;
+		for (int i = 0; i < n; i++)
+			idents[i] = s->ts[i].ident;
+		s->tid_offset = pystack_tid_offset(s->m, idents, n, tids, ntids);
+		free(tids);
+	}
+	if (s->tid_offset < 0 || mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
+		return 0;
+	return tid;
+}
+
+static struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	struct sthread *t;
+	char path[96];
+
+	for (int i = 0; i < s->nthreads; i++)
+		if (s->threads[i].ident == ts->ident)
+			return &s->threads[i];
+	s->threads = xrealloc(s->threads, (s->nthreads + 1) * sizeof(*s->threads));
+	t = &s->threads[s->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->ident = ts->ident;
+	t->tid = tid_of(s, ts, n);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)t->tid);
+	t->stat_fd = t->tid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);
+	t->root = thread_root(s, t);
+	/* Not paused: its state now is as good as before the round. */
+	if (!s->o.blocking)
+		t->state = read_state(t->stat_fd);
+	s->names_stale = true;
+	return t;
+}
+
+/* Forget threads that were not in this round's thread list. */
+static void drop_gone(struct sampler *s)
+{
+	int j = 0;
+
+	for (int i = 0; i < s->nthreads; i++) {
+		struct sthread *t = &s->threads[i];
+
+		if (t->seen) {
+			t->seen = false;
+			s->threads[j++] = *t;
+			continue;
+		}
+		if (t->stat_fd >= 0)
+			close(t->stat_fd);
+		free(t->name);
+	}
+	s->nthreads = j;
+}
+
+/* Thread names are set after a thread starts: look them up when new
+ * threads appear and once a second. */
+static void refresh_names(struct sampler *s, uint64_t t_ns)
+{
+	uint64_t idents[MAX_THREADS] = { 0 };
+	char *names[MAX_THREADS];
+	int n = s->nthreads < MAX_THREADS ? s->nthreads : MAX_THREADS;
+
+	if (!s->names_stale && t_ns - s->names_at_ns < NAME_REFRESH_NS)
+		return;
+	for (int i = 0; i < n; i++)
+		idents[i] = s->threads[i].ident;
+	pystack_names(s->m, &s->pi, idents, n, names);
+	for (int i = 0; i < n; i++) {
+		if (names[i])
+			name_thread(s, &s->threads[i], names[i]);
+	}
+	s->names_stale = false;
+	s->names_at_ns = t_ns;
+}
+
+/* --- one sample ----------------------------------------------------------- */
+
+static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+{
+	struct sampler *s = arg;
+	uint32_t id;
+	int rc;
+
+	(void)frame;
+	if ((rc = code_cache_frame(s->cc, code, lasti, &id)) < 0)
+		return rc;
+	if (s->nframes < PYSTACK_MAX_DEPTH)
+		s->frames[s->nframes++] = id;
+	return 0;
+}
+
+static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
+{
+	if (s->o.gil_only && !gil)
+		return false;
+	/* A thread seen for the first time has no state read before the
+	 * pause: count it rather than guess it idle. */
+	if (!s->o.idle && t->state && t->state != 'R')
+		return false;
+	return true;
+}
+
+static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+			  uint64_t t_ns)
+{
+	uint32_t stack[PYSTACK_MAX_DEPTH + 4];
+	uint32_t depth = 0, nhead;
+	int n, rc;
+	enum walk_end end;
+
+	if (ts->frame_err < 0) {
+		s->errors[SERR_TORN]++;
+		return;
+	}
+	s->nframes = 0;
+	end = pystack_walk(s->m, &s->pi.layout, ts->frame, PYSTACK_MAX_DEPTH, collect_frame,
+			   s, &n, &rc);
+	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
+		s->errors[SERR_TORN]++;
+		return;
+	}
+	/* A thread with no Python frame (starting, or only in C) adds nothing. */
+	if (s->nframes == 0)
+		return;
+	if (s->proc_root != NO_FRAME)
+		stack[depth++] = s->proc_root;
+	if (s->o.threads)
+		stack[depth++] = t->root;
+	nhead = depth;
+	if (end == WALK_TRUNCATED)
+		stack[depth++] = s->truncated_marker;
+	for (int i = s->nframes - 1; i >= 0; i--)
+		stack[depth++] = s->frames[i];
+	s->stacks++;
+	/* Counted once the threads run again: see nsample.h. */
+	if (s->ns) {
+		nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
+				end == WALK_DONE);
+		return;
+	}
+	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
+}
+
+/* With --blocking: stop the target, timing the stop from the first
+ * interrupt (*since) to the last thread let go (see release()). */
+static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t *since)
+{
+	int rc;
+
+	if (!s->o.blocking)
+		return 0;
+	if (s->ns)
+		nsample_begin(s->ns, t_ns);
+	*since = mono_ns();
+	rc = pause_process(s->pid, pause);
+	if (rc < 0) {
+		if (proc_exiting(s->pid))
+			return -EXIT_EXITED;
+		s->errors[SERR_PAUSE]++;
+		return -1;
+	}
+	return 0;
+}
+
+/* Let the target go, then do what could wait: the native merge. */
+static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t since)
+{
+	uint64_t ns;
+
+	if (!s->o.blocking)
+		return;
+	pause_release(pause);
+	ns = mono_ns() - since;
+	s->pauses++;
+	s->pause_ns += ns;
+	if (ns > s->max_pause_ns)
+		s->max_pause_ns = ns;
+	if (s->ns)
+		s->errors[SERR_MERGE] += nsample_finish(s->ns, t_ns);
+}
+
+/* Has the process run exec()?  Its memory is then another program's, and
+ * every later sample would be an error.  Another executable shows in
+ * /proc/PID/exe; the same one run afresh (os.execv(sys.executable, ...))
+ * has its _PyRuntime elsewhere, or is not Python yet: looked for at most
+ * once a second, as finding the interpreter means reading its ELF files. */
+static bool replaced(struct sampler *s, uint64_t t_ns)
+{
+	struct pyinterp pi;
+	struct stat st;
+	char err[256];
+	bool moved;
+
+	if (stat_exe(s->pid, &st) < 0)
+		return false;
+	if (s->exe.st_ino && (st.st_dev != s->exe.st_dev || st.st_ino != s->exe.st_ino))
+		return true;
+	if (s->relocated_ns && t_ns - s->relocated_ns < NAME_REFRESH_NS)
+		return false;
+	s->relocated_ns = t_ns ? t_ns : 1;
+	if (locate_python(s->pid, s->direct, &pi, err, sizeof(err)) < 0)
+		return !proc_exiting(s->pid);
+	moved = pi.runtime != s->pi.runtime;
+	pyinterp_free(&pi);
+	return moved;
+}
+
+int sampler_sample(struct sampler *s, uint64_t t_ns)
+{
+	struct pause pause = { 0 };
+	uint64_t gil, since = 0;
+	char err[256];
+	int n, rc;
+
+	mem_cache_reset(s->m);
+	/* Also with idle: the active share in sampler_counts() needs them. */
+	read_states(s);
+	rc = pause_target(s, &pause, t_ns, &since);
+	if (rc < 0)
+		return rc == -EXIT_EXITED ? rc : 0;
+	n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
+	if (n < 0) {
+		release(s, &pause, t_ns, since);
+		if (n == -EXIT_EXITED || proc_exiting(s->pid))
+			return -EXIT_EXITED;
+		if (replaced(s, t_ns))
+			return -EXIT_NOT_PYTHON;
+		/* A worker found while its interpreter starts up is not
+		 * failing: it has nothing to show yet. */
+		if (!s->rounds && n == -EXIT_BAD_STATE)
+			s->unready++;
+		else
+			s->errors[SERR_STATE]++;
+		return 0;
+	}
+	s->rounds++;
+	s->gil_rounds += gil != 0;
+	s->seen += n;
+	for (int i = 0; i < n; i++)
+		find_thread(s, &s->ts[i], n)->seen = true;
+	/* A new thread gets its name before its first stack is counted, so
+	 * its root frame carries the name from the start. */
+	if (s->names_stale)
+		refresh_names(s, t_ns);
+	for (int i = 0; i < n; i++) {
+		struct sthread *t = find_thread(s, &s->ts[i], n);
+
+		/* Unknown counts as running, as in wanted(). */
+		s->active += !t->state || t->state == 'R';
+		if (wanted(s, t, gil == s->ts[i].addr))
+			record_thread(s, t, &s->ts[i], t_ns);
+	}
+	release(s, &pause, t_ns, since);
+	drop_gone(s);
+	refresh_names(s, t_ns);
+	return 0;
+}
+
+void sampler_counts(const struct sampler *s, struct sampler_counts *c)
+{
+	c->rounds = s->rounds;
+	c->gil_rounds = s->gil_rounds;
+	c->threads = s->seen;
+	c->active = s->active;
+	c->stacks = s->stacks;
+	memcpy(c->errors, s->errors, sizeof(c->errors));
+	c->nthreads = s->nthreads;
+	c->unready = s->unready;
+	c->pauses = s->pauses;
+	c->pause_ns = s->pause_ns;
+	c->max_pause_ns = s->max_pause_ns;
+}
+
+void sampler_set_idle(struct sampler *s, bool idle)
+{
+	s->o.idle = idle;
+}
+
+void sampler_set_root(struct sampler *s, const char *label)
+{
+	struct pframe f = { PF_PROCESS, (char *)label, NULL, -1, -1 };
+
+	s->proc_root = label ? profile_frame(s->p, &f) : NO_FRAME;
+}
+
+pid_t sampler_pid(const struct sampler *s)
+{
+	return s->pid;
+}
+
+const char *sampler_merge_error(const struct sampler *s)
+{
+	return s->ns && s->errors[SERR_MERGE] ? nsample_last_error(s->ns) : NULL;
+}
+
+const char *sampler_python_version(const struct sampler *s)
+{
+	return s->pi.version;
+}

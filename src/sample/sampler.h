@@ -1,0 +1,91 @@
+/* Sampling one Python process at a fixed rate into a profile. */
+#ifndef PYSTROBE_SAMPLER_H
+#define PYSTROBE_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "python/locate.h"
+#include "profile/profile.h"
+
+struct sampler_opts {
+	double rate_hz;
+	double duration_s;	/* 0: until stopped or the target exits */
+	bool blocking;		/* pause the threads for every sample */
+	bool idle;		/* include threads that are not running */
+	bool gil_only;		/* only the thread holding the GIL */
+	bool threads;		/* a root frame per thread */
+	bool by_function;	/* aggregate by function, not line */
+	bool native;		/* merge native frames in (implies blocking) */
+};
+
+/* Why a sample (of one thread, or of the whole process) was lost, or, for
+ * SERR_MERGE, counted with its Python frames only. */
+enum serr {
+	SERR_TORN,		/* a frame or code object unreadable: torn stack */
+	SERR_STATE,		/* the interpreter state unreadable */
+	SERR_PAUSE,		/* the threads could not be paused */
+	SERR_MERGE,		/* native and Python stacks did not fit: Python only */
+	SERR_COUNT,
+};
+
+struct sampler;
+
+/* Attach to pid (which must already be a Python process: locate it first).
+ * Returns NULL with a reason in err, and *rc set to an EXIT_* code. */
+struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
+			     int *rc, char *err, size_t errlen);
+void sampler_close(struct sampler *s);
+
+/* One sample of every thread, t_ns after the start.  Returns 0,
+ * -EXIT_EXITED once the process is gone, or -EXIT_NOT_PYTHON once it has
+ * replaced itself with another program (exec). */
+int sampler_sample(struct sampler *s, uint64_t t_ns);
+
+struct sampler_status {
+	double elapsed_s;
+	uint64_t rounds;		/* sampling rounds done */
+	uint64_t stacks;		/* thread stacks recorded */
+	uint64_t errors[SERR_COUNT];
+	uint64_t lagged;		/* rounds that started late by an interval or more */
+	double max_lag_ms;
+	double rate_hz;			/* achieved rounds per second */
+	int processes;			/* being sampled at the end */
+	int processes_ever;		/* sampled at some point */
+	bool target_exited;
+	bool target_execd;		/* it ran exec(): no longer the program sampled */
+};
+
+/* Running totals since sampler_open, for a live view (top). */
+struct sampler_counts {
+	uint64_t rounds;		/* rounds that read the thread list */
+	uint64_t gil_rounds;		/* ... in which some thread held the GIL */
+	uint64_t threads;		/* threads seen, summed over those rounds */
+	uint64_t active;		/* ... of which running (state R) */
+	uint64_t stacks;		/* thread stacks recorded */
+	uint64_t errors[SERR_COUNT];
+	int nthreads;			/* threads in the latest round */
+	uint64_t unready;		/* rounds before the interpreter could be read */
+	uint64_t pauses;		/* rounds that paused the target */
+	uint64_t pause_ns;		/* ... and how long it was stopped in all */
+	uint64_t max_pause_ns;		/* ... and at most */
+};
+void sampler_counts(const struct sampler *s, struct sampler_counts *c);
+
+/* Include idle threads from the next sample on, or not. */
+void sampler_set_idle(struct sampler *s, bool idle);
+
+/* Root every stack of this process in a frame with this label (copied),
+ * or in none with NULL. */
+void sampler_set_root(struct sampler *s, const char *label);
+
+pid_t sampler_pid(const struct sampler *s);
+const char *sampler_python_version(const struct sampler *s);
+
+/* Why the latest merge error happened, or NULL when there was none. */
+const char *sampler_merge_error(const struct sampler *s);
+
+const char *serr_name(enum serr e);
+
+#endif

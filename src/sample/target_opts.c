@@ -1,0 +1,54 @@
+/* The options record and top share; see target_opts.h. */
+#include "sample/target_opts.h"
+#include "util/util.h"
+
+#include <string.h>
+
+void target_opts_init(struct target_opts *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->so.rate_hz = 100;
+}
+
+int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const char *who)
+{
+	switch (c) {
+	case 'p':
+		if (!(t->pid = parse_pid(arg))) {
+			errorf("%s: invalid pid '%s'", who, arg);
+			return -1;
+		}
+		return 0;
+	case 'r':
+		if (parse_number(arg, 0.1, 100000, &t->so.rate_hz) < 0) {
+			errorf("%s: --rate must be between 0.1 and 100000 Hz, not '%s'", who, arg);
+			return -1;
+		}
+		return 0;
+	case TOPT_IDLE: t->so.idle = true; return 0;
+	case TOPT_GIL: t->so.gil_only = true; return 0;
+	case TOPT_FUNCTION: t->by_function = true; return 0;
+	case TOPT_FULL: t->full_filenames = true; return 0;
+	case TOPT_BLOCKING: t->so.blocking = true; return 0;
+	/* Unwinding needs the threads stopped. */
+	case TOPT_NATIVE: t->so.native = t->so.blocking = true; return 0;
+	case 's': t->fo.subprocesses = true; return 0;
+	case ':':
+		errorf("%s: %s needs a value (see pystrobe %s --help)", who, argv[optind - 1], who);
+		return -1;
+	default:
+		errorf("%s: unknown option '%s' (see pystrobe %s --help)", who, argv[optind - 1], who);
+		return -1;
+	}
+}
+
+int target_opts_finish(struct target_opts *t, int argc, char **argv, const char *who)
+{
+	if (optind < argc)
+		t->command = argv + optind;
+	if (!!t->pid == !!t->command) {
+		errorf("%s: give either --pid PID or -- COMMAND (see pystrobe %s --help)", who, who);
+		return -1;
+	}
+	return 0;
+}

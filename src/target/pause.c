@@ -1,0 +1,343 @@
+#include "target/pause.h"
+#include "target/proc.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+/* A thread that does not stop within this long is read while running (it is
+ * in an uninterruptible sleep, where its Python stack cannot change anyway). */
+#define STOP_TIMEOUT_NS (200 * 1000 * 1000L)
+/* New threads can appear while we attach; look again, but not forever. */
+#define MAX_ROUNDS 8
+/* Threads still seized after a release: see pause_release(). */
+#define MAX_LEFTOVERS 64
+
+static void block_signals(struct pause *p)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
+}
+
+/* A seized thread can be detached only from a stop.  One that has not
+ * reached its stop when we release (an uninterruptible sleep: NFS, a GPU
+ * driver call) would stop the moment it gets there, and stay stopped for
+ * as long as pystrobe lives.  So it is kept here and detached as soon as
+ * its stop comes: every pause and release looks again.  A thread on this
+ * list is not seized again (the kernel would refuse: it is ours). */
+static pid_t leftovers[MAX_LEFTOVERS];
+static int nleftovers;
+
+static bool is_leftover(pid_t tid)
+{
+	for (int i = 0; i < nleftovers; i++)
+		if (leftovers[i] == tid)
+			return true;
+	return false;
+}
+
+static void drop_leftover(pid_t tid)
+{
+	for (int i = 0; i < nleftovers; i++)
+		if (leftovers[i] == tid)
+			leftovers[i--] = leftovers[--nleftovers];
+}
+
+/* The signal a ptrace stop holds back for the thread: none for our own
+ * interrupt or a group stop (PTRACE_EVENT_STOP), else the one it was about
+ * to get, which must be handed back on detach. */
+static int signal_of_stop(int status)
+{
+	return (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+}
+
+static void sweep_leftovers(void)
+{
+	int j = 0;
+
+	for (int i = 0; i < nleftovers; i++) {
+		int status = 0;
+		pid_t r = waitpid(leftovers[i], &status, WNOHANG | __WALL);
+
+		if (r == 0) {
+			leftovers[j++] = leftovers[i];
+			continue;
+		}
+		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+			continue;
+		ptrace(PTRACE_DETACH, leftovers[i], 0, (void *)(long)signal_of_stop(status));
+	}
+	nleftovers = j;
+}
+
+int pause_leftovers(void)
+{
+	sweep_leftovers();
+	return nleftovers;
+}
+
+/* Waiting for a thread's stop can reap the process itself when it is our
+ * own child (launch mode) and its leader has exited: keep that status for
+ * whoever waits for the child afterwards. */
+static pid_t reaped_pid;
+static int reaped_status;
+
+static void note_exit(pid_t tid, int status)
+{
+	reaped_pid = tid;
+	reaped_status = status;
+}
+
+bool pause_reaped(pid_t pid, int *status)
+{
+	if (pid != reaped_pid || !pid)
+		return false;
+	*status = reaped_status;
+	return true;
+}
+
+pid_t pause_wait_child(pid_t child, int *status, bool block)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+
+		if (r == child) {
+			*status = st;
+			return r;
+		}
+		if (r == 0)
+			return 0;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return pause_reaped(child, status) ? child : -1;
+		}
+		/* A leftover reaching its stop: let it go.  Otherwise a
+		 * thread of the child that died while we traced it: reaping
+		 * it is what lets the kernel report the child's own exit. */
+		if (WIFSTOPPED(st) && is_leftover(r)) {
+			drop_leftover(r);
+			ptrace(PTRACE_DETACH, r, 0, (void *)(long)signal_of_stop(st));
+		}
+	}
+}
+
+bool pause_has(const struct pause *p, pid_t tid)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Seize and interrupt one thread.  0, 1 if it is already gone, or an error. */
+static int seize(pid_t pid, pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
+		if (errno == ESRCH)
+			return 1;
+		/* The kernel refuses to attach to a thread that is exiting:
+		 * that thread is as good as gone, not a permission problem. */
+		if (errno == EPERM && proc_task_exiting(pid, tid))
+			return 1;
+		return errno == EPERM ? -EXIT_PERMISSION : -EXIT_ERROR;
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
+		/* It exited between the two calls; the kernel dropped it. */
+		return 1;
+	}
+	return 0;
+}
+
+/* Collect the stop of every seized thread, up to the deadline. */
+static void wait_stops(struct pause *p, int from)
+{
+	uint64_t deadline = mono_ns() + STOP_TIMEOUT_NS;
+	int pending = p->n - from;
+
+	while (pending > 0 && mono_ns() < deadline) {
+		int progress = 0;
+
+		for (int i = from; i < p->n; i++) {
+			struct paused_thread *t = &p->threads[i];
+			int status = 0;
+			pid_t r;
+
+			if (t->stopped || t->tid == 0)
+				continue;
+			r = waitpid(t->tid, &status, WNOHANG | __WALL);
+			if (r == 0)
+				continue;
+			progress++;
+			pending--;
+			if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+				if (r > 0)
+					note_exit(r, status);
+				t->tid = 0;	/* gone: nothing to release */
+				continue;
+			}
+			t->stopped = true;
+			t->signal = signal_of_stop(status);
+		}
+		if (!progress) {
+			struct timespec ts = { 0, 20000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+/* pystrobe runs SCHED_FIFO, when it may (root, CAP_SYS_NICE or
+ * RLIMIT_RTPRIO), while it stops the threads, reads them and lets them go.
+ * With more runnable threads than CPUs, a thread stopping or let go
+ * otherwise takes pystrobe's CPU, and the threads not yet stopped or let
+ * go wait a time slice: 4 threads spinning in C on 2 CPUs were paused
+ * 1.9 ms per sample, 70 us with this.  Stopping and letting go are a few
+ * system calls per thread, and every wait in them sleeps.  The reading
+ * grows with the threads (--native: ~50 us each), so for a process with
+ * more than REALTIME_READ_THREADS it runs at the normal policy: a big
+ * target must not make pystrobe hold a CPU at real-time priority. */
+#define REALTIME_READ_THREADS 32
+
+static bool realtime(bool on)
+{
+	struct sched_param sp = { .sched_priority = on ? 1 : 0 };
+
+	return sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) == 0;
+}
+
+int pause_process(pid_t pid, struct pause *p)
+{
+	int cap = 0, rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	block_signals(p);
+	p->realtime = realtime(true);
+	sweep_leftovers();
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		pid_t *tids;
+		int n = proc_tasks(pid, &tids), from = p->n, added = 0;
+
+		if (n < 0) {
+			rc = p->n ? 0 : -EXIT_NO_PROCESS;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			int r;
+
+			/* A leftover is read while running, as one that
+			 * does not stop in time is. */
+			if (pause_has(p, tids[i]) || is_leftover(tids[i]))
+				continue;
+			r = seize(pid, tids[i]);
+			if (r == 1)
+				continue;
+			if (r < 0) {
+				rc = r;
+				break;
+			}
+			if (p->n == cap) {
+				cap = cap ? cap * 2 : 16;
+				p->threads = xrealloc(p->threads, cap * sizeof(*p->threads));
+			}
+			p->threads[p->n++] = (struct paused_thread){ .tid = tids[i] };
+			added++;
+		}
+		free(tids);
+		if (rc < 0)
+			break;
+		wait_stops(p, from);
+		/* With every known thread stopped, none can start another. */
+		if (!added)
+			break;
+	}
+	if (rc < 0) {
+		/* Threads seized but not yet stopped cannot be detached:
+		 * collect their stops first, then let everything go. */
+		wait_stops(p, 0);
+		pause_release(p);
+		return rc;
+	}
+	if (p->n == 0) {
+		pause_release(p);
+		return -EXIT_NO_PROCESS;
+	}
+	if (p->realtime && p->n > REALTIME_READ_THREADS)
+		realtime(false);
+	return 0;
+}
+
+/* A seized thread can only be detached from a stop.  One that has not
+ * reached its stop yet will (the interrupt is pending), unless it sits in
+ * an uninterruptible sleep: wait for it a while, then leave it to
+ * sweep_leftovers(). */
+#define RELEASE_WAIT_NS (500 * 1000 * 1000L)
+
+static void collect_stop(struct paused_thread *t, uint64_t deadline)
+{
+	while (!t->stopped && t->tid) {
+		int status = 0;
+		pid_t r = waitpid(t->tid, &status, WNOHANG | __WALL);
+
+		if (r < 0 || (r == t->tid && (WIFEXITED(status) || WIFSIGNALED(status)))) {
+			if (r > 0)
+				note_exit(r, status);
+			t->tid = 0;
+			return;
+		}
+		if (r == t->tid) {
+			t->stopped = true;
+			t->signal = signal_of_stop(status);
+			return;
+		}
+		if (mono_ns() > deadline)
+			return;
+		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+	}
+}
+
+void pause_release(struct pause *p)
+{
+	uint64_t deadline;
+
+	if (p->realtime)
+		realtime(true);
+	deadline = mono_ns() + RELEASE_WAIT_NS;
+	for (int i = 0; i < p->n; i++) {
+		struct paused_thread *t = &p->threads[i];
+
+		collect_stop(t, deadline);
+		if (t->tid == 0)
+			continue;
+		if (!t->stopped && nleftovers < MAX_LEFTOVERS) {
+			leftovers[nleftovers++] = t->tid;
+			continue;
+		}
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
+	}
+	sweep_leftovers();
+	if (p->realtime)
+		realtime(false);
+	free(p->threads);
+	p->threads = NULL;
+	p->n = 0;
+	if (p->pid)
+		sigprocmask(SIG_SETMASK, &p->saved_mask, NULL);
+	p->pid = 0;
+}

@@ -1,0 +1,222 @@
+#include "target/proc.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int proc_check(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid <= 0)
+		return -EXIT_NO_PROCESS;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (stat(path, &st) != 0)
+		return -EXIT_NO_PROCESS;
+	/* A thread id also has a /proc entry; only a thread group leader is a process. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)pid);
+	if (stat(path, &st) != 0)
+		return -EXIT_NO_PROCESS;
+	return 0;
+}
+
+/* One line of /proc/PID/maps: "start-end perms offset dev inode   path". */
+static int parse_map_line(char *line, struct proc_map *m)
+{
+	int pathpos = 0;
+	char perms[8];
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
+		   &m->start, &m->end, perms, &m->offset, &pathpos) < 4)
+		return -1;
+	memcpy(m->perms, perms, 4);
+	m->perms[4] = 0;
+	m->path = xstrdup(pathpos ? line + pathpos : "");
+	return 0;
+}
+
+int proc_maps_read(pid_t pid, struct proc_maps *maps)
+{
+	char path[64], *text, *line, *save = NULL;
+	size_t cap = 0;
+
+	maps->v = NULL;
+	maps->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	text = read_file(path, NULL);
+	if (!text)
+		return errno == EACCES || errno == EPERM ? -EXIT_PERMISSION : -EXIT_NO_PROCESS;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct proc_map m;
+
+		if (parse_map_line(line, &m) != 0)
+			continue;
+		if (maps->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			maps->v = xrealloc(maps->v, cap * sizeof(*maps->v));
+		}
+		maps->v[maps->n++] = m;
+	}
+	free(text);
+	return 0;
+}
+
+void proc_maps_free(struct proc_maps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		free(maps->v[i].path);
+	free(maps->v);
+	maps->v = NULL;
+	maps->n = 0;
+}
+
+char **proc_cmdline(pid_t pid, int *argcp)
+{
+	char path[64], *text, **argv;
+	size_t len, i;
+	int argc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	text = read_file(path, &len);
+	if (!text || len == 0) {
+		/* Zombies and kernel threads have no command line. */
+		free(text);
+		return NULL;
+	}
+	for (i = 0; i < len; i++)
+		if (text[i] == 0)
+			argc++;
+	if (len && text[len - 1] != 0)
+		argc++;
+	argv = xcalloc(argc + 2, sizeof(*argv));
+	argv[0] = text;		/* argv[0] owns the whole buffer */
+	argc = 0;
+	for (i = 0; i < len; i += strlen(text + i) + 1)
+		argv[argc++] = text + i;
+	argv[argc] = NULL;
+	if (argcp)
+		*argcp = argc;
+	return argv;
+}
+
+void proc_cmdline_free(char **argv)
+{
+	if (!argv)
+		return;
+	free(argv[0]);
+	free(argv);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+int proc_tasks(pid_t pid, pid_t **tidsp)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *tids = NULL;
+	int n = 0, cap = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			tids = xrealloc(tids, cap * sizeof(*tids));
+		}
+		tids[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(tids, n, sizeof(*tids), cmp_pid);
+	*tidsp = tids;
+	return n;
+}
+
+/* The fields after the command name in /proc/PID/task/TID/stat: state,
+ * and (eighth after it) the kernel's task flags.  0 when unreadable. */
+static int task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
+{
+	char path[96], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The command name is in parentheses and may itself hold ") ": the
+	 * state is after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	*state = p[2];
+	*flags = 0;
+	sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", flags);
+	return 0;
+}
+
+char proc_task_state(pid_t pid, pid_t tid)
+{
+	unsigned long flags;
+	char state;
+
+	return task_stat(pid, tid, &state, &flags) == 0 ? state : 0;
+}
+
+/* PF_EXITING from the kernel's sched.h: set once a task starts to exit. */
+#define PF_EXITING 0x4
+
+bool proc_task_exiting(pid_t pid, pid_t tid)
+{
+	unsigned long flags;
+	char state;
+
+	if (task_stat(pid, tid, &state, &flags) != 0)
+		return true;
+	return state == 'Z' || state == 'X' || (flags & PF_EXITING);
+}
+
+bool proc_exiting(pid_t pid)
+{
+	return proc_task_exiting(pid, pid);
+}
+
+char *proc_root_path(pid_t pid, const char *path)
+{
+	return xasprintf("/proc/%d/root%s%s", (int)pid, path[0] == '/' ? "" : "/", path);
+}
+
+void permission_message(pid_t pid, char *err, size_t errlen)
+{
+	char *scope = read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
+	int s = scope ? atoi(scope) : -1;
+
+	free(scope);
+	snprintf(err, errlen,
+		 "permission denied: cannot trace process %d (%s; run as root or with CAP_SYS_PTRACE; "
+		 "in a container add --cap-add SYS_PTRACE)", (int)pid,
+		 s > 0 ? "kernel.yama.ptrace_scope is set: sysctl kernel.yama.ptrace_scope=0 allows "
+			 "tracing your own processes" :
+			 "the process belongs to another user or is not dumpable");
+}

@@ -1,0 +1,310 @@
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *progname = "pystrobe";
+
+int exit_code_for_errno(int rc)
+{
+	if (rc == -EPERM || rc == -EACCES)
+		return EXIT_PERMISSION;
+	if (rc == -ESRCH)
+		return EXIT_EXITED;
+	return EXIT_BAD_STATE;
+}
+
+static void oom(void)
+{
+	fprintf(stderr, "%s: out of memory\n", progname);
+	exit(EXIT_ERROR);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	return sb_detach(&sb);
+}
+
+static void sb_grow(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+
+	if (need <= sb->cap)
+		return;
+	sb->cap = sb->cap ? sb->cap * 2 : 64;
+	if (sb->cap < need)
+		sb->cap = need;
+	sb->buf = xrealloc(sb->buf, sb->cap);
+}
+
+void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	sb_grow(sb, n);
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = 0;
+}
+
+void sb_puts(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void sb_putc(struct strbuf *sb, char c)
+{
+	sb_add(sb, &c, 1);
+}
+
+void sb_put_u64(struct strbuf *sb, uint64_t v)
+{
+	char buf[24];
+	int n = sizeof(buf);
+
+	do
+		buf[--n] = '0' + v % 10;
+	while (v /= 10);
+	sb_add(sb, buf + n, sizeof(buf) - n);
+}
+
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list copy;
+	int n;
+
+	va_copy(copy, ap);
+	n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	if (n < 0)
+		return;
+	sb_grow(sb, n);
+	vsnprintf(sb->buf + sb->len, n + 1, fmt, ap);
+	sb->len += n;
+}
+
+void sb_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vprintf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void sb_release(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+char *sb_detach(struct strbuf *sb)
+{
+	char *p = sb->buf ? sb->buf : xstrdup("");
+
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	return p;
+}
+
+int utf8_char(const char *str, uint32_t *cpp)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	int n;
+	uint32_t cp;
+
+	if (s[0] < 0x80) {
+		cp = s[0];
+		n = 1;
+		goto out;
+	}
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Reject overlong forms, surrogates and values past U+10FFFF. */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
+		return 0;
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+out:
+	if (cpp)
+		*cpp = cp;
+	return n;
+}
+
+void sb_add_printable(struct strbuf *sb, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		uint32_t cp = 0;
+		int n = utf8_char((const char *)s, &cp);
+
+		/* C1 controls (U+0080..U+009F) act on some terminals too. */
+		if (n > 1 && cp <= 0x9f)
+			n = 0;
+		if (n == 1 && *s >= 0x20 && *s != 0x7f && *s != '\\') {
+			sb_putc(sb, *s++);
+		} else if (n == 1 && *s == '\\') {
+			sb_puts(sb, "\\\\");
+			s++;
+		} else if (n > 1) {
+			sb_add(sb, (const char *)s, n);
+			s += n;
+		} else {
+			sb_printf(sb, "\\x%02x", *s++);
+		}
+	}
+}
+
+void errorf(const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT, out = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	/* Messages can quote names from the target: keep them printable. */
+	sb_add_printable(&out, msg.buf ? msg.buf : "");
+	fprintf(stderr, "%s: %s\n", progname, out.buf ? out.buf : "");
+	sb_release(&out);
+	sb_release(&msg);
+}
+
+char *read_file(const char *path, size_t *lenp)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	/* /proc files can be large (maps of a big process) but are finite;
+	 * cap anyway so a strange file cannot exhaust memory. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len < (64u << 20))
+		sb_add(&sb, buf, n);
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		sb_release(&sb);
+		errno = e;
+		return NULL;
+	}
+	close(fd);
+	if (lenp)
+		*lenp = sb.len;
+	return sb_detach(&sb);
+}
+
+int parse_pid(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v <= 0 || v > 0x7fffffff)
+		return 0;
+	return (int)v;
+}
+
+int parse_number(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (!*s || *end || !(v >= min && v <= max))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* SUDO_UID / SUDO_GID: a plain decimal id, nothing else. */
+static int parse_id(const char *s, unsigned long *id)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoul(s, &end, 10);
+	if (errno || *end || *id >= (unsigned long)(uid_t)-1)
+		return -1;
+	return 0;
+}
+
+/* sudo says who called it in SUDO_UID and SUDO_GID.  An id that does not
+ * parse is refused rather than read as 0 (root). */
+int sudo_user(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	unsigned long ul, gl;
+
+	if (getuid() != 0 || (!u && !g))
+		return 0;
+	if (parse_id(u, &ul) < 0 || parse_id(g, &gl) < 0)
+		return -EINVAL;
+	*uid = (uid_t)ul;
+	*gid = (gid_t)gl;
+	return 1;
+}
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
