@@ -49,6 +49,13 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		oom();
+	return xrealloc(p, n * size);
+}
+
 char *xstrdup(const char *s)
 {
 	char *p = strdup(s);

@@ -34,6 +34,22 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realloc of n items of size bytes, dying on overflow as on exhaustion. */
+void *xreallocarray(void *p, size_t n, size_t size);
+
+/* Make room for nr items in the array x that has room for alloc: grow it
+ * to twice its size (16 at first), or to nr if that is more, so appending
+ * one at a time costs amortised O(1).  git's ALLOC_GROW.  alloc may be any
+ * unsigned type; x and alloc are evaluated more than once. */
+#define alloc_nr(a) ((a) ? 2 * (size_t)(a) : 16)
+#define ALLOC_GROW(x, nr, alloc)                                              \
+	do {                                                                  \
+		if ((size_t)(nr) > (size_t)(alloc)) {                         \
+			size_t n_ = alloc_nr(alloc);                          \
+			(alloc) = n_ < (size_t)(nr) ? (size_t)(nr) : n_;      \
+			(x) = xreallocarray((x), (alloc), sizeof(*(x)));      \
+		}                                                             \
+	} while (0)
 
 /* A growable, always NUL-terminated string. */
 struct strbuf {
