@@ -142,7 +142,7 @@ START_TEST(test_frame_growth)
 	}
 	ck_assert_uint_eq(p.nframes, N);
 	/* Open addressing at most half full. */
-	ck_assert_uint_ge(p.frame_index_size, 2 * N);
+	ck_assert_uint_ge(p.frame_index.size, 2 * N);
 	profile_free(&p);
 }
 END_TEST
@@ -670,9 +670,10 @@ START_TEST(test_stress)
 	ck_assert_uint_eq(p.nstacks, distinct);
 	ck_assert_uint_eq(p.nframes, NFRAMES);
 	ck_assert_uint_eq(p.nthreads, NTHREADS);
-	/* Memory follows the distinct stacks: tables at most double them. */
+	/* Memory follows the distinct stacks: the array at most doubles
+	 * them, the index (at most half full) at most quadruples them. */
 	ck_assert_uint_le(p.stacks_cap, 2 * distinct + 256);
-	ck_assert_uint_le(p.nbuckets, 2 * distinct + 1024);
+	ck_assert_uint_le(p.stack_index.size, 4 * distinct + 64);
 	/* Counts, stack by stack, and the stacks' frames intact. */
 	for (int i = 0; i < NSTACKS; i++) {
 		const struct pstack *st;

@@ -25,9 +25,9 @@ void profile_free(struct profile *p)
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		free(p->threads[i].name);
 	free(p->frames);
-	free(p->frame_index);
+	hashidx_release(&p->frame_index);
 	free(p->stacks);
-	free(p->stack_buckets);
+	hashidx_release(&p->stack_index);
 	free(p->threads);
 	free(p->runs);
 	free(p->command);
@@ -35,26 +35,14 @@ void profile_free(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* FNV-1a, fed piece by piece. */
-static uint32_t fnv(uint32_t h, const void *data, size_t len)
-{
-	const uint8_t *b = data;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
-#define FNV_INIT 2166136261u
-
 static uint32_t frame_hash(const struct pframe *f)
 {
-	uint32_t h = fnv(FNV_INIT, &f->kind, sizeof(f->kind));
+	uint32_t h = hash_bytes(HASH_INIT, &f->kind, sizeof(f->kind));
 
-	h = fnv(h, f->name ? f->name : "", f->name ? strlen(f->name) : 0);
-	h = fnv(h, "\0", 1);
-	h = fnv(h, f->file ? f->file : "", f->file ? strlen(f->file) : 0);
-	return fnv(h, &f->line, sizeof(f->line));
+	h = hash_str(h, f->name ? f->name : "");
+	h = hash_bytes(h, "\0", 1);
+	h = hash_str(h, f->file ? f->file : "");
+	return hash_bytes(h, &f->line, sizeof(f->line));
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -70,47 +58,24 @@ static bool frame_eq(const struct pframe *a, const struct pframe *b)
 	       str_eq(a->file, b->file);
 }
 
-static void frame_index_grow(struct profile *p)
-{
-	uint32_t size = p->frame_index_size ? p->frame_index_size * 2 : 1024;
-	uint32_t *idx = xcalloc(size, sizeof(*idx));
-
-	for (uint32_t id = 0; id < p->nframes; id++) {
-		uint32_t slot = frame_hash(&p->frames[id]) & (size - 1);
-
-		while (idx[slot])
-			slot = (slot + 1) & (size - 1);
-		idx[slot] = id + 1;
-	}
-	free(p->frame_index);
-	p->frame_index = idx;
-	p->frame_index_size = size;
-}
-
 uint32_t profile_frame(struct profile *p, const struct pframe *f)
 {
-	uint32_t slot, id;
+	uint32_t h = frame_hash(f), id;
+	struct hashidx_pos pos;
 	struct pframe *nf;
 
-	/* Keep the table at most half full. */
-	if ((p->nframes + 1) * 2 > p->frame_index_size)
-		frame_index_grow(p);
-	slot = frame_hash(f) & (p->frame_index_size - 1);
-	while ((id = p->frame_index[slot])) {
-		if (frame_eq(&p->frames[id - 1], f))
-			return id - 1;
-		slot = (slot + 1) & (p->frame_index_size - 1);
-	}
-	if (p->nframes == p->frames_cap) {
-		p->frames_cap = p->frames_cap ? p->frames_cap * 2 : 256;
-		p->frames = xrealloc(p->frames, p->frames_cap * sizeof(*p->frames));
-	}
-	nf = &p->frames[p->nframes];
+	for (id = hashidx_first(&p->frame_index, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&p->frame_index, &pos))
+		if (frame_eq(&p->frames[id], f))
+			return id;
+	ALLOC_GROW(p->frames, p->nframes + 1, p->frames_cap);
+	id = p->nframes++;
+	nf = &p->frames[id];
 	*nf = *f;
 	nf->name = xstrdup(f->name ? f->name : "?");
 	nf->file = f->file ? xstrdup(f->file) : NULL;
-	p->frame_index[slot] = ++p->nframes;
-	return p->nframes - 1;
+	hashidx_add(&p->frame_index, h, id);
+	return id;
 }
 
 uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name)
@@ -140,48 +105,29 @@ uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *nam
 	return p->nthreads++;
 }
 
-static void buckets_grow(struct profile *p)
+static bool stack_eq(const struct pstack *s, const uint32_t *frames, uint32_t depth)
 {
-	uint32_t n = p->nbuckets ? p->nbuckets * 2 : 1024;
-
-	free(p->stack_buckets);
-	p->stack_buckets = xcalloc(n, sizeof(*p->stack_buckets));
-	p->nbuckets = n;
-	for (uint32_t id = 0; id < p->nstacks; id++) {
-		uint32_t b = p->stacks[id].hash & (n - 1);
-
-		p->stacks[id].next = p->stack_buckets[b];
-		p->stack_buckets[b] = id + 1;
-	}
+	return s->depth == depth && memcmp(s->frames, frames, depth * sizeof(*frames)) == 0;
 }
 
 uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
 {
-	uint32_t h = fnv(FNV_INIT, frames, depth * sizeof(*frames));
+	uint32_t h = hash_bytes(HASH_INIT, frames, depth * sizeof(*frames)), id;
+	struct hashidx_pos pos;
 	struct pstack *s;
-	uint32_t id;
 
-	if (p->nstacks >= p->nbuckets)
-		buckets_grow(p);
-	for (id = p->stack_buckets[h & (p->nbuckets - 1)]; id; id = p->stacks[id - 1].next) {
-		s = &p->stacks[id - 1];
-		if (s->hash == h && s->depth == depth &&
-		    memcmp(s->frames, frames, depth * sizeof(*frames)) == 0)
-			return id - 1;
-	}
-	if (p->nstacks == p->stacks_cap) {
-		p->stacks_cap = p->stacks_cap ? p->stacks_cap * 2 : 256;
-		p->stacks = xrealloc(p->stacks, p->stacks_cap * sizeof(*p->stacks));
-	}
+	for (id = hashidx_first(&p->stack_index, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&p->stack_index, &pos))
+		if (stack_eq(&p->stacks[id], frames, depth))
+			return id;
+	ALLOC_GROW(p->stacks, p->nstacks + 1, p->stacks_cap);
 	id = p->nstacks++;
 	s = &p->stacks[id];
 	s->frames = xmalloc((depth ? depth : 1) * sizeof(*frames));
 	memcpy(s->frames, frames, depth * sizeof(*frames));
 	s->depth = depth;
 	s->count = 0;
-	s->hash = h;
-	s->next = p->stack_buckets[h & (p->nbuckets - 1)];
-	p->stack_buckets[h & (p->nbuckets - 1)] = id + 1;
+	hashidx_add(&p->stack_index, h, id);
 	return id;
 }
 

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/hashidx.h"
+
 enum pframe_kind {
 	PF_PYTHON,
 	PF_NATIVE,
@@ -42,8 +44,6 @@ struct pstack {
 	uint32_t *frames;	/* frame ids, root first */
 	uint32_t depth;
 	uint64_t count;		/* samples */
-	uint32_t hash;
-	uint32_t next;		/* hash chain */
 };
 
 struct pthread_info {
@@ -63,13 +63,11 @@ struct prun {
 struct profile {
 	struct pframe *frames;
 	uint32_t nframes, frames_cap;
-	uint32_t *frame_index;	/* open-addressing table of frame ids + 1 */
-	uint32_t frame_index_size;
+	struct hashidx frame_index;
 
 	struct pstack *stacks;
 	uint32_t nstacks, stacks_cap;
-	uint32_t *stack_buckets;	/* heads of hash chains (id + 1) */
-	uint32_t nbuckets;
+	struct hashidx stack_index;
 
 	struct pthread_info *threads;
 	uint32_t nthreads, threads_cap;
