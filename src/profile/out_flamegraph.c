@@ -20,6 +20,7 @@
  * text content, and writes only text content, attributes and styles.
  */
 #include "profile/output.h"
+#include "util/hashidx.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -57,8 +58,7 @@ struct fg {
 	FILE *f;
 	struct fnode *nodes;
 	uint32_t nnodes, cap;
-	uint32_t *index;	/* open addressing: node id + 1 */
-	uint32_t index_size;
+	struct hashidx index;	/* (parent, frame) -> node, all but the root */
 	char **labels;		/* per frame, valid XML text, made on first use */
 	uint64_t total;
 	uint32_t max_depth;	/* of drawn nodes; 0 is the "all" row */
@@ -165,68 +165,46 @@ static size_t fit_text(const char *s, double width, bool *cut)
 
 static uint32_t node_hash(uint32_t parent, uint32_t frame)
 {
-	uint64_t k = (uint64_t)parent << 32 | frame;
-
-	k *= 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(k >> 32);
+	return hash_u64((uint64_t)parent << 32 | frame);
 }
 
-static void index_grow(struct fg *g)
+/* The node, or HASHIDX_NONE. */
+static uint32_t node_find(const struct fg *g, uint32_t parent, uint32_t frame)
 {
-	uint32_t size = g->index_size ? g->index_size * 2 : 1024;
-	uint32_t *idx = xcalloc(size, sizeof(*idx));
+	struct hashidx_pos pos;
+	uint32_t id;
 
-	for (uint32_t id = 1; id < g->nnodes; id++) {
-		uint32_t slot = node_hash(g->nodes[id].parent, g->nodes[id].frame) & (size - 1);
-
-		while (idx[slot])
-			slot = (slot + 1) & (size - 1);
-		idx[slot] = id + 1;
-	}
-	free(g->index);
-	g->index = idx;
-	g->index_size = size;
+	for (id = hashidx_first(&g->index, node_hash(parent, frame), &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&g->index, &pos))
+		if (g->nodes[id].parent == parent && g->nodes[id].frame == frame)
+			return id;
+	return HASHIDX_NONE;
 }
 
-/* The node, or UINT32_MAX with *slotp where it would go. */
-static uint32_t node_find(const struct fg *g, uint32_t parent, uint32_t frame, uint32_t *slotp)
+static uint32_t node_new(struct fg *g, uint32_t parent, uint32_t frame)
 {
-	uint32_t slot = node_hash(parent, frame) & (g->index_size - 1), id;
+	uint32_t id;
+	struct fnode *n;
 
-	while ((id = g->index[slot])) {
-		const struct fnode *n = &g->nodes[id - 1];
-
-		if (n->parent == parent && n->frame == frame)
-			return id - 1;
-		slot = (slot + 1) & (g->index_size - 1);
-	}
-	*slotp = slot;
-	return UINT32_MAX;
+	ALLOC_GROW(g->nodes, g->nnodes + 1, g->cap);
+	id = g->nnodes++;
+	n = &g->nodes[id];
+	memset(n, 0, sizeof(*n));
+	n->frame = frame;
+	n->parent = parent;
+	return id;
 }
 
 static uint32_t node_child(struct fg *g, uint32_t parent, uint32_t frame)
 {
-	uint32_t slot, id;
-	struct fnode *n;
+	uint32_t id = node_find(g, parent, frame);
 
-	if ((g->nnodes + 1) * 2 > g->index_size)
-		index_grow(g);
-	id = node_find(g, parent, frame, &slot);
-	if (id != UINT32_MAX)
+	if (id != HASHIDX_NONE)
 		return id;
-	if (g->nnodes == g->cap) {
-		g->cap *= 2;
-		g->nodes = xrealloc(g->nodes, g->cap * sizeof(*g->nodes));
-	}
-	id = g->nnodes++;
-	n = &g->nodes[id];
-	n->frame = frame;
-	n->parent = parent;
-	n->child = 0;
-	n->sibling = g->nodes[parent].child;
-	n->value = n->self = n->base = n->base_self = 0;
+	id = node_new(g, parent, frame);
+	g->nodes[id].sibling = g->nodes[parent].child;
 	g->nodes[parent].child = id;
-	g->index[slot] = id + 1;
+	hashidx_add(&g->index, node_hash(parent, frame), id);
 	return id;
 }
 
@@ -234,10 +212,7 @@ static void build_tree(struct fg *g)
 {
 	const struct profile *p = g->p;
 
-	g->cap = 1024;
-	g->nodes = xcalloc(g->cap, sizeof(*g->nodes));
-	g->nodes[0].frame = UINT32_MAX;
-	g->nnodes = 1;
+	node_new(g, 0, UINT32_MAX);	/* the root, "all", not indexed */
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct pstack *s = &p->stacks[i];
 		uint32_t n = 0;
@@ -259,7 +234,6 @@ static void build_tree(struct fg *g)
 static void add_base(struct fg *g)
 {
 	const struct profile *b = g->o->diff_base;
-	uint32_t slot;
 
 	g->in_base = xcalloc(g->p->nframes ? g->p->nframes : 1, sizeof(*g->in_base));
 	for (uint32_t i = 0; i < b->nstacks; i++) {
@@ -274,8 +248,8 @@ static void add_base(struct fg *g)
 			if (s->frames[d] < g->p->nframes)
 				g->in_base[s->frames[d]] = true;
 		for (d = 0; d < s->depth; d++) {
-			n = node_find(g, n, s->frames[d], &slot);
-			if (n == UINT32_MAX)
+			n = node_find(g, n, s->frames[d]);
+			if (n == HASHIDX_NONE)
 				break;
 			g->nodes[n].base += s->count;
 		}
@@ -285,15 +259,6 @@ static void add_base(struct fg *g)
 }
 
 /* --- drawing ------------------------------------------------------------ */
-
-static uint32_t fnv_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
 
 /* A colour from the category's palette, varied by a hash of the function
  * name so that a function keeps its colour wherever it appears. */
@@ -306,7 +271,7 @@ static void frame_colour(struct fg *g, uint32_t frame, char out[8])
 
 	if (frame != UINT32_MAX) {
 		cat = pframe_category(&g->p->frames[frame]);
-		h = fnv_str(g->p->frames[frame].name);
+		h = hash_str(HASH_INIT, g->p->frames[frame].name);
 	}
 	v1 = (h & 0xff) / 255.0;
 	v2 = ((h >> 8) & 0xff) / 255.0;
@@ -734,6 +699,6 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	free(g.labels);
 	free(g.in_base);
 	free(g.nodes);
-	free(g.index);
+	hashidx_release(&g.index);
 	return out_finish(f);
 }
