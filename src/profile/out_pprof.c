@@ -27,6 +27,7 @@
  * invalid bytes as \xNN, backslashes doubled.
  */
 #include "profile/output.h"
+#include "util/hashidx.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -105,59 +106,29 @@ static void pb_msg(struct strbuf *b, int field, struct strbuf *msg)
 struct strtab {
 	char **strs;
 	uint32_t n, cap;
-	uint32_t *slots;	/* id + 1; open addressing, at most half full */
-	uint32_t nslots;
+	struct hashidx index;
 };
-
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-static void strtab_grow(struct strtab *t)
-{
-	uint32_t n = t->nslots ? t->nslots * 2 : 256;
-
-	free(t->slots);
-	t->slots = xcalloc(n, sizeof(*t->slots));
-	t->nslots = n;
-	for (uint32_t id = 0; id < t->n; id++) {
-		uint32_t slot = str_hash(t->strs[id]) & (n - 1);
-
-		while (t->slots[slot])
-			slot = (slot + 1) & (n - 1);
-		t->slots[slot] = id + 1;
-	}
-}
 
 /* The id of s, adding it (the table takes ownership) when new. */
 static uint32_t strtab_take(struct strtab *t, char *s, bool *added)
 {
-	uint32_t slot, id;
+	uint32_t h = hash_str(HASH_INIT, s), id;
+	struct hashidx_pos pos;
 
-	if ((t->n + 1) * 2 > t->nslots)
-		strtab_grow(t);
-	slot = str_hash(s) & (t->nslots - 1);
 	*added = false;
-	while ((id = t->slots[slot])) {
-		if (!strcmp(t->strs[id - 1], s)) {
+	for (id = hashidx_first(&t->index, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&t->index, &pos)) {
+		if (!strcmp(t->strs[id], s)) {
 			free(s);
-			return id - 1;
+			return id;
 		}
-		slot = (slot + 1) & (t->nslots - 1);
 	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 256;
-		t->strs = xrealloc(t->strs, t->cap * sizeof(*t->strs));
-	}
-	t->strs[t->n] = s;
-	t->slots[slot] = ++t->n;
+	ALLOC_GROW(t->strs, t->n + 1, t->cap);
+	id = t->n++;
+	t->strs[id] = s;
+	hashidx_add(&t->index, h, id);
 	*added = true;
-	return t->n - 1;
+	return id;
 }
 
 static void strtab_free(struct strtab *t)
@@ -165,7 +136,7 @@ static void strtab_free(struct strtab *t)
 	for (uint32_t i = 0; i < t->n; i++)
 		free(t->strs[i]);
 	free(t->strs);
-	free(t->slots);
+	hashidx_release(&t->index);
 }
 
 struct pp {
