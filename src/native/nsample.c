@@ -6,6 +6,7 @@
 #include "profile/profile.h"
 #include "python/pystack.h"
 #include "native/symbolize.h"
+#include "util/hashidx.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -31,7 +32,7 @@ struct pending {
 
 /* What a code address is to the profile, once looked up. */
 struct pcinfo {
-	uint64_t key;		/* pc << 1 | exact, + 1 (0: empty slot) */
+	uint64_t key;		/* pc << 1 | exact */
 	uint32_t frame;
 	enum native_class cls;
 };
@@ -49,10 +50,11 @@ struct nsample {
 	struct pending *pend;
 	int npend, pend_cap;
 
-	/* Open addressing on the code address: names, classes and frame
-	 * ids are worked out once per address, not once per sample. */
-	struct pcinfo *slots;
-	size_t nslots, used;
+	/* Names, classes and frame ids are worked out once per code
+	 * address, not once per sample. */
+	struct pcinfo *pcinfo;
+	uint32_t npcinfo, pcinfo_alloc;
+	struct hashidx pc_index;
 
 	/* Scratch for the merge, grown as needed. */
 	struct merge_native *nat;
@@ -74,8 +76,6 @@ struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profil
 	ns->marker = marker;
 	ns->u = native_open(pid);
 	ns->sym = symbolizer_new(pid, SYMBOLIZE_LINES);
-	ns->nslots = 1024;
-	ns->slots = xcalloc(ns->nslots, sizeof(*ns->slots));
 	return ns;
 }
 
@@ -95,7 +95,8 @@ void nsample_close(struct nsample *ns)
 		return;
 	drop_pending(ns);
 	free(ns->pend);
-	free(ns->slots);
+	free(ns->pcinfo);
+	hashidx_release(&ns->pc_index);
 	free(ns->nat);
 	free(ns->refs);
 	free(ns->out);
@@ -108,31 +109,8 @@ void nsample_close(struct nsample *ns)
 
 static void pc_clear(struct nsample *ns)
 {
-	memset(ns->slots, 0, ns->nslots * sizeof(*ns->slots));
-	ns->used = 0;
-}
-
-static struct pcinfo *pc_slot(struct pcinfo *slots, size_t nslots, uint64_t key)
-{
-	size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
-
-	while (slots[j].key && slots[j].key != key)
-		j = (j + 1) & (nslots - 1);
-	return &slots[j];
-}
-
-/* Keep the table at most half full. */
-static void pc_grow(struct nsample *ns)
-{
-	struct pcinfo *old = ns->slots;
-	size_t n = ns->nslots;
-
-	ns->nslots = 2 * n;
-	ns->slots = xcalloc(ns->nslots, sizeof(*ns->slots));
-	for (size_t i = 0; i < n; i++)
-		if (old[i].key)
-			*pc_slot(ns->slots, ns->nslots, old[i].key) = old[i];
-	free(old);
+	hashidx_clear(&ns->pc_index);
+	ns->npcinfo = 0;
 }
 
 /* The profile frame of a symbolized address.  Without a symbol the name
@@ -165,22 +143,25 @@ static uint32_t native_frame(struct nsample *ns, const struct native_sym *sym)
 
 static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *pc)
 {
-	uint64_t key = (pc->pc << 1 | pc->exact) + 1;
-	struct pcinfo *slot = pc_slot(ns->slots, ns->nslots, key);
+	uint64_t key = pc->pc << 1 | pc->exact;
+	uint32_t h = hash_u64(key), id;
 	const struct native_sym *sym;
+	struct hashidx_pos pos;
+	struct pcinfo *info;
 
-	if (slot->key)
-		return slot;
-	if (2 * (ns->used + 1) > ns->nslots) {
-		pc_grow(ns);
-		slot = pc_slot(ns->slots, ns->nslots, key);
-	}
+	for (id = hashidx_first(&ns->pc_index, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&ns->pc_index, &pos))
+		if (ns->pcinfo[id].key == key)
+			return &ns->pcinfo[id];
 	sym = symbolize(ns->sym, pc->pc, pc->exact);
-	slot->key = key;
-	slot->cls = merge_classify(sym, ns->pi->path);
-	slot->frame = native_frame(ns, sym);
-	ns->used++;
-	return slot;
+	ALLOC_GROW(ns->pcinfo, ns->npcinfo + 1, ns->pcinfo_alloc);
+	id = ns->npcinfo++;
+	info = &ns->pcinfo[id];
+	info->key = key;
+	info->cls = merge_classify(sym, ns->pi->path);
+	info->frame = native_frame(ns, sym);
+	hashidx_add(&ns->pc_index, h, id);
+	return info;
 }
 
 /* --- one sample ------------------------------------------------------------- */
