@@ -12,6 +12,7 @@
 #include "native/symbolize.h"
 #include "target/mem.h"
 #include "target/proc.h"
+#include "util/hashidx.h"
 #include "util/util.h"
 
 #include <dlfcn.h>
@@ -66,9 +67,12 @@ struct symbolizer {
 	struct mem *m;
 	struct smod **mods;
 	size_t nmods;
-	/* Cache of results: open addressing on pc << 1 | exact. */
-	struct centry **slots;
-	size_t nslots, used;
+	/* Cache of results, found by pc << 1 | exact.  Each entry is
+	 * allocated alone: the results handed out point into them and must
+	 * not move when the array grows. */
+	struct centry **cache;
+	uint32_t ncache, cache_alloc;
+	struct hashidx cache_index;
 	uint64_t last_read_ms;	/* when the maps were last read */
 };
 
@@ -389,40 +393,10 @@ static void centry_free(struct centry *e)
 
 static void cache_clear(struct symbolizer *s)
 {
-	for (size_t i = 0; i < s->nslots; i++) {
-		if (s->slots[i])
-			centry_free(s->slots[i]);
-		s->slots[i] = NULL;
-	}
-	s->used = 0;
-}
-
-static size_t slot_of(const struct symbolizer *s, uint64_t key)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 24) & (s->nslots - 1);
-}
-
-static struct centry **cache_find(struct symbolizer *s, uint64_t key)
-{
-	size_t j = slot_of(s, key);
-
-	while (s->slots[j] && s->slots[j]->key != key)
-		j = (j + 1) & (s->nslots - 1);
-	return &s->slots[j];
-}
-
-/* Keep the table at most half full. */
-static void cache_grow(struct symbolizer *s)
-{
-	struct centry **old = s->slots;
-	size_t n = s->nslots;
-
-	s->nslots = n ? 2 * n : 1024;
-	s->slots = xcalloc(s->nslots, sizeof(*s->slots));
-	for (size_t i = 0; i < n; i++)
-		if (old[i])
-			*cache_find(s, old[i]->key) = old[i];
-	free(old);
+	for (uint32_t i = 0; i < s->ncache; i++)
+		centry_free(s->cache[i]);
+	s->ncache = 0;
+	hashidx_clear(&s->cache_index);
 }
 
 /* --- modules ---------------------------------------------------------- */
@@ -689,20 +663,22 @@ static void resolve(struct symbolizer *s, struct native_sym *ns, bool exact)
 const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact)
 {
 	uint64_t key = pc << 1 | exact;
-	struct centry **slot, *e;
+	uint32_t h = hash_u64(key), id;
+	struct hashidx_pos pos;
+	struct centry *e;
 
-	if (2 * (s->used + 1) > s->nslots)
-		cache_grow(s);
-	slot = cache_find(s, key);
-	if (*slot)
-		return &(*slot)->ns;
+	for (id = hashidx_first(&s->cache_index, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&s->cache_index, &pos))
+		if (s->cache[id]->key == key)
+			return &s->cache[id]->ns;
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
 	e->ns.pc = pc;
 	resolve(s, &e->ns, exact);
-	slot = cache_find(s, key);
-	*slot = e;
-	s->used++;
+	ALLOC_GROW(s->cache, s->ncache + 1, s->cache_alloc);
+	id = s->ncache++;
+	s->cache[id] = e;
+	hashidx_add(&s->cache_index, h, id);
 	return &e->ns;
 }
 
@@ -724,7 +700,6 @@ struct symbolizer *symbolizer_new(pid_t pid, unsigned flags)
 		errorf("libdwfl: %s", dwfl_errmsg(-1));
 		exit(EXIT_ERROR);
 	}
-	cache_grow(s);
 	report_maps(s, true);
 	return s;
 }
@@ -739,7 +714,8 @@ void symbolizer_free(struct symbolizer *s)
 	if (!s)
 		return;
 	cache_clear(s);
-	free(s->slots);
+	free(s->cache);
+	hashidx_release(&s->cache_index);
 	dwfl_end(s->dwfl);
 	for (size_t k = 0; k < s->nmods; k++)
 		smod_free(s->mods[k]);
