@@ -4,18 +4,23 @@
  *
  * Usage: mkrepro DIR	writes DIR/walk-codecache-leak, DIR/walk-slow-threads
  *
- * walk-codecache-leak: code_cache_frame() empties a slot in the middle of a
- * linear-probing cluster when a cached code object's identity changed and
- * its new decode fails; an entry further along the cluster becomes
- * unreachable, is inserted a second time, and when the table next grows
- * the second copy overwrites the first in the new table, leaking its
- * strings (LeakSanitizer).  Layout 3.12, two snapshots:
- *   snapshot 1: thread 1 runs A, then B (home slots equal in the 1024-slot
- *     table, so B sits after A in the cluster);
+ * walk-codecache-leak: code_cache_frame() once emptied a slot in the
+ * middle of a linear-probing cluster when a cached code object's identity
+ * changed and its new decode failed; an entry further along the cluster
+ * became unreachable, was inserted a second time, and when the table next
+ * grew the second copy overwrote the first in the new table, leaking its
+ * strings (LeakSanitizer).  The cache is now an array of entries found
+ * through a struct hashidx, which never empties a slot, and the input
+ * still builds the case: A and B in one probe chain of the index, A's
+ * decode failing, B looked up after it, then the index growing.  Layout
+ * 3.12, two snapshots:
+ *   snapshot 1: thread 1 runs A, then B (home slots equal in every index
+ *     of up to 1024 slots, so B sits after A in the probe chain);
  *   snapshot 2: A's name and qualname point nowhere (its identity changed,
- *     the new decode fails: A's slot is emptied); thread 1 runs A alone,
- *     thread 2 runs B (not found: inserted again) and 511 new code objects
- *     (the table grows at 512 entries).
+ *     the new decode fails); thread 1 runs A alone, thread 2 runs B (found
+ *     behind A, or inserted again if A's slot were emptied) and 511 new
+ *     code objects (the index grows from 1024 to 2048 slots at its 513th
+ *     entry, as the old table did).
  *
  * walk-slow-threads: the work of one walk is bounded per thread and per
  * frame but not in total: 4096 thread states (the limit) that all share
@@ -34,6 +39,7 @@
 #include "fakepy.h"
 #include "fuzzmem.h"
 #include "interp/layout.h"
+#include "util/hashidx.h"
 
 static const char *outdir;
 
@@ -63,15 +69,6 @@ static void put_arena(FILE *f, struct fakepy *fp, enum fp_arena a, uint8_t rflag
 	uint64_t base = FP_ARENA_BASE(a);
 
 	put_range(f, fp, base, base + fp->arena[a].used, rflags);
-}
-
-/* src/python/codecache.c's slot hash (a copy: it is static there). */
-static uint32_t addr_hash(uint64_t a)
-{
-	a ^= a >> 33;
-	a *= 0xff51afd7ed558ccdull;
-	a ^= a >> 33;
-	return (uint32_t)a;
 }
 
 /* A copy of code object tmpl at a new address: same names, same table. */
@@ -108,10 +105,11 @@ static void codecache_leak(void)
 	tmpl = fp_code(fp, &(struct fp_code_spec){ .name = "f", .filename = "f.py",
 						   .firstlineno = 1, .lines = lines, .ninstr = 1 });
 	code_lo = fp_alloc(fp, FP_CODE, 0);
-	/* Two clones with the same home slot in a 1024-slot table. */
+	/* Two clones with the same home slot in the code cache's index (it
+	 * hashes addresses with hash_u64) at every size up to 1024 slots. */
 	while (!b) {
 		uint64_t c = clone_code(fp, tmpl, size);
-		uint32_t h = addr_hash(c) & 1023;
+		uint32_t h = hash_u64(c) & 1023;
 
 		if (seen[h]) {
 			a = seen[h];

@@ -2,6 +2,7 @@
 #include "interp/linetable.h"
 #include "target/mem.h"
 #include "python/pyobj.h"
+#include "util/hashidx.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -24,8 +25,8 @@ struct line_frame {
 };
 
 struct code_entry {
-	uint64_t addr;			/* 0: empty slot */
-	struct code_identity id;
+	uint64_t addr;
+	struct code_identity id;	/* zero after a failed decode: matches none */
 	char *function, *file;
 	struct lt_ranges ranges;	/* the line table, decoded once */
 	struct line_frame *lines;	/* frame ids per line seen so far */
@@ -41,8 +42,9 @@ struct code_cache {
 	struct profile *p;
 	bool by_function;
 	uint64_t code_type;		/* PyCode_Type once seen */
-	struct code_entry *slots;
-	uint32_t nslots, used;
+	struct code_entry *entries;
+	uint32_t nentries, entries_alloc;
+	struct hashidx index;		/* by address */
 	uint64_t hits, decodes;
 };
 
@@ -57,8 +59,6 @@ struct code_cache *code_cache_new(struct mem *m, const struct py_layout *L,
 	cc->c.L = L;
 	cc->p = p;
 	cc->by_function = by_function;
-	cc->nslots = 1024;
-	cc->slots = xcalloc(cc->nslots, sizeof(*cc->slots));
 	return cc;
 }
 
@@ -71,13 +71,21 @@ static void entry_clear(struct code_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
+static void cache_empty(struct code_cache *cc)
+{
+	for (uint32_t i = 0; i < cc->nentries; i++)
+		entry_clear(&cc->entries[i]);
+	cc->nentries = 0;
+	hashidx_clear(&cc->index);
+}
+
 void code_cache_free(struct code_cache *cc)
 {
 	if (!cc)
 		return;
-	for (uint32_t i = 0; i < cc->nslots; i++)
-		entry_clear(&cc->slots[i]);
-	free(cc->slots);
+	cache_empty(cc);
+	free(cc->entries);
+	hashidx_release(&cc->index);
 	free(cc);
 }
 
@@ -87,36 +95,16 @@ void code_cache_stats(const struct code_cache *cc, uint64_t *hits, uint64_t *dec
 	*decodes = cc->decodes;
 }
 
-static uint32_t addr_hash(uint64_t a)
+static struct code_entry *entry_find(struct code_cache *cc, uint64_t code)
 {
-	a ^= a >> 33;
-	a *= 0xff51afd7ed558ccdull;
-	a ^= a >> 33;
-	return (uint32_t)a;
-}
+	struct hashidx_pos pos;
+	uint32_t id;
 
-/* The slot for addr: its entry, or the empty slot where it would go.
- * Linear probing in a table kept at most half full. */
-static struct code_entry *slot_for(struct code_cache *cc, uint64_t addr)
-{
-	uint32_t i = addr_hash(addr) & (cc->nslots - 1);
-
-	while (cc->slots[i].addr && cc->slots[i].addr != addr)
-		i = (i + 1) & (cc->nslots - 1);
-	return &cc->slots[i];
-}
-
-static void grow(struct code_cache *cc)
-{
-	struct code_entry *old = cc->slots;
-	uint32_t n = cc->nslots;
-
-	cc->nslots *= 2;
-	cc->slots = xcalloc(cc->nslots, sizeof(*cc->slots));
-	for (uint32_t i = 0; i < n; i++)
-		if (old[i].addr)
-			*slot_for(cc, old[i].addr) = old[i];
-	free(old);
+	for (id = hashidx_first(&cc->index, hash_u64(code), &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&cc->index, &pos))
+		if (cc->entries[id].addr == code)
+			return &cc->entries[id];
+	return NULL;
 }
 
 static int read_identity(struct code_cache *cc, uint64_t code, struct code_identity *id)
@@ -182,9 +170,10 @@ static int decode_lines(struct code_cache *cc, struct code_entry *e, uint64_t ta
 	return rc < 0 ? -ENOMEM : 0;
 }
 
-/* Decode the code object into slot e.  On failure an occupied slot stays
- * occupied -- emptying it would cut the linear-probing chain and lose the
- * entries behind it -- but can never match: its identity is zeroed. */
+/* Decode the code object into e.  On failure e keeps its address but can
+ * never match: its identity is zeroed.  The index cannot forget an entry,
+ * so the next use of the address finds this one and decodes it anew
+ * rather than adding a second entry for it. */
 static int decode(struct code_cache *cc, struct code_entry *e, uint64_t code,
 		  const struct code_identity *id)
 {
@@ -196,11 +185,9 @@ static int decode(struct code_cache *cc, struct code_entry *e, uint64_t code,
 	if ((rc = py_str(&cc->c, id->name, NAME_MAX_CHARS, &ne.function)) < 0 ||
 	    (rc = py_str(&cc->c, id->filename, NAME_MAX_CHARS, &ne.file)) < 0 ||
 	    (rc = decode_lines(cc, &ne, id->linetable)) < 0) {
-		uint64_t addr = e->addr;
-
 		entry_clear(&ne);
 		entry_clear(e);
-		e->addr = addr;
+		e->addr = code;
 		return rc;
 	}
 	entry_clear(e);
@@ -257,6 +244,26 @@ static uint32_t entry_frame_id(struct code_cache *cc, struct code_entry *e, int 
 	return id;
 }
 
+/* A new entry for code, decoded; nothing is kept when the decode fails. */
+static int entry_new(struct code_cache *cc, uint64_t code, const struct code_identity *id,
+		     struct code_entry **ep)
+{
+	struct code_entry fresh = { 0 };
+	int rc;
+
+	/* A program making code objects without end: start over rather
+	 * than grow forever. */
+	if (cc->nentries >= MAX_ENTRIES)
+		cache_empty(cc);
+	if ((rc = decode(cc, &fresh, code, id)) < 0)
+		return rc;
+	ALLOC_GROW(cc->entries, cc->nentries + 1, cc->entries_alloc);
+	cc->entries[cc->nentries] = fresh;
+	hashidx_add(&cc->index, hash_u64(code), cc->nentries);
+	*ep = &cc->entries[cc->nentries++];
+	return 0;
+}
+
 int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint32_t *frame_id)
 {
 	struct code_identity id;
@@ -267,32 +274,15 @@ int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint3
 		return rc;
 	if ((rc = check_type(cc, code, id.type)) < 0)
 		return rc;
-	e = slot_for(cc, code);
-	if (e->addr == code && same_identity(&e->id, &id)) {
+	e = entry_find(cc, code);
+	if (!e)
+		rc = entry_new(cc, code, &id, &e);
+	else if (!same_identity(&e->id, &id))
+		rc = decode(cc, e, code, &id);
+	else
 		cc->hits++;
-	} else {
-		if (!e->addr) {
-			if (cc->used >= MAX_ENTRIES) {
-				/* A program making code objects without end:
-				 * start over rather than grow forever. */
-				for (uint32_t i = 0; i < cc->nslots; i++)
-					entry_clear(&cc->slots[i]);
-				cc->used = 0;
-				e = slot_for(cc, code);
-			}
-			if ((cc->used + 1) * 2 > cc->nslots) {
-				grow(cc);
-				e = slot_for(cc, code);
-			}
-			cc->used++;
-		}
-		if ((rc = decode(cc, e, code, &id)) < 0) {
-			/* A new slot stays empty; keep the count honest. */
-			if (!e->addr)
-				cc->used--;
-			return rc;
-		}
-	}
+	if (rc < 0)
+		return rc;
 	*frame_id = entry_frame_id(cc, e, entry_line(cc, e, frame_offset(cc, code, lasti)));
 	return 0;
 }
