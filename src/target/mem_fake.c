@@ -16,7 +16,7 @@ struct region {
 struct mem_fake {
 	struct mem mem;
 	struct region *regions;
-	size_t n;
+	size_t n, alloc;
 	unsigned long reads;
 };
 
@@ -69,7 +69,7 @@ int mem_fake_add(struct mem *m, uint64_t addr, const void *data, size_t len)
 		if (addr < r->addr + r->len && r->addr < addr + len)
 			return -EEXIST;
 	}
-	f->regions = xrealloc(f->regions, (f->n + 1) * sizeof(*f->regions));
+	ALLOC_GROW(f->regions, f->n + 1, f->alloc);
 	r = &f->regions[f->n++];
 	r->addr = addr;
 	r->len = len;

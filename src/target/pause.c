@@ -223,7 +223,8 @@ static bool realtime(bool on)
 
 int pause_process(pid_t pid, struct pause *p)
 {
-	int cap = 0, rc = 0;
+	size_t cap = 0;
+	int rc = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -252,10 +253,7 @@ int pause_process(pid_t pid, struct pause *p)
 				rc = r;
 				break;
 			}
-			if (p->n == cap) {
-				cap = cap ? cap * 2 : 16;
-				p->threads = xrealloc(p->threads, cap * sizeof(*p->threads));
-			}
+			ALLOC_GROW(p->threads, p->n + 1, cap);
 			p->threads[p->n++] = (struct paused_thread){ .tid = tids[i] };
 			added++;
 		}

@@ -57,10 +57,7 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 
 		if (parse_map_line(line, &m) != 0)
 			continue;
-		if (maps->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			maps->v = xrealloc(maps->v, cap * sizeof(*maps->v));
-		}
+		ALLOC_GROW(maps->v, maps->n + 1, cap);
 		maps->v[maps->n++] = m;
 	}
 	free(text);
@@ -124,7 +121,8 @@ int proc_tasks(pid_t pid, pid_t **tidsp)
 	char path[64];
 	struct dirent *de;
 	pid_t *tids = NULL;
-	int n = 0, cap = 0;
+	size_t cap = 0;
+	int n = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -137,10 +135,7 @@ int proc_tasks(pid_t pid, pid_t **tidsp)
 
 		if (*end || tid <= 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			tids = xrealloc(tids, cap * sizeof(*tids));
-		}
+		ALLOC_GROW(tids, n + 1, cap);
 		tids[n++] = (pid_t)tid;
 	}
 	closedir(d);

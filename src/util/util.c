@@ -77,14 +77,7 @@ char *xasprintf(const char *fmt, ...)
 
 static void sb_grow(struct strbuf *sb, size_t extra)
 {
-	size_t need = sb->len + extra + 1;
-
-	if (need <= sb->cap)
-		return;
-	sb->cap = sb->cap ? sb->cap * 2 : 64;
-	if (sb->cap < need)
-		sb->cap = need;
-	sb->buf = xrealloc(sb->buf, sb->cap);
+	ALLOC_GROW(sb->buf, sb->len + extra + 1, sb->cap);
 }
 
 void sb_add(struct strbuf *sb, const char *s, size_t n)
