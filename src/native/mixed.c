@@ -125,16 +125,14 @@ struct grouping {
 	int steps, max_steps;
 	int cur;		/* frames in the group being filled */
 	struct py_group *groups;
-	int ngroups, cap;
+	int ngroups;
+	size_t cap;
 	int nframes;
 };
 
 static void close_group(struct grouping *g, uint64_t marker)
 {
-	if (g->ngroups == g->cap) {
-		g->cap = g->cap ? 2 * g->cap : 16;
-		g->groups = xrealloc(g->groups, g->cap * sizeof(*g->groups));
-	}
+	ALLOC_GROW(g->groups, g->ngroups + 1, g->cap);
 	g->groups[g->ngroups++] = (struct py_group){ g->cur, marker };
 	g->cur = 0;
 }

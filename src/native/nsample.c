@@ -48,7 +48,8 @@ struct nsample {
 	struct native_pc buf[NATIVE_MAX_DEPTH];
 
 	struct pending *pend;
-	int npend, pend_cap;
+	int npend;
+	size_t pend_cap;
 
 	/* Names, classes and frame ids are worked out once per code
 	 * address, not once per sample. */
@@ -189,10 +190,7 @@ void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *
 	struct pending *pd;
 	int npy;
 
-	if (ns->npend == ns->pend_cap) {
-		ns->pend_cap = ns->pend_cap ? 2 * ns->pend_cap : 16;
-		ns->pend = xrealloc(ns->pend, ns->pend_cap * sizeof(*ns->pend));
-	}
+	ALLOC_GROW(ns->pend, ns->npend + 1, ns->pend_cap);
 	pd = &ns->pend[ns->npend++];
 	memset(pd, 0, sizeof(*pd));
 	pd->pthread = pthread;
@@ -212,14 +210,6 @@ void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *
 	pd->mergeable = merge_py_groups(m, &ns->pi->layout, ts, PYSTACK_MAX_DEPTH, &pd->groups,
 					&pd->ngroups, &npy) == 0 &&
 			npy == (int)(depth - nhead);
-}
-
-static void *grow(void *p, size_t *cap, size_t want, size_t size)
-{
-	if (want <= *cap)
-		return p;
-	*cap = want + want / 2;
-	return xrealloc(p, *cap * size);
 }
 
 static const char *pending_problem(const struct pending *pd)
@@ -248,8 +238,8 @@ static int merge_one(struct nsample *ns, const struct pending *pd)
 		snprintf(ns->last_error, sizeof(ns->last_error), "%s", why);
 		return -1;
 	}
-	ns->nat = grow(ns->nat, &ns->nat_cap, pd->npcs, sizeof(*ns->nat));
-	ns->refs = grow(ns->refs, &ns->refs_cap, pd->npcs + npy, sizeof(*ns->refs));
+	ALLOC_GROW(ns->nat, pd->npcs, ns->nat_cap);
+	ALLOC_GROW(ns->refs, pd->npcs + npy, ns->refs_cap);
 	for (int i = 0; i < pd->npcs; i++) {
 		ns->nat[i].cls = pc_info(ns, &pd->pcs[i])->cls;
 		ns->nat[i].sp = pd->pcs[i].sp;
@@ -260,7 +250,7 @@ static int merge_one(struct nsample *ns, const struct pending *pd)
 		snprintf(ns->last_error, sizeof(ns->last_error), "%s", err);
 		return -1;
 	}
-	ns->out = grow(ns->out, &ns->out_cap, pd->nhead + 1 + n, sizeof(*ns->out));
+	ALLOC_GROW(ns->out, pd->nhead + 1 + n, ns->out_cap);
 	for (uint32_t i = 0; i < pd->nhead; i++)
 		ns->out[depth++] = pd->stack[i];
 	if (pd->native_truncated)

@@ -66,7 +66,7 @@ struct symbolizer {
 	Dwfl_Callbacks cb;
 	struct mem *m;
 	struct smod **mods;
-	size_t nmods;
+	size_t nmods, mods_alloc;
 	/* Cache of results, found by pc << 1 | exact.  Each entry is
 	 * allocated alone: the results handed out point into them and must
 	 * not move when the array grows. */
@@ -465,7 +465,7 @@ static void report_maps(struct symbolizer *s, bool forget)
 			sm->high = high;
 			sm->map_start = m->start;
 			sm->map_end = m->end;
-			s->mods = xrealloc(s->mods, (s->nmods + 1) * sizeof(*s->mods));
+			ALLOC_GROW(s->mods, s->nmods + 1, s->mods_alloc);
 			s->mods[s->nmods++] = sm;
 			changed = true;
 		}
@@ -569,10 +569,7 @@ static void load_symbols(struct smod *sm)
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
-		if (sm->nsyms == cap) {
-			cap = cap ? 2 * cap : 256;
-			sm->syms = xrealloc(sm->syms, cap * sizeof(*sm->syms));
-		}
+		ALLOC_GROW(sm->syms, sm->nsyms + 1, cap);
 		sm->syms[sm->nsyms++] = (struct fsym){ addr, addr + sym.st_size, name,
 						       name_rank(&sym, name) };
 	}

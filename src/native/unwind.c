@@ -86,6 +86,7 @@ struct memo {
 	pid_t tid;
 	struct user_regs_struct regs;
 	struct native_pc *pcs;
+	size_t pcs_alloc;
 	int n, max;
 	bool truncated;
 	uint64_t lo, hi;	/* the stack memory that unwind read */
@@ -101,7 +102,7 @@ struct native_unwinder {
 	size_t nmaps;
 	bool refreshed;		/* maps re-read since native_begin() */
 	struct memo *memos;
-	size_t nmemos;
+	size_t nmemos, memos_alloc;
 	uint8_t *scratch;	/* MEMO_MAX_BYTES, for comparing */
 	unsigned long sample;	/* native_begin() calls */
 	bool no_memo;
@@ -174,10 +175,7 @@ static void read_maps(struct native_unwinder *u)
 		}
 		if (x.path == m->path)
 			x.path = xstrdup(m->path);
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
+		ALLOC_GROW(v, n + 1, cap);
 		v[n++] = x;
 	}
 	for (size_t j = 0; j < u->nmaps; j++)
@@ -581,7 +579,8 @@ static void memo_store(struct native_unwinder *u, struct memo *m, const struct u
 	free(m->bytes);
 	m->bytes = NULL;
 	if (!still) {
-		m->pcs = xrealloc(m->pcs, (n ? n : 1) * sizeof(*pcs));
+		/* Never NULL, even for no frames: memcmp and memcpy take it. */
+		ALLOC_GROW(m->pcs, n ? n : 1, m->pcs_alloc);
 		memcpy(m->pcs, pcs, n * sizeof(*pcs));
 		m->n = n;
 		m->max = max;
@@ -675,7 +674,7 @@ int native_unwind(struct native_unwinder *u, pid_t tid, struct native_pc *out, i
 	if (n < 0 || u->no_memo)
 		return n;
 	if (!m) {
-		u->memos = xrealloc(u->memos, (u->nmemos + 1) * sizeof(*u->memos));
+		ALLOC_GROW(u->memos, u->nmemos + 1, u->memos_alloc);
 		m = &u->memos[u->nmemos++];
 		memset(m, 0, sizeof(*m));
 		m->tid = tid;

@@ -30,7 +30,7 @@ struct code_entry {
 	char *function, *file;
 	struct lt_ranges ranges;	/* the line table, decoded once */
 	struct line_frame *lines;	/* frame ids per line seen so far */
-	uint32_t nlines;
+	uint32_t nlines, lines_alloc;
 	int64_t last_offset;		/* memo of the last offset -> line */
 	int last_line;
 };
@@ -239,7 +239,7 @@ static uint32_t entry_frame_id(struct code_cache *cc, struct code_entry *e, int 
 	f.line = line;
 	f.firstlineno = e->id.firstlineno;
 	id = profile_frame(cc->p, &f);
-	e->lines = xrealloc(e->lines, (e->nlines + 1) * sizeof(*e->lines));
+	ALLOC_GROW(e->lines, e->nlines + 1, e->lines_alloc);
 	e->lines[e->nlines++] = (struct line_frame){ line, id };
 	return id;
 }

@@ -323,7 +323,7 @@ static void py_frame_release(struct py_frame *f)
 struct decode_arg {
 	struct walk *w;
 	struct py_thread *t;
-	int cap;
+	size_t cap;
 };
 
 static int decode_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
@@ -337,10 +337,7 @@ static int decode_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti
 		py_frame_release(&pf);
 		return rc;
 	}
-	if (t->nframes == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 16;
-		t->frames = xrealloc(t->frames, d->cap * sizeof(*t->frames));
-	}
+	ALLOC_GROW(t->frames, t->nframes + 1, d->cap);
 	t->frames[t->nframes++] = pf;
 	return 0;
 }

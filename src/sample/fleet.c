@@ -47,7 +47,8 @@ struct fleet {
 	struct fleet_opts fo;
 	struct profile *p;
 	struct member *m;
-	int n, cap;
+	int n;
+	size_t cap;
 	int ever;			/* processes sampled, ever */
 	struct sampler_counts gone;	/* totals of samplers closed */
 	uint64_t next_walk_ns;
@@ -176,10 +177,7 @@ static struct member *add_member(struct fleet *f, const struct proc_node *node)
 {
 	struct member *mb;
 
-	if (f->n == f->cap) {
-		f->cap = f->cap ? 2 * f->cap : 8;
-		f->m = xrealloc(f->m, f->cap * sizeof(*f->m));
-	}
+	ALLOC_GROW(f->m, f->n + 1, f->cap);
 	mb = &f->m[f->n++];
 	memset(mb, 0, sizeof(*mb));
 	mb->node = *node;

@@ -44,6 +44,7 @@ struct sampler {
 	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
 	struct sthread *threads;
 	int nthreads;
+	size_t threads_alloc;
 	bool names_stale;
 	uint64_t names_at_ns;
 	struct py_tstate ts[MAX_THREADS];
@@ -210,7 +211,7 @@ static struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts
 	for (int i = 0; i < s->nthreads; i++)
 		if (s->threads[i].ident == ts->ident)
 			return &s->threads[i];
-	s->threads = xrealloc(s->threads, (s->nthreads + 1) * sizeof(*s->threads));
+	ALLOC_GROW(s->threads, s->nthreads + 1, s->threads_alloc);
 	t = &s->threads[s->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->ident = ts->ident;
