@@ -226,14 +226,8 @@ static void close_to(struct ct *ct, uint32_t keep, uint64_t t)
 
 static void open_frame(struct ct *ct, uint32_t frame, uint64_t t, uint32_t leader)
 {
-	if (ct->nev == ct->ev_cap) {
-		ct->ev_cap = ct->ev_cap ? ct->ev_cap * 2 : 64;
-		ct->ev = xrealloc(ct->ev, ct->ev_cap * sizeof(*ct->ev));
-	}
-	if (ct->nopen == ct->open_cap) {
-		ct->open_cap = ct->open_cap ? ct->open_cap * 2 : 64;
-		ct->open = xrealloc(ct->open, ct->open_cap * sizeof(*ct->open));
-	}
+	ALLOC_GROW(ct->ev, ct->nev + 1, ct->ev_cap);
+	ALLOC_GROW(ct->open, ct->nopen + 1, ct->open_cap);
 	ct->ev[ct->nev] = (struct event){ frame, leader, t, t };
 	ct->open[ct->nopen++] = ct->nev++;
 }
@@ -243,10 +237,7 @@ static uint32_t run_frames(struct ct *ct, const struct pstack *s)
 {
 	uint32_t n = 0;
 
-	if (s->depth > ct->frames_cap) {
-		ct->frames_cap = s->depth;
-		ct->frames = xrealloc(ct->frames, s->depth * sizeof(*ct->frames));
-	}
+	ALLOC_GROW(ct->frames, s->depth, ct->frames_cap);
 	for (uint32_t d = 0; d < s->depth; d++) {
 		enum pframe_kind kind = ct->p->frames[s->frames[d]].kind;
 

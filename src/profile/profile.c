@@ -93,10 +93,7 @@ uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *nam
 		}
 		return i;
 	}
-	if (p->nthreads == p->threads_cap) {
-		p->threads_cap = p->threads_cap ? p->threads_cap * 2 : 16;
-		p->threads = xrealloc(p->threads, p->threads_cap * sizeof(*p->threads));
-	}
+	ALLOC_GROW(p->threads, p->nthreads + 1, p->threads_cap);
 	t = &p->threads[p->nthreads];
 	t->pid = pid;
 	t->tid = tid;
@@ -149,10 +146,7 @@ static void add_run(struct profile *p, uint32_t thread, uint32_t stack, uint64_t
 			return;
 		}
 	}
-	if (p->nruns == p->runs_cap) {
-		p->runs_cap = p->runs_cap ? p->runs_cap * 2 : 1024;
-		p->runs = xrealloc(p->runs, p->runs_cap * sizeof(*p->runs));
-	}
+	ALLOC_GROW(p->runs, p->nruns + 1, p->runs_cap);
 	r = &p->runs[p->nruns];
 	r->thread = thread;
 	r->stack = stack;
@@ -276,10 +270,7 @@ bool profile_append(struct profile *dst, const struct profile *src,
 
 		if (!s->count)
 			continue;
-		if (s->depth + 1 > cap) {
-			cap = s->depth + 1;
-			buf = xrealloc(buf, cap * sizeof(*buf));
-		}
+		ALLOC_GROW(buf, s->depth + 1, cap);
 		if (o->root)
 			buf[n++] = profile_frame(dst, o->root);
 		for (uint32_t d = 0; d < s->depth; d++)

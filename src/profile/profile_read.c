@@ -271,10 +271,7 @@ struct u64s {
 
 static void u64_push(struct u64s *a, uint64_t v)
 {
-	if (a->n == a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 16;
-		a->v = xrealloc(a->v, a->cap * sizeof(*a->v));
-	}
+	ALLOC_GROW(a->v, a->n + 1, a->cap);
 	a->v[a->n++] = v;
 }
 
@@ -330,10 +327,7 @@ struct pp {
 
 static void span_push(struct pb **a, size_t *n, size_t *cap, struct pb s)
 {
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*a = xrealloc(*a, *cap * sizeof(**a));
-	}
+	ALLOC_GROW(*a, *n + 1, *cap);
 	(*a)[(*n)++] = s;
 }
 
