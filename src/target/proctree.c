@@ -8,6 +8,8 @@
  * milliseconds later, finds it.
  */
 #include "target/proctree.h"
+#include "util/util.h"
+
 
 #include <ctype.h>
 #include <dirent.h>
@@ -135,7 +137,8 @@ static int add_children(pid_t pid, struct proc_node *out, int n, int max)
 static int scan_all(struct proc_node *out, int max)
 {
 	struct proc_node *all = NULL;
-	int nall = 0, cap = 0, n = 1;
+	size_t nall = 0, cap = 0;
+	int n = 1;
 	struct dirent *d;
 	DIR *dir = opendir("/proc");
 
@@ -147,18 +150,13 @@ static int scan_all(struct proc_node *out, int max)
 
 		if (pid <= 0 || read_stat(pid, &node) < 0)
 			continue;
-		if (nall == cap) {
-			cap = cap ? 2 * cap : 512;
-			all = realloc(all, cap * sizeof(*all));
-			if (!all)
-				break;
-		}
+		ALLOC_GROW(all, nall + 1, cap);
 		all[nall++] = node;
 	}
 	closedir(dir);
 	/* Breadth first from the root: parents before children. */
-	for (int i = 0; i < n && all; i++)
-		for (int k = 0; k < nall && n < max; k++)
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; k < nall && n < max; k++)
 			if (all[k].ppid == out[i].pid && !listed(out, n, all[k].pid))
 				out[n++] = all[k];
 	free(all);
