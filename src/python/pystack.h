@@ -14,8 +14,9 @@ struct mem;
 #define PYSTACK_MAX_DEPTH 4096
 /* Most thread states we walk, over all interpreters. */
 #define PYSTACK_MAX_THREADS 4096
-/* Most interpreters we walk (an InterpreterPoolExecutor has one a worker). */
-#define PYSTACK_MAX_INTERPS 256
+/* Most interpreters we walk (an InterpreterPoolExecutor has one a worker);
+ * the main one is the last of the list. */
+#define PYSTACK_MAX_INTERPS 1024
 
 struct py_local {
 	char *name;
