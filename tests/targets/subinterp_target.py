@@ -39,24 +39,31 @@ import sys
 import threading
 import time
 
-SUB_CODE = r'''
-import _thread, json, os, sys, time
+# Both interpreters describe stacks with this code: the main one runs it
+# here, the subinterpreter as part of SUB_CODE.
+STACK_CODE = r'''
+import sys
 def code_name(code):
     return code.co_qualname if sys.version_info >= (3, 11) else code.co_name
-def stack_of(frame):
+def stack_of(frame, interp):
     frames = []
     while frame is not None:
         frames.append({"function": code_name(frame.f_code),
                        "file": frame.f_code.co_filename,
-                       "line": frame.f_lineno, "interpreter": SUB_ID})
+                       "line": frame.f_lineno, "interpreter": interp})
         frame = frame.f_back
     return frames
+'''
+exec(STACK_CODE)
+
+SUB_CODE = STACK_CODE + r'''
+import _thread, json, os, time
 def report():
     path = os.path.join(OUTDIR, "truth-sub.json")
     with open(path + ".tmp", "w") as f:
         json.dump({"ident": _thread.get_ident(),
                    "tid": _thread.get_native_id(),
-                   "frames": stack_of(sys._getframe(1))}, f)
+                   "frames": stack_of(sys._getframe(1), SUB_ID)}, f)
     os.rename(path + ".tmp", path)
     return 3600
 def sub_leaf():
@@ -90,23 +97,9 @@ def new_interpreter():
     return int(iid), lambda code: _xxsubinterpreters.run_string(iid, code)
 
 
-def code_name(code):
-    return code.co_qualname if sys.version_info >= (3, 11) else code.co_name
-
-
-def stack_of(frame):
-    frames = []
-    while frame is not None:
-        frames.append({"function": code_name(frame.f_code),
-                       "file": frame.f_code.co_filename,
-                       "line": frame.f_lineno, "interpreter": 0})
-        frame = frame.f_back
-    return frames
-
-
 def main_snapshot(threads):
     current = sys._current_frames()
-    return dict((t.ident, stack_of(current.get(t.ident))) for t in threads)
+    return dict((t.ident, stack_of(current.get(t.ident), 0)) for t in threads)
 
 
 def stable_main_snapshot(threads):
