@@ -45,6 +45,7 @@ static const struct dbg_field fields[] = {
 	F(runtime.interpreters_head, 40, 40, S_RUNTIME),
 	F(runtime.finalizing, 32, 32, S_RUNTIME),
 	F(interp.next, 64, 64, S_INTERP),
+	F(interp.id, 56, 56, S_INTERP),
 	F(interp.threads_head, 72, 72, S_INTERP),
 	F(interp.modules, 88, 96, S_INTERP),
 	F(interp.gil_ptr, 112, 120, S_INTERP),

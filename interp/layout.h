@@ -71,6 +71,7 @@ struct py_layout {
 
 	struct {
 		uint32_t next;
+		uint32_t id;		/* int64_t: 0 for the main interpreter */
 		uint32_t threads_head;
 		uint32_t modules;	/* sys.modules dict */
 		uint32_t gil_ptr;	/* 3.12+: pointer to its _gil_runtime_state */

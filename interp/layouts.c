@@ -32,14 +32,15 @@
 #define TSTATE_OLD \
 	.tstate = { .next = 8, .interp = 16, .frame = 24, .cframe_frame = NONE, \
 		    .thread_id = 176, .native_thread_id = NONE }
-#define INTERP_OLD(modules_off) \
-	.interp = { .next = 0, .threads_head = 8, .modules = (modules_off), .gil_ptr = NONE }
+#define INTERP_OLD(id_off, modules_off) \
+	.interp = { .next = 0, .id = (id_off), .threads_head = 8, .modules = (modules_off), \
+		    .gil_ptr = NONE }
 
 static const struct py_layout py37 = {
 	.minor = 7, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 24, .finalizing = 8, .gil_locked = 1280, .gil_holder = 1272 },
-	INTERP_OLD(40), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	INTERP_OLD(16, 40), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	.code = { .argcount = 16, .kwonlyargcount = 20, .nlocals = 24, .flags = 32,
 		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
 		  .filename = 96, .name = 104, .qualname = NONE, .linetable = 112,
@@ -58,7 +59,7 @@ static const struct py_layout py38 = {
 	.minor = 8, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160 },
-	INTERP_OLD(56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	INTERP_OLD(16, 56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
 };
 
@@ -66,7 +67,7 @@ static const struct py_layout py39 = {
 	.minor = 9, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
-	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0),
 };
 
@@ -74,7 +75,7 @@ static const struct py_layout py310 = {
 	.minor = 10, .frames = FRAMES_OBJECTS, .lasti = LASTI_UNITS, .lines = LT_LINETABLE,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
-	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
+	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
 	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
 };
 
@@ -82,7 +83,7 @@ static const struct py_layout py311 = {
 	.minor = 11, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_MANAGED_311, .dictkeys = DICTKEYS_311,
 	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = 376, .gil_holder = 368 },
-	.interp = { .next = 0, .threads_head = 16, .modules = 888, .gil_ptr = NONE },
+	.interp = { .next = 0, .id = 48, .threads_head = 16, .modules = 888, .gil_ptr = NONE },
 	.gil = { NONE, NONE },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
 		    .thread_id = 152, .native_thread_id = 160 },
@@ -100,7 +101,7 @@ static const struct py_layout py312 = {
 	.minor = 12, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_MANAGED_312, .dictkeys = DICTKEYS_311,
 	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 0, .threads_head = 72, .modules = 944, .gil_ptr = 384 },
+	.interp = { .next = 0, .id = 8, .threads_head = 72, .modules = 944, .gil_ptr = 384 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
 		    .thread_id = 136, .native_thread_id = 144 },
@@ -118,7 +119,7 @@ static const struct py_layout py313 = {
 	.minor = 13, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
 	.runtime = { .interpreters_head = 632, .finalizing = 608, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 7264, .threads_head = 7344, .modules = 7656, .gil_ptr = 16 },
+	.interp = { .next = 7264, .id = 7272, .threads_head = 7344, .modules = 7656, .gil_ptr = 16 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
 		    .thread_id = 152, .native_thread_id = 160 },
@@ -137,7 +138,7 @@ static const struct py_layout py314 = {
 	.minor = 14, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
 	.runtime = { .interpreters_head = 808, .finalizing = 784, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 7272, .threads_head = 7344, .modules = 7688, .gil_ptr = 16 },
+	.interp = { .next = 7272, .id = 7280, .threads_head = 7344, .modules = 7688, .gil_ptr = 16 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
 		    .thread_id = 152, .native_thread_id = 160 },

@@ -650,6 +650,261 @@ START_TEST(test_interp_mismatch)
 }
 END_TEST
 
+/* ---- subinterpreters ----------------------------------------------------- */
+
+#define X_IDENT 0x7f0000009000ull
+#define X_TID 109u
+#define SUB_ID 5
+
+/* Frames of codes[0..n), outermost first, called from an eval call whose
+ * anchor on the C stack comes next in address order: the _PyCFrame that
+ * fp_thread_in() makes on 3.11/3.12, an entry shim frame made here on
+ * 3.13+.  Make the inner part of a stack first: the C stack grows down.
+ * Returns the innermost frame. */
+static uint64_t part_stack(struct scene *sc, const int *codes, int n)
+{
+	const struct py_layout *L = sc->fp->L;
+	uint64_t back = 0;
+
+	if (L->frames == FRAMES_INTERP && L->tstate.cframe_frame == NONE) {
+		struct fp_frame_spec s = { .code = sc->fp->none, .instr = 0,
+					   .owner = fp_owner_shim(sc->fp) };
+
+		back = fp_frame_ex(sc->fp, &s);
+	}
+	for (int i = 0; i < n; i++)
+		back = fp_frame(sc->fp, sc->code[codes[i]], 0, back);
+	return back;
+}
+
+/* Frame i of t runs code c (at its first instruction) in interpreter id. */
+static void check_part_frame(const struct scene *sc, const struct py_thread *t, int i, int c,
+			     int64_t id)
+{
+	check_frame(sc, t, i, c, code_line(c, 0));
+	ck_assert_msg(t->frames[i].interp == id, "3.%d: frame %d in interpreter %lld, want %lld",
+		      sc->fp->L->minor, i, (long long)t->frames[i].interp, (long long)id);
+}
+
+static const int sub_codes[] = { C_FOO, C_BAR };	/* foo -> bar in the sub */
+static const int main_codes[] = { C_MAIN, C_RUN };	/* <module> -> run (exec) */
+
+/* One OS thread, X, runs Worker.run in the main interpreter, which runs
+ * foo -> bar in subinterpreter 5; the scene's three threads stay as they
+ * are.  inner_sub: the subinterpreter's part is the inner one on the C
+ * stack (as it always is in life); else the main one is. */
+static void add_thread_x(struct scene *sc, uint64_t sub, bool inner_sub, uint64_t *xs,
+			 uint64_t *xm)
+{
+	if (inner_sub) {
+		*xs = fp_thread_in(sc->fp, sub, part_stack(sc, sub_codes, 2), X_IDENT, X_TID);
+		*xm = fp_thread_in(sc->fp, sc->fp->interp, part_stack(sc, main_codes, 2), X_IDENT,
+				   X_TID);
+	} else {
+		*xm = fp_thread_in(sc->fp, sc->fp->interp, part_stack(sc, main_codes, 2), X_IDENT,
+				   X_TID);
+		*xs = fp_thread_in(sc->fp, sub, part_stack(sc, sub_codes, 2), X_IDENT, X_TID);
+	}
+}
+
+static void check_x(const struct scene *sc, const struct py_thread *t, bool sub_first)
+{
+	int s = sub_first ? 0 : 2, m = sub_first ? 2 : 0;
+
+	ck_assert_ptr_null(t->error);
+	ck_assert_int_eq(t->nframes, 4);
+	ck_assert_uint_eq(t->ident, X_IDENT);
+	ck_assert_int_eq(t->tid, sc->fp->L->minor >= 11 ? (pid_t)X_TID : 0);
+	check_part_frame(sc, t, s, C_BAR, SUB_ID);
+	check_part_frame(sc, t, s + 1, C_FOO, SUB_ID);
+	check_part_frame(sc, t, m, C_RUN, 0);
+	check_part_frame(sc, t, m + 1, C_MAIN, 0);
+	ck_assert_int_eq(t->ninterps, 2);
+	ck_assert_int_eq(t->interps[0], sub_first ? SUB_ID : 0);
+	ck_assert_int_eq(t->interps[1], sub_first ? 0 : SUB_ID);
+}
+
+START_TEST(test_subinterp)
+{
+	struct scene sc;
+	struct py_thread *t;
+	struct py_tstate ts[16];
+	uint64_t sub, xs, xm, gil;
+	int n;
+
+	scene_init(&sc, _i);
+	sub = fp_interp(sc.fp, SUB_ID);
+	add_thread_x(&sc, sub, true, &xs, &xm);
+	fp_gil_in(sc.fp, sub, xs, true);
+	n = walk(&sc, &t);
+	ck_assert_msg(n == 4, "3.%d: %d threads (%s)", _i, n, sc.err);
+	check_thread0(&sc, &t[0]);
+	check_thread1(&sc, &t[1]);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(t[i].ninterps, 1);
+		ck_assert_int_eq(t[i].interps[0], 0);
+		for (int k = 0; k < t[i].nframes; k++)
+			ck_assert_int_eq(t[i].frames[k].interp, 0);
+	}
+	/* Listed where the main interpreter lists it, as one thread. */
+	check_x(&sc, &t[3], true);
+	ck_assert_uint_eq(t[3].tstate, xs);
+	/* Each interpreter its own GIL from 3.12: two holders. */
+	ck_assert(t[3].gil);
+	ck_assert_int_eq(t[1].gil, sc.fp->L->interp.gil_ptr != NONE);
+	py_threads_free(t, n);
+
+	/* What the sampler sees: five thread states, X's two together. */
+	{
+		struct mem *m = fp_mem(sc.fp);
+		struct pyinterp pi;
+
+		fp_pyinterp(sc.fp, &pi);
+		n = pystack_tstates(m, &pi, ts, 16, &gil, sc.err, sizeof(sc.err));
+		mem_close(m);
+		ck_assert_int_eq(n, 5);
+		ck_assert_int_eq(ts[3].nparts, 2);
+		ck_assert_uint_eq(ts[3].addr, xs);
+		ck_assert_int_eq(ts[4].nparts, 0);
+		ck_assert_uint_eq(ts[4].addr, xm);
+		ck_assert(gil != 0);
+	}
+	scene_done(&sc);
+}
+END_TEST
+
+/* The C stack decides which part is inside, not the interpreter ids; before
+ * 3.11 there is no C stack address to go by, and the newer interpreter
+ * goes inside. */
+START_TEST(test_subinterp_order)
+{
+	struct scene sc;
+	struct py_thread *t;
+	uint64_t sub, xs, xm;
+	int n;
+
+	scene_init(&sc, _i);
+	sub = fp_interp(sc.fp, SUB_ID);
+	add_thread_x(&sc, sub, false, &xs, &xm);
+	n = walk(&sc, &t);
+	ck_assert_msg(n == 4, "3.%d: %d threads (%s)", _i, n, sc.err);
+	check_x(&sc, &t[3], _i < 11);
+	py_threads_free(t, n);
+	scene_done(&sc);
+}
+END_TEST
+
+/* 3.12 runs a subinterpreter on the thread state its creator made: the part
+ * says it is thread A (ident and tid) though it sits on X's C stack, just
+ * below X's main part and far from A's.  The stack wins. */
+START_TEST(test_subinterp_borrowed_tstate)
+{
+	static const int a_codes[] = { C_MAIN, C_WAIT };
+	const uint64_t a_ident = 0x7f000000a000ull;
+	struct scene sc;
+	struct py_thread *t;
+	uint64_t sub, xs, xm, a;
+	int n;
+
+	scene_init(&sc, _i);
+	if (_i < 11) {
+		scene_done(&sc);
+		return;
+	}
+	sub = fp_interp(sc.fp, SUB_ID);
+	xs = fp_thread_in(sc.fp, sub, part_stack(&sc, sub_codes, 2), a_ident, 110);
+	xm = fp_thread_in(sc.fp, sc.fp->interp, part_stack(&sc, main_codes, 2), X_IDENT, X_TID);
+	a = fp_thread_in(sc.fp, sc.fp->interp, part_stack(&sc, a_codes, 2), a_ident, 110);
+	n = walk(&sc, &t);
+	ck_assert_msg(n == 5, "3.%d: %d threads (%s)", _i, n, sc.err);
+	check_x(&sc, &t[3], true);
+	ck_assert_uint_eq(t[3].tstate, xs);
+	ck_assert_uint_eq(t[4].tstate, a);
+	ck_assert_int_eq(t[4].nframes, 2);
+	ck_assert_int_eq(t[4].ninterps, 1);
+	(void)xm;
+	py_threads_free(t, n);
+	scene_done(&sc);
+}
+END_TEST
+
+/* The interpreter list comes from the target: loops, holes and garbage in
+ * `next` end it, or leave out what is not an interpreter; never a crash,
+ * never an interpreter read twice. */
+START_TEST(test_interp_chain)
+{
+	const struct py_layout *L;
+	struct scene sc;
+	struct py_thread *t;
+	uint64_t sub, xs, xm, junk;
+	int n;
+
+	scene_init(&sc, _i);
+	L = sc.fp->L;
+	sub = fp_interp(sc.fp, SUB_ID);
+	add_thread_x(&sc, sub, true, &xs, &xm);
+
+	/* The main interpreter pointing back at the head: a loop. */
+	fp_w64(sc.fp, sc.fp->interp + L->interp.next, sub);
+	n = walk(&sc, &t);
+	ck_assert_int_eq(n, 4);
+	check_x(&sc, &t[3], true);
+	py_threads_free(t, n);
+
+	/* Each pointing at itself: the main one is never reached. */
+	fp_w64(sc.fp, sub + L->interp.next, sub);
+	n = walk(&sc, &t);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(t[0].nframes, 2);
+	ck_assert_int_eq(t[0].frames[0].interp, SUB_ID);
+	py_threads_free(t, n);
+
+	/* Past the main one, into nowhere, or into an object that is no
+	 * interpreter: what was read stands. */
+	fp_w64(sc.fp, sub + L->interp.next, sc.fp->interp);
+	fp_w64(sc.fp, sc.fp->interp + L->interp.next, FP_UNMAPPED);
+	n = walk(&sc, &t);
+	ck_assert_int_eq(n, 4);
+	py_threads_free(t, n);
+	junk = fp_str(sc.fp, "not an interpreter, but readable for a while");
+	fp_w64(sc.fp, sc.fp->interp + L->interp.next, junk);
+	n = walk(&sc, &t);
+	ck_assert_int_eq(n, 4);
+	check_x(&sc, &t[3], true);
+	py_threads_free(t, n);
+
+	/* The subinterpreter's threads unreadable: the main one's stay,
+	 * X with its main part only. */
+	fp_w64(sc.fp, sc.fp->interp + L->interp.next, 0);
+	fp_w64(sc.fp, sub + L->interp.threads_head, FP_UNMAPPED);
+	n = walk(&sc, &t);
+	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(t[3].nframes, 2);
+	ck_assert_int_eq(t[3].ninterps, 1);
+	py_threads_free(t, n);
+	scene_done(&sc);
+}
+END_TEST
+
+/* More interpreters than any pool makes, none with threads: the main one,
+ * last, is still read, within the bound. */
+START_TEST(test_many_interps)
+{
+	struct scene sc;
+	struct py_thread *t;
+	int n;
+
+	scene_init(&sc, _i);
+	for (int i = 1; i <= 300; i++)
+		fp_interp(sc.fp, i);
+	n = walk(&sc, &t);
+	ck_assert_msg(n == 3, "3.%d: %d threads (%s)", _i, n, sc.err);
+	check_thread0(&sc, &t[0]);
+	py_threads_free(t, n);
+	scene_done(&sc);
+}
+END_TEST
+
 /* ---- frame owners -------------------------------------------------------- */
 
 START_TEST(test_shims)
@@ -1290,6 +1545,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_locals, lo, hi);
 	tcase_add_loop_test(tc, test_locals_not_started, lo, hi);
 	tcase_add_loop_test(tc, test_thread_names, lo, hi);
+	tcase_add_loop_test(tc, test_subinterp, lo, hi);
+	tcase_add_loop_test(tc, test_subinterp_order, lo, hi);
+	tcase_add_loop_test(tc, test_subinterp_borrowed_tstate, lo, hi);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("corrupt");
@@ -1302,6 +1560,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_absurd_names, lo, hi);
 	tcase_add_loop_test(tc, test_no_interp, lo, hi);
 	tcase_add_loop_test(tc, test_interp_mismatch, lo, hi);
+	tcase_add_loop_test(tc, test_interp_chain, lo, hi);
+	tcase_add_loop_test(tc, test_many_interps, lo, hi);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fuzz");

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Compare `pystrobe dump --json` output with what the target saw itself.
 
-Usage: compare_dump.py [--loose-moving] [--locals] TRUTH ACTUAL
+Usage: compare_dump.py [--loose-moving] [--locals] [--no-extra] TRUTH ACTUAL
 
 TRUTH is the truth.json tests/targets/parked.py writes; ACTUAL is pystrobe's
 JSON.  Every thread in TRUTH must be in ACTUAL (matched by ident) with the same
 name, tid (when TRUTH knows it), gil and idle flags, and the same Python
-frames (function, file, line).  The spinner ("moving": true) moves, so of its
+frames (function, file, line, and the interpreter where TRUTH gives one).
+No ident and no tid may appear twice: each OS thread is one thread of the
+dump, however many interpreters it runs in.  The spinner ("moving": true) moves, so of its
 innermost frame only function and file are compared and its line need only be
 one of the spin loop's lines; its outer frames are compared as usual.
 
@@ -15,8 +17,10 @@ one of the spin loop's lines; its outer frames are compared as usual.
                   its differences are printed as notes, not failures.
   --locals        the dump was taken with --locals: check the locals TRUTH
                   lists under locals_check.
+  --no-extra      a thread in ACTUAL that TRUTH does not have is a failure.
 
-Threads in ACTUAL that TRUTH does not have are allowed and listed.  Prints a
+Threads in ACTUAL that TRUTH does not have are allowed (unless --no-extra)
+and listed.  Prints a
 readable diff and exits 1 on any mismatch, 0 when all match, 2 on bad input.
 """
 import json
@@ -48,7 +52,9 @@ def load(path):
 def fmt_frame(f):
     if f is None:
         return "-"
-    return "%s (%s:%s)" % (f.get("function"), f.get("file"), f.get("line"))
+    where = "" if f.get("interpreter") is None else " @%s" % f["interpreter"]
+    return "%s (%s:%s)%s" % (f.get("function"), f.get("file"), f.get("line"),
+                             where)
 
 
 def python_frames(thread):
@@ -64,6 +70,8 @@ def frame_differs(want, got, moving, spin_lines):
         return "function"
     if want["file"] != got.get("file"):
         return "file"
+    if "interpreter" in want and want["interpreter"] != got.get("interpreter"):
+        return "interpreter"
     if moving:
         if got.get("line") not in spin_lines:
             return "line not in spin loop %s" % spin_lines
@@ -203,15 +211,20 @@ def check_process(rep, truth, proc):
 
 def index_threads(rep, threads):
     by_ident = {}
+    tids = set()
     for t in threads:
         ident = t.get("ident")
         if ident in by_ident:
             rep.fail("ident %s appears twice in the dump" % ident)
         by_ident[ident] = t
+        tid = t.get("tid")
+        if tid in tids and tid:
+            rep.fail("tid %s appears twice in the dump" % tid)
+        tids.add(tid)
     return by_ident
 
 
-def compare(truth, actual, loose, want_locals):
+def compare(truth, actual, loose, want_locals, no_extra=False):
     rep = Report()
     nthreads = nframes = nlocals = 0
     proc = find_process(rep, truth, actual)
@@ -232,9 +245,10 @@ def compare(truth, actual, loose, want_locals):
     for ident, t in sorted(by_ident.items(), key=lambda kv: str(kv[0])):
         if ident not in known:
             top = python_frames(t)[:1]
-            rep.note("extra thread in the dump: ident %s tid %s name %r, %s"
-                     % (ident, t.get("tid"), t.get("name"),
-                        fmt_frame(top[0]) if top else "no frames"))
+            say = rep.fail if no_extra else rep.note
+            say("extra thread in the dump: ident %s tid %s name %r, %s"
+                % (ident, t.get("tid"), t.get("name"),
+                   fmt_frame(top[0]) if top else "no frames"))
     if want_locals:
         nlocals = check_locals(rep, truth, by_ident)
     return rep, nthreads, nframes, nlocals
@@ -243,14 +257,15 @@ def compare(truth, actual, loose, want_locals):
 def main(argv):
     flags = [a for a in argv[1:] if a.startswith("--")]
     args = [a for a in argv[1:] if not a.startswith("--")]
-    unknown = set(flags) - set(["--loose-moving", "--locals"])
+    unknown = set(flags) - set(["--loose-moving", "--locals", "--no-extra"])
     if len(args) != 2 or unknown:
         sys.stderr.write("usage: compare_dump.py [--loose-moving] [--locals]"
-                         " TRUTH ACTUAL\n")
+                         " [--no-extra] TRUTH ACTUAL\n")
         return 2
     truth, actual = load(args[0]), load(args[1])
     rep, nthreads, nframes, nlocals = compare(
-        truth, actual, "--loose-moving" in flags, "--locals" in flags)
+        truth, actual, "--loose-moving" in flags, "--locals" in flags,
+        "--no-extra" in flags)
     for n in rep.notes:
         print("compare: note: %s" % n)
     summary = "%d threads, %d frames" % (nthreads, nframes)

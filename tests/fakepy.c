@@ -805,12 +805,37 @@ void fp_frame_set_code(struct fakepy *fp, uint64_t frame, uint64_t code, int ins
 
 uint64_t fp_thread(struct fakepy *fp, uint64_t frame, uint64_t ident, uint32_t tid)
 {
+	uint64_t ts = fp_thread_in(fp, fp->interp, frame, ident, tid);
+
+	fp->last_thread = ts;
+	return ts;
+}
+
+/* The last thread state of interp's list, or 0 (the builder's own lists
+ * end; the bound is for one a test has made loop). */
+static uint64_t thread_tail(struct fakepy *fp, uint64_t interp)
+{
+	uint64_t ts = fp_r64(fp, interp + fp->L->interp.threads_head), next;
+
+	for (int i = 0; ts && i < 100000; i++) {
+		next = fp_r64(fp, ts + fp->L->tstate.next);
+		if (!next)
+			break;
+		ts = next;
+	}
+	return ts;
+}
+
+uint64_t fp_thread_in(struct fakepy *fp, uint64_t interp, uint64_t frame, uint64_t ident,
+		      uint32_t tid)
+{
 	const struct py_layout *L = fp->L;
 	uint64_t ts = fp_alloc(fp, FP_STATE,
 			       MAX_OFF(L->tstate.next, L->tstate.interp, L->tstate.frame,
 				       L->tstate.thread_id, L->tstate.native_thread_id) + 8);
+	uint64_t last = thread_tail(fp, interp);
 
-	fp_w64(fp, ts + L->tstate.interp, fp->interp);
+	fp_w64(fp, ts + L->tstate.interp, interp);
 	if (L->tstate.cframe_frame != NONE) {
 		/* 3.11/3.12: ts->cframe->current_frame. */
 		uint64_t cf = fp_alloc(fp, FP_STATE, 32);
@@ -823,27 +848,61 @@ uint64_t fp_thread(struct fakepy *fp, uint64_t frame, uint64_t ident, uint32_t t
 	fp_w64(fp, ts + L->tstate.thread_id, ident);
 	if (L->tstate.native_thread_id != NONE)
 		fp_w64(fp, ts + L->tstate.native_thread_id, tid);
-	if (fp->last_thread) {
-		fp_w64(fp, fp->last_thread + L->tstate.next, ts);
-		fp_w64(fp, ts, fp->last_thread);	/* prev */
+	if (last) {
+		fp_w64(fp, last + L->tstate.next, ts);
+		fp_w64(fp, ts, last);	/* prev */
 	} else {
-		fp_w64(fp, fp->interp + L->interp.threads_head, ts);
+		fp_w64(fp, interp + L->interp.threads_head, ts);
 	}
-	fp->last_thread = ts;
 	return ts;
 }
 
 void fp_gil(struct fakepy *fp, uint64_t tstate, bool locked)
 {
+	fp_gil_in(fp, fp->interp, tstate, locked);
+}
+
+void fp_gil_in(struct fakepy *fp, uint64_t interp, uint64_t tstate, bool locked)
+{
 	const struct py_layout *L = fp->L;
+	uint64_t gil;
 
 	if (L->runtime.gil_locked != NONE) {
 		fp_w32(fp, fp->runtime + L->runtime.gil_locked, locked);
 		fp_w64(fp, fp->runtime + L->runtime.gil_holder, tstate);
-	} else {
-		fp_w32(fp, fp->gil + L->gil.locked, locked);
-		fp_w64(fp, fp->gil + L->gil.holder, tstate);
+		return;
 	}
+	/* The main one's from fp->gil: a test may have broken its pointer. */
+	gil = interp == fp->interp ? fp->gil : fp_r64(fp, interp + L->interp.gil_ptr);
+	fp_w32(fp, gil + L->gil.locked, locked);
+	fp_w64(fp, gil + L->gil.holder, tstate);
+}
+
+/* An interpreter state with no threads, and from 3.12 a GIL of its own. */
+static uint64_t new_interp(struct fakepy *fp, int64_t id)
+{
+	const struct py_layout *L = fp->L;
+	uint64_t interp = fp_alloc(fp, FP_STATE,
+				   MAX_OFF(L->interp.next, L->interp.threads_head, L->interp.id,
+					   L->interp.modules, L->interp.gil_ptr) + 8);
+
+	fp_w64(fp, interp + L->interp.id, (uint64_t)id);
+	if (L->interp.gil_ptr != NONE) {
+		uint64_t gil = fp_alloc(fp, FP_STATE, MAX_OFF(L->gil.locked, L->gil.holder) + 8);
+
+		fp_w64(fp, interp + L->interp.gil_ptr, gil);
+	}
+	return interp;
+}
+
+uint64_t fp_interp(struct fakepy *fp, int64_t id)
+{
+	uint64_t at = fp->runtime + fp->L->runtime.interpreters_head;
+	uint64_t interp = new_interp(fp, id);
+
+	fp_w64(fp, interp + fp->L->interp.next, fp_r64(fp, at));
+	fp_w64(fp, at, interp);
+	return interp;
 }
 
 void fp_set_modules(struct fakepy *fp, uint64_t dict)
@@ -880,14 +939,10 @@ struct fakepy *fp_new(const struct py_layout *L)
 	fp->runtime = fp_alloc(fp, FP_STATE,
 			       MAX_OFF(L->runtime.interpreters_head, L->runtime.gil_locked,
 				       L->runtime.gil_holder) + 8);
-	fp->interp = fp_alloc(fp, FP_STATE,
-			      MAX_OFF(L->interp.next, L->interp.threads_head,
-				      L->interp.modules, L->interp.gil_ptr) + 8);
+	fp->interp = new_interp(fp, 0);
 	fp_w64(fp, fp->runtime + L->runtime.interpreters_head, fp->interp);
-	if (L->interp.gil_ptr != NONE) {
-		fp->gil = fp_alloc(fp, FP_STATE, MAX_OFF(L->gil.locked, L->gil.holder) + 8);
-		fp_w64(fp, fp->interp + L->interp.gil_ptr, fp->gil);
-	}
+	if (L->interp.gil_ptr != NONE)
+		fp->gil = fp_r64(fp, fp->interp + L->interp.gil_ptr);
 	make_types(fp);
 	fp->none = fp_object(fp, FP_OBJ, fp->t.none, 16);
 	fp->false_ = long_of_type(fp, fp->t.bool_, 0, NULL, 0);

@@ -2,7 +2,7 @@
  *
  * A `struct fakepy` lays out, in a few growable arenas at fixed fake
  * addresses, what the walker expects to find in a live interpreter: a
- * _PyRuntime with one interpreter, thread states, frames, code objects and
+ * _PyRuntime with the main interpreter (and subinterpreters), thread states, frames, code objects and
  * the objects they point at.  Every field is placed through the offsets of a
  * `struct py_layout`, so one builder serves every version in the table; the
  * tests then read the result back through a mem_fake exactly as the walker
@@ -203,8 +203,17 @@ int fp_owner_shim(const struct fakepy *fp);
 
 /* Append a thread state whose current frame is frame (0: none). */
 uint64_t fp_thread(struct fakepy *fp, uint64_t frame, uint64_t ident, uint32_t tid);
+/* The same in another interpreter than the main one. */
+uint64_t fp_thread_in(struct fakepy *fp, uint64_t interp, uint64_t frame, uint64_t ident,
+		      uint32_t tid);
 /* Who holds the GIL (0: no one); locked says whether it is taken. */
 void fp_gil(struct fakepy *fp, uint64_t tstate, bool locked);
+/* The same for interp's GIL (before 3.12 all share the one in _PyRuntime). */
+void fp_gil_in(struct fakepy *fp, uint64_t interp, uint64_t tstate, bool locked);
+/* A subinterpreter with this id and no threads, put at the head of the
+ * runtime's list as CPython does (the main one stays last), with a GIL of
+ * its own from 3.12. */
+uint64_t fp_interp(struct fakepy *fp, int64_t id);
 /* sys.modules. */
 void fp_set_modules(struct fakepy *fp, uint64_t dict);
 

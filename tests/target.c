@@ -286,10 +286,16 @@ static int read_truth(struct target *t, char *why, size_t whysize)
 int target_start_parked(struct target *t, const struct test_interp *ti,
 			char *why, size_t whysize)
 {
+	return target_start_script(t, ti, "tests/targets/parked.py", why,
+				   whysize);
+}
+
+int target_start_script(struct target *t, const struct test_interp *ti,
+			const char *path, char *why, size_t whysize)
+{
 	char script[PATH_MAX];
 
-	test_interp_script(ti, "tests/targets/parked.py", script,
-			   sizeof(script));
+	test_interp_script(ti, path, script, sizeof(script));
 	if (target_start(t, ti, why, whysize, script, NULL) < 0)
 		return -1;
 	if (target_wait_file(t, "truth.json", TARGET_READY_MS, why,

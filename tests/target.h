@@ -41,6 +41,11 @@ int target_start(struct target *t, const struct test_interp *ti,
 int target_start_parked(struct target *t, const struct test_interp *ti,
 			char *why, size_t whysize);
 
+/* The same for another target that writes truth.json as parked.py does
+ * (path in the source tree, e.g. "tests/targets/subinterp_target.py"). */
+int target_start_script(struct target *t, const struct test_interp *ti,
+			const char *path, char *why, size_t whysize);
+
 /* Wait (bounded) for OUTDIR/name to appear; fails early if the target dies. */
 int target_wait_file(struct target *t, const char *name, int timeout_ms,
 		     char *why, size_t whysize);

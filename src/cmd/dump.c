@@ -72,9 +72,37 @@ static void text_native_frame(struct strbuf *sb, const struct mixed_frame *f)
 	sb_putc(sb, '\n');
 }
 
+/* Does the stack show interpreters apart?  Only where it has a frame of
+ * a subinterpreter: an ordinary process's output stays as it was. */
+static bool marks_interps(const struct py_thread *t)
+{
+	for (int i = 0; i < t->nframes; i++)
+		if (t->frames[i].interp != 0)
+			return true;
+	return false;
+}
+
+/* "    --- interpreter 1 ---" before the first frame of each interpreter's
+ * run of frames, innermost first; *last is the interpreter shown last. */
+static void text_interp_mark(struct strbuf *sb, const struct py_frame *f, bool mark,
+			     int64_t *last)
+{
+	if (!mark || f->interp == *last)
+		return;
+	*last = f->interp;
+	if (f->interp < 0)
+		sb_puts(sb, "    --- interpreter ? ---\n");
+	else
+		sb_printf(sb, "    --- interpreter %lld%s ---\n", (long long)f->interp,
+			  f->interp == 0 ? " (main)" : "");
+}
+
 static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
 			bool locals)
 {
+	bool mark = marks_interps(t);
+	int64_t last = INT64_MIN;
+
 	sb_printf(sb, "Thread %d", (int)t->tid);
 	if (t->name) {
 		sb_puts(sb, " \"");
@@ -85,16 +113,23 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 		  t->gil ? ", holds the GIL" : "", (unsigned long long)t->ident);
 	if (ms && ms->frames) {
 		for (int i = 0; i < ms->nframes; i++) {
-			if (ms->frames[i].native)
+			const struct py_frame *f;
+
+			if (ms->frames[i].native) {
 				text_native_frame(sb, &ms->frames[i]);
-			else
-				text_py_frame(sb, &t->frames[ms->frames[i].py], locals);
+				continue;
+			}
+			f = &t->frames[ms->frames[i].py];
+			text_interp_mark(sb, f, mark, &last);
+			text_py_frame(sb, f, locals);
 		}
 		if (ms->truncated)
 			sb_puts(sb, "    ... (native stack cut short)\n");
 	} else {
-		for (int i = 0; i < t->nframes; i++)
+		for (int i = 0; i < t->nframes; i++) {
+			text_interp_mark(sb, &t->frames[i], mark, &last);
 			text_py_frame(sb, &t->frames[i], locals);
+		}
 	}
 	if (t->truncated)
 		sb_printf(sb, "    ... (stack cut at %d frames)\n", t->nframes);
@@ -136,6 +171,7 @@ static void json_frame(struct json *j, const struct py_frame *f, bool locals)
 	json_kstr(j, "function", f->function);
 	json_kstr(j, "file", f->file);
 	json_kint(j, "line", f->line);
+	json_kint(j, "interpreter", f->interp);
 	if (locals) {
 		json_key(j, "locals");
 		json_arr_begin(j);
@@ -180,6 +216,11 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 	json_kbool(j, "idle", t->idle);
 	json_kbool(j, "truncated", t->truncated);
 	json_kstr(j, "error", t->error);
+	json_key(j, "interpreters");
+	json_arr_begin(j);
+	for (int i = 0; i < t->ninterps; i++)
+		json_int(j, t->interps[i]);
+	json_arr_end(j);
 	if (ms) {
 		json_kstr(j, "native_error", ms->error);
 		json_kbool(j, "native_truncated", ms->truncated);

@@ -188,12 +188,13 @@ static int visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
 
 /* 3.11: each eval call links a _PyCFrame, a local of its own, into the
  * thread state's chain; the last one (previous == NULL) is the thread
- * state's root_cframe, not on any stack.  Give group k the k-th. */
-static int cframe_markers(struct grouping *g, const struct py_tstate *ts)
+ * state's root_cframe, not on any stack.  Give the thread state's groups,
+ * from group `first` on, one each. */
+static int cframe_markers(struct grouping *g, const struct py_tstate *ts, int first)
 {
 	const struct py_layout *L = g->L;
 	uint64_t cf, prev;
-	int k = 0;
+	int k = first;
 
 	/* _PyCFrame is { int use_tracing; current_frame; previous; }. */
 	if (mem_read_u64(g->m, ts->addr + L->tstate.frame, &cf) < 0)
@@ -211,27 +212,49 @@ static int cframe_markers(struct grouping *g, const struct py_tstate *ts)
 	return k == g->ngroups ? 0 : -1;
 }
 
+/* Group the frames of one thread state, after those of the parts before
+ * it; max_depth frames at most for the whole thread. */
+static int group_part(struct grouping *g, const struct py_tstate *ts, int max_depth)
+{
+	const struct py_layout *L = g->L;
+	int first = g->ngroups, before = g->nframes, n, vrc;
+
+	if (ts->frame_err < 0)
+		return -1;
+	if (!ts->frame)
+		return 0;
+	if (max_depth - before <= 0)
+		return -1;
+	g->cursor = ts->frame;
+	if (pystack_walk(g->m, L, ts->frame, max_depth - before, visit, g, &n, &vrc) != WALK_DONE)
+		return -1;
+	/* The shims and unstarted frames below the last Python frame. */
+	while (g->cursor)
+		if (step_frame(g, false) < 0)
+			return -1;
+	/* Every Python frame belongs to an eval call: the outermost must
+	 * close a group. */
+	if (g->cur != 0 || g->nframes - before != n)
+		return -1;
+	if (L->frame.is_entry != NONE && L->tstate.cframe_frame != NONE)
+		return cframe_markers(g, ts, first);
+	return 0;
+}
+
 int merge_py_groups(struct mem *m, const struct py_layout *L, const struct py_tstate *ts,
 		    int max_depth, struct py_group **groups, int *ngroups, int *nframes)
 {
-	struct grouping g = { .m = m, .L = L, .cursor = ts->frame };
-	int n, rc, vrc;
+	struct grouping g = { .m = m, .L = L };
+	int nparts = ts->nparts > 1 ? ts->nparts : 1, rc = 0;
 
 	if (max_depth <= 0)
 		max_depth = PYSTACK_MAX_DEPTH;
 	/* pystack_walk allows 4 raw frames per visited one; so do we. */
-	g.max_steps = 4 * max_depth + 4;
-	rc = pystack_walk(m, L, ts->frame, max_depth, visit, &g, &n, &vrc) == WALK_DONE ? 0 : -1;
-	/* The shims and unstarted frames below the last Python frame. */
-	while (rc == 0 && g.cursor)
-		if (step_frame(&g, false) < 0)
-			rc = -1;
-	/* Every Python frame belongs to an eval call: the outermost must
-	 * close a group. */
-	if (rc == 0 && (g.cur != 0 || g.nframes != n))
-		rc = -1;
-	if (rc == 0 && L->frame.is_entry != NONE && L->tstate.cframe_frame != NONE)
-		rc = cframe_markers(&g, ts);
+	g.max_steps = 4 * max_depth + 4 * nparts;
+	/* The parts of an OS thread in several interpreters are stacked on
+	 * its C stack in this order too: their groups follow each other. */
+	for (int p = 0; p < nparts && rc == 0; p++)
+		rc = group_part(&g, &ts[p], max_depth);
 	*groups = g.groups;
 	*ngroups = g.ngroups;
 	*nframes = g.nframes;
@@ -411,11 +434,14 @@ void merge_capture_python(struct native_capture *c, struct mem *m, const struct 
 
 	c->py = xcalloc(n > 0 ? n : 1, sizeof(*c->py));
 	for (int i = 0; i < n; i++) {
-		struct captured_python *cp = &c->py[c->npy++];
+		struct captured_python *cp;
 
+		/* An OS thread's outer parts are grouped with its first. */
+		if (!ts[i].nparts)
+			continue;
+		cp = &c->py[c->npy++];
 		cp->tstate = ts[i].addr;
-		cp->rc = ts[i].frame_err < 0 ? -1 :
-			 merge_py_groups(m, &pi->layout, &ts[i], max_depth, &cp->groups,
+		cp->rc = merge_py_groups(m, &pi->layout, &ts[i], max_depth, &cp->groups,
 					 &cp->ngroups, &cp->nframes);
 	}
 	free(ts);

@@ -57,7 +57,9 @@ struct py_tstate;
 
 /* The Python frames of one thread in eval-call groups, innermost first.
  * Walks the frames from ts->frame exactly as pystack_walk() does with
- * max_depth, so frame i here is frame i of the thread's walk.  *nframes
+ * max_depth, so frame i here is frame i of the thread's walk; with
+ * ts->nparts > 1 (an OS thread in several interpreters) the parts
+ * ts[0..nparts) one after the other, as the dump and the sampler do.  *nframes
  * gets the number of Python frames.  Returns 0, or -1 when the walk did
  * not reach the end of the chain or the chain does not fall into groups
  * (no grouping can be trusted).  *groups is allocated (free() it) even on

@@ -342,18 +342,20 @@ static int decode_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti
 	return 0;
 }
 
-static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_thread *t)
+/* Append the frames of one thread state to t, at most max_depth in all. */
+static void walk_part(struct walk *w, const struct py_tstate *ts, struct py_thread *t)
 {
-	struct decode_arg d = { w, t, 0 };
-	int n, rc;
-
-	int max = w->o->max_depth > 0 ? w->o->max_depth : PYSTACK_MAX_DEPTH;
+	struct decode_arg d = { w, t, t->nframes };
+	int first = t->nframes, n, rc;
+	int max = (w->o->max_depth > 0 ? w->o->max_depth : PYSTACK_MAX_DEPTH) - t->nframes;
 
 	if (ts->frame_err < 0) {
 		t->error = xasprintf("cannot read the current frame (%s)", strerror(-ts->frame_err));
 		return;
 	}
-	if (w->frames_left <= 0) {
+	if (!ts->frame)
+		return;
+	if (w->frames_left <= 0 || max <= 0) {
 		t->truncated = true;
 		return;
 	}
@@ -376,21 +378,260 @@ static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_th
 		t->error = xasprintf("cannot read a code object (%s)", strerror(-rc));
 		break;
 	}
-	w->frames_left += max - t->nframes;
+	w->frames_left += max - (t->nframes - first);
+	for (int i = first; i < t->nframes; i++)
+		t->frames[i].interp = ts->interp;
+}
+
+/* One OS thread: its thread states ts[0..ts->nparts), innermost first.  A
+ * part that ends early (an error, the depth limit) ends the stack there:
+ * frames below a gap would be shown as called from the wrong place. */
+static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_thread *t)
+{
+	t->tstate = ts->addr;
+	t->ident = ts->ident;
+	t->interps = xcalloc(ts->nparts, sizeof(*t->interps));
+	for (int p = 0; p < ts->nparts; p++) {
+		t->interps[t->ninterps++] = ts[p].interp;
+		t->gil |= ts[p].gil;
+		if (!t->tid)
+			t->tid = ts[p].tid;
+		if (!t->error && !t->truncated)
+			walk_part(w, &ts[p], t);
+	}
+}
+
+/* --- one OS thread in several interpreters -------------------------------- */
+
+/* Thread states of one OS thread: the same pthread_t, and the same kernel
+ * thread id where both know it. */
+static bool same_os_thread(const struct py_tstate *a, const struct py_tstate *b)
+{
+	if (!a->ident || a->ident != b->ident)
+		return false;
+	return !a->tid || !b->tid || a->tid == b->tid;
+}
+
+/* An address on the OS thread's C stack inside the innermost eval call of
+ * this thread state, or 0 when there is none.  A subinterpreter's eval
+ * loop runs inside the C call (exec) made by the outer interpreter's, and
+ * the C stack grows down: of two parts, the one with the lower anchor is
+ * the inner.  3.11 and 3.12 link a _PyCFrame that is a local of the eval
+ * call; 3.13+ begin each eval call with an entry shim frame that lives on
+ * the C stack.  Before 3.11 frames are heap objects: no anchor. */
+static uint64_t stack_anchor(struct mem *m, const struct py_layout *L, const struct py_tstate *ts)
+{
+	uint64_t f = ts->frame, cf;
+	bool real = false;
+
+	if (!ts->frame || ts->frame_err < 0)
+		return 0;
+	if (L->tstate.cframe_frame != NONE)
+		return mem_read_u64(m, ts->addr + L->tstate.frame, &cf) < 0 ? 0 : cf;
+	if (L->frame.owner == NONE)
+		return 0;
+	for (int steps = 0; f && steps < 4 * PYSTACK_MAX_DEPTH; steps++) {
+		struct raw_frame rf;
+
+		if (read_raw_frame(m, L, f, &rf) < 0)
+			return 0;
+		/* The first shim after a real frame; a shim alone (3.14's
+		 * base frame, inside the thread state) is no anchor. */
+		if (rf.owner >= L->frame.owner_shim)
+			return real ? f : 0;
+		real = true;
+		f = rf.back;
+	}
+	return 0;
+}
+
+struct part_key {
+	struct py_tstate ts;
+	uint64_t anchor;
+	bool framed;
+};
+
+/* Does a go inside (before) b?  Parts with frames before parts without
+ * (whose place shows nothing).  Then by the C stack when every framed part
+ * has an anchor; else the one running (holding its GIL) innermost, then
+ * the newer interpreter (higher id) inside the older, the main one
+ * outermost: a subinterpreter is usually entered from the one that made
+ * it. */
+static bool part_before(const struct part_key *a, const struct part_key *b, bool by_stack)
+{
+	if (a->framed != b->framed)
+		return a->framed;
+	if (by_stack && a->framed)
+		return a->anchor < b->anchor;
+	if (a->ts.gil != b->ts.gil)
+		return a->ts.gil;
+	return a->ts.interp > b->ts.interp;
+}
+
+/* Put the k parts of one OS thread in call order, innermost first, and
+ * give them all the identity of the OS thread: that of the outermost part
+ * with frames, which the thread made for itself.  (3.12 runs a
+ * subinterpreter on the thread state its creator made, whatever OS thread
+ * calls run_string: that part carries the creator's ident and tid.) */
+static void order_parts(struct part_key *pk, int k, struct py_tstate *out)
+{
+	const struct py_tstate *self = &pk[0].ts;
+	bool by_stack = true;
+
+	for (int i = 0; i < k; i++)
+		if (pk[i].framed && !pk[i].anchor)
+			by_stack = false;
+	/* Insertion sort: k is tiny, and it stays in bounds whatever the
+	 * keys (qsort need not, with an inconsistent order). */
+	for (int i = 1; i < k; i++) {
+		struct part_key cur = pk[i];
+		int j = i;
+
+		for (; j > 0 && part_before(&cur, &pk[j - 1], by_stack); j--)
+			pk[j] = pk[j - 1];
+		pk[j] = cur;
+	}
+	for (int i = 0; i < k; i++)
+		if (pk[i].framed)
+			self = &pk[i].ts;
+	for (int i = 0; i < k; i++) {
+		out[i] = pk[i].ts;
+		out[i].ident = self->ident;
+		out[i].tid = self->tid;
+		out[i].nparts = i ? 0 : k;
+	}
+}
+
+/* Is there, strictly between the anchors of a and b, the anchor of a thread
+ * state of another OS thread than b's?  Then a and b are on different C
+ * stacks, whatever their idents say. */
+static bool stacks_apart(const struct part_key *pk, int n, int a, int b)
+{
+	uint64_t lo = pk[a].anchor, hi = pk[b].anchor;
+
+	if (lo > hi) {
+		lo = hi;
+		hi = pk[a].anchor;
+	}
+	for (int k = 0; k < n; k++)
+		if (pk[k].anchor > lo && pk[k].anchor < hi && pk[k].ts.ident != pk[b].ts.ident)
+			return true;
+	return false;
+}
+
+/* The thread state of another interpreter, listed before j, whose anchor
+ * is the nearest above j's: the part that called into j's interpreter. */
+static int caller_part(const struct part_key *pk, int j)
+{
+	int best = -1;
+
+	for (int k = 0; k < j; k++) {
+		if (!pk[k].anchor || pk[k].anchor <= pk[j].anchor ||
+		    pk[k].ts.interp == pk[j].ts.interp)
+			continue;
+		if (best < 0 || pk[k].anchor < pk[best].anchor)
+			best = k;
+	}
+	return best;
+}
+
+/* Which earlier thread state's OS thread does j belong to, or -1.  By
+ * ident (and tid); where the C stack says otherwise (see order_parts), by
+ * the C stack. */
+static int owner_of(const struct part_key *pk, int n, const int *head, int j)
+{
+	int q = -1, c;
+
+	for (int i = 0; i < j && q < 0; i++)
+		if (head[i] == i && same_os_thread(&pk[i].ts, &pk[j].ts))
+			q = i;
+	if (q < 0 || !pk[j].anchor || !pk[q].anchor || !stacks_apart(pk, n, j, q))
+		return q;
+	c = caller_part(pk, j);
+	return c < 0 ? -1 : head[c];
+}
+
+/* Gather each OS thread's thread states, listed interpreter by interpreter
+ * (ts[0..nmain) the main one's), into runs in call order.  The main
+ * interpreter lists an OS thread once, so only the others' thread states
+ * are looked up: about n * (n - nmain) comparisons. */
+static void pystack_stitch(struct mem *m, const struct py_layout *L, struct py_tstate *ts,
+			   int n, int nmain)
+{
+	struct part_key *pk = xcalloc(n ? n : 1, sizeof(*pk));
+	struct part_key *group = xcalloc(n ? n : 1, sizeof(*group));
+	int *head = xcalloc(n ? n : 1, sizeof(*head));
+	int *next = xcalloc(n ? n : 1, sizeof(*next));
+	int *tail = xcalloc(n ? n : 1, sizeof(*tail));
+	int k = 0;
+
+	for (int j = 0; j < n; j++) {
+		pk[j].ts = ts[j];
+		pk[j].framed = ts[j].frame && ts[j].frame_err == 0;
+		pk[j].anchor = pk[j].framed ? stack_anchor(m, L, &ts[j]) : 0;
+		head[j] = tail[j] = j;
+		next[j] = -1;
+	}
+	for (int j = nmain; j < n; j++) {
+		int i = owner_of(pk, n, head, j);
+
+		if (i < 0)
+			continue;
+		head[j] = i;
+		next[tail[i]] = j;
+		tail[i] = j;
+	}
+	for (int i = 0; i < n; i++) {
+		int g = 0;
+
+		if (head[i] != i)
+			continue;
+		for (int p = i; p >= 0; p = next[p])
+			group[g++] = pk[p];
+		order_parts(group, g, ts + k);
+		k += g;
+	}
+	free(tail);
+	free(next);
+	free(head);
+	free(group);
+	free(pk);
 }
 
 /* --- threads -------------------------------------------------------------- */
 
-static int first_interp(struct mem *m, const struct pyinterp *pi, uint64_t *interp)
+static bool addr_listed(const uint64_t *addrs, int n, uint64_t addr)
 {
-	int rc = mem_read_u64(m, pi->runtime + pi->layout.runtime.interpreters_head, interp);
-
-	if (rc < 0)
-		return rc;
-	return *interp ? 0 : -ENOENT;
+	for (int i = 0; i < n; i++)
+		if (addrs[i] == addr)
+			return true;
+	return false;
 }
 
-/* The thread state holding the GIL, or 0. */
+/* The interpreters as _PyRuntime lists them: the newest first, the main
+ * one last.  Returns their count (0 before the first is made), or a
+ * negative errno when the list's head is unreadable.  The chain comes from
+ * the target: an address seen twice ends it, so does max. */
+static int list_interps(struct mem *m, const struct pyinterp *pi, uint64_t *out, int max)
+{
+	const struct py_layout *L = &pi->layout;
+	uint64_t interp;
+	int n = 0, rc;
+
+	rc = mem_read_u64(m, pi->runtime + L->runtime.interpreters_head, &interp);
+	if (rc < 0)
+		return rc;
+	while (interp && n < max && !addr_listed(out, n, interp)) {
+		out[n++] = interp;
+		if (mem_read_u64(m, interp + L->interp.next, &interp) < 0)
+			break;
+	}
+	return n;
+}
+
+/* The thread state holding this interpreter's GIL, or 0.  Before 3.12 the
+ * one GIL is in _PyRuntime; since, each interpreter points at its own or
+ * at the main interpreter's. */
 static uint64_t gil_holder(struct mem *m, const struct pyinterp *pi, uint64_t interp)
 {
 	const struct py_layout *L = &pi->layout;
@@ -428,32 +669,22 @@ static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *
 	return 0;
 }
 
-int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *out, int max,
-		    uint64_t *gil, char *err, size_t errlen)
+/* The thread states of one interpreter, up to max.  Returns the count, or
+ * a negative EXIT_* code with a reason in err when not even the first
+ * could be read. */
+static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t interp,
+			  struct py_tstate *out, int max, char *err, size_t errlen)
 {
 	const struct py_layout *L = &pi->layout;
 	uint32_t offs[] = { L->tstate.next, L->tstate.interp, L->tstate.frame,
 			    L->tstate.thread_id, L->tstate.native_thread_id };
 	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
-	uint64_t interp, ts;
+	uint64_t ts, holder;
+	int64_t id = -1;
 	struct cycle cy;
 	int n = 0, rc;
 
-	*gil = 0;
-	rc = first_interp(m, pi, &interp);
-	if (rc == -ENOENT) {
-		uint64_t fin = 0;
-
-		/* Py_Finalize has torn the interpreter down: the process is
-		 * on its way out, which is not the same as not started yet. */
-		if (mem_read_u64(m, pi->runtime + L->runtime.finalizing, &fin) == 0 && fin) {
-			snprintf(err, errlen, "the interpreter has shut down");
-			return -EXIT_EXITED;
-		}
-		snprintf(err, errlen, "the interpreter is not initialised yet");
-		return -EXIT_BAD_STATE;
-	}
-	if (rc < 0 || (rc = mem_read_u64(m, interp + L->interp.threads_head, &ts)) < 0) {
+	if ((rc = mem_read_u64(m, interp + L->interp.threads_head, &ts)) < 0) {
 		snprintf(err, errlen, "cannot read the interpreter state");
 		return -exit_code_for_errno(rc);
 	}
@@ -461,7 +692,9 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
 		snprintf(err, errlen, "thread state layout too large");
 		return -EXIT_BAD_STATE;
 	}
-	*gil = gil_holder(m, pi, interp);
+	if (mem_read_u64(m, interp + L->interp.id, (uint64_t *)&id) < 0 || id < 0)
+		id = -1;
+	holder = gil_holder(m, pi, interp);
 	cycle_init(&cy, ts);
 	while (ts && n < max) {
 		uint8_t tb[512];
@@ -489,15 +722,76 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
 		if (tstate_listed(out, n, ts))
 			break;
 		t = &out[n++];
+		memset(t, 0, sizeof(*t));
 		t->addr = ts;
 		t->ident = field_u64(tb, L->tstate.thread_id);
 		t->tid = L->tstate.native_thread_id != NONE
 			 ? (pid_t)field_u64(tb, L->tstate.native_thread_id) : 0;
 		t->frame_err = first_frame(m, L, tb, &t->frame);
+		t->interp = id;
+		t->gil = holder && holder == ts;
+		t->nparts = 1;
 		ts = field_u64(tb, L->tstate.next);
 		if (ts && cycle_step(&cy, ts))
 			break;
 	}
+	return n;
+}
+
+/* Why there is no interpreter to read: not made yet, or torn down. */
+static int no_interp(struct mem *m, const struct pyinterp *pi, char *err, size_t errlen)
+{
+	uint64_t fin = 0;
+
+	/* Py_Finalize has torn the interpreter down: the process is on its
+	 * way out, which is not the same as not started yet. */
+	if (mem_read_u64(m, pi->runtime + pi->layout.runtime.finalizing, &fin) == 0 && fin) {
+		snprintf(err, errlen, "the interpreter has shut down");
+		return -EXIT_EXITED;
+	}
+	snprintf(err, errlen, "the interpreter is not initialised yet");
+	return -EXIT_BAD_STATE;
+}
+
+int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *out, int max,
+		    uint64_t *gil, char *err, size_t errlen)
+{
+	uint64_t interps[PYSTACK_MAX_INTERPS];
+	int ni, n = 0, nmain = 0, first_rc = 0;
+
+	*gil = 0;
+	ni = list_interps(m, pi, interps, ARRAY_SIZE(interps));
+	if (ni == 0)
+		return no_interp(m, pi, err, errlen);
+	if (ni < 0) {
+		snprintf(err, errlen, "cannot read the interpreter state");
+		return -exit_code_for_errno(ni);
+	}
+	/* The main interpreter's threads first, as before there were others.
+	 * One that cannot be read is left out (a garbage `next`, one being
+	 * made or destroyed), unless none can. */
+	for (int i = ni - 1; i >= 0 && n < max; i--) {
+		char why[256];
+		int k = interp_tstates(m, pi, interps[i], out + n, max - n, why, sizeof(why));
+
+		if (k < 0) {
+			if (!first_rc) {
+				first_rc = k;
+				snprintf(err, errlen, "%s", why);
+			}
+			continue;
+		}
+		n += k;
+		if (i == ni - 1)
+			nmain = n;
+	}
+	if (n == 0 && first_rc)
+		return first_rc;
+	for (int i = 0; i < n && !*gil; i++)
+		if (out[i].gil)
+			*gil = out[i].addr;
+	if (ni > 1)
+		pystack_stitch(m, &pi->layout, out, n, nmain);
 	return n;
 }
 
@@ -509,7 +803,7 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 	struct py_tstate *ts = xcalloc(PYSTACK_MAX_THREADS, sizeof(*ts));
 	struct py_thread *threads;
 	uint64_t holder;
-	int n;
+	int n, nt = 0;
 
 	*threadsp = NULL;
 	n = pystack_tstates(m, pi, ts, PYSTACK_MAX_THREADS, &holder, err, errlen);
@@ -518,47 +812,54 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 		return n;
 	}
 	threads = n ? xcalloc(n, sizeof(*threads)) : NULL;
-	for (int i = 0; i < n; i++) {
-		struct py_thread *t = &threads[i];
-
-		t->tstate = ts[i].addr;
-		t->ident = ts[i].ident;
-		t->tid = ts[i].tid;
-		t->gil = holder && holder == ts[i].addr;
-		walk_thread(&w, &ts[i], t);
-	}
+	for (int i = 0; i < n; i++)
+		if (ts[i].nparts)
+			walk_thread(&w, &ts[i], &threads[nt++]);
 	linetable_ranges_free(&w.ranges);
 	free(ts);
 	*threadsp = threads;
-	return n;
+	return nt;
+}
+
+/* threading._active of one interpreter, or 0. */
+static uint64_t active_threads(struct pyctx *c, uint64_t interp)
+{
+	uint64_t modules, threading, md, active;
+
+	if (mem_read_u64(c->m, interp + c->L->interp.modules, &modules) < 0 || !modules)
+		return 0;
+	if (py_dict_get_str(c, modules, "threading", &threading) < 0 || !threading)
+		return 0;
+	if (mem_read_u64(c->m, threading + c->L->o.module_dict, &md) < 0 || !md)
+		return 0;
+	if (py_dict_get_str(c, md, "_active", &active) < 0)
+		return 0;
+	return active;
 }
 
 void pystack_names(struct mem *m, const struct pyinterp *pi, const uint64_t *idents,
 		   int n, char **names)
 {
-	const struct py_layout *L = &pi->layout;
-	struct pyctx c = { m, L };
-	uint64_t interp, modules, threading, md, active;
+	struct pyctx c = { m, &pi->layout };
+	uint64_t interps[PYSTACK_MAX_INTERPS];
+	int ni = list_interps(m, pi, interps, ARRAY_SIZE(interps));
 
 	for (int i = 0; i < n; i++)
 		names[i] = NULL;
-	if (first_interp(m, pi, &interp) < 0 ||
-	    mem_read_u64(m, interp + L->interp.modules, &modules) < 0 || !modules)
-		return;
-	if (py_dict_get_str(&c, modules, "threading", &threading) < 0 || !threading)
-		return;
-	if (mem_read_u64(m, threading + L->o.module_dict, &md) < 0 || !md)
-		return;
-	if (py_dict_get_str(&c, md, "_active", &active) < 0 || !active)
-		return;
-	for (int i = 0; i < n; i++) {
-		uint64_t obj, name;
+	for (int k = ni - 1; k >= 0; k--) {
+		uint64_t active = active_threads(&c, interps[k]);
 
-		if (py_dict_get_int(&c, active, (int64_t)idents[i], &obj) < 0 || !obj)
-			continue;
-		if (py_instance_attr(&c, obj, "_name", &name) < 0 || !name)
-			continue;
-		py_str(&c, name, NAME_MAX_CHARS, &names[i]);
+		for (int i = 0; active && i < n; i++) {
+			uint64_t obj, name;
+
+			if (names[i])
+				continue;
+			if (py_dict_get_int(&c, active, (int64_t)idents[i], &obj) < 0 || !obj)
+				continue;
+			if (py_instance_attr(&c, obj, "_name", &name) < 0 || !name)
+				continue;
+			py_str(&c, name, NAME_MAX_CHARS, &names[i]);
+		}
 	}
 }
 
@@ -648,6 +949,7 @@ void py_threads_free(struct py_thread *threads, int n)
 		for (int j = 0; j < t->nframes; j++)
 			py_frame_release(&t->frames[j]);
 		free(t->frames);
+		free(t->interps);
 		free(t->name);
 		free(t->error);
 	}

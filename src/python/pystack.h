@@ -1,4 +1,4 @@
-/* Walking an interpreter's threads and their Python frames. */
+/* Walking the interpreters' threads and their Python frames. */
 #ifndef PYSTROBE_PYSTACK_H
 #define PYSTROBE_PYSTACK_H
 
@@ -12,8 +12,11 @@ struct mem;
 
 /* Deepest stack we walk; deeper ones are cut and marked truncated. */
 #define PYSTACK_MAX_DEPTH 4096
-/* Most threads we walk in one interpreter. */
+/* Most thread states we walk, over all interpreters. */
 #define PYSTACK_MAX_THREADS 4096
+/* Most interpreters we walk (an InterpreterPoolExecutor has one a worker);
+ * the main one is the last of the list. */
+#define PYSTACK_MAX_INTERPS 1024
 
 struct py_local {
 	char *name;
@@ -27,17 +30,23 @@ struct py_frame {
 	char *function;		/* qualified name on 3.11+ */
 	char *file;
 	int line;		/* -1 when unknown */
+	int64_t interp;		/* id of the interpreter running it (0: main) */
 	struct py_local *locals;
 	int nlocals;
 };
 
+/* One OS thread.  Where it has thread states in several interpreters (it
+ * runs Interpreter.exec in one, the subinterpreter's code in another), its
+ * stack is theirs stitched in call order. */
 struct py_thread {
-	uint64_t tstate;
+	uint64_t tstate;	/* its innermost thread state */
 	uint64_t ident;		/* threading.get_ident() */
 	pid_t tid;		/* OS thread id, 0 when unknown */
 	char *name;		/* threading name, NULL when unknown */
-	bool gil;
+	bool gil;		/* holds a GIL (3.12+: each interpreter can have its own) */
 	bool idle;
+	int64_t *interps;	/* interpreters it has thread states in, innermost first */
+	int ninterps;
 	struct py_frame *frames;	/* innermost first */
 	int nframes;
 	bool truncated;
@@ -49,18 +58,25 @@ struct walk_opts {
 	int max_depth;		/* 0: PYSTACK_MAX_DEPTH */
 };
 
-/* One thread state as the interpreter lists it. */
+/* One thread state as an interpreter lists it. */
 struct py_tstate {
 	uint64_t addr;
 	uint64_t ident;		/* threading.get_ident() */
 	pid_t tid;		/* OS thread id (3.11+), else 0 */
 	uint64_t frame;		/* innermost frame, 0 when none */
 	int frame_err;		/* < 0 when the frame pointer was unreadable */
+	int64_t interp;		/* its interpreter's id (0: main), -1 if unreadable */
+	bool gil;		/* holds its interpreter's GIL */
+	/* The parts of one OS thread's stack are listed together, innermost
+	 * first: nparts is their count on the first (1 for a thread in one
+	 * interpreter only) and 0 on the others. */
+	int nparts;
 };
 
-/* List up to max thread states of the first interpreter.  *gil gets the
- * address of the thread state holding the GIL (0 if none).  Returns the
- * count, or a negative EXIT_* code with a reason in err. */
+/* List up to max thread states of every interpreter, the main one's first,
+ * the parts of each OS thread's stack together (see nparts).  *gil gets the
+ * address of a thread state holding a GIL (0 if none).  Returns the count,
+ * or a negative EXIT_* code with a reason in err. */
 int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *ts, int max,
 		    uint64_t *gil, char *err, size_t errlen);
 
@@ -81,7 +97,7 @@ enum walk_end {
 enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t frame,
 			   int max_depth, pyframe_fn fn, void *arg, int *nframes, int *rc);
 
-/* Read every thread of the interpreter.  Returns the number of threads
+/* Read every OS thread of every interpreter.  Returns the number of threads
  * (*threads allocated), or a negative EXIT_* code with a reason in err.
  * A thread whose stack cannot be read gets its error set; it does not fail
  * the whole walk. */
@@ -89,7 +105,8 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 		    struct py_thread **threads, char *err, size_t errlen);
 
 /* Names of the threads with these idents, from the threading module's
- * _active dict: names[i] is a new string or NULL. */
+ * _active dict of each interpreter, the main one's first (it started the
+ * thread that runs a subinterpreter): names[i] is a new string or NULL. */
 void pystack_names(struct mem *m, const struct pyinterp *pi, const uint64_t *idents,
 		   int n, char **names);
 

@@ -190,12 +190,15 @@ static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 		pid_t *tids;
 		int ntids = proc_tasks(s->pid, &tids);
 		uint64_t idents[MAX_THREADS];
+		int k = 0;
 
 		if (ntids < 0)
 			return 0;
+		/* Once per OS thread: the offset must give each a tid of its own. */
 		for (int i = 0; i < n; i++)
-			idents[i] = s->ts[i].ident;
-		s->tid_offset = pystack_tid_offset(s->m, idents, n, tids, ntids);
+			if (s->ts[i].nparts)
+				idents[k++] = s->ts[i].ident;
+		s->tid_offset = pystack_tid_offset(s->m, idents, k, tids, ntids);
 		free(tids);
 	}
 	if (s->tid_offset < 0 || mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
@@ -284,6 +287,15 @@ static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t last
 	return 0;
 }
 
+/* Does the OS thread hold a GIL, in any of its interpreters? */
+static bool holds_gil(const struct py_tstate *ts)
+{
+	for (int p = 0; p < ts->nparts; p++)
+		if (ts[p].gil)
+			return true;
+	return false;
+}
+
 static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
 {
 	if (s->o.gil_only && !gil)
@@ -295,21 +307,37 @@ static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
 	return true;
 }
 
+/* The Python frames of one OS thread into s->frames, innermost first: its
+ * thread states ts[0..ts->nparts), one interpreter's after another.  A part
+ * that ends early ends the stack (see pystack.c's walk_thread). */
+static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
+{
+	enum walk_end end = WALK_DONE;
+	int n, rc;
+
+	s->nframes = 0;
+	for (int p = 0; p < ts->nparts && end == WALK_DONE; p++) {
+		int max = PYSTACK_MAX_DEPTH - s->nframes;
+
+		if (ts[p].frame_err < 0)
+			return WALK_READ_ERROR;
+		if (!ts[p].frame)
+			continue;
+		if (max <= 0)
+			return WALK_TRUNCATED;
+		end = pystack_walk(s->m, &s->pi.layout, ts[p].frame, max, collect_frame, s,
+				   &n, &rc);
+	}
+	return end;
+}
+
 static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
 	uint32_t stack[PYSTACK_MAX_DEPTH + 4];
 	uint32_t depth = 0, nhead;
-	int n, rc;
-	enum walk_end end;
+	enum walk_end end = walk_parts(s, ts);
 
-	if (ts->frame_err < 0) {
-		s->errors[SERR_TORN]++;
-		return;
-	}
-	s->nframes = 0;
-	end = pystack_walk(s->m, &s->pi.layout, ts->frame, PYSTACK_MAX_DEPTH, collect_frame,
-			   s, &n, &rc);
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->errors[SERR_TORN]++;
 		return;
@@ -430,19 +458,26 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	}
 	s->rounds++;
 	s->gil_rounds += gil != 0;
-	s->seen += n;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		/* The outer parts of an OS thread's stack go with the first. */
+		if (!s->ts[i].nparts)
+			continue;
+		s->seen++;
 		find_thread(s, &s->ts[i], n)->seen = true;
+	}
 	/* A new thread gets its name before its first stack is counted, so
 	 * its root frame carries the name from the start. */
 	if (s->names_stale)
 		refresh_names(s, t_ns);
 	for (int i = 0; i < n; i++) {
-		struct sthread *t = find_thread(s, &s->ts[i], n);
+		struct sthread *t;
 
+		if (!s->ts[i].nparts)
+			continue;
+		t = find_thread(s, &s->ts[i], n);
 		/* Unknown counts as running, as in wanted(). */
 		s->active += !t->state || t->state == 'R';
-		if (wanted(s, t, gil == s->ts[i].addr))
+		if (wanted(s, t, holds_gil(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
 	release(s, &pause, t_ns, since);
