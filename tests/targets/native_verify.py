@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Judge `pystrobe dump --native --json` output for tests/check_native.c.
+"""Judge `pystrobe dump --native --json` output for tests/live/check_native.c.
 (It runs on the test's side, with the system python3, not in a target.)
 
 Usage:

@@ -1,7 +1,7 @@
 /* Tests for the interpreter walk (src/python/pystack.c) on synthetic memory.
  *
  * Each test runs once per layout in the table (3.7 to 3.14).  A "scene" is a
- * small interpreter built by tests/fakepy.c: three threads, one of them
+ * small interpreter built by tests/lib/fakepy.c: three threads, one of them
  * idle, with stacks whose names, files and lines are known.  Tests break one
  * thing in it at a time -- a pointer, a chain, a length, a type -- and check
  * that the walker reports that thread's problem and carries on with the

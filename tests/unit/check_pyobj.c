@@ -1,7 +1,7 @@
 /* Tests for the object readers (src/python/pyobj.c) on synthetic memory.
  *
  * Every test runs once per layout in the table (3.7 to 3.14), on objects
- * laid out by tests/fakepy.c from that layout's offsets, so a reader that
+ * laid out by tests/lib/fakepy.c from that layout's offsets, so a reader that
  * only works for the version its author had at hand fails here.
  *
  * The "regressions" case holds tests for bugs these tests found in the

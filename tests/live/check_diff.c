@@ -1,7 +1,7 @@
 /* Tests for `pystrobe diff`.
  *
  * Every number diff shows is held against the counts in its two input
- * files, parsed here (tests/folded.c), not against diff's own output: for
+ * files, parsed here (tests/lib/folded.c), not against diff's own output: for
  * each frame drawn in the SVG, the path from the root is rebuilt from the
  * layout, and its self and total counts before and after, the delta, the
  * colour and the new/gone mark must be what the inputs give.
