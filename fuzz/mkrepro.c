@@ -1,6 +1,6 @@
 /* Hand-built reproducers for findings that need more structure than a
  * fuzzer finds in minutes: each is a fuzz_walk input, written from a
- * tests/fakepy.c scene.
+ * tests/lib/fakepy.c scene.
  *
  * Usage: mkrepro DIR	writes DIR/walk-codecache-leak, DIR/walk-slow-threads
  *

@@ -1,5 +1,5 @@
-/* Seed inputs for the fuzz harnesses, from tests/fakepy.c scenes, for every
- * layout 3.7 .. 3.14.
+/* Seed inputs for the fuzz harnesses, from tests/lib/fakepy.c scenes, for
+ * every layout 3.7 .. 3.14.
  *
  * Usage: mkseeds DIR	writes DIR/walk/fake-*, DIR/pyobj/fake-*,
  *			DIR/linetable/fake-*

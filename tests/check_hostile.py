@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Check every output pystrobe made of tests/targets/hostile.py.
 
     check_hostile.py DIR

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Check a speedscope file against the essentials of its schema.
 
     check_speedscope.py FILE

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Compare `pystrobe dump --json` output with what the target saw itself.
 
 Usage: compare_dump.py [--loose-moving] [--locals] [--no-extra] TRUTH ACTUAL

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Decode a gzip-compressed pprof profile (profile.proto) and print a summary.
 
     decode_pprof.py FILE

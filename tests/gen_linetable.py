@@ -1,4 +1,4 @@
-"""Write the line-table fixture that tests/check_linetable.c decodes.
+"""Write the line-table fixture that tests/live/check_linetable_real.c decodes.
 
 Usage: gen_linetable.py OUTPUT
 

@@ -1,6 +1,7 @@
 /* One consistent picture of a Python process: who it is, which Python, and
  * every thread's stack, read while its threads are paused (or not, with
- * --nonblocking).  The dump command prints one; record will take many. */
+ * --nonblocking).  The dump command prints one per process; record and top
+ * sample through sample/sampler.c instead. */
 #ifndef PYSTROBE_SNAPSHOT_H
 #define PYSTROBE_SNAPSHOT_H
 

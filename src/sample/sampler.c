@@ -1,6 +1,7 @@
-/* The sampling loop: at each deadline, read every thread's stack, turn
- * code objects into profile frames through the code cache, and count the
- * stack in the profile. */
+/* One sample of one process (sampler_sample): pause it if asked, read every
+ * thread's stack, turn code objects into profile frames through the code
+ * cache, and count the stack in the profile.  The loop that calls it at
+ * each deadline, for a process and its descendants, is fleet.c. */
 #include "sample/sampler.h"
 #include "python/codecache.h"
 #include "target/mem.h"

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""A target for tests/check_kill.c: known work in several threads, which
+"""A target for tests/live/check_kill.c: known work in several threads, which
 must come out right however often the profiler watching it is killed.
 
 Usage: kill_work.py THREADS OUTDIR

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """A CPU-bound target with mixed Python/C stacks, for `record --native`,
-`top --native` (tests/check_native.c) and the benchmarks (bench/native).
+`top --native` (tests/live/check_native.c) and the benchmarks (bench/native).
 
 Usage: native_burn.py MODE LIBDIR LEVELS THREADS ROUNDS OUTDIR
 

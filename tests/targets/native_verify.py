@@ -1,6 +1,6 @@
-#!/usr/bin/python3
-"""Judge `pystrobe dump --native --json` output for tests/check_native.c.
-(It runs on the test's side, with the system python3, not in a target.)
+#!/usr/bin/env python3
+"""Judge `pystrobe dump --native --json` output for tests/live/check_native.c.
+(It runs on the test's side, with the python3 in PATH, not in a target.)
 
 Usage:
   native_verify.py qsort TRUTH DUMP

@@ -1,5 +1,5 @@
 /* A native library for the `pystrobe dump --native` tests
- * (tests/check_native.c builds it at run time for each interpreter).
+ * (tests/live/check_native.c builds it at run time for each interpreter).
  *
  * It recurses C -> Python -> C: strobe_descend(n) calls back into Python,
  * which calls strobe_descend(n - 1) again, and at n == 0 it parks in C++

@@ -75,7 +75,7 @@ static void compare(struct dump_test *d, const char *what, const char *dump,
 
 	snprintf(script, sizeof(script), "%s/tests/compare_dump.py",
 		 test_srcdir());
-	argv[n++] = "/usr/bin/python3";
+	argv[n++] = (char *)test_python3();
 	argv[n++] = script;
 	if (flag)
 		argv[n++] = (char *)flag;

@@ -191,7 +191,7 @@ END_TEST
 
 static char *python_out(const char *script, const char *arg)
 {
-	char *cmd = xasprintf("/usr/bin/python3 '%s/tests/%s' '%s'", test_srcdir(), script, arg);
+	char *cmd = xasprintf("'%s' '%s/tests/%s' '%s'", test_python3(), test_srcdir(), script, arg);
 	FILE *f = popen(cmd, "r");
 	struct strbuf sb = STRBUF_INIT;
 	char buf[4096];

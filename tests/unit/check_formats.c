@@ -20,12 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interpreters.h"
 #include "profile/output.h"
 #include "sample_profile.h"
 #include "suite.h"
 #include "util/util.h"
-
-#define PYTHON "/usr/bin/python3"
 
 typedef int (*writer_fn)(const struct profile *, FILE *, const struct out_opts *);
 
@@ -123,7 +122,7 @@ static char *python(const char *script, const char *code, const char *file)
 	char *argv[5], *out;
 	int n = 0, rc;
 
-	argv[n++] = PYTHON;
+	argv[n++] = (char *)test_python3();
 	if (path) {
 		argv[n++] = path;
 	} else {

@@ -93,7 +93,7 @@ static void check_outputs(const char *dir, bool full, char **failures)
 {
 	char svg[PATH_MAX + 32], checker[PATH_MAX];
 	char *xmllint[] = { "xmllint", "--noout", svg, NULL };
-	char *py[] = { "python3", checker, (char *)dir, NULL };
+	char *py[] = { (char *)test_python3(), checker, (char *)dir, NULL };
 	struct run r;
 
 	snprintf(checker, sizeof(checker), "%s/tests/check_hostile.py", test_srcdir());

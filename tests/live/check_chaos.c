@@ -826,8 +826,8 @@ static const char big_code[] =
 
 static bool json_parses(const char *path)
 {
-	char *argv[] = { "python3", "-c", "import json, sys; json.load(open(sys.argv[1]))",
-			 (char *)path, NULL };
+	char *argv[] = { (char *)test_python3(), "-c",
+			 "import json, sys; json.load(open(sys.argv[1]))", (char *)path, NULL };
 	struct run r;
 	bool ok;
 

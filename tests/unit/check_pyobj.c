@@ -1,7 +1,7 @@
 /* Tests for the object readers (src/python/pyobj.c) on synthetic memory.
  *
  * Every test runs once per layout in the table (3.7 to 3.14), on objects
- * laid out by tests/fakepy.c from that layout's offsets, so a reader that
+ * laid out by tests/lib/fakepy.c from that layout's offsets, so a reader that
  * only works for the version its author had at hand fails here.
  *
  * The "regressions" case holds tests for bugs these tests found in the
@@ -741,12 +741,13 @@ START_TEST(test_type_name)
 }
 END_TEST
 
-/* ---- regressions: bugs found by these tests ---------------------------------------------- */
+/* ---- regressions: bugs these tests found, since fixed ----------------------------------- */
 
-/* repr_float() formats with "%.*g", which switches to an exponent as soon as
- * the exponent reaches the precision: 100.0 prints "1e+02".  Python switches
- * only outside 1e-4 <= |x| < 1e16. */
-START_TEST(test_pending_float_exponent)
+/* Floats print as Python prints them, without an exponent inside
+ * 1e-4 <= |x| < 1e16.  repr_float() used to format with "%.*g", which
+ * switches to an exponent as soon as the exponent reaches the precision:
+ * 100.0 printed "1e+02". */
+START_TEST(test_float_exponent)
 {
 	static const struct {
 		double d;
@@ -768,10 +769,11 @@ START_TEST(test_pending_float_exponent)
 }
 END_TEST
 
-/* py_str() refuses a non-compact string with the ASCII bit, but CPython
- * makes exactly those for instances of str subclasses (unicode_subtype_new
- * copies the ascii bit and clears compact; the data sits behind data.any). */
-START_TEST(test_pending_legacy_ascii)
+/* A non-compact string with the ASCII bit is read.  CPython makes exactly
+ * those for instances of str subclasses (unicode_subtype_new copies the
+ * ascii bit and clears compact; the data sits behind data.any); py_str()
+ * used to refuse them. */
+START_TEST(test_legacy_ascii)
 {
 	static const uint32_t two[] = { 'o', 'k' };
 	struct env e;
@@ -785,9 +787,9 @@ START_TEST(test_pending_legacy_ascii)
 }
 END_TEST
 
-/* match_str() compares the key's length in characters with strlen() of
- * the wanted UTF-8, so a non-ASCII key is never found. */
-START_TEST(test_pending_non_ascii_key)
+/* A non-ASCII key is found.  match_str() used to compare the key's length
+ * in characters with strlen() of the wanted UTF-8, and never found one. */
+START_TEST(test_non_ascii_key)
 {
 	struct env e;
 	uint64_t k, v, d;
@@ -802,9 +804,10 @@ START_TEST(test_pending_non_ascii_key)
 }
 END_TEST
 
-/* match_int() reads any key as an int without checking its type: a str key
- * whose length and hash happen to decode as the wanted number matches. */
-START_TEST(test_pending_int_key_type)
+/* A str key is not an int key, even one whose length and hash decode as
+ * the wanted number.  match_int() used to read any key as an int without
+ * checking its type, and matched it. */
+START_TEST(test_int_key_type)
 {
 	struct env e;
 	uint64_t k, v, d;
@@ -858,14 +861,12 @@ int main(void)
 	tcase_add_loop_test(tc, test_type_name, lo, hi);
 	suite_add_tcase(s, tc);
 
-	{
-		tc = tcase_create("regressions");
-		tcase_add_loop_test(tc, test_pending_float_exponent, lo, hi);
-		tcase_add_loop_test(tc, test_pending_int_key_type, lo, hi);
-		tcase_add_loop_test(tc, test_pending_legacy_ascii, lo, hi);
-		tcase_add_loop_test(tc, test_pending_non_ascii_key, lo, hi);
-		suite_add_tcase(s, tc);
-	}
+	tc = tcase_create("regressions");
+	tcase_add_loop_test(tc, test_float_exponent, lo, hi);
+	tcase_add_loop_test(tc, test_int_key_type, lo, hi);
+	tcase_add_loop_test(tc, test_legacy_ascii, lo, hi);
+	tcase_add_loop_test(tc, test_non_ascii_key, lo, hi);
+	suite_add_tcase(s, tc);
 
 	return run_suite(s);
 }

@@ -1,8 +1,7 @@
 /* Tests for the flame graph SVG: well-formed XML whatever the target's
  * names hold, the expected frames with their counts, the title, the colours
- * per category, pruning of big profiles, write errors, and (in a real
- * headless Chromium, through tests/browser_flamegraph.js) search, zoom and
- * hover.
+ * per category, pruning of big profiles, write errors.  (Search, zoom and
+ * hover in a real headless Chromium are live/check_browser.c.)
  *
  * Expected counts and percentages are computed from the profile, not copied
  * from the writer's output.
@@ -17,31 +16,9 @@
 
 #include "profile/output.h"
 #include "sample_profile.h"
+#include "svg.h"
 #include "util/util.h"
 #include "suite.h"
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("srcdir");
-
-	return s && *s ? s : ".";
-}
-
-/* Write p's flame graph to a new temporary file named in path. */
-static void write_svg(const struct profile *p, const struct out_opts *o, char *path,
-		      size_t size)
-{
-	FILE *f;
-	int fd;
-
-	snprintf(path, size, "/tmp/check_flamegraph.XXXXXX.svg");
-	fd = mkstemps(path, 4);
-	ck_assert_msg(fd >= 0, "mkstemps: %s", strerror(errno));
-	f = fdopen(fd, "w");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(out_flamegraph(p, f, o), 0);
-	ck_assert_int_eq(fclose(f), 0);
-}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -49,43 +26,6 @@ static char *slurp(const char *path, size_t *len)
 
 	ck_assert_msg(s, "%s: %s", path, strerror(errno));
 	return s;
-}
-
-static void assert_wellformed(const char *path)
-{
-	char cmd[512];
-
-	if (system("xmllint --version >/dev/null 2>&1") != 0)
-		ck_abort_msg("MISSING xmllint (libxml2-utils): cannot check the SVG");
-	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s'", path);
-	ck_assert_msg(system(cmd) == 0, "%s is not well-formed XML", path);
-}
-
-/* Samples of stacks that contain the frame named name, counted once per
- * stack. */
-static uint64_t frame_samples(const struct profile *p, const char *name, uint32_t *id)
-{
-	uint64_t n = 0;
-
-	*id = UINT32_MAX;
-	for (uint32_t i = 0; i < p->nframes; i++)
-		if (!strcmp(p->frames[i].name, name))
-			*id = i;
-	ck_assert_msg(*id != UINT32_MAX, "no frame %s", name);
-	for (uint32_t i = 0; i < p->nstacks; i++)
-		for (uint32_t d = 0; d < p->stacks[i].depth; d++)
-			if (p->stacks[i].frames[d] == *id) {
-				n += p->stacks[i].count;
-				break;
-			}
-	return n;
-}
-
-static void percent(char *buf, size_t size, uint64_t n, uint64_t total)
-{
-	double pc = 100.0 * n / total;
-
-	snprintf(buf, size, pc >= 1 ? "%.1f%%" : "%.2f%%", pc);
 }
 
 /* The text escaped as the SVG must have it. */
@@ -416,36 +356,6 @@ START_TEST(test_write_error)
 }
 END_TEST
 
-/* Search, zoom and hover in a real browser.  Chromium and node are part of
- * the test dependencies: a missing one fails the test, loudly. */
-START_TEST(test_browser)
-{
-	struct profile p;
-	char path[64], cmd[2048], work[32], main_pc[32], hostile[32];
-	uint32_t id;
-	int rc;
-
-	if (system("node --version >/dev/null 2>&1") != 0)
-		ck_abort_msg("MISSING node: cannot run tests/browser_flamegraph.js");
-	sample_profile(&p, true);
-	write_svg(&p, NULL, path, sizeof(path));
-	percent(work, sizeof(work), frame_samples(&p, "work", &id), p.samples);
-	/* main contains work: a match of both counts main's samples once. */
-	percent(main_pc, sizeof(main_pc), frame_samples(&p, "main", &id), p.samples);
-	percent(hostile, sizeof(hostile), frame_samples(&p, SAMPLE_HOSTILE_NAME, &id), p.samples);
-	snprintf(cmd, sizeof(cmd),
-		 "node '%s/tests/browser_flamegraph.js' '%s' --click='work (app.py:12)' "
-		 "--hover='Event.wait (threading.py:655)' --hostile --ic='WORK=Matched: %s' "
-		 "'^work=Matched: %s' '^(main|work)=Matched: %s' 'WORK=Matched: 0.0%%' "
-		 "'alert=Matched: %s'",
-		 srcdir(), path, work, work, main_pc, hostile);
-	rc = system(cmd);
-	ck_assert_msg(rc == 0, "%s failed (status %d); see its output above", cmd, rc);
-	unlink(path);
-	profile_free(&p);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("flamegraph");
@@ -464,10 +374,6 @@ int main(void)
 	tc = tcase_create("big");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_big_pruned);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("browser");
-	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, test_browser);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -32,6 +32,28 @@ static int is_exec(const char *path)
 	return access(path, X_OK) == 0;
 }
 
+const char *test_python3(void)
+{
+	static char found[PATH_MAX];
+	const char *dir = getenv("PATH");
+
+	if (found[0])
+		return found;
+	while (dir && *dir) {
+		size_t n = strcspn(dir, ":");
+
+		if (n && n + sizeof("/python3") <= sizeof(found)) {
+			snprintf(found, sizeof(found), "%.*s/python3", (int)n, dir);
+			if (is_exec(found))
+				return found;
+		}
+		dir += n + (dir[n] == ':');
+	}
+	fprintf(stderr, "interpreters: MISSING python3 in PATH for the tests' own scripts\n");
+	snprintf(found, sizeof(found), "python3");
+	return found;
+}
+
 static struct test_interp *add(const char *label, const char *path, int minor)
 {
 	struct test_interp *ti;

@@ -50,7 +50,7 @@ static void flunk(struct sub_test *d, const char *what, const char *why, const c
 static void judge(struct sub_test *d, const char *what, char *const *args)
 {
 	char checker[PATH_MAX];
-	const char *argv[12] = { "/usr/bin/python3", checker };
+	const char *argv[12] = { test_python3(), checker };
 	struct run r;
 	int n = 2;
 

@@ -319,7 +319,7 @@ static void verify(struct native_test *nt, const char *what, char *const args[])
 	int n = 0;
 
 	snprintf(script, sizeof(script), "%s/tests/targets/native_verify.py", test_srcdir());
-	argv[n++] = "/usr/bin/python3";
+	argv[n++] = (char *)test_python3();
 	argv[n++] = script;
 	for (int i = 0; args[i] && n < 15; i++)
 		argv[n++] = args[i];

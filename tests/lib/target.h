@@ -1,7 +1,8 @@
-/* Helpers for the tests that run the pystrobe binary against live Python
- * processes (check_dump.c, check_errors.c): start a target, wait until it is
- * ready, run a command with a time limit capturing what it says, look at the
- * target's threads in /proc, and clean up.
+/* Helpers for the tests that run the pystrobe binary: start a live Python
+ * target, wait until it is ready, run a command with a time limit capturing
+ * what it says, look at the target's threads in /proc, and clean up.  Most
+ * live tests use them; the unit tests of diff and merge run pystrobe with
+ * them on files only.
  *
  * Every process started here gets SIGKILL when the test process dies (see
  * target.c), so a failed or timed-out test leaves nothing spinning behind.

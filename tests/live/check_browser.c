@@ -1,0 +1,86 @@
+/* The flame graphs in a real headless Chromium, through
+ * tests/browser_flamegraph.js: search ("Matched"), click to zoom and hover,
+ * with hostile names, in the flame graph of record and in the differential
+ * one of diff.  Chromium and node are part of the test dependencies: a
+ * missing one fails the test, loudly.  What the SVGs hold is checked
+ * without a browser by unit/check_flamegraph.c and unit/check_diff.c.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "sample_profile.h"
+#include "svg.h"
+#include "util/util.h"
+#include "suite.h"
+
+/* node tests/browser_flamegraph.js SVG ARGS, which must succeed. */
+static void browse(const char *svg, const char *args)
+{
+	char *cmd;
+	int rc;
+
+	if (system("node --version >/dev/null 2>&1") != 0)
+		ck_abort_msg("MISSING node: cannot run tests/browser_flamegraph.js");
+	cmd = xasprintf("node '%s/tests/browser_flamegraph.js' '%s' %s", test_srcdir(), svg, args);
+	rc = system(cmd);
+	ck_assert_msg(rc == 0, "%s failed (status %d); see its output above", cmd, rc);
+	free(cmd);
+}
+
+START_TEST(test_flamegraph)
+{
+	struct profile p;
+	char path[64], work[32], main_pc[32], hostile[32], *args;
+	uint32_t id;
+
+	sample_profile(&p, true);
+	write_svg(&p, NULL, path, sizeof(path));
+	percent(work, sizeof(work), frame_samples(&p, "work", &id), p.samples);
+	/* main contains work: a match of both counts main's samples once. */
+	percent(main_pc, sizeof(main_pc), frame_samples(&p, "main", &id), p.samples);
+	percent(hostile, sizeof(hostile), frame_samples(&p, SAMPLE_HOSTILE_NAME, &id), p.samples);
+	args = xasprintf("--click='work (app.py:12)' "
+			 "--hover='Event.wait (threading.py:655)' --hostile --ic='WORK=Matched: %s' "
+			 "'^work=Matched: %s' '^(main|work)=Matched: %s' 'WORK=Matched: 0.0%%' "
+			 "'alert=Matched: %s'",
+			 work, work, main_pc, hostile);
+	browse(path, args);
+	free(args);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
+START_TEST(test_diff)
+{
+	struct diff_files fs = diff_files("b.txt", diff_hostile_before, "a.txt",
+					  diff_hostile_after);
+	char *out = xasprintf("%s/diff.svg", fs.dir), *summary, *args;
+
+	summary = run_diff(out, fs.b, fs.a, NULL, NULL);
+	args = xasprintf("--diff --hostile --click='work (app.py:12)' --hover='work (app.py:12)' "
+			 "'alert=Matched: %.1f%%' '^work=Matched: %.1f%%'",
+			 100.0 * 30 / 62, 100.0 * 20 / 62);
+	browse(out, args);
+	free(args);
+	free(summary);
+	free(out);
+	diff_files_free(&fs);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("browser");
+	TCase *tc = tcase_create("browser");
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_flamegraph);
+	tcase_add_test(tc, test_diff);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
