@@ -182,7 +182,7 @@ const struct py_layout *layout_for_minor(int minor);
 
 /* Oldest and newest minor versions with a table. */
 #define LAYOUT_MIN_MINOR 7
-#define LAYOUT_MAX_MINOR 14
+#define LAYOUT_MAX_MINOR 15
 
 /* _Py_DebugOffsets (3.13+).  Read from `runtime` (the address of _PyRuntime)
  * in the target, validate them, and fill *out: the per-version table for what

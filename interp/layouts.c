@@ -3,7 +3,8 @@
  *
  * Numbers for 3.7–3.13 were read from the DWARF of pyenv builds with gdb
  * ("print &((T *)0)->field"); 3.14's from the _Py_DebugOffsets that Debian's
- * python3.14 carries in its .PyRuntime section.  For 3.13 and 3.14 the
+ * python3.14 carries in its .PyRuntime section; 3.15's from the DWARF of
+ * Debian's python3.15 and python3.15-dbg.  For 3.13 and 3.14 the
  * values the interpreter publishes in _Py_DebugOffsets replace these at run
  * time (see debug_offsets.c); the rest (dict internals, code flags, type
  * fields) stays as written here.
@@ -16,8 +17,8 @@
 #define COMMON_OBJ(ht) \
 	.obj = { .ob_type = 8, .tp_name = 24, .tp_flags = 168, .tp_basicsize = 32, \
 		 .tp_dictoffset = 288, .ht_cached_keys = (ht) }
-#define COMMON_O(dv) \
-	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = 24, .list_item = 24, \
+#define COMMON_O(dv, tuple_item_off) \
+	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = (tuple_item_off), .list_item = 24, \
 	       .float_val = 16, .long_tag = 16, .long_digits = 24, .dict_used = 16, \
 	       .dict_keys = 32, .dict_values = 40, .dictvalues_values = (dv), \
 	       .module_dict = 16 }
@@ -44,7 +45,7 @@ static const struct py_layout py37 = {
 		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
 		  .filename = 96, .name = 104, .qualname = NONE, .linetable = 112,
 		  .code_adaptive = NONE },
-	COMMON_OBJ(856), STR_OLD, COMMON_O(0),
+	COMMON_OBJ(856), STR_OLD, COMMON_O(0, 24),
 };
 
 /* 3.8 and 3.9 share code objects (co_posonlyargcount arrived in 3.8). */
@@ -59,7 +60,7 @@ static const struct py_layout py38 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160 },
 	INTERP_OLD(56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
-	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py39 = {
@@ -67,7 +68,7 @@ static const struct py_layout py39 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
-	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0),
+	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py310 = {
@@ -75,7 +76,7 @@ static const struct py_layout py310 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
-	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py311 = {
@@ -93,7 +94,7 @@ static const struct py_layout py311 = {
 		  .firstlineno = 72, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 184 },
-	COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+	COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py312 = {
@@ -111,7 +112,7 @@ static const struct py_layout py312 = {
 		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 192 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(0),
+	COMMON_OBJ(880), STR_NEW, COMMON_O(0, 24),
 };
 
 static const struct py_layout py313 = {
@@ -128,7 +129,7 @@ static const struct py_layout py313 = {
 		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 200 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(8),
+	COMMON_OBJ(880), STR_NEW, COMMON_O(8, 24),
 };
 
 /* 3.14: f_executable became a tagged _PyStackRef, and frames owned by the
@@ -147,11 +148,35 @@ static const struct py_layout py314 = {
 		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 208 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(8),
+	COMMON_OBJ(880), STR_NEW, COMMON_O(8, 32),
+};
+
+/* 3.15: the frame, code object and object headers are 3.14's; the thread
+ * state grew (base_frame, last_profiled_frame: thread_id moved to 176), the
+ * runtime and interpreter moved, and the heap type gained a word.  Frames
+ * owned by the C stack are gone (owner 4), so owner 3 (the interpreter's
+ * entry frames) is the only shim.  Numbers from the DWARF of Debian's
+ * python3.15 and python3.15-dbg (3.15.2), which agree on all of them; the
+ * debug build differs only in the sizes of _PyRuntime and the interpreter. */
+static const struct py_layout py315 = {
+	.minor = 15, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
+	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
+	.runtime = { .interpreters_head = 936, .finalizing = 912, .gil_locked = NONE, .gil_holder = NONE },
+	.interp = { .next = 7264, .threads_head = 7336, .modules = 7592, .gil_ptr = 16 },
+	.gil = { .locked = 16, .holder = 8 },
+	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
+		    .thread_id = 176, .native_thread_id = 184 },
+	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74,
+		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 },
+	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
+		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
+		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
+		  .code_adaptive = 208 },
+	COMMON_OBJ(888), STR_NEW, COMMON_O(8, 32),
 };
 
 static const struct py_layout *const layouts[] = {
-	&py37, &py38, &py39, &py310, &py311, &py312, &py313, &py314,
+	&py37, &py38, &py39, &py310, &py311, &py312, &py313, &py314, &py315,
 };
 
 const struct py_layout *layout_for_minor(int minor)
