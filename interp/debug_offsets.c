@@ -69,6 +69,7 @@ static const struct dbg_field fields[] = {
 	F(tstate.frame,			184,	208,	208,	S_TSTATE),
 	F(tstate.thread_id,		192,	216,	240,	S_TSTATE),
 	F(tstate.native_thread_id,	200,	224,	248,	S_TSTATE),
+	F(tstate.base_frame,		ABSENT,	ABSENT,	216,	S_TSTATE),
 	F(frame.back,			232,	256,	320,	S_FRAME),
 	F(frame.code,			240,	264,	328,	S_FRAME),
 	F(frame.lasti,			248,	272,	336,	S_FRAME),

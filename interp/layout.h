@@ -88,6 +88,8 @@ struct py_layout {
 		uint32_t cframe_frame;	/* 3.11/3.12: offset of current_frame in the _PyCFrame */
 		uint32_t thread_id;	/* pthread_t, threading.get_ident() */
 		uint32_t native_thread_id;
+		uint32_t base_frame;	/* 3.15+: the frame in the thread state every
+					 * chain ends in (owned by the interpreter) */
 	} tstate;
 
 	struct {

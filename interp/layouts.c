@@ -32,7 +32,7 @@
 		   .owner_shim = 255 }
 #define TSTATE_OLD \
 	.tstate = { .next = 8, .interp = 16, .frame = 24, .cframe_frame = NONE, \
-		    .thread_id = 176, .native_thread_id = NONE }
+		    .thread_id = 176, .native_thread_id = NONE, .base_frame = NONE }
 #define INTERP_OLD(modules_off) \
 	.interp = { .next = 0, .threads_head = 8, .modules = (modules_off), .gil_ptr = NONE }
 
@@ -86,7 +86,7 @@ static const struct py_layout py311 = {
 	.interp = { .next = 0, .threads_head = 16, .modules = 888, .gil_ptr = NONE },
 	.gil = { NONE, NONE },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
-		    .thread_id = 152, .native_thread_id = 160 },
+		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
 	/* 3.11 has no shim frames; is_entry marks where a C call began. */
 	.frame = { .back = 48, .code = 32, .lasti = 56, .localsplus = 72, .owner = 69,
 		   .is_entry = 68, .owner_shim = 255 },
@@ -104,7 +104,7 @@ static const struct py_layout py312 = {
 	.interp = { .next = 0, .threads_head = 72, .modules = 944, .gil_ptr = 384 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
-		    .thread_id = 136, .native_thread_id = 144 },
+		    .thread_id = 136, .native_thread_id = 144, .base_frame = NONE },
 	/* Owner 3 (FRAME_OWNED_BY_CSTACK) marks the shim frame a C call pushes. */
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .owner_shim = 3 },
@@ -122,7 +122,7 @@ static const struct py_layout py313 = {
 	.interp = { .next = 7264, .threads_head = 7344, .modules = 7656, .gil_ptr = 16 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 152, .native_thread_id = 160 },
+		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .owner_shim = 3 },
 	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
@@ -141,7 +141,7 @@ static const struct py_layout py314 = {
 	.interp = { .next = 7272, .threads_head = 7344, .modules = 7688, .gil_ptr = 16 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 152, .native_thread_id = 160 },
+		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74,
 		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 },
 	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
@@ -165,7 +165,7 @@ static const struct py_layout py315 = {
 	.interp = { .next = 7264, .threads_head = 7336, .modules = 7592, .gil_ptr = 16 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 176, .native_thread_id = 184 },
+		    .thread_id = 176, .native_thread_id = 184, .base_frame = 80 },
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74,
 		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 },
 	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
