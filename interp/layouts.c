@@ -115,40 +115,44 @@ static const struct py_layout py312 = {
 	COMMON_OBJ(880), STR_NEW, COMMON_O(0, 24),
 };
 
+/* 3.13+: what stays the same from one version to the next, with what
+ * moved as arguments. */
+#define MODELS_313 \
+	.frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS, \
+	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311, \
+	.gil = { .locked = 16, .holder = 8 }
+#define RUNTIME_313(head, fin) \
+	.runtime = { .interpreters_head = (head), .finalizing = (fin), \
+		     .gil_locked = NONE, .gil_holder = NONE }
+#define INTERP_313(next_off, threads, modules_off) \
+	.interp = { .next = (next_off), .threads_head = (threads), .modules = (modules_off), \
+		    .gil_ptr = 16 }
+#define TSTATE_313(tid, base) \
+	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE, \
+		    .thread_id = (tid), .native_thread_id = (tid) + 8, .base_frame = (base) }
+#define CODE_313(adaptive) \
+	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48, \
+		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104, \
+		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136, \
+		  .code_adaptive = (adaptive) }
+/* 3.14+: f_executable is a tagged _PyStackRef, and frames owned by the
+ * interpreter itself (owner 3) join the C-stack shims (owner 4). */
+#define FRAME_314 \
+	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74, \
+		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 }
+
 static const struct py_layout py313 = {
-	.minor = 13, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
-	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 632, .finalizing = 608, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 7264, .threads_head = 7344, .modules = 7656, .gil_ptr = 16 },
-	.gil = { .locked = 16, .holder = 8 },
-	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
+	.minor = 13, MODELS_313, RUNTIME_313(632, 608), INTERP_313(7264, 7344, 7656),
+	TSTATE_313(152, NONE),
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .owner_shim = 3 },
-	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
-		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
-		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
-		  .code_adaptive = 200 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(8, 24),
+	CODE_313(200), COMMON_OBJ(880), STR_NEW, COMMON_O(8, 24),
 };
 
-/* 3.14: f_executable became a tagged _PyStackRef, and frames owned by the
- * interpreter itself (owner 3) join the C-stack shims (owner 4). */
 static const struct py_layout py314 = {
-	.minor = 14, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
-	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 808, .finalizing = 784, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 7272, .threads_head = 7344, .modules = 7688, .gil_ptr = 16 },
-	.gil = { .locked = 16, .holder = 8 },
-	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
-	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74,
-		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 },
-	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
-		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
-		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
-		  .code_adaptive = 208 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(8, 32),
+	.minor = 14, MODELS_313, RUNTIME_313(808, 784), INTERP_313(7272, 7344, 7688),
+	TSTATE_313(152, NONE), FRAME_314, CODE_313(208), COMMON_OBJ(880), STR_NEW,
+	COMMON_O(8, 32),
 };
 
 /* 3.15: the frame, code object and object headers are 3.14's; the thread
@@ -159,20 +163,9 @@ static const struct py_layout py314 = {
  * python3.15 and python3.15-dbg (3.15.2), which agree on all of them; the
  * debug build differs only in the sizes of _PyRuntime and the interpreter. */
 static const struct py_layout py315 = {
-	.minor = 15, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
-	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 936, .finalizing = 912, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 7264, .threads_head = 7336, .modules = 7592, .gil_ptr = 16 },
-	.gil = { .locked = 16, .holder = 8 },
-	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 176, .native_thread_id = 184, .base_frame = 80 },
-	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74,
-		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 },
-	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
-		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
-		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
-		  .code_adaptive = 208 },
-	COMMON_OBJ(888), STR_NEW, COMMON_O(8, 32),
+	.minor = 15, MODELS_313, RUNTIME_313(936, 912), INTERP_313(7264, 7336, 7592),
+	TSTATE_313(176, 80), FRAME_314, CODE_313(208), COMMON_OBJ(888), STR_NEW,
+	COMMON_O(8, 32),
 };
 
 static const struct py_layout *const layouts[] = {
