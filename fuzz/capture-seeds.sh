@@ -7,16 +7,16 @@
 #
 # Writes CORPUSDIR/walk/real-LABEL, CORPUSDIR/debug_offsets/real-LABEL (3.13+)
 # and a few CORPUSDIR/linetable/real-LABEL-N.  Interpreters that are not
-# installed are skipped.  PYENV_ROOT (default /root/.pyenv) and PY314_ROOT
-# (default /var/cache/pystrobe/py314-root, a chroot with python3.14) say
-# where to look.
+# installed are skipped.  PYENV_ROOT (default /root/.pyenv) and SID_ROOT
+# (default /var/cache/pystrobe/sid-root, the chroot tests/setup-sid-root.sh
+# builds, with python3.14, python3.15 and python3.15d) say where to look.
 set -u
 
 corpus=${1:?usage: capture-seeds.sh CORPUSDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 parked=$here/../tests/targets/parked.py
 pyenv=${PYENV_ROOT:-/root/.pyenv}
-py314root=${PY314_ROOT:-/var/cache/pystrobe/py314-root}
+sidroot=${SID_ROOT:-/var/cache/pystrobe/sid-root}
 capture=$here/capture
 tmp=$(mktemp -d /tmp/pystrobe-capture.XXXXXX)
 pid=
@@ -83,10 +83,11 @@ if [ -x /usr/bin/python3.11 ]; then
 	capture_one "3.11-debian" "$tmp/out-deb" "" /usr/bin/python3.11 "$parked" "$tmp/out-deb"
 fi
 
-if [ -x "$py314root/usr/bin/python3.14" ]; then
-	dir=$(mktemp -d "$py314root/tmp/pystrobe-capture.XXXXXX")
+for py in python3.14 python3.15 python3.15d; do
+	[ -x "$sidroot/usr/bin/$py" ] || continue
+	dir=$(mktemp -d "$sidroot/tmp/pystrobe-capture.XXXXXX")
 	inside=/tmp/$(basename "$dir")
 	cp "$parked" "$dir/parked.py"
-	capture_one "3.14" "$dir" "$py314root" /usr/bin/python3.14 "$inside/parked.py" "$inside"
+	capture_one "${py#python}" "$dir" "$sidroot" "/usr/bin/$py" "$inside/parked.py" "$inside"
 	rm -rf "$dir"
-fi
+done

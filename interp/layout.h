@@ -89,6 +89,8 @@ struct py_layout {
 		uint32_t cframe_frame;	/* 3.11/3.12: offset of current_frame in the _PyCFrame */
 		uint32_t thread_id;	/* pthread_t, threading.get_ident() */
 		uint32_t native_thread_id;
+		uint32_t base_frame;	/* 3.15+: the frame in the thread state every
+					 * chain ends in (owned by the interpreter) */
 	} tstate;
 
 	struct {
@@ -183,7 +185,7 @@ const struct py_layout *layout_for_minor(int minor);
 
 /* Oldest and newest minor versions with a table. */
 #define LAYOUT_MIN_MINOR 7
-#define LAYOUT_MAX_MINOR 14
+#define LAYOUT_MAX_MINOR 15
 
 /* _Py_DebugOffsets (3.13+).  Read from `runtime` (the address of _PyRuntime)
  * in the target, validate them, and fill *out: the per-version table for what

@@ -3,7 +3,8 @@
  *
  * Numbers for 3.7–3.13 were read from the DWARF of pyenv builds with gdb
  * ("print &((T *)0)->field"); 3.14's from the _Py_DebugOffsets that Debian's
- * python3.14 carries in its .PyRuntime section.  For 3.13 and 3.14 the
+ * python3.14 carries in its .PyRuntime section; 3.15's from the DWARF of
+ * Debian's python3.15 and python3.15-dbg.  For 3.13 and 3.14 the
  * values the interpreter publishes in _Py_DebugOffsets replace these at run
  * time (see debug_offsets.c); the rest (dict internals, code flags, type
  * fields) stays as written here.
@@ -16,8 +17,8 @@
 #define COMMON_OBJ(ht) \
 	.obj = { .ob_type = 8, .tp_name = 24, .tp_flags = 168, .tp_basicsize = 32, \
 		 .tp_dictoffset = 288, .ht_cached_keys = (ht) }
-#define COMMON_O(dv) \
-	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = 24, .list_item = 24, \
+#define COMMON_O(dv, tuple_item_off) \
+	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = (tuple_item_off), .list_item = 24, \
 	       .float_val = 16, .long_tag = 16, .long_digits = 24, .dict_used = 16, \
 	       .dict_keys = 32, .dict_values = 40, .dictvalues_values = (dv), \
 	       .module_dict = 16 }
@@ -31,7 +32,7 @@
 		   .owner_shim = 255 }
 #define TSTATE_OLD \
 	.tstate = { .next = 8, .interp = 16, .frame = 24, .cframe_frame = NONE, \
-		    .thread_id = 176, .native_thread_id = NONE }
+		    .thread_id = 176, .native_thread_id = NONE, .base_frame = NONE }
 #define INTERP_OLD(id_off, modules_off) \
 	.interp = { .next = 0, .id = (id_off), .threads_head = 8, .modules = (modules_off), \
 		    .gil_ptr = NONE }
@@ -45,7 +46,7 @@ static const struct py_layout py37 = {
 		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
 		  .filename = 96, .name = 104, .qualname = NONE, .linetable = 112,
 		  .code_adaptive = NONE },
-	COMMON_OBJ(856), STR_OLD, COMMON_O(0),
+	COMMON_OBJ(856), STR_OLD, COMMON_O(0, 24),
 };
 
 /* 3.8 and 3.9 share code objects (co_posonlyargcount arrived in 3.8). */
@@ -60,7 +61,7 @@ static const struct py_layout py38 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160 },
 	INTERP_OLD(16, 56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
-	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py39 = {
@@ -68,7 +69,7 @@ static const struct py_layout py39 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
-	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0),
+	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py310 = {
@@ -76,7 +77,7 @@ static const struct py_layout py310 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
-	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py311 = {
@@ -86,7 +87,7 @@ static const struct py_layout py311 = {
 	.interp = { .next = 0, .id = 48, .threads_head = 16, .modules = 888, .gil_ptr = NONE },
 	.gil = { NONE, NONE },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
-		    .thread_id = 152, .native_thread_id = 160 },
+		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
 	/* 3.11 has no shim frames; is_entry marks where a C call began. */
 	.frame = { .back = 48, .code = 32, .lasti = 56, .localsplus = 72, .owner = 69,
 		   .is_entry = 68, .owner_shim = 255 },
@@ -94,7 +95,7 @@ static const struct py_layout py311 = {
 		  .firstlineno = 72, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 184 },
-	COMMON_OBJ(872), STR_OLD, COMMON_O(0),
+	COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py312 = {
@@ -104,7 +105,7 @@ static const struct py_layout py312 = {
 	.interp = { .next = 0, .id = 8, .threads_head = 72, .modules = 944, .gil_ptr = 384 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
-		    .thread_id = 136, .native_thread_id = 144 },
+		    .thread_id = 136, .native_thread_id = 144, .base_frame = NONE },
 	/* Owner 3 (FRAME_OWNED_BY_CSTACK) marks the shim frame a C call pushes. */
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .owner_shim = 3 },
@@ -112,47 +113,64 @@ static const struct py_layout py312 = {
 		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 192 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(0),
+	COMMON_OBJ(880), STR_NEW, COMMON_O(0, 24),
 };
+
+/* 3.13+: what stays the same from one version to the next, with what
+ * moved as arguments. */
+#define MODELS_313 \
+	.frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS, \
+	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311, \
+	.gil = { .locked = 16, .holder = 8 }
+#define RUNTIME_313(head, fin) \
+	.runtime = { .interpreters_head = (head), .finalizing = (fin), \
+		     .gil_locked = NONE, .gil_holder = NONE }
+#define INTERP_313(next_off, id_off, threads, modules_off) \
+	.interp = { .next = (next_off), .id = (id_off), .threads_head = (threads), \
+		    .modules = (modules_off), .gil_ptr = 16 }
+#define TSTATE_313(tid, base) \
+	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE, \
+		    .thread_id = (tid), .native_thread_id = (tid) + 8, .base_frame = (base) }
+#define CODE_313(adaptive) \
+	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48, \
+		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104, \
+		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136, \
+		  .code_adaptive = (adaptive) }
+/* 3.14+: f_executable is a tagged _PyStackRef, and frames owned by the
+ * interpreter itself (owner 3) join the C-stack shims (owner 4). */
+#define FRAME_314 \
+	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74, \
+		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 }
 
 static const struct py_layout py313 = {
-	.minor = 13, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
-	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 632, .finalizing = 608, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 7264, .id = 7272, .threads_head = 7344, .modules = 7656, .gil_ptr = 16 },
-	.gil = { .locked = 16, .holder = 8 },
-	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 152, .native_thread_id = 160 },
+	.minor = 13, MODELS_313, RUNTIME_313(632, 608), INTERP_313(7264, 7272, 7344, 7656),
+	TSTATE_313(152, NONE),
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .owner_shim = 3 },
-	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
-		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
-		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
-		  .code_adaptive = 200 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(8),
+	CODE_313(200), COMMON_OBJ(880), STR_NEW, COMMON_O(8, 24),
 };
 
-/* 3.14: f_executable became a tagged _PyStackRef, and frames owned by the
- * interpreter itself (owner 3) join the C-stack shims (owner 4). */
 static const struct py_layout py314 = {
-	.minor = 14, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
-	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 808, .finalizing = 784, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 7272, .id = 7280, .threads_head = 7344, .modules = 7688, .gil_ptr = 16 },
-	.gil = { .locked = 16, .holder = 8 },
-	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE,
-		    .thread_id = 152, .native_thread_id = 160 },
-	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74,
-		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 },
-	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48,
-		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
-		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
-		  .code_adaptive = 208 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(8),
+	.minor = 14, MODELS_313, RUNTIME_313(808, 784), INTERP_313(7272, 7280, 7344, 7688),
+	TSTATE_313(152, NONE), FRAME_314, CODE_313(208), COMMON_OBJ(880), STR_NEW,
+	COMMON_O(8, 32),
+};
+
+/* 3.15: the frame, code object and object headers are 3.14's; the thread
+ * state grew (base_frame, last_profiled_frame: thread_id moved to 176), the
+ * runtime and interpreter moved, and the heap type gained a word.  Frames
+ * owned by the C stack are gone (owner 4), so owner 3 (the interpreter's
+ * entry frames) is the only shim.  Numbers from the DWARF of Debian's
+ * python3.15 and python3.15-dbg (3.15.2), which agree on all of them; the
+ * debug build differs only in the sizes of _PyRuntime and the interpreter. */
+static const struct py_layout py315 = {
+	.minor = 15, MODELS_313, RUNTIME_313(936, 912), INTERP_313(7264, 7272, 7336, 7592),
+	TSTATE_313(176, 80), FRAME_314, CODE_313(208), COMMON_OBJ(888), STR_NEW,
+	COMMON_O(8, 32),
 };
 
 static const struct py_layout *const layouts[] = {
-	&py37, &py38, &py39, &py310, &py311, &py312, &py313, &py314,
+	&py37, &py38, &py39, &py310, &py311, &py312, &py313, &py314, &py315,
 };
 
 const struct py_layout *layout_for_minor(int minor)

@@ -117,11 +117,14 @@ enum native_class merge_classify(const struct native_sym *ns, const char *interp
  *  - 3.11: the first frame of an eval call has is_entry set;
  *  - 3.12+: an eval call links a shim frame, a local of its own, under its
  *    first frame (owner 3: CSTACK in 3.12/3.13, INTERPRETER in 3.14, whose
- *    CSTACK (4) is never set): the shim ends the group. */
+ *    CSTACK (4) is never set): the shim ends the group.  From 3.15 every
+ *    chain also ends in the thread state's own base frame, owned by the
+ *    interpreter too but no eval call's local: it ends no group. */
 struct grouping {
 	struct mem *m;
 	const struct py_layout *L;
 	uint64_t cursor;	/* next frame of the chain not looked at yet */
+	uint64_t base;		/* the thread state's base frame, or 0 */
 	int steps, max_steps;
 	int cur;		/* frames in the group being filled */
 	struct py_group *groups;
@@ -164,7 +167,7 @@ static int step_frame(struct grouping *g, bool visited)
 	} else if (!visited) {
 		if (mem_read_u8(g->m, frame + L->frame.owner, &flag) < 0)
 			return -1;
-		if (flag >= L->frame.owner_shim)
+		if (flag >= L->frame.owner_shim && frame != g->base)
 			close_group(g, frame);
 	}
 	g->cursor = back;
@@ -224,6 +227,10 @@ static int group_part(struct grouping *g, const struct py_tstate *ts, int max_de
 	if (!ts->frame)
 		return 0;
 	if (max_depth - before <= 0)
+		return -1;
+	g->base = 0;
+	if (L->tstate.base_frame != NONE &&
+	    mem_read_u64(g->m, ts->addr + L->tstate.base_frame, &g->base) < 0)
 		return -1;
 	g->cursor = ts->frame;
 	if (pystack_walk(g->m, L, ts->frame, max_depth - before, visit, g, &n, &vrc) != WALK_DONE)

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,29 +181,50 @@ static void find_shim(void)
 		snprintf(ti->env, sizeof(ti->env), "PYENV_VERSION=%s", version);
 }
 
-static void find_py314(void)
+/* Debian's newer interpreters, in a debootstrap root of sid (built on first
+ * use by tests/setup-sid-root.sh).  Debug builds get a label of their own,
+ * "3.15-dbg", so PYSTROBE_TEST_ONLY=3.15 keeps both and =3.15-dbg one. */
+static void find_sid_root(void)
 {
-	char cmd[PATH_MAX * 2], root[PATH_MAX] = "";
+	static const struct {
+		const char *label, *path;
+		int minor;
+		bool optional;
+	} sid[] = {
+		{ "3.14 sid-root", "/usr/bin/python3.14", 14, false },
+		{ "3.14-dbg sid-root", "/usr/bin/python3.14d", 14, true },
+		{ "3.15 sid-root", "/usr/bin/python3.15", 15, false },
+		{ "3.15-dbg sid-root", "/usr/bin/python3.15d", 15, false },
+	};
+	char cmd[PATH_MAX * 2], root[PATH_MAX] = "", path[PATH_MAX * 2];
 	struct test_interp *ti;
 	FILE *p;
 
-	if (getenv("PYSTROBE_NO_PY314")) {
-		fprintf(stderr, "interpreters: MISSING 3.14 (PYSTROBE_NO_PY314 is set)\n");
+	if (getenv("PYSTROBE_NO_SID_ROOT")) {
+		fprintf(stderr, "interpreters: MISSING 3.14, 3.15 (PYSTROBE_NO_SID_ROOT is set)\n");
 		return;
 	}
-	snprintf(cmd, sizeof(cmd), "sh '%s/tests/setup-py314-root.sh'", test_srcdir());
+	snprintf(cmd, sizeof(cmd), "sh '%s/tests/setup-sid-root.sh'", test_srcdir());
 	p = popen(cmd, "r");
 	if (!p || !fgets(root, sizeof(root), p)) {
 		if (p)
 			pclose(p);
-		fprintf(stderr, "interpreters: MISSING 3.14 (debootstrap root could not be built)\n");
+		fprintf(stderr, "interpreters: MISSING 3.14, 3.15 (debootstrap root could not be built)\n");
 		return;
 	}
 	pclose(p);
 	root[strcspn(root, "\n")] = 0;
-	ti = add("3.14 debootstrap-root", "/usr/bin/python3.14", 14);
-	if (ti)
-		snprintf(ti->root, sizeof(ti->root), "%s", root);
+	for (size_t i = 0; i < sizeof(sid) / sizeof(sid[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", root, sid[i].path);
+		if (!is_exec(path)) {
+			if (!sid[i].optional)
+				fprintf(stderr, "interpreters: MISSING %s (no %s)\n", sid[i].label, path);
+			continue;
+		}
+		ti = add(sid[i].label, sid[i].path, sid[i].minor);
+		if (ti)
+			snprintf(ti->root, sizeof(ti->root), "%s", root);
+	}
 }
 
 int test_interps(const struct test_interp **out)
@@ -216,7 +238,7 @@ int test_interps(const struct test_interp **out)
 			add("3.11 debian-static", "/usr/bin/python3.11", 11);
 		else
 			fprintf(stderr, "interpreters: MISSING Debian /usr/bin/python3.11\n");
-		find_py314();
+		find_sid_root();
 		find_venv();
 		find_shim();
 		/* PYSTROBE_TEST_ONLY=substring narrows the list while developing. */

@@ -18,8 +18,8 @@ struct test_interp {
 };
 
 /* Find every interpreter present: pyenv 3.7+, Debian's /usr/bin/python3.11,
- * Python 3.14 in the debootstrap root (built on first use by
- * tests/setup-py314-root.sh), a venv, a pyenv shim.  Prints the list, and what
+ * Debian's 3.14, 3.15 and their debug builds in a debootstrap root of sid
+ * (built on first use by tests/setup-sid-root.sh), a venv, a pyenv shim.  Prints the list, and what
  * is missing, to stderr.  Returns the count; *out is static storage. */
 int test_interps(const struct test_interp **out);
 

@@ -2,7 +2,8 @@
  * stderr starting with "pystrobe: ":
  *
  *   2 usage, 3 no such process, 4 permission denied, 5 not a Python process,
- *   6 unsupported Python version, 7 target exited during the read.
+ *   6 unsupported Python version (or a free-threaded build), 7 target exited
+ *   during the read, 8 a _Py_DebugOffsets table that does not check out.
  *
  * A target that exits while it is being dumped is dumped many times, at
  * different moments of its life and death, on every interpreter: pystrobe
@@ -336,6 +337,130 @@ START_TEST(test_python27)
 }
 END_TEST
 
+/* --- a _Py_DebugOffsets pystrobe must refuse, in a live process ----------- */
+
+/* A copy of a real 3.13+ interpreter with its _Py_DebugOffsets patched: the
+ * process starts from the changed table (CPython does not read it itself),
+ * so pystrobe meets an unknown version, a free-threaded flag or a broken
+ * cookie in a running interpreter, and must refuse it in one line. */
+struct gate_case {
+	const char *what;
+	unsigned pos;		/* byte within the table; 0: the thread state's size */
+	uint64_t value;
+	int code;
+	const char *needle;
+};
+
+static const struct gate_case gate_cases[] = {
+	{ "version 3.16", 8, 0x031000f0, 6,
+	  "unsupported Python version 3.16 (pystrobe reads 3.7 to 3.15)" },
+	{ "free-threaded flag", 16, 1, 6, "free-threaded CPython is not supported yet" },
+	/* The cookie cannot be broken this way: CPython writes it at start. */
+	{ "thread-state size", 0, 1ull << 40, 8, "implausible struct size" },
+};
+
+/* The newest interpreter whose binary holds the table (not a libpython). */
+static const struct test_interp *gate_interp(char *bin, size_t size)
+{
+	for (int i = ninterps - 1; i >= 0; i--) {
+		if (interps[i].minor < 13 || !interps[i].root[0] || strstr(interps[i].label, "dbg"))
+			continue;
+		snprintf(bin, size, "%s%s", interps[i].root, interps[i].path);
+		return &interps[i];
+	}
+	return NULL;
+}
+
+/* Where the thread state's size sits in the table of version v. */
+static unsigned tstate_size_pos(uint64_t v)
+{
+	return ((v >> 16) & 0xff) == 13 ? 152 : 176;
+}
+
+/* A whole binary file in memory (slurp stops at a NUL). */
+static char *read_binary(const char *path, size_t *len)
+{
+	struct stat st;
+	char *b = NULL;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		b = malloc(st.st_size);
+		if (b && read(fd, b, st.st_size) != st.st_size) {
+			free(b);
+			b = NULL;
+		}
+		*len = st.st_size;
+	}
+	close(fd);
+	return b;
+}
+
+/* Write bin with every _Py_DebugOffsets (cookie, then version 3.x) patched
+ * to `to`; returns how many were found. */
+static int patch_copy(const char *bin, const char *to, const struct gate_case *gc)
+{
+	size_t len = 0, found = 0;
+	char *b = read_binary(bin, &len);
+	int fd;
+
+	if (!b)
+		return 0;
+	for (size_t i = 0; i + 24 <= len; i++) {
+		uint64_t v;
+
+		if (memcmp(b + i, "xdebugpy", 8) != 0)
+			continue;
+		memcpy(&v, b + i + 8, 8);
+		if (v >> 24 != 3)
+			continue;
+		memcpy(b + i + (gc->pos ? gc->pos : tstate_size_pos(v)), &gc->value, 8);
+		found++;
+	}
+	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (fd < 0 || write(fd, b, len) != (ssize_t)len)
+		found = 0;
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return (int)found;
+}
+
+START_TEST(test_gate)
+{
+	const struct gate_case *gc = &gate_cases[_i];
+	char bin[PATH_MAX * 2], host[PATH_MAX], inside[PATH_MAX], copy[PATH_MAX * 2];
+	char pid[16], why[512], what[128];
+	const struct test_interp *base = gate_interp(bin, sizeof(bin));
+	struct test_interp ti;
+	struct target t;
+	struct run r;
+
+	if (!base) {
+		printf("errors: MISSING a rooted Python 3.13+: the patched-table checks did not run\n");
+		return;
+	}
+	ti = *base;
+	test_interp_shared_dir(&ti, host, inside, sizeof(host));
+	snprintf(copy, sizeof(copy), "%s/python", host);
+	ck_assert_msg(patch_copy(bin, copy, gc) > 0, "no _Py_DebugOffsets in %s", bin);
+	snprintf(ti.path, sizeof(ti.path), "%.4000s/python", inside);
+	snprintf(what, sizeof(what), "%s with its %s patched", base->label, gc->what);
+	if (start_sleeper(&t, &ti, why, sizeof(why)) < 0)
+		ck_abort_msg("%s: %s", what, why);
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", pid, NULL), 0);
+	assert_not_stopped(t.py_pid, what);
+	target_stop(&t);
+	rm_rf(host);
+	printf("errors: %s: %s", what, r.err);
+	assert_error(&r, what, gc->code, gc->needle);
+	run_free(&r);
+}
+END_TEST
+
 /* --- a target that exits while it is dumped ------------------------------- */
 
 #define EXIT_RUNS 20
@@ -476,6 +601,7 @@ int main(void)
 		tcase_add_test(tc, test_permission);
 	tcase_add_test(tc, test_python36);
 	tcase_add_test(tc, test_python27);
+	tcase_add_loop_test(tc, test_gate, 0, sizeof(gate_cases) / sizeof(*gate_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exiting");

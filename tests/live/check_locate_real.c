@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <spawn.h>
 #include <signal.h>
+#include <stdbool.h>
 
 #include "interpreters.h"
 #include "interp/layout.h"
@@ -72,11 +73,27 @@ static int section_bytes(const char *path, uint8_t *buf, size_t len)
 struct real_table {
 	const char *label;
 	int minor;
+	bool dbg;		/* a Py_DEBUG build: same table, other sizes */
 	uint8_t bytes[1024];
 	int ok;
 };
 
-static struct real_table tables[2] = { { .minor = 13 }, { .minor = 14 } };
+/* Every minor version with a table, release and debug builds. */
+static struct real_table tables[] = {
+	{ .minor = 13 }, { .minor = 14 }, { .minor = 14, .dbg = true },
+	{ .minor = 15 }, { .minor = 15, .dbg = true },
+};
+#define NTABLES ((int)(sizeof(tables) / sizeof(tables[0])))
+
+static struct real_table *table_slot(const struct test_interp *ti)
+{
+	bool dbg = strstr(ti->label, "-dbg") != NULL;
+
+	for (int k = 0; k < NTABLES; k++)
+		if (tables[k].minor == ti->minor && tables[k].dbg == dbg)
+			return &tables[k];
+	return NULL;
+}
 
 static void load_tables(void)
 {
@@ -85,12 +102,9 @@ static void load_tables(void)
 
 	for (int i = 0; i < n; i++) {
 		char path[PATH_MAX * 2];
-		struct real_table *t;
+		struct real_table *t = table_slot(&ti[i]);
 
-		if (ti[i].minor < 13 || ti[i].minor > 14)
-			continue;
-		t = &tables[ti[i].minor - 13];
-		if (t->ok)
+		if (!t || t->ok)
 			continue;
 		if (ti[i].root[0])
 			snprintf(path, sizeof(path), "%s%s", ti[i].root, ti[i].path);
@@ -111,12 +125,13 @@ static void load_tables(void)
 		}
 		t->label = ti[i].label;
 		t->ok = 1;
-		fprintf(stderr, "locate: _Py_DebugOffsets of 3.%d from %s\n", t->minor, path);
+		fprintf(stderr, "locate: _Py_DebugOffsets of 3.%d%s from %s\n", t->minor,
+			t->dbg ? "-dbg" : "", path);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < NTABLES; i++)
 		if (!tables[i].ok)
-			fprintf(stderr, "locate: MISSING a 3.%d interpreter: its table is not tested\n",
-				tables[i].minor);
+			fprintf(stderr, "locate: MISSING a 3.%d%s interpreter: its table is not tested\n",
+				tables[i].minor, tables[i].dbg ? "-dbg" : "");
 }
 
 static int layout_from(const uint8_t *bytes, struct py_layout *L, char *err)
@@ -168,6 +183,11 @@ START_TEST(test_real_tables_match_static)
 	ck_assert_int_eq(L.code.code_adaptive, S->code.code_adaptive);
 	ck_assert_int_eq(L.str.ascii_size, S->str.ascii_size);
 	ck_assert_int_eq(L.str.compact_size, S->str.compact_size);
+	ck_assert_int_eq(L.o.tuple_item, S->o.tuple_item);
+	ck_assert_int_eq(L.o.dict_keys, S->o.dict_keys);
+	ck_assert_int_eq(L.obj.tp_basicsize, S->obj.tp_basicsize);
+	ck_assert_int_eq(L.obj.tp_dictoffset, S->obj.tp_dictoffset);
+	ck_assert_int_eq(L.obj.ht_cached_keys, S->obj.ht_cached_keys);
 }
 END_TEST
 
@@ -196,9 +216,12 @@ START_TEST(test_unknown_version)
 	if (!t->ok)
 		return;
 	memcpy(b, t->bytes, sizeof(b));
-	put64(b, 8, 0x030f00a1);	/* 3.15.0a1 */
+	put64(b, 8, 0x031000a1);	/* 3.16.0a1 */
 	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
-	ck_assert_msg(strstr(err, "3.15"), "message names the version: %s", err);
+	ck_assert_msg(strstr(err, "unsupported Python version 3.16 (pystrobe reads 3.7 to 3.15)"),
+		      "message names the versions: %s", err);
+	put64(b, 8, 0x031400f0);	/* 3.20.0 */
+	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
 	put64(b, 8, 0x020700f0);	/* not 3.x at all */
 	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
 }
@@ -216,24 +239,34 @@ START_TEST(test_free_threaded)
 	memcpy(b, t->bytes, sizeof(b));
 	put64(b, 16, 1);
 	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
-	ck_assert_msg(strstr(err, "free-threaded"), "%s", err);
+	ck_assert_msg(strstr(err, "free-threaded CPython is not supported yet"), "%s", err);
 	put64(b, 16, 7);
 	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
 }
 END_TEST
 
-/* Each struct size and each offset, made absurd in turn, is refused. */
+/* Each struct size and each offset, made absurd in turn, is refused.  The
+ * counts are what pystrobe reads of each table (section sizes, fields, the
+ * GIL's three): 3.15's are every word of ptype/o struct _Py_DebugOffsets
+ * up to the gc section but id, threads_main, gc, sysdict, builtins,
+ * gil_runtime_state_enabled, code_object_generation, tlbc_generation, prev,
+ * last_profiled_frame(_seq), datastack_chunk, status,
+ * holds_gil, gil_requested, current_exception, exc_state, exc_value,
+ * stackpointer, tlbc_index, co_tlbc, tp_repr, list and bytes ob_size and
+ * the set section. */
 START_TEST(test_absurd_fields)
 {
+	static const struct { unsigned end, used; } per_minor[] = {
+		[13] = { 568, 57 }, [14] = { 648, 57 }, [15] = { 752, 63 },
+	};
 	struct real_table *t = &tables[_i];
-	unsigned end = t->minor == 13 ? 568 : 648;	/* up to the gc section */
 	struct py_layout L;
 	char err[256];
 	int refused = 0;
 
 	if (!t->ok)
 		return;
-	for (unsigned pos = 24; pos < end; pos += 8) {
+	for (unsigned pos = 24; pos < per_minor[t->minor].end; pos += 8) {
 		uint8_t b[1024];
 
 		memcpy(b, t->bytes, sizeof(b));
@@ -241,8 +274,9 @@ START_TEST(test_absurd_fields)
 		if (layout_from(b, &L, err) == -EXIT_BAD_STATE)
 			refused++;
 	}
-	/* Fields we do not use may take any value; most are ours. */
-	ck_assert_msg(refused >= 40, "3.%d: only %d absurd fields refused", t->minor, refused);
+	/* Fields we do not use may take any value; every one we use is checked. */
+	ck_assert_msg(refused == (int)per_minor[t->minor].used, "3.%d%s: %d absurd fields refused, not %u",
+		      t->minor, t->dbg ? "-dbg" : "", refused, per_minor[t->minor].used);
 }
 END_TEST
 
@@ -333,11 +367,11 @@ int main(void)
 	TCase *tc = tcase_create("debug_offsets");
 
 	load_tables();
-	tcase_add_loop_test(tc, test_real_tables_match_static, 0, 2);
-	tcase_add_loop_test(tc, test_bad_cookie, 0, 2);
-	tcase_add_loop_test(tc, test_unknown_version, 0, 2);
-	tcase_add_loop_test(tc, test_free_threaded, 0, 2);
-	tcase_add_loop_test(tc, test_absurd_fields, 0, 2);
+	tcase_add_loop_test(tc, test_real_tables_match_static, 0, NTABLES);
+	tcase_add_loop_test(tc, test_bad_cookie, 0, NTABLES);
+	tcase_add_loop_test(tc, test_unknown_version, 0, NTABLES);
+	tcase_add_loop_test(tc, test_free_threaded, 0, NTABLES);
+	tcase_add_loop_test(tc, test_absurd_fields, 0, NTABLES);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("files");
 	tcase_add_test(tc, test_load_bias);

@@ -545,10 +545,13 @@ out:
 	target_stop(&t);
 }
 
-/* The flame graph of a short recording: C frames in their own colours. */
+/* The flame graph of a short recording: C frames in their own colours.
+ * Long enough for a few hundred samples even when the first ones wait for
+ * a large compressed debug file (Debian's python3.15 with python3.15-dbg
+ * installed: about a second to open). */
 static void test_flame(struct native_test *nt)
 {
-	static const char *const opts[] = { "-r", "200", "-d", "0.7", NULL };
+	static const char *const opts[] = { "-r", "200", "-d", "2", NULL };
 	char path[PATH_MAX + 64];
 	struct target t;
 	struct run r;

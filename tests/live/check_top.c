@@ -930,15 +930,18 @@ START_TEST(test_interps_chosen)
 }
 END_TEST
 
-/* The Debian python3.11 and a pyenv 3.12, else whatever there is to make
- * two; all with PYSTROBE_TOP_ALL=1. */
+/* The Debian python3.11, a pyenv 3.12 and every build of the newest
+ * version, else whatever there is to make two; all with PYSTROBE_TOP_ALL=1. */
 static void choose(const struct test_interp *all, int n)
 {
 	const char *every = getenv("PYSTROBE_TOP_ALL");
+	int oldest, newest;
 
+	test_interp_span(all, n, &oldest, &newest);
 	for (int i = 0; i < n && nchosen < 32; i++) {
 		bool want = (every && *every && strcmp(every, "0")) ||
 			    strstr(all[i].label, "debian-static") ||
+			    all[i].minor == all[newest].minor ||
 			    (strstr(all[i].label, " pyenv") && all[i].minor == 12 &&
 			     !strstr(all[i].label, "shim"));
 

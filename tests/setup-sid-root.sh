@@ -1,0 +1,85 @@
+#!/bin/sh
+# Build (once) a minimal Debian sid root holding the interpreters Debian has
+# and this machine has not: python3.14, python3.15 and python3.15-dbg (a
+# Py_DEBUG build), and python3.14-dbg when the archive has it.  The tests run
+# them chrooted, which also covers the "process in another root" case.
+#
+# The root is cached outside the source tree, because debootstrap takes minutes and
+# the tests should not pay that on every run.  The mirror is read from this
+# machine's apt configuration at run time: the repository names no package host.
+#
+# Usage: setup-sid-root.sh [DIR]     prints the root's path on success.
+# Exit 0: root ready.  Exit 1: could not build it (reason on stderr).
+set -u
+
+root=${1:-${PYSTROBE_SID_ROOT:-/var/cache/pystrobe/sid-root}}
+suite=sid
+script=/usr/share/debootstrap/scripts/sid
+need="python3.14 python3.15 python3.15-dbg"	# debootstrap fails without these
+want="python3.14-dbg"				# installed if the archive has them
+apt_opts="-o Acquire::Check-Valid-Until=false -o APT::Install-Recommends=false"
+
+complete() {
+	[ -f "$1/.pystrobe-complete" ] || return 1
+	for p in /usr/bin/python3.14 /usr/bin/python3.15 /usr/bin/python3.15d; do
+		[ -x "$1$p" ] || return 1
+	done
+}
+
+if complete "$root"; then
+	echo "$root"
+	exit 0
+fi
+
+find_mirror() {
+	# deb822 sources first (URIs: lines), then one-line sources (deb URI suite ...).
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' "$f"
+	done
+}
+
+# The Debian archive is the one whose path ends in /debian (not -security, not a
+# third-party repository).
+mirror=$(find_mirror | grep -E '/debian/?$' | head -n 1)
+if [ -z "$mirror" ]; then
+	echo "setup-sid-root: no Debian mirror found in the apt configuration" >&2
+	exit 1
+fi
+if ! command -v debootstrap >/dev/null 2>&1; then
+	echo "setup-sid-root: debootstrap is not installed (apt-get install debootstrap)" >&2
+	exit 1
+fi
+
+rm -rf "$root.tmp"
+mkdir -p "$(dirname "$root")"
+log="$root.log"
+echo "setup-sid-root: building $suite root from $mirror (log: $log)" >&2
+if ! debootstrap --variant=minbase --include="$(echo $need | tr ' ' ,)" \
+		"$suite" "$root.tmp" "$mirror" "$script" >"$log" 2>&1; then
+	echo "setup-sid-root: debootstrap failed; last lines of $log:" >&2
+	tail -n 5 "$log" >&2
+	exit 1
+fi
+# The optional packages: an archive without them is not an error.
+for p in $want; do
+	if chroot "$root.tmp" apt-get $apt_opts update >>"$log" 2>&1 &&
+	   DEBIAN_FRONTEND=noninteractive chroot "$root.tmp" apt-get $apt_opts install -y "$p" >>"$log" 2>&1; then
+		echo "setup-sid-root: installed $p" >&2
+	else
+		echo "setup-sid-root: no $p in $suite (see $log)" >&2
+	fi
+done
+chroot "$root.tmp" apt-get clean >/dev/null 2>&1
+touch "$root.tmp/.pystrobe-complete"
+if ! complete "$root.tmp"; then
+	echo "setup-sid-root: root built but lacks one of $need" >&2
+	exit 1
+fi
+rm -rf "$root"
+mv "$root.tmp" "$root"
+echo "$root"
