@@ -1,8 +1,9 @@
 /* pystrobe top: a live, top-like view of where a Python process spends its
  * time.
  *
- * One thread does everything: it samples at absolute deadlines (as
- * fleet_run does), and between samples it reads keys and, every --delay
+ * One thread does everything: it steps the fleet's sampling clock (the
+ * rounds and walks fleet_run makes), and between them it reads keys and,
+ * every --delay
  * seconds, ends an interval and redraws.  The samples of an interval are
  * read from the profile's runs, which carry the thread, and then dropped,
  * so memory does not grow with the length of the session: each (thread,
@@ -128,12 +129,11 @@ struct top {
 	bool quit;
 
 	/* sampling */
-	uint64_t start_ns, deadline, interval_ns;
-	uint64_t rounds;
+	struct fleet_clock clock;
 	bool exited;
 
 	/* the interval under way */
-	uint64_t iv_start_ns, iv_rounds, iv_lagged, iv_max_lag_ns;
+	uint64_t iv_start_ns, iv_rounds, iv_lagged;	/* clock counts at its start */
 	struct sampler_counts iv_base;
 	uint64_t reset_ns, reset_rounds;
 	uint64_t next_refresh;
@@ -609,11 +609,11 @@ static void end_interval(struct top *t, uint64_t now)
 	stacks -= c.errors[SERR_MERGE] - t->iv_base.errors[SERR_MERGE];
 
 	st->elapsed_s = (now - t->reset_ns) / 1e9;
-	st->samples = t->rounds - t->reset_rounds;
+	st->samples = t->clock.rounds - t->reset_rounds;
 	st->interval_s = (now - t->iv_start_ns) / 1e9;
-	st->rounds = t->iv_rounds;
-	st->lagged = t->iv_lagged;
-	st->max_lag_ms = t->iv_max_lag_ns / 1e6;
+	st->rounds = t->clock.rounds - t->iv_rounds;
+	st->lagged = t->clock.lagged - t->iv_lagged;
+	st->max_lag_ms = t->clock.max_lag_ns / 1e6;
 	st->gil_pct = rounds ? pct(c.gil_rounds - t->iv_base.gil_rounds, rounds) : -1;
 	st->active_pct = c.threads > t->iv_base.threads ?
 		pct(c.active - t->iv_base.active, c.threads - t->iv_base.threads) : -1;
@@ -625,9 +625,9 @@ static void end_interval(struct top *t, uint64_t now)
 
 	t->iv_base = c;
 	t->iv_start_ns = now;
-	t->iv_rounds = 0;
-	t->iv_lagged = 0;
-	t->iv_max_lag_ns = 0;
+	t->iv_rounds = t->clock.rounds;
+	t->iv_lagged = t->clock.lagged;
+	t->clock.max_lag_ns = 0;
 }
 
 /* Start counting afresh: R, and a change of what is sampled. */
@@ -640,9 +640,11 @@ static void reset_counts(struct top *t)
 		t->entries[i].cum = t->entries[i].last = 0;
 	fleet_counts(t->f, &t->iv_base);
 	t->iv_start_ns = now;
-	t->iv_rounds = t->iv_lagged = t->iv_max_lag_ns = 0;
+	t->iv_rounds = t->clock.rounds;
+	t->iv_lagged = t->clock.lagged;
+	t->clock.max_lag_ns = 0;
 	t->reset_ns = now;
-	t->reset_rounds = t->rounds;
+	t->reset_rounds = t->clock.rounds;
 	memset(&t->live, 0, sizeof(t->live));
 	t->live.gil_pct = t->live.active_pct = t->live.error_pct = -1;
 	t->live.nthreads = t->shown.nthreads;
@@ -706,11 +708,11 @@ static void target_exited(struct top *t)
 	if (t->child)
 		reap_child(t, 2000);
 	now = mono_ns();
-	if (t->live.rounds && t->iv_rounds < t->delay_s * t->o.so.rate_hz / 2) {
+	if (t->live.rounds && t->clock.rounds - t->iv_rounds < t->delay_s * t->o.so.rate_hz / 2) {
 		/* The last bit of an interval would give noisy shares: its
 		 * samples go to the times only. */
 		take_runs(t, true, false);
-		t->live.samples = t->rounds - t->reset_rounds;
+		t->live.samples = t->clock.rounds - t->reset_rounds;
 		t->live.elapsed_s = (now - t->reset_ns) / 1e9;
 	} else {
 		end_interval(t, now);
@@ -725,30 +727,6 @@ static void target_exited(struct top *t)
 		else
 			printf("pystrobe top: process %d exited\n", (int)t->pid);
 		fflush(stdout);
-	}
-}
-
-static void take_sample(struct top *t)
-{
-	uint64_t now = mono_ns();
-
-	int rc = fleet_sample(t->f, now - t->start_ns);
-
-	/* exec() into another program ends the profile as an exit does. */
-	if (rc == -EXIT_EXITED || rc == -EXIT_NOT_PYTHON) {
-		target_exited(t);
-		return;
-	}
-	t->rounds++;
-	t->iv_rounds++;
-	t->deadline += t->interval_ns;
-	now = mono_ns();
-	if (now >= t->deadline + t->interval_ns) {
-		/* Behind by a whole interval: skip the missed samples. */
-		t->iv_lagged++;
-		if (now - t->deadline > t->iv_max_lag_ns)
-			t->iv_max_lag_ns = now - t->deadline;
-		t->deadline = now;
 	}
 }
 
@@ -1349,7 +1327,9 @@ static void wait_event(struct top *t)
 	if (t->quit || quit_requested)
 		return;
 	if (!t->exited) {
-		until = t->deadline < t->next_refresh ? t->deadline : t->next_refresh;
+		until = fleet_due(t->f, &t->clock);
+		if (t->next_refresh < until)
+			until = t->next_refresh;
 		if (until <= now)
 			return;
 		ts.tv_sec = (time_t)((until - now) / 1000000000ull);
@@ -1368,24 +1348,24 @@ static void run(struct top *t)
 {
 	uint64_t delay = (uint64_t)(t->delay_s * 1e9);
 
-	t->start_ns = mono_ns();
-	t->deadline = t->start_ns;
-	t->iv_start_ns = t->reset_ns = t->start_ns;
-	t->next_refresh = t->start_ns + delay;
+	fleet_start(t->f, &t->clock);
+	t->iv_start_ns = t->reset_ns = t->clock.start_ns;
+	t->next_refresh = t->clock.start_ns + delay;
 	fleet_counts(t->f, &t->iv_base);
 	t->live.gil_pct = t->live.active_pct = t->live.error_pct = -1;
 	t->shown = t->live;
 	t->dirty = true;
 
 	while (!quit_requested && !t->quit) {
-		uint64_t now = mono_ns();
+		uint64_t now;
 
-		if (!t->exited && now >= t->deadline) {
-			take_sample(t);
-			if (t->exited && !t->tty)
+		/* exec() into another program ends the view as an exit does. */
+		if (!t->exited && fleet_step(t->f, &t->clock) < 0) {
+			target_exited(t);
+			if (!t->tty)
 				break;
-			now = mono_ns();
 		}
+		now = mono_ns();
 		if (!t->exited && now >= t->next_refresh) {
 			end_interval(t, now);
 			if (!t->paused)
@@ -1497,7 +1477,6 @@ int cmd_top(int argc, char **argv)
 	install_signals();
 	profile_init(&t.p, t.o.so.rate_hz);
 	profile_init(&t.funcs, t.o.so.rate_hz);
-	t.interval_ns = t.p.interval_ns;
 	t.pid = t.o.pid;
 
 	if (t.o.command) {
