@@ -120,9 +120,7 @@ struct top {
 	struct profile p;
 	struct fleet *f;
 	pid_t pid;
-	pid_t child;		/* launch mode */
-	bool child_reaped;
-	int child_status;	/* its wait status, once reaped */
+	struct child child;	/* launch mode */
 	char *what;		/* the command line, printable */
 	char *version;		/* the Python version, printable, or NULL */
 	bool tty;		/* full screen, else snapshots */
@@ -656,46 +654,11 @@ static void reset_counts(struct top *t)
 
 /* --- the process ---------------------------------------------------------- */
 
-static bool reap_child(struct top *t, int timeout_ms)
-{
-	struct timespec tick = { 0, 10000000 };
-
-	if (!t->child || t->child_reaped)
-		return true;
-	for (int waited = 0;; waited += 10) {
-		pid_t r = pause_wait_child(t->child, &t->child_status, timeout_ms < 0);
-
-		if (r == t->child || r < 0) {
-			t->child_reaped = true;
-			if (r < 0)
-				t->child_status = 0;
-			return true;
-		}
-		if (timeout_ms >= 0 && waited >= timeout_ms)
-			return false;
-		if (r == 0)
-			nanosleep(&tick, NULL);
-	}
-}
-
 /* End a launched command and return its exit status.  sig is how we were
- * asked to stop: q ends the command with SIGTERM; a SIGINT from the
- * terminal reached it too, so it gets a moment to end by itself first. */
+ * asked to stop: q ends the command with SIGTERM. */
 static int finish_child(struct top *t, int sig)
 {
-	if (!t->child)
-		return EXIT_OK;
-	if (!t->child_reaped) {
-		if (sig && sig != SIGINT)
-			kill(t->child, sig);
-		if (sig == SIGINT && !reap_child(t, 1000))
-			kill(t->child, SIGINT);
-		if (!reap_child(t, CHILD_GRACE_MS)) {
-			kill(t->child, SIGKILL);
-			reap_child(t, -1);
-		}
-	}
-	return exit_status_of(t->child_status);
+	return child_finish(&t->child, sig, CHILD_GRACE_MS);
 }
 
 static void print_snapshot(struct top *t);
@@ -705,8 +668,7 @@ static void target_exited(struct top *t)
 	uint64_t now;
 
 	t->exited = true;
-	if (t->child)
-		reap_child(t, 2000);
+	child_reap(&t->child, 2000);
 	now = mono_ns();
 	if (t->live.rounds && t->clock.rounds - t->iv_rounds < t->delay_s * t->o.so.rate_hz / 2) {
 		/* The last bit of an interval would give noisy shares: its
@@ -721,9 +683,9 @@ static void target_exited(struct top *t)
 	t->paused = false;
 	if (!t->tty) {
 		print_snapshot(t);
-		if (t->child && t->child_reaped)
+		if (t->child.pid && t->child.reaped)
 			printf("pystrobe top: process %d exited (status %d)\n", (int)t->pid,
-			       exit_status_of(t->child_status));
+			       child_exit_status(&t->child));
 		else
 			printf("pystrobe top: process %d exited\n", (int)t->pid);
 		fflush(stdout);
@@ -997,9 +959,9 @@ static void draw_header(struct top *t)
 
 	/* 3: the state of things */
 	if (t->exited) {
-		if (t->child && t->child_reaped)
+		if (t->child.pid && t->child.reaped)
 			snprintf(buf, sizeof(buf), " process %d exited (status %d) ", (int)t->pid,
-				 exit_status_of(t->child_status));
+				 child_exit_status(&t->child));
 		else
 			snprintf(buf, sizeof(buf), " process %d exited ", (int)t->pid);
 		x = put(t, 3, 0, COLS, color(t, PAIR_BANNER, A_REVERSE) | A_BOLD, buf);
@@ -1464,7 +1426,7 @@ int cmd_top(int argc, char **argv)
 {
 	struct top t;
 	char err[512];
-	int rc, go_fd = -1, err_fd = -1, status = EXIT_OK;
+	int rc, status = EXIT_OK;
 
 	memset(&t, 0, sizeof(t));
 	t.thread_sel = -1;
@@ -1479,34 +1441,22 @@ int cmd_top(int argc, char **argv)
 	profile_init(&t.funcs, t.o.so.rate_hz);
 	t.pid = t.o.pid;
 
-	if (t.o.command) {
-		t.child = launch(t.o.command, t.tty, &go_fd, &err_fd);
-		if (t.child < 0) {
-			errorf("top: cannot start '%s': %s", t.o.command[0], strerror(errno));
-			top_free(&t);
-			return EXIT_ERROR;
-		}
-		t.pid = t.child;
-		if (write(go_fd, "g", 1) != 1 ||
-		    (t.o.fo.subprocesses ?
-		     wait_for_exec(t.child, t.o.command, "top", err_fd, &status) :
-		     wait_for_python(t.child, t.o.command, "top", err_fd, &quit_requested,
-				     &status)) < 0) {
-			close(go_fd);
-			close(err_fd);
-			if (quit_requested)
-				status = finish_child(&t, quit_signal);
-			top_free(&t);
-			return status;
-		}
-		close(go_fd);
-		close(err_fd);
+	/* With --subprocesses only until it has started: the Python may be
+	 * further down. */
+	if (t.o.command &&
+	    child_start(&t.child, t.o.command, "top", t.tty, t.o.fo.subprocesses,
+			&quit_requested, &status) < 0) {
+		if (quit_requested)
+			status = finish_child(&t, quit_signal);
+		top_free(&t);
+		return status;
 	}
-
+	if (t.o.command)
+		t.pid = t.child.pid;
 	t.f = fleet_open(t.pid, &t.o.so, &t.o.fo, &t.p, &rc, err, sizeof(err));
 	if (!t.f) {
 		errorf("%s", err);
-		status = t.child ? finish_child(&t, SIGTERM) : rc;
+		status = t.child.pid ? finish_child(&t, SIGTERM) : rc;
 		top_free(&t);
 		return status;
 	}
@@ -1517,16 +1467,15 @@ int cmd_top(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
 	if (t.tty && start_curses(&t) < 0) {
-		status = t.child ? finish_child(&t, SIGTERM) : EXIT_ERROR;
+		status = t.child.pid ? finish_child(&t, SIGTERM) : EXIT_ERROR;
 		top_free(&t);
-		return t.child ? status : EXIT_ERROR;
+		return status;
 	}
 
 	run(&t);
 
 	restore_terminal();
-	if (t.child)
-		status = finish_child(&t, quit_requested ? quit_signal : t.exited ? 0 : SIGTERM);
+	status = finish_child(&t, quit_requested ? quit_signal : t.exited ? 0 : SIGTERM);
 	top_free(&t);
 	return status;
 }
