@@ -92,17 +92,15 @@ static int parse_args(struct record *r, int argc, char **argv)
 				NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_number(optarg, 0.001, 1e9, &r->t.so.duration_s) < 0) {
-				errorf("record: --duration must be a positive number of seconds, not '%s'", optarg);
-				return -1;
-			}
+			if (parse_number(optarg, 0.001, 1e9, &r->t.so.duration_s) < 0)
+				return usage_error("record", "--duration must be a positive number "
+						   "of seconds, not '%s'", optarg);
 			break;
 		case 'o': r->output = optarg; break;
 		case 'f':
-			if (!(r->fmt = out_format_find(optarg))) {
-				errorf("record: unknown format '%s' (" OUT_FORMAT_NAMES ")", optarg);
-				return -1;
-			}
+			if (!(r->fmt = out_format_find(optarg)))
+				return usage_error("record", "unknown format '%s' (" OUT_FORMAT_NAMES ")",
+						   optarg);
 			break;
 		case OPT_THREADS: r->t.so.threads = true; break;
 		case OPT_GROUP: r->t.fo.group = true; break;
@@ -117,10 +115,8 @@ static int parse_args(struct record *r, int argc, char **argv)
 	}
 	if (target_opts_finish(&r->t, argc, argv, "record") < 0)
 		return -1;
-	if (r->t.fo.group && !r->t.fo.subprocesses) {
-		errorf("record: --group-processes needs --subprocesses");
-		return -1;
-	}
+	if (r->t.fo.group && !r->t.fo.subprocesses)
+		return usage_error("record", "--group-processes needs --subprocesses");
 	/* record keeps one kind of frame: lines, or functions. */
 	r->t.so.by_function = r->t.by_function;
 	r->oo.full_filenames = r->t.full_filenames;

@@ -1367,10 +1367,9 @@ static int parse_args(struct target_opts *o, double *delay_s, int argc, char **a
 	while ((c = getopt_long(argc, argv, "+:" TARGET_SHORTOPTS "d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_number(optarg, 0.05, 86400, delay_s) < 0) {
-				errorf("top: --delay must be between 0.05 and 86400 seconds, not '%s'", optarg);
-				return -1;
-			}
+			if (parse_number(optarg, 0.05, 86400, delay_s) < 0)
+				return usage_error("top", "--delay must be between 0.05 and 86400 "
+						   "seconds, not '%s'", optarg);
 			break;
 		case 'h':
 			fputs(top_usage, stdout);
