@@ -112,6 +112,13 @@ static uint32_t thread(struct fixture *fx, pid_t pid, pid_t tid, const char *nam
 	return profile_thread(&fx->m.p, pid, tid, name);
 }
 
+/* A model with one thread, of process 100. */
+static uint32_t setup_one(struct fixture *fx)
+{
+	setup(fx);
+	return thread(fx, 100, 100, NULL);
+}
+
 /* --- rows ----------------------------------------------------------------- */
 
 START_TEST(test_rows_own_and_total)
@@ -161,8 +168,7 @@ START_TEST(test_rows_recursion_counted_once)
 	uint32_t a;
 	const struct top_row *r;
 
-	setup(&fx);
-	a = thread(&fx, 100, 100, NULL);
+	a = setup_one(&fx);
 	sample(&fx, a, 4, "main fib fib fib");
 	interval(&fx, 1000);
 	r = must_row(&fx.m, "fib");
@@ -180,8 +186,7 @@ START_TEST(test_rows_only_functions)
 	struct pframe root = { PF_PROCESS, "process 100: app", NULL, -1, -1 };
 	uint32_t frames[2], a;
 
-	setup(&fx);
-	a = thread(&fx, 100, 100, NULL);
+	a = setup_one(&fx);
 	frames[0] = profile_frame(&fx.m.p, &root);
 	frames[1] = py(&fx.m, "work", 10);
 	profile_add(&fx.m.p, a, frames, 2, 0, 3);
@@ -200,8 +205,7 @@ START_TEST(test_rows_by_function)
 	uint32_t a;
 	const struct top_row *r;
 
-	setup(&fx);
-	a = thread(&fx, 100, 100, NULL);
+	a = setup_one(&fx);
 	sample(&fx, a, 3, "main work:10");
 	sample(&fx, a, 2, "main work:12");
 	interval(&fx, 1000);
@@ -269,8 +273,7 @@ START_TEST(test_sort_orders)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 10, "a x");
 	interval(&fx, 1000);
 	sample(&fx, t0, 5, "b y");
@@ -296,8 +299,7 @@ START_TEST(test_sort_ties_by_label)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 2, "gamma");
 	sample(&fx, t0, 2, "alpha");
 	sample(&fx, t0, 2, "beta");
@@ -314,8 +316,7 @@ START_TEST(test_filter)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 3, "main load_data");
 	sample(&fx, t0, 2, "main train_step");
 	interval(&fx, 1000);
@@ -423,9 +424,8 @@ START_TEST(test_views_one_process)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
+	t0 = setup_one(&fx);
 	fx.m.subprocesses = true;
-	t0 = thread(&fx, 100, 100, NULL);
 	sample(&fx, t0, 1, "main");
 	interval(&fx, 1000);
 	top_model_next_view(&fx.m);
@@ -454,8 +454,7 @@ START_TEST(test_idle_toggle)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	fx.t.counts.nthreads = 2;
 	sample(&fx, t0, 5, "main spin");
 	interval(&fx, 1000);
@@ -489,8 +488,7 @@ START_TEST(test_reset)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	fx.t.counts.nthreads = 2;
 	sample(&fx, t0, 50, "main old");
 	interval(&fx, 1000);
@@ -514,8 +512,7 @@ START_TEST(test_paused)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 5, "main first");
 	interval(&fx, 1000);
 	top_model_set_paused(&fx.m, true);
@@ -540,8 +537,7 @@ START_TEST(test_interval_window)
 	uint32_t t0;
 	const struct top_row *r;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 80, "main hot");
 	sample(&fx, t0, 20, "main cold");
 	interval(&fx, 1000);
@@ -574,8 +570,7 @@ START_TEST(test_interval_figures)
 	uint32_t t0;
 	const struct top_stats *st = &fx.m.shown;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 100, "main");
 	fx.t.counts.gil_rounds = 100;
 	fx.t.counts.threads = 200;
@@ -625,8 +620,7 @@ START_TEST(test_exited)
 	uint32_t t0;
 	const struct top_row *r;
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 100, "main hot");
 	interval(&fx, 1000);
 	top_model_set_paused(&fx.m, true);
@@ -642,8 +636,7 @@ START_TEST(test_exited)
 	ck_assert_uint_eq(fx.m.shown.samples, 110);
 	top_model_free(&fx.m);
 
-	setup(&fx);
-	t0 = thread(&fx, 100, 100, NULL);
+	t0 = setup_one(&fx);
 	sample(&fx, t0, 100, "main hot");
 	interval(&fx, 1000);
 	sample(&fx, t0, 60, "main cold");
@@ -687,9 +680,8 @@ START_TEST(test_full_filenames)
 	struct fixture fx;
 	uint32_t t0;
 
-	setup(&fx);
+	t0 = setup_one(&fx);
 	fx.m.full_filenames = true;
-	t0 = thread(&fx, 100, 100, NULL);
 	sample(&fx, t0, 1, "work");
 	interval(&fx, 1000);
 	ck_assert_str_eq(fx.m.rows[0].label, "work (/srv/app.py:10)");
