@@ -48,7 +48,7 @@ struct fleet_clock {
 	uint64_t deadline_ns;	/* when the next round is due */
 	uint64_t end_ns;	/* the end of the duration, or 0 */
 	uint64_t rounds;	/* rounds taken */
-	uint64_t lagged;	/* rounds that ended a whole interval late */
+	uint64_t lagged;	/* rounds that left it a whole interval behind */
 	/* The longest lag since fleet_start(), or since the caller last
 	 * zeroed it (top tells the lag of each refresh interval). */
 	uint64_t max_lag_ns;

@@ -12,9 +12,9 @@
  * recurses).
  *
  * No terminal and no target here: the sampling loop hands the model its
- * counts as a struct top_tick, and every label is already printable (it
- * went through sb_add_printable()), so tests drive it with a profile they
- * fill themselves.
+ * totals as a struct top_tick, so tests drive it with a profile they fill
+ * themselves.  Every label the model gives out went through
+ * sb_add_printable(): a name from the target cannot drive a terminal.
  */
 #ifndef PYSTROBE_TOP_MODEL_H
 #define PYSTROBE_TOP_MODEL_H
