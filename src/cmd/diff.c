@@ -83,37 +83,30 @@ static int parse_args(struct diff *d, int argc, char **argv)
 		case 'f':
 			d->fmt = out_format_find(optarg);
 			if (!d->fmt || (d->fmt->write != out_flamegraph &&
-					d->fmt->write != out_collapsed)) {
-				errorf("diff: format '%s' cannot show a difference (flamegraph, collapsed)", optarg);
-				return -1;
-			}
+					d->fmt->write != out_collapsed))
+				return usage_error("diff", "format '%s' cannot show a difference "
+						   "(flamegraph, collapsed)", optarg);
 			break;
 		case OPT_NEGATE: d->oo.diff_negate = true; break;
 		case OPT_RAW: d->oo.diff_raw = true; break;
 		case OPT_FUNCTION: d->by_function = true; break;
 		case OPT_FULL: d->oo.full_filenames = true; break;
 		case 'n':
-			if (parse_number(optarg, 0, 1e6, &d->top) < 0) {
-				errorf("diff: --top must be a number of rows, not '%s'", optarg);
-				return -1;
-			}
+			if (parse_number(optarg, 0, 1e6, &d->top) < 0)
+				return usage_error("diff", "--top must be a number of rows, not '%s'",
+						   optarg);
 			break;
 		case 'q': d->quiet = true; break;
 		case 'h':
 			fputs(diff_usage, stdout);
 			return 1;
-		case ':':
-			errorf("diff: %s needs a value (see pystrobe diff --help)", argv[optind - 1]);
-			return -1;
 		default:
-			errorf("diff: unknown option '%s' (see pystrobe diff --help)", argv[optind - 1]);
-			return -1;
+			return usage_getopt("diff", c, argv);
 		}
 	}
-	if (argc - optind != 2) {
-		errorf("diff: give two profiles, BEFORE and AFTER (see pystrobe diff --help)");
-		return -1;
-	}
+	if (argc - optind != 2)
+		return usage_error("diff", "give two profiles, BEFORE and AFTER "
+				   "(see pystrobe diff --help)");
 	d->path[0] = argv[optind];
 	d->path[1] = argv[optind + 1];
 	return 0;

@@ -363,7 +363,14 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 	}
 }
 
-int cmd_dump(int argc, char **argv)
+struct dump_args {
+	struct snapshot_opts so;
+	bool json, tree;
+	int pid;
+};
+
+/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+static int parse_args(struct dump_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -375,62 +382,61 @@ int cmd_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct snapshot_opts so = { 0 };
-	struct snapshot *snaps = NULL;
-	struct proc_node *procs = NULL;
-	struct strbuf out = STRBUF_INIT;
-	bool json = false, tree = false;
-	int pid = 0, c, n, nprocs, status = EXIT_OK;
+	int c;
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
 	while ((c = getopt_long(argc, argv, ":p:jlnsh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			pid = parse_pid(optarg);
-			if (!pid) {
-				errorf("dump: invalid pid '%s'", optarg);
-				return EXIT_USAGE;
-			}
+			if (!(a->pid = parse_pid(optarg)))
+				return usage_error("dump", "invalid pid '%s'", optarg);
 			break;
-		case 'j': json = true; break;
-		case 'l': so.locals = true; break;
-		case 'n': so.native = true; break;
-		case 'N': so.nonblocking = true; break;
-		case 's': tree = true; break;
+		case 'j': a->json = true; break;
+		case 'l': a->so.locals = true; break;
+		case 'n': a->so.native = true; break;
+		case 'N': a->so.nonblocking = true; break;
+		case 's': a->tree = true; break;
 		case 'h':
 			fputs(dump_usage, stdout);
-			return EXIT_OK;
-		case ':':
-			errorf("dump: %s needs a value (see pystrobe dump --help)", argv[optind - 1]);
-			return EXIT_USAGE;
+			return 1;
 		default:
-			errorf("dump: unknown option '%s' (see pystrobe dump --help)", argv[optind - 1]);
-			return EXIT_USAGE;
+			return usage_getopt("dump", c, argv);
 		}
 	}
-	if (!pid || optind < argc) {
-		errorf("dump: %s (see pystrobe dump --help)",
-		       pid ? "unexpected argument" : "--pid PID is required");
-		return EXIT_USAGE;
-	}
-	if (so.native && so.nonblocking) {
-		errorf("dump: --native needs the threads paused: it cannot be used with --nonblocking");
-		return EXIT_USAGE;
-	}
-	nprocs = list_processes(pid, tree, &procs);
+	if (!a->pid || optind < argc)
+		return usage_error("dump", "%s (see pystrobe dump --help)",
+				   a->pid ? "unexpected argument" : "--pid PID is required");
+	if (a->so.native && a->so.nonblocking)
+		return usage_error("dump", "--native needs the threads paused: it cannot be "
+				   "used with --nonblocking");
+	return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_args a = { 0 };
+	struct snapshot *snaps = NULL;
+	struct proc_node *procs = NULL;
+	struct strbuf out = STRBUF_INIT;
+	int rc, n, nprocs, status = EXIT_OK;
+
+	rc = parse_args(&a, argc, argv);
+	if (rc)
+		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	nprocs = list_processes(a.pid, a.tree, &procs);
 	if (nprocs == 0) {
-		errorf("no such process: %d", pid);
+		errorf("no such process: %d", a.pid);
 		free(procs);
 		return EXIT_NO_PROCESS;
 	}
 	snaps = xcalloc(nprocs, sizeof(*snaps));
-	n = take_all(procs, nprocs, &so, tree, snaps);
+	n = take_all(procs, nprocs, &a.so, a.tree, snaps);
 	if (n < 0) {
 		status = -n;
 		goto out;
 	}
-	format_all(&out, snaps, n, procs, nprocs, json, so.locals);
+	format_all(&out, snaps, n, procs, nprocs, a.json, a.so.locals);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (fflush(stdout) != 0) {
 		errorf("cannot write the output");

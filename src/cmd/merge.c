@@ -96,20 +96,18 @@ static int parse_args(struct merge *m, int argc, char **argv)
 		case 'f':
 			m->fmt = out_format_find(optarg);
 			/* Files keep no sample times, and a trace is made of them. */
-			if (!m->fmt || m->fmt->write == out_chrometrace) {
-				errorf("merge: format '%s' cannot be merged into (flamegraph, collapsed, speedscope, pprof)", optarg);
-				return -1;
-			}
+			if (!m->fmt || m->fmt->write == out_chrometrace)
+				return usage_error("merge", "format '%s' cannot be merged into "
+						   "(flamegraph, collapsed, speedscope, pprof)", optarg);
 			break;
 		case 'l':
 			if (!m->label)
 				m->label = "input";
 			break;
 		case OPT_LABEL_FROM:
-			if (!*optarg || strpbrk(optarg, "=;")) {
-				errorf("merge: --label-from needs a name without '=' or ';', not '%s'", optarg);
-				return -1;
-			}
+			if (!*optarg || strpbrk(optarg, "=;"))
+				return usage_error("merge", "--label-from needs a name without '=' or "
+						   "';', not '%s'", optarg);
 			m->label = optarg;
 			break;
 		case OPT_FULL: m->oo.full_filenames = true; break;
@@ -117,19 +115,13 @@ static int parse_args(struct merge *m, int argc, char **argv)
 		case 'h':
 			fputs(merge_usage, stdout);
 			return 1;
-		case ':':
-			errorf("merge: %s needs a value (see pystrobe merge --help)", argv[optind - 1]);
-			return -1;
 		default:
-			errorf("merge: unknown option '%s' (see pystrobe merge --help)", argv[optind - 1]);
-			return -1;
+			return usage_getopt("merge", c, argv);
 		}
 	}
 	m->nin = argc - optind;
-	if (m->nin < 1) {
-		errorf("merge: give the profiles to merge (see pystrobe merge --help)");
-		return -1;
-	}
+	if (m->nin < 1)
+		return usage_error("merge", "give the profiles to merge (see pystrobe merge --help)");
 	m->in = xcalloc(m->nin, sizeof(*m->in));
 	for (int i = 0; i < m->nin; i++) {
 		split_input(&m->in[i], argv[optind + i]);

@@ -60,7 +60,7 @@ struct record {
 	struct out_opts oo;
 	const char *output;
 	bool quiet;
-	pid_t child;
+	struct child child;	/* launch mode */
 	bool status_shown;
 	struct sampler_counts counts;	/* at the end */
 	char merge_error[256];		/* the latest, or "" */
@@ -92,17 +92,15 @@ static int parse_args(struct record *r, int argc, char **argv)
 				NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_number(optarg, 0.001, 1e9, &r->t.so.duration_s) < 0) {
-				errorf("record: --duration must be a positive number of seconds, not '%s'", optarg);
-				return -1;
-			}
+			if (parse_number(optarg, 0.001, 1e9, &r->t.so.duration_s) < 0)
+				return usage_error("record", "--duration must be a positive number "
+						   "of seconds, not '%s'", optarg);
 			break;
 		case 'o': r->output = optarg; break;
 		case 'f':
-			if (!(r->fmt = out_format_find(optarg))) {
-				errorf("record: unknown format '%s' (" OUT_FORMAT_NAMES ")", optarg);
-				return -1;
-			}
+			if (!(r->fmt = out_format_find(optarg)))
+				return usage_error("record", "unknown format '%s' (" OUT_FORMAT_NAMES ")",
+						   optarg);
 			break;
 		case OPT_THREADS: r->t.so.threads = true; break;
 		case OPT_GROUP: r->t.fo.group = true; break;
@@ -117,10 +115,8 @@ static int parse_args(struct record *r, int argc, char **argv)
 	}
 	if (target_opts_finish(&r->t, argc, argv, "record") < 0)
 		return -1;
-	if (r->t.fo.group && !r->t.fo.subprocesses) {
-		errorf("record: --group-processes needs --subprocesses");
-		return -1;
-	}
+	if (r->t.fo.group && !r->t.fo.subprocesses)
+		return usage_error("record", "--group-processes needs --subprocesses");
 	/* record keeps one kind of frame: lines, or functions. */
 	r->t.so.by_function = r->t.by_function;
 	r->oo.full_filenames = r->t.full_filenames;
@@ -238,44 +234,11 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 
 /* --- the command ---------------------------------------------------------- */
 
+/* Ctrl-C on a terminal reached the child too; a SIGTERM sent to us alone
+ * is passed on, so both end together.  Then as long as it takes. */
 static int finish_child(struct record *r)
 {
-	int status;
-
-	if (!r->child)
-		return EXIT_OK;
-	/* Ctrl-C on a terminal reached the child too; a SIGTERM sent to us
-	 * alone is passed on, so both end together. */
-	if (quit_requested && quit_signal != SIGINT)
-		kill(r->child, quit_signal);
-	if (pause_wait_child(r->child, &status, true) != r->child)
-		return EXIT_ERROR;
-	return exit_status_of(status);
-}
-
-/* Start the command and wait until it is Python; with --subprocesses
- * only until it has started, since the Python may be further down. */
-static int start_command(struct record *r, int *status)
-{
-	int go_fd = -1, err_fd = -1, rc = 0;
-
-	r->child = launch(r->t.command, false, &go_fd, &err_fd);
-	if (r->child < 0) {
-		errorf("record: cannot start '%s': %s", r->t.command[0], strerror(errno));
-		*status = EXIT_ERROR;
-		return -1;
-	}
-	r->t.pid = r->child;
-	if (write(go_fd, "g", 1) != 1)
-		rc = -1, *status = EXIT_ERROR;
-	else if (r->t.fo.subprocesses)
-		rc = wait_for_exec(r->child, r->t.command, "record", err_fd, status);
-	else
-		rc = wait_for_python(r->child, r->t.command, "record", err_fd, &quit_requested,
-				     status);
-	close(go_fd);
-	close(err_fd);
-	return rc;
+	return child_finish(&r->child, quit_requested ? quit_signal : 0, -1);
 }
 
 /* The wall clock, to the nanosecond: timelines from several hosts or
@@ -314,14 +277,20 @@ int cmd_record(int argc, char **argv)
 	quit_on_signals();
 	profile_init(&p, r.t.so.rate_hz);
 
-	if (r.t.command && start_command(&r, &status) < 0) {
+	/* With --subprocesses only until it has started: the Python may be
+	 * further down. */
+	if (r.t.command &&
+	    child_start(&r.child, r.t.command, "record", false, r.t.fo.subprocesses,
+			&quit_requested, &status) < 0) {
 		profile_free(&p);
 		return status;
 	}
+	if (r.t.command)
+		r.t.pid = r.child.pid;
 	f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
 	if (!f) {
 		errorf("%s", err);
-		status = r.child ? finish_child(&r) : rc;
+		status = r.child.pid ? finish_child(&r) : rc;
 		profile_free(&p);
 		return status;
 	}
@@ -345,12 +314,12 @@ int cmd_record(int argc, char **argv)
 		if (r.status_shown)
 			fputs("\r\033[K", stderr);
 		errorf("%s", err);
-		status = r.child ? finish_child(&r) : none;
+		status = r.child.pid ? finish_child(&r) : none;
 		goto out;
 	}
 	rc = out_write_file(r.fmt, &p, &r.oo, path, "record");
 	summary(&r, &st, rc == 0 ? path : NULL);
-	status = r.child ? finish_child(&r) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
+	status = r.child.pid ? finish_child(&r) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
 	if (rc != 0 && status == EXIT_OK)
 		status = EXIT_ERROR;
 out:

@@ -308,7 +308,9 @@ static void walk_if_due(struct fleet *f, uint64_t t_ns)
 	}
 }
 
-int fleet_sample(struct fleet *f, uint64_t t_ns)
+/* One round: a sample of every process, and a walk of the tree when one
+ * is due.  Returns 0, or what fleet_step() says when the target is gone. */
+static int fleet_sample(struct fleet *f, uint64_t t_ns)
 {
 	walk_if_due(f, t_ns);
 	for (int i = 0; i < f->n; i++) {
@@ -404,6 +406,62 @@ void fleet_set_idle(struct fleet *f, bool idle)
 
 /* --- the loop ------------------------------------------------------------- */
 
+void fleet_start(struct fleet *f, struct fleet_clock *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->start_ns = mono_ns();
+	c->deadline_ns = c->start_ns;
+	if (f->so.duration_s > 0)
+		c->end_ns = c->start_ns + (uint64_t)(f->so.duration_s * 1e9);
+}
+
+/* After a round: the next deadline, one interval on. */
+static void advance(struct fleet_clock *c, uint64_t interval)
+{
+	uint64_t now = mono_ns();
+
+	c->rounds++;
+	c->deadline_ns += interval;
+	if (now >= c->deadline_ns + interval) {
+		/* Behind by a whole interval: say so, and skip the missed
+		 * samples instead of firing them in a burst. */
+		c->lagged++;
+		if (now - c->deadline_ns > c->max_lag_ns)
+			c->max_lag_ns = now - c->deadline_ns;
+		c->deadline_ns = now;
+	}
+	if (c->end_ns && c->deadline_ns > c->end_ns)
+		c->deadline_ns = c->end_ns;
+}
+
+int fleet_step(struct fleet *f, struct fleet_clock *c)
+{
+	uint64_t now = mono_ns();
+	int rc;
+
+	if (c->end_ns && now >= c->end_ns)
+		return FLEET_OVER;
+	if (now < c->deadline_ns) {
+		/* At a low rate the tree is still walked every 50 ms, so a
+		 * new worker's first sample is its first due one. */
+		walk_if_due(f, now - c->start_ns);
+		return FLEET_WAIT;
+	}
+	rc = fleet_sample(f, now - c->start_ns);
+	if (rc < 0)
+		return rc;
+	advance(c, f->p->interval_ns);
+	return FLEET_ROUND;
+}
+
+uint64_t fleet_due(const struct fleet *f, const struct fleet_clock *c)
+{
+	/* Without subprocesses next_walk_ns is UINT64_MAX: never. */
+	if (f->fo.subprocesses && c->start_ns + f->next_walk_ns < c->deadline_ns)
+		return c->start_ns + f->next_walk_ns;
+	return c->deadline_ns;
+}
+
 static void sleep_until(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
@@ -412,80 +470,51 @@ static void sleep_until(uint64_t ns)
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
-static void fill_status(const struct fleet *f, uint64_t start, uint64_t rounds,
+static void fill_status(const struct fleet *f, const struct fleet_clock *c,
 			struct sampler_status *st)
 {
-	struct sampler_counts c;
+	struct sampler_counts counts;
 
-	fleet_counts(f, &c);
-	st->elapsed_s = (mono_ns() - start) / 1e9;
-	st->rounds = rounds;
-	st->stacks = c.stacks;
-	memcpy(st->errors, c.errors, sizeof(st->errors));
-	st->rate_hz = st->elapsed_s > 0 ? rounds / st->elapsed_s : 0;
+	fleet_counts(f, &counts);
+	st->elapsed_s = (mono_ns() - c->start_ns) / 1e9;
+	st->rounds = c->rounds;
+	st->stacks = counts.stacks;
+	memcpy(st->errors, counts.errors, sizeof(st->errors));
+	st->rate_hz = st->elapsed_s > 0 ? c->rounds / st->elapsed_s : 0;
 	st->processes = fleet_nprocs(f);
 	st->processes_ever = fleet_nprocs_ever(f);
+	st->lagged = c->lagged;
+	st->max_lag_ms = c->max_lag_ns / 1e6;
 }
 
 void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	       void (*status)(void *arg, const struct sampler_status *st), void *arg,
 	       struct sampler_status *final)
 {
-	uint64_t interval = f->p->interval_ns;
-	uint64_t start = mono_ns(), deadline = start, next_status = start;
-	uint64_t end = f->so.duration_s > 0 ? start + (uint64_t)(f->so.duration_s * 1e9) : 0;
-	uint64_t rounds = 0, lagged = 0, max_lag = 0;
-	bool exited = false, execd = false;
+	struct fleet_clock c;
+	uint64_t next_status;
+	int rc = FLEET_WAIT;
 
 	memset(final, 0, sizeof(*final));
+	fleet_start(f, &c);
+	next_status = c.start_ns;
 	while (!*stop) {
-		uint64_t now = mono_ns();
-		int rc;
-
-		if (end && now >= end)
+		rc = fleet_step(f, &c);
+		if (rc < 0 || rc == FLEET_OVER)
 			break;
-		rc = fleet_sample(f, now - start);
-		if (rc == -EXIT_EXITED || rc == -EXIT_NOT_PYTHON) {
-			exited = rc == -EXIT_EXITED;
-			execd = rc == -EXIT_NOT_PYTHON;
-			break;
-		}
-		rounds++;
-		deadline += interval;
-		now = mono_ns();
-		if (now >= deadline + interval) {
-			/* Behind by a whole interval: say so, and skip the
-			 * missed samples instead of firing them in a burst. */
-			lagged++;
-			if (now - deadline > max_lag)
-				max_lag = now - deadline;
-			deadline = now;
-		}
-		if (status && now >= next_status) {
+		if (rc == FLEET_ROUND && status && mono_ns() >= next_status) {
 			struct sampler_status st = { 0 };
 
-			fill_status(f, start, rounds, &st);
-			st.lagged = lagged;
-			st.max_lag_ms = max_lag / 1e6;
+			fill_status(f, &c, &st);
 			status(arg, &st);
-			next_status = now + 250000000ull;
+			next_status = mono_ns() + 250000000ull;
 		}
-		if (end && deadline > end)
-			deadline = end;
-		/* At a low rate the tree is still walked every 50 ms, so
-		 * a new worker's first sample is its first due one. */
-		while (f->fo.subprocesses && !*stop && start + f->next_walk_ns < deadline) {
-			sleep_until(start + f->next_walk_ns);
-			walk_if_due(f, mono_ns() - start);
-		}
-		sleep_until(deadline);
+		sleep_until(fleet_due(f, &c));
 	}
-	fill_status(f, start, rounds, final);
-	final->lagged = lagged;
-	final->max_lag_ms = max_lag / 1e6;
-	final->target_exited = exited;
-	final->target_execd = execd;
-	f->p->duration_ns = mono_ns() - start;
+	fill_status(f, &c, final);
+	final->target_exited = rc == -EXIT_EXITED;
+	final->target_execd = rc == -EXIT_NOT_PYTHON;
+	f->p->duration_ns = mono_ns() - c.start_ns;
 	f->p->errors = 0;
 	for (int i = 0; i < SERR_COUNT; i++)
 		f->p->errors += final->errors[i];

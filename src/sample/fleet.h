@@ -36,15 +36,46 @@ struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct 
 			 struct profile *p, int *rc, char *err, size_t errlen);
 void fleet_close(struct fleet *f);
 
-/* One round: a sample of every process, and a walk of the tree when one
- * is due.  Returns 0, -EXIT_EXITED once the target is gone, or without
- * subprocesses -EXIT_NOT_PYTHON once it has run exec() (see
- * sampler_sample()). */
-int fleet_sample(struct fleet *f, uint64_t t_ns);
+/* The sampling loop's clock.  Rounds are due at absolute deadlines, one
+ * interval apart, so a slow round does not shift the ones after it; a
+ * round that ends a whole interval late skips the missed ones instead of
+ * firing them in a burst, and counts as lagged.  fleet_run() drives a
+ * clock to the end; a caller with more to do between rounds (top reads
+ * keys and redraws) drives its own with fleet_start(), fleet_step() and
+ * fleet_due(), and gets the same rounds and walks of the tree. */
+struct fleet_clock {
+	uint64_t start_ns;	/* mono_ns() at fleet_start() */
+	uint64_t deadline_ns;	/* when the next round is due */
+	uint64_t end_ns;	/* the end of the duration, or 0 */
+	uint64_t rounds;	/* rounds taken */
+	uint64_t lagged;	/* rounds that left it a whole interval behind */
+	/* The longest lag since fleet_start(), or since the caller last
+	 * zeroed it (top tells the lag of each refresh interval). */
+	uint64_t max_lag_ns;
+};
 
-/* Sample at the fixed rate with absolute deadlines until *stop is set,
- * the duration is over or the target exits.  status() is called about four
- * times a second when not NULL. */
+/* What fleet_step() did, when the target is still there. */
+enum {
+	FLEET_WAIT,		/* no round was due (maybe a walk of the tree) */
+	FLEET_ROUND,		/* took a round: a sample of every process */
+	FLEET_OVER,		/* the duration is over */
+};
+
+/* Start a clock: the first round is due now. */
+void fleet_start(struct fleet *f, struct fleet_clock *c);
+
+/* Do what is due by now: a round, or with subprocesses a walk of the tree
+ * between rounds.  Returns FLEET_WAIT, FLEET_ROUND or FLEET_OVER,
+ * -EXIT_EXITED once the target is gone, or without subprocesses
+ * -EXIT_NOT_PYTHON once it has run exec() (see sampler_sample()). */
+int fleet_step(struct fleet *f, struct fleet_clock *c);
+
+/* When the next step is due, as mono_ns(): sleep or poll until then. */
+uint64_t fleet_due(const struct fleet *f, const struct fleet_clock *c);
+
+/* Sample at the fixed rate until *stop is set, the duration is over or
+ * the target exits.  status() is called about four times a second when
+ * not NULL. */
 void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	       void (*status)(void *arg, const struct sampler_status *st), void *arg,
 	       struct sampler_status *final);

@@ -14,16 +14,13 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 {
 	switch (c) {
 	case 'p':
-		if (!(t->pid = parse_pid(arg))) {
-			errorf("%s: invalid pid '%s'", who, arg);
-			return -1;
-		}
+		if (!(t->pid = parse_pid(arg)))
+			return usage_error(who, "invalid pid '%s'", arg);
 		return 0;
 	case 'r':
-		if (parse_number(arg, 0.1, 100000, &t->so.rate_hz) < 0) {
-			errorf("%s: --rate must be between 0.1 and 100000 Hz, not '%s'", who, arg);
-			return -1;
-		}
+		if (parse_number(arg, 0.1, 100000, &t->so.rate_hz) < 0)
+			return usage_error(who, "--rate must be between 0.1 and 100000 Hz, not '%s'",
+					   arg);
 		return 0;
 	case TOPT_IDLE: t->so.idle = true; return 0;
 	case TOPT_GIL: t->so.gil_only = true; return 0;
@@ -33,12 +30,8 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 	/* Unwinding needs the threads stopped. */
 	case TOPT_NATIVE: t->so.native = t->so.blocking = true; return 0;
 	case 's': t->fo.subprocesses = true; return 0;
-	case ':':
-		errorf("%s: %s needs a value (see pystrobe %s --help)", who, argv[optind - 1], who);
-		return -1;
 	default:
-		errorf("%s: unknown option '%s' (see pystrobe %s --help)", who, argv[optind - 1], who);
-		return -1;
+		return usage_getopt(who, c, argv);
 	}
 }
 
@@ -46,9 +39,8 @@ int target_opts_finish(struct target_opts *t, int argc, char **argv, const char 
 {
 	if (optind < argc)
 		t->command = argv + optind;
-	if (!!t->pid == !!t->command) {
-		errorf("%s: give either --pid PID or -- COMMAND (see pystrobe %s --help)", who, who);
-		return -1;
-	}
+	if (!!t->pid == !!t->command)
+		return usage_error(who, "give either --pid PID or -- COMMAND (see pystrobe %s --help)",
+				   who);
 	return 0;
 }

@@ -1,13 +1,15 @@
-/* Starting the command `record` or `top` profiles. */
+/* Starting the command `record` or `top` profiles, and ending it. */
 #include "target/launch.h"
 #include "python/locate.h"
 #include "target/mem.h"
+#include "target/pause.h"
 #include "python/pystack.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -48,7 +50,13 @@ static void stdio_to_null(void)
 		close(fd);
 }
 
-pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
+/* Start argv[0] (looked up in PATH).  It waits on a pipe until a byte is
+ * written to *go_fd, so that sampling can begin with its first Python
+ * instruction; if exec fails it writes its errno to *err_fd.  Under sudo it
+ * runs as the user who asked.  With null_stdio its standard input, output
+ * and error are /dev/null (a full-screen view owns the terminal).  Returns
+ * the pid, or -1 with errno set. */
+static pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
 {
 	int go[2], errp[2];
 	pid_t pid;
@@ -96,7 +104,8 @@ int exit_status_of(int status)
 	return EXIT_ERROR;
 }
 
-bool python_ready(pid_t pid)
+/* Is pid a Python process whose interpreter has a thread state yet? */
+static bool python_ready(pid_t pid)
 {
 	struct mem *m = mem_proc_open(pid);
 	struct pyinterp pi;
@@ -113,14 +122,18 @@ bool python_ready(pid_t pid)
 	return ready;
 }
 
-int wait_for_exec(pid_t child, char **command, const char *who, int err_fd, int *status_out)
+/* Wait until the launched child has run its command.  Returns 0, or -1
+ * with the exit status to end with in *status_out when exec failed (said
+ * on stderr, prefixed with who). */
+static int wait_for_exec(struct child *ch, char **command, const char *who, int err_fd,
+			 int *status_out)
 {
-	int status, e;
+	int e;
 
 	/* exec failed: the child wrote its errno before exiting.  On
 	 * success the pipe closed with exec (close-on-exec): EOF. */
 	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
-		waitpid(child, &status, 0);
+		ch->reaped = waitpid(ch->pid, &ch->status, 0) == ch->pid;
 		if (e == BAD_SUDO_IDS)
 			errorf("%s: SUDO_UID or SUDO_GID is not a numeric id: not running '%s' as root",
 			       who, command[0]);
@@ -132,27 +145,107 @@ int wait_for_exec(pid_t child, char **command, const char *who, int err_fd, int 
 	return 0;
 }
 
-int wait_for_python(pid_t child, char **command, const char *who, int err_fd,
-		    volatile sig_atomic_t *stop, int *status_out)
+/* Wait until the launched child (through env, a shim, taskset...) is
+ * Python.  Returns 0, or -1 with the exit status to end with in *status_out
+ * when it exited or failed first (said on stderr, prefixed with who) or
+ * *stop was set. */
+static int wait_for_python(struct child *ch, char **command, const char *who, int err_fd,
+			   volatile sig_atomic_t *stop, int *status_out)
 {
 	struct timespec pause = { 0, 1000000 };
-	int status;
 
-	if (wait_for_exec(child, command, who, err_fd, status_out) < 0)
+	if (wait_for_exec(ch, command, who, err_fd, status_out) < 0)
 		return -1;
 	for (;;) {
-		if (waitpid(child, &status, WNOHANG) == child) {
+		if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+			ch->reaped = true;
 			errorf("%s: '%s' exited before Python started (status %d)",
-			       who, command[0], exit_status_of(status));
-			*status_out = exit_status_of(status);
+			       who, command[0], exit_status_of(ch->status));
+			*status_out = exit_status_of(ch->status);
 			return -1;
 		}
 		if (*stop) {
 			*status_out = EXIT_ERROR;
 			return -1;
 		}
-		if (python_ready(child))
+		if (python_ready(ch->pid))
 			return 0;
 		nanosleep(&pause, NULL);
 	}
+}
+
+/* --- a launched command, start to end -------------------------------------- */
+
+int child_start(struct child *ch, char **command, const char *who, bool null_stdio,
+		bool any_program, volatile sig_atomic_t *stop, int *status_out)
+{
+	int go_fd = -1, err_fd = -1, rc;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->pid = launch(command, null_stdio, &go_fd, &err_fd);
+	if (ch->pid < 0) {
+		errorf("%s: cannot start '%s': %s", who, command[0], strerror(errno));
+		ch->pid = 0;
+		*status_out = EXIT_ERROR;
+		return -1;
+	}
+	/* The byte lets it exec: sampling can begin with its first Python
+	 * instruction. */
+	if (write(go_fd, "g", 1) != 1) {
+		rc = -1;
+		*status_out = EXIT_ERROR;
+	} else if (any_program) {
+		rc = wait_for_exec(ch, command, who, err_fd, status_out);
+	} else {
+		rc = wait_for_python(ch, command, who, err_fd, stop, status_out);
+	}
+	close(go_fd);
+	close(err_fd);
+	return rc;
+}
+
+bool child_reap(struct child *ch, int timeout_ms)
+{
+	struct timespec tick = { 0, 10000000 };
+
+	if (!ch->pid || ch->reaped)
+		return true;
+	for (int waited = 0;; waited += 10) {
+		pid_t r = pause_wait_child(ch->pid, &ch->status, timeout_ms < 0);
+
+		if (r == ch->pid || r < 0) {
+			ch->reaped = true;
+			ch->lost = r < 0;
+			return true;
+		}
+		if (timeout_ms >= 0 && waited >= timeout_ms)
+			return false;
+		if (r == 0)
+			nanosleep(&tick, NULL);
+	}
+}
+
+int child_exit_status(const struct child *ch)
+{
+	return ch->lost ? EXIT_ERROR : exit_status_of(ch->status);
+}
+
+int child_finish(struct child *ch, int sig, int grace_ms)
+{
+	if (!ch->pid)
+		return EXIT_OK;
+	if (!ch->reaped) {
+		if (sig && sig != SIGINT)
+			kill(ch->pid, sig);
+		/* Ctrl-C on a terminal reached it too: a moment to end by
+		 * itself, then it is told (the SIGINT may have been ours
+		 * alone).  Without a grace it ends when it will. */
+		if (sig == SIGINT && grace_ms >= 0 && !child_reap(ch, 1000))
+			kill(ch->pid, SIGINT);
+		if (!child_reap(ch, grace_ms)) {
+			kill(ch->pid, SIGKILL);
+			child_reap(ch, -1);
+		}
+	}
+	return child_exit_status(ch);
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,28 @@ void errorf(const char *fmt, ...)
 	fprintf(stderr, "%s: %s\n", progname, out.buf ? out.buf : "");
 	sb_release(&out);
 	sb_release(&msg);
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	errorf("%s: %s", cmd, msg.buf ? msg.buf : "");
+	sb_release(&msg);
+	return -1;
+}
+
+int usage_getopt(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		return usage_error(cmd, "%s needs a value (see pystrobe %s --help)",
+				   argv[optind - 1], cmd);
+	return usage_error(cmd, "unknown option '%s' (see pystrobe %s --help)",
+			   argv[optind - 1], cmd);
 }
 
 char *read_file(const char *path, size_t *lenp)

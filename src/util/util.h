@@ -80,6 +80,14 @@ void sb_add_printable(struct strbuf *sb, const char *s);
 extern const char *progname;
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A bad command line of the subcommand cmd, said as "cmd: message".
+ * Returns -1, for the option parser to return. */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt_long()'s complaint c (with opterr 0 and ':' leading the option
+ * string): ':' for an option missing its value, else an unknown option,
+ * the one at argv[optind - 1].  Returns -1. */
+int usage_getopt(const char *cmd, int c, char **argv);
+
 /* Read a whole small file (from /proc) into a NUL-terminated buffer; the
  * length is stored in *len when len is not NULL.  NULL on error, errno set. */
 char *read_file(const char *path, size_t *len);

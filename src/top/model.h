@@ -1,0 +1,179 @@
+/* What `pystrobe top` shows, computed from samples: the rows of the table,
+ * the figures of the header, and the choices that shape them (sort, lines
+ * or functions, which thread or process, the filter, pause).
+ *
+ * The sampler adds samples to the model's profile; at the end of each
+ * interval the model takes them from the profile's runs, which carry the
+ * thread, and drops the runs, so memory does not grow with the length of
+ * the session: each (thread, stack) pair keeps a cumulative count and the
+ * count of the last interval.  The rows are computed from those: a
+ * function's own samples are the stacks it is the leaf of, its total
+ * samples the stacks it is on (counted once per stack, however deep it
+ * recurses).
+ *
+ * No terminal and no target here: the sampling loop hands the model its
+ * totals as a struct top_tick, so tests drive it with a profile they fill
+ * themselves.  Every label the model gives out went through
+ * sb_add_printable(): a name from the target cannot drive a terminal.
+ */
+#ifndef PYSTROBE_TOP_MODEL_H
+#define PYSTROBE_TOP_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile/profile.h"
+#include "sample/sampler.h"
+#include "util/hashidx.h"
+#include "util/util.h"
+
+enum top_sort {
+	TOP_SORT_OWN_PCT,
+	TOP_SORT_TOTAL_PCT,
+	TOP_SORT_OWN_TIME,
+	TOP_SORT_TOTAL_TIME,
+	TOP_SORT_COUNT,
+};
+
+/* The column titles, by enum top_sort. */
+extern const char *const top_sort_names[TOP_SORT_COUNT];
+
+struct top_row {
+	const char *label;	/* printable; owned by the model's label caches */
+	uint64_t own, total;	/* samples since the start or the reset */
+	uint64_t own_last, total_last;	/* in the last interval */
+};
+
+/* The figures of the header, as of the end of an interval. */
+struct top_stats {
+	double elapsed_s;	/* since the start or the reset */
+	uint64_t samples;	/* sampling rounds since then */
+	double interval_s;	/* length of the interval */
+	uint64_t rounds;	/* sampling rounds in it */
+	uint64_t lagged;	/* rounds in it that started late */
+	double max_lag_ms;
+	double error_pct, gil_pct, active_pct;	/* < 0: nothing to tell */
+	int nthreads;
+	int nprocs;		/* processes sampled now */
+};
+
+/* What the sampling loop tells the model: its totals so far. */
+struct top_tick {
+	uint64_t now_ns;		/* mono_ns() */
+	uint64_t rounds;		/* sampling rounds since the start */
+	uint64_t lagged;		/* ... that started late */
+	uint64_t max_lag_ns;		/* the longest lag since the last interval */
+	struct sampler_counts counts;	/* the samplers' totals */
+	int nprocs;			/* processes sampled now */
+	const char *version;		/* the Python version, or NULL */
+};
+
+/* Samples of one thread with one stack. */
+struct top_entry {
+	uint32_t thread, stack;
+	uint64_t cum;		/* since the start or the reset */
+	uint64_t last;		/* in the last interval */
+};
+
+/* Printable labels of frames of one profile, made when first asked for. */
+struct top_labels {
+	char **label;
+	uint32_t n;
+};
+
+struct top_model {
+	struct profile p;	/* the sampler adds here; the model takes the runs */
+
+	/* What is watched, for the header; printable. */
+	pid_t pid;
+	char *what;		/* its command line */
+	char *version;		/* the Python version, or NULL until known */
+	bool subprocesses;	/* processes are sampled, and viewed, apart */
+	bool full_filenames;
+	bool idle;		/* idle threads are sampled */
+	double delay_s;		/* the interval asked for */
+	bool exited;		/* the target is gone: the last view stays */
+	int exit_status;	/* then a launched command's, or -1 */
+
+	/* How the rows are made. */
+	enum top_sort sort;
+	bool by_function;
+	int thread_sel;		/* -1: all threads, else a profile thread */
+	pid_t proc_sel;		/* 0: all processes, else the one shown */
+	bool paused;		/* the rows and stats shown stay as they are */
+	char filter[256];	/* UTF-8: rows containing it (any case); "": all */
+
+	struct top_row *rows;
+	uint32_t nrows, rows_alloc;
+	struct top_stats live;	/* as of the latest interval */
+	struct top_stats shown;	/* as of the interval shown */
+
+	/* The interval under way, and the reset: the tick's totals then. */
+	uint64_t iv_start_ns, iv_rounds, iv_lagged;
+	struct sampler_counts iv_base;
+	uint64_t reset_ns, reset_rounds;
+
+	/* (thread, stack) -> samples */
+	struct top_entry *entries;
+	uint32_t nentries, entries_alloc;
+	struct hashidx entry_index;
+
+	/* Labels of lines, and of functions: funcs interns the functions
+	 * (its frames have line -1) and func_of maps a frame to one. */
+	struct top_labels frame_labels, func_labels;
+	struct profile funcs;
+	uint32_t *func_of;
+	uint32_t nfunc_of;
+};
+
+/* An empty model sampled at rate_hz, refreshed every delay_s. */
+void top_model_init(struct top_model *m, double rate_hz, double delay_s);
+void top_model_free(struct top_model *m);
+
+/* What is watched: its pid and command line (made printable here; NULL
+ * or empty: "?"). */
+void top_model_set_target(struct top_model *m, pid_t pid, char **argv, int argc);
+
+/* The sampling starts: intervals count from t. */
+void top_model_start(struct top_model *m, const struct top_tick *t);
+
+/* An interval ends: take its samples and figures, and show them unless
+ * paused. */
+void top_model_interval(struct top_model *m, const struct top_tick *t);
+
+/* The target is gone: take what is left, and keep that view. */
+void top_model_exited(struct top_model *m, const struct top_tick *t);
+
+/* Count afresh from t: R, and a change of what is sampled. */
+void top_model_reset(struct top_model *m, const struct top_tick *t);
+
+/* Idle threads are sampled from now on, or not: the counts with and
+ * without them do not add up, so they start again. */
+void top_model_set_idle(struct top_model *m, bool idle, const struct top_tick *t);
+
+void top_model_set_sort(struct top_model *m, enum top_sort sort);
+void top_model_set_by_function(struct top_model *m, bool by_function);
+void top_model_set_paused(struct top_model *m, bool paused);
+
+/* Show the next of: all threads, each process (with subprocesses, when
+ * there are several), each thread, by process and thread id; then all
+ * again. */
+void top_model_next_view(struct top_model *m);
+
+/* Which of them is shown: "all threads", "process 12 (1 of 2)",
+ * "thread 14 \"name\" (2 of 3)"... */
+void top_model_describe_view(const struct top_model *m, struct strbuf *sb);
+
+/* Does the filter let the row through, and how many rows does it? */
+bool top_row_shown(const struct top_model *m, const struct top_row *r);
+uint32_t top_model_rows_shown(const struct top_model *m);
+
+/* A row's share of the interval shown (100: one thread all the time),
+ * and its time in seconds since the start or the reset. */
+double top_row_own_pct(const struct top_model *m, const struct top_row *r);
+double top_row_total_pct(const struct top_model *m, const struct top_row *r);
+double top_row_own_s(const struct top_model *m, const struct top_row *r);
+double top_row_total_s(const struct top_model *m, const struct top_row *r);
+
+#endif

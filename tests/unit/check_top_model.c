@@ -1,0 +1,732 @@
+/* Tests for src/top/model.c, the numbers `pystrobe top` shows, with no
+ * terminal and no target: samples are added to the model's profile as a
+ * sampler would, and the sampling loop's totals are made up as ticks.
+ *
+ * At 100 Hz a sample is 10 ms.  The rows, their own and total counts and
+ * shares, each sort order, the filter, by function, the views T steps
+ * through (all, each process, each thread), idle threads, reset, paused,
+ * the interval window and its header figures, the end of the target, and
+ * labels made printable.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "top/model.h"
+#include "suite.h"
+
+#define MS 1000000ull
+
+struct fixture {
+	struct top_model m;
+	struct top_tick t;
+	uint64_t now_ms;
+};
+
+static void setup(struct fixture *fx)
+{
+	memset(fx, 0, sizeof(*fx));
+	top_model_init(&fx->m, 100, 1);
+	fx->now_ms = 1000;
+	fx->t.now_ns = fx->now_ms * MS;
+	fx->t.nprocs = 1;
+	top_model_start(&fx->m, &fx->t);
+}
+
+static uint32_t py(struct top_model *m, const char *name, int line)
+{
+	struct pframe f = { PF_PYTHON, (char *)name, "/srv/app.py", line, 1 };
+
+	return profile_frame(&m->p, &f);
+}
+
+/* n samples of thread with the stack of frames named by names (root
+ * first, each on line 10 unless named "name:line"). */
+static void sample(struct fixture *fx, uint32_t thread, int n, const char *names)
+{
+	uint32_t frames[16], depth = 0;
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", names);
+	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *colon = strchr(w, ':');
+		int line = colon ? atoi(colon + 1) : 10;
+
+		if (colon)
+			*colon = 0;
+		frames[depth++] = py(&fx->m, w, line);
+	}
+	for (int i = 0; i < n; i++)
+		profile_add(&fx->m.p, thread, frames, depth, fx->t.rounds * 10 * MS, 1);
+	fx->t.rounds += n;
+	fx->t.counts.rounds += n;
+	fx->t.counts.stacks += n;
+}
+
+/* The interval ends ms after the last. */
+static void interval(struct fixture *fx, uint64_t ms)
+{
+	fx->now_ms += ms;
+	fx->t.now_ns = fx->now_ms * MS;
+	top_model_interval(&fx->m, &fx->t);
+	fx->t.max_lag_ns = 0;		/* as the loop zeroes its clock's */
+}
+
+static const struct top_row *row(const struct top_model *m, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (uint32_t i = 0; i < m->nrows; i++)
+		if (!strncmp(m->rows[i].label, name, n) && m->rows[i].label[n] == ' ')
+			return &m->rows[i];
+	return NULL;
+}
+
+static const struct top_row *must_row(const struct top_model *m, const char *name)
+{
+	const struct top_row *r = row(m, name);
+
+	ck_assert_msg(r, "no row %s", name);
+	return r;
+}
+
+/* The rows' function names in order, space-separated. */
+static const char *order(const struct top_model *m)
+{
+	static char buf[512];
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < m->nrows; i++) {
+		size_t len = strlen(buf);
+
+		snprintf(buf + len, sizeof(buf) - len, "%s%.*s", i ? " " : "",
+			 (int)strcspn(m->rows[i].label, " "), m->rows[i].label);
+	}
+	return buf;
+}
+
+static uint32_t thread(struct fixture *fx, pid_t pid, pid_t tid, const char *name)
+{
+	return profile_thread(&fx->m.p, pid, tid, name);
+}
+
+/* A model with one thread, of process 100. */
+static uint32_t setup_one(struct fixture *fx)
+{
+	setup(fx);
+	return thread(fx, 100, 100, NULL);
+}
+
+/* --- rows ----------------------------------------------------------------- */
+
+START_TEST(test_rows_own_and_total)
+{
+	struct fixture fx;
+	uint32_t a, b;
+	const struct top_row *r;
+
+	setup(&fx);
+	a = thread(&fx, 100, 100, "MainThread");
+	b = thread(&fx, 100, 101, "worker");
+	sample(&fx, a, 6, "main work leaf");
+	sample(&fx, a, 2, "main work");
+	sample(&fx, b, 2, "main other");
+	interval(&fx, 1000);
+
+	ck_assert_uint_eq(fx.m.nrows, 4);
+	r = must_row(&fx.m, "leaf");
+	ck_assert_uint_eq(r->own, 6);
+	ck_assert_uint_eq(r->total, 6);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 60, 1e-9);
+	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 60, 1e-9);
+	ck_assert_double_eq_tol(top_row_own_s(&fx.m, r), 0.06, 1e-9);
+	r = must_row(&fx.m, "work");
+	ck_assert_uint_eq(r->own, 2);
+	ck_assert_uint_eq(r->total, 8);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 20, 1e-9);
+	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 80, 1e-9);
+	ck_assert_double_eq_tol(top_row_total_s(&fx.m, r), 0.08, 1e-9);
+	/* Both threads' roots are the same line: one row. */
+	r = must_row(&fx.m, "main");
+	ck_assert_uint_eq(r->own, 0);
+	ck_assert_uint_eq(r->total, 10);
+	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 100, 1e-9);
+	r = must_row(&fx.m, "other");
+	ck_assert_uint_eq(r->own_last, 2);
+	ck_assert_uint_eq(r->total_last, 2);
+	ck_assert_str_eq(r->label, "other (app.py:10)");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* A function is on a stack once, however deep it recurses there. */
+START_TEST(test_rows_recursion_counted_once)
+{
+	struct fixture fx;
+	uint32_t a;
+	const struct top_row *r;
+
+	a = setup_one(&fx);
+	sample(&fx, a, 4, "main fib fib fib");
+	interval(&fx, 1000);
+	r = must_row(&fx.m, "fib");
+	ck_assert_uint_eq(r->own, 4);
+	ck_assert_uint_eq(r->total, 4);
+	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 100, 1e-9);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* Roots, thread frames and markers are not rows, and add nothing. */
+START_TEST(test_rows_only_functions)
+{
+	struct fixture fx;
+	struct pframe root = { PF_PROCESS, "process 100: app", NULL, -1, -1 };
+	uint32_t frames[2], a;
+
+	a = setup_one(&fx);
+	frames[0] = profile_frame(&fx.m.p, &root);
+	frames[1] = py(&fx.m, "work", 10);
+	profile_add(&fx.m.p, a, frames, 2, 0, 3);
+	profile_add(&fx.m.p, a, frames, 1, 0, 1);
+	fx.t.rounds = 4;
+	interval(&fx, 1000);
+	ck_assert_str_eq(order(&fx.m), "work");
+	ck_assert_uint_eq(fx.m.rows[0].own, 3);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+START_TEST(test_rows_by_function)
+{
+	struct fixture fx;
+	uint32_t a;
+	const struct top_row *r;
+
+	a = setup_one(&fx);
+	sample(&fx, a, 3, "main work:10");
+	sample(&fx, a, 2, "main work:12");
+	interval(&fx, 1000);
+	ck_assert_uint_eq(fx.m.nrows, 3);	/* main, work:10, work:12 */
+
+	top_model_set_by_function(&fx.m, true);
+	ck_assert_uint_eq(fx.m.nrows, 2);
+	r = must_row(&fx.m, "work");
+	ck_assert_str_eq(r->label, "work (app.py)");
+	ck_assert_uint_eq(r->own, 5);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100, 1e-9);
+
+	top_model_set_by_function(&fx.m, false);
+	ck_assert_uint_eq(fx.m.nrows, 3);
+	ck_assert_str_eq(must_row(&fx.m, "work")->label, "work (app.py:10)");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* More (thread, stack) pairs than any first index holds. */
+START_TEST(test_rows_many_entries)
+{
+	struct fixture fx;
+	uint32_t th[4];
+	char names[64];
+
+	setup(&fx);
+	for (int i = 0; i < 4; i++)
+		th[i] = thread(&fx, 100, 100 + i, NULL);
+	for (int s = 0; s < 3000; s++) {
+		snprintf(names, sizeof(names), "main f:%d", s + 1);
+		sample(&fx, th[s % 4], 1 + s % 3, names);
+		sample(&fx, th[(s + 1) % 4], 1, names);
+	}
+	interval(&fx, 1000);
+	ck_assert_uint_eq(fx.m.nentries, 6000);
+	ck_assert_uint_eq(fx.m.nrows, 3001);
+	ck_assert_uint_eq(must_row(&fx.m, "main")->total, fx.t.rounds);
+	/* f:N had 1 + (N - 1) % 3 samples in one thread, and 1 in another. */
+	for (uint32_t i = 0; i < fx.m.nrows; i++) {
+		int line;
+
+		if (sscanf(fx.m.rows[i].label, "f (app.py:%d)", &line) == 1)
+			ck_assert_uint_eq(fx.m.rows[i].own, 2 + (line - 1) % 3);
+	}
+	ck_assert_str_eq(fx.m.rows[fx.m.nrows - 1].label, "main (app.py:10)");
+	interval(&fx, 1000);
+	ck_assert_uint_eq(fx.m.nentries, 6000);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* --- sorting -------------------------------------------------------------- */
+
+/* x ran in the first interval only, y and b in the second: each order
+ * puts them differently. */
+START_TEST(test_sort_orders)
+{
+	static const char *const want[TOP_SORT_COUNT] = {
+		[TOP_SORT_OWN_PCT] = "y b x a",
+		[TOP_SORT_TOTAL_PCT] = "b y a x",
+		[TOP_SORT_OWN_TIME] = "x y b a",
+		[TOP_SORT_TOTAL_TIME] = "x a b y",
+	};
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 10, "a x");
+	interval(&fx, 1000);
+	sample(&fx, t0, 5, "b y");
+	sample(&fx, t0, 1, "b");
+	interval(&fx, 1000);
+	ck_assert_int_eq(fx.m.sort, TOP_SORT_OWN_TIME);	/* the default */
+	for (int s = 0; s < TOP_SORT_COUNT; s++) {
+		top_model_set_sort(&fx.m, (enum top_sort)s);
+		ck_assert_msg(!strcmp(order(&fx.m), want[s]), "%s: %s, not %s",
+			      top_sort_names[s], order(&fx.m), want[s]);
+	}
+	/* A new interval keeps the order chosen. */
+	sample(&fx, t0, 1, "b y");
+	interval(&fx, 1000);
+	ck_assert_str_eq(order(&fx.m), "x a b y");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* Equal counts: by label, so the order does not flicker. */
+START_TEST(test_sort_ties_by_label)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 2, "gamma");
+	sample(&fx, t0, 2, "alpha");
+	sample(&fx, t0, 2, "beta");
+	interval(&fx, 1000);
+	ck_assert_str_eq(order(&fx.m), "alpha beta gamma");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* --- the filter ----------------------------------------------------------- */
+
+START_TEST(test_filter)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 3, "main load_data");
+	sample(&fx, t0, 2, "main train_step");
+	interval(&fx, 1000);
+	ck_assert_uint_eq(top_model_rows_shown(&fx.m), 3);
+	snprintf(fx.m.filter, sizeof(fx.m.filter), "TRAIN");	/* any case */
+	ck_assert_uint_eq(top_model_rows_shown(&fx.m), 1);
+	ck_assert(top_row_shown(&fx.m, must_row(&fx.m, "train_step")));
+	ck_assert(!top_row_shown(&fx.m, must_row(&fx.m, "load_data")));
+	/* The file is part of the label too. */
+	snprintf(fx.m.filter, sizeof(fx.m.filter), "app.py:10");
+	ck_assert_uint_eq(top_model_rows_shown(&fx.m), 3);
+	snprintf(fx.m.filter, sizeof(fx.m.filter), "nothing");
+	ck_assert_uint_eq(top_model_rows_shown(&fx.m), 0);
+	ck_assert_uint_eq(fx.m.nrows, 3);	/* filtered, not dropped */
+	fx.m.filter[0] = 0;
+	ck_assert_uint_eq(top_model_rows_shown(&fx.m), 3);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* --- views: all, each process, each thread --------------------------------- */
+
+static const char *describe(const struct top_model *m)
+{
+	static char buf[256];
+	struct strbuf sb = STRBUF_INIT;
+
+	top_model_describe_view(m, &sb);
+	snprintf(buf, sizeof(buf), "%s", sb.buf ? sb.buf : "");
+	sb_release(&sb);
+	return buf;
+}
+
+/* Threads seen out of order, in two processes. */
+static void two_processes(struct fixture *fx)
+{
+	uint32_t w = thread(fx, 200, 201, "w");
+	uint32_t m1 = thread(fx, 100, 101, "second");
+	uint32_t m0 = thread(fx, 100, 100, "MainThread");
+
+	sample(fx, m0, 4, "main p100");
+	sample(fx, m1, 2, "main t101");
+	sample(fx, w, 3, "main p200");
+	interval(fx, 1000);
+}
+
+START_TEST(test_views_threads)
+{
+	static const char *const steps[][2] = {
+		{ "thread 100 \"MainThread\" (1 of 3)", "p100 main" },
+		{ "thread 101 \"second\" (2 of 3)", "t101 main" },
+		{ "thread 201 \"w\" (3 of 3)", "p200 main" },
+		{ "all threads", "main p100 p200 t101" },
+	};
+	struct fixture fx;
+
+	setup(&fx);
+	two_processes(&fx);
+	top_model_set_sort(&fx.m, TOP_SORT_TOTAL_TIME);
+	ck_assert_str_eq(describe(&fx.m), "all threads");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		top_model_next_view(&fx.m);
+		ck_assert_str_eq(describe(&fx.m), steps[i][0]);
+		ck_assert_str_eq(order(&fx.m), steps[i][1]);
+	}
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* With subprocesses, each process comes before each thread. */
+START_TEST(test_views_processes)
+{
+	static const char *const steps[][2] = {
+		{ "process 100 (1 of 2)", "main p100 t101" },
+		{ "process 200 (2 of 2)", "p200 main" },
+		{ "thread 100 \"MainThread\" of process 100 (1 of 3)", "p100 main" },
+		{ "thread 101 \"second\" of process 100 (2 of 3)", "t101 main" },
+		{ "thread 201 \"w\" of process 200 (3 of 3)", "p200 main" },
+		{ "all processes", "main p100 p200 t101" },
+		{ "process 100 (1 of 2)", "main p100 t101" },
+	};
+	struct fixture fx;
+	const struct top_row *r;
+
+	setup(&fx);
+	fx.m.subprocesses = true;
+	two_processes(&fx);
+	top_model_set_sort(&fx.m, TOP_SORT_TOTAL_TIME);
+	ck_assert_str_eq(describe(&fx.m), "all processes");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		top_model_next_view(&fx.m);
+		ck_assert_str_eq(describe(&fx.m), steps[i][0]);
+		ck_assert_str_eq(order(&fx.m), steps[i][1]);
+	}
+	/* The shares stay shares of the whole interval. */
+	r = must_row(&fx.m, "p100");
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100.0 * 4 / 9, 1e-9);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* One process: T goes straight to its threads. */
+START_TEST(test_views_one_process)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	fx.m.subprocesses = true;
+	sample(&fx, t0, 1, "main");
+	interval(&fx, 1000);
+	top_model_next_view(&fx.m);
+	ck_assert_str_eq(describe(&fx.m), "thread 100 of process 100 (1 of 1)");
+	top_model_next_view(&fx.m);
+	ck_assert_str_eq(describe(&fx.m), "all processes");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* --- idle, reset, pause ----------------------------------------------------- */
+
+static void assert_counted_afresh(const struct fixture *fx)
+{
+	ck_assert_uint_eq(fx->m.nrows, 0);
+	ck_assert_uint_eq(fx->m.shown.samples, 0);
+	ck_assert_uint_eq(fx->m.shown.rounds, 0);
+	ck_assert(fx->m.shown.gil_pct < 0);
+	ck_assert(fx->m.shown.error_pct < 0);
+	ck_assert(fx->m.shown.active_pct < 0);
+	ck_assert_int_eq(fx->m.shown.nthreads, 2);	/* kept until the next */
+}
+
+START_TEST(test_idle_toggle)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	fx.t.counts.nthreads = 2;
+	sample(&fx, t0, 5, "main spin");
+	interval(&fx, 1000);
+	ck_assert(!fx.m.idle);
+	ck_assert_uint_eq(fx.m.nrows, 2);
+
+	/* Samples taken before the toggle are not counted after it. */
+	sample(&fx, t0, 3, "main spin");
+	fx.now_ms += 300;
+	fx.t.now_ns = fx.now_ms * MS;
+	top_model_set_idle(&fx.m, true, &fx.t);
+	ck_assert(fx.m.idle);
+	assert_counted_afresh(&fx);
+
+	sample(&fx, t0, 2, "main wait");
+	interval(&fx, 1000);
+	ck_assert_str_eq(order(&fx.m), "wait main");
+	ck_assert_uint_eq(must_row(&fx.m, "wait")->own, 2);
+	ck_assert_uint_eq(fx.m.shown.samples, 2);
+	ck_assert_double_eq_tol(fx.m.shown.elapsed_s, 1.0, 1e-9);
+
+	top_model_set_idle(&fx.m, false, &fx.t);
+	ck_assert(!fx.m.idle);
+	ck_assert_uint_eq(fx.m.nrows, 0);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+START_TEST(test_reset)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	fx.t.counts.nthreads = 2;
+	sample(&fx, t0, 50, "main old");
+	interval(&fx, 1000);
+	sample(&fx, t0, 7, "main old");
+	top_model_reset(&fx.m, &fx.t);
+	assert_counted_afresh(&fx);
+
+	sample(&fx, t0, 4, "main new");
+	interval(&fx, 500);
+	ck_assert_str_eq(order(&fx.m), "new main");
+	ck_assert_uint_eq(must_row(&fx.m, "new")->own, 4);
+	ck_assert_uint_eq(fx.m.shown.samples, 4);
+	ck_assert_uint_eq(fx.m.shown.rounds, 4);
+	ck_assert_double_eq_tol(fx.m.shown.elapsed_s, 0.5, 1e-9);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+START_TEST(test_paused)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 5, "main first");
+	interval(&fx, 1000);
+	top_model_set_paused(&fx.m, true);
+	sample(&fx, t0, 5, "main second");
+	interval(&fx, 1000);
+	/* Sampling went on; the view did not. */
+	ck_assert_str_eq(order(&fx.m), "first main");
+	ck_assert_uint_eq(fx.m.shown.samples, 5);
+	ck_assert_uint_eq(fx.m.live.samples, 10);
+	top_model_set_paused(&fx.m, false);
+	ck_assert_str_eq(order(&fx.m), "second first main");
+	ck_assert_uint_eq(fx.m.shown.samples, 10);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* --- the interval window -------------------------------------------------- */
+
+START_TEST(test_interval_window)
+{
+	struct fixture fx;
+	uint32_t t0;
+	const struct top_row *r;
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 80, "main hot");
+	sample(&fx, t0, 20, "main cold");
+	interval(&fx, 1000);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, must_row(&fx.m, "hot")), 80, 1e-9);
+
+	/* The second interval: hot only, half as long. */
+	sample(&fx, t0, 50, "main hot");
+	interval(&fx, 500);
+	r = must_row(&fx.m, "hot");
+	ck_assert_uint_eq(r->own_last, 50);
+	ck_assert_uint_eq(r->own, 130);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100, 1e-9);
+	ck_assert_double_eq_tol(top_row_own_s(&fx.m, r), 1.3, 1e-9);
+	r = must_row(&fx.m, "cold");	/* still a row: it has time */
+	ck_assert_uint_eq(r->own_last, 0);
+	ck_assert_uint_eq(r->own, 20);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 0, 1e-9);
+	ck_assert_uint_eq(fx.m.shown.rounds, 50);
+	ck_assert_uint_eq(fx.m.shown.samples, 150);
+	ck_assert_double_eq_tol(fx.m.shown.interval_s, 0.5, 1e-9);
+	ck_assert_double_eq_tol(fx.m.shown.elapsed_s, 1.5, 1e-9);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* The header's figures are the interval's, from the samplers' totals. */
+START_TEST(test_interval_figures)
+{
+	struct fixture fx;
+	uint32_t t0;
+	const struct top_stats *st = &fx.m.shown;
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 100, "main");
+	fx.t.counts.gil_rounds = 100;
+	fx.t.counts.threads = 200;
+	fx.t.counts.active = 200;
+	fx.t.counts.errors[SERR_TORN] = 50;
+	fx.t.lagged = 7;
+	fx.t.max_lag_ns = 30 * MS;
+	fx.t.nprocs = 3;
+	fx.t.counts.nthreads = 2;
+	fx.t.version = "3.12.1";
+	interval(&fx, 1000);
+	ck_assert_double_eq_tol(st->gil_pct, 100, 1e-9);
+	ck_assert_double_eq_tol(st->active_pct, 100, 1e-9);
+	ck_assert_double_eq_tol(st->error_pct, 100.0 * 50 / 150, 1e-9);
+	ck_assert_uint_eq(st->lagged, 7);
+	ck_assert_double_eq_tol(st->max_lag_ms, 30, 1e-9);
+	ck_assert_int_eq(st->nprocs, 3);
+	ck_assert_int_eq(st->nthreads, 2);
+	ck_assert_str_eq(fx.m.version, "3.12.1");
+
+	/* The next interval: only what happened in it. */
+	sample(&fx, t0, 100, "main");
+	fx.t.counts.gil_rounds += 25;
+	fx.t.counts.threads += 200;
+	fx.t.counts.active += 50;
+	fx.t.counts.errors[SERR_MERGE] += 10;	/* counted with a stack too */
+	interval(&fx, 1000);
+	ck_assert_double_eq_tol(st->gil_pct, 25, 1e-9);
+	ck_assert_double_eq_tol(st->active_pct, 25, 1e-9);
+	ck_assert_double_eq_tol(st->error_pct, 10, 1e-9);
+	ck_assert_uint_eq(st->lagged, 0);
+	ck_assert_double_eq_tol(st->max_lag_ms, 0, 1e-9);
+
+	/* No rounds: nothing to tell. */
+	interval(&fx, 1000);
+	ck_assert(st->gil_pct < 0 && st->active_pct < 0 && st->error_pct < 0);
+	ck_assert_uint_eq(st->rounds, 0);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* The end of the target: a short last bit of an interval goes to the
+ * times only, a long one is an interval of its own. */
+START_TEST(test_exited)
+{
+	struct fixture fx;
+	uint32_t t0;
+	const struct top_row *r;
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 100, "main hot");
+	interval(&fx, 1000);
+	top_model_set_paused(&fx.m, true);
+	sample(&fx, t0, 10, "main hot");
+	fx.t.now_ns += 100 * MS;
+	top_model_exited(&fx.m, &fx.t);
+	ck_assert(fx.m.exited);
+	ck_assert(!fx.m.paused);
+	r = must_row(&fx.m, "hot");
+	ck_assert_uint_eq(r->own, 110);
+	ck_assert_uint_eq(r->own_last, 100);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100, 1e-9);
+	ck_assert_uint_eq(fx.m.shown.samples, 110);
+	top_model_free(&fx.m);
+
+	t0 = setup_one(&fx);
+	sample(&fx, t0, 100, "main hot");
+	interval(&fx, 1000);
+	sample(&fx, t0, 60, "main cold");
+	fx.t.now_ns += 600 * MS;
+	top_model_exited(&fx.m, &fx.t);
+	r = must_row(&fx.m, "cold");
+	ck_assert_uint_eq(r->own_last, 60);
+	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100, 1e-9);
+	ck_assert_uint_eq(fx.m.shown.rounds, 60);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* --- labels --------------------------------------------------------------- */
+
+START_TEST(test_labels_printable)
+{
+	struct fixture fx;
+	char *argv[] = { "python3", "-c", "print('\x1b[2J')", NULL };
+	uint32_t t0;
+
+	setup(&fx);
+	t0 = thread(&fx, 100, 100, "bad\aname");
+	sample(&fx, t0, 1, "odd\x1b[2J");
+	interval(&fx, 1000);
+	ck_assert_str_eq(fx.m.rows[0].label, "odd\\x1b[2J (app.py:10)");
+	top_model_next_view(&fx.m);
+	ck_assert_str_eq(describe(&fx.m), "thread 100 \"bad\\x07name\" (1 of 1)");
+
+	top_model_set_target(&fx.m, 100, argv, 3);
+	ck_assert_int_eq(fx.m.pid, 100);
+	ck_assert_str_eq(fx.m.what, "python3 -c print('\\x1b[2J')");
+	top_model_set_target(&fx.m, 100, NULL, 0);
+	ck_assert_str_eq(fx.m.what, "?");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+START_TEST(test_full_filenames)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	fx.m.full_filenames = true;
+	sample(&fx, t0, 1, "work");
+	interval(&fx, 1000);
+	ck_assert_str_eq(fx.m.rows[0].label, "work (/srv/app.py:10)");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("top_model");
+	TCase *tc;
+
+	tc = tcase_create("rows");
+	tcase_add_test(tc, test_rows_own_and_total);
+	tcase_add_test(tc, test_rows_recursion_counted_once);
+	tcase_add_test(tc, test_rows_only_functions);
+	tcase_add_test(tc, test_rows_by_function);
+	tcase_add_test(tc, test_rows_many_entries);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sort and filter");
+	tcase_add_test(tc, test_sort_orders);
+	tcase_add_test(tc, test_sort_ties_by_label);
+	tcase_add_test(tc, test_filter);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("views");
+	tcase_add_test(tc, test_views_threads);
+	tcase_add_test(tc, test_views_processes);
+	tcase_add_test(tc, test_views_one_process);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("counting");
+	tcase_add_test(tc, test_idle_toggle);
+	tcase_add_test(tc, test_reset);
+	tcase_add_test(tc, test_paused);
+	tcase_add_test(tc, test_interval_window);
+	tcase_add_test(tc, test_interval_figures);
+	tcase_add_test(tc, test_exited);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("labels");
+	tcase_add_test(tc, test_labels_printable);
+	tcase_add_test(tc, test_full_filenames);
+	suite_add_tcase(s, tc);
+
+	return run_suite(s);
+}
