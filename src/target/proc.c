@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,14 +119,19 @@ static int cmp_pid(const void *a, const void *b)
 
 int proc_tasks(pid_t pid, pid_t **tidsp)
 {
-	char path[64];
+	return proc_tasks_under("/proc", pid, tidsp);
+}
+
+int proc_tasks_under(const char *proc, pid_t pid, pid_t **tidsp)
+{
+	char path[PATH_MAX];
 	struct dirent *de;
 	pid_t *tids = NULL;
 	size_t cap = 0;
 	int n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)pid);
 	d = opendir(path);
 	if (!d)
 		return -1;
