@@ -315,9 +315,10 @@ static void run_inside(const struct test_interp *ti, struct run *r, const char *
 
 	test_interp_script(ti, "tests/targets/parked.py", script, sizeof(script));
 	snprintf(cmd, sizeof(cmd),
-		 "%s %s %s & i=0; while [ ! -e %s/truth.json ] && [ $i -lt 600 ]; do "
+		 "env %s %s %s %s & i=0; while [ ! -e %s/truth.json ] && [ $i -lt 600 ]; do "
 		 "sleep 0.1; i=$((i+1)); done; sleep 1; %s %s dump --json --pid $!",
-		 ti->path, script, outdir, outdir, dropcaps, pystrobe_path());
+		 ti->env[0] ? ti->env : "PYTHONDONTWRITEBYTECODE=1", ti->path, script, outdir,
+		 outdir, dropcaps, pystrobe_path());
 	ck_assert_int_eq(run_cmd(r, RUN_TIMEOUT_MS, (char *[]){ "unshare", "--pid", "--fork",
 								"--mount-proc", "sh", "-c", cmd,
 								NULL }), 0);
@@ -331,8 +332,8 @@ START_TEST(test_inside)
 	struct run r, c;
 
 	/* pystrobe runs beside the target: not in a root of its own. */
-	for (int i = ninterps - 1; i >= 0; i--)
-		if (!interps[i].root[0] && (!ti || interps[i].minor == 11))
+	for (int i = 0; i < ninterps; i++)
+		if (!interps[i].root[0] && (!ti || (interps[i].minor == 11 && ti->minor != 11)))
 			ti = &interps[i];
 	if (!ti) {
 		printf("containers: inside: NOT RUN: every interpreter left runs in a root\n");
