@@ -16,12 +16,15 @@
  *             order), `record --native` with at most one merge error.
  *   nested    a namespace in a namespace: the outermost id is ours.
  *   userns    a rootless container (unshare --user --map-root-user): read
- *             as root, exact; as nobody, the one-line permission error.
+ *             as root, exact; as nobody (a copy of pystrobe under setpriv),
+ *             exit 4 and the one-line permission error.
  *   inside    pystrobe in the target's namespace: exact, with the
  *             namespace's ids; without CAP_SYS_PTRACE, exit 4 and a line
  *             that says how to grant it.
  */
 #include <check.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,7 +271,38 @@ static const struct test_interp *pick(void)
 	return test_interp_pick(interps, ninterps, 11);
 }
 
-static void one_wrapped(const char *what, const char *const *wrap)
+/* nobody, who does not own t, reading it: exit 4 and one line.  The
+ * build tree may sit where nobody cannot reach: nobody runs a copy. */
+static void check_nobody(struct target *t, char **failures)
+{
+	char dir[] = "/tmp/check_containers.XXXXXX", bin[64], cmd[PATH_MAX + 160], pid[16];
+	char how[96];
+	struct run r;
+
+	if (!mkdtemp(dir) || chmod(dir, 0755) != 0)
+		return;
+	snprintf(bin, sizeof(bin), "%s/pystrobe", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 755 %s", pystrobe_path(), bin, bin);
+	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
+	if (system(cmd) != 0 ||
+	    run_cmd(&r, RUN_TIMEOUT_MS, (char *[]){ "setpriv", "--reuid=65534", "--regid=65534",
+						    "--clear-groups", bin, "dump", "--pid", pid,
+						    NULL }) < 0) {
+		msg_add(failures, "as nobody: cannot run pystrobe");
+		rm_rf(dir);
+		return;
+	}
+	if (run_exit(&r) != 4 || strncmp(r.err, "pystrobe: permission denied", 27) ||
+	    strchr(r.err, '\n') != r.err + strlen(r.err) - 1)
+		msg_add(failures, "as nobody: %s, not exit 4 and one line: %s",
+			run_describe(&r, how, sizeof(how)), r.err);
+	else
+		printf("containers: userns, as nobody: %s", r.err);
+	run_free(&r);
+	rm_rf(dir);
+}
+
+static void one_wrapped(const char *what, const char *const *wrap, bool as_nobody)
 {
 	const struct test_interp *ti = pick();
 	char why[512], *failures = NULL;
@@ -280,6 +314,8 @@ static void one_wrapped(const char *what, const char *const *wrap)
 	target_set_wrapper(NULL);
 	dump_compare(what, &t, "dump.json", &failures);
 	check_text(&t, &failures);
+	if (as_nobody)
+		check_nobody(&t, &failures);
 	target_stop(&t);
 	report(what, ti, failures);
 	free(failures);
@@ -290,19 +326,18 @@ START_TEST(test_nested)
 	static const char *const wrap[] = { "unshare", "--pid", "--fork", "--mount-proc",
 					    "unshare", "--pid", "--fork", "--mount-proc", NULL };
 
-	one_wrapped("nested", wrap);
+	one_wrapped("nested", wrap, false);
 }
 END_TEST
 
-/* A rootless container, read by root from the host: exact.  (Reading it as
- * nobody, who does not own it, is refused as any process of another user
- * is: check_errors.) */
+/* A rootless container, read by root from the host: exact; by nobody, who
+ * does not own it: refused. */
 START_TEST(test_userns)
 {
 	static const char *const wrap[] = { "unshare", "--user", "--map-root-user", "--pid",
 					    "--fork", "--mount-proc", NULL };
 
-	one_wrapped("userns", wrap);
+	one_wrapped("userns", wrap, true);
 }
 END_TEST
 
