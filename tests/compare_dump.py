@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compare `pystrobe dump --json` output with what the target saw itself.
 
-Usage: compare_dump.py [--loose-moving] [--locals] [--no-extra] TRUTH ACTUAL
+Usage: compare_dump.py [--loose-moving] [--locals] [--no-extra] [--host-pid=PID]
+                       TRUTH ACTUAL
 
 TRUTH is the truth.json tests/targets/parked.py writes; ACTUAL is pystrobe's
 JSON.  Every thread in TRUTH must be in ACTUAL (matched by ident) with the same
@@ -18,12 +19,18 @@ one of the spin loop's lines; its outer frames are compared as usual.
   --locals        the dump was taken with --locals: check the locals TRUTH
                   lists under locals_check.
   --no-extra      a thread in ACTUAL that TRUTH does not have is a failure.
+  --host-pid=PID  the target runs in a PID namespace of its own and PID is
+                  its id in ours: TRUTH's pid and tids (the target's own)
+                  must be ACTUAL's ns_pid and ns_tid, and pid and tid must
+                  be ours, as the NSpid lines of /proc/PID/task/*/status
+                  (the kernel's own map) pair them.
 
 Threads in ACTUAL that TRUTH does not have are allowed (unless --no-extra)
 and listed.  Prints a
 readable diff and exits 1 on any mismatch, 0 when all match, 2 on bad input.
 """
 import json
+import os
 import re
 import sys
 
@@ -111,9 +118,10 @@ def compare_thread(rep, want, got, loose):
     if got.get("name") != want["name"]:
         problems.append("name: truth %r, pystrobe %r"
                         % (want["name"], got.get("name")))
-    if want.get("tid") is not None and got.get("tid") != want["tid"]:
-        problems.append("tid: truth %s, pystrobe %s"
-                        % (want["tid"], got.get("tid")))
+    for key in ("tid", "ns_tid"):
+        if want.get(key) is not None and got.get(key) != want[key]:
+            problems.append("%s: truth %s, pystrobe %s"
+                            % (key, want[key], got.get(key)))
     soft = []
     for key in ("gil", "idle"):
         if got.get(key) != want[key]:
@@ -197,7 +205,33 @@ def find_process(rep, truth, actual):
     return None
 
 
+def host_tids(pid):
+    """The target's thread ids -> ours, from the kernel's NSpid lines."""
+    ids = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    v = [int(x) for x in line.split()[1:]]
+                    ids[v[-1]] = v[0]
+    return ids
+
+
+def to_host_ids(truth, host_pid):
+    """Truth as seen from outside the target's namespace."""
+    ids = host_tids(host_pid)
+    truth["ns_pid"] = truth["pid"]
+    truth["pid"] = host_pid
+    for want in truth["threads"]:
+        if want.get("tid") is not None:
+            want["ns_tid"] = want["tid"]
+            want["tid"] = ids.get(want["tid"], "none of its threads")
+
+
 def check_process(rep, truth, proc):
+    if "ns_pid" in truth and proc.get("ns_pid") != truth["ns_pid"]:
+        rep.fail("ns_pid: truth %s, pystrobe %s"
+                 % (truth["ns_pid"], proc.get("ns_pid")))
     want = truth["version_string"]
     got = (proc.get("python") or {}).get("version") or ""
     # "3.14.0rc2" is fine for 3.14.0: sys.version_info has no room for "rc2".
@@ -257,12 +291,17 @@ def compare(truth, actual, loose, want_locals, no_extra=False):
 def main(argv):
     flags = [a for a in argv[1:] if a.startswith("--")]
     args = [a for a in argv[1:] if not a.startswith("--")]
-    unknown = set(flags) - set(["--loose-moving", "--locals", "--no-extra"])
+    host_pid = [int(f.split("=", 1)[1]) for f in flags
+                if f.startswith("--host-pid=")]
+    unknown = set(f for f in flags if not f.startswith("--host-pid=")) \
+        - set(["--loose-moving", "--locals", "--no-extra"])
     if len(args) != 2 or unknown:
         sys.stderr.write("usage: compare_dump.py [--loose-moving] [--locals]"
-                         " [--no-extra] TRUTH ACTUAL\n")
+                         " [--no-extra] [--host-pid=PID] TRUTH ACTUAL\n")
         return 2
     truth, actual = load(args[0]), load(args[1])
+    if host_pid:
+        to_host_ids(truth, host_pid[0])
     rep, nthreads, nframes, nlocals = compare(
         truth, actual, "--loose-moving" in flags, "--locals" in flags,
         "--no-extra" in flags)

@@ -97,13 +97,23 @@ static void text_interp_mark(struct strbuf *sb, const struct py_frame *f, bool m
 			  f->interp == 0 ? " (main)" : "");
 }
 
+/* "1838", or "1838 (1 in its namespace)" for a process in a container:
+ * ours is what ps, top and kill take, its own what it logs itself. */
+static void text_id(struct strbuf *sb, pid_t id, pid_t ns_id)
+{
+	sb_printf(sb, "%d", (int)id);
+	if (ns_id && ns_id != id)
+		sb_printf(sb, " (%d in its namespace)", (int)ns_id);
+}
+
 static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
 			bool locals)
 {
 	bool mark = marks_interps(t);
 	int64_t last = INT64_MIN;
 
-	sb_printf(sb, "Thread %d", (int)t->tid);
+	sb_puts(sb, "Thread ");
+	text_id(sb, t->tid, t->ns_tid);
 	if (t->name) {
 		sb_puts(sb, " \"");
 		put_name(sb, t->name);
@@ -147,7 +157,8 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 
 static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid, bool locals)
 {
-	sb_printf(sb, "Process %d", (int)s->pid);
+	sb_puts(sb, "Process ");
+	text_id(sb, s->pid, s->ns_pid);
 	if (ppid)
 		sb_printf(sb, " (child of %d)", (int)ppid);
 	sb_putc(sb, ':');
@@ -210,6 +221,7 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 {
 	json_obj_begin(j);
 	json_kint(j, "tid", t->tid);
+	json_kint(j, "ns_tid", t->ns_tid);
 	json_kuint(j, "ident", t->ident);
 	json_kstr(j, "name", t->name);
 	json_kbool(j, "gil", t->gil);
@@ -246,6 +258,7 @@ static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, 
 {
 	json_obj_begin(j);
 	json_kint(j, "pid", s->pid);
+	json_kint(j, "ns_pid", s->ns_pid);
 	if (ppid) {
 		json_kint(j, "ppid", ppid);
 	}

@@ -42,6 +42,10 @@ struct py_thread {
 	uint64_t tstate;	/* its innermost thread state */
 	uint64_t ident;		/* threading.get_ident() */
 	pid_t tid;		/* OS thread id, 0 when unknown */
+	/* The id the process gives it in its own PID namespace (what the
+	 * interpreter records); tid is ours (see target/nsmap.h), the same
+	 * outside containers.  snapshot.c sets both. */
+	pid_t ns_tid;
 	char *name;		/* threading name, NULL when unknown */
 	bool gil;		/* holds a GIL (3.12+: each interpreter can have its own) */
 	bool idle;

@@ -2,6 +2,7 @@
 #include "target/mem.h"
 #include "native/unwind.h"
 #include "target/pause.h"
+#include "target/nsmap.h"
 #include "target/proc.h"
 #include "native/symbolize.h"
 #include "util/util.h"
@@ -28,6 +29,27 @@ static void fill_tids(struct mem *m, struct py_thread *t, int n, const pid_t *ti
 			t[i].tid = tid;
 	}
 	free(idents);
+}
+
+/* The interpreter records the ids threads have in the process's own PID
+ * namespace; everything we do with a thread (its /proc entry, ptrace, the
+ * native unwind) needs ours.  Before 3.11 the ids are found in struct
+ * pthread, which also holds the namespace's: look for those. */
+static void map_tids(struct mem *m, const struct pyinterp *pi, struct nsmap *nsm,
+		     struct py_thread *t, int n, const pid_t *tids, int ntids)
+{
+	pid_t *ns_tids = NULL;
+	int nns;
+
+	if (pi->layout.tstate.native_thread_id == NONE) {
+		nns = nsm->nested ? nsmap_ns_tids(nsm, &ns_tids) : ntids;
+		fill_tids(m, t, n, ns_tids ? ns_tids : tids, nns);
+		free(ns_tids);
+	}
+	for (int i = 0; i < n; i++) {
+		t[i].ns_tid = t[i].tid;
+		t[i].tid = nsmap_host_tid(nsm, t[i].tid);
+	}
 }
 
 /* Is the process gone or on its way out?  An exiting process has released
@@ -66,12 +88,15 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 	struct mem *m = mem_proc_open(pid);
 	struct native_unwinder *nu = NULL;
 	struct native_capture *nc = NULL;
+	struct nsmap nsm;
 	pid_t *tids = NULL;
 	char *states = NULL;
 	int ntids, rc, n;
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
+	nsmap_open(&nsm, NULL, pid);
+	s->ns_pid = nsm.ns_pid;
 	rc = locate_python(pid, m, &s->pi, err, errlen);
 	if (rc < 0) {
 		rc = rc == -EXIT_PERMISSION || rc == -EXIT_EXITED ? classify_failure(pid, rc, err, errlen) : rc;
@@ -114,8 +139,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		goto out;
 	}
 	s->nthreads = n;
-	if (s->pi.layout.tstate.native_thread_id == NONE)
-		fill_tids(m, s->threads, n, tids, ntids);
+	map_tids(m, &s->pi, &nsm, s->threads, n, tids, ntids);
 	for (int i = 0; i < n; i++) {
 		struct py_thread *t = &s->threads[i];
 
@@ -136,6 +160,7 @@ out:
 	native_close(nu);
 	free(states);
 	free(tids);
+	nsmap_free(&nsm);
 	mem_close(m);
 	if (rc < 0)
 		snapshot_free(s);

@@ -20,6 +20,7 @@ struct snapshot_opts {
 
 struct snapshot {
 	pid_t pid;
+	pid_t ns_pid;		/* its id in its own PID namespace (== pid outside containers) */
 	char **argv;		/* command line, NULL if unreadable */
 	int argc;
 	struct pyinterp pi;

@@ -6,6 +6,7 @@
 #include "python/codecache.h"
 #include "target/mem.h"
 #include "native/nsample.h"
+#include "target/nsmap.h"
 #include "target/pause.h"
 #include "target/proc.h"
 #include "python/pystack.h"
@@ -43,6 +44,7 @@ struct sampler {
 	struct profile *p;
 	struct code_cache *cc;
 	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
+	struct nsmap nsm;	/* its threads' ids in its PID namespace -> ours */
 	struct sthread *threads;
 	int nthreads;
 	size_t threads_alloc;
@@ -96,6 +98,7 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->direct = mem_proc_open(pid);
 	s->m = mem_cache_new(s->direct);
 	s->tid_offset = -2;
+	nsmap_open(&s->nsm, NULL, pid);
 	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
 	if (rc < 0) {
 		*rcp = -rc;
@@ -124,6 +127,7 @@ void sampler_close(struct sampler *s)
 	free(s->threads);
 	nsample_close(s->ns);
 	code_cache_free(s->cc);
+	nsmap_free(&s->nsm);
 	pyinterp_free(&s->pi);
 	mem_close(s->m);
 	mem_close(s->direct);
@@ -180,8 +184,9 @@ static void name_thread(struct sampler *s, struct sthread *t, char *name)
 	t->root = thread_root(s, t);
 }
 
-/* The OS thread id of a thread state. */
-static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
+/* The OS thread id of a thread state, in the process's own PID namespace
+ * (what the interpreter and its C library record). */
+static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 {
 	int32_t tid;
 
@@ -189,7 +194,7 @@ static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 		return ts->tid;
 	if (s->tid_offset == -2) {
 		pid_t *tids;
-		int ntids = proc_tasks(s->pid, &tids);
+		int ntids = nsmap_ns_tids(&s->nsm, &tids);
 		uint64_t idents[MAX_THREADS];
 		int k = 0;
 
@@ -205,6 +210,12 @@ static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 	if (s->tid_offset < 0 || mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
 		return 0;
 	return tid;
+}
+
+/* Ours, which its /proc entry, ptrace and the profile's thread use. */
+static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	return nsmap_host_tid(&s->nsm, ns_tid_of(s, ts, n));
 }
 
 static struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n)

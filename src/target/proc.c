@@ -4,10 +4,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int proc_check(pid_t pid)
 {
@@ -118,14 +120,19 @@ static int cmp_pid(const void *a, const void *b)
 
 int proc_tasks(pid_t pid, pid_t **tidsp)
 {
-	char path[64];
+	return proc_tasks_under("/proc", pid, tidsp);
+}
+
+int proc_tasks_under(const char *proc, pid_t pid, pid_t **tidsp)
+{
+	char path[PATH_MAX];
 	struct dirent *de;
 	pid_t *tids = NULL;
 	size_t cap = 0;
 	int n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)pid);
 	d = opendir(path);
 	if (!d)
 		return -1;
@@ -202,12 +209,39 @@ char *proc_root_path(pid_t pid, const char *path)
 	return xasprintf("/proc/%d/root%s%s", (int)pid, path[0] == '/' ? "" : "/", path);
 }
 
+/* CAP_SYS_PTRACE from linux/capability.h. */
+#define CAP_SYS_PTRACE_BIT 19
+
+/* Do we hold CAP_SYS_PTRACE (in our effective set)? */
+static bool have_cap_sys_ptrace(void)
+{
+	char *text = read_file("/proc/self/status", NULL), *p;
+	unsigned long long eff = 0;
+
+	p = text ? strstr(text, "\nCapEff:") : NULL;
+	if (p)
+		eff = strtoull(p + 8, NULL, 16);
+	free(text);
+	return eff & (1ull << CAP_SYS_PTRACE_BIT);
+}
+
 void permission_message(pid_t pid, char *err, size_t errlen)
 {
 	char *scope = read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
 	int s = scope ? atoi(scope) : -1;
 
 	free(scope);
+	/* Root without the capability: a container that was not given it
+	 * (Docker, Kubernetes and podman drop it by default). */
+	if (geteuid() == 0 && !have_cap_sys_ptrace()) {
+		snprintf(err, errlen,
+			 "permission denied: cannot trace process %d (pystrobe runs as root without "
+			 "CAP_SYS_PTRACE, as in a container: start it with --cap-add SYS_PTRACE, or "
+			 "in Kubernetes securityContext.capabilities.add: [SYS_PTRACE]%s; or run pystrobe "
+			 "on the host against the host's pid)", (int)pid,
+			 s > 0 ? ", and kernel.yama.ptrace_scope=0 for processes it did not start" : "");
+		return;
+	}
 	snprintf(err, errlen,
 		 "permission denied: cannot trace process %d (%s; run as root or with CAP_SYS_PTRACE; "
 		 "in a container add --cap-add SYS_PTRACE)", (int)pid,

@@ -30,6 +30,8 @@ void proc_cmdline_free(char **argv);
 
 /* The thread ids of the process, sorted; returns the count or -1. */
 int proc_tasks(pid_t pid, pid_t **tids);
+/* The same under another proc tree than /proc (tests use a fake one). */
+int proc_tasks_under(const char *proc, pid_t pid, pid_t **tids);
 
 /* The state letter of a thread from /proc/PID/task/TID/stat ('R', 'S', 'D',
  * 'T', ...), or 0 if it cannot be read (the thread is gone). */

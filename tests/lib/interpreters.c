@@ -325,12 +325,18 @@ void test_interp_shared_dir(const struct test_interp *ti, char *host,
 pid_t test_interp_spawn(const struct test_interp *ti, char *const argv[],
 			int keep_output)
 {
+	return test_interp_spawn_wrapped(ti, NULL, argv, keep_output);
+}
+
+pid_t test_interp_spawn_wrapped(const struct test_interp *ti, const char *const *wrap,
+				char *const argv[], int keep_output)
+{
 	pid_t pid = fork();
 
 	if (pid != 0)
 		return pid;
 
-	char *args[64];
+	char *args[96];
 	int n = 0;
 
 	if (!keep_output) {
@@ -347,15 +353,23 @@ pid_t test_interp_spawn(const struct test_interp *ti, char *const argv[],
 	unsetenv("PYTHONPATH");
 	unsetenv("PYTHONHOME");
 	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-	if (ti->root[0]) {
+	for (int i = 0; wrap && wrap[i] && n < 24; i++)
+		args[n++] = (char *)wrap[i];
+	if (ti->root[0] && n) {
+		args[n++] = "chroot";
+		args[n++] = (char *)ti->root;
+	} else if (ti->root[0]) {
 		if (chroot(ti->root) != 0 || chdir("/") != 0)
 			_exit(127);
 	}
 	args[n++] = (char *)ti->path;
-	for (int i = 1; argv[i] && n < 63; i++)
+	for (int i = 1; argv[i] && n < 95; i++)
 		args[n++] = argv[i];
 	args[n] = NULL;
-	execv(ti->path, args);
+	if (wrap && wrap[0])
+		execvp(args[0], args);
+	else
+		execv(ti->path, args);
 	_exit(127);
 }
 

@@ -44,6 +44,13 @@ void test_interp_shared_dir(const struct test_interp *ti, char *host,
 pid_t test_interp_spawn(const struct test_interp *ti, char *const argv[],
 			int keep_output);
 
+/* The same through a wrapper command (NULL-terminated, e.g. unshare --pid
+ * --fork --mount-proc): `wrap... [chroot ROOT] interpreter args...`, the
+ * root entered by the chroot command after the wrapper, as a container
+ * would.  wrap NULL: test_interp_spawn(). */
+pid_t test_interp_spawn_wrapped(const struct test_interp *ti, const char *const *wrap,
+				char *const argv[], int keep_output);
+
 /* For a test that runs on one interpreter: pyenv 3.<minor> (a shared
  * libpython with debug info, the common case), else the first of all[0..n),
  * NULL when n is 0. */

@@ -158,6 +158,70 @@ void rm_rf(const char *dir)
 
 /* --- targets ------------------------------------------------------------ */
 
+static const char *const *wrapper;
+
+void target_set_wrapper(const char *const *wrap)
+{
+	wrapper = wrap;
+}
+
+int proc_nspids(pid_t pid, pid_t tid, pid_t *ids, int max)
+{
+	char path[96], *text, *p;
+	int n = 0;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = slurp(path);
+	p = text ? strstr(text, "\nNSpid:") : NULL;
+	if (p) {
+		p += 7;
+		while (n < max && (*p == '\t' || *p == ' ')) {
+			char *end;
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			ids[n++] = (pid_t)v;
+			p = end;
+		}
+	}
+	free(text);
+	return n;
+}
+
+/* The descendant of ancestor (itself included) whose id in its own
+ * namespace is ns_pid: breadth first through /proc's children lists, the
+ * deepest such (in nested namespaces each level has its own pid 1). */
+static pid_t descendant_with_ns_pid(pid_t ancestor, pid_t ns_pid)
+{
+	pid_t queue[256], ids[40], found = 0;
+	int head = 0, tail = 0;
+
+	queue[tail++] = ancestor;
+	while (head < tail) {
+		pid_t p = queue[head++];
+		char path[96], *text, *s, *end;
+		int n = proc_nspids(p, 0, ids, 40);
+
+		if (n > 0 && ids[n - 1] == ns_pid)
+			found = p;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", p, p);
+		text = slurp(path);
+		for (s = text; s && *s && tail < 256; s = end) {
+			long c = strtol(s, &end, 10);
+
+			if (end == s)
+				break;
+			queue[tail++] = (pid_t)c;
+		}
+		free(text);
+	}
+	return found;
+}
+
 int target_start(struct target *t, const struct test_interp *ti,
 		 char *why, size_t whysize, ...)
 {
@@ -185,13 +249,14 @@ int target_start(struct target *t, const struct test_interp *ti,
 	argv[n++] = t->dir_inside;
 	argv[n] = NULL;
 
-	t->pid = test_interp_spawn(ti, argv, 1);
+	t->pid = test_interp_spawn_wrapped(ti, wrapper, argv, 1);
 	if (t->pid < 0) {
 		snprintf(why, whysize, "fork: %s", strerror(errno));
 		rm_rf(t->dir);
 		return -1;
 	}
 	t->py_pid = t->pid;
+	t->ns_pid = t->pid;
 	return 0;
 }
 
@@ -279,7 +344,13 @@ static int read_truth(struct target *t, char *why, size_t whysize)
 	/* A shim execs the interpreter in place, so these agree; should one
 	 * ever fork instead, dump the Python process, not the shim. */
 	t->py_pid = pid;
+	t->ns_pid = pid;
 	t->nthreads = nthreads;
+	if (wrapper && !(t->py_pid = descendant_with_ns_pid(t->pid, pid))) {
+		snprintf(why, whysize, "no process under %d is %ld in its namespace",
+			 (int)t->pid, pid);
+		return -1;
+	}
 	return 0;
 }
 
@@ -731,4 +802,9 @@ void arg_python(struct argv_buf *a, const struct test_interp *ti)
 
 	for (int i = 0; i < n; i++)
 		arg(a, v[i]);
+}
+
+pid_t target_host_pid(const struct target *t, pid_t ns_pid)
+{
+	return descendant_with_ns_pid(t->pid, ns_pid);
 }

@@ -22,7 +22,8 @@
 struct target {
 	const struct test_interp *ti;
 	pid_t pid;		/* what test_interp_spawn started */
-	pid_t py_pid;		/* the Python process, from truth.json */
+	pid_t py_pid;		/* the Python process, from truth.json (our id) */
+	pid_t ns_pid;		/* the same in its own PID namespace (truth.json's) */
 	int reaped;		/* pid has been waited for */
 	int status;		/* its wait status, once reaped */
 	int nthreads;		/* OS threads it settles at, from truth.json */
@@ -36,6 +37,22 @@ struct target {
  * argument.  Returns 0, or -1 with the reason in why. */
 int target_start(struct target *t, const struct test_interp *ti,
 		 char *why, size_t whysize, ...) __attribute__((sentinel));
+
+/* Start the targets of the next target_start*() calls through this
+ * command (e.g. unshare --pid --fork --mount-proc; see
+ * test_interp_spawn_wrapped()), or directly with NULL.  The pid in
+ * truth.json is then the target's own, and py_pid is found as the
+ * descendant of the wrapper that has that id in its namespace. */
+void target_set_wrapper(const char *const *wrap);
+
+/* The descendant of t's first process (itself included) whose id in its
+ * own PID namespace is ns_pid, by our id; 0 if none. */
+pid_t target_host_pid(const struct target *t, pid_t ns_pid);
+
+/* The NSpid line of /proc/PID/status (or of TID's in task/ when tid is
+ * not 0): its ids into ids[0..max), ours first; returns their count, 0
+ * when unreadable.  The tests' own reading, apart from pystrobe's. */
+int proc_nspids(pid_t pid, pid_t tid, pid_t *ids, int max);
 
 /* Start tests/targets/parked.py and wait until it has written truth.json and
  * its reporter thread is gone. */

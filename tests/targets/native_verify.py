@@ -78,7 +78,9 @@ def show(thread):
 
 def main_thread(truth, dump):
     for t in threads_of(dump):
-        if truth.get("tid") and t["tid"] == truth["tid"]:
+        # The target's own id: ns_tid where pystrobe gives one (it
+        # differs from tid in a PID namespace).
+        if truth.get("tid") and t.get("ns_tid", t["tid"]) == truth["tid"]:
             return t
     for t in threads_of(dump):
         if t["name"] == "MainThread":
