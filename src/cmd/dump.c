@@ -2,7 +2,7 @@
 #include "cmd/cmd.h"
 #include "util/json.h"
 #include "target/proctree.h"
-#include "python/snapshot.h"
+#include "sample/snapshot.h"
 #include "util/util.h"
 
 #include <getopt.h>

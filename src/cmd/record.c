@@ -1,7 +1,7 @@
 /* pystrobe record: sample a process at a fixed rate and write a profile. */
 #include "cmd/cmd.h"
 #include "sample/fleet.h"
-#include "target/launch.h"
+#include "sample/launch.h"
 #include "python/locate.h"
 #include "target/mem.h"
 #include "profile/output.h"
@@ -11,7 +11,7 @@
 #include "python/pystack.h"
 #include "sample/sampler.h"
 #include "sample/target_opts.h"
-#include "python/snapshot.h"
+#include "sample/snapshot.h"
 #include "cmd/quit.h"
 #include "util/util.h"
 

@@ -12,7 +12,7 @@
 #include "cmd/quit.h"
 #include "sample/fleet.h"
 #include "sample/target_opts.h"
-#include "target/launch.h"
+#include "sample/launch.h"
 #include "target/proc.h"
 #include "top/keys.h"
 #include "top/model.h"

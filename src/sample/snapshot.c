@@ -1,4 +1,4 @@
-#include "python/snapshot.h"
+#include "sample/snapshot.h"
 #include "target/mem.h"
 #include "native/unwind.h"
 #include "target/pause.h"

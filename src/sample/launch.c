@@ -1,5 +1,5 @@
 /* Starting the command `record` or `top` profiles, and ending it. */
-#include "target/launch.h"
+#include "sample/launch.h"
 #include "python/locate.h"
 #include "target/mem.h"
 #include "target/pause.h"
