@@ -20,33 +20,6 @@ static int rd64(const struct pyctx *c, uint64_t addr, uint64_t *v)
 	return mem_read_u64(c->m, addr, v);
 }
 
-/* Append code point cp as UTF-8; lone surrogates become U+FFFD. */
-static void put_utf8(struct strbuf *sb, uint32_t cp)
-{
-	char b[4];
-
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		cp = 0xfffd;
-	if (cp < 0x80) {
-		sb_putc(sb, (char)cp);
-	} else if (cp < 0x800) {
-		b[0] = 0xc0 | cp >> 6;
-		b[1] = 0x80 | (cp & 0x3f);
-		sb_add(sb, b, 2);
-	} else if (cp < 0x10000) {
-		b[0] = 0xe0 | cp >> 12;
-		b[1] = 0x80 | ((cp >> 6) & 0x3f);
-		b[2] = 0x80 | (cp & 0x3f);
-		sb_add(sb, b, 3);
-	} else {
-		b[0] = 0xf0 | cp >> 18;
-		b[1] = 0x80 | ((cp >> 12) & 0x3f);
-		b[2] = 0x80 | ((cp >> 6) & 0x3f);
-		b[3] = 0x80 | (cp & 0x3f);
-		sb_add(sb, b, 4);
-	}
-}
-
 int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out)
 {
 	const struct py_layout *L = c->L;
@@ -93,7 +66,7 @@ int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out)
 		else
 			memcpy(&cp, raw + 4 * i, 4);
 		/* A NUL would end the C string early; show it as U+FFFD. */
-		put_utf8(&sb, cp ? cp : 0xfffd);
+		sb_add_utf8(&sb, cp ? cp : 0xfffd);
 	}
 	free(raw);
 	if (n < length)
