@@ -1,6 +1,7 @@
 /* pystrobe dump: every thread's stack, now. */
 #include "cmd/cmd.h"
 #include "util/json.h"
+#include "util/escape.h"
 #include "target/proctree.h"
 #include "python/snapshot.h"
 #include "util/util.h"
@@ -29,6 +30,14 @@ static void put_name(struct strbuf *sb, const char *s)
 	sb_add_printable(sb, s ? s : "?");
 }
 
+/* A repr is escaped already, by Python's rules: its backslashes are its
+ * own, and the one rule only keeps what it cannot have out. */
+static void put_repr(struct strbuf *sb, const char *s)
+{
+	s = s ? s : "?";
+	sb_add_escaped(sb, s, strlen(s), ESC_TEXT | ESC_REPR);
+}
+
 static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool locals)
 {
 	sb_puts(sb, "    ");
@@ -42,7 +51,7 @@ static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool loca
 		sb_printf(sb, "        %s", f->locals[k].arg ? "arg " : "");
 		put_name(sb, f->locals[k].name);
 		sb_puts(sb, " = ");
-		put_name(sb, f->locals[k].repr);
+		put_repr(sb, f->locals[k].repr);
 		sb_putc(sb, '\n');
 	}
 }
