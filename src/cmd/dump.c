@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "util/json.h"
 #include "util/escape.h"
+#include "cmd/dump_group.h"
 #include "target/proctree.h"
 #include "python/snapshot.h"
 #include "util/util.h"
@@ -23,6 +24,8 @@ static const char dump_usage[] =
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -s, --subprocesses also every Python process started by it, parents\n"
 	"                     before children\n"
+	"  -g, --group        threads (and processes) with the same stack once, with\n"
+	"                     their count and ids, the most common first\n"
 	"  -h, --help         show this help\n";
 
 static void put_name(struct strbuf *sb, const char *s)
@@ -106,12 +109,8 @@ static void text_interp_mark(struct strbuf *sb, const struct py_frame *f, bool m
 			  f->interp == 0 ? " (main)" : "");
 }
 
-static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
-			bool locals)
+static void text_thread_header(struct strbuf *sb, const struct py_thread *t)
 {
-	bool mark = marks_interps(t);
-	int64_t last = INT64_MIN;
-
 	sb_printf(sb, "Thread %d", (int)t->tid);
 	if (t->name) {
 		sb_puts(sb, " \"");
@@ -120,6 +119,15 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 	}
 	sb_printf(sb, " (%s%s) ident 0x%llx\n", t->idle ? "idle" : "active",
 		  t->gil ? ", holds the GIL" : "", (unsigned long long)t->ident);
+}
+
+/* Everything under the thread's header line: what --group compares. */
+static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
+			      const struct mixed_stack *ms, bool locals)
+{
+	bool mark = marks_interps(t);
+	int64_t last = INT64_MIN;
+
 	if (ms && ms->frames) {
 		for (int i = 0; i < ms->nframes; i++) {
 			const struct py_frame *f;
@@ -154,7 +162,14 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 	}
 }
 
-static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid, bool locals)
+static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
+			bool locals)
+{
+	text_thread_header(sb, t);
+	text_thread_stack(sb, t, ms, locals);
+}
+
+static void text_process_header(struct strbuf *sb, const struct snapshot *s, pid_t ppid)
 {
 	sb_printf(sb, "Process %d", (int)s->pid);
 	if (ppid)
@@ -167,6 +182,11 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppi
 	sb_printf(sb, "\nPython %s (", s->pi.version);
 	put_name(sb, s->pi.path);
 	sb_puts(sb, ")\n");
+}
+
+static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid, bool locals)
+{
+	text_process_header(sb, s, ppid);
 	for (int i = 0; i < s->nthreads; i++) {
 		sb_putc(sb, '\n');
 		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
@@ -340,36 +360,177 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 	return got;
 }
 
-static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
-		       const struct proc_node *procs, int nprocs, bool json, bool locals)
+/* What the output shows, from the command line. */
+struct dump_opts {
+	bool json, locals, group;
+};
+
+/* A thread of the dump: process snaps[snap], its thread `thread`. */
+struct member {
+	int snap, thread;
+};
+
+static const struct py_thread *member_thread(const struct snapshot *snaps, const struct member *m)
 {
+	return &snaps[m->snap].threads[m->thread];
+}
+
+/* Every thread of every process, grouped by the text of its stack. */
+static struct member *group_threads(const struct snapshot *snaps, int n, bool locals,
+				    struct grouping *gr)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct member *mem = NULL;
+	size_t nmem = 0, cap = 0;
+
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < snaps[i].nthreads; k++) {
+			ALLOC_GROW(mem, nmem + 1, cap);
+			mem[nmem] = (struct member){ i, k };
+			key.len = 0;
+			text_thread_stack(&key, &snaps[i].threads[k],
+					  snaps[i].mixed ? &snaps[i].mixed[k] : NULL, locals);
+			grouping_add(gr, key.buf ? key.buf : "", (uint32_t)nmem++);
+		}
+	}
+	sb_release(&key);
+	grouping_sort(gr);
+	return mem;
+}
+
+/* How many processes a group's members are in (they come in process order). */
+static int group_processes(const struct dump_group *g, const struct member *mem)
+{
+	int n = 0, last = -1;
+
+	for (uint32_t i = 0; i < g->n; i++) {
+		if (mem[g->members[i]].snap != last)
+			n++;
+		last = mem[g->members[i]].snap;
+	}
+	return n;
+}
+
+/* "16 threads, 2 processes (15 idle, 1 active, 1 holds the GIL): 101/101 ..."
+ * or, for one thread, its usual header. */
+static void text_group_header(struct strbuf *sb, const struct dump_group *g, const struct member *mem,
+			      const struct snapshot *snaps, bool multi)
+{
+	uint32_t idle = 0, gil = 0;
+	int nprocs = group_processes(g, mem);
+
+	if (g->n == 1) {
+		if (multi)
+			sb_printf(sb, "Process %d, ", (int)snaps[mem[g->members[0]].snap].pid);
+		text_thread_header(sb, member_thread(snaps, &mem[g->members[0]]));
+		return;
+	}
+	for (uint32_t i = 0; i < g->n; i++) {
+		idle += member_thread(snaps, &mem[g->members[i]])->idle;
+		gil += member_thread(snaps, &mem[g->members[i]])->gil;
+	}
+	sb_printf(sb, "%u threads", g->n);
+	if (multi)
+		sb_printf(sb, ", %d process%s", nprocs, nprocs == 1 ? "" : "es");
+	sb_printf(sb, " (%u idle, %u active", idle, g->n - idle);
+	if (gil)
+		sb_printf(sb, ", %u hold%s the GIL", gil, gil == 1 ? "s" : "");
+	sb_puts(sb, "):");
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct member *m = &mem[g->members[i]];
+
+		if (multi)
+			sb_printf(sb, " %d/%d", (int)snaps[m->snap].pid,
+				  (int)member_thread(snaps, m)->tid);
+		else
+			sb_printf(sb, " %d", (int)member_thread(snaps, m)->tid);
+	}
+	sb_putc(sb, '\n');
+}
+
+static void text_grouped(struct strbuf *out, const struct snapshot *snaps, int n,
+			 const pid_t *ppids, const struct grouping *gr, const struct member *mem)
+{
+	for (int i = 0; i < n; i++)
+		text_process_header(out, &snaps[i], ppids[i]);
+	for (uint32_t i = 0; i < gr->n; i++) {
+		sb_putc(out, '\n');
+		text_group_header(out, &gr->g[i], mem, snaps, n > 1);
+		sb_puts(out, gr->g[i].key);
+	}
+}
+
+/* "groups": [{"threads": 16, "processes": 1, "members": [{pid, tid, ident}]}] */
+static void json_groups(struct json *j, const struct snapshot *snaps, const struct grouping *gr,
+			const struct member *mem)
+{
+	json_key(j, "groups");
+	json_arr_begin(j);
+	for (uint32_t i = 0; i < gr->n; i++) {
+		const struct dump_group *g = &gr->g[i];
+
+		json_obj_begin(j);
+		json_kuint(j, "threads", g->n);
+		json_kint(j, "processes", group_processes(g, mem));
+		json_key(j, "members");
+		json_arr_begin(j);
+		for (uint32_t k = 0; k < g->n; k++) {
+			const struct member *m = &mem[g->members[k]];
+			const struct py_thread *t = member_thread(snaps, m);
+
+			json_obj_begin(j);
+			json_kint(j, "pid", snaps[m->snap].pid);
+			json_kint(j, "tid", t->tid);
+			json_kuint(j, "ident", t->ident);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
+		       const struct proc_node *procs, int nprocs, const struct dump_opts *o)
+{
+	struct grouping gr = GROUPING_INIT;
+	struct member *mem = NULL;
+	pid_t *ppids = xcalloc(n, sizeof(*ppids));
 	struct json j;
 
-	if (json) {
-		json_init(&j, out);
-		json_obj_begin(&j);
-		json_key(&j, "processes");
-		json_arr_begin(&j);
-	}
-	for (int i = 0; i < n; i++) {
-		pid_t ppid = 0;
-
+	for (int i = 0; i < n; i++)
 		for (int k = 1; k < nprocs; k++)
 			if (procs[k].pid == snaps[i].pid)
-				ppid = procs[k].ppid;
-		if (json) {
-			json_snapshot(&j, &snaps[i], ppid, locals);
-			continue;
+				ppids[i] = procs[k].ppid;
+	if (o->group)
+		mem = group_threads(snaps, n, o->locals, &gr);
+	if (!o->json && o->group) {
+		text_grouped(out, snaps, n, ppids, &gr, mem);
+		goto out;
+	}
+	if (!o->json) {
+		for (int i = 0; i < n; i++) {
+			if (i)
+				sb_puts(out, "\n\n");
+			text_snapshot(out, &snaps[i], ppids[i], o->locals);
 		}
-		if (i)
-			sb_puts(out, "\n\n");
-		text_snapshot(out, &snaps[i], ppid, locals);
+		goto out;
 	}
-	if (json) {
-		json_arr_end(&j);
-		json_obj_end(&j);
-		sb_putc(out, '\n');
-	}
+	json_init(&j, out);
+	json_obj_begin(&j);
+	json_key(&j, "processes");
+	json_arr_begin(&j);
+	for (int i = 0; i < n; i++)
+		json_snapshot(&j, &snaps[i], ppids[i], o->locals);
+	json_arr_end(&j);
+	if (o->group)
+		json_groups(&j, snaps, &gr, mem);
+	json_obj_end(&j);
+	sb_putc(out, '\n');
+out:
+	grouping_release(&gr);
+	free(mem);
+	free(ppids);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -381,6 +542,7 @@ int cmd_dump(int argc, char **argv)
 		{ "native", no_argument, NULL, 'n' },
 		{ "nonblocking", no_argument, NULL, 'N' },
 		{ "subprocesses", no_argument, NULL, 's' },
+		{ "group", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -388,12 +550,13 @@ int cmd_dump(int argc, char **argv)
 	struct snapshot *snaps = NULL;
 	struct proc_node *procs = NULL;
 	struct strbuf out = STRBUF_INIT;
-	bool json = false, tree = false;
+	struct dump_opts o = { 0 };
+	bool tree = false;
 	int pid = 0, c, n, nprocs, status = EXIT_OK;
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":p:jlnsh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:jlnsgh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_pid(optarg);
@@ -402,7 +565,8 @@ int cmd_dump(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'j': json = true; break;
+		case 'j': o.json = true; break;
+		case 'g': o.group = true; break;
 		case 'l': so.locals = true; break;
 		case 'n': so.native = true; break;
 		case 'N': so.nonblocking = true; break;
@@ -439,7 +603,8 @@ int cmd_dump(int argc, char **argv)
 		status = -n;
 		goto out;
 	}
-	format_all(&out, snaps, n, procs, nprocs, json, so.locals);
+	o.locals = so.locals;
+	format_all(&out, snaps, n, procs, nprocs, &o);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (fflush(stdout) != 0) {
 		errorf("cannot write the output");
