@@ -3,6 +3,7 @@
 #include "util/json.h"
 #include "util/escape.h"
 #include "cmd/dump_group.h"
+#include "target/source.h"
 #include "target/proctree.h"
 #include "python/snapshot.h"
 #include "util/util.h"
@@ -21,6 +22,7 @@ static const char dump_usage[] =
 	"  -j, --json         one JSON document instead of text\n"
 	"  -l, --locals       show arguments and local variables of each frame\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
+	"      --no-source    without the line of source under each frame\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -s, --subprocesses also every Python process started by it, parents\n"
 	"                     before children\n"
@@ -41,7 +43,32 @@ static void put_repr(struct strbuf *sb, const char *s)
 	sb_add_escaped(sb, s, strlen(s), ESC_TEXT | ESC_REPR);
 }
 
-static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool locals)
+/* How one process is shown: what the options ask for, and its files. */
+struct view {
+	bool locals;
+	struct source_cache *src;	/* NULL with --no-source */
+};
+
+static const char changed_mark[] = "[file changed since the process started]";
+
+/* The frame's line of source, under it as a traceback shows it. */
+static void text_source(struct strbuf *sb, const struct py_frame *f, const struct view *v)
+{
+	bool changed;
+	const char *line = source_line(v->src, f->file, f->line, &changed);
+
+	if (!line || !*line)
+		return;
+	sb_puts(sb, "        ");
+	put_name(sb, line);
+	if (changed) {
+		sb_puts(sb, "    ");
+		sb_puts(sb, changed_mark);
+	}
+	sb_putc(sb, '\n');
+}
+
+static void text_py_frame(struct strbuf *sb, const struct py_frame *f, const struct view *v)
 {
 	sb_puts(sb, "    ");
 	put_name(sb, f->function);
@@ -50,7 +77,8 @@ static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool loca
 	if (f->line >= 0)
 		sb_printf(sb, ":%d", f->line);
 	sb_puts(sb, ")\n");
-	for (int k = 0; locals && k < f->nlocals; k++) {
+	text_source(sb, f, v);
+	for (int k = 0; v->locals && k < f->nlocals; k++) {
 		sb_printf(sb, "        %s", f->locals[k].arg ? "arg " : "");
 		put_name(sb, f->locals[k].name);
 		sb_puts(sb, " = ");
@@ -123,7 +151,7 @@ static void text_thread_header(struct strbuf *sb, const struct py_thread *t)
 
 /* Everything under the thread's header line: what --group compares. */
 static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
-			      const struct mixed_stack *ms, bool locals)
+			      const struct mixed_stack *ms, const struct view *v)
 {
 	bool mark = marks_interps(t);
 	int64_t last = INT64_MIN;
@@ -138,14 +166,14 @@ static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
 			}
 			f = &t->frames[ms->frames[i].py];
 			text_interp_mark(sb, f, mark, &last);
-			text_py_frame(sb, f, locals);
+			text_py_frame(sb, f, v);
 		}
 		if (ms->truncated)
 			sb_puts(sb, "    ... (native stack cut short)\n");
 	} else {
 		for (int i = 0; i < t->nframes; i++) {
 			text_interp_mark(sb, &t->frames[i], mark, &last);
-			text_py_frame(sb, &t->frames[i], locals);
+			text_py_frame(sb, &t->frames[i], v);
 		}
 	}
 	if (t->truncated)
@@ -163,10 +191,10 @@ static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
 }
 
 static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
-			bool locals)
+			const struct view *v)
 {
 	text_thread_header(sb, t);
-	text_thread_stack(sb, t, ms, locals);
+	text_thread_stack(sb, t, ms, v);
 }
 
 static void text_process_header(struct strbuf *sb, const struct snapshot *s, pid_t ppid)
@@ -184,16 +212,26 @@ static void text_process_header(struct strbuf *sb, const struct snapshot *s, pid
 	sb_puts(sb, ")\n");
 }
 
-static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid, bool locals)
+static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid,
+			  const struct view *v)
 {
 	text_process_header(sb, s, ppid);
 	for (int i = 0; i < s->nthreads; i++) {
 		sb_putc(sb, '\n');
-		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
+		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
 	}
 }
 
-static void json_frame(struct json *j, const struct py_frame *f, bool locals)
+static void json_source(struct json *j, const struct py_frame *f, const struct view *v)
+{
+	bool changed;
+	const char *line = source_line(v->src, f->file, f->line, &changed);
+
+	json_kstr(j, "source", line);
+	json_kbool(j, "source_changed", line && changed);
+}
+
+static void json_frame(struct json *j, const struct py_frame *f, const struct view *v)
 {
 	json_obj_begin(j);
 	json_kstr(j, "kind", "python");
@@ -201,7 +239,9 @@ static void json_frame(struct json *j, const struct py_frame *f, bool locals)
 	json_kstr(j, "file", f->file);
 	json_kint(j, "line", f->line);
 	json_kint(j, "interpreter", f->interp);
-	if (locals) {
+	if (v->src)
+		json_source(j, f, v);
+	if (v->locals) {
 		json_key(j, "locals");
 		json_arr_begin(j);
 		for (int k = 0; k < f->nlocals; k++) {
@@ -235,7 +275,7 @@ static void json_native_frame(struct json *j, const struct mixed_frame *f)
 }
 
 static void json_thread(struct json *j, const struct py_thread *t, const struct mixed_stack *ms,
-			bool locals)
+			const struct view *v)
 {
 	json_obj_begin(j);
 	json_kint(j, "tid", t->tid);
@@ -261,17 +301,18 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 			if (ms->frames[i].native)
 				json_native_frame(j, &ms->frames[i]);
 			else
-				json_frame(j, &t->frames[ms->frames[i].py], locals);
+				json_frame(j, &t->frames[ms->frames[i].py], v);
 		}
 	} else {
 		for (int i = 0; i < t->nframes; i++)
-			json_frame(j, &t->frames[i], locals);
+			json_frame(j, &t->frames[i], v);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
 }
 
-static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, bool locals)
+static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
+			  const struct view *v)
 {
 	json_obj_begin(j);
 	json_kint(j, "pid", s->pid);
@@ -291,7 +332,7 @@ static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, 
 	json_key(j, "threads");
 	json_arr_begin(j);
 	for (int i = 0; i < s->nthreads; i++)
-		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
+		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -362,7 +403,7 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 
 /* What the output shows, from the command line. */
 struct dump_opts {
-	bool json, locals, group;
+	bool json, locals, group, no_source;
 };
 
 /* A thread of the dump: process snaps[snap], its thread `thread`. */
@@ -376,8 +417,8 @@ static const struct py_thread *member_thread(const struct snapshot *snaps, const
 }
 
 /* Every thread of every process, grouped by the text of its stack. */
-static struct member *group_threads(const struct snapshot *snaps, int n, bool locals,
-				    struct grouping *gr)
+static struct member *group_threads(const struct snapshot *snaps, int n,
+				    const struct view *views, struct grouping *gr)
 {
 	struct strbuf key = STRBUF_INIT;
 	struct member *mem = NULL;
@@ -389,7 +430,7 @@ static struct member *group_threads(const struct snapshot *snaps, int n, bool lo
 			mem[nmem] = (struct member){ i, k };
 			key.len = 0;
 			text_thread_stack(&key, &snaps[i].threads[k],
-					  snaps[i].mixed ? &snaps[i].mixed[k] : NULL, locals);
+					  snaps[i].mixed ? &snaps[i].mixed[k] : NULL, &views[i]);
 			grouping_add(gr, key.buf ? key.buf : "", (uint32_t)nmem++);
 		}
 	}
@@ -496,14 +537,18 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 	struct grouping gr = GROUPING_INIT;
 	struct member *mem = NULL;
 	pid_t *ppids = xcalloc(n, sizeof(*ppids));
+	struct view *views = xcalloc(n, sizeof(*views));
 	struct json j;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		for (int k = 1; k < nprocs; k++)
 			if (procs[k].pid == snaps[i].pid)
 				ppids[i] = procs[k].ppid;
+		views[i].locals = o->locals;
+		views[i].src = o->no_source ? NULL : source_open(snaps[i].pid);
+	}
 	if (o->group)
-		mem = group_threads(snaps, n, o->locals, &gr);
+		mem = group_threads(snaps, n, views, &gr);
 	if (!o->json && o->group) {
 		text_grouped(out, snaps, n, ppids, &gr, mem);
 		goto out;
@@ -512,7 +557,7 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 		for (int i = 0; i < n; i++) {
 			if (i)
 				sb_puts(out, "\n\n");
-			text_snapshot(out, &snaps[i], ppids[i], o->locals);
+			text_snapshot(out, &snaps[i], ppids[i], &views[i]);
 		}
 		goto out;
 	}
@@ -521,13 +566,16 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 	json_key(&j, "processes");
 	json_arr_begin(&j);
 	for (int i = 0; i < n; i++)
-		json_snapshot(&j, &snaps[i], ppids[i], o->locals);
+		json_snapshot(&j, &snaps[i], ppids[i], &views[i]);
 	json_arr_end(&j);
 	if (o->group)
 		json_groups(&j, snaps, &gr, mem);
 	json_obj_end(&j);
 	sb_putc(out, '\n');
 out:
+	for (int i = 0; i < n; i++)
+		source_close(views[i].src);
+	free(views);
 	grouping_release(&gr);
 	free(mem);
 	free(ppids);
@@ -543,6 +591,7 @@ int cmd_dump(int argc, char **argv)
 		{ "nonblocking", no_argument, NULL, 'N' },
 		{ "subprocesses", no_argument, NULL, 's' },
 		{ "group", no_argument, NULL, 'g' },
+		{ "no-source", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -567,6 +616,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'j': o.json = true; break;
 		case 'g': o.group = true; break;
+		case 'S': o.no_source = true; break;
 		case 'l': so.locals = true; break;
 		case 'n': so.native = true; break;
 		case 'N': so.nonblocking = true; break;
