@@ -80,13 +80,21 @@ def check_dump_text(path, truth):
     checked.append("dump text")
 
 
-def check_dump_json(path, truth):
+def load_json(what, path):
+    """The document, strictly parsed, its text checked; None on failure."""
     data = open(path, "rb").read()
-    safe_text("dump --json", data)
+    safe_text(what, data)
     try:
-        doc = json.loads(data)
+        return json.loads(data)
     except ValueError as e:
-        return fail("dump --json", "does not parse: %s" % e)
+        fail(what, "does not parse: %s" % e)
+        return None
+
+
+def check_dump_json(path, truth):
+    doc = load_json("dump --json", path)
+    if doc is None:
+        return
     threads = doc["processes"][0]["threads"]
     frames = [f for t in threads for f in t["frames"]]
     if truth["thread"] not in [t["name"] for t in threads]:
@@ -116,12 +124,9 @@ def check_locals_text(path, truth):
 
 
 def check_locals_json(path, truth):
-    data = open(path, "rb").read()
-    safe_text("dump --locals --json", data)
-    try:
-        doc = json.loads(data)
-    except ValueError as e:
-        return fail("dump --locals --json", "does not parse: %s" % e)
+    doc = load_json("dump --locals --json", path)
+    if doc is None:
+        return
     reprs = [l.get("repr") for t in doc["processes"][0]["threads"]
              for f in t["frames"] for l in f.get("locals") or []]
     if truth["evil_repr"] not in reprs:
@@ -179,12 +184,9 @@ def strings(doc):
 
 def check_json_file(what, path, truth):
     """JSON keeps a name as it is (escaped by JSON) or as a terminal shows it."""
-    data = open(path, "rb").read()
-    safe_text(what, data)
-    try:
-        doc = json.loads(data)
-    except ValueError as e:
-        return fail(what, "does not parse: %s" % e)
+    doc = load_json(what, path)
+    if doc is None:
+        return
     name = truth["function"]
     if not any(name in s or shown(name) in s for s in strings(doc)):
         fail(what, "the hostile name is missing")
