@@ -4,12 +4,16 @@
     check_hostile.py DIR
 
 DIR holds truth.json (the names as the target holds them) and whichever of
-dump.txt, dump.json, out.collapsed, out.flamegraph, out.speedscope,
+dump.txt, dump.json, dump-locals.txt, dump-locals.json, out.collapsed, out.flamegraph, out.speedscope,
 out.chrometrace, out.pprof, top.txt are there.  Every one must parse as its
 format and show the hostile names safely:
 
-  - terminal text (dump, top): valid UTF-8, no control character but newline
-    (so no escape sequence reaches a terminal), the names shown escaped;
+  - no output, whatever its format, holds a raw control character (but
+    newline) or Unicode format character (bidi overrides, zero-width
+    characters, line separators: Cf, Zl, Zp);
+  - terminal text (dump, top): valid UTF-8, the names shown escaped (a
+    control as \\xNN, a format character as \\uXXXX); a str local as
+    repr() shows it;
   - JSON (dump --json, speedscope, Chrome trace): parses strictly; the
     names are the target's own, character for character (JSON escapes
     them), but for the invalid UTF-8 (U+FFFD) and the cut of 10 kB names;
@@ -25,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,24 +42,30 @@ def fail(what, why):
     failures.append("%s: %s" % (what, why))
 
 
+def unsafe(c):
+    return ((ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0
+            or unicodedata.category(c) in ("Cf", "Zl", "Zp"))
+
+
 def safe_text(what, data):
-    """Valid UTF-8 with no control character but newline; the text."""
+    """Valid UTF-8 with no control character but newline and no format
+    character; the text."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         fail(what, "not valid UTF-8: %s" % e)
         return None
-    bad = sorted({"%#x" % ord(c) for c in text
-                  if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0})
+    bad = sorted({"%#x" % ord(c) for c in text if unsafe(c)})
     if bad:
-        fail(what, "raw control characters %s" % ", ".join(bad))
+        fail(what, "raw control or format characters %s" % ", ".join(bad))
     return text
 
 
 def shown(name):
-    """A name as a terminal line shows it: controls as \\xNN."""
-    return "".join("\\x%02x" % ord(c) if ord(c) < 0x20 or ord(c) == 0x7f else c
-                   for c in name)
+    """A name as a terminal line shows it: controls as \\xNN, format
+    characters as \\uXXXX."""
+    return "".join(("\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c))
+                   if unsafe(c) or c == "\n" else c for c in name)
 
 
 def check_dump_text(path, truth):
@@ -69,11 +80,21 @@ def check_dump_text(path, truth):
     checked.append("dump text")
 
 
-def check_dump_json(path, truth):
+def load_json(what, path):
+    """The document, strictly parsed, its text checked; None on failure."""
+    data = open(path, "rb").read()
+    safe_text(what, data)
     try:
-        doc = json.loads(open(path, "rb").read())
+        return json.loads(data)
     except ValueError as e:
-        return fail("dump --json", "does not parse: %s" % e)
+        fail(what, "does not parse: %s" % e)
+        return None
+
+
+def check_dump_json(path, truth):
+    doc = load_json("dump --json", path)
+    if doc is None:
+        return
     threads = doc["processes"][0]["threads"]
     frames = [f for t in threads for f in t["frames"]]
     if truth["thread"] not in [t["name"] for t in threads]:
@@ -91,6 +112,26 @@ def check_dump_json(path, truth):
     if want not in files and not any(w and w.startswith(want[:-3]) for w in files):
         fail("dump --json", "no file %r (invalid UTF-8 as U+FFFD)" % want)
     checked.append("dump json")
+
+
+def check_locals_text(path, truth):
+    text = safe_text("dump --locals", open(path, "rb").read())
+    if text is None:
+        return
+    if "evil = %s\n" % truth["evil_repr"] not in text:
+        fail("dump --locals", "the str local is not shown as repr() shows it")
+    checked.append("dump --locals text")
+
+
+def check_locals_json(path, truth):
+    doc = load_json("dump --locals --json", path)
+    if doc is None:
+        return
+    reprs = [l.get("repr") for t in doc["processes"][0]["threads"]
+             for f in t["frames"] for l in f.get("locals") or []]
+    if truth["evil_repr"] not in reprs:
+        fail("dump --locals --json", "no local with repr %r" % truth["evil_repr"])
+    checked.append("dump --locals json")
 
 
 def check_collapsed(path, truth):
@@ -117,6 +158,7 @@ def check_collapsed(path, truth):
 
 
 def check_svg(path, truth):
+    safe_text("flamegraph", open(path, "rb").read())
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as e:
@@ -142,10 +184,9 @@ def strings(doc):
 
 def check_json_file(what, path, truth):
     """JSON keeps a name as it is (escaped by JSON) or as a terminal shows it."""
-    try:
-        doc = json.loads(open(path, "rb").read())
-    except ValueError as e:
-        return fail(what, "does not parse: %s" % e)
+    doc = load_json(what, path)
+    if doc is None:
+        return
     name = truth["function"]
     if not any(name in s or shown(name) in s for s in strings(doc)):
         fail(what, "the hostile name is missing")
@@ -158,6 +199,7 @@ def check_pprof(path, truth):
     if r.returncode != 0:
         return fail("pprof", "decode_pprof.py: %s" % r.stderr.decode(errors="replace"))
     funcs = [f["name"] + " " + f["filename"] for f in json.loads(r.stdout)["functions"]]
+    safe_text("pprof", "\n".join(funcs).encode("utf-8"))
     if not any("<evil>&" in f and "\\x1b[31m" in f for f in funcs):
         fail("pprof", "no function shows the hostile names")
     checked.append("pprof")
@@ -177,6 +219,8 @@ def main():
     truth = json.load(open(os.path.join(d, "truth.json")))
     p = lambda name: os.path.join(d, name)
     jobs = [("dump.txt", check_dump_text), ("dump.json", check_dump_json),
+            ("dump-locals.txt", check_locals_text),
+            ("dump-locals.json", check_locals_json),
             ("out.collapsed", check_collapsed), ("out.flamegraph", check_svg),
             ("out.pprof", check_pprof), ("top.txt", check_top)]
     for name, fn in jobs:

@@ -7,7 +7,8 @@ Usage: compare_dump.py [--loose-moving] [--locals] [--no-extra] [--host-pid=PID]
 TRUTH is the truth.json tests/targets/parked.py writes; ACTUAL is pystrobe's
 JSON.  Every thread in TRUTH must be in ACTUAL (matched by ident) with the same
 name, tid (when TRUTH knows it), gil and idle flags, and the same Python
-frames (function, file, line, and the interpreter where TRUTH gives one).
+frames (function, file, line, and the interpreter where TRUTH gives one;
+source and source_changed where both have them).
 No ident and no tid may appear twice: each OS thread is one thread of the
 dump, however many interpreters it runs in.  The spinner ("moving": true) moves, so of its
 innermost frame only function and file are compared and its line need only be
@@ -85,6 +86,12 @@ def frame_differs(want, got, moving, spin_lines):
         return None
     if want["line"] != got.get("line"):
         return "line"
+    # Source lines: only in a dump that has them (not --no-source).
+    if "source" in want and "source" in got:
+        if want["source"] != got["source"]:
+            return "source %r" % got["source"]
+        if want["source_changed"] != got.get("source_changed"):
+            return "source_changed %s" % got.get("source_changed")
     return None
 
 
@@ -285,7 +292,21 @@ def compare(truth, actual, loose, want_locals, no_extra=False):
                    fmt_frame(top[0]) if top else "no frames"))
     if want_locals:
         nlocals = check_locals(rep, truth, by_ident)
+    check_sources(rep, truth, by_ident)
     return rep, nthreads, nframes, nlocals
+
+
+def check_sources(rep, truth, by_ident):
+    """When the dump has source lines, the edited file must be among them,
+    marked: a comparison that never saw the mark proves nothing."""
+    got = [f for t in by_ident.values() for f in python_frames(t)]
+    if not any("source" in f for f in got):
+        return
+    want = [f for t in truth["threads"] for f in t["frames"] if f.get("source_changed")]
+    marked = [f for f in got if f.get("source_changed")]
+    if want and not marked:
+        rep.fail("no frame is marked source_changed (truth: %s)" % fmt_frame(want[0]))
+    rep.note("source lines compared, %d frames marked changed" % len(marked))
 
 
 def main(argv):

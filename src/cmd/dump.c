@@ -1,6 +1,9 @@
 /* pystrobe dump: every thread's stack, now. */
 #include "cmd/cmd.h"
 #include "util/json.h"
+#include "util/escape.h"
+#include "cmd/dump_group.h"
+#include "target/source.h"
 #include "target/proctree.h"
 #include "sample/snapshot.h"
 #include "util/util.h"
@@ -19,9 +22,12 @@ static const char dump_usage[] =
 	"  -j, --json         one JSON document instead of text\n"
 	"  -l, --locals       show arguments and local variables of each frame\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
+	"      --no-source    without the line of source under each frame\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -s, --subprocesses also every Python process started by it, parents\n"
 	"                     before children\n"
+	"  -g, --group        threads (and processes) with the same stack once, with\n"
+	"                     their count and ids, the most common first\n"
 	"  -h, --help         show this help\n";
 
 static void put_name(struct strbuf *sb, const char *s)
@@ -29,7 +35,40 @@ static void put_name(struct strbuf *sb, const char *s)
 	sb_add_printable(sb, s ? s : "?");
 }
 
-static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool locals)
+/* A repr is escaped already, by Python's rules: its backslashes are its
+ * own, and the one rule only keeps what it cannot have out. */
+static void put_repr(struct strbuf *sb, const char *s)
+{
+	s = s ? s : "?";
+	sb_add_escaped(sb, s, strlen(s), ESC_TEXT | ESC_REPR);
+}
+
+/* How one process is shown: what the options ask for, and its files. */
+struct view {
+	bool locals;
+	struct source_cache *src;	/* NULL with --no-source */
+};
+
+static const char changed_mark[] = "[file changed since the process started]";
+
+/* The frame's line of source, under it as a traceback shows it. */
+static void text_source(struct strbuf *sb, const struct py_frame *f, const struct view *v)
+{
+	bool changed;
+	const char *line = source_line(v->src, f->file, f->line, &changed);
+
+	if (!line || !*line)
+		return;
+	sb_puts(sb, "        ");
+	put_name(sb, line);
+	if (changed) {
+		sb_puts(sb, "    ");
+		sb_puts(sb, changed_mark);
+	}
+	sb_putc(sb, '\n');
+}
+
+static void text_py_frame(struct strbuf *sb, const struct py_frame *f, const struct view *v)
 {
 	sb_puts(sb, "    ");
 	put_name(sb, f->function);
@@ -38,11 +77,12 @@ static void text_py_frame(struct strbuf *sb, const struct py_frame *f, bool loca
 	if (f->line >= 0)
 		sb_printf(sb, ":%d", f->line);
 	sb_puts(sb, ")\n");
-	for (int k = 0; locals && k < f->nlocals; k++) {
+	text_source(sb, f, v);
+	for (int k = 0; v->locals && k < f->nlocals; k++) {
 		sb_printf(sb, "        %s", f->locals[k].arg ? "arg " : "");
 		put_name(sb, f->locals[k].name);
 		sb_puts(sb, " = ");
-		put_name(sb, f->locals[k].repr);
+		put_repr(sb, f->locals[k].repr);
 		sb_putc(sb, '\n');
 	}
 }
@@ -106,12 +146,8 @@ static void text_id(struct strbuf *sb, pid_t id, pid_t ns_id)
 		sb_printf(sb, " (%d in its namespace)", (int)ns_id);
 }
 
-static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
-			bool locals)
+static void text_thread_header(struct strbuf *sb, const struct py_thread *t)
 {
-	bool mark = marks_interps(t);
-	int64_t last = INT64_MIN;
-
 	sb_puts(sb, "Thread ");
 	text_id(sb, t->tid, t->ns_tid);
 	if (t->name) {
@@ -121,6 +157,15 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 	}
 	sb_printf(sb, " (%s%s) ident 0x%llx\n", t->idle ? "idle" : "active",
 		  t->gil ? ", holds the GIL" : "", (unsigned long long)t->ident);
+}
+
+/* Everything under the thread's header line: what --group compares. */
+static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
+			      const struct mixed_stack *ms, const struct view *v)
+{
+	bool mark = marks_interps(t);
+	int64_t last = INT64_MIN;
+
 	if (ms && ms->frames) {
 		for (int i = 0; i < ms->nframes; i++) {
 			const struct py_frame *f;
@@ -131,14 +176,14 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 			}
 			f = &t->frames[ms->frames[i].py];
 			text_interp_mark(sb, f, mark, &last);
-			text_py_frame(sb, f, locals);
+			text_py_frame(sb, f, v);
 		}
 		if (ms->truncated)
 			sb_puts(sb, "    ... (native stack cut short)\n");
 	} else {
 		for (int i = 0; i < t->nframes; i++) {
 			text_interp_mark(sb, &t->frames[i], mark, &last);
-			text_py_frame(sb, &t->frames[i], locals);
+			text_py_frame(sb, &t->frames[i], v);
 		}
 	}
 	if (t->truncated)
@@ -155,7 +200,14 @@ static void text_thread(struct strbuf *sb, const struct py_thread *t, const stru
 	}
 }
 
-static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid, bool locals)
+static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
+			const struct view *v)
+{
+	text_thread_header(sb, t);
+	text_thread_stack(sb, t, ms, v);
+}
+
+static void text_process_header(struct strbuf *sb, const struct snapshot *s, pid_t ppid)
 {
 	sb_puts(sb, "Process ");
 	text_id(sb, s->pid, s->ns_pid);
@@ -169,13 +221,28 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppi
 	sb_printf(sb, "\nPython %s (", s->pi.version);
 	put_name(sb, s->pi.path);
 	sb_puts(sb, ")\n");
+}
+
+static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid,
+			  const struct view *v)
+{
+	text_process_header(sb, s, ppid);
 	for (int i = 0; i < s->nthreads; i++) {
 		sb_putc(sb, '\n');
-		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
+		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
 	}
 }
 
-static void json_frame(struct json *j, const struct py_frame *f, bool locals)
+static void json_source(struct json *j, const struct py_frame *f, const struct view *v)
+{
+	bool changed;
+	const char *line = source_line(v->src, f->file, f->line, &changed);
+
+	json_kstr(j, "source", line);
+	json_kbool(j, "source_changed", line && changed);
+}
+
+static void json_frame(struct json *j, const struct py_frame *f, const struct view *v)
 {
 	json_obj_begin(j);
 	json_kstr(j, "kind", "python");
@@ -183,7 +250,9 @@ static void json_frame(struct json *j, const struct py_frame *f, bool locals)
 	json_kstr(j, "file", f->file);
 	json_kint(j, "line", f->line);
 	json_kint(j, "interpreter", f->interp);
-	if (locals) {
+	if (v->src)
+		json_source(j, f, v);
+	if (v->locals) {
 		json_key(j, "locals");
 		json_arr_begin(j);
 		for (int k = 0; k < f->nlocals; k++) {
@@ -217,7 +286,7 @@ static void json_native_frame(struct json *j, const struct mixed_frame *f)
 }
 
 static void json_thread(struct json *j, const struct py_thread *t, const struct mixed_stack *ms,
-			bool locals)
+			const struct view *v)
 {
 	json_obj_begin(j);
 	json_kint(j, "tid", t->tid);
@@ -244,17 +313,18 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 			if (ms->frames[i].native)
 				json_native_frame(j, &ms->frames[i]);
 			else
-				json_frame(j, &t->frames[ms->frames[i].py], locals);
+				json_frame(j, &t->frames[ms->frames[i].py], v);
 		}
 	} else {
 		for (int i = 0; i < t->nframes; i++)
-			json_frame(j, &t->frames[i], locals);
+			json_frame(j, &t->frames[i], v);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
 }
 
-static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, bool locals)
+static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
+			  const struct view *v)
 {
 	json_obj_begin(j);
 	json_kint(j, "pid", s->pid);
@@ -275,7 +345,7 @@ static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid, 
 	json_key(j, "threads");
 	json_arr_begin(j);
 	for (int i = 0; i < s->nthreads; i++)
-		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, locals);
+		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -344,41 +414,190 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 	return got;
 }
 
-static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
-		       const struct proc_node *procs, int nprocs, bool json, bool locals)
+/* What the output shows, from the command line. */
+struct dump_opts {
+	bool json, locals, group, no_source;
+};
+
+/* A thread of the dump: process snaps[snap], its thread `thread`. */
+struct member {
+	int snap, thread;
+};
+
+static const struct py_thread *member_thread(const struct snapshot *snaps, const struct member *m)
 {
+	return &snaps[m->snap].threads[m->thread];
+}
+
+/* Every thread of every process, grouped by the text of its stack. */
+static struct member *group_threads(const struct snapshot *snaps, int n,
+				    const struct view *views, struct grouping *gr)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct member *mem = NULL;
+	size_t nmem = 0, cap = 0;
+
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < snaps[i].nthreads; k++) {
+			ALLOC_GROW(mem, nmem + 1, cap);
+			mem[nmem] = (struct member){ i, k };
+			key.len = 0;
+			text_thread_stack(&key, &snaps[i].threads[k],
+					  snaps[i].mixed ? &snaps[i].mixed[k] : NULL, &views[i]);
+			grouping_add(gr, key.buf ? key.buf : "", (uint32_t)nmem++);
+		}
+	}
+	sb_release(&key);
+	grouping_sort(gr);
+	return mem;
+}
+
+/* How many processes a group's members are in (they come in process order). */
+static int group_processes(const struct dump_group *g, const struct member *mem)
+{
+	int n = 0, last = -1;
+
+	for (uint32_t i = 0; i < g->n; i++) {
+		if (mem[g->members[i]].snap != last)
+			n++;
+		last = mem[g->members[i]].snap;
+	}
+	return n;
+}
+
+/* "16 threads, 2 processes (15 idle, 1 active, 1 holds the GIL): 101/101 ..."
+ * or, for one thread, its usual header. */
+static void text_group_header(struct strbuf *sb, const struct dump_group *g, const struct member *mem,
+			      const struct snapshot *snaps, bool multi)
+{
+	uint32_t idle = 0, gil = 0;
+	int nprocs = group_processes(g, mem);
+
+	if (g->n == 1) {
+		if (multi)
+			sb_printf(sb, "Process %d, ", (int)snaps[mem[g->members[0]].snap].pid);
+		text_thread_header(sb, member_thread(snaps, &mem[g->members[0]]));
+		return;
+	}
+	for (uint32_t i = 0; i < g->n; i++) {
+		idle += member_thread(snaps, &mem[g->members[i]])->idle;
+		gil += member_thread(snaps, &mem[g->members[i]])->gil;
+	}
+	sb_printf(sb, "%u threads", g->n);
+	if (multi)
+		sb_printf(sb, ", %d process%s", nprocs, nprocs == 1 ? "" : "es");
+	sb_printf(sb, " (%u idle, %u active", idle, g->n - idle);
+	if (gil)
+		sb_printf(sb, ", %u hold%s the GIL", gil, gil == 1 ? "s" : "");
+	sb_puts(sb, "):");
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct member *m = &mem[g->members[i]];
+
+		if (multi)
+			sb_printf(sb, " %d/%d", (int)snaps[m->snap].pid,
+				  (int)member_thread(snaps, m)->tid);
+		else
+			sb_printf(sb, " %d", (int)member_thread(snaps, m)->tid);
+	}
+	sb_putc(sb, '\n');
+}
+
+static void text_grouped(struct strbuf *out, const struct snapshot *snaps, int n,
+			 const pid_t *ppids, const struct grouping *gr, const struct member *mem)
+{
+	for (int i = 0; i < n; i++)
+		text_process_header(out, &snaps[i], ppids[i]);
+	for (uint32_t i = 0; i < gr->n; i++) {
+		sb_putc(out, '\n');
+		text_group_header(out, &gr->g[i], mem, snaps, n > 1);
+		sb_puts(out, gr->g[i].key);
+	}
+}
+
+/* "groups": [{"threads": 16, "processes": 1, "members": [{pid, tid, ident}]}] */
+static void json_groups(struct json *j, const struct snapshot *snaps, const struct grouping *gr,
+			const struct member *mem)
+{
+	json_key(j, "groups");
+	json_arr_begin(j);
+	for (uint32_t i = 0; i < gr->n; i++) {
+		const struct dump_group *g = &gr->g[i];
+
+		json_obj_begin(j);
+		json_kuint(j, "threads", g->n);
+		json_kint(j, "processes", group_processes(g, mem));
+		json_key(j, "members");
+		json_arr_begin(j);
+		for (uint32_t k = 0; k < g->n; k++) {
+			const struct member *m = &mem[g->members[k]];
+			const struct py_thread *t = member_thread(snaps, m);
+
+			json_obj_begin(j);
+			json_kint(j, "pid", snaps[m->snap].pid);
+			json_kint(j, "tid", t->tid);
+			json_kuint(j, "ident", t->ident);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
+		       const struct proc_node *procs, int nprocs, const struct dump_opts *o)
+{
+	struct grouping gr = GROUPING_INIT;
+	struct member *mem = NULL;
+	pid_t *ppids = xcalloc(n, sizeof(*ppids));
+	struct view *views = xcalloc(n, sizeof(*views));
 	struct json j;
 
-	if (json) {
-		json_init(&j, out);
-		json_obj_begin(&j);
-		json_key(&j, "processes");
-		json_arr_begin(&j);
-	}
 	for (int i = 0; i < n; i++) {
-		pid_t ppid = 0;
-
 		for (int k = 1; k < nprocs; k++)
 			if (procs[k].pid == snaps[i].pid)
-				ppid = procs[k].ppid;
-		if (json) {
-			json_snapshot(&j, &snaps[i], ppid, locals);
-			continue;
+				ppids[i] = procs[k].ppid;
+		views[i].locals = o->locals;
+		views[i].src = o->no_source ? NULL : source_open(snaps[i].pid);
+	}
+	if (o->group)
+		mem = group_threads(snaps, n, views, &gr);
+	if (!o->json && o->group) {
+		text_grouped(out, snaps, n, ppids, &gr, mem);
+		goto out;
+	}
+	if (!o->json) {
+		for (int i = 0; i < n; i++) {
+			if (i)
+				sb_puts(out, "\n\n");
+			text_snapshot(out, &snaps[i], ppids[i], &views[i]);
 		}
-		if (i)
-			sb_puts(out, "\n\n");
-		text_snapshot(out, &snaps[i], ppid, locals);
+		goto out;
 	}
-	if (json) {
-		json_arr_end(&j);
-		json_obj_end(&j);
-		sb_putc(out, '\n');
-	}
+	json_init(&j, out);
+	json_obj_begin(&j);
+	json_key(&j, "processes");
+	json_arr_begin(&j);
+	for (int i = 0; i < n; i++)
+		json_snapshot(&j, &snaps[i], ppids[i], &views[i]);
+	json_arr_end(&j);
+	if (o->group)
+		json_groups(&j, snaps, &gr, mem);
+	json_obj_end(&j);
+	sb_putc(out, '\n');
+out:
+	for (int i = 0; i < n; i++)
+		source_close(views[i].src);
+	free(views);
+	grouping_release(&gr);
+	free(mem);
+	free(ppids);
 }
 
 struct dump_args {
 	struct snapshot_opts so;
-	bool json, tree;
+	struct dump_opts o;
+	bool tree;
 	int pid;
 };
 
@@ -392,6 +611,8 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		{ "native", no_argument, NULL, 'n' },
 		{ "nonblocking", no_argument, NULL, 'N' },
 		{ "subprocesses", no_argument, NULL, 's' },
+		{ "group", no_argument, NULL, 'g' },
+		{ "no-source", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -399,13 +620,15 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":p:jlnsh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:jlnsgh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!(a->pid = parse_pid(optarg)))
 				return usage_error("dump", "invalid pid '%s'", optarg);
 			break;
-		case 'j': a->json = true; break;
+		case 'j': a->o.json = true; break;
+		case 'g': a->o.group = true; break;
+		case 'S': a->o.no_source = true; break;
 		case 'l': a->so.locals = true; break;
 		case 'n': a->so.native = true; break;
 		case 'N': a->so.nonblocking = true; break;
@@ -449,7 +672,8 @@ int cmd_dump(int argc, char **argv)
 		status = -n;
 		goto out;
 	}
-	format_all(&out, snaps, n, procs, nprocs, a.json, a.so.locals);
+	a.o.locals = a.so.locals;
+	format_all(&out, snaps, n, procs, nprocs, &a.o);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (fflush(stdout) != 0) {
 		errorf("cannot write the output");

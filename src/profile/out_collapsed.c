@@ -6,9 +6,10 @@
  * Those readers take the count after the last space and split the rest at
  * every ';'.  None of them has an escape syntax, and names from the target
  * can hold anything, so each frame label is escaped the way error messages
- * show names (sb_add_printable): control characters (newline, CR, tab, ESC,
- * DEL, C1) and bytes that are not valid UTF-8 become "\xNN", a backslash
- * becomes "\\", and on top of that ';' becomes "\x3b".  So every line is
+ * show names (util/escape.h): control characters (newline, CR, tab, ESC,
+ * DEL, C1) and bytes that are not valid UTF-8 become "\xNN", format
+ * characters (bidi overrides, zero-width) "\uXXXX", a backslash becomes
+ * "\\", and on top of that ';' becomes "\x3b".  So every line is
  * one stack, every ';' separates frames, the text is valid UTF-8 that cannot
  * drive a terminal, and nothing is lost: undoing "\\" and "\xNN" gives the
  * original bytes back.  Spaces stay: the count is after the last one.
@@ -26,6 +27,7 @@
  */
 #include "profile/output.h"
 #include "util/util.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -41,16 +43,9 @@ struct line {
 
 static char *escape_label(const char *label)
 {
-	struct strbuf raw = STRBUF_INIT, out = STRBUF_INIT;
+	struct strbuf out = STRBUF_INIT;
 
-	sb_add_printable(&raw, label);
-	for (size_t i = 0; i < raw.len; i++) {
-		if (raw.buf[i] == ';')
-			sb_puts(&out, "\\x3b");
-		else
-			sb_putc(&out, raw.buf[i]);
-	}
-	sb_release(&raw);
+	sb_add_escaped(&out, label, strlen(label), ESC_TEXT | ESC_SEMI);
 	return sb_detach(&out);
 }
 

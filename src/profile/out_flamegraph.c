@@ -72,28 +72,13 @@ static const char *cat_names[] = { "user", "stdlib", "site-packages", "native", 
 
 /* --- strings from the target ------------------------------------------ */
 
-/* s as text XML accepts: invalid UTF-8 bytes and control characters become
- * \xNN, the two non-characters XML forbids become U+FFFD. */
+/* s as text XML accepts: escaped by the one rule (util/escape.h), which
+ * leaves no control character, invalid UTF-8 or non-character XML refuses. */
 static char *xml_clean(const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
 	struct strbuf sb = STRBUF_INIT;
 
-	while (*s) {
-		uint32_t cp = 0;
-		int n = utf8_char((const char *)s, &cp);
-
-		if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
-			sb_printf(&sb, "\\x%02x", n > 1 ? cp : *s);
-			s += n > 1 ? n : 1;
-		} else if (cp == 0xfffe || cp == 0xffff) {
-			sb_puts(&sb, "\xef\xbf\xbd");
-			s += n;
-		} else {
-			sb_add(&sb, (const char *)s, n);
-			s += n;
-		}
-	}
+	sb_add_printable(&sb, str);
 	return sb_detach(&sb);
 }
 

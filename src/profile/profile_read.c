@@ -1,6 +1,7 @@
 /* Reading folded and pprof profiles; see profile_read.h. */
 #include "profile/profile_read.h"
 #include "util/util.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,9 +83,32 @@ static int hexval(char c)
 	return -1;
 }
 
-/* Undo pystrobe's escapes ("\\", and "\xNN" for control characters,
- * invalid UTF-8 and ';'), so that a frame read back is the frame that was
- * written and a second write escapes it the same way.  Other backslashes
+/* "\uXXXX" or "\UXXXXXXXX" at s, the escape of a format character: its
+ * UTF-8 onto sb and the escape's length, or 0 when s is not one. */
+static int unescape_cp(const char *s, size_t len, struct strbuf *sb)
+{
+	int digits = len > 1 && s[1] == 'u' ? 4 : len > 1 && s[1] == 'U' ? 8 : 0;
+	uint32_t cp = 0;
+
+	if (!digits || len < (size_t)digits + 2)
+		return 0;
+	for (int k = 0; k < digits; k++) {
+		int v = hexval(s[2 + k]);
+
+		if (v < 0)
+			return 0;
+		cp = cp << 4 | (uint32_t)v;
+	}
+	if (!esc_unsafe(cp) || cp < 0x100 || cp > 0x10ffff)
+		return 0;
+	sb_add_utf8(sb, cp);
+	return digits + 2;
+}
+
+/* Undo pystrobe's escapes ("\\", "\xNN" for control characters,
+ * invalid UTF-8 and ';', "\uXXXX" for format characters), so that a
+ * frame read back is the frame that was written and a second write
+ * escapes it the same way.  Other backslashes
  * are kept: other tools' names have their own (C:\path, regexes).  A NUL,
  * escaped or not, stays visible as "\x00" rather than cut the name. */
 static char *unescape(const char *s, size_t len)
@@ -92,7 +116,7 @@ static char *unescape(const char *s, size_t len)
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < len; i++) {
-		int hi, lo;
+		int hi, lo, n;
 
 		if (s[i] == '\\' && i + 1 < len && s[i + 1] == '\\') {
 			sb_putc(&sb, '\\');
@@ -102,6 +126,8 @@ static char *unescape(const char *s, size_t len)
 			   (hi | lo)) {
 			sb_putc(&sb, (char)(hi << 4 | lo));
 			i += 3;
+		} else if (s[i] == '\\' && (n = unescape_cp(s + i, len - i, &sb)) > 0) {
+			i += n - 1;
 		} else if (!s[i]) {
 			sb_puts(&sb, "\\x00");
 		} else {

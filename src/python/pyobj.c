@@ -1,9 +1,9 @@
 #include "python/pyobj.h"
+#include "python/repr.h"
 #include "target/mem.h"
 #include "util/util.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,41 +20,19 @@ static int rd64(const struct pyctx *c, uint64_t addr, uint64_t *v)
 	return mem_read_u64(c->m, addr, v);
 }
 
-/* Append code point cp as UTF-8; lone surrogates become U+FFFD. */
-static void put_utf8(struct strbuf *sb, uint32_t cp)
-{
-	char b[4];
+/* Longest str or bytes value we believe: past this the length field is
+ * garbage.  Names (of functions, files, threads) are believed up to
+ * NAME_MAX_LENGTH only. */
+#define STR_MAX_LENGTH (1ull << 36)
+#define NAME_MAX_LENGTH (1ull << 30)
 
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		cp = 0xfffd;
-	if (cp < 0x80) {
-		sb_putc(sb, (char)cp);
-	} else if (cp < 0x800) {
-		b[0] = 0xc0 | cp >> 6;
-		b[1] = 0x80 | (cp & 0x3f);
-		sb_add(sb, b, 2);
-	} else if (cp < 0x10000) {
-		b[0] = 0xe0 | cp >> 12;
-		b[1] = 0x80 | ((cp >> 6) & 0x3f);
-		b[2] = 0x80 | (cp & 0x3f);
-		sb_add(sb, b, 3);
-	} else {
-		b[0] = 0xf0 | cp >> 18;
-		b[1] = 0x80 | ((cp >> 12) & 0x3f);
-		b[2] = 0x80 | ((cp >> 6) & 0x3f);
-		b[3] = 0x80 | (cp & 0x3f);
-		sb_add(sb, b, 4);
-	}
-}
-
-int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out)
+static int str_cps(const struct pyctx *c, uint64_t addr, size_t max_chars, uint64_t max_length,
+		   uint32_t **out, size_t *n, uint64_t *whole)
 {
 	const struct py_layout *L = c->L;
-	struct strbuf sb = STRBUF_INIT;
 	uint64_t length, data;
-	uint32_t state;
+	uint32_t state, *cps;
 	unsigned kind;
-	size_t n;
 	uint8_t *raw;
 	int rc;
 
@@ -70,33 +48,57 @@ int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out)
 	/* ASCII strings are kind 1; str subclasses are ASCII but not compact. */
 	if ((state & STATE_ASCII) && kind != 1)
 		return -EINVAL;
-	if (length > (1u << 30))
+	if (length > max_length)
 		return -EINVAL;
 	if (state & STATE_COMPACT)
 		data = addr + ((state & STATE_ASCII) ? L->str.ascii_size : L->str.compact_size);
 	else if ((rc = rd64(c, addr + L->str.compact_size, &data)) < 0)
 		return rc;
-	n = length < max_chars ? length : max_chars;
-	raw = xmalloc(n * kind + 1);
-	rc = mem_read(c->m, data, raw, n * kind);
+	*n = length < max_chars ? length : max_chars;
+	*whole = length;
+	raw = xmalloc(*n * kind + 1);
+	rc = mem_read(c->m, data, raw, *n * kind);
 	if (rc < 0) {
 		free(raw);
 		return rc;
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint32_t cp;
-
+	cps = xcalloc(*n + 1, sizeof(*cps));
+	for (size_t i = 0; i < *n; i++) {
 		if (kind == 1)
-			cp = raw[i];
+			cps[i] = raw[i];
 		else if (kind == 2)
-			cp = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
+			cps[i] = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
 		else
-			memcpy(&cp, raw + 4 * i, 4);
-		/* A NUL would end the C string early; show it as U+FFFD. */
-		put_utf8(&sb, cp ? cp : 0xfffd);
+			memcpy(&cps[i], raw + 4 * i, 4);
 	}
 	free(raw);
-	if (n < length)
+	*out = cps;
+	return 0;
+}
+
+int py_str_cps(const struct pyctx *c, uint64_t addr, size_t max_chars, uint32_t **out,
+	       size_t *n, uint64_t *whole)
+{
+	return str_cps(c, addr, max_chars, STR_MAX_LENGTH, out, n, whole);
+}
+
+int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t whole;
+	uint32_t *cps;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	if ((rc = str_cps(c, addr, max_chars, NAME_MAX_LENGTH, &cps, &n, &whole)) < 0)
+		return rc;
+	/* Names are text, not reprs: a NUL would end the C string early,
+	 * so it shows as U+FFFD (as a lone surrogate does). */
+	for (size_t i = 0; i < n; i++)
+		sb_add_utf8(&sb, cps[i] ? cps[i] : 0xfffd);
+	free(cps);
+	if (n < whole)
 		sb_puts(&sb, "...");
 	*out = sb_detach(&sb);
 	return 0;
@@ -180,83 +182,37 @@ int py_long(const struct pyctx *c, uint64_t addr, int64_t *value)
 	return 0;
 }
 
-/* Python-style repr of a str, quoted and escaped, from its UTF-8. */
-static void repr_text(struct strbuf *sb, const char *s, char prefix)
-{
-	if (prefix)
-		sb_putc(sb, prefix);
-	sb_putc(sb, '\'');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+/* Digits past this many (8 GiB of int) mean the size field is garbage. */
+#define LONG_MAX_DIGITS (1u << 28)
 
-		if (ch == '\'' || ch == '\\')
-			sb_printf(sb, "\\%c", ch);
-		else if (ch == '\n')
-			sb_puts(sb, "\\n");
-		else if (ch == '\t')
-			sb_puts(sb, "\\t");
-		else if (ch < 0x20 || ch == 0x7f || (prefix && ch >= 0x80))
-			sb_printf(sb, "\\x%02x", ch);
-		else
-			sb_putc(sb, (char)ch);
-	}
-	sb_putc(sb, '\'');
+/* The width in bits of an int of nd digits whose top digit is top. */
+static uint64_t long_bits(size_t nd, uint32_t top)
+{
+	top &= 0x3fffffff;
+	if (!nd)
+		return 0;
+	return (uint64_t)(nd - 1) * 30 + (top ? 32 - __builtin_clz(top) : 0);
 }
 
-static void repr_float(struct strbuf *sb, double d)
-{
-	char buf[64];
-
-	if (isnan(d)) {
-		sb_puts(sb, "nan");
-		return;
-	}
-	if (isinf(d)) {
-		sb_puts(sb, d < 0 ? "-inf" : "inf");
-		return;
-	}
-	/* Python prints the shortest digits that read back as the same
-	 * double, in fixed notation unless the exponent is below -4 or at
-	 * least 16. */
-	int prec, exp;
-
-	for (prec = 1; prec < 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
-	exp = atoi(strchr(buf, 'e') + 1);
-	if (exp < -4 || exp >= 16) {
-		char mant[32], *e = strchr(buf, 'e');
-
-		snprintf(mant, sizeof(mant), "%.*s", (int)(e - buf), buf);
-		sb_printf(sb, "%se%c%02d", mant, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
-	sb_puts(sb, buf);
-	if (!strchr(buf, '.'))
-		sb_puts(sb, ".0");
-}
-
+/* An int in decimal up to REPR_INT_MAX_BITS, its width beyond. */
 static int repr_long(const struct pyctx *c, uint64_t addr, struct strbuf *sb)
 {
-	int64_t v;
-	int rc = py_long(c, addr, &v);
+	uint32_t d[REPR_INT_MAX_DIGITS], top;
+	size_t nd = 0;
+	int sign, rc = long_digits(c, addr, &sign, d, REPR_INT_MAX_DIGITS, &nd);
 
-	if (rc == -ERANGE) {
-		uint32_t d[1];
-		size_t nd = 0;
-		int sign;
-
-		long_digits(c, addr, &sign, d, 0, &nd);
-		sb_printf(sb, "<int of %zu bits>", nd * 30);
+	if (rc == 0 && long_bits(nd, nd ? d[nd - 1] : 0) <= REPR_INT_MAX_BITS) {
+		repr_int(sb, sign, d, nd);
 		return 0;
 	}
-	if (rc < 0)
+	if (rc < 0 && rc != -ERANGE)
 		return rc;
-	sb_printf(sb, "%lld", (long long)v);
+	if (nd > LONG_MAX_DIGITS)
+		return -EINVAL;
+	/* Too wide for decimal: say how wide, from its top digit. */
+	if ((rc = mem_read_u32(c->m, addr + c->L->o.long_digits + 4 * (nd - 1), &top)) < 0)
+		return rc;
+	repr_int_bits(sb, sign, long_bits(nd, top));
 	return 0;
 }
 
@@ -276,6 +232,40 @@ static int repr_container(const struct pyctx *c, uint64_t addr, const char *type
 		return -EINVAL;
 	sb_printf(sb, "<%s of %lld item%s>", type, (long long)n, n == 1 ? "" : "s");
 	return 0;
+}
+
+static int repr_str_obj(const struct pyctx *c, uint64_t addr, size_t max, struct strbuf *sb)
+{
+	uint32_t *cps;
+	uint64_t whole;
+	size_t n;
+	int rc = py_str_cps(c, addr, max, &cps, &n, &whole);
+
+	if (rc < 0)
+		return rc;
+	repr_str(sb, cps, n, whole);
+	free(cps);
+	return 0;
+}
+
+static int repr_bytes_obj(const struct pyctx *c, uint64_t addr, size_t max, struct strbuf *sb)
+{
+	int64_t size;
+	uint8_t *b;
+	size_t n;
+	int rc;
+
+	if ((rc = py_varsize(c, addr, &size)) < 0)
+		return rc;
+	if (size < 0 || (uint64_t)size > STR_MAX_LENGTH)
+		return -EINVAL;
+	n = (uint64_t)size < max ? (size_t)size : max;
+	b = xmalloc(n + 1);
+	rc = mem_read(c->m, addr + c->L->o.bytes_sval, b, n);
+	if (rc == 0)
+		repr_bytes(sb, b, n, (uint64_t)size);
+	free(b);
+	return rc;
 }
 
 int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **typep, char **reprp)
@@ -301,21 +291,9 @@ int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **typep
 		if (rc == 0)
 			repr_float(&sb, d);
 	} else if (strcmp(type, "str") == 0) {
-		char *s;
-		rc = py_str(c, addr, max_chars, &s);
-		if (rc == 0)
-			repr_text(&sb, s, 0);
-		free(s);
+		rc = repr_str_obj(c, addr, max_chars, &sb);
 	} else if (strcmp(type, "bytes") == 0) {
-		uint8_t *b;
-		size_t len;
-		rc = py_bytes(c, addr, max_chars, &b, &len);
-		if (rc == 0) {
-			b[len] = 0;
-			/* Embedded NULs end the text early; fine for a short repr. */
-			repr_text(&sb, (const char *)b, 'b');
-		}
-		free(b);
+		rc = repr_bytes_obj(c, addr, max_chars, &sb);
 	} else if (!strcmp(type, "tuple") || !strcmp(type, "list") || !strcmp(type, "dict")) {
 		rc = repr_container(c, addr, type, &sb);
 	} else {

@@ -28,6 +28,12 @@ struct pyctx {
  * than max_chars are cut and end in "...".  0 or a negative errno. */
 int py_str(const struct pyctx *c, uint64_t addr, size_t max_chars, char **out);
 
+/* The code points of a str object, at most max_chars of them (*n), NULs
+ * and lone surrogates as they are; *whole is its length.  *out is a new
+ * array. */
+int py_str_cps(const struct pyctx *c, uint64_t addr, size_t max_chars, uint32_t **out,
+	       size_t *n, uint64_t *whole);
+
 /* The contents of a bytes object, at most max bytes (*len set). */
 int py_bytes(const struct pyctx *c, uint64_t addr, size_t max, uint8_t **out, size_t *len);
 
@@ -40,9 +46,11 @@ int py_type_name(const struct pyctx *c, uint64_t addr, char *buf, size_t len);
 /* The value of an int that fits in 64 bits (-ERANGE if it does not). */
 int py_long(const struct pyctx *c, uint64_t addr, int64_t *value);
 
-/* A short repr of an object: exact for None, bool, int, float, str and
- * bytes (cut to about max_chars), the size for tuple, list and dict, the
- * type name otherwise.  *type gets the type name.  Both are new strings. */
+/* The repr of an object: exactly Python's for None, bool, int (decimal
+ * up to REPR_INT_MAX_BITS), float, str and bytes (the first max_chars
+ * characters or bytes, then a mark with the whole length: see
+ * python/repr.h), the size for tuple, list and dict, the type name
+ * otherwise.  *type gets the type name.  Both are new strings. */
 int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **type, char **repr);
 
 /* Look up a str key in a dict; *value is 0 when absent (and 0 returned). */

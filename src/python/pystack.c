@@ -20,7 +20,9 @@
 #define NAME_MAX_CHARS 4096
 #define LINETABLE_MAX (1u << 20)
 #define LOCALS_MAX 256
-#define REPR_MAX_CHARS 64
+/* Characters of a str (bytes of a bytes) a local's repr shows: every
+ * byte value, quoted, is 256. */
+#define REPR_MAX_CHARS 1024
 
 /* co_flags bits for *args and **kwargs. */
 #define CO_VARARGS 0x04

@@ -1,4 +1,5 @@
 #include "util/json.h"
+#include "util/escape.h"
 
 #include <string.h>
 
@@ -96,37 +97,9 @@ void json_null(struct json *j)
 	value_done(j);
 }
 
-void json_escape(struct strbuf *sb, const char *str)
+void json_escape(struct strbuf *sb, const char *s)
 {
-	const unsigned char *s = (const unsigned char *)str;
-
-	while (*s) {
-		int n = utf8_char((const char *)s, NULL);
-
-		if (n == 0) {
-			sb_puts(sb, "\\ufffd");
-			s++;
-			continue;
-		}
-		if (n > 1) {
-			sb_add(sb, (const char *)s, n);
-			s += n;
-			continue;
-		}
-		switch (*s) {
-		case '"': sb_puts(sb, "\\\""); break;
-		case '\\': sb_puts(sb, "\\\\"); break;
-		case '\n': sb_puts(sb, "\\n"); break;
-		case '\r': sb_puts(sb, "\\r"); break;
-		case '\t': sb_puts(sb, "\\t"); break;
-		default:
-			if (*s < 0x20 || *s == 0x7f)
-				sb_printf(sb, "\\u%04x", *s);
-			else
-				sb_putc(sb, *s);
-		}
-		s++;
-	}
+	sb_add_escaped(sb, s, strlen(s), ESC_JSON);
 }
 
 void json_kstr(struct json *j, const char *key, const char *s)

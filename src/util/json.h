@@ -1,5 +1,6 @@
 /* A small JSON writer.  Strings from the target may be anything: they are
- * written as valid JSON with invalid UTF-8 replaced by U+FFFD. */
+ * written as valid JSON by util/escape.h's rule (invalid UTF-8 as U+FFFD,
+ * controls and format characters as \uXXXX). */
 #ifndef PYSTROBE_JSON_H
 #define PYSTROBE_JSON_H
 
@@ -32,7 +33,7 @@ void json_kint(struct json *j, const char *key, int64_t v);
 void json_kuint(struct json *j, const char *key, uint64_t v);
 void json_kbool(struct json *j, const char *key, bool v);
 
-/* Escape s as a JSON string body (no quotes) onto sb. */
+/* Escape s as a JSON string body (no quotes) onto sb: sb_add_escaped(ESC_JSON). */
 void json_escape(struct strbuf *sb, const char *s);
 
 #endif

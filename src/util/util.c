@@ -1,4 +1,5 @@
 #include "util/util.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +151,32 @@ char *sb_detach(struct strbuf *sb)
 	return p;
 }
 
+void sb_add_utf8(struct strbuf *sb, uint32_t cp)
+{
+	char b[4];
+
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		sb_putc(sb, (char)cp);
+	} else if (cp < 0x800) {
+		b[0] = 0xc0 | cp >> 6;
+		b[1] = 0x80 | (cp & 0x3f);
+		sb_add(sb, b, 2);
+	} else if (cp < 0x10000) {
+		b[0] = 0xe0 | cp >> 12;
+		b[1] = 0x80 | ((cp >> 6) & 0x3f);
+		b[2] = 0x80 | (cp & 0x3f);
+		sb_add(sb, b, 3);
+	} else {
+		b[0] = 0xf0 | cp >> 18;
+		b[1] = 0x80 | ((cp >> 12) & 0x3f);
+		b[2] = 0x80 | ((cp >> 6) & 0x3f);
+		b[3] = 0x80 | (cp & 0x3f);
+		sb_add(sb, b, 4);
+	}
+}
+
 int utf8_char(const char *str, uint32_t *cpp)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -185,29 +212,9 @@ out:
 	return n;
 }
 
-void sb_add_printable(struct strbuf *sb, const char *str)
+void sb_add_printable(struct strbuf *sb, const char *s)
 {
-	const unsigned char *s = (const unsigned char *)str;
-
-	while (*s) {
-		uint32_t cp = 0;
-		int n = utf8_char((const char *)s, &cp);
-
-		/* C1 controls (U+0080..U+009F) act on some terminals too. */
-		if (n > 1 && cp <= 0x9f)
-			n = 0;
-		if (n == 1 && *s >= 0x20 && *s != 0x7f && *s != '\\') {
-			sb_putc(sb, *s++);
-		} else if (n == 1 && *s == '\\') {
-			sb_puts(sb, "\\\\");
-			s++;
-		} else if (n > 1) {
-			sb_add(sb, (const char *)s, n);
-			s += n;
-		} else {
-			sb_printf(sb, "\\x%02x", *s++);
-		}
-	}
+	sb_add_escaped(sb, s, strlen(s), ESC_TEXT);
 }
 
 void errorf(const char *fmt, ...)

@@ -72,8 +72,12 @@ char *sb_detach(struct strbuf *sb);
  * *cp when cp is not NULL; 0 when s does not start a valid character. */
 int utf8_char(const char *s, uint32_t *cp);
 
-/* Append s to sb with control characters, backslashes and invalid UTF-8
- * shown as escapes, so names from the target can never drive a terminal. */
+/* Append code point cp as UTF-8; a lone surrogate or a value past
+ * U+10FFFF becomes U+FFFD. */
+void sb_add_utf8(struct strbuf *sb, uint32_t cp);
+
+/* Append s to sb as terminal text: sb_add_escaped(ESC_TEXT) of the
+ * NUL-terminated s (util/escape.h has the rule). */
 void sb_add_printable(struct strbuf *sb, const char *s);
 
 /* The program name for messages, and one-line error reporting. */

@@ -364,10 +364,17 @@ int target_start_parked(struct target *t, const struct test_interp *ti,
 int target_start_script(struct target *t, const struct test_interp *ti,
 			const char *path, char *why, size_t whysize)
 {
+	return target_start_script_arg(t, ti, path, NULL, why, whysize);
+}
+
+int target_start_script_arg(struct target *t, const struct test_interp *ti, const char *path,
+			    const char *arg, char *why, size_t whysize)
+{
 	char script[PATH_MAX];
 
 	test_interp_script(ti, path, script, sizeof(script));
-	if (target_start(t, ti, why, whysize, script, NULL) < 0)
+	/* A NULL arg ends the list early: the script alone. */
+	if (target_start(t, ti, why, whysize, script, arg, NULL) < 0)
 		return -1;
 	if (target_wait_file(t, "truth.json", TARGET_READY_MS, why,
 			     whysize) < 0 ||

@@ -64,6 +64,10 @@ int target_start_parked(struct target *t, const struct test_interp *ti,
 int target_start_script(struct target *t, const struct test_interp *ti,
 			const char *path, char *why, size_t whysize);
 
+/* The same with one argument (or NULL) before OUTDIR. */
+int target_start_script_arg(struct target *t, const struct test_interp *ti, const char *path,
+			    const char *arg, char *why, size_t whysize);
+
 /* Wait (bounded) for OUTDIR/name to appear; fails early if the target dies. */
 int target_wait_file(struct target *t, const char *name, int timeout_ms,
 		     char *why, size_t whysize);

@@ -2,10 +2,11 @@
  *
  * tests/targets/hostile.py names a function, its file and a thread with
  * markup (< & "), the collapsed separator (;), a newline, terminal escape
- * sequences, invalid UTF-8 (a surrogate-escaped file name) and 10 kB, and
- * spins in them.  pystrobe dump (text and --json), record in every format
- * (flamegraph, collapsed, speedscope, chrometrace, pprof) and top's plain
- * text mode are run against it, and tests/check_hostile.py checks each
+ * sequences, bidi overrides and zero-width characters, invalid UTF-8 (a
+ * surrogate-escaped file name) and 10 kB, and spins in them with a str
+ * local of the same.  pystrobe dump (text and --json, with and without
+ * --locals), record in every format (flamegraph, collapsed, speedscope,
+ * chrometrace, pprof) and top's plain text mode are run against it, and tests/check_hostile.py checks each
  * output parses as its format and shows the names safely; the SVG also
  * goes through xmllint.  (top on a terminal, in tmux, has its own hostile
  * name in check_top.)
@@ -120,6 +121,9 @@ START_TEST(test_hostile)
 	char script[PATH_MAX], why[512], pid[16], path[PATH_MAX + 32];
 	char *dump[] = { (char *)pystrobe_path(), "dump", "--pid", pid, NULL };
 	char *dump_json[] = { (char *)pystrobe_path(), "dump", "--json", "--pid", pid, NULL };
+	char *dump_locals[] = { (char *)pystrobe_path(), "dump", "--locals", "--pid", pid, NULL };
+	char *dump_locals_json[] = { (char *)pystrobe_path(), "dump", "--locals", "--json",
+				     "--pid", pid, NULL };
 	char *failures = NULL;
 	struct target t;
 
@@ -130,13 +134,18 @@ START_TEST(test_hostile)
 		ck_abort_msg("%s: %s", ti->label, why);
 	}
 	snprintf(pid, sizeof(pid), "%d", t.py_pid);
-	printf("hostile: %s: dump, dump --json, record -f collapsed%s\n", ti->label,
+	printf("hostile: %s: dump, dump --json, dump --locals (text, JSON), record -f collapsed%s\n",
+	       ti->label,
 	       full ? ", flamegraph, speedscope, chrometrace, pprof, top" : "");
 
 	snprintf(path, sizeof(path), "%s/dump.txt", t.dir);
 	run_to("dump", dump, 0, 0, path, &failures);
 	snprintf(path, sizeof(path), "%s/dump.json", t.dir);
 	run_to("dump --json", dump_json, 0, 0, path, &failures);
+	snprintf(path, sizeof(path), "%s/dump-locals.txt", t.dir);
+	run_to("dump --locals", dump_locals, 0, 0, path, &failures);
+	snprintf(path, sizeof(path), "%s/dump-locals.json", t.dir);
+	run_to("dump --locals --json", dump_locals_json, 0, 0, path, &failures);
 	for (size_t i = 0; i < (full ? sizeof(formats) / sizeof(formats[0]) : 1); i++)
 		record_format(t.dir, pid, formats[i], &failures);
 	if (full)

@@ -18,7 +18,9 @@ starts these threads and leaves them where they are until it is killed:
   MainThread  main() -> main_park(), in time.sleep()
 
 When all are parked, a short-lived reporter thread waits 0.3 s, takes
-sys._current_frames() until two looks agree, writes OUTDIR/truth.json (tmp +
+sys._current_frames() until two looks agree, appends a comment line to
+the module file it wrote (1.2 s after it imported it: the "changed on
+disk" case; each frame's source is linecache.getline() after that), writes OUTDIR/truth.json (tmp +
 rename, so a reader never sees half a file) and exits, so that it is not part
 of what the test dumps.  tests/compare_dump.py reads truth.json.
 
@@ -26,7 +28,8 @@ truth.json:
   pid, version ([major, minor, micro, level, serial]), version_string
   ("3.12.1"), argv (sys.argv), nthreads (OS threads once the reporter is
   gone), threads: [{ident, tid (native id, null before 3.8), name, role,
-  moving, gil, idle, frames: [{function, file, line}] innermost first,
+  moving, gil, idle, frames: [{function, file, line, source,
+  source_changed}] innermost first,
   spin_lines (the spinner only)}], locals_check (below).
   function is co_qualname on 3.11+ and co_name before, as pystrobe reports it.
 
@@ -49,6 +52,7 @@ they are listed in truth.json under locals_check:
 import dis
 import importlib
 import json
+import linecache
 import os
 import sys
 import threading
@@ -186,6 +190,26 @@ def stack_of(frame):
     return frames
 
 
+def add_sources(stacks, edited):
+    """Each frame's line as a traceback shows it (linecache, read now,
+    after the edit), and whether its file is the edited one."""
+    linecache.checkcache()
+    for frames in stacks.values():
+        for f in frames:
+            f["source"] = linecache.getline(f["file"], f["line"]).strip() or None
+            f["source_changed"] = f["file"] == edited
+
+
+def edit_module(outdir):
+    """Change the module file after the process has run a while (more
+    than the second of slack pystrobe allows), lines kept where they are."""
+    time.sleep(1.2)
+    path = os.path.join(outdir, MOD_NAME + ".py")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("# edited after it was imported\n")
+    return path
+
+
 def still(stacks):
     """The parked threads' stacks, spinner left out (it moves)."""
     return dict((k, v) for k, v in stacks.items() if k != SPINNER)
@@ -278,8 +302,9 @@ def reporter(outdir, names):
     time.sleep(0.3)
     me = threading.current_thread()
     parked = [t for t in threading.enumerate() if t is not me]
-    write_atomically(os.path.join(outdir, "truth.json"),
-                     truth(parked, stable_snapshot(parked)))
+    stacks = stable_snapshot(parked)
+    add_sources(stacks, edit_module(outdir))
+    write_atomically(os.path.join(outdir, "truth.json"), truth(parked, stacks))
 
 
 def main_park():

@@ -362,13 +362,16 @@ static void repr_error(struct env *e, uint64_t obj)
 START_TEST(test_repr_scalars)
 {
 	static const uint32_t d70[] = { 0, 0, 1 << 10 };	/* 2^70 */
+	static uint32_t wide[80];	/* -2^2370 */
 	struct env e;
-	uint64_t i42, ineg, ibig;
+	uint64_t i42, ineg, ibig, iwide;
 
 	env_init(&e, _i);
 	i42 = fp_long(e.fp, 42);
 	ineg = fp_long(e.fp, -7000000000);
 	ibig = fp_long_digits(e.fp, 1, d70, 3);
+	wide[79] = 1;
+	iwide = fp_long_digits(e.fp, -1, wide, 80);
 	env_mem(&e);
 
 	check_repr(&e, e.fp->none, 64, "NoneType", "None");
@@ -376,7 +379,8 @@ START_TEST(test_repr_scalars)
 	check_repr(&e, e.fp->false_, 64, "bool", "False");
 	check_repr(&e, i42, 64, "int", "42");
 	check_repr(&e, ineg, 64, "int", "-7000000000");
-	check_repr(&e, ibig, 64, "int", "<int of 90 bits>");
+	check_repr(&e, ibig, 64, "int", "1180591620717411303424");
+	check_repr(&e, iwide, 64, "int", "<negative int of 2371 bits>");
 	env_done(&e);
 }
 END_TEST
@@ -438,10 +442,11 @@ START_TEST(test_repr_text)
 	check_repr(&e, slash, 64, "str", "'a\\\\b'");
 	check_repr(&e, ctl, 64, "str", "'t\\tn\\nb\\x01\\x7f'");
 	check_repr(&e, uni, 64, "str", "'h\xc3\xa9llo \xe6\x97\xa5'");
-	check_repr(&e, longs, 5, "str", "'abcde...'");
-	check_repr(&e, b, 64, "bytes", "b'hi\\xff\\'\\\\\\n'");
-	/* A short repr may stop at an embedded NUL. */
-	check_repr(&e, bnul, 64, "bytes", "b'ab'");
+	check_repr(&e, longs, 5, "str", "'abcde'\xe2\x80\xa6 (8 characters)");
+	/* Only ' in it: repr() quotes it with ". */
+	check_repr(&e, b, 64, "bytes", "b\"hi\\xff'\\\\\\n\"");
+	/* Every byte, NULs too. */
+	check_repr(&e, bnul, 64, "bytes", "b'ab\\x00cd'");
 	env_done(&e);
 }
 END_TEST
