@@ -10,7 +10,6 @@
  * counts only if its st_size covers the address.
  */
 #include "native/symbolize.h"
-#include "target/mem.h"
 #include "target/proc.h"
 #include "util/hashidx.h"
 #include "util/util.h"
@@ -24,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,6 +32,8 @@
 #define BUILD_ID_MAX 64
 /* Least time between two reads of the maps prompted by unknown addresses. */
 #define MAPS_REREAD_MS 200
+/* A maps file larger than this is not a process's. */
+#define MAPS_MAX (64u << 20)
 
 struct fsym {
 	uint64_t start, end;
@@ -64,7 +66,7 @@ struct symbolizer {
 	unsigned flags;
 	Dwfl *dwfl;
 	Dwfl_Callbacks cb;
-	struct mem *m;
+	struct symbolize_io io;
 	struct smod **mods;
 	size_t nmods, mods_alloc;
 	/* Cache of results, found by pc << 1 | exact.  Each entry is
@@ -118,15 +120,37 @@ char *symbolize_demangle(const char *name)
 
 /* --- finding files ---------------------------------------------------- */
 
+int symbolize_open_file(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	/* O_NONBLOCK: a FIFO planted where a library should be must not
+	 * hold us in open(); only regular files (and /proc's) are read. */
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    fcntl(fd, F_SETFL, 0) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int io_open(struct symbolizer *s, const char *path)
+{
+	return s->io.open(s->io.arg, path);
+}
+
 /* Open the first of paths that opens; frees them all.  *which gets a copy
  * of the one opened. */
-static int open_first(char **paths, int n, char **which)
+static int open_first(struct symbolizer *s, char **paths, int n, char **which)
 {
 	int fd = -1;
 
 	for (int i = 0; i < n; i++) {
 		if (fd < 0) {
-			fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+			fd = io_open(s, paths[i]);
 			if (fd >= 0 && which)
 				*which = xstrdup(paths[i]);
 		}
@@ -135,15 +159,26 @@ static int open_first(char **paths, int n, char **which)
 	return fd;
 }
 
+/* The vDSO from the process's memory, through /proc/PID/mem (which is
+ * what a helper that may not read the process itself is handed). */
 static int vdso_elf(struct smod *sm, Elf **elfp)
 {
 	size_t len = sm->high - sm->low;
+	char path[64];
 	void *buf;
+	int fd;
+	bool ok;
 
 	if (!len || len > VDSO_MAX)
 		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)sm->s->pid);
+	fd = io_open(sm->s, path);
+	if (fd < 0)
+		return -1;
 	buf = xmalloc(len);
-	if (mem_read(sm->s->m, sm->low, buf, len) < 0) {
+	ok = pread(fd, buf, len, (off_t)sm->low) == (ssize_t)len;
+	close(fd);
+	if (!ok) {
 		free(buf);
 		return -1;
 	}
@@ -180,7 +215,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 			     (unsigned long long)sm->map_start, (unsigned long long)sm->map_end);
 	paths[1] = proc_root_path(sm->s->pid, sm->path);
 	paths[2] = xstrdup(sm->path);
-	fd = open_first(paths, 3, NULL);
+	fd = open_first(sm->s, paths, 3, NULL);
 	/* file_name is where libdwfl would look for neighbouring debug
 	 * files; keep that inside the process's root. */
 	if (fd >= 0)
@@ -207,7 +242,7 @@ static int find_by_build_id(struct smod *sm, Dwfl_Module *mod, char **debuginfo_
 	paths[0] = xasprintf("%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
 	paths[1] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	free(root);
-	return open_first(paths, 2, debuginfo_file_name);
+	return open_first(sm->s, paths, 2, debuginfo_file_name);
 }
 
 /* The CRC-32 .gnu_debuglink records: zlib's, over the whole file. */
@@ -246,7 +281,7 @@ static int find_by_debuglink(struct smod *sm, const char *link, GElf_Word crc,
 		if (i / 2 == 0 && !strcmp(rel[0], sm->path))
 			continue;
 		path = i % 2 ? xstrdup(rel[i / 2]) : proc_root_path(sm->s->pid, rel[i / 2]);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = io_open(sm->s, path);
 		if (fd >= 0 && (!crc_matches(fd, crc) || lseek(fd, 0, SEEK_SET) != 0)) {
 			close(fd);
 			fd = -1;
@@ -264,9 +299,9 @@ static int find_by_debuglink(struct smod *sm, const char *link, GElf_Word crc,
 
 /* The build ID that path's .gnu_debugaltlink asks of its dwz file, into
  * id[0..max); its length, or -1 when path has no such link. */
-static int altlink_build_id(const char *path, unsigned char *id, int max)
+static int altlink_build_id(struct symbolizer *s, const char *path, unsigned char *id, int max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), len = -1;
+	int fd = io_open(s, path), len = -1;
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -319,7 +354,7 @@ static int find_alt(struct smod *sm, const char *file_name, const char *altname,
 {
 	unsigned char id[BUILD_ID_MAX];
 	char hex[2 * BUILD_ID_MAX + 1], *paths[4], *root;
-	int len = file_name ? altlink_build_id(file_name, id, BUILD_ID_MAX) : -1, fd = -1;
+	int len = file_name ? altlink_build_id(sm->s, file_name, id, BUILD_ID_MAX) : -1, fd = -1;
 
 	if (len < 2)
 		return -2;
@@ -341,7 +376,7 @@ static int find_alt(struct smod *sm, const char *file_name, const char *altname,
 	free(root);
 	for (int i = 0; i < 4; i++) {
 		if (fd < 0) {
-			fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+			fd = io_open(sm->s, paths[i]);
 			if (fd >= 0 && !has_build_id(fd, id, len)) {
 				close(fd);
 				fd = -1;
@@ -414,6 +449,32 @@ static bool is_object(const struct proc_map *m)
 	return m->path[0] == '/' || !strcmp(m->path, "[vdso]");
 }
 
+/* The process's maps, through io like every file. */
+static int read_maps(struct symbolizer *s, struct proc_maps *pm)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	char buf[16384];
+	ssize_t n;
+	int fd;
+
+	pm->v = NULL;
+	pm->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	fd = io_open(s, path);
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len + n <= MAPS_MAX)
+		sb_add(&sb, buf, n);
+	close(fd);
+	if (n != 0) {
+		sb_release(&sb);
+		return -1;
+	}
+	proc_maps_parse(sb_detach(&sb), pm);
+	return 0;
+}
+
 /* Report every mapped object: [low, high) from the mapping of its file
  * offset 0 to the end of the last mapping of the same file after it.
  * Objects already known keep their module (and loaded ELF and symbols).
@@ -428,7 +489,7 @@ static void report_maps(struct symbolizer *s, bool forget)
 	bool changed = false;
 
 	s->last_read_ms = mono_ns() / 1000000;
-	if (proc_maps_read(s->pid, &pm) < 0)
+	if (read_maps(s, &pm) < 0)
 		return;
 	for (size_t k = 0; k < s->nmods; k++)
 		s->mods[k]->live = false;
@@ -679,7 +740,20 @@ const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact
 	return &e->ns;
 }
 
+static int plain_open(void *arg, const char *path)
+{
+	(void)arg;
+	return symbolize_open_file(path);
+}
+
 struct symbolizer *symbolizer_new(pid_t pid, unsigned flags)
+{
+	static const struct symbolize_io plain = { plain_open, NULL };
+
+	return symbolizer_new_io(pid, flags, &plain);
+}
+
+struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct symbolize_io *io)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
@@ -689,7 +763,7 @@ struct symbolizer *symbolizer_new(pid_t pid, unsigned flags)
 	elf_version(EV_CURRENT);
 	s->pid = pid;
 	s->flags = flags;
-	s->m = mem_proc_open(pid);
+	s->io = *io;
 	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = find_debuginfo;
 	s->dwfl = dwfl_begin(&s->cb);
@@ -717,6 +791,5 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t k = 0; k < s->nmods; k++)
 		smod_free(s->mods[k]);
 	free(s->mods);
-	mem_close(s->m);
 	free(s);
 }

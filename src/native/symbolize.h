@@ -55,6 +55,20 @@ const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact
  * this notices an unloaded library's range reused by another. */
 void symbolizer_refresh(struct symbolizer *s);
 
+/* Where a symbolizer gets its bytes: every file it reads is opened by
+ * open(arg, path), the process's "/proc/PID/maps" and "/proc/PID/mem" (for
+ * the vDSO) included, as a read-only file descriptor or -1.  The fuzz
+ * harness hands it crafted files; symbolizer_new() opens paths itself. */
+struct symbolize_io {
+	int (*open)(void *arg, const char *path);
+	void *arg;
+};
+struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct symbolize_io *io);
+
+/* open(2) of a regular file (or /proc's), read-only, that never waits (a
+ * FIFO where a library should be is refused); fd or -1. */
+int symbolize_open_file(const char *path);
+
 /* "name" for C++ symbols demangled by libstdc++'s __cxa_demangle, loaded
  * with dlopen on first need (pystrobe does not link it); a new string, or
  * NULL when name is not mangled or cannot be demangled. */
