@@ -223,6 +223,36 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	return fd;
 }
 
+static bool has_build_id(int fd, const unsigned char *id, int len)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *got = NULL;
+	bool same = elf && dwelf_elf_gnu_build_id(elf, &got) == len && !memcmp(got, id, len);
+
+	elf_end(elf);
+	return same;
+}
+
+/* libdwfl refuses a debug file whose build ID is not the module's, but
+ * keeps the name we gave it only until it asks again, which it does for
+ * every address looked up: refuse such a file here first. */
+static int same_build_id(Dwfl_Module *mod, int fd, char **name)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len;
+
+	if (fd < 0)
+		return fd;
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len <= 0 || has_build_id(fd, id, len))
+		return fd;
+	close(fd);
+	free(*name);
+	*name = NULL;
+	return -1;
+}
+
 /* By build ID under /usr/lib/debug, in the process's root first, then
  * ours.  libdwfl checks that the build IDs match. */
 static int find_by_build_id(struct smod *sm, Dwfl_Module *mod, char **debuginfo_file_name)
@@ -334,15 +364,6 @@ out:
 	return len;
 }
 
-static bool has_build_id(int fd, const unsigned char *id, int len)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	const void *got = NULL;
-	bool same = elf && dwelf_elf_gnu_build_id(elf, &got) == len && !memcmp(got, id, len);
-
-	elf_end(elf);
-	return same;
-}
 
 /* The dwz file that file_name's DWARF refers to (libdwfl asks for it with
  * its name as the link and no CRC): at that name (inside the process's
@@ -412,9 +433,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			return fd;
 	}
 	fd = find_by_build_id(sm, mod, debuginfo_file_name);
+	fd = same_build_id(mod, fd, debuginfo_file_name);
 	if (fd < 0)
 		fd = find_by_debuglink(sm, debuglink, crc, debuginfo_file_name);
-	return fd;
+	return same_build_id(mod, fd, debuginfo_file_name);
 }
 
 /* --- cache ------------------------------------------------------------ */

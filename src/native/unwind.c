@@ -135,9 +135,11 @@ static uint64_t object_base(const struct proc_maps *pm, size_t mi)
 	return 0;
 }
 
+/* a is the old table's, whose path is NULL once moved to the new one
+ * (maps that list a range twice would match it again). */
 static bool same_xmap(const struct xmap *a, const struct xmap *b)
 {
-	return a->start == b->start && a->end == b->end && a->base == b->base &&
+	return a->path && a->start == b->start && a->end == b->end && a->base == b->base &&
 	       !strcmp(a->path, b->path);
 }
 
