@@ -10,6 +10,7 @@
  * counts only if its st_size covers the address.
  */
 #include "native/symbolize.h"
+#include "native/symhelper.h"
 #include "target/proc.h"
 #include "util/hashidx.h"
 #include "util/util.h"
@@ -76,6 +77,16 @@ struct symbolizer {
 	uint32_t ncache, cache_alloc;
 	struct hashidx cache_index;
 	uint64_t last_read_ms;	/* when the maps were last read */
+
+	/* A foreign root's files are parsed by the helper (symhelper.h);
+	 * when it is wanted but gone, frames are named from the maps. */
+	bool remote;
+	struct symhelper *helper;
+	unsigned helper_errors;
+	char **rpaths;		/* the objects named in its answers, owned */
+	size_t nrpaths, rpaths_alloc;
+	struct proc_maps rmaps;	/* without it: the maps, read here */
+	bool rmaps_read;
 };
 
 /* --- demangling ------------------------------------------------------- */
@@ -119,23 +130,6 @@ char *symbolize_demangle(const char *name)
 }
 
 /* --- finding files ---------------------------------------------------- */
-
-int symbolize_open_file(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-
-	/* O_NONBLOCK: a FIFO planted where a library should be must not
-	 * hold us in open(); only regular files (and /proc's) are read. */
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    fcntl(fd, F_SETFL, 0) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 static int io_open(struct symbolizer *s, const char *path)
 {
@@ -505,14 +499,14 @@ static int read_maps(struct symbolizer *s, struct proc_maps *pm)
  * so objects that went away are only retired here (their results and the
  * names they point to kept) unless `forget` is set; then they are freed
  * and, if anything changed, every cached result with them. */
-static void report_maps(struct symbolizer *s, bool forget)
+static bool report_maps(struct symbolizer *s, bool forget)
 {
 	struct proc_maps pm;
 	bool changed = false;
 
 	s->last_read_ms = mono_ns() / 1000000;
 	if (read_maps(s, &pm) < 0)
-		return;
+		return false;
 	for (size_t k = 0; k < s->nmods; k++)
 		s->mods[k]->live = false;
 	dwfl_report_begin(s->dwfl);
@@ -573,7 +567,7 @@ static void report_maps(struct symbolizer *s, bool forget)
 		changed = true;
 	}
 	if (!forget || !changed)
-		return;
+		return changed;
 	cache_clear(s);
 	for (size_t k = 0; k < s->nmods;) {
 		if (s->mods[k]->mod) {
@@ -583,6 +577,7 @@ static void report_maps(struct symbolizer *s, bool forget)
 		smod_free(s->mods[k]);
 		s->mods[k] = s->mods[--s->nmods];
 	}
+	return true;
 }
 
 static struct smod *module_at(struct symbolizer *s, uint64_t addr)
@@ -740,6 +735,84 @@ static void resolve(struct symbolizer *s, struct native_sym *ns, bool exact)
 	}
 }
 
+/* --- through the helper ------------------------------------------------ */
+
+/* The path of an answer, kept as long as the symbolizer: results point
+ * into it. */
+static const char *remote_path(struct symbolizer *s, char *path)
+{
+	for (size_t i = 0; i < s->nrpaths; i++) {
+		if (!strcmp(s->rpaths[i], path)) {
+			free(path);
+			return s->rpaths[i];
+		}
+	}
+	ALLOC_GROW(s->rpaths, s->nrpaths + 1, s->rpaths_alloc);
+	s->rpaths[s->nrpaths++] = path;
+	return path;
+}
+
+static void set_object(struct symbolizer *s, struct native_sym *ns, char *path)
+{
+	const char *slash;
+
+	ns->path = remote_path(s, path);
+	slash = strrchr(ns->path, '/');
+	ns->library = slash ? slash + 1 : ns->path;
+}
+
+/* One error, counted and said once: from now on lib+0xOFFSET. */
+static void helper_lost(struct symbolizer *s, const char *why)
+{
+	errorf("symbolization helper lost (%s): native frames are named "
+	       "library+0xOFFSET from now on", why);
+	s->helper_errors++;
+	symhelper_stop(s->helper);
+	s->helper = NULL;
+}
+
+/* Without the helper: the object from the maps, no file parsed, the
+ * offset from its first mapping (the link-time address for shared
+ * objects and PIEs, which start at 0). */
+static void resolve_by_maps(struct symbolizer *s, struct native_sym *ns, bool exact)
+{
+	uint64_t addr = exact ? ns->pc : ns->pc - 1;
+	const struct proc_maps *pm = &s->rmaps;
+
+	if (!s->rmaps_read)
+		s->rmaps_read = proc_maps_read(s->pid, &s->rmaps) == 0;
+	for (size_t i = 0; i < pm->n; i++) {
+		if (addr < pm->v[i].start || addr >= pm->v[i].end || !is_object(&pm->v[i]))
+			continue;
+		for (size_t j = i + 1; j-- > 0;) {
+			if (strcmp(pm->v[j].path, pm->v[i].path) || pm->v[j].offset != 0)
+				continue;
+			set_object(s, ns, xstrdup(pm->v[i].path));
+			ns->offset = ns->pc - pm->v[j].start;
+			return;
+		}
+	}
+}
+
+static void resolve_remote(struct symbolizer *s, struct native_sym *ns, bool exact)
+{
+	struct symhelper_answer a;
+	char err[128];
+
+	if (s->helper && symhelper_lookup(s->helper, ns->pc, exact, &a, err, sizeof(err)) < 0)
+		helper_lost(s, err);
+	if (!s->helper) {
+		resolve_by_maps(s, ns, exact);
+		return;
+	}
+	if (a.path)
+		set_object(s, ns, a.path);
+	ns->offset = a.offset;
+	ns->function = a.function;
+	ns->file = a.file;
+	ns->line = a.file ? a.line : 0;
+}
+
 const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact)
 {
 	uint64_t key = pc << 1 | exact;
@@ -754,7 +827,10 @@ const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
 	e->ns.pc = pc;
-	resolve(s, &e->ns, exact);
+	if (s->remote)
+		resolve_remote(s, &e->ns, exact);
+	else
+		resolve(s, &e->ns, exact);
 	ALLOC_GROW(s->cache, s->ncache + 1, s->cache_alloc);
 	id = s->ncache++;
 	s->cache[id] = e;
@@ -771,8 +847,48 @@ static int plain_open(void *arg, const char *path)
 struct symbolizer *symbolizer_new(pid_t pid, unsigned flags)
 {
 	static const struct symbolize_io plain = { plain_open, NULL };
+	struct symbolizer *s;
+	char err[128];
 
-	return symbolizer_new_io(pid, flags, &plain);
+	if (!symhelper_wanted(pid))
+		return symbolizer_new_io(pid, flags, &plain);
+	s = xcalloc(1, sizeof(*s));
+	s->pid = pid;
+	s->flags = flags;
+	s->remote = true;
+	s->helper = symhelper_start(pid, flags, err, sizeof(err));
+	if (!s->helper) {
+		errorf("symbolization helper: %s: native frames are named library+0xOFFSET", err);
+		s->helper_errors++;
+	}
+	return s;
+}
+
+unsigned symbolizer_errors(const struct symbolizer *s)
+{
+	return s->helper_errors;
+}
+
+pid_t symbolizer_helper_pid(const struct symbolizer *s)
+{
+	return s->helper ? symhelper_pid(s->helper) : 0;
+}
+
+static bool refresh_remote(struct symbolizer *s)
+{
+	char err[128];
+	int rc = 1;
+
+	if (s->helper && (rc = symhelper_refresh(s->helper, err, sizeof(err))) < 0)
+		helper_lost(s, err);
+	if (!s->helper) {
+		proc_maps_free(&s->rmaps);
+		s->rmaps_read = false;
+		rc = 1;
+	}
+	if (rc)
+		cache_clear(s);
+	return rc;
 }
 
 struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct symbolize_io *io)
@@ -797,9 +913,11 @@ struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct sym
 	return s;
 }
 
-void symbolizer_refresh(struct symbolizer *s)
+bool symbolizer_refresh(struct symbolizer *s)
 {
-	report_maps(s, true);
+	if (s->remote)
+		return refresh_remote(s);
+	return report_maps(s, true);
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -809,7 +927,13 @@ void symbolizer_free(struct symbolizer *s)
 	cache_clear(s);
 	free(s->cache);
 	hashidx_release(&s->cache_index);
-	dwfl_end(s->dwfl);
+	symhelper_stop(s->helper);
+	for (size_t i = 0; i < s->nrpaths; i++)
+		free(s->rpaths[i]);
+	free(s->rpaths);
+	proc_maps_free(&s->rmaps);
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
 	for (size_t k = 0; k < s->nmods; k++)
 		smod_free(s->mods[k]);
 	free(s->mods);
