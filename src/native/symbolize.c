@@ -50,6 +50,7 @@ struct smod {
 	uint64_t low, high;	/* from the mapping of its first page to its last */
 	uint64_t map_start, map_end;	/* its first mapping, for map_files */
 	Dwfl_Module *mod;
+	Dwfl_Module *asked;	/* find_debuginfo already answered for it */
 	void *image;		/* the vDSO's bytes, which its Elf points into */
 	bool syms_done;
 	struct fsym *syms;	/* sorted by start */
@@ -426,6 +427,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		if (fd != -2)
 			return fd;
 	}
+	/* libdwfl asks again after refusing a file (a build ID that does
+	 * not match, a corrupt ELF), for every address, and each time
+	 * forgets the name it was given: once per module is enough. */
+	if (sm->asked == mod)
+		return -1;
+	sm->asked = mod;
 	fd = find_by_build_id(sm, mod, debuginfo_file_name);
 	fd = same_build_id(mod, fd, debuginfo_file_name);
 	if (fd < 0)
