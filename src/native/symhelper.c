@@ -110,26 +110,64 @@ static bool starts(const char *s, const char *prefix, const char **rest)
 	return true;
 }
 
-/* A path exactly as the target's maps name one of its objects: what the
- * symbolizer tries last, for a chrooted process whose maps name files in
- * our root.  The kernel wrote these names, not the target. */
-static bool is_mapped(const struct symhelper *h, const char *path)
+/* Does the target map an object whose path is path (dirlen < 0), or
+ * whose directory is path's first dirlen bytes?  The kernel wrote these
+ * names, not the target. */
+static bool is_mapped(const struct symhelper *h, const char *path, int dirlen)
 {
 	struct proc_maps pm;
 	bool found = false;
 
 	if (path[0] != '/' || proc_maps_read(h->target, &pm) < 0)
 		return false;
-	for (size_t i = 0; i < pm.n && !found; i++)
-		found = !strcmp(pm.v[i].path, path);
+	for (size_t i = 0; i < pm.n && !found; i++) {
+		const char *p = pm.v[i].path, *slash = strrchr(p, '/');
+
+		if (dirlen < 0)
+			found = !strcmp(p, path);
+		else
+			found = slash && slash - p == dirlen && !strncmp(p, path, dirlen);
+	}
 	proc_maps_free(&pm);
 	return found;
+}
+
+/* Paths in our root that the symbolizer tries for a chrooted process,
+ * whose maps name its files in our root: the objects themselves, and
+ * debug files beside one (NAME or .debug/NAME in its directory, never
+ * through a symbolic link: the target's root may be writable by it). */
+static int open_in_our_root(const struct symhelper *h, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *rest;
+	int dirlen, dir, fd;
+	char *dirpath;
+
+	if (is_mapped(h, path, -1))
+		return symbolize_open_file(path);
+	if (!slash || slash == path)
+		return -1;
+	dirlen = (int)(slash - path);
+	if (dirlen > 7 && !strncmp(slash - 7, "/.debug", 7))
+		dirlen -= 7;
+	rest = path + dirlen + 1;
+	if (!is_mapped(h, path, dirlen))
+		return -1;
+	dirpath = xasprintf("%.*s", dirlen, path);
+	dir = open(dirpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dirpath);
+	if (dir < 0)
+		return -1;
+	fd = regular_only(xopenat2(dir, rest, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						RESOLVE_NO_MAGICLINKS));
+	close(dir);
+	return fd;
 }
 
 /* What the helper may have opened for it, as root: the process's own
  * files in /proc, files of its root resolved inside that root (no "..",
  * absolute symlink or magic link leads out), debug files beneath our
- * /usr/lib/debug, and objects the maps name.  Nothing else. */
+ * /usr/lib/debug, objects the maps name and debug files beside them.
+ * Nothing else. */
 static int broker_open(const struct symhelper *h, const char *path)
 {
 	const char *rest;
@@ -145,9 +183,7 @@ static int broker_open(const struct symhelper *h, const char *path)
 		return h->debug_fd < 0 ? -1 :
 		       regular_only(xopenat2(h->debug_fd, rest,
 					     RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS));
-	if (is_mapped(h, path))
-		return symbolize_open_file(path);
-	return -1;
+	return open_in_our_root(h, path);
 }
 
 /* --- messages ----------------------------------------------------------- */
