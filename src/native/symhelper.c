@@ -567,6 +567,20 @@ fail:
 	return NULL;
 }
 
+/* Send m, wait for the reply of type want into buf, its header into m. */
+static int request(struct symhelper *h, struct sh_msg *m, uint32_t want, char *buf, char *err,
+		   size_t errlen)
+{
+	if (send_msg(h->sock, m, NULL, -1) < 0) {
+		snprintf(err, errlen, "it exited");
+		return -1;
+	}
+	if (await(h, want, buf, err, errlen) < 0)
+		return -1;
+	memcpy(m, buf, sizeof(*m));
+	return 0;
+}
+
 int symhelper_lookup(struct symhelper *h, uint64_t pc, bool exact, struct symhelper_answer *a,
 		     char *err, size_t errlen)
 {
@@ -574,13 +588,8 @@ int symhelper_lookup(struct symhelper *h, uint64_t pc, bool exact, struct symhel
 	char buf[SH_MSG_MAX + 1];
 
 	memset(a, 0, sizeof(*a));
-	if (send_msg(h->sock, &m, NULL, -1) < 0) {
-		snprintf(err, errlen, "it exited");
+	if (request(h, &m, SH_ANSWER, buf, err, errlen) < 0)
 		return -1;
-	}
-	if (await(h, SH_ANSWER, buf, err, errlen) < 0)
-		return -1;
-	memcpy(&m, buf, sizeof(m));
 	a->function = msg_str(buf, 0);
 	a->path = msg_str(buf, 1);
 	a->file = msg_str(buf, 2);
@@ -594,12 +603,7 @@ int symhelper_refresh(struct symhelper *h, char *err, size_t errlen)
 	struct sh_msg m = { .type = SH_REFRESH };
 	char buf[SH_MSG_MAX + 1];
 
-	if (send_msg(h->sock, &m, NULL, -1) < 0) {
-		snprintf(err, errlen, "it exited");
+	if (request(h, &m, SH_REFRESHED, buf, err, errlen) < 0)
 		return -1;
-	}
-	if (await(h, SH_REFRESHED, buf, err, errlen) < 0)
-		return -1;
-	memcpy(&m, buf, sizeof(m));
 	return !!(m.flags & SHF_CHANGED);
 }
