@@ -289,3 +289,8 @@ const char *nsample_last_error(const struct nsample *ns)
 {
 	return ns->last_error;
 }
+
+unsigned nsample_symbol_errors(const struct nsample *ns)
+{
+	return symbolizer_errors(ns->sym);
+}

@@ -59,4 +59,7 @@ unsigned nsample_finish(struct nsample *ns, uint64_t t_ns);
 /* Why the latest merge error happened ("" if none yet), for diagnostics. */
 const char *nsample_last_error(const struct nsample *ns);
 
+/* 1 once the symbolization helper was lost (see symbolize.h), else 0. */
+unsigned nsample_symbol_errors(const struct nsample *ns);
+
 #endif

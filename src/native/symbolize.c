@@ -10,7 +10,7 @@
  * counts only if its st_size covers the address.
  */
 #include "native/symbolize.h"
-#include "target/mem.h"
+#include "native/symhelper.h"
 #include "target/proc.h"
 #include "util/hashidx.h"
 #include "util/util.h"
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,6 +33,8 @@
 #define BUILD_ID_MAX 64
 /* Least time between two reads of the maps prompted by unknown addresses. */
 #define MAPS_REREAD_MS 200
+/* A maps file larger than this is not a process's. */
+#define MAPS_MAX (64u << 20)
 
 struct fsym {
 	uint64_t start, end;
@@ -47,6 +50,7 @@ struct smod {
 	uint64_t low, high;	/* from the mapping of its first page to its last */
 	uint64_t map_start, map_end;	/* its first mapping, for map_files */
 	Dwfl_Module *mod;
+	Dwfl_Module *asked;	/* find_debuginfo already answered for it */
 	void *image;		/* the vDSO's bytes, which its Elf points into */
 	bool syms_done;
 	struct fsym *syms;	/* sorted by start */
@@ -64,7 +68,7 @@ struct symbolizer {
 	unsigned flags;
 	Dwfl *dwfl;
 	Dwfl_Callbacks cb;
-	struct mem *m;
+	struct symbolize_io io;
 	struct smod **mods;
 	size_t nmods, mods_alloc;
 	/* Cache of results, found by pc << 1 | exact.  Each entry is
@@ -74,6 +78,16 @@ struct symbolizer {
 	uint32_t ncache, cache_alloc;
 	struct hashidx cache_index;
 	uint64_t last_read_ms;	/* when the maps were last read */
+
+	/* A foreign root's files are parsed by the helper (symhelper.h);
+	 * when it is wanted but gone, frames are named from the maps. */
+	bool remote;
+	struct symhelper *helper;
+	unsigned helper_errors;
+	char **rpaths;		/* the objects named in its answers, owned */
+	size_t nrpaths, rpaths_alloc;
+	struct proc_maps rmaps;	/* without it: the maps, read here */
+	bool rmaps_read;
 };
 
 /* --- demangling ------------------------------------------------------- */
@@ -118,15 +132,20 @@ char *symbolize_demangle(const char *name)
 
 /* --- finding files ---------------------------------------------------- */
 
+static int io_open(struct symbolizer *s, const char *path)
+{
+	return s->io.open(s->io.arg, path);
+}
+
 /* Open the first of paths that opens; frees them all.  *which gets a copy
  * of the one opened. */
-static int open_first(char **paths, int n, char **which)
+static int open_first(struct symbolizer *s, char **paths, int n, char **which)
 {
 	int fd = -1;
 
 	for (int i = 0; i < n; i++) {
 		if (fd < 0) {
-			fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+			fd = io_open(s, paths[i]);
 			if (fd >= 0 && which)
 				*which = xstrdup(paths[i]);
 		}
@@ -135,15 +154,26 @@ static int open_first(char **paths, int n, char **which)
 	return fd;
 }
 
+/* The vDSO from the process's memory, through /proc/PID/mem (which is
+ * what a helper that may not read the process itself is handed). */
 static int vdso_elf(struct smod *sm, Elf **elfp)
 {
 	size_t len = sm->high - sm->low;
+	char path[64];
 	void *buf;
+	int fd;
+	bool ok;
 
 	if (!len || len > VDSO_MAX)
 		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)sm->s->pid);
+	fd = io_open(sm->s, path);
+	if (fd < 0)
+		return -1;
 	buf = xmalloc(len);
-	if (mem_read(sm->s->m, sm->low, buf, len) < 0) {
+	ok = pread(fd, buf, len, (off_t)sm->low) == (ssize_t)len;
+	close(fd);
+	if (!ok) {
 		free(buf);
 		return -1;
 	}
@@ -180,12 +210,42 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 			     (unsigned long long)sm->map_start, (unsigned long long)sm->map_end);
 	paths[1] = proc_root_path(sm->s->pid, sm->path);
 	paths[2] = xstrdup(sm->path);
-	fd = open_first(paths, 3, NULL);
+	fd = open_first(sm->s, paths, 3, NULL);
 	/* file_name is where libdwfl would look for neighbouring debug
 	 * files; keep that inside the process's root. */
 	if (fd >= 0)
 		*file_name = proc_root_path(sm->s->pid, sm->path);
 	return fd;
+}
+
+static bool has_build_id(int fd, const unsigned char *id, int len)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *got = NULL;
+	bool same = elf && dwelf_elf_gnu_build_id(elf, &got) == len && !memcmp(got, id, len);
+
+	elf_end(elf);
+	return same;
+}
+
+/* libdwfl refuses a debug file whose build ID is not the module's, but
+ * keeps the name we gave it only until it asks again, which it does for
+ * every address looked up: refuse such a file here first. */
+static int same_build_id(Dwfl_Module *mod, int fd, char **name)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len;
+
+	if (fd < 0)
+		return fd;
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len <= 0 || has_build_id(fd, id, len))
+		return fd;
+	close(fd);
+	free(*name);
+	*name = NULL;
+	return -1;
 }
 
 /* By build ID under /usr/lib/debug, in the process's root first, then
@@ -207,7 +267,7 @@ static int find_by_build_id(struct smod *sm, Dwfl_Module *mod, char **debuginfo_
 	paths[0] = xasprintf("%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
 	paths[1] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	free(root);
-	return open_first(paths, 2, debuginfo_file_name);
+	return open_first(sm->s, paths, 2, debuginfo_file_name);
 }
 
 /* The CRC-32 .gnu_debuglink records: zlib's, over the whole file. */
@@ -246,7 +306,7 @@ static int find_by_debuglink(struct smod *sm, const char *link, GElf_Word crc,
 		if (i / 2 == 0 && !strcmp(rel[0], sm->path))
 			continue;
 		path = i % 2 ? xstrdup(rel[i / 2]) : proc_root_path(sm->s->pid, rel[i / 2]);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = io_open(sm->s, path);
 		if (fd >= 0 && (!crc_matches(fd, crc) || lseek(fd, 0, SEEK_SET) != 0)) {
 			close(fd);
 			fd = -1;
@@ -264,9 +324,9 @@ static int find_by_debuglink(struct smod *sm, const char *link, GElf_Word crc,
 
 /* The build ID that path's .gnu_debugaltlink asks of its dwz file, into
  * id[0..max); its length, or -1 when path has no such link. */
-static int altlink_build_id(const char *path, unsigned char *id, int max)
+static int altlink_build_id(struct symbolizer *s, const char *path, unsigned char *id, int max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), len = -1;
+	int fd = io_open(s, path), len = -1;
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -299,15 +359,6 @@ out:
 	return len;
 }
 
-static bool has_build_id(int fd, const unsigned char *id, int len)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	const void *got = NULL;
-	bool same = elf && dwelf_elf_gnu_build_id(elf, &got) == len && !memcmp(got, id, len);
-
-	elf_end(elf);
-	return same;
-}
 
 /* The dwz file that file_name's DWARF refers to (libdwfl asks for it with
  * its name as the link and no CRC): at that name (inside the process's
@@ -319,7 +370,7 @@ static int find_alt(struct smod *sm, const char *file_name, const char *altname,
 {
 	unsigned char id[BUILD_ID_MAX];
 	char hex[2 * BUILD_ID_MAX + 1], *paths[4], *root;
-	int len = file_name ? altlink_build_id(file_name, id, BUILD_ID_MAX) : -1, fd = -1;
+	int len = file_name ? altlink_build_id(sm->s, file_name, id, BUILD_ID_MAX) : -1, fd = -1;
 
 	if (len < 2)
 		return -2;
@@ -341,7 +392,7 @@ static int find_alt(struct smod *sm, const char *file_name, const char *altname,
 	free(root);
 	for (int i = 0; i < 4; i++) {
 		if (fd < 0) {
-			fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+			fd = io_open(sm->s, paths[i]);
 			if (fd >= 0 && !has_build_id(fd, id, len)) {
 				close(fd);
 				fd = -1;
@@ -376,10 +427,17 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		if (fd != -2)
 			return fd;
 	}
+	/* libdwfl asks again after refusing a file (a build ID that does
+	 * not match, a corrupt ELF), for every address, and each time
+	 * forgets the name it was given: once per module is enough. */
+	if (sm->asked == mod)
+		return -1;
+	sm->asked = mod;
 	fd = find_by_build_id(sm, mod, debuginfo_file_name);
+	fd = same_build_id(mod, fd, debuginfo_file_name);
 	if (fd < 0)
 		fd = find_by_debuglink(sm, debuglink, crc, debuginfo_file_name);
-	return fd;
+	return same_build_id(mod, fd, debuginfo_file_name);
 }
 
 /* --- cache ------------------------------------------------------------ */
@@ -414,6 +472,32 @@ static bool is_object(const struct proc_map *m)
 	return m->path[0] == '/' || !strcmp(m->path, "[vdso]");
 }
 
+/* The process's maps, through io like every file. */
+static int read_maps(struct symbolizer *s, struct proc_maps *pm)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	char buf[16384];
+	ssize_t n;
+	int fd;
+
+	pm->v = NULL;
+	pm->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	fd = io_open(s, path);
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len + n <= MAPS_MAX)
+		sb_add(&sb, buf, n);
+	close(fd);
+	if (n != 0) {
+		sb_release(&sb);
+		return -1;
+	}
+	proc_maps_parse(sb_detach(&sb), pm);
+	return 0;
+}
+
 /* Report every mapped object: [low, high) from the mapping of its file
  * offset 0 to the end of the last mapping of the same file after it.
  * Objects already known keep their module (and loaded ELF and symbols).
@@ -422,14 +506,14 @@ static bool is_object(const struct proc_map *m)
  * so objects that went away are only retired here (their results and the
  * names they point to kept) unless `forget` is set; then they are freed
  * and, if anything changed, every cached result with them. */
-static void report_maps(struct symbolizer *s, bool forget)
+static bool report_maps(struct symbolizer *s, bool forget)
 {
 	struct proc_maps pm;
 	bool changed = false;
 
 	s->last_read_ms = mono_ns() / 1000000;
-	if (proc_maps_read(s->pid, &pm) < 0)
-		return;
+	if (read_maps(s, &pm) < 0)
+		return false;
 	for (size_t k = 0; k < s->nmods; k++)
 		s->mods[k]->live = false;
 	dwfl_report_begin(s->dwfl);
@@ -490,7 +574,7 @@ static void report_maps(struct symbolizer *s, bool forget)
 		changed = true;
 	}
 	if (!forget || !changed)
-		return;
+		return changed;
 	cache_clear(s);
 	for (size_t k = 0; k < s->nmods;) {
 		if (s->mods[k]->mod) {
@@ -500,6 +584,7 @@ static void report_maps(struct symbolizer *s, bool forget)
 		smod_free(s->mods[k]);
 		s->mods[k] = s->mods[--s->nmods];
 	}
+	return true;
 }
 
 static struct smod *module_at(struct symbolizer *s, uint64_t addr)
@@ -657,6 +742,84 @@ static void resolve(struct symbolizer *s, struct native_sym *ns, bool exact)
 	}
 }
 
+/* --- through the helper ------------------------------------------------ */
+
+/* The path of an answer, kept as long as the symbolizer: results point
+ * into it. */
+static const char *remote_path(struct symbolizer *s, char *path)
+{
+	for (size_t i = 0; i < s->nrpaths; i++) {
+		if (!strcmp(s->rpaths[i], path)) {
+			free(path);
+			return s->rpaths[i];
+		}
+	}
+	ALLOC_GROW(s->rpaths, s->nrpaths + 1, s->rpaths_alloc);
+	s->rpaths[s->nrpaths++] = path;
+	return path;
+}
+
+static void set_object(struct symbolizer *s, struct native_sym *ns, char *path)
+{
+	const char *slash;
+
+	ns->path = remote_path(s, path);
+	slash = strrchr(ns->path, '/');
+	ns->library = slash ? slash + 1 : ns->path;
+}
+
+/* One error, counted and said once: from now on lib+0xOFFSET. */
+static void helper_lost(struct symbolizer *s, const char *why)
+{
+	errorf("symbolization helper lost (%s): native frames are named "
+	       "library+0xOFFSET from now on", why);
+	s->helper_errors++;
+	symhelper_stop(s->helper);
+	s->helper = NULL;
+}
+
+/* Without the helper: the object from the maps, no file parsed, the
+ * offset from its first mapping (the link-time address for shared
+ * objects and PIEs, which start at 0). */
+static void resolve_by_maps(struct symbolizer *s, struct native_sym *ns, bool exact)
+{
+	uint64_t addr = exact ? ns->pc : ns->pc - 1;
+	const struct proc_maps *pm = &s->rmaps;
+
+	if (!s->rmaps_read)
+		s->rmaps_read = proc_maps_read(s->pid, &s->rmaps) == 0;
+	for (size_t i = 0; i < pm->n; i++) {
+		if (addr < pm->v[i].start || addr >= pm->v[i].end || !is_object(&pm->v[i]))
+			continue;
+		for (size_t j = i + 1; j-- > 0;) {
+			if (strcmp(pm->v[j].path, pm->v[i].path) || pm->v[j].offset != 0)
+				continue;
+			set_object(s, ns, xstrdup(pm->v[i].path));
+			ns->offset = ns->pc - pm->v[j].start;
+			return;
+		}
+	}
+}
+
+static void resolve_remote(struct symbolizer *s, struct native_sym *ns, bool exact)
+{
+	struct symhelper_answer a;
+	char err[128];
+
+	if (s->helper && symhelper_lookup(s->helper, ns->pc, exact, &a, err, sizeof(err)) < 0)
+		helper_lost(s, err);
+	if (!s->helper) {
+		resolve_by_maps(s, ns, exact);
+		return;
+	}
+	if (a.path)
+		set_object(s, ns, a.path);
+	ns->offset = a.offset;
+	ns->function = a.function;
+	ns->file = a.file;
+	ns->line = a.file ? a.line : 0;
+}
+
 const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact)
 {
 	uint64_t key = pc << 1 | exact;
@@ -671,7 +834,10 @@ const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
 	e->ns.pc = pc;
-	resolve(s, &e->ns, exact);
+	if (s->remote)
+		resolve_remote(s, &e->ns, exact);
+	else
+		resolve(s, &e->ns, exact);
 	ALLOC_GROW(s->cache, s->ncache + 1, s->cache_alloc);
 	id = s->ncache++;
 	s->cache[id] = e;
@@ -679,7 +845,60 @@ const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact
 	return &e->ns;
 }
 
+static int plain_open(void *arg, const char *path)
+{
+	(void)arg;
+	return symbolize_open_file(path);
+}
+
 struct symbolizer *symbolizer_new(pid_t pid, unsigned flags)
+{
+	static const struct symbolize_io plain = { plain_open, NULL };
+	struct symbolizer *s;
+	char err[128];
+
+	if (!symhelper_wanted(pid))
+		return symbolizer_new_io(pid, flags, &plain);
+	s = xcalloc(1, sizeof(*s));
+	s->pid = pid;
+	s->flags = flags;
+	s->remote = true;
+	s->helper = symhelper_start(pid, flags, err, sizeof(err));
+	if (!s->helper) {
+		errorf("symbolization helper: %s: native frames are named library+0xOFFSET", err);
+		s->helper_errors++;
+	}
+	return s;
+}
+
+unsigned symbolizer_errors(const struct symbolizer *s)
+{
+	return s->helper_errors;
+}
+
+pid_t symbolizer_helper_pid(const struct symbolizer *s)
+{
+	return s->helper ? symhelper_pid(s->helper) : 0;
+}
+
+static bool refresh_remote(struct symbolizer *s)
+{
+	char err[128];
+	int rc = 1;
+
+	if (s->helper && (rc = symhelper_refresh(s->helper, err, sizeof(err))) < 0)
+		helper_lost(s, err);
+	if (!s->helper) {
+		proc_maps_free(&s->rmaps);
+		s->rmaps_read = false;
+		rc = 1;
+	}
+	if (rc)
+		cache_clear(s);
+	return rc;
+}
+
+struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct symbolize_io *io)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
@@ -689,7 +908,7 @@ struct symbolizer *symbolizer_new(pid_t pid, unsigned flags)
 	elf_version(EV_CURRENT);
 	s->pid = pid;
 	s->flags = flags;
-	s->m = mem_proc_open(pid);
+	s->io = *io;
 	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = find_debuginfo;
 	s->dwfl = dwfl_begin(&s->cb);
@@ -701,9 +920,11 @@ struct symbolizer *symbolizer_new(pid_t pid, unsigned flags)
 	return s;
 }
 
-void symbolizer_refresh(struct symbolizer *s)
+bool symbolizer_refresh(struct symbolizer *s)
 {
-	report_maps(s, true);
+	if (s->remote)
+		return refresh_remote(s);
+	return report_maps(s, true);
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -713,10 +934,15 @@ void symbolizer_free(struct symbolizer *s)
 	cache_clear(s);
 	free(s->cache);
 	hashidx_release(&s->cache_index);
-	dwfl_end(s->dwfl);
+	symhelper_stop(s->helper);
+	for (size_t i = 0; i < s->nrpaths; i++)
+		free(s->rpaths[i]);
+	free(s->rpaths);
+	proc_maps_free(&s->rmaps);
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
 	for (size_t k = 0; k < s->nmods; k++)
 		smod_free(s->mods[k]);
 	free(s->mods);
-	mem_close(s->m);
 	free(s);
 }

@@ -50,10 +50,32 @@ void symbolizer_free(struct symbolizer *s);
 const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact);
 
 /* Read the target's mappings again (libraries loaded or unloaded since);
- * forgets cached results if anything changed.  Unknown addresses make the
+ * forgets cached results if anything changed, and says so.  Unknown addresses make the
  * symbolizer look at the maps by itself (at most every 200 ms), but only
  * this notices an unloaded library's range reused by another. */
-void symbolizer_refresh(struct symbolizer *s);
+bool symbolizer_refresh(struct symbolizer *s);
+
+/* As root, a process whose root is not ours has its files parsed by an
+ * unprivileged helper process (symhelper.h); if that fails or dies, frames
+ * are named library+0xOFFSET from the maps alone, and this counts it (0 or
+ * 1), the reason said once on stderr. */
+unsigned symbolizer_errors(const struct symbolizer *s);
+/* The helper's pid while one runs, else 0. */
+pid_t symbolizer_helper_pid(const struct symbolizer *s);
+
+/* Where a symbolizer gets its bytes: every file it reads is opened by
+ * open(arg, path), the process's "/proc/PID/maps" and "/proc/PID/mem" (for
+ * the vDSO) included, as a read-only file descriptor or -1.  The fuzz
+ * harness hands it crafted files; symbolizer_new() opens paths itself. */
+struct symbolize_io {
+	int (*open)(void *arg, const char *path);
+	void *arg;
+};
+struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct symbolize_io *io);
+
+/* open(2) of a regular file (or /proc's), read-only, that never waits (a
+ * FIFO where a library should be is refused); fd or -1. */
+int symbolize_open_file(const char *path);
 
 /* "name" for C++ symbols demangled by libstdc++'s __cxa_demangle, loaded
  * with dlopen on first need (pystrobe does not link it); a new string, or

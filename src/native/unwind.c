@@ -38,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 
 /* Exported by libunwind (it is how its own ptrace and coredump accessors
@@ -96,6 +95,7 @@ struct memo {
 
 struct native_unwinder {
 	pid_t pid;
+	char *maps_text;	/* native_open_mem's fixed maps; NULL: /proc's */
 	struct mem *proc, *cache, *text;
 	unw_addr_space_t as;
 	struct xmap *maps;	/* sorted by start */
@@ -135,9 +135,11 @@ static uint64_t object_base(const struct proc_maps *pm, size_t mi)
 	return 0;
 }
 
+/* a is the old table's, whose path is NULL once moved to the new one
+ * (maps that list a range twice would match it again). */
 static bool same_xmap(const struct xmap *a, const struct xmap *b)
 {
-	return a->start == b->start && a->end == b->end && a->base == b->base &&
+	return a->path && a->start == b->start && a->end == b->end && a->base == b->base &&
 	       !strcmp(a->path, b->path);
 }
 
@@ -152,7 +154,9 @@ static void read_maps(struct native_unwinder *u)
 	bool gone = false;
 
 	u->st.map_reads++;
-	if (proc_maps_read(u->pid, &pm) < 0)
+	if (u->maps_text)
+		proc_maps_parse(xstrdup(u->maps_text), &pm);
+	else if (proc_maps_read(u->pid, &pm) < 0)
 		return;
 	for (size_t i = 0; i < pm.n; i++) {
 		const struct proc_map *m = &pm.v[i];
@@ -469,10 +473,16 @@ static unw_accessors_t accessors = {
 
 struct native_unwinder *native_open(pid_t pid)
 {
+	return native_open_mem(pid, mem_proc_open(pid), NULL);
+}
+
+struct native_unwinder *native_open_mem(pid_t pid, struct mem *proc, const char *maps)
+{
 	struct native_unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->pid = pid;
-	u->proc = mem_proc_open(pid);
+	u->maps_text = maps ? xstrdup(maps) : NULL;
+	u->proc = proc;
 	u->cache = mem_cache_new(u->proc);
 	u->text = mem_cache_new(u->proc);
 	u->scratch = xmalloc(MEMO_MAX_BYTES);
@@ -495,6 +505,7 @@ void native_close(struct native_unwinder *u)
 	mem_close(u->text);
 	mem_close(u->proc);
 	free_maps(u->maps, u->nmaps);
+	free(u->maps_text);
 	for (size_t i = 0; i < u->nmemos; i++) {
 		free(u->memos[i].pcs);
 		free(u->memos[i].bytes);
@@ -556,14 +567,11 @@ static struct memo *find_memo(struct native_unwinder *u, pid_t tid)
 static bool memo_holds(struct native_unwinder *u, const struct memo *m,
 		       const struct user_regs_struct *regs, int max)
 {
-	struct iovec local = { u->scratch, m->hi - m->lo };
-	struct iovec remote = { (void *)(uintptr_t)m->lo, m->hi - m->lo };
-
 	if (!m->bytes || m->max != max || memcmp(&m->regs, regs, sizeof(*regs)) != 0)
 		return false;
-	if (process_vm_readv(u->pid, &local, 1, &remote, 1, 0) != (ssize_t)local.iov_len)
+	if (mem_read(u->proc, m->lo, u->scratch, m->hi - m->lo) < 0)
 		return false;
-	return memcmp(u->scratch, m->bytes, local.iov_len) == 0;
+	return memcmp(u->scratch, m->bytes, m->hi - m->lo) == 0;
 }
 
 /* Remember this unwind.  The stack bytes are copied only when the thread
@@ -649,15 +657,26 @@ static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct nati
 int native_unwind(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
 		  bool *truncated)
 {
-	struct unwind_ctx ctx = { .u = u, .lo = UINT64_MAX, .hi = 0 };
+	struct user_regs_struct regs;
+
+	*truncated = false;
+	if (max <= 0)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) != 0)
+		return -ESRCH;	/* gone, or not in a stop of ours */
+	return native_unwind_regs(u, tid, &regs, out, max, truncated);
+}
+
+int native_unwind_regs(struct native_unwinder *u, pid_t tid, const struct user_regs_struct *regs,
+		       struct native_pc *out, int max, bool *truncated)
+{
+	struct unwind_ctx ctx = { .u = u, .regs = *regs, .lo = UINT64_MAX, .hi = 0 };
 	struct memo *m;
 	int n;
 
 	*truncated = false;
 	if (max <= 0)
 		return 0;
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &ctx.regs) != 0)
-		return -ESRCH;	/* gone, or not in a stop of ours */
 	u->st.unwinds++;
 	if (!u->nmaps)
 		native_refresh(u);

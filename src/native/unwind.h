@@ -72,6 +72,15 @@ void native_refresh(struct native_unwinder *u);
 int native_unwind(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
 		  bool *truncated);
 
+/* For the fuzz harness: an unwinder over any memory reader (which it
+ * owns and closes) and, when maps is not NULL, that text as the process's
+ * /proc/PID/maps; and an unwind from given registers, without ptrace. */
+struct user_regs_struct;
+struct mem;
+struct native_unwinder *native_open_mem(pid_t pid, struct mem *proc, const char *maps);
+int native_unwind_regs(struct native_unwinder *u, pid_t tid, const struct user_regs_struct *regs,
+		       struct native_pc *out, int max, bool *truncated);
+
 /* Reuse of unmoved threads' unwinds is on by default; off, every call
  * unwinds (for measuring libunwind itself). */
 void native_set_memo(struct native_unwinder *u, bool on);

@@ -72,6 +72,7 @@ const char *serr_name(enum serr e)
 		[SERR_STATE] = "interpreter state unreadable",
 		[SERR_PAUSE] = "could not pause",
 		[SERR_MERGE] = "merge error",
+		[SERR_SYMBOLS] = "symbolization helper lost",
 	};
 	return e < SERR_COUNT ? names[e] : "?";
 }
@@ -410,8 +411,10 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 	s->pause_ns += ns;
 	if (ns > s->max_pause_ns)
 		s->max_pause_ns = ns;
-	if (s->ns)
+	if (s->ns) {
 		s->errors[SERR_MERGE] += nsample_finish(s->ns, t_ns);
+		s->errors[SERR_SYMBOLS] = nsample_symbol_errors(s->ns);
+	}
 }
 
 /* Has the process run exec()?  Its memory is then another program's, and

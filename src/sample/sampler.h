@@ -27,6 +27,7 @@ enum serr {
 	SERR_STATE,		/* the interpreter state unreadable */
 	SERR_PAUSE,		/* the threads could not be paused */
 	SERR_MERGE,		/* native and Python stacks did not fit: Python only */
+	SERR_SYMBOLS,		/* the symbolization helper was lost: lib+0xOFFSET since */
 	SERR_COUNT,
 };
 

@@ -45,8 +45,7 @@ static int parse_map_line(char *line, struct proc_map *m)
 
 int proc_maps_read(pid_t pid, struct proc_maps *maps)
 {
-	char path[64], *text, *line, *save = NULL;
-	size_t cap = 0;
+	char path[64], *text;
 
 	maps->v = NULL;
 	maps->n = 0;
@@ -54,6 +53,17 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 	text = read_file(path, NULL);
 	if (!text)
 		return errno == EACCES || errno == EPERM ? -EXIT_PERMISSION : -EXIT_NO_PROCESS;
+	proc_maps_parse(text, maps);
+	return 0;
+}
+
+void proc_maps_parse(char *text, struct proc_maps *maps)
+{
+	char *line, *save = NULL;
+	size_t cap = 0;
+
+	maps->v = NULL;
+	maps->n = 0;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct proc_map m;
 
@@ -63,7 +73,6 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 		maps->v[maps->n++] = m;
 	}
 	free(text);
-	return 0;
 }
 
 void proc_maps_free(struct proc_maps *maps)

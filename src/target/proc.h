@@ -22,6 +22,8 @@ struct proc_maps {
 /* 0 when the process exists, -EXIT_NO_PROCESS when it does not. */
 int proc_check(pid_t pid);
 int proc_maps_read(pid_t pid, struct proc_maps *maps);
+/* The lines of a maps file in text (which it frees) into maps. */
+void proc_maps_parse(char *text, struct proc_maps *maps);
 void proc_maps_free(struct proc_maps *maps);
 
 /* argv of the process (NULL-terminated, *argc set); NULL if unreadable. */

@@ -14,6 +14,13 @@
  *   native    on every interpreter, native_stack.py's qsort callback:
  *             `dump --native` merges every thread (native_verify.py's
  *             order), `record --native` with at most one merge error.
+ *             In the sid root (a root not ours) the files are parsed by
+ *             the symbolization helper: it says it runs as nobody, its
+ *             /proc status agrees (ids, no capabilities, no new privs),
+ *             the dump is the one pystrobe makes parsing them itself
+ *             (PYSTROBE_SYMBOLIZE_HELPER=never); the helper SIGKILLed
+ *             mid-record: exit 0, one error counted, library+0xOFFSET
+ *             frames after; pystrobe SIGKILLed: the helper goes too.
  *   nested    a namespace in a namespace: the outermost id is ours.
  *   userns    a rootless container (unshare --user --map-root-user): read
  *             as root, exact; as nobody (a copy of pystrobe under setpriv),
@@ -23,8 +30,12 @@
  *             that says how to grant it.
  */
 #include <check.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +204,173 @@ START_TEST(test_pidns)
 }
 END_TEST
 
+/* pystrobe with these arguments, stderr to errpath, in the background. */
+static pid_t spawn_pystrobe(const char *errpath, char *const args[])
+{
+	char *argv[24] = { (char *)pystrobe_path() };
+	pid_t pid;
+
+	for (int i = 0; args[i] && i < 22; i++)
+		argv[i + 1] = args[i];
+	pid = fork();
+	if (pid != 0)
+		return pid;
+	int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int nul = open("/dev/null", O_RDWR);
+
+	if (fd < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(fd, 2) < 0)
+		_exit(126);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+/* The helper's pid, from PYSTROBE_DEBUG_HELPER's line in errpath; 0 when
+ * it has not said so within a few seconds. */
+static pid_t await_helper(const char *errpath)
+{
+	long long deadline = now_ms() + 8000;
+
+	while (now_ms() < deadline) {
+		char *text = slurp(errpath), *p = text ? strstr(text, "symbolization helper ") : NULL;
+		pid_t h = p ? (pid_t)strtol(p + 21, NULL, 10) : 0;
+
+		free(text);
+		if (h > 0)
+			return h;
+		usleep(20000);
+	}
+	return 0;
+}
+
+/* A line of /proc/PID/status, value only, into buf; "" if none. */
+static const char *status_line(pid_t pid, const char *key, char *buf, size_t size)
+{
+	char path[64], *text, *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	text = slurp(path);
+	p = text ? strstr(text, key) : NULL;
+	buf[0] = 0;
+	if (p) {
+		p += strlen(key);
+		snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+	}
+	free(text);
+	return buf;
+}
+
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	int st;
+
+	while (now_ms() < deadline) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/* The helper's /proc status: nobody's ids, nothing else to its name. */
+static void check_helper_status(pid_t h, pid_t parent, char **failures)
+{
+	struct passwd *pw = getpwnam("nobody");
+	unsigned uid = pw ? pw->pw_uid : 65534;
+	char want[64], buf[128];
+
+	snprintf(want, sizeof(want), "\t%u\t%u\t%u\t%u", uid, uid, uid, uid);
+	if (strcmp(status_line(h, "\nUid:", buf, sizeof(buf)), want))
+		msg_add(failures, "helper %d: Uid:%s, not%s", (int)h, buf, want);
+	if (strcmp(status_line(h, "\nCapEff:", buf, sizeof(buf)), "\t0000000000000000"))
+		msg_add(failures, "helper %d: CapEff:%s", (int)h, buf);
+	if (strcmp(status_line(h, "\nNoNewPrivs:", buf, sizeof(buf)), "\t1"))
+		msg_add(failures, "helper %d: NoNewPrivs:%s", (int)h, buf);
+	if (atoi(status_line(h, "\nPPid:", buf, sizeof(buf))) != parent)
+		msg_add(failures, "helper %d: PPid:%s, not pystrobe's %d", (int)h, buf, (int)parent);
+}
+
+/* A target in a root not ours (the sid root): its files are parsed by
+ * the helper, as nobody, with the same result; the helper killed, record
+ * goes on with library+0xOFFSET; pystrobe killed, the helper goes. */
+static void check_helper(struct target *t, const char *pid, char **failures)
+{
+	char errpath[PATH_MAX + 32], out[PATH_MAX + 32], buf[256], how[96];
+	char *args[] = { "record", "--native", "--idle", "-r", "200", "-d", "3", "-f",
+			 "collapsed", "-o", out, "--pid", (char *)pid, NULL };
+	struct run a, b;
+	char *text;
+	pid_t ps, h;
+	int rc;
+
+	setenv("PYSTROBE_DEBUG_HELPER", "1", 1);
+	if (run_pystrobe(&a, "dump", "--native", "--pid", pid, NULL) < 0 || run_exit(&a) != 0)
+		msg_add(failures, "helper: dump --native: %s: %.1000s",
+			run_describe(&a, how, sizeof(how)), a.err);
+	else if (!strstr(a.err, "symbolization helper ") || !strstr(a.err, " runs as uid "))
+		msg_add(failures, "helper: dump --native did not use the helper: %.1000s", a.err);
+	setenv("PYSTROBE_SYMBOLIZE_HELPER", "never", 1);
+	if (run_pystrobe(&b, "dump", "--native", "--pid", pid, NULL) < 0 || run_exit(&b) != 0 ||
+	    strstr(b.err, "symbolization helper"))
+		msg_add(failures, "helper: dump --native, never: %s: %.1000s",
+			run_describe(&b, how, sizeof(how)), b.err);
+	unsetenv("PYSTROBE_SYMBOLIZE_HELPER");
+	if (a.out && b.out && strcmp(a.out, b.out))
+		msg_add(failures, "helper: the helper's dump:\n%.3000s\nis not pystrobe's own:\n%.3000s",
+			a.out, b.out);
+	if (a.out && (!strstr(a.out, "qsort") || !strstr(a.out, "clock_nanosleep")))
+		msg_add(failures, "helper: native frames not named:\n%.3000s", a.out);
+	run_free(&a);
+	run_free(&b);
+
+	/* The helper killed mid-record. */
+	snprintf(errpath, sizeof(errpath), "%s/record.err", t->dir);
+	snprintf(out, sizeof(out), "%s/helper-killed.txt", t->dir);
+	ps = spawn_pystrobe(errpath, args);
+	h = ps > 0 ? await_helper(errpath) : 0;
+	if (h <= 0) {
+		msg_add(failures, "helper: record --native said no helper");
+	} else {
+		check_helper_status(h, ps, failures);
+		usleep(500000);
+		kill(h, SIGKILL);
+	}
+	rc = ps > 0 ? wait_exit(ps, 15000) : -1;
+	text = slurp(errpath);
+	if (rc != 0 || !text || !strstr(text, "1 symbolization helper lost") ||
+	    !strstr(text, "symbolization helper lost ("))
+		msg_add(failures, "helper killed: record exit %d, not 0 with the loss counted: %.1000s",
+			rc, text ? text : "");
+	else
+		printf("containers: helper killed: %s", strstr(text, "pystrobe: ") ?: text);
+	free(text);
+	text = slurp(out);
+	if (!text || !strstr(text, "libc.so.6+0x"))
+		msg_add(failures, "helper killed: no library+0xOFFSET frame after:\n%.2000s",
+			text ? text : "(no file)");
+	free(text);
+
+	/* pystrobe killed: the helper must not outlive it. */
+	ps = spawn_pystrobe(errpath, args);
+	h = ps > 0 ? await_helper(errpath) : 0;
+	if (h > 0) {
+		kill(ps, SIGKILL);
+		wait_exit(ps, 5000);
+		for (int i = 0; i < 100 && kill(h, 0) == 0 &&
+		     status_line(h, "\nState:", buf, sizeof(buf))[1] != 'Z'; i++)
+			usleep(20000);
+		if (kill(h, 0) == 0 && status_line(h, "\nState:", buf, sizeof(buf))[1] != 'Z')
+			msg_add(failures, "helper %d outlived pystrobe: State:%s", (int)h, buf);
+	} else {
+		msg_add(failures, "helper: second record --native said no helper");
+		if (ps > 0)
+			wait_exit(ps, 15000);
+	}
+	unsetenv("PYSTROBE_DEBUG_HELPER");
+}
+
 /* dump --native and record --native of native_stack.py's qsort callback. */
 START_TEST(test_native)
 {
@@ -260,6 +438,8 @@ START_TEST(test_native)
 			printf("containers: %s: record --native: %s", ti->label, r.err);
 	}
 	run_free(&r);
+	if (ti->root[0])
+		check_helper(&t, pid, &failures);
 	target_stop(&t);
 	report("native", ti, failures);
 	free(failures);
