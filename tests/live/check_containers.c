@@ -11,6 +11,11 @@
  *             pid as ns_pid, and exactly its sys._current_frames() with
  *             the idle and GIL flags right; the text dump shows both ids;
  *             `record --threads --idle` labels every thread with our id.
+ *   views     on pick()'s interpreter and the first in a root, parked.py:
+ *             top in tmux, T through every thread: each "Showing: thread
+ *             TID" is ours, all come; `record --threads -f chrometrace`
+ *             and `-f speedscope`: every pid and tid field, thread_name
+ *             event and profile name is ours, one for every thread.
  *   native    on every interpreter, native_stack.py's qsort callback:
  *             `dump --native` merges every thread (native_verify.py's
  *             order), `record --native` with at most one merge error.
@@ -30,6 +35,7 @@
  *             that says how to grant it.
  */
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
@@ -47,6 +53,9 @@
 
 static const struct test_interp *interps;
 static int ninterps;
+/* test_views' interpreters: pick()'s and the first in a root. */
+static const struct test_interp *views[2];
+static int nviews;
 
 /* unshare --pid --fork --mount-proc, with /proc inside the root if any. */
 static void pidns_wrapper(const struct test_interp *ti, const char *extra[], char *mount,
@@ -200,6 +209,327 @@ START_TEST(test_pidns)
 	check_record_threads(&t, &failures);
 	target_stop(&t);
 	report("pidns", ti, failures);
+	free(failures);
+}
+END_TEST
+
+/* --- top and the trace formats -------------------------------------------- */
+
+/* The target's threads by both ids: each of truth.json's tids (its own
+ * threading.get_native_id(), the namespace's) paired with ours through
+ * the NSpid line of the task that has it innermost. */
+struct thread_ids {
+	pid_t host[64], ns[64];
+	int n;
+};
+
+static void thread_ids(struct target *t, struct thread_ids *ids, char **failures)
+{
+	char *text = slurp(t->truth), *p = text;
+	pid_t tasks[64][2];
+	int ntasks = 0;
+	char dir[64];
+	DIR *d;
+	struct dirent *de;
+
+	ids->n = 0;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)t->py_pid);
+	d = opendir(dir);
+	while (d && (de = readdir(d)) && ntasks < 64) {
+		pid_t nsp[8];
+		int k = atoi(de->d_name) > 0 ? proc_nspids(t->py_pid, atoi(de->d_name), nsp, 8) : 0;
+
+		if (k >= 2) {
+			tasks[ntasks][0] = nsp[0];
+			tasks[ntasks++][1] = nsp[k - 1];
+		}
+	}
+	if (d)
+		closedir(d);
+	while (p && (p = strstr(p, "\"tid\": ")) && ids->n < 64) {
+		long ns = strtol(p + 7, NULL, 10);
+		int i;
+
+		p += 7;
+		/* null before 3.8: no id of its own; every task then. */
+		if (ns <= 0)
+			continue;
+		for (i = 0; i < ntasks && tasks[i][1] != ns; i++)
+			;
+		if (i == ntasks) {
+			msg_add(failures, "ids: the target's tid %ld is no task's NSpid", ns);
+			continue;
+		}
+		ids->host[ids->n] = tasks[i][0];
+		ids->ns[ids->n++] = (pid_t)ns;
+	}
+	free(text);
+	for (int i = 0; !ids->n && i < ntasks; i++) {
+		ids->host[i] = tasks[i][0];
+		ids->ns[i] = tasks[i][1];
+	}
+	if (!ids->n)
+		ids->n = ntasks;
+	if (ids->n != t->nthreads)
+		msg_add(failures, "ids: %d of the target's %d threads paired", ids->n,
+			t->nthreads);
+}
+
+/* Which of the target's threads tid is by our id, -1 if none.  An id
+ * of its namespace's only (1, or a small one that is not ours) is named
+ * as such. */
+static int host_index(const struct thread_ids *ids, long tid, const char *what,
+		      char **failures)
+{
+	for (int i = 0; i < ids->n; i++)
+		if (ids->host[i] == tid)
+			return i;
+	for (int i = 0; i < ids->n; i++)
+		if (ids->ns[i] == tid) {
+			msg_add(failures, "%s: %ld is the namespace's id of our %d", what, tid,
+				(int)ids->host[i]);
+			return -1;
+		}
+	msg_add(failures, "%s: %ld is none of the target's thread ids", what, tid);
+	return -1;
+}
+
+/* Every one of the target's threads was named (seen[i]). */
+static void all_seen(const struct thread_ids *ids, const bool *seen, const char *what,
+		     char **failures)
+{
+	for (int i = 0; i < ids->n; i++)
+		if (!seen[i])
+			msg_add(failures, "%s: thread %d (%d in its namespace) not shown", what,
+				(int)ids->host[i], (int)ids->ns[i]);
+}
+
+static int tmux(const char *sock, char **out, char *const words[])
+{
+	struct argv_buf a = { .n = 0 };
+	struct run r;
+	int rc;
+
+	arg(&a, "tmux");
+	arg(&a, "-S");
+	arg(&a, sock);
+	arg(&a, "-f");
+	arg(&a, "/dev/null");
+	args(&a, words);
+	if (run_cmd(&r, 10000, a.v) < 0)
+		return -1;
+	rc = run_exit(&r);
+	if (out) {
+		*out = r.out;
+		r.out = NULL;
+	}
+	run_free(&r);
+	return rc;
+}
+
+/* What line 2 of top's screen says after "Showing: ", up to two spaces;
+ * "" while it is not drawn. */
+static void top_showing(const char *sock, char *buf, size_t size)
+{
+	char *s = NULL, *p, *end;
+
+	buf[0] = 0;
+	if (tmux(sock, &s, (char *[]){ "capture-pane", "-p", "-t", "top", NULL }) == 0 &&
+	    (p = strstr(s, "Showing: "))) {
+		p += 9;
+		end = strstr(p, "  ");
+		if (!end || end > p + strcspn(p, "\n"))
+			end = p + strcspn(p, "\n");
+		snprintf(buf, size, "%.*s", (int)(end - p), p);
+	}
+	free(s);
+}
+
+/* Poll until "Showing: " is not old (and, with threads, the header counts
+ * them all); false after 20 s. */
+static bool top_wait(const char *sock, const char *old, int threads, char *buf, size_t size)
+{
+	long long deadline = now_ms() + 20000;
+	char want[32];
+
+	snprintf(want, sizeof(want), "Threads: %d ", threads);
+	while (now_ms() < deadline) {
+		char *s = NULL;
+		bool counted = true;
+
+		if (threads) {
+			counted = tmux(sock, &s, (char *[]){ "capture-pane", "-p", "-t", "top",
+							     NULL }) == 0 && strstr(s, want);
+			free(s);
+		}
+		top_showing(sock, buf, size);
+		if (counted && buf[0] && strcmp(buf, old))
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* top in a tmux pane: T shows each thread alone, by its id, in order;
+ * each must be one of ours, and all of them must come. */
+static void check_top(struct target *t, const struct thread_ids *ids, char **failures)
+{
+	char dir[] = "/tmp/check_containers.XXXXXX", sock[64], cmd[PATH_MAX + 96];
+	char prev[256], cur[256], list[64 * 12] = "";
+	bool seen[64] = { false };
+	int shown = 0;
+	size_t len = 0;
+
+	if (!mkdtemp(dir)) {
+		msg_add(failures, "top: mkdtemp: %m");
+		return;
+	}
+	snprintf(sock, sizeof(sock), "%s/tmux", dir);
+	snprintf(cmd, sizeof(cmd), "'%s' top --idle --delay 0.5 --pid %d; sleep 60",
+		 pystrobe_path(), (int)t->py_pid);
+	if (tmux(sock, NULL, (char *[]){ "new-session", "-d", "-x", "160", "-y", "40", "-s",
+					 "top", cmd, NULL }) != 0) {
+		msg_add(failures, "top: tmux new-session failed");
+		rm_rf(dir);
+		return;
+	}
+	/* Every thread sampled once before T, or T would skip one. */
+	if (!top_wait(sock, "", ids->n, prev, sizeof(prev)) || strcmp(prev, "all threads")) {
+		msg_add(failures, "top: no \"Threads: %d\" and \"Showing: all threads\": \"%s\"",
+			ids->n, prev);
+		goto out;
+	}
+	for (int i = 0; i <= ids->n + 1; i++) {
+		long tid;
+		int k;
+
+		tmux(sock, NULL, (char *[]){ "send-keys", "-t", "top", "T", NULL });
+		if (!top_wait(sock, prev, 0, cur, sizeof(cur))) {
+			msg_add(failures, "top: T: \"Showing: %s\" stayed", prev);
+			break;
+		}
+		if (!strcmp(cur, "all threads"))
+			break;
+		tid = strncmp(cur, "thread ", 7) ? -1 : strtol(cur + 7, NULL, 10);
+		k = host_index(ids, tid, "top", failures);
+		if (k >= 0)
+			seen[k] = true;
+		shown++;
+		if (len < sizeof(list))
+			len += snprintf(list + len, sizeof(list) - len, " %ld", tid);
+		snprintf(prev, sizeof(prev), "%s", cur);
+	}
+	if (shown != ids->n)
+		msg_add(failures, "top: T showed %d threads, not %d", shown, ids->n);
+	else
+		printf("containers: %s: top: T showed threads%s\n", t->ti->label, list);
+	all_seen(ids, seen, "top", failures);
+out:
+	tmux(sock, NULL, (char *[]){ "kill-server", NULL });
+	rm_rf(dir);
+}
+
+/* The ids a trace names, "KIND ID" a line: chrometrace's pid and tid
+ * fields, its thread_name events' tids ("named"), speedscope's profile
+ * names' tids ("profile"; -1 for a name without one). */
+static const char ids_py[] =
+	"import json, re, sys\n"
+	"d = json.load(open(sys.argv[2], encoding='utf-8'))\n"
+	"out = set()\n"
+	"if sys.argv[1] == 'chrometrace':\n"
+	"    out.add(('pid', d['otherData']['pid']))\n"
+	"    for e in d['traceEvents']:\n"
+	"        out.add(('pid', e['pid']))\n"
+	"        out.add(('tid', e['tid']))\n"
+	"        if e['ph'] == 'M' and e['name'] == 'thread_name':\n"
+	"            out.add(('named', e['tid']))\n"
+	"else:\n"
+	"    for p in d['profiles']:\n"
+	"        m = re.search(r'\\(tid (\\d+)\\)$|^thread (\\d+)$', p['name'])\n"
+	"        out.add(('profile', int(m.group(1) or m.group(2)) if m else -1))\n"
+	"for k, v in sorted(out):\n"
+	"    print(k, v)\n";
+
+/* record --threads --idle -f format: every id in the trace ours. */
+static void check_trace(struct target *t, const struct thread_ids *ids, const char *format,
+			char **failures)
+{
+	char pid[16], path[PATH_MAX + 64], how[96], what[64], *text, *line, *save = NULL;
+	bool seen[64] = { false };
+	struct run r;
+
+	snprintf(what, sizeof(what), "record -f %s", format);
+	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
+	snprintf(path, sizeof(path), "%s/trace.%s", t->dir, format);
+	if (run_pystrobe(&r, "record", "--threads", "--idle", "-d", "1", "-f", format, "-o",
+			 path, "--pid", pid, NULL) < 0 || run_exit(&r) != 0) {
+		msg_add(failures, "%s: pystrobe %s: %.1000s", what,
+			run_describe(&r, how, sizeof(how)), r.err);
+		run_free(&r);
+		return;
+	}
+	run_free(&r);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, (char *[]){ (char *)test_python3(), "-c",
+						    (char *)ids_py, (char *)format, path,
+						    NULL }) < 0 || run_exit(&r) != 0) {
+		msg_add(failures, "%s: reading %s: %s%s", what, path, r.out ? r.out : "",
+			r.err ? r.err : "");
+		run_free(&r);
+		return;
+	}
+	text = strdup(r.out);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char kind[16];
+		long id;
+		int k;
+
+		if (sscanf(line, "%15s %ld", kind, &id) != 2) {
+			msg_add(failures, "%s: %s", what, line);
+			continue;
+		}
+		if (!strcmp(kind, "pid")) {
+			if (id != t->py_pid)
+				msg_add(failures, "%s: pid %ld, not ours, %d", what, id,
+					(int)t->py_pid);
+			continue;
+		}
+		k = host_index(ids, id, what, failures);
+		/* The tracks are the thread_name events, the profiles
+		 * speedscope's: each thread must have one. */
+		if (k >= 0 && strcmp(kind, "tid"))
+			seen[k] = true;
+	}
+	free(text);
+	all_seen(ids, seen, what, failures);
+	for (char *c = r.out; *c; c++)
+		if (*c == '\n' && c[1])
+			*c = ',';
+	printf("containers: %s: %s: %s", t->ti->label, what, r.out);
+	run_free(&r);
+}
+
+/* top and the trace formats of a target in a PID namespace: each
+ * thread shown or named by our id, never its namespace's. */
+START_TEST(test_views)
+{
+	const struct test_interp *ti = views[_i];
+	const char *wrap[16];
+	char mount[PATH_MAX + 32], why[512], *failures = NULL;
+	struct thread_ids ids;
+	struct target t;
+
+	pidns_wrapper(ti, NULL, mount, sizeof(mount), wrap);
+	target_set_wrapper(wrap);
+	if (target_start_parked(&t, ti, why, sizeof(why)) < 0)
+		ck_abort_msg("%s: parked.py in a PID namespace: %s", ti->label, why);
+	target_set_wrapper(NULL);
+	ck_assert_int_ne(t.py_pid, t.ns_pid);
+	thread_ids(&t, &ids, &failures);
+	check_top(&t, &ids, &failures);
+	check_trace(&t, &ids, "chrometrace", &failures);
+	check_trace(&t, &ids, "speedscope", &failures);
+	target_stop(&t);
+	report("views", ti, failures);
 	free(failures);
 }
 END_TEST
@@ -591,11 +921,22 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
+	/* One plain and one in a root are enough: the ids are pystrobe's
+	 * either way, the interpreter only what it reads them from. */
+	if (ninterps)
+		views[nviews++] = pick();
+	for (int i = 0; i < ninterps; i++)
+		if (interps[i].root[0]) {
+			if (&interps[i] != views[0])
+				views[nviews++] = &interps[i];
+			break;
+		}
 	tc = tcase_create("containers");
 	tcase_set_timeout(tc, 300);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_pidns, 0, ninterps);
 	tcase_add_loop_test(tc, test_native, 0, ninterps);
+	tcase_add_loop_test(tc, test_views, 0, nviews);
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_userns);
 	tcase_add_test(tc, test_inside);
