@@ -62,8 +62,10 @@
 #define MARKER		"PRE-TOP-MARKER"
 #define MAX_ROWS	64
 
-/* The odd name as sb_add_printable() shows it (UTF-8 for é and 热). */
-#define ODD_SHOWN	"odd\\x1b[2J\\x07" "\xc3\xa9" "\xe7\x83\xad" "\\xc2\\x9b (hot.py:"
+/* The odd name as the one escaping rule (src/util/escape.c) shows it:
+ * UTF-8 for é and 热, the C1 control U+009B by its code point, as repr()
+ * writes it. */
+#define ODD_SHOWN	"odd\\x1b[2J\\x07" "\xc3\xa9" "\xe7\x83\xad" "\\x9b (hot.py:"
 
 static const struct test_interp *chosen[32];
 static int nchosen;
