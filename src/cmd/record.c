@@ -219,8 +219,11 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		sb_putc(&sb, ')');
 	}
 	if (r->counts.pauses)
-		sb_printf(&sb, ", target paused %.0f us per sample (at most %.1f ms)",
-			  r->counts.pause_ns / 1e3 / r->counts.pauses, r->counts.max_pause_ns / 1e6);
+		sb_printf(&sb, ", target paused %.0f us per sample (median %.0f us, p99 %.0f us, "
+			  "at most %.1f ms)", r->counts.pause_ns / 1e3 / r->counts.pauses,
+			  hist_quantile(&r->counts.pause_hist, 0.5) / 1e3,
+			  hist_quantile(&r->counts.pause_hist, 0.99) / 1e3,
+			  r->counts.max_pause_ns / 1e6);
 	if (st->lagged)
 		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms)",
 			  (unsigned long long)st->lagged, st->max_lag_ms);

@@ -28,6 +28,7 @@ struct pending {
 	struct py_group *groups;
 	int ngroups;
 	bool mergeable;		/* Python frames complete and grouped */
+	bool snapped;		/* snaps[i] holds the thread's registers and stack */
 };
 
 /* What a code address is to the profile, once looked up. */
@@ -50,6 +51,10 @@ struct nsample {
 	struct pending *pend;
 	int npend;
 	size_t pend_cap;
+	/* pend[i]'s snapshot, buffers kept from one sample to the next. */
+	struct native_snap *snaps;
+	int nsnaps;
+	size_t snaps_cap;
 
 	/* Names, classes and frame ids are worked out once per code
 	 * address, not once per sample. */
@@ -96,6 +101,9 @@ void nsample_close(struct nsample *ns)
 		return;
 	drop_pending(ns);
 	free(ns->pend);
+	for (int i = 0; i < ns->nsnaps; i++)
+		native_snap_free(&ns->snaps[i]);
+	free(ns->snaps);
 	free(ns->pcinfo);
 	hashidx_release(&ns->pc_index);
 	free(ns->nat);
@@ -198,13 +206,15 @@ void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *
 	pd->nhead = nhead;
 	pd->stack = xmalloc((depth ? depth : 1) * sizeof(*pd->stack));
 	memcpy(pd->stack, stack, depth * sizeof(*stack));
-	pd->npcs = tid ? native_unwind(ns->u, tid, ns->buf, NATIVE_MAX_DEPTH,
-				       &pd->native_truncated) : -ESRCH;
-	if (pd->npcs > 0) {
-		pd->pcs = xmalloc(pd->npcs * sizeof(*pd->pcs));
-		memcpy(pd->pcs, ns->buf, pd->npcs * sizeof(*pd->pcs));
+	pd->npcs = -ESRCH;
+	if (ns->npend > ns->nsnaps) {
+		ALLOC_GROW(ns->snaps, ns->npend, ns->snaps_cap);
+		memset(&ns->snaps[ns->nsnaps], 0, sizeof(ns->snaps[0]));
+		ns->nsnaps++;
 	}
-	if (!py_complete || pd->npcs <= 0)
+	/* Unwound once the threads run again: nsample_finish(). */
+	pd->snapped = tid && native_snap_take(ns->u, tid, &ns->snaps[ns->npend - 1]) == 0;
+	if (!py_complete || !pd->snapped)
 		return;
 	/* The same walk as the caller's, so frame i is frame i. */
 	pd->mergeable = merge_py_groups(m, &ns->pi->layout, ts, PYSTACK_MAX_DEPTH, &pd->groups,
@@ -216,6 +226,8 @@ static const char *pending_problem(const struct pending *pd)
 {
 	if (pd->npcs == -ESRCH)
 		return "the thread could not be unwound (not stopped, or exiting)";
+	if (pd->npcs == -EAGAIN)
+		return "the stack needed more than its snapshot held (the next one is longer)";
 	if (pd->npcs < 0)
 		return "libunwind could not start on the thread";
 	if (pd->npcs == 0)
@@ -266,13 +278,31 @@ static int merge_one(struct nsample *ns, const struct pending *pd)
 	return depth;
 }
 
+/* The native stack of pend[i], from its snapshot. */
+static void unwind_pending(struct nsample *ns, int i)
+{
+	struct pending *pd = &ns->pend[i];
+
+	if (!pd->snapped)
+		return;
+	pd->npcs = native_unwind_snap(ns->u, &ns->snaps[i], ns->buf, NATIVE_MAX_DEPTH,
+				      &pd->native_truncated);
+	if (pd->npcs > 0) {
+		pd->pcs = xmalloc(pd->npcs * sizeof(*pd->pcs));
+		memcpy(pd->pcs, ns->buf, pd->npcs * sizeof(*pd->pcs));
+	}
+}
+
 unsigned nsample_finish(struct nsample *ns, uint64_t t_ns)
 {
 	unsigned errors = 0;
 
 	for (int i = 0; i < ns->npend; i++) {
 		const struct pending *pd = &ns->pend[i];
-		int depth = merge_one(ns, pd);
+		int depth;
+
+		unwind_pending(ns, i);
+		depth = merge_one(ns, pd);
 
 		if (depth < 0) {
 			errors++;

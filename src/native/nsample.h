@@ -7,9 +7,11 @@
  *	nsample_begin(ns, t_ns);	before pausing (maps re-read now and then)
  *	pause the process
  *	for each thread sampled:
- *		nsample_capture(...);	unwind it, group its Python frames
+ *		nsample_capture(...);	copy its registers and stack, group its
+ *					Python frames
  *	release the process
- *	nsample_finish(ns, t_ns);	symbolize, merge, count the stacks
+ *	nsample_finish(ns, t_ns);	unwind the copies, symbolize, merge,
+ *					count the stacks
  *
  * A stack that cannot be merged (an unwind that failed, frame counts that
  * disagree, a truncated Python stack) is counted with its Python frames

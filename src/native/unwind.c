@@ -25,7 +25,17 @@
  * the registers, the stack memory it read and the code, so a thread whose
  * registers and those bytes have not changed since its last unwind (a
  * thread blocked in a system call: most threads, most of the time) gets
- * the last result again for one process_vm_readv and a memcmp.
+ * the last result again for a memcmp.
+ *
+ * None of this happens while the target is stopped.  What an unwind
+ * reads of a thread is its registers and its stack from the stack
+ * pointer up to the outermost frame; native_snap_take() copies exactly
+ * that (one PTRACE_GETREGS and one process_vm_readv of page-sized
+ * iovecs, so that the copy stops where the stack's mapping ends) and the
+ * unwind runs on the copy once the threads are released.  The copy runs
+ * from the stack pointer to the end of the stack's mapping (see
+ * snap_want()), at most NATIVE_SNAP_MAX.  Code and unwind
+ * tables are read live: they do not change while an object stays mapped.
  */
 #include "native/unwind.h"
 #include "target/mem.h"
@@ -54,6 +64,10 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define MEMO_MAX_BYTES (256u * 1024)
 /* Memos of threads not seen for this many samples are dropped. */
 #define MEMO_IDLE_SAMPLES 256
+/* Stack copied for a thread never unwound yet, and at least. */
+#define SNAP_FIRST (256u * 1024)
+#define SNAP_MIN (8u * 1024)
+#define PAGE 4096u
 /* An object's program headers we are willing to look through. */
 #define MAX_PHDRS 64
 
@@ -80,6 +94,11 @@ struct xmap {
 	uint64_t fde_count;
 };
 
+/* A mapping a thread's stack may lie in. */
+struct range {
+	uint64_t start, end;
+};
+
 /* A thread's last unwind, kept to be reused while the thread stands still. */
 struct memo {
 	pid_t tid;
@@ -91,6 +110,7 @@ struct memo {
 	uint64_t lo, hi;	/* the stack memory that unwind read */
 	uint8_t *bytes;		/* what it held then; NULL until the thread is seen idle */
 	unsigned long used;	/* sample it was last used in */
+	size_t want;		/* stack to copy in its next snapshot; 0: SNAP_FIRST */
 };
 
 struct native_unwinder {
@@ -100,10 +120,11 @@ struct native_unwinder {
 	unw_addr_space_t as;
 	struct xmap *maps;	/* sorted by start */
 	size_t nmaps;
+	struct range *stacks;	/* writable anonymous mappings, sorted */
+	size_t nstacks, stacks_alloc;
 	bool refreshed;		/* maps re-read since native_begin() */
 	struct memo *memos;
 	size_t nmemos, memos_alloc;
-	uint8_t *scratch;	/* MEMO_MAX_BYTES, for comparing */
 	unsigned long sample;	/* native_begin() calls */
 	bool no_memo;
 	struct native_stats st;
@@ -113,7 +134,9 @@ struct native_unwinder {
 struct unwind_ctx {
 	struct native_unwinder *u;
 	struct user_regs_struct regs;
-	uint64_t lo, hi;	/* extent of the non-code memory read */
+	const struct native_snap *snap;
+	uint64_t lo, hi;	/* extent of the snapshot read */
+	uint64_t miss;		/* end of the highest stack read beyond it; 0: none */
 };
 
 /* --- mappings ----------------------------------------------------------- */
@@ -158,10 +181,21 @@ static void read_maps(struct native_unwinder *u)
 		proc_maps_parse(xstrdup(u->maps_text), &pm);
 	else if (proc_maps_read(u->pid, &pm) < 0)
 		return;
+	u->nstacks = 0;
 	for (size_t i = 0; i < pm.n; i++) {
 		const struct proc_map *m = &pm.v[i];
 		struct xmap x = { .start = m->start, .end = m->end };
 
+		/* A stack may span several mappings that the kernel
+		 * did not merge: join the adjacent ones. */
+		if (m->perms[1] == 'w' && (!m->path[0] || !strcmp(m->path, "[stack]"))) {
+			if (u->nstacks && u->stacks[u->nstacks - 1].end == m->start) {
+				u->stacks[u->nstacks - 1].end = m->end;
+			} else {
+				ALLOC_GROW(u->stacks, u->nstacks + 1, u->stacks_alloc);
+				u->stacks[u->nstacks++] = (struct range){ m->start, m->end };
+			}
+		}
 		/* Anonymous code (JIT) has no tables: libunwind falls back to
 		 * the frame pointer chain there by itself. */
 		if (m->perms[2] != 'x' || (m->path[0] != '/' && strcmp(m->path, "[vdso]") != 0))
@@ -375,6 +409,32 @@ static int acc_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, voi
 	return -UNW_ENOINFO;
 }
 
+/* Data outside code: from the snapshot where it has it.  Above the copy,
+ * where the thread's stack may go on, the live bytes belong to a stack
+ * that has moved since: a miss, remembered so that the next snapshot is
+ * longer.  Anything else (unwind tables in read-only segments, what lies
+ * past the end of the stack's mapping) does not change and is read live. */
+static int snap_read(struct unwind_ctx *ctx, uint64_t addr, unw_word_t *val)
+{
+	const struct native_snap *s = ctx->snap;
+	uint64_t end = s->lo + s->len;
+
+	if (addr >= s->lo && addr < end && end - addr >= sizeof(*val)) {
+		memcpy(val, s->bytes + (addr - s->lo), sizeof(*val));
+		if (addr < ctx->lo)
+			ctx->lo = addr;
+		if (addr + sizeof(*val) > ctx->hi)
+			ctx->hi = addr + sizeof(*val);
+		return 0;
+	}
+	if (!s->at_end && addr >= s->lo && addr - s->lo < NATIVE_SNAP_MAX) {
+		if (addr + sizeof(*val) > ctx->miss)
+			ctx->miss = addr + sizeof(*val);
+		return -UNW_EINVAL;
+	}
+	return mem_read(ctx->u->cache, addr, val, sizeof(*val)) < 0 ? -UNW_EINVAL : 0;
+}
+
 static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
 			  void *arg)
 {
@@ -386,11 +446,7 @@ static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		return -UNW_EINVAL;	/* we only ever look */
 	if (lookup_map(u, addr))
 		return mem_read(u->text, addr, val, sizeof(*val)) < 0 ? -UNW_EINVAL : 0;
-	if (addr < ctx->lo)
-		ctx->lo = addr;
-	if (addr + sizeof(*val) > ctx->hi)
-		ctx->hi = addr + sizeof(*val);
-	return mem_read(u->cache, addr, val, sizeof(*val)) < 0 ? -UNW_EINVAL : 0;
+	return snap_read(ctx, addr, val);
 }
 
 static int acc_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
@@ -485,7 +541,6 @@ struct native_unwinder *native_open_mem(pid_t pid, struct mem *proc, const char 
 	u->proc = proc;
 	u->cache = mem_cache_new(u->proc);
 	u->text = mem_cache_new(u->proc);
-	u->scratch = xmalloc(MEMO_MAX_BYTES);
 	u->as = unw_create_addr_space(&accessors, 0);
 	if (!u->as) {
 		errorf("out of memory");
@@ -505,19 +560,22 @@ void native_close(struct native_unwinder *u)
 	mem_close(u->text);
 	mem_close(u->proc);
 	free_maps(u->maps, u->nmaps);
+	free(u->stacks);
 	free(u->maps_text);
 	for (size_t i = 0; i < u->nmemos; i++) {
 		free(u->memos[i].pcs);
 		free(u->memos[i].bytes);
 	}
 	free(u->memos);
-	free(u->scratch);
 	free(u);
 }
 
 void native_begin(struct native_unwinder *u)
 {
 	mem_cache_reset(u->cache);
+	/* Before the pause: the snapshots need the stacks' mappings. */
+	if (!u->nmaps)
+		native_refresh(u);
 	u->refreshed = false;
 	/* Forget threads gone for a while (they may have exited). */
 	if (++u->sample % MEMO_IDLE_SAMPLES == 0) {
@@ -555,31 +613,39 @@ void native_refresh(struct native_unwinder *u)
 		drop_memos(u);
 }
 
-static struct memo *find_memo(struct native_unwinder *u, pid_t tid)
+/* The memo of thread tid, made on first sight. */
+static struct memo *get_memo(struct native_unwinder *u, pid_t tid)
 {
+	struct memo *m;
+
 	for (size_t i = 0; i < u->nmemos; i++)
 		if (u->memos[i].tid == tid)
 			return &u->memos[i];
-	return NULL;
+	ALLOC_GROW(u->memos, u->nmemos + 1, u->memos_alloc);
+	m = &u->memos[u->nmemos++];
+	memset(m, 0, sizeof(*m));
+	m->tid = tid;
+	m->n = -1;
+	return m;
 }
 
 /* Does the thread stand where its memo says, registers and stack alike? */
-static bool memo_holds(struct native_unwinder *u, const struct memo *m,
-		       const struct user_regs_struct *regs, int max)
+static bool memo_holds(const struct memo *m, const struct native_snap *s, int max)
 {
-	if (!m->bytes || m->max != max || memcmp(&m->regs, regs, sizeof(*regs)) != 0)
+	if (!m->bytes || m->max != max || memcmp(&m->regs, &s->regs, sizeof(s->regs)) != 0)
 		return false;
-	if (mem_read(u->proc, m->lo, u->scratch, m->hi - m->lo) < 0)
+	if (m->lo < s->lo || m->hi > s->lo + s->len)
 		return false;
-	return memcmp(u->scratch, m->bytes, m->hi - m->lo) == 0;
+	return memcmp(s->bytes + (m->lo - s->lo), m->bytes, m->hi - m->lo) == 0;
 }
 
-/* Remember this unwind.  The stack bytes are copied only when the thread
+/* Remember this unwind.  The stack bytes are kept only when the thread
  * is seen twice in a row at the same registers with the same result, so
  * that threads that run pay nothing for the memo. */
-static void memo_store(struct native_unwinder *u, struct memo *m, const struct unwind_ctx *ctx,
+static void memo_store(struct memo *m, const struct unwind_ctx *ctx,
 		       const struct native_pc *pcs, int n, int max, bool truncated)
 {
+	const struct native_snap *s = ctx->snap;
 	bool still = m->n == n && m->max == max &&
 		     !memcmp(&m->regs, &ctx->regs, sizeof(ctx->regs)) &&
 		     !memcmp(m->pcs, pcs, n * sizeof(*pcs));
@@ -596,15 +662,117 @@ static void memo_store(struct native_unwinder *u, struct memo *m, const struct u
 		m->regs = ctx->regs;
 		return;
 	}
+	/* Only snapshot reads widen [lo, hi), so it lies inside the copy. */
 	if (ctx->hi <= ctx->lo || ctx->hi - ctx->lo > MEMO_MAX_BYTES)
 		return;
 	m->lo = ctx->lo;
 	m->hi = ctx->hi;
 	m->bytes = xmalloc(m->hi - m->lo);
-	if (mem_read(u->proc, m->lo, m->bytes, m->hi - m->lo) < 0) {
-		free(m->bytes);
-		m->bytes = NULL;
+	memcpy(m->bytes, s->bytes + (m->lo - s->lo), m->hi - m->lo);
+}
+
+/* How much stack the thread's next snapshot takes: half as much again as
+ * this unwind needed, so that a stack that deepens a little still fits;
+ * shrinking slowly, so that one shallow sample does not cut the next
+ * deep one short. */
+static void snap_learn(struct memo *m, const struct unwind_ctx *ctx)
+{
+	const struct native_snap *s = ctx->snap;
+	uint64_t need = 0, want;
+
+	if (ctx->miss)
+		need = ctx->miss - s->lo;
+	else if (ctx->hi > ctx->lo)
+		need = ctx->hi - s->lo;
+	want = (need + need / 2 + PAGE + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	if (want < SNAP_MIN)
+		want = SNAP_MIN;
+	if (want > NATIVE_SNAP_MAX)
+		want = NATIVE_SNAP_MAX;
+	if (!m->want || want >= m->want)
+		m->want = want;
+	else
+		m->want -= (m->want - want) / 16;
+}
+
+/* Copy want bytes of stack from s->regs.rsp up, page by page so that
+ * the copy stops where the mapping does. */
+static void snap_fill(struct native_unwinder *u, struct native_snap *s, size_t want)
+{
+	struct mem_block b[NATIVE_SNAP_MAX / PAGE + 1];
+	uint64_t at = s->regs.rsp, end;
+	int n = 0, got;
+
+	if (want > NATIVE_SNAP_MAX)
+		want = NATIVE_SNAP_MAX;
+	if (at > UINT64_MAX - want)
+		want = UINT64_MAX - at;		/* hostile registers (fuzz) */
+	if (s->cap < want) {
+		free(s->bytes);
+		s->bytes = xmalloc(want);
+		s->cap = want;
 	}
+	s->lo = at;
+	end = at + want;
+	while (at < end) {
+		uint64_t next = (at | (PAGE - 1)) + 1;
+
+		if (next > end || next == 0)
+			next = end;
+		b[n++] = (struct mem_block){ at, s->bytes + (at - s->lo), next - at };
+		at = next;
+	}
+	got = n ? mem_read_batch(u->proc, b, n) : 0;
+	if (got < 0)
+		got = 0;
+	s->len = got == n ? want : b[got].addr - s->lo;
+	s->at_end = got < n;
+	u->st.snap_bytes += s->len;
+}
+
+/* How much of the stack at sp to copy: up to the end of its mapping, which
+ * is normally where the thread's stack starts (glibc puts the thread's
+ * descriptor and TLS there, a few KiB), and at least what the thread's
+ * earlier unwinds needed (a stack seen to go on past its mapping; a
+ * mapping we have not seen yet, for a new thread).  Either way a copy
+ * found short later is a miss, never a wrong stack: this only decides
+ * how often that happens. */
+static size_t snap_want(const struct native_unwinder *u, const struct memo *m, uint64_t sp)
+{
+	size_t lo = 0, hi = u->nstacks, want = m->want ? m->want : SNAP_FIRST;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp < u->stacks[mid].start)
+			hi = mid;
+		else if (sp >= u->stacks[mid].end)
+			lo = mid + 1;
+		else
+			return m->want > u->stacks[mid].end - sp ? m->want
+								  : u->stacks[mid].end - sp;
+	}
+	return want;
+}
+
+int native_snap_take(struct native_unwinder *u, pid_t tid, struct native_snap *s)
+{
+	struct memo *m = get_memo(u, tid);
+
+	s->tid = tid;
+	s->len = 0;
+	m->used = u->sample;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &s->regs) != 0)
+		return -ESRCH;	/* gone, or not in a stop of ours */
+	snap_fill(u, s, snap_want(u, m, s->regs.rsp));
+	return 0;
+}
+
+void native_snap_free(struct native_snap *s)
+{
+	free(s->bytes);
+	s->bytes = NULL;
+	s->cap = s->len = 0;
 }
 
 static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct native_pc *out,
@@ -654,23 +822,10 @@ static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct nati
 	return n;
 }
 
-int native_unwind(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
-		  bool *truncated)
-{
-	struct user_regs_struct regs;
-
-	*truncated = false;
-	if (max <= 0)
-		return 0;
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) != 0)
-		return -ESRCH;	/* gone, or not in a stop of ours */
-	return native_unwind_regs(u, tid, &regs, out, max, truncated);
-}
-
-int native_unwind_regs(struct native_unwinder *u, pid_t tid, const struct user_regs_struct *regs,
+int native_unwind_snap(struct native_unwinder *u, const struct native_snap *s,
 		       struct native_pc *out, int max, bool *truncated)
 {
-	struct unwind_ctx ctx = { .u = u, .regs = *regs, .lo = UINT64_MAX, .hi = 0 };
+	struct unwind_ctx ctx = { .u = u, .regs = s->regs, .snap = s, .lo = UINT64_MAX };
 	struct memo *m;
 	int n;
 
@@ -680,28 +835,64 @@ int native_unwind_regs(struct native_unwinder *u, pid_t tid, const struct user_r
 	u->st.unwinds++;
 	if (!u->nmaps)
 		native_refresh(u);
-	m = u->no_memo ? NULL : find_memo(u, tid);
-	if (m && memo_holds(u, m, &ctx.regs, max)) {
+	m = get_memo(u, s->tid);
+	m->used = u->sample;
+	if (!u->no_memo && memo_holds(m, s, max)) {
 		memcpy(out, m->pcs, m->n * sizeof(*out));
 		*truncated = m->truncated;
-		m->used = u->sample;
 		u->st.reused++;
 		u->st.frames += m->n;
 		return m->n;
 	}
 	n = unwind(u, &ctx, out, max, truncated);
-	if (n < 0 || u->no_memo)
-		return n;
-	if (!m) {
-		ALLOC_GROW(u->memos, u->nmemos + 1, u->memos_alloc);
-		m = &u->memos[u->nmemos++];
-		memset(m, 0, sizeof(*m));
-		m->tid = tid;
-		m->n = -1;
+	snap_learn(m, &ctx);
+	if (ctx.miss) {
+		u->st.snap_short++;
+		return -EAGAIN;
 	}
-	m->used = u->sample;
-	memo_store(u, m, &ctx, out, n, max, *truncated);
+	if (n < 0)
+		return n;
+	if (!u->no_memo)
+		memo_store(m, &ctx, out, n, max, *truncated);
 	u->st.frames += n;
+	return n;
+}
+
+/* The threads stay stopped: a snapshot too short is taken again, as long
+ * as the last unwind asked for. */
+int native_unwind(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
+		  bool *truncated)
+{
+	struct native_snap s = { 0 };
+	int n = -EAGAIN;
+
+	*truncated = false;
+	if (max <= 0)
+		return 0;
+	for (int tries = 0; tries < 2 && n == -EAGAIN; tries++) {
+		if (native_snap_take(u, tid, &s) < 0) {
+			n = -ESRCH;
+			break;
+		}
+		n = native_unwind_snap(u, &s, out, max, truncated);
+	}
+	native_snap_free(&s);
+	return n;
+}
+
+/* Registers given, memory from the unwinder's reader (the fuzz harness). */
+int native_unwind_regs(struct native_unwinder *u, pid_t tid, const struct user_regs_struct *regs,
+		       struct native_pc *out, int max, bool *truncated)
+{
+	struct native_snap s = { .tid = tid, .regs = *regs };
+	struct memo *m = get_memo(u, tid);
+	int n;
+
+	if (!u->nmaps)
+		native_refresh(u);
+	snap_fill(u, &s, snap_want(u, m, s.regs.rsp));
+	n = native_unwind_snap(u, &s, out, max, truncated);
+	native_snap_free(&s);
 	return n;
 }
 

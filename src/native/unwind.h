@@ -17,7 +17,18 @@
  * Usage, for each sample:
  *	native_begin(u);		   the stacks have moved on: drop cached memory
  *	for each thread stopped by pause_process():
- *		n = native_unwind(u, tid, pcs, max, &truncated);
+ *		native_snap_take(u, tid, &snap[i]);   registers and stack bytes
+ *	release the threads
+ *	for each thread:
+ *		n = native_unwind_snap(u, &snap[i], pcs, max, &truncated);
+ *
+ * so that the target is stopped only while its registers and the used
+ * part of each stack are copied, not while libunwind works.  A snapshot
+ * that turns out too short (a stack deeper than NATIVE_SNAP_MAX, or in a
+ * mapping that appeared since the maps were last read) fails the unwind
+ * (-EAGAIN) rather than read the live stack, which has moved on.
+ * native_unwind() does both steps at once, for a caller that keeps the
+ * threads stopped anyway (dump).
  *
  * A thread that has not moved since its last unwind (same registers, same
  * bytes in the stack range that unwind read: a thread blocked in a system
@@ -34,8 +45,26 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 struct native_unwinder;
+
+/* The most stack a snapshot copies; an unwind that needs more fails. */
+#define NATIVE_SNAP_MAX (1024u * 1024)
+
+/* What an unwind needs of a stopped thread, copied so that the thread can
+ * run again before the unwind.  Zero it before first use; it keeps its
+ * buffer from one sample to the next (native_snap_free() releases it). */
+struct native_snap {
+	pid_t tid;
+	struct user_regs_struct regs;
+	uint64_t lo;		/* target address of bytes[0]: the stack pointer */
+	uint8_t *bytes;
+	size_t len, cap;
+	/* The copy ended where the stack's mapping does: what lies above
+	 * is not this thread's stack, and may be read live. */
+	bool at_end;
+};
 
 /* Deepest native stack we unwind; deeper ones are cut and marked truncated. */
 #define NATIVE_MAX_DEPTH 1024
@@ -62,6 +91,18 @@ void native_begin(struct native_unwinder *u);
 /* Read the target's mappings again and forget the unwind information of
  * objects that are gone (dlclose); cheap enough to call once a second. */
 void native_refresh(struct native_unwinder *u);
+
+/* While thread tid is in a ptrace stop of ours: copy its registers and
+ * the top of its stack into s.  Returns 0 or -ESRCH (gone, or not
+ * stopped by us). */
+int native_snap_take(struct native_unwinder *u, pid_t tid, struct native_snap *s);
+
+/* Unwind a snapshot, any time later, as native_unwind() does.  Returns
+ * -EAGAIN when the unwind needed stack beyond the copy (the next
+ * snapshot of the thread will be long enough). */
+int native_unwind_snap(struct native_unwinder *u, const struct native_snap *s,
+		       struct native_pc *out, int max, bool *truncated);
+void native_snap_free(struct native_snap *s);
 
 /* Unwind thread tid, which must be in a ptrace stop (see pause.h), into
  * out[0..max), innermost first.  Returns the number of frames, or a
@@ -92,6 +133,8 @@ struct native_stats {
 	unsigned long frames;		/* frames returned */
 	unsigned long proc_lookups;	/* find_proc_info calls: unwind-rule cache misses */
 	unsigned long map_reads;	/* times /proc/PID/maps was read */
+	unsigned long snap_bytes;	/* stack bytes copied by snapshots */
+	unsigned long snap_short;	/* unwinds that needed more than the copy */
 };
 void native_get_stats(const struct native_unwinder *u, struct native_stats *st);
 

@@ -130,6 +130,7 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	to->pause_ns += c->pause_ns;
 	if (c->max_pause_ns > to->max_pause_ns)
 		to->max_pause_ns = c->max_pause_ns;
+	hist_merge(&to->pause_hist, &c->pause_hist);
 	for (int i = 0; i < SERR_COUNT; i++)
 		to->errors[i] += c->errors[i];
 }

@@ -61,6 +61,7 @@ struct sampler {
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
+	struct hist pause_hist;
 	struct stat exe;		/* /proc/PID/exe at the start, to see an exec */
 	uint64_t relocated_ns;		/* last look for an exec of the same program */
 };
@@ -411,6 +412,7 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 	s->pause_ns += ns;
 	if (ns > s->max_pause_ns)
 		s->max_pause_ns = ns;
+	hist_add(&s->pause_hist, ns);
 	if (s->ns) {
 		s->errors[SERR_MERGE] += nsample_finish(s->ns, t_ns);
 		s->errors[SERR_SYMBOLS] = nsample_symbol_errors(s->ns);
@@ -514,6 +516,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->pauses = s->pauses;
 	c->pause_ns = s->pause_ns;
 	c->max_pause_ns = s->max_pause_ns;
+	c->pause_hist = s->pause_hist;
 }
 
 void sampler_set_idle(struct sampler *s, bool idle)

@@ -8,6 +8,7 @@
 
 #include "python/locate.h"
 #include "profile/profile.h"
+#include "util/hist.h"
 
 struct sampler_opts {
 	double rate_hz;
@@ -71,6 +72,7 @@ struct sampler_counts {
 	uint64_t pauses;		/* rounds that paused the target */
 	uint64_t pause_ns;		/* ... and how long it was stopped in all */
 	uint64_t max_pause_ns;		/* ... and at most */
+	struct hist pause_hist;		/* ... each pause, in ns */
 };
 void sampler_counts(const struct sampler *s, struct sampler_counts *c);
 
