@@ -186,15 +186,12 @@ static void read_maps(struct native_unwinder *u)
 		const struct proc_map *m = &pm.v[i];
 		struct xmap x = { .start = m->start, .end = m->end };
 
-		/* A stack may span several mappings that the kernel
-		 * did not merge: join the adjacent ones. */
+		/* Not joined with the next mapping: that is often a
+		 * heap arena, megabytes to copy for nothing.  A stack
+		 * that does go on past its mapping is learnt by a miss. */
 		if (m->perms[1] == 'w' && (!m->path[0] || !strcmp(m->path, "[stack]"))) {
-			if (u->nstacks && u->stacks[u->nstacks - 1].end == m->start) {
-				u->stacks[u->nstacks - 1].end = m->end;
-			} else {
-				ALLOC_GROW(u->stacks, u->nstacks + 1, u->stacks_alloc);
-				u->stacks[u->nstacks++] = (struct range){ m->start, m->end };
-			}
+			ALLOC_GROW(u->stacks, u->nstacks + 1, u->stacks_alloc);
+			u->stacks[u->nstacks++] = (struct range){ m->start, m->end };
 		}
 		/* Anonymous code (JIT) has no tables: libunwind falls back to
 		 * the frame pointer chain there by itself. */
