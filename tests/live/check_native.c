@@ -632,6 +632,8 @@ END_TEST
 struct perf {
 	int nframes, nmerged;
 	double first_us, warm_us, memo_us, merge_us, sym_first_us, sym_warm_us;
+	double snap_us;		/* what a sampler's pause pays per thread */
+	size_t snap_len;
 	bool memo_same;		/* the memo gave what a full unwind gives */
 	unsigned long reused;
 };
@@ -643,6 +645,7 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 	struct native_stats st;
 	struct mem *proc = mem_proc_open(pid), *m = mem_cache_new(proc);
 	struct native_unwinder *u = native_open(pid);
+	struct native_snap snap = { 0 };
 	struct symbolizer *s = NULL;
 	struct merge_native nat[NATIVE_MAX_DEPTH];
 	struct merged_ref refs[NATIVE_MAX_DEPTH + PYSTACK_MAX_DEPTH];
@@ -681,6 +684,14 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 		native_unwind(u, pid, again, NATIVE_MAX_DEPTH, &truncated);
 	}
 	pf->memo_us = (now_us() - t0) / PERF_REPS;
+	/* What the sampler does while the target is stopped: registers and
+	 * stack copied, the unwind left for after the release. */
+	t0 = now_us();
+	for (int i = 0; i < PERF_REPS; i++)
+		native_snap_take(u, pid, &snap);
+	pf->snap_us = (now_us() - t0) / PERF_REPS;
+	pf->snap_len = snap.len;
+	native_snap_free(&snap);
 	native_get_stats(u, &st);
 	pf->reused = st.reused;
 	pf->memo_same = native_unwind(u, pid, again, NATIVE_MAX_DEPTH, &truncated) == n &&
@@ -753,11 +764,14 @@ START_TEST(test_cost)
 		       "native: cost: unwind, first: %.0f us; warm (rule cache hot, page cache "
 		       "emptied per sample): %.1f us per thread = %.2f us per frame; thread "
 		       "that has not moved (memo, %lu of %d reused): %.1f us\n"
+		       "native: cost: in the pause (registers + %zu bytes of stack copied, "
+		       "unwound after release): %.1f us per thread\n"
 		       "native: cost: symbolize %d frames, first: %.1f ms; cached: %.1f us; "
 		       "group Python frames + classify + merge: %.1f us per thread\n",
 		       nt.ti->label, nt.b.mode, pf.nframes, pf.nmerged, pf.first_us, pf.warm_us,
-		       pf.warm_us / pf.nframes, pf.reused, PERF_REPS, pf.memo_us, pf.nframes,
-		       pf.sym_first_us / 1000, pf.sym_warm_us, pf.merge_us);
+		       pf.warm_us / pf.nframes, pf.reused, PERF_REPS, pf.memo_us, pf.snap_len,
+		       pf.snap_us, pf.nframes, pf.sym_first_us / 1000, pf.sym_warm_us,
+		       pf.merge_us);
 		if (!pf.memo_same)
 			msg_add(&nt.failures, "cost: the memo's unwind differs from a full one");
 		if (pf.reused < PERF_REPS - 2)
