@@ -187,8 +187,7 @@ static void read_maps(struct native_unwinder *u)
 		struct xmap x = { .start = m->start, .end = m->end };
 
 		/* Not joined with the next mapping: that is often a
-		 * heap arena, megabytes to copy for nothing.  A stack
-		 * that does go on past its mapping is learnt by a miss. */
+		 * heap arena, megabytes to copy for nothing. */
 		if (m->perms[1] == 'w' && (!m->path[0] || !strcmp(m->path, "[stack]"))) {
 			ALLOC_GROW(u->stacks, u->nstacks + 1, u->stacks_alloc);
 			u->stacks[u->nstacks++] = (struct range){ m->start, m->end };
@@ -407,14 +406,19 @@ static int acc_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, voi
 }
 
 /* Data outside code: from the snapshot where it has it.  Above the copy,
- * where the thread's stack may go on, the live bytes belong to a stack
+ * where the thread's stack goes on (up to the end of its mapping; when
+ * that is unknown, NATIVE_SNAP_MAX), the live bytes belong to a stack
  * that has moved since: a miss, remembered so that the next snapshot is
- * longer.  Anything else (unwind tables in read-only segments, what lies
- * past the end of the stack's mapping) does not change and is read live. */
+ * longer.  Anything else is read live: unwind tables in read-only
+ * segments, which do not change, and whatever a frame-pointer guess
+ * through a register that held no frame pointer points to (libunwind's
+ * fallback where an object has no unwind table), which is garbage alive
+ * or not, and ends the unwind as it did before snapshots. */
 static int snap_read(struct unwind_ctx *ctx, uint64_t addr, unw_word_t *val)
 {
 	const struct native_snap *s = ctx->snap;
 	uint64_t end = s->lo + s->len;
+	uint64_t limit = s->stack_end ? s->stack_end : s->lo + NATIVE_SNAP_MAX;
 
 	if (addr >= s->lo && addr < end && end - addr >= sizeof(*val)) {
 		memcpy(val, s->bytes + (addr - s->lo), sizeof(*val));
@@ -424,7 +428,7 @@ static int snap_read(struct unwind_ctx *ctx, uint64_t addr, unw_word_t *val)
 			ctx->hi = addr + sizeof(*val);
 		return 0;
 	}
-	if (!s->at_end && addr >= s->lo && addr - s->lo < NATIVE_SNAP_MAX) {
+	if (!s->at_end && addr >= s->lo && addr < limit) {
 		if (addr + sizeof(*val) > ctx->miss)
 			ctx->miss = addr + sizeof(*val);
 		return -UNW_EINVAL;
@@ -727,29 +731,31 @@ static void snap_fill(struct native_unwinder *u, struct native_snap *s, size_t w
 	u->st.snap_bytes += s->len;
 }
 
-/* How much of the stack at sp to copy: up to the end of its mapping, which
- * is normally where the thread's stack starts (glibc puts the thread's
- * descriptor and TLS there, a few KiB), and at least what the thread's
- * earlier unwinds needed (a stack seen to go on past its mapping; a
- * mapping we have not seen yet, for a new thread).  Either way a copy
- * found short later is a miss, never a wrong stack: this only decides
- * how often that happens. */
-static size_t snap_want(const struct native_unwinder *u, const struct memo *m, uint64_t sp)
+/* How much of the stack at sp to copy: up to the end of its mapping,
+ * which is where the thread's stack starts (glibc puts the thread's
+ * descriptor and TLS there, a few KiB), so an unwind never needs more.
+ * For a stack in a mapping we have not seen yet (a new thread), what
+ * the thread's earlier unwinds needed, and s->stack_end stays 0. */
+static size_t snap_want(const struct native_unwinder *u, const struct memo *m,
+			struct native_snap *s)
 {
-	size_t lo = 0, hi = u->nstacks, want = m->want ? m->want : SNAP_FIRST;
+	uint64_t sp = s->regs.rsp;
+	size_t lo = 0, hi = u->nstacks;
 
+	s->stack_end = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (sp < u->stacks[mid].start)
+		if (sp < u->stacks[mid].start) {
 			hi = mid;
-		else if (sp >= u->stacks[mid].end)
+		} else if (sp >= u->stacks[mid].end) {
 			lo = mid + 1;
-		else
-			return m->want > u->stacks[mid].end - sp ? m->want
-								  : u->stacks[mid].end - sp;
+		} else {
+			s->stack_end = u->stacks[mid].end;
+			return s->stack_end - sp;
+		}
 	}
-	return want;
+	return m->want ? m->want : SNAP_FIRST;
 }
 
 int native_snap_take(struct native_unwinder *u, pid_t tid, struct native_snap *s)
@@ -761,7 +767,7 @@ int native_snap_take(struct native_unwinder *u, pid_t tid, struct native_snap *s
 	m->used = u->sample;
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &s->regs) != 0)
 		return -ESRCH;	/* gone, or not in a stop of ours */
-	snap_fill(u, s, snap_want(u, m, s->regs.rsp));
+	snap_fill(u, s, snap_want(u, m, s));
 	return 0;
 }
 
@@ -887,7 +893,7 @@ int native_unwind_regs(struct native_unwinder *u, pid_t tid, const struct user_r
 
 	if (!u->nmaps)
 		native_refresh(u);
-	snap_fill(u, &s, snap_want(u, m, s.regs.rsp));
+	snap_fill(u, &s, snap_want(u, m, &s));
 	n = native_unwind_snap(u, &s, out, max, truncated);
 	native_snap_free(&s);
 	return n;

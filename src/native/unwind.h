@@ -64,6 +64,7 @@ struct native_snap {
 	/* The copy ended where the stack's mapping does: what lies above
 	 * is not this thread's stack, and may be read live. */
 	bool at_end;
+	uint64_t stack_end;	/* end of the stack's mapping; 0: unknown */
 };
 
 /* Deepest native stack we unwind; deeper ones are cut and marked truncated. */
