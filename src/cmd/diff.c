@@ -35,7 +35,8 @@ static const char diff_usage[] =
 	"line: their ids differ from run to run.\n"
 	"\n"
 	"  -o, --output FILE      where to write (default: pystrobe-diff-DATE-TIME.EXT;\n"
-	"                         -: standard output; its ending names the format)\n"
+	"                         -: standard output, without the summary; its\n"
+	"                         ending names the format)\n"
 	"  -f, --format FORMAT    flamegraph (SVG, default) or collapsed (BEFORE AFTER\n"
 	"                         counts per stack, as flamegraph.pl reads them)\n"
 	"      --negate           draw BEFORE's shape instead (shows what went away)\n"
@@ -383,7 +384,8 @@ int cmd_diff(int argc, char **argv)
 		errorf("diff: the counts add up to more than 2^64");
 		status = EXIT_BAD_INPUT;
 	} else {
-		if (!d.quiet)
+		/* With -o - standard output is the profile's. */
+		if (!d.quiet && !(d.output && !strcmp(d.output, "-")))
 			print_summary(&d, &b, &a);
 		if (fflush(stdout) || write_diff(&d, &b, &a) < 0)
 			status = EXIT_ERROR;
