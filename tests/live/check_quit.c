@@ -118,15 +118,17 @@ static int pids_left(const char *json, char *out, size_t size)
 	return n;
 }
 
-/* The launched command: env MARK python quit_tree.py METHOD DIR. */
+/* The launched command: env MARK python quit_tree.py METHOD [--read] DIR. */
 static void launched_argv(struct argv_buf *a, const struct test_interp *ti, const char *env,
-			  const char *script, const char *method, const char *inside)
+			  const char *script, const char *method, bool read, const char *inside)
 {
 	arg(a, "env");
 	arg(a, env);
 	arg_python(a, ti);
 	arg(a, script);
 	arg(a, method);
+	if (read)
+		arg(a, "--read");
 	arg(a, inside);
 }
 
@@ -152,12 +154,12 @@ static void judge(const char *what, const char *dir, const char *mark, const cha
 	       by_sigint ? ", cleanup ran" : "; its Pool hung in cleanup: ended by SIGTERM");
 }
 
-/* Wait for ready.json in the shared directory (host side). */
-static char *wait_ready(const char *dir, pid_t watch)
+/* Wait for a file in the shared directory (host side); its text. */
+static char *wait_file(const char *dir, const char *name, pid_t watch)
 {
 	char path[PATH_MAX + 16];
 
-	snprintf(path, sizeof(path), "%s/ready.json", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	for (int ms = 0; ms < READY_MS; ms += 50) {
 		if (access(path, F_OK) == 0)
 			return slurp(path);
@@ -192,10 +194,10 @@ static void via_record(const struct test_interp *ti, const char *method)
 	arg(&a, "-o");
 	arg(&a, out);
 	arg(&a, "--");
-	launched_argv(&a, ti, env, script, method, inside);
+	launched_argv(&a, ti, env, script, method, false, inside);
 	pid = spawn_cmd(a.v);
 	ck_assert_msg(pid > 0, "%s: cannot start pystrobe", what);
-	ready = wait_ready(dir, pid);
+	ready = wait_file(dir, "ready.json", pid);
 	if (!ready) {
 		kill_descendants(pid);
 		kill_reap(pid);
@@ -227,14 +229,14 @@ static void via_record(const struct test_interp *ti, const char *method)
 
 /* --- top in tmux ----------------------------------------------------------- */
 
-/* Wait for "TOP-EXIT=" in the pane: top has ended.  Its line, or NULL. */
-static char *wait_top_exit(char *name)
+/* Wait for "EXIT=" in the pane: pystrobe has ended.  Its line, or NULL. */
+static char *wait_exit_line(char *name)
 {
 	for (int ms = 0; ms < STOP_MS; ms += 100) {
 		char *s = NULL, *p;
 
 		if (tmux_cmd(sock, &s, (char *[]){ "capture-pane", "-p", "-t", name, NULL }) == 0 && s &&
-		    (p = strstr(s, "TOP-EXIT="))) {
+		    (p = strstr(s, "EXIT="))) {
 			char *line = strndup(p, strcspn(p, "\n"));
 
 			free(s);
@@ -246,44 +248,66 @@ static char *wait_top_exit(char *name)
 	return NULL;
 }
 
-/* top -- the pool in a tmux pane, then q. */
-static void via_top(const struct test_interp *ti, const char *method)
+/* In a tmux pane, as a user would: `top -- the pool`, then q; or
+ * `record -- the pool --read` (given the terminal: the pool reads a line
+ * typed into it), then Ctrl-C typed into the pane, which reaches the
+ * command's process group directly. */
+static void via_tmux(const struct test_interp *ti, const char *method, bool record)
 {
-	char script[PATH_MAX], dir[PATH_MAX], inside[PATH_MAX], mark[64], env[96];
-	char what[160], name[32], *ready, *line, *words, *cmd;
+	char script[PATH_MAX], dir[PATH_MAX], inside[PATH_MAX], mark[64], env[96], out[PATH_MAX + 16];
+	char what[160], name[32], *ready, *line, *words, *cmd, *text;
 	struct argv_buf a = { .n = 0 };
 	long long t0;
 
-	snprintf(what, sizeof(what), "%s: top, %s pool, q", ti->label, method);
-	snprintf(mark, sizeof(mark), "quitmark-%d-%s-t", (int)getpid(), method);
+	snprintf(what, sizeof(what), "%s: %s, %s pool, %s", ti->label, record ? "record" : "top",
+		 method, record ? "Ctrl-C in the terminal" : "q");
+	snprintf(mark, sizeof(mark), "quitmark-%d-%s-%c", (int)getpid(), method, record ? 'c' : 't');
 	snprintf(env, sizeof(env), "PYSTROBE_QUIT_MARK=%s", mark);
-	snprintf(name, sizeof(name), "q%s", method);
+	snprintf(name, sizeof(name), "%c%s", record ? 'r' : 't', method);
 	test_interp_script(ti, "tests/targets/quit_tree.py", script, sizeof(script));
 	test_interp_shared_dir(ti, dir, inside, sizeof(dir));
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
 	arg(&a, pystrobe_path());
-	arg(&a, "top");
+	arg(&a, record ? "record" : "top");
+	if (record) {
+		arg(&a, "-q");
+		arg(&a, "-o");
+		arg(&a, out);
+	}
 	arg(&a, "--");
-	launched_argv(&a, ti, env, script, method, inside);
+	launched_argv(&a, ti, env, script, method, record, inside);
 	words = shell_words(a.v);
-	ck_assert(asprintf(&cmd, "%s; echo \"TOP-EXIT=$?\"; sleep 60", words) > 0);
+	ck_assert(asprintf(&cmd, "%s; echo \"EXIT=$?\"; sleep 60", words) > 0);
 	free(words);
 	ck_assert_msg(tmux_cmd(sock, NULL, (char *[]){ "new-session", "-d", "-x", "120", "-y", "40",
 						       "-s", name, cmd, NULL }) == 0,
 		      "%s: tmux new-session failed", what);
 	free(cmd);
-	ready = wait_ready(dir, 0);
+	if (record && (text = wait_file(dir, "asking", 0))) {
+		free(text);
+		tmux_cmd(sock, NULL, (char *[]){ "send-keys", "-t", name, "hello", "Enter", NULL });
+	}
+	ready = wait_file(dir, "ready.json", 0);
 	if (!ready) {
 		tmux_cmd(sock, NULL, (char *[]){ "kill-session", "-t", name, NULL });
-		ck_abort_msg("%s: no ready.json within %d ms", what, READY_MS);
+		ck_abort_msg("%s: no ready.json within %d ms%s", what, READY_MS,
+			     record ? " (could it read the terminal?)" : "");
 	}
 	sleep_ms(500);	/* top's screen is up */
 	t0 = now_ms();
-	tmux_cmd(sock, NULL, (char *[]){ "send-keys", "-t", name, "q", NULL });
-	line = wait_top_exit(name);
+	tmux_cmd(sock, NULL, (char *[]){ "send-keys", "-t", name, record ? "C-c" : "q", NULL });
+	line = wait_exit_line(name);
 	tmux_cmd(sock, NULL, (char *[]){ "kill-session", "-t", name, NULL });
-	ck_assert_msg(line, "%s: top did not end within %d ms of q", what, STOP_MS);
-	printf("quit: %s: top ended within %lld ms of q: %s\n", what, now_ms() - t0, line);
-	judge(what, dir, mark, ready, strcmp(line, "TOP-EXIT=143") != 0);
+	ck_assert_msg(line, "%s: pystrobe did not end within %d ms", what, STOP_MS);
+	printf("quit: %s: pystrobe ended within %lld ms: %s\n", what, now_ms() - t0, line);
+	if (record) {
+		snprintf(out, sizeof(out), "%s/read.txt", dir);
+		text = slurp(out);
+		ck_assert_msg(text && !strcmp(text, "hello\n"),
+			      "%s: the command read '%s' from the terminal, not hello", what, text);
+		free(text);
+	}
+	judge(what, dir, mark, ready, strcmp(line, "EXIT=143") != 0);
 	free(line);
 	free(ready);
 	rm_rf(dir);
@@ -291,18 +315,17 @@ static void via_top(const struct test_interp *ti, const char *method)
 
 START_TEST(test_quit)
 {
-	const struct test_interp *ti = chosen[_i / 4];
+	const struct test_interp *ti = chosen[_i / 6];
 	const char *method = _i % 2 ? "forkserver" : "fork";
 
-	if (_i % 4 < 2) {
+	if (_i % 6 < 2) {
 		via_record(ti, method);
 		return;
 	}
 	ck_assert_msg(have_tmux, "MISSING tmux: apt-get install tmux");
-	via_top(ti, method);
+	via_tmux(ti, method, _i % 6 >= 4);
 }
 END_TEST
-
 START_TEST(test_interps_chosen)
 {
 	ck_assert_msg(!missing[0], "MISSING interpreters for the quit tests:%s", missing);
@@ -357,7 +380,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	add_have_interps(tc, n);
 	tcase_add_test(tc, test_interps_chosen);
-	tcase_add_loop_test(tc, test_quit, 0, nchosen * 4);
+	tcase_add_loop_test(tc, test_quit, 0, nchosen * 6);
 	suite_add_tcase(s, tc);
 	status = run_suite(s);
 	if (have_tmux)

@@ -1,7 +1,7 @@
 """A target for tests/live/check_quit.c: a multiprocessing pool that keeps
 working until it is stopped.
 
-Usage: quit_tree.py METHOD OUTDIR
+Usage: quit_tree.py METHOD [--read] OUTDIR
 
 METHOD is the start method of a Pool(3): fork or forkserver.  Once the
 pool has run a first batch of tasks, OUTDIR/ready.json (tmp + rename)
@@ -9,7 +9,8 @@ holds {"main": pid, "workers": [pid...], "forkserver": pid or null}: every
 process of the tree as the program itself knows it.  Then it maps batches
 for ever.  On KeyboardInterrupt (a terminal's Ctrl-C) the pool is ended by
 its own `with` block, and OUTDIR/cleaned is written: the proof that
-Python's cleanup ran.  Runs on CPython 3.7 to 3.15 (3.7 syntax, stdlib).
+Python's cleanup ran.  With --read it first writes OUTDIR/asking and reads
+a line from standard input (a terminal), into OUTDIR/read.txt.  Runs on CPython 3.7 to 3.15 (3.7 syntax, stdlib).
 """
 import json
 import multiprocessing as mp
@@ -41,7 +42,12 @@ def write_json(outdir, name, obj):
 
 
 def main():
-    method, outdir = sys.argv[1], sys.argv[2]
+    method, outdir = sys.argv[1], sys.argv[-1]
+    if "--read" in sys.argv:
+        open(os.path.join(outdir, "asking"), "w").close()
+        line = sys.stdin.readline()
+        with open(os.path.join(outdir, "read.txt"), "w") as f:
+            f.write(line)
     ctx = mp.get_context(method)
     try:
         with ctx.Pool(3) as pool:
