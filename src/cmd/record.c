@@ -54,7 +54,11 @@ static const char record_usage[] =
 	"      --group-processes  with -s: one root for the subprocesses that share\n"
 	"                         a command line (numbers aside)\n"
 	"  -q, --quiet            no status line, no summary\n"
-	"  -h, --help             show this help\n";
+	"  -h, --help             show this help\n"
+	"\n"
+	"A launched command runs in its own process group.  Stopped early (Ctrl-C,\n"
+	"SIGTERM), pystrobe sends SIGINT to that group, SIGTERM 5 s later, SIGKILL\n"
+	"2 s after that, and exits with the command's status.\n";
 
 struct record {
 	struct target_opts t;

@@ -81,16 +81,14 @@ static void set_foreground(int fd, pid_t pgrp)
  * terminal, if we hold it, so that it can read it and Ctrl-C reaches it
  * as it would without us.  Both sides call setpgid: neither may run
  * ahead of it. */
-static void own_group(struct child *ch, bool null_stdio)
+static void own_group(struct child *ch, int tty_fd)
 {
 	if (setpgid(ch->pid, ch->pid) == 0 || getpgid(ch->pid) == ch->pid)
 		ch->pgid = ch->pid;
-	ch->tty_fd = -1;
-	if (null_stdio || !ch->pgid)
+	if (tty_fd < 0 || !ch->pgid)
 		return;
-	ch->tty_fd = foreground_tty();
-	if (ch->tty_fd >= 0)
-		set_foreground(ch->tty_fd, ch->pgid);
+	ch->tty_fd = tty_fd;
+	set_foreground(ch->tty_fd, ch->pgid);
 }
 
 /* Give the terminal back, once the launched command has ended. */
@@ -107,8 +105,9 @@ static void take_terminal_back(struct child *ch)
  * its first Python instruction; if exec fails it writes its errno to
  * *err_fd.  Under sudo it runs as the user who asked.  With null_stdio its
  * standard input, output and error are /dev/null (a full-screen view owns
- * the terminal).  Returns the pid, or -1 with errno set. */
-static pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
+ * the terminal); with hold_tty it is to be given the terminal.  Returns
+ * the pid, or -1 with errno set. */
+static pid_t launch(char **argv, bool null_stdio, bool hold_tty, int *go_fd, int *err_fd)
 {
 	int go[2], errp[2];
 	pid_t pid;
@@ -133,7 +132,7 @@ static pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
 			signal(SIGTERM, SIG_DFL);
 			/* Holding the terminal, a stop by Ctrl-Z would hang
 			 * it with us waiting: not suspendable. */
-			if (!null_stdio)
+			if (hold_tty)
 				signal(SIGTSTP, SIG_IGN);
 			if (null_stdio)
 				stdio_to_null();
@@ -238,18 +237,18 @@ static int wait_for_python(struct child *ch, char **command, const char *who, in
 int child_start(struct child *ch, char **command, const char *who, bool null_stdio,
 		bool any_program, volatile sig_atomic_t *stop, int *status_out)
 {
-	int go_fd = -1, err_fd = -1, rc;
+	int go_fd = -1, err_fd = -1, rc, tty_fd = null_stdio ? -1 : foreground_tty();
 
 	memset(ch, 0, sizeof(*ch));
 	ch->tty_fd = -1;
-	ch->pid = launch(command, null_stdio, &go_fd, &err_fd);
+	ch->pid = launch(command, null_stdio, tty_fd >= 0, &go_fd, &err_fd);
 	if (ch->pid < 0) {
 		errorf("%s: cannot start '%s': %s", who, command[0], strerror(errno));
 		ch->pid = 0;
 		*status_out = EXIT_ERROR;
 		return -1;
 	}
-	own_group(ch, null_stdio);
+	own_group(ch, tty_fd);
 	/* The byte lets it exec: sampling can begin with its first Python
 	 * instruction. */
 	if (write(go_fd, "g", 1) != 1) {
