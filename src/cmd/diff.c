@@ -34,7 +34,9 @@ static const char diff_usage[] =
 	"Thread and process roots (--threads, -s) match by thread name and command\n"
 	"line: their ids differ from run to run.\n"
 	"\n"
-	"  -o, --output FILE      where to write (default: pystrobe-diff-DATE-TIME.EXT)\n"
+	"  -o, --output FILE      where to write (default: pystrobe-diff-DATE-TIME.EXT;\n"
+	"                         -: standard output, without the summary; its\n"
+	"                         ending names the format)\n"
 	"  -f, --format FORMAT    flamegraph (SVG, default) or collapsed (BEFORE AFTER\n"
 	"                         counts per stack, as flamegraph.pl reads them)\n"
 	"      --negate           draw BEFORE's shape instead (shows what went away)\n"
@@ -71,22 +73,16 @@ static int parse_args(struct diff *d, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *fname = NULL;
 	int c;
 
-	d->fmt = out_format_find("flamegraph");
 	d->top = 10;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:f:n:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': d->output = optarg; break;
-		case 'f':
-			d->fmt = out_format_find(optarg);
-			if (!d->fmt || (d->fmt->write != out_flamegraph &&
-					d->fmt->write != out_collapsed))
-				return usage_error("diff", "format '%s' cannot show a difference "
-						   "(flamegraph, collapsed)", optarg);
-			break;
+		case 'f': fname = optarg; break;
 		case OPT_NEGATE: d->oo.diff_negate = true; break;
 		case OPT_RAW: d->oo.diff_raw = true; break;
 		case OPT_FUNCTION: d->by_function = true; break;
@@ -104,6 +100,11 @@ static int parse_args(struct diff *d, int argc, char **argv)
 			return usage_getopt("diff", c, argv);
 		}
 	}
+	if (out_format_settle("diff", fname, d->output, &d->fmt) < 0)
+		return -1;
+	if (d->fmt->write != out_flamegraph && d->fmt->write != out_collapsed)
+		return usage_error("diff", "format '%s' cannot show a difference "
+				   "(flamegraph, collapsed)", d->fmt->name);
 	if (argc - optind != 2)
 		return usage_error("diff", "give two profiles, BEFORE and AFTER "
 				   "(see pystrobe diff --help)");
@@ -344,7 +345,7 @@ static int write_diff(struct diff *d, const struct profile *b, const struct prof
 	d->oo.diff_base = d->oo.diff_negate ? a : b;
 	rc = out_write_file(d->fmt, drawn, &d->oo, path, "diff");
 	if (rc == 0 && !d->quiet)
-		errorf("diff: wrote %s", path);
+		errorf("diff: wrote %s", out_path_name(path));
 	free(title);
 	free(subtitle);
 	free(path);
@@ -383,7 +384,8 @@ int cmd_diff(int argc, char **argv)
 		errorf("diff: the counts add up to more than 2^64");
 		status = EXIT_BAD_INPUT;
 	} else {
-		if (!d.quiet)
+		/* With -o - standard output is the profile's. */
+		if (!d.quiet && !(d.output && !strcmp(d.output, "-")))
 			print_summary(&d, &b, &a);
 		if (fflush(stdout) || write_diff(&d, &b, &a) < 0)
 			status = EXIT_ERROR;

@@ -27,7 +27,8 @@ static const char merge_usage[] =
 	"\n"
 	"Combine profiles (folded/collapsed stacks or pprof) into one.\n"
 	"\n"
-	"  -o, --output FILE      where to write (default: pystrobe-merge-DATE-TIME.EXT)\n"
+	"  -o, --output FILE      where to write (default: pystrobe-merge-DATE-TIME.EXT;\n"
+	"                         -: standard output; its ending names the format)\n"
 	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope or pprof\n"
 	"  -l, --label            a root frame per input, input=VALUE, VALUE the file's\n"
 	"                         name or the one given as FILE=VALUE\n"
@@ -85,21 +86,15 @@ static int parse_args(struct merge *m, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool values = false;
+	const char *fname = NULL;
 	int c;
 
-	m->fmt = out_format_find("flamegraph");
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:f:lqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': m->output = optarg; break;
-		case 'f':
-			m->fmt = out_format_find(optarg);
-			/* Files keep no sample times, and a trace is made of them. */
-			if (!m->fmt || m->fmt->write == out_chrometrace)
-				return usage_error("merge", "format '%s' cannot be merged into "
-						   "(flamegraph, collapsed, speedscope, pprof)", optarg);
-			break;
+		case 'f': fname = optarg; break;
 		case 'l':
 			if (!m->label)
 				m->label = "input";
@@ -119,6 +114,12 @@ static int parse_args(struct merge *m, int argc, char **argv)
 			return usage_getopt("merge", c, argv);
 		}
 	}
+	if (out_format_settle("merge", fname, m->output, &m->fmt) < 0)
+		return -1;
+	/* Files keep no sample times, and a trace is made of them. */
+	if (m->fmt->write == out_chrometrace)
+		return usage_error("merge", "format '%s' cannot be merged into "
+				   "(flamegraph, collapsed, speedscope, pprof)", m->fmt->name);
 	m->nin = argc - optind;
 	if (m->nin < 1)
 		return usage_error("merge", "give the profiles to merge (see pystrobe merge --help)");
@@ -235,7 +236,7 @@ int cmd_merge(int argc, char **argv)
 		status = EXIT_ERROR;
 	else if (!m.quiet)
 		errorf("merge: %d profile%s, %llu samples; wrote %s", m.nin,
-		       m.nin == 1 ? "" : "s", (unsigned long long)out.samples, path);
+		       m.nin == 1 ? "" : "s", (unsigned long long)out.samples, out_path_name(path));
 free_out:
 	profile_free(&out);
 out:

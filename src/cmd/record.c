@@ -36,9 +36,11 @@ static const char record_usage[] =
 	"  -p, --pid PID          profile a running process\n"
 	"  -r, --rate HZ          samples per second (default 100)\n"
 	"  -d, --duration SECS    stop after this long (default: Ctrl-C or exit)\n"
-	"  -o, --output FILE      where to write (default: named after the program)\n"
+	"  -o, --output FILE      where to write (default: named after the program;\n"
+	"                         -: standard output)\n"
 	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope,\n"
-	"                         chrometrace or pprof\n"
+	"                         chrometrace or pprof (default: from -o's ending:\n"
+	"                         .svg .txt .json .trace.json .pb.gz ...)\n"
 	"      --idle             include threads that are not running\n"
 	"      --gil              only the thread holding the GIL\n"
 	"      --threads          a root frame per thread\n"
@@ -52,7 +54,11 @@ static const char record_usage[] =
 	"      --group-processes  with -s: one root for the subprocesses that share\n"
 	"                         a command line (numbers aside)\n"
 	"  -q, --quiet            no status line, no summary\n"
-	"  -h, --help             show this help\n";
+	"  -h, --help             show this help\n"
+	"\n"
+	"A launched command runs in its own process group.  Stopped early (Ctrl-C,\n"
+	"SIGTERM), pystrobe sends SIGINT to that group, SIGTERM 5 s later, SIGKILL\n"
+	"2 s after that, and exits with the command's status.\n";
 
 struct record {
 	struct target_opts t;
@@ -81,10 +87,10 @@ static int parse_args(struct record *r, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *fname = NULL;
 	int c;
 
 	target_opts_init(&r->t);
-	r->fmt = &out_formats[0];
 	optind = 1;
 	opterr = 0;
 	/* "+": stop at the first non-option, the command to launch. */
@@ -97,11 +103,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 						   "of seconds, not '%s'", optarg);
 			break;
 		case 'o': r->output = optarg; break;
-		case 'f':
-			if (!(r->fmt = out_format_find(optarg)))
-				return usage_error("record", "unknown format '%s' (" OUT_FORMAT_NAMES ")",
-						   optarg);
-			break;
+		case 'f': fname = optarg; break;
 		case OPT_THREADS: r->t.so.threads = true; break;
 		case OPT_GROUP: r->t.fo.group = true; break;
 		case 'q': r->quiet = true; break;
@@ -113,7 +115,8 @@ static int parse_args(struct record *r, int argc, char **argv)
 				return -1;
 		}
 	}
-	if (target_opts_finish(&r->t, argc, argv, "record") < 0)
+	if (out_format_settle("record", fname, r->output, &r->fmt) < 0 ||
+	    target_opts_finish(&r->t, argc, argv, "record") < 0)
 		return -1;
 	if (r->t.fo.group && !r->t.fo.subprocesses)
 		return usage_error("record", "--group-processes needs --subprocesses");
@@ -228,7 +231,7 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms)",
 			  (unsigned long long)st->lagged, st->max_lag_ms);
 	if (path)
-		sb_printf(&sb, "; wrote %s", path);
+		sb_printf(&sb, "; wrote %s", out_path_name(path));
 	if (r->merge_error[0])
 		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
@@ -237,11 +240,11 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 
 /* --- the command ---------------------------------------------------------- */
 
-/* Ctrl-C on a terminal reached the child too; a SIGTERM sent to us alone
- * is passed on, so both end together.  Then as long as it takes. */
+/* Asked to stop (Ctrl-C, SIGTERM, SIGHUP), we end the command as a
+ * terminal's Ctrl-C would, then firmer; else it is waited for. */
 static int finish_child(struct record *r)
 {
-	return child_finish(&r->child, quit_requested ? quit_signal : 0, -1);
+	return child_finish(&r->child, quit_requested);
 }
 
 /* The wall clock, to the nanosecond: timelines from several hosts or
@@ -285,6 +288,8 @@ int cmd_record(int argc, char **argv)
 	if (r.t.command &&
 	    child_start(&r.child, r.t.command, "record", false, r.t.fo.subprocesses,
 			&quit_requested, &status) < 0) {
+		if (quit_requested)
+			status = finish_child(&r);
 		profile_free(&p);
 		return status;
 	}

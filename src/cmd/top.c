@@ -59,10 +59,10 @@ static const char top_usage[] =
 	"When standard output is not a terminal, a plain-text snapshot (the top 20\n"
 	"rows) is printed every --delay seconds until the target exits or SIGINT.\n"
 	"A launched command's input and output are /dev/null while the full-screen\n"
-	"view is shown.  q ends it (SIGTERM) if it is still running, and pystrobe\n"
-	"exits with its status.\n";
+	"view is shown.  q ends it if it is still running (SIGINT to its process\n"
+	"group, SIGTERM 5 s later, SIGKILL 2 s after that), and pystrobe exits\n"
+	"with its status.\n";
 
-#define CHILD_GRACE_MS	5000	/* after quitting, before SIGKILL */
 
 struct top {
 	struct target_opts o;
@@ -111,11 +111,11 @@ static void snapshot(struct top *t)
 		t->quit = true;
 }
 
-/* End a launched command and return its exit status.  sig is how we were
- * asked to stop: q ends the command with SIGTERM. */
-static int finish_child(struct top *t, int sig)
+/* End a launched command and return its exit status.  With stop (q, a
+ * signal) it is ended as a terminal's Ctrl-C would, then firmer. */
+static int finish_child(struct top *t, bool stop)
 {
-	return child_finish(&t->child, sig, CHILD_GRACE_MS);
+	return child_finish(&t->child, stop);
 }
 
 /* --- the loop ------------------------------------------------------------- */
@@ -302,7 +302,7 @@ static int start(struct top *t, int *status)
 		if (child_start(&t->child, t->o.command, "top", t->tty, t->o.fo.subprocesses,
 				&quit_requested, status) < 0) {
 			if (quit_requested)
-				*status = finish_child(t, quit_signal);
+				*status = finish_child(t, true);
 			return -1;
 		}
 		t->o.pid = t->child.pid;
@@ -310,7 +310,7 @@ static int start(struct top *t, int *status)
 	t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
 	if (!t->f) {
 		errorf("%s", err);
-		*status = t->child.pid ? finish_child(t, SIGTERM) : rc;
+		*status = t->child.pid ? finish_child(t, true) : rc;
 		return -1;
 	}
 	argv = proc_cmdline(t->o.pid, &argc);
@@ -341,12 +341,12 @@ int cmd_top(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
 	if (t.tty && top_view_start(&t.v, &t.ui) < 0) {
-		status = t.child.pid ? finish_child(&t, SIGTERM) : EXIT_ERROR;
+		status = t.child.pid ? finish_child(&t, true) : EXIT_ERROR;
 		goto out;
 	}
 	run(&t);
 	top_view_end();
-	status = finish_child(&t, quit_requested ? quit_signal : t.m.exited ? 0 : SIGTERM);
+	status = finish_child(&t, quit_requested || !t.m.exited);
 out:
 	fleet_close(t.f);
 	top_model_free(&t.m);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,80 @@ const struct out_format *out_format_find(const char *name)
 		if (!strcmp(f->name, name))
 			return f;
 	return NULL;
+}
+
+/* The formats a file name's ending stands for, the first taken when -f
+ * is not given.  A plain .json is either JSON format: speedscope when
+ * nothing says which (speedscope also opens a Chrome trace, not the other
+ * way round).  Longer endings first. */
+static const struct {
+	const char *suffix;
+	const char *formats[2];
+} out_suffixes[] = {
+	{ ".svg", { "flamegraph" } },
+	{ ".collapsed", { "collapsed" } },
+	{ ".folded", { "collapsed" } },
+	{ ".txt", { "collapsed" } },
+	{ ".speedscope.json", { "speedscope" } },
+	{ ".trace.json", { "chrometrace" } },
+	{ ".json", { "speedscope", "chrometrace" } },
+	{ ".pb.gz", { "pprof" } },
+	{ ".pprof.gz", { "pprof" } },
+	{ ".pprof", { "pprof" } },
+};
+
+static int suffix_of(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	for (size_t i = 0; i < sizeof(out_suffixes) / sizeof(*out_suffixes); i++) {
+		size_t k = strlen(out_suffixes[i].suffix);
+
+		if (n > k && !strcasecmp(path + n - k, out_suffixes[i].suffix))
+			return (int)i;
+	}
+	return -1;
+}
+
+int out_format_settle(const char *cmd, const char *name, const char *path,
+		      const struct out_format **fmt)
+{
+	const struct out_format *f = name ? out_format_find(name) : NULL;
+	int i = suffix_of(path);
+
+	if (name && !f)
+		return usage_error(cmd, "unknown format '%s' (" OUT_FORMAT_NAMES ")", name);
+	if (i < 0) {
+		*fmt = f ? f : &out_formats[0];
+		return 0;
+	}
+	if (!f) {
+		*fmt = out_format_find(out_suffixes[i].formats[0]);
+		return 0;
+	}
+	for (int k = 0; k < 2 && out_suffixes[i].formats[k]; k++)
+		if (!strcmp(out_suffixes[i].formats[k], f->name)) {
+			*fmt = f;
+			return 0;
+		}
+	return usage_error(cmd, "-f %s contradicts the output name '%s' (%s is %s): "
+			   "change one of them", name, path, out_suffixes[i].suffix,
+			   out_suffixes[i].formats[0]);
+}
+
+const char *out_path_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "standard output";
+}
+
+/* "-": the profile goes to standard output, as it is written. */
+static int write_stdout(const struct out_format *fmt, const struct profile *p,
+			const struct out_opts *o, const char *cmd)
+{
+	if (fmt->write(p, stdout, o) == 0 && out_finish(stdout) == 0)
+		return 0;
+	errorf("%s: cannot write to standard output: %s", cmd, strerror(errno));
+	return -1;
 }
 
 char *out_default_name(const char *what, const struct out_format *fmt)
@@ -61,12 +136,16 @@ void out_flush_sb(struct strbuf *sb, FILE *f)
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd)
 {
-	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp), rc = -1;
+	char *tmp;
+	int fd, rc = -1;
 	uid_t uid;
 	gid_t gid;
 	FILE *f;
 
+	if (!strcmp(path, "-"))
+		return write_stdout(fmt, p, o, cmd);
+	tmp = xasprintf("%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
 	if (fd < 0) {
 		errorf("%s: cannot create '%s': %s", cmd, tmp, strerror(errno));
 		free(tmp);

@@ -48,11 +48,23 @@ extern const struct out_format out_formats[];
 #define OUT_FORMAT_NAMES "flamegraph, collapsed, speedscope, chrometrace, pprof"
 const struct out_format *out_format_find(const char *name);
 
+/* The format to write: -f's (name, or NULL when not given), else the one
+ * the output name's ending stands for (.svg, .txt/.collapsed/.folded,
+ * .json/.speedscope.json, .trace.json, .pb.gz/.pprof), else flamegraph.
+ * Returns 0, or -1 after a usage error starting with cmd: an unknown name,
+ * or one the ending contradicts (-f pprof -o x.svg). */
+int out_format_settle(const char *cmd, const char *name, const char *path,
+		      const struct out_format **fmt);
+
+/* How to name path in a message: "-" is standard output. */
+const char *out_path_name(const char *path);
+
 /* "pystrobe-WHAT-DATE-TIME.EXT", a default file name (a new string). */
 char *out_default_name(const char *what, const struct out_format *fmt);
 
 /* Write p to path through a temporary file renamed into place, so an
- * interrupted run never leaves half a file in place of a good one.
+ * interrupted run never leaves half a file in place of a good one; "-" is
+ * standard output.
  * Returns 0, or -1 after an error message that starts with cmd. */
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd);

@@ -213,7 +213,7 @@ static int read_folded(struct reader *r, const char *data, size_t len)
 	size_t lineno = 0;
 
 	if (memchr(data, 0, len))
-		return fail(r, "binary data that is neither folded stacks nor gzip-compressed pprof");
+		return fail(r, "binary data that is neither folded stacks nor pprof");
 	while (s < end) {
 		const char *nl = memchr(s, '\n', end - s);
 
@@ -735,16 +735,90 @@ static int gunzip(struct reader *r, const char *data, size_t len, struct strbuf 
 	return fail(r, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
 }
 
-static int read_pprof(struct reader *r, const char *data, size_t len)
-{
-	struct strbuf raw = STRBUF_INIT;
-	int ret;
+/* --- telling formats apart --------------------------------------------- */
 
-	ret = gunzip(r, data, len, &raw);
-	if (!ret)
-		ret = read_pprof_proto(r, (const uint8_t *)(raw.buf ? raw.buf : ""), raw.len);
-	sb_release(&raw);
-	return ret;
+static bool is_gzip(const char *data, size_t len)
+{
+	return len >= 2 && (uint8_t)data[0] == 0x1f && (uint8_t)data[1] == 0x8b;
+}
+
+/* Text holds no control characters but tab, CR and LF (pystrobe's folded
+ * output escapes the others); pprof's protobuf nearly always does, in
+ * its first kilobytes. */
+static bool is_binary(const char *data, size_t len)
+{
+	for (size_t i = 0; i < len && i < 4096; i++) {
+		unsigned char c = data[i];
+
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+			return true;
+	}
+	return false;
+}
+
+/* Binary data is pprof, or nothing we read: the protobuf's complaint says
+ * why it is not pprof. */
+static int read_binary(struct reader *r, const char *data, size_t len)
+{
+	char why[256];
+	size_t skip = strlen(r->name) + 2;
+
+	if (read_pprof_proto(r, (const uint8_t *)data, len) == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", strlen(r->err) > skip ? r->err + skip : r->err);
+	return fail(r, "binary data that is neither folded stacks nor pprof (as pprof: %s)", why);
+}
+
+/* What a text file we do not read is, by its first bytes: NULL when it
+ * may be folded stacks. */
+static const char *unreadable_text(const char *data, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && is_blank(data[i]))
+		i++;
+	if (i < len && (data[i] == '{' || data[i] == '[')) {
+		size_t n = len - i < 65536 ? len - i : 65536;
+
+		if (memmem(data + i, n, "speedscope", 10))
+			return "a speedscope JSON profile";
+		if (data[i] == '[' || memmem(data + i, n, "\"traceEvents\"", 13))
+			return "a Chrome trace (JSON)";
+		return "JSON that is not a profile format";
+	}
+	/* Not a bare '<': "<module> (x.py:1);f (x.py:2) 3" is folded. */
+	if (len - i >= 5 && (!strncmp(data + i, "<?xml", 5) || !strncmp(data + i, "<svg", 4)))
+		return "SVG or XML (a flame graph is a picture, not its data)";
+	return NULL;
+}
+
+/* Read data by what it is; inside a gzip stream once more (gzip of
+ * folded stacks, of pprof, ...). */
+static int read_any(struct reader *r, const char *data, size_t len, enum profile_format *fmt,
+		    int gz_depth)
+{
+	const char *what;
+
+	if (is_gzip(data, len)) {
+		struct strbuf raw = STRBUF_INIT;
+		int ret = gz_depth > 0 ? fail(r, "gzip inside gzip inside gzip") :
+					 gunzip(r, data, len, &raw);
+
+		if (!ret)
+			ret = read_any(r, raw.buf ? raw.buf : "", raw.len, fmt, gz_depth + 1);
+		sb_release(&raw);
+		return ret;
+	}
+	if (is_binary(data, len)) {
+		*fmt = PROFILE_PPROF;
+		return read_binary(r, data, len);
+	}
+	*fmt = PROFILE_FOLDED;
+	what = unreadable_text(data, len);
+	if (what)
+		return fail(r, "%s: diff and merge read pprof (gzip-compressed or not) and "
+			    "folded stacks (collapsed), plain or gzip-compressed", what);
+	return read_folded(r, data, len);
 }
 
 /* --- entry points ------------------------------------------------------- */
@@ -753,7 +827,7 @@ int profile_read_mem(const char *data, size_t len, const char *name, struct prof
 		     enum profile_format *fmt, char *err, size_t errlen)
 {
 	struct reader *r = xcalloc(1, sizeof(*r));
-	bool gz = len >= 2 && (uint8_t)data[0] == 0x1f && (uint8_t)data[1] == 0x8b;
+	enum profile_format f = PROFILE_FOLDED;
 	int ret;
 
 	profile_init(p, 0);
@@ -761,9 +835,9 @@ int profile_read_mem(const char *data, size_t len, const char *name, struct prof
 	r->err = err;
 	r->errlen = errlen;
 	r->p = p;
+	ret = read_any(r, data, len, &f, 0);
 	if (fmt)
-		*fmt = gz ? PROFILE_PPROF : PROFILE_FOLDED;
-	ret = gz ? read_pprof(r, data, len) : read_folded(r, data, len);
+		*fmt = f;
 	if (!ret && !p->samples)
 		ret = fail(r, "no samples");
 	if (ret)

@@ -1,9 +1,11 @@
 /* Reading profiles back from files, for `diff` and `merge`.
  *
- * Two formats are read, told apart by their first bytes:
+ * Two formats are read, told apart by their content, not their name;
+ * either may be gzip-compressed (the stream is opened and looked at again):
  *
- *  - gzip-compressed pprof (profile.proto), as `record -f pprof` writes it
- *    and as most pprof producers do.  Frames keep their function, file and
+ *  - pprof (profile.proto), compressed as `record -f pprof` writes it and
+ *    as most pprof producers do, or not: binary data (control characters
+ *    other than tab, CR and LF in its first 4 KiB) is read as pprof.  Frames keep their function, file and
  *    line, so they print as `record` prints them; the string labels
  *    "process" and "thread" become process and thread roots again, and
  *    any other string label KEY becomes a root "KEY=VALUE" (what `merge`
@@ -14,6 +16,9 @@
  *    the like.  A frame is kept as its text (pystrobe's \xNN and \\ escapes
  *    undone), since a folded file does not say what is a function, a file
  *    or a line.
+ *
+ * What is neither is named in the error: speedscope JSON, a Chrome trace,
+ * other JSON, SVG or XML.
  *
  * Files are hostile input: sizes, depths and counts are bounded, and
  * anything that does not parse is an error with one line saying where,

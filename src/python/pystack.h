@@ -114,6 +114,11 @@ int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_
 void pystack_names(struct mem *m, const struct pyinterp *pi, const uint64_t *idents,
 		   int n, char **names);
 
+/* What Python calls the main thread.  A process that never imported
+ * threading has no names to read, but its main thread (tid == pid) is
+ * still this one, as threading would call it. */
+#define PY_MAIN_THREAD_NAME "MainThread"
+
 /* Fill in thread names from the threading module's _active dict. */
 void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
 			  struct py_thread *threads, int n);

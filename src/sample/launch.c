@@ -50,13 +50,64 @@ static void stdio_to_null(void)
 		close(fd);
 }
 
-/* Start argv[0] (looked up in PATH).  It waits on a pipe until a byte is
- * written to *go_fd, so that sampling can begin with its first Python
- * instruction; if exec fails it writes its errno to *err_fd.  Under sudo it
- * runs as the user who asked.  With null_stdio its standard input, output
- * and error are /dev/null (a full-screen view owns the terminal).  Returns
+/* The terminal we are in the foreground of (standard input, output or
+ * error), or -1: the launched command is given it, as a shell gives a job
+ * its terminal. */
+static int foreground_tty(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
+			return fd;
+	return -1;
+}
+
+/* Make pgrp the foreground of the terminal fd.  SIGTTOU is held off: when
+ * the terminal is given back we are in the background. */
+static void set_foreground(int fd, pid_t pgrp)
+{
+	sigset_t ttou, old;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	/* Failing, the command runs in the background: it cannot read
+	 * the terminal, but is sampled and ended all the same. */
+	(void)tcsetpgrp(fd, pgrp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Its own process group, so that ending it reaches every process it
+ * started (a multiprocessing pool, a forkserver and its workers); and the
+ * terminal, if we hold it, so that it can read it and Ctrl-C reaches it
+ * as it would without us.  Both sides call setpgid: neither may run
+ * ahead of it. */
+static void own_group(struct child *ch, int tty_fd)
+{
+	if (setpgid(ch->pid, ch->pid) == 0 || getpgid(ch->pid) == ch->pid)
+		ch->pgid = ch->pid;
+	if (tty_fd < 0 || !ch->pgid)
+		return;
+	ch->tty_fd = tty_fd;
+	set_foreground(ch->tty_fd, ch->pgid);
+}
+
+/* Give the terminal back, once the launched command has ended. */
+static void take_terminal_back(struct child *ch)
+{
+	if (ch->tty_fd < 0)
+		return;
+	set_foreground(ch->tty_fd, getpgrp());
+	ch->tty_fd = -1;
+}
+
+/* Start argv[0] (looked up in PATH) in its own process group.  It waits on
+ * a pipe until a byte is written to *go_fd, so that sampling can begin with
+ * its first Python instruction; if exec fails it writes its errno to
+ * *err_fd.  Under sudo it runs as the user who asked.  With null_stdio its
+ * standard input, output and error are /dev/null (a full-screen view owns
+ * the terminal); with hold_tty it is to be given the terminal.  Returns
  * the pid, or -1 with errno set. */
-static pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
+static pid_t launch(char **argv, bool null_stdio, bool hold_tty, int *go_fd, int *err_fd)
 {
 	int go[2], errp[2];
 	pid_t pid;
@@ -72,12 +123,17 @@ static pid_t launch(char **argv, bool null_stdio, int *go_fd, int *err_fd)
 
 		close(go[1]);
 		close(errp[0]);
+		setpgid(0, 0);
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
 		e = drop_to_sudo_user();
 		if (!e) {
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
+			/* Holding the terminal, a stop by Ctrl-Z would hang
+			 * it with us waiting: not suspendable. */
+			if (hold_tty)
+				signal(SIGTSTP, SIG_IGN);
 			if (null_stdio)
 				stdio_to_null();
 			execvp(argv[0], argv);
@@ -134,6 +190,7 @@ static int wait_for_exec(struct child *ch, char **command, const char *who, int 
 	 * success the pipe closed with exec (close-on-exec): EOF. */
 	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
 		ch->reaped = waitpid(ch->pid, &ch->status, 0) == ch->pid;
+		take_terminal_back(ch);
 		if (e == BAD_SUDO_IDS)
 			errorf("%s: SUDO_UID or SUDO_GID is not a numeric id: not running '%s' as root",
 			       who, command[0]);
@@ -159,6 +216,7 @@ static int wait_for_python(struct child *ch, char **command, const char *who, in
 	for (;;) {
 		if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
 			ch->reaped = true;
+			take_terminal_back(ch);
 			errorf("%s: '%s' exited before Python started (status %d)",
 			       who, command[0], exit_status_of(ch->status));
 			*status_out = exit_status_of(ch->status);
@@ -179,16 +237,18 @@ static int wait_for_python(struct child *ch, char **command, const char *who, in
 int child_start(struct child *ch, char **command, const char *who, bool null_stdio,
 		bool any_program, volatile sig_atomic_t *stop, int *status_out)
 {
-	int go_fd = -1, err_fd = -1, rc;
+	int go_fd = -1, err_fd = -1, rc, tty_fd = null_stdio ? -1 : foreground_tty();
 
 	memset(ch, 0, sizeof(*ch));
-	ch->pid = launch(command, null_stdio, &go_fd, &err_fd);
+	ch->tty_fd = -1;
+	ch->pid = launch(command, null_stdio, tty_fd >= 0, &go_fd, &err_fd);
 	if (ch->pid < 0) {
 		errorf("%s: cannot start '%s': %s", who, command[0], strerror(errno));
 		ch->pid = 0;
 		*status_out = EXIT_ERROR;
 		return -1;
 	}
+	own_group(ch, tty_fd);
 	/* The byte lets it exec: sampling can begin with its first Python
 	 * instruction. */
 	if (write(go_fd, "g", 1) != 1) {
@@ -216,6 +276,7 @@ bool child_reap(struct child *ch, int timeout_ms)
 		if (r == ch->pid || r < 0) {
 			ch->reaped = true;
 			ch->lost = r < 0;
+			take_terminal_back(ch);
 			return true;
 		}
 		if (timeout_ms >= 0 && waited >= timeout_ms)
@@ -230,22 +291,61 @@ int child_exit_status(const struct child *ch)
 	return ch->lost ? EXIT_ERROR : exit_status_of(ch->status);
 }
 
-int child_finish(struct child *ch, int sig, int grace_ms)
+/* Is a process of its group left?  The group outlives the command when
+ * processes it started do; EPERM says one is there too. */
+static bool group_left(const struct child *ch)
 {
+	return ch->pgid && (kill(-ch->pgid, 0) == 0 || errno == EPERM);
+}
+
+/* Wait up to timeout_ms for the command to exit and its group to empty.
+ * True once both have. */
+static bool wait_tree(struct child *ch, int timeout_ms)
+{
+	struct timespec tick = { 0, 10000000 };
+
+	for (int waited = 0;; waited += 10) {
+		if (child_reap(ch, 0) && !group_left(ch))
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+}
+
+/* Send sig to its process group, or to it alone if it has none. */
+static void signal_tree(const struct child *ch, int sig)
+{
+	if (ch->pgid)
+		kill(-ch->pgid, sig);
+	else if (!ch->reaped)
+		kill(ch->pid, sig);
+}
+
+int child_finish(struct child *ch, bool stop)
+{
+	/* What a terminal's Ctrl-C does, so that Python's own cleanup runs
+	 * (a pool's workers, a forkserver), then firmer. */
+	static const struct { int sig, grace_ms; } steps[] = {
+		{ SIGINT, CHILD_INT_GRACE_MS },
+		{ SIGTERM, CHILD_TERM_GRACE_MS },
+		{ SIGKILL, CHILD_TERM_GRACE_MS },
+	};
+
 	if (!ch->pid)
 		return EXIT_OK;
-	if (!ch->reaped) {
-		if (sig && sig != SIGINT)
-			kill(ch->pid, sig);
-		/* Ctrl-C on a terminal reached it too: a moment to end by
-		 * itself, then it is told (the SIGINT may have been ours
-		 * alone).  Without a grace it ends when it will. */
-		if (sig == SIGINT && grace_ms >= 0 && !child_reap(ch, 1000))
-			kill(ch->pid, SIGINT);
-		if (!child_reap(ch, grace_ms)) {
-			kill(ch->pid, SIGKILL);
-			child_reap(ch, -1);
-		}
+	if (!stop) {
+		child_reap(ch, -1);
+		return child_exit_status(ch);
 	}
+	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		if (wait_tree(ch, 0))
+			break;
+		signal_tree(ch, steps[i].sig);
+		if (wait_tree(ch, steps[i].grace_ms))
+			break;
+	}
+	/* SIGKILL cannot be refused: this only waits for the kernel. */
+	child_reap(ch, -1);
 	return child_exit_status(ch);
 }

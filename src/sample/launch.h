@@ -17,15 +17,26 @@ struct child {
 	bool reaped;
 	bool lost;		/* the wait failed: its status is unknown */
 	int status;		/* its wait status, once reaped */
+	pid_t pgid;		/* its own process group, or 0 */
+	int tty_fd;		/* the terminal it was given, or -1 */
 };
 
-/* Start command (argv[0] looked up in PATH) and wait until it is Python,
+/* Ending a launched command: SIGINT to its group, then SIGTERM after
+ * CHILD_INT_GRACE_MS, then SIGKILL after CHILD_TERM_GRACE_MS more.  The
+ * man page's "Stopping a launched command" says so. */
+#define CHILD_INT_GRACE_MS	5000
+#define CHILD_TERM_GRACE_MS	2000
+
+/* Start command (argv[0] looked up in PATH) in a process group of its own
+ * and wait until it is Python,
  * or with any_program only until it has run exec: with --subprocesses the
  * Python may be further down.  It is held before exec until we are ready,
  * so sampling can begin with its first Python instruction.  Under sudo it
  * runs as the user who asked.  With null_stdio its standard input, output
- * and error are /dev/null (a full-screen view owns the terminal).  Returns
- * 0, or -1 with the exit status to end with in *status_out (said on stderr,
+ * and error are /dev/null (a full-screen view owns the terminal); else, if
+ * we are in the foreground of a terminal, its group is made the foreground
+ * until it ends (it can read the terminal, Ctrl-C reaches it) and it
+ * ignores SIGTSTP.  Returns 0, or -1 with the exit status to end with in *status_out (said on stderr,
  * prefixed with who) when it could not start, exited first, or *stop was
  * set. */
 int child_start(struct child *ch, char **command, const char *who, bool null_stdio,
@@ -40,11 +51,10 @@ bool child_reap(struct child *ch, int timeout_ms);
 int child_exit_status(const struct child *ch);
 
 /* End it, and return its exit status (EXIT_OK when none was launched).
- * sig is why we end: 0 when it exited or the run ended by itself, else the
- * signal to pass on.  SIGINT is not passed on at once, since a Ctrl-C
- * from the terminal reached it too.  With grace_ms >= 0 it gets that long
- * to exit (a second more after SIGINT, which it then gets) before
- * SIGKILL; with -1 it is waited for as long as it takes. */
-int child_finish(struct child *ch, int sig, int grace_ms);
+ * Without stop it has exited (or will, by itself) and is reaped.  With
+ * stop its process group gets SIGINT, as from a terminal's Ctrl-C, and
+ * CHILD_INT_GRACE_MS to end (the command and every process left in its
+ * group), then SIGTERM and CHILD_TERM_GRACE_MS, then SIGKILL. */
+int child_finish(struct child *ch, bool stop);
 
 #endif

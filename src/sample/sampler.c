@@ -278,8 +278,12 @@ static void refresh_names(struct sampler *s, uint64_t t_ns)
 		idents[i] = s->threads[i].ident;
 	pystack_names(s->m, &s->pi, idents, n, names);
 	for (int i = 0; i < n; i++) {
+		struct sthread *t = &s->threads[i];
+
+		if (!names[i] && !t->name && t->tid == s->pid)
+			names[i] = xstrdup(PY_MAIN_THREAD_NAME);
 		if (names[i])
-			name_thread(s, &s->threads[i], names[i]);
+			name_thread(s, t, names[i]);
 	}
 	s->names_stale = false;
 	s->names_at_ns = t_ns;

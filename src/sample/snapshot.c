@@ -146,6 +146,8 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		for (int j = 0; j < ntids; j++)
 			if (tids[j] == t->tid)
 				t->idle = states[j] != 'R';
+		if (!t->name && t->tid == pid)
+			t->name = xstrdup(PY_MAIN_THREAD_NAME);
 	}
 	if (nc) {
 		struct symbolizer *sym = symbolizer_new(pid, SYMBOLIZE_LINES);

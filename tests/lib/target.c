@@ -815,3 +815,49 @@ pid_t target_host_pid(const struct target *t, pid_t ns_pid)
 {
 	return descendant_with_ns_pid(t->pid, ns_pid);
 }
+
+char *shell_words(char *const *argv)
+{
+	size_t cap = 16;
+	char *s;
+
+	for (int i = 0; argv[i]; i++)
+		cap += strlen(argv[i]) * 4 + 3;
+	s = calloc(1, cap);
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, "'");
+		for (const char *p = argv[i]; *p; p++) {
+			if (*p == '\'')
+				strcat(s, "'\\''");
+			else
+				strncat(s, p, 1);
+		}
+		strcat(s, "'");
+	}
+	return s;
+}
+
+int tmux_cmd(const char *sock, char **out, char *const words[])
+{
+	struct argv_buf a = { .n = 0 };
+	struct run r;
+	int rc;
+
+	arg(&a, "tmux");
+	arg(&a, "-S");
+	arg(&a, sock);
+	arg(&a, "-f");
+	arg(&a, "/dev/null");
+	args(&a, words);
+	if (run_cmd(&r, 10000, a.v) < 0)
+		return -1;
+	rc = run_exit(&r);
+	if (out) {
+		*out = r.out;
+		r.out = NULL;
+	}
+	run_free(&r);
+	return rc;
+}

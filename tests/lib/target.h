@@ -185,4 +185,12 @@ void args(struct argv_buf *a, char *const *list);
 /* The interpreter as python_argv() gives it. */
 void arg_python(struct argv_buf *a, const struct test_interp *ti);
 
+/* Words joined into a shell command line, each in single quotes (a new
+ * string). */
+char *shell_words(char *const *argv);
+
+/* tmux -S sock -f /dev/null WORDS...: its exit code, or -1; its output in
+ * *out (to free) when out is not NULL. */
+int tmux_cmd(const char *sock, char **out, char *const words[]);
+
 #endif

@@ -304,29 +304,6 @@ static void all_seen(const struct thread_ids *ids, const bool *seen, const char 
 				(int)ids->host[i], (int)ids->ns[i]);
 }
 
-static int tmux(const char *sock, char **out, char *const words[])
-{
-	struct argv_buf a = { .n = 0 };
-	struct run r;
-	int rc;
-
-	arg(&a, "tmux");
-	arg(&a, "-S");
-	arg(&a, sock);
-	arg(&a, "-f");
-	arg(&a, "/dev/null");
-	args(&a, words);
-	if (run_cmd(&r, 10000, a.v) < 0)
-		return -1;
-	rc = run_exit(&r);
-	if (out) {
-		*out = r.out;
-		r.out = NULL;
-	}
-	run_free(&r);
-	return rc;
-}
-
 /* What line 2 of top's screen says after "Showing: ", up to two spaces;
  * "" while it is not drawn. */
 static void top_showing(const char *sock, char *buf, size_t size)
@@ -334,7 +311,7 @@ static void top_showing(const char *sock, char *buf, size_t size)
 	char *s = NULL, *p, *end;
 
 	buf[0] = 0;
-	if (tmux(sock, &s, (char *[]){ "capture-pane", "-p", "-t", "top", NULL }) == 0 &&
+	if (tmux_cmd(sock, &s, (char *[]){ "capture-pane", "-p", "-t", "top", NULL }) == 0 &&
 	    (p = strstr(s, "Showing: "))) {
 		p += 9;
 		end = strstr(p, "  ");
@@ -358,7 +335,7 @@ static bool top_wait(const char *sock, const char *old, int threads, char *buf, 
 		bool counted = true;
 
 		if (threads) {
-			counted = tmux(sock, &s, (char *[]){ "capture-pane", "-p", "-t", "top",
+			counted = tmux_cmd(sock, &s, (char *[]){ "capture-pane", "-p", "-t", "top",
 							     NULL }) == 0 && strstr(s, want);
 			free(s);
 		}
@@ -387,7 +364,7 @@ static void check_top(struct target *t, const struct thread_ids *ids, char **fai
 	snprintf(sock, sizeof(sock), "%s/tmux", dir);
 	snprintf(cmd, sizeof(cmd), "'%s' top --idle --delay 0.5 --pid %d; sleep 60",
 		 pystrobe_path(), (int)t->py_pid);
-	if (tmux(sock, NULL, (char *[]){ "new-session", "-d", "-x", "160", "-y", "40", "-s",
+	if (tmux_cmd(sock, NULL, (char *[]){ "new-session", "-d", "-x", "160", "-y", "40", "-s",
 					 "top", cmd, NULL }) != 0) {
 		msg_add(failures, "top: tmux new-session failed");
 		rm_rf(dir);
@@ -403,7 +380,7 @@ static void check_top(struct target *t, const struct thread_ids *ids, char **fai
 		long tid;
 		int k;
 
-		tmux(sock, NULL, (char *[]){ "send-keys", "-t", "top", "T", NULL });
+		tmux_cmd(sock, NULL, (char *[]){ "send-keys", "-t", "top", "T", NULL });
 		if (!top_wait(sock, prev, 0, cur, sizeof(cur))) {
 			msg_add(failures, "top: T: \"Showing: %s\" stayed", prev);
 			break;
@@ -425,7 +402,7 @@ static void check_top(struct target *t, const struct thread_ids *ids, char **fai
 		printf("containers: %s: top: T showed threads%s\n", t->ti->label, list);
 	all_seen(ids, seen, "top", failures);
 out:
-	tmux(sock, NULL, (char *[]){ "kill-server", NULL });
+	tmux_cmd(sock, NULL, (char *[]){ "kill-server", NULL });
 	rm_rf(dir);
 }
 

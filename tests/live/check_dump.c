@@ -8,8 +8,13 @@
  *
  * Failures are collected while the target runs and reported once it is
  * stopped, so that all four dumps are judged and nothing is left behind.
+ *
+ * tests/targets/no_threading.py (run with -S) never imports threading:
+ * its main thread must still be "MainThread", as Python names it, in
+ * dump's text and in record --threads.
  */
 #include <check.h>
+#include <limits.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +203,46 @@ START_TEST(test_dump)
 }
 END_TEST
 
+/* The main thread is MainThread when no threading module names it. */
+START_TEST(test_main_thread_name)
+{
+	const struct test_interp *ti = &interps[_i];
+	struct target t;
+	char why[512], script[PATH_MAX], pid[16], *truth, how[96];
+	struct run r;
+
+	test_interp_script(ti, "tests/targets/no_threading.py", script, sizeof(script));
+	if (target_start(&t, ti, why, sizeof(why), "-S", script, NULL) < 0 ||
+	    target_wait_file(&t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: no_threading.py: %s", ti->label, why);
+	}
+	truth = slurp(t.truth);
+	ck_assert_msg(truth && strstr(truth, "\"threading\": false"),
+		      "%s: threading was loaded after all: %s", ti->label, truth);
+	t.py_pid = t.pid;
+	if (strstr(truth, "\"pid\": "))
+		t.py_pid = atoi(strstr(truth, "\"pid\": ") + 7);
+	free(truth);
+	snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", pid, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0 && strstr(r.out, "\"MainThread\""),
+		      "%s: dump: %s, no \"MainThread\" in:\n%.1500s", ti->label,
+		      run_describe(&r, how, sizeof(how)), r.out);
+	run_free(&r);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-q", "--threads", "-d", "0.5", "-f",
+				      "collapsed", "-o", "-", "--pid", pid, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0 && strstr(r.out, "\"MainThread\";"),
+		      "%s: record --threads: %s, no \"MainThread\" root in:\n%.1500s", ti->label,
+		      run_describe(&r, how, sizeof(how)), r.out);
+	run_free(&r);
+	target_stop(&t);
+	printf("dump: %s: the main thread of a program without threading is MainThread\n",
+	       ti->label);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dump");
@@ -210,6 +255,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_dump, 0, ninterps);
+	tcase_add_loop_test(tc, test_main_thread_name, 0, ninterps);
 	suite_add_tcase(s, tc);
 
 	return run_suite(s);

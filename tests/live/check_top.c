@@ -97,30 +97,6 @@ static void flunk(struct top_test *d, const char *what, const char *fmt, ...)
 	free(line);
 }
 
-/* Words joined into a shell command line, each in single quotes. */
-static char *shell_words(char *const *argv)
-{
-	size_t cap = 16;
-	char *s;
-
-	for (int i = 0; argv[i]; i++)
-		cap += strlen(argv[i]) * 4 + 3;
-	s = calloc(1, cap);
-	for (int i = 0; argv[i]; i++) {
-		if (i)
-			strcat(s, " ");
-		strcat(s, "'");
-		for (const char *p = argv[i]; *p; p++) {
-			if (*p == '\'')
-				strcat(s, "'\\''");
-			else
-				strncat(s, p, 1);
-		}
-		strcat(s, "'");
-	}
-	return s;
-}
-
 /* --- tmux ----------------------------------------------------------------- */
 
 static char tmux_err[256];	/* what the last tmux command said */

@@ -10,6 +10,8 @@
  *    and process/thread roots included.
  *  - Folded files written by other tools (perf-style frames, odd spacing,
  *    frames with spaces, [unknown]) are read.
+ *  - Inputs are told by content: folded and pprof, each plain or gzipped,
+ *    are read; speedscope, Chrome trace and SVG are named in the error.
  *  - Hostile files: truncated gzip, varints past the end, absurd lengths,
  *    random bytes: an error, never a crash (run under ASan in CI), and from
  *    the command line exit 9 with one line.
@@ -266,27 +268,29 @@ END_TEST
 
 /* --- the readers, in process ----------------------------------------------- */
 
-static char *collapsed_of(const struct profile *p)
-{
-	struct out_opts o = { .full_filenames = false };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	ck_assert_int_eq(out_collapsed(p, f, &o), 0);
-	fclose(f);
-	return buf;
-}
-
-static char *pprof_of(const struct profile *p, size_t *len)
+/* What a writer writes of p, and its length. */
+static char *out_of(int (*write)(const struct profile *, FILE *, const struct out_opts *),
+		    const struct profile *p, size_t *len)
 {
 	struct out_opts o = { .full_filenames = false };
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
-	ck_assert_int_eq(out_pprof(p, f, &o), 0);
+	ck_assert_int_eq(write(p, f, &o), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *collapsed_of(const struct profile *p)
+{
+	size_t len;
+
+	return out_of(out_collapsed, p, &len);
+}
+
+static char *pprof_of(const struct profile *p, size_t *len)
+{
+	return out_of(out_pprof, p, len);
 }
 
 /* What record writes, read back, is what record wrote: collapsed and
@@ -475,6 +479,79 @@ START_TEST(test_deep)
 }
 END_TEST
 
+/* The bytes a gzip stream holds (up to 1 MiB). */
+static char *gunzip_of(const char *gz, size_t len, size_t *out_len)
+{
+	size_t cap = 1 << 20;
+	char *raw = xmalloc(cap);
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)gz;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)raw;
+	z.avail_out = (uInt)cap;
+	ck_assert_int_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	return raw;
+}
+
+/* Input is told by its content: folded stacks and pprof, each plain or
+ * gzip-compressed, read alike; speedscope, a Chrome trace, an SVG are
+ * named in the one-line error. */
+START_TEST(test_detect_by_content)
+{
+	struct profile p, q;
+	enum profile_format fmt;
+	char err[256], *want, *got, *gz, *raw, *pb, *js;
+	size_t len, gzlen, rawlen, jslen;
+	static const struct {
+		int (*write)(const struct profile *, FILE *, const struct out_opts *);
+		const char *named;
+	} unread[] = {
+		{ out_speedscope, "a speedscope JSON profile" },
+		{ out_chrometrace, "a Chrome trace" },
+		{ out_flamegraph, "SVG" },
+	};
+
+	sample_profile(&p, true);
+	want = collapsed_of(&p);
+	gz = gzip_of(want, strlen(want), &gzlen);
+	ck_assert_int_eq(profile_read_mem(gz, gzlen, "c.gz", &q, &fmt, err, sizeof(err)), 0);
+	ck_assert_int_eq(fmt, PROFILE_FOLDED);
+	got = collapsed_of(&q);
+	ck_assert_str_eq(got, want);
+	free(got);
+	profile_free(&q);
+
+	/* pprof without its gzip: the protobuf itself. */
+	pb = pprof_of(&p, &len);
+	ck_assert_int_eq(profile_read_mem(pb, len, "x", &q, NULL, err, sizeof(err)), 0);
+	profile_free(&q);
+	raw = gunzip_of(pb, len, &rawlen);
+	ck_assert_int_eq(profile_read_mem(raw, rawlen, "p.pb", &q, &fmt, err, sizeof(err)), 0);
+	ck_assert_int_eq(fmt, PROFILE_PPROF);
+	got = collapsed_of(&q);
+	ck_assert_str_eq(got, want);
+	free(got);
+	profile_free(&q);
+
+	for (size_t i = 0; i < sizeof(unread) / sizeof(*unread); i++) {
+		js = out_of(unread[i].write, &p, &jslen);
+		expect_bad(js, jslen, unread[i].named);
+		free(js);
+	}
+	expect_bad("{\"a\": 1}", 8, "JSON that is not a profile");
+	free(raw);
+	free(pb);
+	free(gz);
+	free(want);
+	profile_free(&p);
+}
+END_TEST
+
 START_TEST(test_cli_errors)
 {
 	struct fixture fx;
@@ -519,6 +596,7 @@ int main(void)
 	tcase_add_test(tc, test_foreign_folded);
 	tcase_add_test(tc, test_hostile_input);
 	tcase_add_test(tc, test_deep);
+	tcase_add_test(tc, test_detect_by_content);
 	tcase_add_test(tc, test_cli_errors);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

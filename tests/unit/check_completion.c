@@ -1,0 +1,260 @@
+/* The shell completion files in completion/ (installed by make install).
+ *
+ * bash: completion/pystrobe is sourced in `bash -c`; `complete -p pystrobe`
+ * must name its function, and lines are completed by setting COMP_WORDS
+ * and COMP_CWORD as bash does and calling it: the commands, each
+ * command's options (the same set as the long options its own --help
+ * lists, so that the file stays true as options change), -f's formats
+ * (those of the format table, and for diff and merge only what they
+ * write), files after -o and as diff's inputs, a command after `--`, and
+ * the pid of a live python3 after -p.
+ * zsh: completion/_pystrobe names every long option each --help lists, and
+ * with zsh installed it parses (zsh -n) and compinit registers it for
+ * pystrobe; without zsh that half says so on stdout.
+ */
+#include <check.h>
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "folded.h"
+#include "interpreters.h"
+#include "profile/output.h"
+#include "target.h"
+#include "util/util.h"
+#include "suite.h"
+
+static const char *const commands[] = { "dump", "record", "top", "diff", "merge" };
+
+/* bash: source the file, print `complete -p pystrobe`, then one line of
+ * candidates per line to complete ("|" marks the cursor at the end). */
+static const char driver[] =
+	"source \"$1\" || exit 1; shift\n"
+	"complete -p pystrobe\n"
+	"for line; do\n"
+	"  line=${line%|}\n"
+	"  read -ra COMP_WORDS <<<\"$line\"\n"
+	"  [[ $line == *' ' ]] && COMP_WORDS+=('')\n"
+	"  COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()\n"
+	"  _pystrobe\n"
+	"  printf '%s\\n' \"${COMPREPLY[*]}\"\n"
+	"done\n";
+
+static char *completion_file(const char *name)
+{
+	return xasprintf("%s/completion/%s", test_srcdir(), name);
+}
+
+/* Complete each of lines (NULL-terminated); out[i] is line i's candidates,
+ * space-separated (new strings). */
+static void complete_lines(const char *const *lines, char **out)
+{
+	struct argv_buf a = { .n = 0 };
+	char *file = completion_file("pystrobe"), *p, *nl, why[64];
+	struct run r;
+	int i = 0;
+
+	arg(&a, "bash");
+	arg(&a, "-c");
+	arg(&a, driver);
+	arg(&a, "bash");
+	arg(&a, file);
+	for (int k = 0; lines[k]; k++)
+		arg(&a, lines[k]);
+	ck_assert_int_eq(run_cmd(&r, 20000, a.v), 0);
+	ck_assert_msg(run_exit(&r) == 0, "bash: %s; %s", run_describe(&r, why, sizeof(why)), r.err);
+	ck_assert_msg(!strncmp(r.out, "complete ", 9) && strstr(r.out, "-F _pystrobe pystrobe\n"),
+		      "complete -p pystrobe: %.200s", r.out);
+	p = strchr(r.out, '\n') + 1;
+	for (; lines[i] && (nl = strchr(p, '\n')); i++, p = nl + 1)
+		out[i] = strndup(p, nl - p);
+	ck_assert_msg(!lines[i], "bash answered %d lines of %s", i, r.out);
+	run_free(&r);
+	free(file);
+}
+
+/* Is w one of the space-separated words? */
+static bool has_word(const char *words, const char *w)
+{
+	char *x = xasprintf(" %s ", words), *pat = xasprintf(" %s ", w);
+	bool found = strstr(x, pat) != NULL;
+
+	free(x);
+	free(pat);
+	return found;
+}
+
+/* Every word of a is one of b's. */
+static bool words_in(const char *a, const char *b)
+{
+	char *s = xstrdup(a), *save = NULL;
+	bool all = true;
+
+	for (char *w = strtok_r(s, " ", &save); w && all; w = strtok_r(NULL, " ", &save))
+		all = has_word(b, w);
+	free(s);
+	return all;
+}
+
+/* Are the space-separated words of a and b the same set? */
+static bool same_words(const char *a, const char *b)
+{
+	return words_in(a, b) && words_in(b, a);
+}
+
+/* The long options `pystrobe cmd --help` lists, space-separated. */
+static char *help_options(const char *cmd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct run r;
+	const char *p;
+
+	ck_assert_int_eq(run_pystrobe(&r, cmd, "--help", NULL), 0);
+	ck_assert_int_eq(run_exit(&r), 0);
+	for (p = r.out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *s = p;
+
+		while (*s == ' ')
+			s++;
+		if (s[0] == '-' && isalpha((unsigned char)s[1]) && s[2] == ',' && s[3] == ' ')
+			s += 4;
+		if (s == p || strncmp(s, "--", 2))
+			continue;
+		sb_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)strspn(s, "-abcdefghijklmnopqrstuvwxyz"),
+			  s);
+	}
+	run_free(&r);
+	return sb_detach(&sb);
+}
+
+START_TEST(test_bash_options)
+{
+	const char *lines[8] = { NULL };
+	char *got[8], *want;
+
+	for (int i = 0; i < 5; i++)
+		lines[i] = xasprintf("pystrobe %s --|", commands[i]);
+	complete_lines(lines, got);
+	for (int i = 0; i < 5; i++) {
+		want = help_options(commands[i]);
+		ck_assert_msg(same_words(got[i], want), "%s: completes '%s', --help lists '%s'",
+			      commands[i], got[i], want);
+		free(want);
+		free(got[i]);
+		free((char *)lines[i]);
+	}
+}
+END_TEST
+
+START_TEST(test_bash_words)
+{
+	char *dir = test_tmpdir("check_completion");
+	char *file = test_file(dir, "abc.svg", "x");
+	struct strbuf all = STRBUF_INIT, merge = STRBUF_INIT;
+	char *got[16], *o_line = xasprintf("pystrobe record -o %s/ab|", dir);
+	char *diff_line = xasprintf("pystrobe diff %s/ab|", dir);
+	const char *lines[] = {
+		"pystrobe |", "pystrobe me|", "pystrobe record -f |", "pystrobe diff -f |",
+		"pystrobe merge --format |", o_line, diff_line, "pystrobe top -- |",
+		"pystrobe record --|", NULL,
+	};
+
+	for (const struct out_format *f = out_formats; f->name; f++) {
+		sb_printf(&all, "%s%s", all.len ? " " : "", f->name);
+		if (strcmp(f->name, "chrometrace"))
+			sb_printf(&merge, "%s%s", merge.len ? " " : "", f->name);
+	}
+	complete_lines(lines, got);
+	ck_assert_str_eq(got[0], "dump record top diff merge --help --version");
+	ck_assert_str_eq(got[1], "merge");
+	ck_assert_msg(same_words(got[2], all.buf), "record -f: %s", got[2]);
+	ck_assert_msg(same_words(got[3], "flamegraph collapsed"), "diff -f: %s", got[3]);
+	ck_assert_msg(same_words(got[4], merge.buf), "merge --format: %s", got[4]);
+	ck_assert_msg(!strcmp(got[5], file), "record -o: '%s', not %s", got[5], file);
+	ck_assert_msg(!strcmp(got[6], file), "diff: '%s', not %s", got[6], file);
+	ck_assert_msg(strstr(got[7], "bash"), "after --, commands: no bash in '%.200s'", got[7]);
+	ck_assert_msg(strstr(got[8], "--output") && !strstr(got[8], "--delay"), "%s", got[8]);
+	for (int i = 0; lines[i]; i++)
+		free(got[i]);
+	sb_release(&all);
+	sb_release(&merge);
+	free(o_line);
+	free(diff_line);
+	free(file);
+	test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* -p offers the pids of Python processes: a live python3's among them. */
+START_TEST(test_bash_pid)
+{
+	char *const py[] = { (char *)test_python3(), "-c", "import time; time.sleep(30)", NULL };
+	const char *lines[] = { "pystrobe dump -p |", NULL };
+	pid_t pid = spawn_cmd(py);
+	char *got[1], want[32];
+
+	ck_assert_msg(pid > 0, "cannot start %s", py[0]);
+	proc_wait_exe(pid, "python3", 5000);
+	sleep_ms(200);
+	complete_lines(lines, got);
+	kill_reap(pid);
+	snprintf(want, sizeof(want), "%d", (int)pid);
+	ck_assert_msg(has_word(got[0], want), "-p: pid %d not in '%s'", (int)pid, got[0]);
+	free(got[0]);
+}
+END_TEST
+
+START_TEST(test_zsh)
+{
+	char *file = completion_file("_pystrobe"), *text = test_slurp(file), why[64];
+	char *dir = xasprintf("%s/completion", test_srcdir()), *script;
+	struct run r;
+
+	ck_assert_msg(text && !strncmp(text, "#compdef pystrobe\n", 18), "%s: no #compdef line",
+		      file);
+	for (int i = 0; i < 5; i++) {
+		char *want = help_options(commands[i]), *save = NULL;
+
+		for (char *w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save))
+			ck_assert_msg(strstr(text, w), "%s: %s's %s is not in it", file, commands[i],
+				      w);
+		free(want);
+	}
+	if (system("zsh --version >/dev/null 2>&1") != 0) {
+		printf("check_completion: zsh not installed: _pystrobe not parsed by zsh "
+		       "(apt-get install zsh)\n");
+		goto out;
+	}
+	script = xasprintf("zsh -n '%s' && zsh -fc 'fpath=(%s $fpath); autoload -Uz compinit; "
+			   "compinit -D -u; print -r -- $_comps[pystrobe]'", file, dir);
+	ck_assert_int_eq(run_cmd(&r, 20000, (char *[]){ "sh", "-c", script, NULL }), 0);
+	ck_assert_msg(run_exit(&r) == 0 && !strcmp(r.out, "_pystrobe\n"),
+		      "zsh: %s; out '%s', err '%s'", run_describe(&r, why, sizeof(why)), r.out, r.err);
+	run_free(&r);
+	free(script);
+	printf("check_completion: zsh parses _pystrobe and compinit registers it\n");
+out:
+	free(dir);
+	free(text);
+	free(file);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("completion");
+	TCase *tc = tcase_create("completion");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_bash_options);
+	tcase_add_test(tc, test_bash_words);
+	tcase_add_test(tc, test_bash_pid);
+	tcase_add_test(tc, test_zsh);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

@@ -1,0 +1,199 @@
+/* Where and in which format the profile commands write.
+ *
+ *  - Without -f the format is the one -o's ending stands for (.svg,
+ *    .txt/.collapsed/.folded, .json/.speedscope.json, .trace.json,
+ *    .pb.gz/.pprof/.pprof.gz, any case); -f that contradicts the ending is
+ *    a usage error (exit 2, one line) and nothing is written; an unknown
+ *    ending leaves -f or the default (flamegraph).
+ *  - -o - writes the profile to standard output and no file named "-";
+ *    diff then leaves its summary out.
+ * Checked on out_format_settle() and on the merge, diff and record
+ * commands, whose files are read back by their content.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "folded.h"
+#include "profile/output.h"
+#include "profile/profile_read.h"
+#include "target.h"
+#include "util/util.h"
+#include "suite.h"
+
+START_TEST(test_settle)
+{
+	static const struct {
+		const char *f, *path, *want;	/* want NULL: a usage error */
+	} cases[] = {
+		{ NULL, NULL, "flamegraph" },
+		{ NULL, "-", "flamegraph" },
+		{ "pprof", "-", "pprof" },
+		{ NULL, "prof.pb.gz", "pprof" },
+		{ NULL, "prof.PPROF", "pprof" },
+		{ NULL, "prof.pprof.gz", "pprof" },
+		{ NULL, "a/b.svg", "flamegraph" },
+		{ NULL, "x.txt", "collapsed" },
+		{ NULL, "x.folded", "collapsed" },
+		{ NULL, "x.collapsed", "collapsed" },
+		{ NULL, "x.json", "speedscope" },
+		{ NULL, "x.speedscope.json", "speedscope" },
+		{ NULL, "x.trace.json", "chrometrace" },
+		{ "chrometrace", "x.json", "chrometrace" },
+		{ "speedscope", "x.json", "speedscope" },
+		{ "collapsed", "x.out", "collapsed" },
+		{ NULL, "x.out", "flamegraph" },
+		{ "pprof", "x.svg", NULL },
+		{ "flamegraph", "x.pb.gz", NULL },
+		{ "chrometrace", "x.speedscope.json", NULL },
+		{ "speedscope", "x.trace.json", NULL },
+		{ "collapsed", "x.json", NULL },
+		{ "nosuch", NULL, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const struct out_format *fmt = NULL;
+		int rc = out_format_settle("test", cases[i].f, cases[i].path, &fmt);
+
+		if (!cases[i].want) {
+			ck_assert_msg(rc == -1, "-f %s -o %s: accepted as %s", cases[i].f,
+				      cases[i].path, fmt ? fmt->name : "?");
+			continue;
+		}
+		ck_assert_msg(rc == 0 && fmt && !strcmp(fmt->name, cases[i].want),
+			      "-f %s -o %s: %s, not %s", cases[i].f ? cases[i].f : "(none)",
+			      cases[i].path ? cases[i].path : "(none)", rc ? "refused" : fmt->name,
+			      cases[i].want);
+	}
+}
+END_TEST
+
+/* The format a file holds, by reading it back; "svg", "speedscope" and
+ * "chrometrace" by their first bytes. */
+static const char *format_of(const char *data, size_t len)
+{
+	struct profile q;
+	enum profile_format fmt;
+	char err[256];
+
+	if (len > 5 && !strncmp(data, "<?xml", 5))
+		return "flamegraph";
+	if (len > 1 && data[0] == '{')
+		return strstr(data, "traceEvents") ? "chrometrace" : "speedscope";
+	if (profile_read_mem(data, len, "out", &q, &fmt, err, sizeof(err)) < 0)
+		return err;
+	profile_free(&q);
+	if (fmt == PROFILE_PPROF)
+		return len > 2 && (unsigned char)data[0] == 0x1f ? "pprof" : "raw pprof";
+	return "collapsed";
+}
+
+/* A file's bytes (binary too) and their count. */
+static char *read_bytes(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	ck_assert_msg(f, "%s was not written", path);
+	fseek(f, 0, SEEK_END);
+	*len = ftell(f);
+	rewind(f);
+	buf = xcalloc(1, *len + 1);
+	ck_assert_uint_eq(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+static void merge_to(const char *dir, const char *in, const char *name, const char *want)
+{
+	char *out = xasprintf("%s/%s", dir, name), *data, why[64];
+	struct run r;
+	size_t len;
+
+	ck_assert_int_eq(run_pystrobe(&r, "merge", "-q", "-o", out, in, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0, "merge -o %s: %s; %s", name,
+		      run_describe(&r, why, sizeof(why)), r.err);
+	run_free(&r);
+	data = read_bytes(out, &len);
+	ck_assert_msg(!strcmp(format_of(data, len), want), "merge -o %s wrote %s, not %s", name,
+		      format_of(data, len), want);
+	free(data);
+	free(out);
+}
+
+START_TEST(test_format_from_name)
+{
+	char *dir = test_tmpdir("check_outnames");
+	char *in = test_file(dir, "in.txt", "main;work 7\nmain;rest 3\n");
+	char *out = xasprintf("%s/o.svg", dir), why[64];
+	struct run r;
+
+	merge_to(dir, in, "a.pb.gz", "pprof");
+	merge_to(dir, in, "a.svg", "flamegraph");
+	merge_to(dir, in, "a.folded", "collapsed");
+	merge_to(dir, in, "a.json", "speedscope");
+	merge_to(dir, in, "a.out", "flamegraph");
+	/* A contradiction: one line, exit 2, nothing written. */
+	ck_assert_int_eq(run_pystrobe(&r, "merge", "-f", "pprof", "-o", out, in, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 2, "%s", run_describe(&r, why, sizeof(why)));
+	ck_assert_msg(run_one_error_line(&r) && strstr(r.err, "contradicts"), "%s", r.err);
+	run_free(&r);
+	ck_assert_int_eq(access(out, F_OK), -1);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-f", "pprof", "-o", out, "--pid", "1", NULL),
+			 0);
+	ck_assert_msg(run_exit(&r) == 2, "record: %s", run_describe(&r, why, sizeof(why)));
+	ck_assert_msg(run_one_error_line(&r) && strstr(r.err, "contradicts"), "%s", r.err);
+	run_free(&r);
+	ck_assert_int_eq(run_pystrobe(&r, "diff", "-o", "x.pb.gz", in, in, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 2, "diff: %s", run_describe(&r, why, sizeof(why)));
+	ck_assert_msg(run_one_error_line(&r) && strstr(r.err, "cannot show a difference"), "%s",
+		      r.err);
+	run_free(&r);
+	free(out);
+	free(in);
+	test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_stdout)
+{
+	char *dir = test_tmpdir("check_outnames");
+	char *in = test_file(dir, "in.txt", "main;work 7\nmain;rest 3\n");
+	char why[64];
+	struct run r;
+
+	ck_assert_int_eq(access("-", F_OK), -1);
+	ck_assert_int_eq(run_pystrobe(&r, "merge", "-f", "collapsed", "-o", "-", in, in, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0, "%s; %s", run_describe(&r, why, sizeof(why)), r.err);
+	ck_assert_str_eq(r.out, "main;rest 6\nmain;work 14\n");
+	ck_assert_msg(strstr(r.err, "wrote standard output"), "%s", r.err);
+	run_free(&r);
+	ck_assert_msg(access("-", F_OK) == -1, "a file named '-' was written");
+	/* diff: the SVG alone on standard output, no summary in it. */
+	ck_assert_int_eq(run_pystrobe(&r, "diff", "-o", "-", in, in, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0, "%s; %s", run_describe(&r, why, sizeof(why)), r.err);
+	ck_assert_msg(!strncmp(r.out, "<?xml", 5) && !strstr(r.out, "Deltas are in") &&
+		      strstr(r.out, "</svg>"), "%.200s", r.out);
+	run_free(&r);
+	ck_assert_msg(access("-", F_OK) == -1, "a file named '-' was written");
+	free(in);
+	test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("outnames");
+	TCase *tc = tcase_create("outnames");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_settle);
+	tcase_add_test(tc, test_format_from_name);
+	tcase_add_test(tc, test_stdout);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
