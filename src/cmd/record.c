@@ -205,6 +205,9 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 	sb_printf(&sb, "%llu samples (%llu stacks) in %.2f s, %.1f Hz",
 		  (unsigned long long)st->rounds, (unsigned long long)st->stacks, st->elapsed_s,
 		  st->rate_hz);
+	/* Below the rate asked for by more than the clock's own jitter. */
+	if (r->t.so.rate_hz > 0 && st->elapsed_s >= 1 && st->rate_hz < 0.99 * r->t.so.rate_hz)
+		sb_printf(&sb, " of %.0f Hz asked", r->t.so.rate_hz);
 	if (!errors) {
 		sb_puts(&sb, ", no errors");
 	} else {
@@ -222,8 +225,9 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		sb_printf(&sb, ", target paused %.0f us per sample (at most %.1f ms)",
 			  r->counts.pause_ns / 1e3 / r->counts.pauses, r->counts.max_pause_ns / 1e6);
 	if (st->lagged)
-		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms)",
-			  (unsigned long long)st->lagged, st->max_lag_ms);
+		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms, %llu samples skipped)",
+			  (unsigned long long)st->lagged, st->max_lag_ms,
+			  (unsigned long long)st->skipped);
 	if (path)
 		sb_printf(&sb, "; wrote %s", path);
 	if (r->merge_error[0])

@@ -22,6 +22,9 @@
 
 #define MAX_THREADS 1024
 #define NAME_REFRESH_NS 1000000000ull
+/* With --idle no thread's state decides anything: it is read only this
+ * often, for the share of threads running that top shows. */
+#define STATE_EVERY_NS 10000000ull
 #define NO_FRAME UINT32_MAX
 
 struct sthread {
@@ -56,6 +59,8 @@ struct sampler {
 	uint64_t stacks;
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
+	uint64_t checked;		/* threads whose state was read */
+	uint64_t states_at_ns;		/* when they were last read, + 1 */
 	uint64_t unready;		/* rounds before the interpreter was readable */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
@@ -443,16 +448,32 @@ static bool replaced(struct sampler *s, uint64_t t_ns)
 	return moved;
 }
 
+/* Read the threads' states this round?  Without --idle they decide which
+ * stacks count; with it they only feed the active share, for which one
+ * look every STATE_EVERY_NS is plenty (each costs a /proc read per
+ * thread, the largest part of a cheap round). */
+static bool want_states(struct sampler *s, uint64_t t_ns)
+{
+	if (!s->o.idle)
+		return true;
+	if (s->states_at_ns && t_ns + 1 - s->states_at_ns < STATE_EVERY_NS)
+		return false;
+	s->states_at_ns = t_ns + 1;
+	return true;
+}
+
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
 	uint64_t gil, since = 0;
 	char err[256];
+	bool states;
 	int n, rc;
 
 	mem_cache_reset(s->m);
-	/* Also with idle: the active share in sampler_counts() needs them. */
-	read_states(s);
+	states = want_states(s, t_ns);
+	if (states)
+		read_states(s);
 	rc = pause_target(s, &pause, t_ns, &since);
 	if (rc < 0)
 		return rc == -EXIT_EXITED ? rc : 0;
@@ -491,7 +512,10 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			continue;
 		t = find_thread(s, &s->ts[i], n);
 		/* Unknown counts as running, as in wanted(). */
-		s->active += !t->state || t->state == 'R';
+		if (states) {
+			s->checked++;
+			s->active += !t->state || t->state == 'R';
+		}
 		if (wanted(s, t, holds_gil(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
@@ -507,6 +531,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->gil_rounds = s->gil_rounds;
 	c->threads = s->seen;
 	c->active = s->active;
+	c->checked = s->checked;
 	c->stacks = s->stacks;
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;
