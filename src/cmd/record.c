@@ -280,6 +280,8 @@ int cmd_record(int argc, char **argv)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	quit_on_signals();
 	profile_init(&p, r.t.so.rate_hz);
+	/* Formats that aggregate need no timeline: memory stays flat. */
+	p.no_timeline = !r.fmt->timeline;
 
 	/* With --subprocesses only until it has started: the Python may be
 	 * further down. */
