@@ -1,0 +1,133 @@
+#include "python/recheck.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE 4096u
+/* Blocks looked back at for the page of a new word: frames of one thread
+ * sit on one or two pages of its data stack, in order. */
+#define LOOKBACK 8
+
+void recheck_reset(struct recheck *rc)
+{
+	rc->n = 0;
+	rc->nblocks = 0;
+}
+
+void recheck_release(struct recheck *rc)
+{
+	free(rc->w);
+	free(rc->blocks);
+	free(rc->buf);
+	memset(rc, 0, sizeof(*rc));
+}
+
+void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t value,
+		 uint16_t size)
+{
+	ALLOC_GROW(rc->w, rc->n + 1, rc->cap);
+	rc->w[rc->n++] = (struct recheck_word){ addr, value, owner, size, 0 };
+}
+
+void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
+		   uint64_t frame, bool innermost)
+{
+	uint64_t v;
+	uint32_t v32;
+
+	if (mem_read_u64(m, frame + L->frame.back, &v) == 0)
+		recheck_add(rc, owner, frame + L->frame.back, v, 8);
+	if (mem_read_u64(m, frame + L->frame.code, &v) == 0)
+		recheck_add(rc, owner, frame + L->frame.code, v, 8);
+	if (innermost)
+		return;
+	if (L->lasti == LASTI_PTR) {
+		if (mem_read_u64(m, frame + L->frame.lasti, &v) == 0)
+			recheck_add(rc, owner, frame + L->frame.lasti, v, 8);
+	} else if (mem_read_u32(m, frame + L->frame.lasti, &v32) == 0) {
+		recheck_add(rc, owner, frame + L->frame.lasti, v32, 4);
+	}
+}
+
+/* Which block (one per page, grown to the words on it) holds w: one of the
+ * last few, or a new one. */
+static void place(struct recheck *rc, struct recheck_word *w)
+{
+	uint64_t page = w->addr & ~(uint64_t)(PAGE - 1), end = w->addr + w->size;
+	size_t first = rc->nblocks > LOOKBACK ? rc->nblocks - LOOKBACK : 0;
+	struct mem_block *b;
+
+	for (size_t i = rc->nblocks; i-- > first;) {
+		b = &rc->blocks[i];
+		if ((b->addr & ~(uint64_t)(PAGE - 1)) != page || end > page + PAGE)
+			continue;
+		if (w->addr < b->addr) {
+			b->len += b->addr - w->addr;
+			b->addr = w->addr;
+		}
+		if (end > b->addr + b->len)
+			b->len = end - b->addr;
+		w->block = (uint16_t)i;
+		return;
+	}
+	ALLOC_GROW(rc->blocks, rc->nblocks + 1, rc->blocks_cap);
+	rc->blocks[rc->nblocks] = (struct mem_block){ w->addr, NULL, w->size };
+	w->block = (uint16_t)rc->nblocks++;
+}
+
+/* Read the blocks into rc->buf; a block that cannot be read gets len 0. */
+static void read_blocks(struct recheck *rc, struct mem *direct)
+{
+	size_t total = 0, i = 0;
+
+	for (size_t k = 0; k < rc->nblocks; k++)
+		total += rc->blocks[k].len;
+	if (total > rc->buf_cap) {
+		free(rc->buf);
+		rc->buf = xmalloc(total);
+		rc->buf_cap = total;
+	}
+	total = 0;
+	for (size_t k = 0; k < rc->nblocks; k++) {
+		rc->blocks[k].buf = rc->buf + total;
+		total += rc->blocks[k].len;
+	}
+	while (i < rc->nblocks) {
+		int got = mem_read_batch(direct, rc->blocks + i, (int)(rc->nblocks - i));
+
+		if (got < 0)
+			got = 0;
+		i += (size_t)got;
+		if (i < rc->nblocks)
+			rc->blocks[i++].len = 0;	/* unreadable: all its words fail */
+	}
+}
+
+void recheck_run(struct recheck *rc, struct mem *direct, bool *bad)
+{
+	if (!rc->n)
+		return;
+	/* Over UINT16_MAX blocks cannot be told apart: prove nothing. */
+	if (rc->n > UINT16_MAX) {
+		for (size_t k = 0; k < rc->n; k++)
+			bad[rc->w[k].owner] = true;
+		return;
+	}
+	for (size_t k = 0; k < rc->n; k++)
+		place(rc, &rc->w[k]);
+	read_blocks(rc, direct);
+	for (size_t k = 0; k < rc->n; k++) {
+		const struct recheck_word *w = &rc->w[k];
+		const struct mem_block *b = &rc->blocks[w->block];
+		uint64_t now = 0;
+
+		if (w->addr < b->addr || w->addr + w->size > b->addr + b->len) {
+			bad[w->owner] = true;
+			continue;
+		}
+		memcpy(&now, (const uint8_t *)b->buf + (w->addr - b->addr), w->size);
+		if (now != w->value)
+			bad[w->owner] = true;
+	}
+}
