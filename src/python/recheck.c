@@ -30,24 +30,32 @@ void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t val
 	rc->w[rc->n++] = (struct recheck_word){ addr, value, owner, size, 0 };
 }
 
+/* The field at off of a frame, as the walk's reader holds it: in place
+ * when it can (the page cache), else read. */
+static bool field_at(struct mem *m, uint64_t frame, uint32_t off, uint16_t size, uint64_t *v)
+{
+	const void *p = mem_peek(m, frame + off, size);
+
+	*v = 0;
+	if (p) {
+		memcpy(v, p, size);
+		return true;
+	}
+	return mem_read(m, frame + off, v, size) == 0;
+}
+
 void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
 		   uint64_t frame, bool innermost)
 {
+	uint16_t lsize = L->lasti == LASTI_PTR ? 8 : 4;
 	uint64_t v;
-	uint32_t v32;
 
-	if (mem_read_u64(m, frame + L->frame.back, &v) == 0)
+	if (field_at(m, frame, L->frame.back, 8, &v))
 		recheck_add(rc, owner, frame + L->frame.back, v, 8);
-	if (mem_read_u64(m, frame + L->frame.code, &v) == 0)
+	if (field_at(m, frame, L->frame.code, 8, &v))
 		recheck_add(rc, owner, frame + L->frame.code, v, 8);
-	if (innermost)
-		return;
-	if (L->lasti == LASTI_PTR) {
-		if (mem_read_u64(m, frame + L->frame.lasti, &v) == 0)
-			recheck_add(rc, owner, frame + L->frame.lasti, v, 8);
-	} else if (mem_read_u32(m, frame + L->frame.lasti, &v32) == 0) {
-		recheck_add(rc, owner, frame + L->frame.lasti, v32, 4);
-	}
+	if (!innermost && field_at(m, frame, L->frame.lasti, lsize, &v))
+		recheck_add(rc, owner, frame + L->frame.lasti, v, lsize);
 }
 
 /* Which block (one per page, grown to the words on it) holds w: one of the
