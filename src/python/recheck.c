@@ -13,6 +13,7 @@ void recheck_reset(struct recheck *rc)
 {
 	rc->n = 0;
 	rc->nblocks = 0;
+	rc->overflow = UINT32_MAX;
 }
 
 void recheck_release(struct recheck *rc)
@@ -26,6 +27,11 @@ void recheck_release(struct recheck *rc)
 void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t value,
 		 uint16_t size)
 {
+	if (rc->n >= RECHECK_MAX_WORDS) {
+		if (owner < rc->overflow)
+			rc->overflow = owner;
+		return;
+	}
 	ALLOC_GROW(rc->w, rc->n + 1, rc->cap);
 	rc->w[rc->n++] = (struct recheck_word){ addr, value, owner, size, 0 };
 }
@@ -112,16 +118,13 @@ static void read_blocks(struct recheck *rc, struct mem *direct)
 	}
 }
 
-void recheck_run(struct recheck *rc, struct mem *direct, bool *bad)
+void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t nowners)
 {
+	/* Owners are numbered in order: from the first that lost a word on. */
+	for (uint32_t k = rc->overflow; k < nowners; k++)
+		bad[k] = true;
 	if (!rc->n)
 		return;
-	/* Over UINT16_MAX blocks cannot be told apart: prove nothing. */
-	if (rc->n > UINT16_MAX) {
-		for (size_t k = 0; k < rc->n; k++)
-			bad[rc->w[k].owner] = true;
-		return;
-	}
 	for (size_t k = 0; k < rc->n; k++)
 		place(rc, &rc->w[k]);
 	read_blocks(rc, direct);

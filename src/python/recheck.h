@@ -26,16 +26,23 @@ struct recheck_word {
 	uint16_t block;		/* index of the block it is re-read in */
 };
 
+/* Most words a round keeps: hostile memory can offer a thousand threads
+ * of deep stacks.  The stacks whose words did not fit are not proved. */
+#define RECHECK_MAX_WORDS 60000
+
 struct recheck {
 	struct recheck_word *w;
 	size_t n, cap;
+	uint32_t overflow;	/* the first owner with a word left out, or
+				 * UINT32_MAX */
 	struct mem_block *blocks;
 	size_t nblocks, blocks_cap;
 	uint8_t *buf;
 	size_t buf_cap;
 };
 
-/* Forget the words of the last round (the memory is kept). */
+/* Forget the words of the last round (the memory is kept).  Also the
+ * first call, on a zeroed struct. */
 void recheck_reset(struct recheck *rc);
 void recheck_release(struct recheck *rc);
 
@@ -50,7 +57,8 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
 
 /* Read every word again from `direct` (a few calls at most: the words are
  * gathered by page) and set bad[owner] for each word that changed or can
- * no longer be read; bad[] has room for every owner given. */
-void recheck_run(struct recheck *rc, struct mem *direct, bool *bad);
+ * no longer be read, and for owners whose words did not all fit; owners
+ * are 0..nowners), given in order, and bad[] has room for them. */
+void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t nowners);
 
 #endif

@@ -120,6 +120,7 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->p = p;
 	s->direct = mem_proc_open(pid);
 	s->m = mem_cache_new(s->direct);
+	recheck_reset(&s->rc);
 	s->tid_offset = -2;
 	nsmap_open(&s->nsm, NULL, pid);
 	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
@@ -347,9 +348,6 @@ static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
 	return true;
 }
 
-/* The Python frames of one OS thread into s->frames, innermost first: its
- * thread states ts[0..ts->nparts), one interpreter's after another.  A part
- * that ends early ends the stack (see pystack.c's walk_thread). */
 /* The pointers that lead a recheck to the innermost frame of a part. */
 static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
 {
@@ -363,6 +361,9 @@ static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
 	}
 }
 
+/* The Python frames of one OS thread into s->frames, innermost first: its
+ * thread states ts[0..ts->nparts), one interpreter's after another.  A part
+ * that ends early ends the stack (see pystack.c's walk_thread). */
 static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 {
 	enum walk_end end = WALK_DONE;
@@ -407,7 +408,7 @@ static void count_held(struct sampler *s, uint64_t t_ns)
 {
 	ALLOC_GROW(s->torn, s->npend + 1, s->torn_cap);
 	memset(s->torn, 0, (s->npend + 1) * sizeof(*s->torn));
-	recheck_run(&s->rc, s->direct, s->torn);
+	recheck_run(&s->rc, s->direct, s->torn, (uint32_t)s->npend);
 	for (size_t i = 0; i < s->npend; i++) {
 		const struct pending *pd = &s->pend[i];
 
@@ -433,18 +434,16 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 
 	s->owner = (uint32_t)s->npend;
 	end = walk_parts(s, ts);
-	/* Only a stack that is held needs its words. */
-	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR ||
-	    s->nframes == 0)
-		s->rc.n = words;
-
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
+		s->rc.n = words;	/* only a stack that is held needs them */
 		s->errors[SERR_TORN]++;
 		return;
 	}
 	/* A thread with no Python frame (starting, or only in C) adds nothing. */
-	if (s->nframes == 0)
+	if (s->nframes == 0) {
+		s->rc.n = words;
 		return;
+	}
 	if (s->proc_root != NO_FRAME)
 		stack[depth++] = s->proc_root;
 	if (s->o.threads)
