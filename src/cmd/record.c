@@ -208,6 +208,9 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 	sb_printf(&sb, "%llu samples (%llu stacks) in %.2f s, %.1f Hz",
 		  (unsigned long long)st->rounds, (unsigned long long)st->stacks, st->elapsed_s,
 		  st->rate_hz);
+	/* Below the rate asked for by more than the clock's own jitter. */
+	if (r->t.so.rate_hz > 0 && st->elapsed_s >= 1 && st->rate_hz < 0.99 * r->t.so.rate_hz)
+		sb_printf(&sb, " of %.0f Hz asked", r->t.so.rate_hz);
 	if (!errors) {
 		sb_puts(&sb, ", no errors");
 	} else {
@@ -228,8 +231,9 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 			  hist_quantile(&r->counts.pause_hist, 0.99) / 1e3,
 			  r->counts.max_pause_ns / 1e6);
 	if (st->lagged)
-		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms)",
-			  (unsigned long long)st->lagged, st->max_lag_ms);
+		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms, %llu samples skipped)",
+			  (unsigned long long)st->lagged, st->max_lag_ms,
+			  (unsigned long long)st->skipped);
 	if (path)
 		sb_printf(&sb, "; wrote %s", out_path_name(path));
 	if (r->merge_error[0])
@@ -282,6 +286,8 @@ int cmd_record(int argc, char **argv)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	quit_on_signals();
 	profile_init(&p, r.t.so.rate_hz);
+	/* Formats that aggregate need no timeline: memory stays flat. */
+	p.no_timeline = !r.fmt->timeline;
 
 	/* With --subprocesses only until it has started: the Python may be
 	 * further down. */

@@ -147,12 +147,8 @@ struct pp {
 	struct strbuf locations;	/* encoded Location messages */
 	uint32_t *loc_of;	/* frame id -> Location id, 0: none yet */
 	uint32_t nlocs;
-	uint32_t *thread_of;	/* stack id -> thread index, or NO_THREAD / MANY */
 	struct strbuf msg, sub, packed;	/* scratch */
 };
-
-#define NO_THREAD UINT32_MAX
-#define MANY_THREADS (UINT32_MAX - 1)
 
 /* A string-table index; strings from the target are made printable. */
 static uint32_t str_id(struct pp *pp, const char *s)
@@ -234,30 +230,12 @@ static void label_num(struct pp *pp, struct strbuf *sample, const char *key, int
 	pb_msg(sample, SAMPLE_LABEL, &pp->sub);
 }
 
-/* Which thread each stack was sampled on, from the runs. */
-static void map_threads(struct pp *pp)
-{
-	const struct profile *p = pp->p;
-
-	pp->thread_of = xmalloc((p->nstacks ? p->nstacks : 1) * sizeof(*pp->thread_of));
-	for (uint32_t i = 0; i < p->nstacks; i++)
-		pp->thread_of[i] = NO_THREAD;
-	for (uint32_t i = 0; i < p->nruns; i++) {
-		uint32_t *t = &pp->thread_of[p->runs[i].stack];
-
-		if (*t == NO_THREAD)
-			*t = p->runs[i].thread;
-		else if (*t != p->runs[i].thread)
-			*t = MANY_THREADS;
-	}
-}
-
 static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id)
 {
 	const struct profile *p = pp->p;
 	const struct pstack *s = &p->stacks[id];
 	struct strbuf sample = STRBUF_INIT;
-	uint32_t t = pp->thread_of[id];
+	uint32_t t = s->thread;
 
 	/* Leaf first. */
 	for (uint32_t d = s->depth; d-- > 0;) {
@@ -371,7 +349,6 @@ int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o)
 
 	(void)o;
 	pp.loc_of = xcalloc(p->nframes ? p->nframes : 1, sizeof(*pp.loc_of));
-	map_threads(&pp);
 	encode_profile(&pp, &out);
 	ret = write_gzip(f, out.buf ? out.buf : "", out.len);
 
@@ -384,7 +361,6 @@ int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o)
 	strtab_free(&pp.strings);
 	strtab_free(&pp.funcs);
 	free(pp.loc_of);
-	free(pp.thread_of);
 	if (ret)
 		return ret;
 	return out_finish(f);

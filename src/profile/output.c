@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 const struct out_format out_formats[] = {
-	{ "flamegraph", "svg", out_flamegraph },
-	{ "collapsed", "txt", out_collapsed },
-	{ "speedscope", "speedscope.json", out_speedscope },
-	{ "chrometrace", "trace.json", out_chrometrace },
-	{ "pprof", "pb.gz", out_pprof },
-	{ NULL, NULL, NULL },
+	{ "flamegraph", "svg", out_flamegraph, false },
+	{ "collapsed", "txt", out_collapsed, false },
+	{ "speedscope", "speedscope.json", out_speedscope, true },
+	{ "chrometrace", "trace.json", out_chrometrace, true },
+	{ "pprof", "pb.gz", out_pprof, false },
+	{ NULL, NULL, NULL, false },
 };
 
 const struct out_format *out_format_find(const char *name)

@@ -41,6 +41,7 @@ struct out_format {
 	const char *name;
 	const char *ext;	/* for default file names */
 	int (*write)(const struct profile *p, FILE *f, const struct out_opts *o);
+	bool timeline;		/* it needs the profile's runs */
 };
 
 /* The formats, the default (flamegraph) first; NULL-terminated by name. */

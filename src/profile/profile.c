@@ -123,6 +123,7 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth
 	s->frames = xmalloc((depth ? depth : 1) * sizeof(*frames));
 	memcpy(s->frames, frames, depth * sizeof(*frames));
 	s->depth = depth;
+	s->thread = PSTACK_NO_THREAD;
 	s->count = 0;
 	hashidx_add(&p->stack_index, h, id);
 	return id;
@@ -160,10 +161,17 @@ void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		 uint32_t depth, uint64_t t_ns, uint32_t weight)
 {
 	uint32_t id = profile_stack(p, frames, depth);
+	struct pstack *s = &p->stacks[id];
 
-	p->stacks[id].count += weight;
+	s->count += weight;
 	p->samples += weight;
-	if (thread < p->nthreads)
+	if (thread >= p->nthreads)
+		return;
+	if (s->thread == PSTACK_NO_THREAD)
+		s->thread = thread;
+	else if (s->thread != thread)
+		s->thread = PSTACK_MANY_THREADS;
+	if (!p->no_timeline)
 		add_run(p, thread, id, t_ns, weight);
 }
 

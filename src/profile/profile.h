@@ -43,8 +43,13 @@ struct pframe {
 struct pstack {
 	uint32_t *frames;	/* frame ids, root first */
 	uint32_t depth;
+	uint32_t thread;	/* the one thread it was sampled on, or
+				 * PSTACK_NO_THREAD / PSTACK_MANY_THREADS */
 	uint64_t count;		/* samples */
 };
+
+#define PSTACK_NO_THREAD UINT32_MAX
+#define PSTACK_MANY_THREADS (UINT32_MAX - 1)
 
 struct pthread_info {
 	pid_t pid, tid;
@@ -74,6 +79,9 @@ struct profile {
 
 	struct prun *runs;
 	uint32_t nruns, runs_cap;
+	/* Keep no runs: for a format that aggregates, memory then grows
+	 * with the distinct stacks, not with the samples. */
+	bool no_timeline;
 
 	uint64_t samples;		/* total samples added */
 

@@ -660,14 +660,16 @@ static bool tstate_listed(const struct py_tstate *ts, int n, uint64_t addr)
 
 /* The innermost frame of a thread, from its PyThreadState block. */
 static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *tb,
-		       uint64_t *frame)
+		       struct py_tstate *t)
 {
 	uint64_t f = field_u64(tb, L->tstate.frame);
 
 	/* 3.11 and 3.12 reach the frame through the thread's _PyCFrame. */
-	if (L->tstate.cframe_frame != NONE && f)
-		return mem_read_u64(m, f + L->tstate.cframe_frame, frame);
-	*frame = f;
+	if (L->tstate.cframe_frame != NONE && f) {
+		t->cframe = f;
+		return mem_read_u64(m, f + L->tstate.cframe_frame, &t->frame);
+	}
+	t->frame = f;
 	return 0;
 }
 
@@ -729,7 +731,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		t->ident = field_u64(tb, L->tstate.thread_id);
 		t->tid = L->tstate.native_thread_id != NONE
 			 ? (pid_t)field_u64(tb, L->tstate.native_thread_id) : 0;
-		t->frame_err = first_frame(m, L, tb, &t->frame);
+		t->frame_err = first_frame(m, L, tb, t);
 		t->interp = id;
 		t->gil = holder && holder == ts;
 		t->nparts = 1;

@@ -68,6 +68,7 @@ struct py_tstate {
 	uint64_t ident;		/* threading.get_ident() */
 	pid_t tid;		/* OS thread id (3.11+), else 0 */
 	uint64_t frame;		/* innermost frame, 0 when none */
+	uint64_t cframe;	/* 3.11/3.12: the _PyCFrame it was read from */
 	int frame_err;		/* < 0 when the frame pointer was unreadable */
 	int64_t interp;		/* its interpreter's id (0: main), -1 if unreadable */
 	bool gil;		/* holds its interpreter's GIL */

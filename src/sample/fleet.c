@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 /* How many walks a process that is not (yet) Python is looked at again:
@@ -124,6 +125,7 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	to->gil_rounds += c->gil_rounds;
 	to->threads += c->threads;
 	to->active += c->active;
+	to->checked += c->checked;
 	to->stacks += c->stacks;
 	to->unready += c->unready;
 	to->pauses += c->pauses;
@@ -416,20 +418,24 @@ void fleet_start(struct fleet *f, struct fleet_clock *c)
 		c->end_ns = c->start_ns + (uint64_t)(f->so.duration_s * 1e9);
 }
 
-/* After a round: the next deadline, one interval on. */
+/* After a round: the next deadline, one interval on.  Late but within an
+ * interval, the next round starts at once (no sleep) and the clock catches
+ * up; a whole interval or more behind, the missed rounds are skipped (and
+ * counted) instead of fired in a burst, and the deadline stays on the grid
+ * of intervals, so the rate asked for stays the rate aimed at. */
 static void advance(struct fleet_clock *c, uint64_t interval)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), missed;
 
 	c->rounds++;
 	c->deadline_ns += interval;
 	if (now >= c->deadline_ns + interval) {
-		/* Behind by a whole interval: say so, and skip the missed
-		 * samples instead of firing them in a burst. */
 		c->lagged++;
 		if (now - c->deadline_ns > c->max_lag_ns)
 			c->max_lag_ns = now - c->deadline_ns;
-		c->deadline_ns = now;
+		missed = (now - c->deadline_ns) / interval;
+		c->skipped += missed;
+		c->deadline_ns += missed * interval;
 	}
 	if (c->end_ns && c->deadline_ns > c->end_ns)
 		c->deadline_ns = c->end_ns;
@@ -463,12 +469,29 @@ uint64_t fleet_due(const struct fleet *f, const struct fleet_clock *c)
 	return c->deadline_ns;
 }
 
+/* Sleep until ns, unless it has passed: a round that is late starts at
+ * once, without a trip through the scheduler. */
 static void sleep_until(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 
+	if (mono_ns() >= ns)
+		return;
 	/* Interrupted by a signal: the caller checks its stop flag. */
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/* The kernel may wake a sleeper up to its timer slack late (50 us by
+ * default), which at 20 kHz and above is a whole interval.  A tenth of the
+ * interval keeps the rate, and at low rates the default lets the kernel
+ * batch wake-ups. */
+void fleet_set_slack(uint64_t interval_ns)
+{
+	unsigned long slack = interval_ns / 10;
+
+	if (slack > 50000)
+		slack = 50000;
+	prctl(PR_SET_TIMERSLACK, slack ? slack : 1, 0, 0, 0);
 }
 
 static void fill_status(const struct fleet *f, const struct fleet_clock *c,
@@ -485,6 +508,7 @@ static void fill_status(const struct fleet *f, const struct fleet_clock *c,
 	st->processes = fleet_nprocs(f);
 	st->processes_ever = fleet_nprocs_ever(f);
 	st->lagged = c->lagged;
+	st->skipped = c->skipped;
 	st->max_lag_ms = c->max_lag_ns / 1e6;
 }
 
@@ -498,6 +522,7 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 
 	memset(final, 0, sizeof(*final));
 	fleet_start(f, &c);
+	fleet_set_slack(f->p->interval_ns);
 	next_status = c.start_ns;
 	while (!*stop) {
 		rc = fleet_step(f, &c);

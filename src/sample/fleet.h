@@ -49,6 +49,7 @@ struct fleet_clock {
 	uint64_t end_ns;	/* the end of the duration, or 0 */
 	uint64_t rounds;	/* rounds taken */
 	uint64_t lagged;	/* rounds that left it a whole interval behind */
+	uint64_t skipped;	/* rounds skipped to catch up after those */
 	/* The longest lag since fleet_start(), or since the caller last
 	 * zeroed it (top tells the lag of each refresh interval). */
 	uint64_t max_lag_ns;
@@ -69,6 +70,9 @@ void fleet_start(struct fleet *f, struct fleet_clock *c);
  * -EXIT_EXITED once the target is gone, or without subprocesses
  * -EXIT_NOT_PYTHON once it has run exec() (see sampler_sample()). */
 int fleet_step(struct fleet *f, struct fleet_clock *c);
+
+/* A timer slack for the process that fits sampling every interval_ns. */
+void fleet_set_slack(uint64_t interval_ns);
 
 /* When the next step is due, as mono_ns(): sleep or poll until then. */
 uint64_t fleet_due(const struct fleet *f, const struct fleet_clock *c);

@@ -4,6 +4,7 @@
  * each deadline, for a process and its descendants, is fleet.c. */
 #include "sample/sampler.h"
 #include "python/codecache.h"
+#include "python/recheck.h"
 #include "target/mem.h"
 #include "native/nsample.h"
 #include "target/nsmap.h"
@@ -22,6 +23,9 @@
 
 #define MAX_THREADS 1024
 #define NAME_REFRESH_NS 1000000000ull
+/* With --idle no thread's state decides anything: it is read only this
+ * often, for the share of threads running that top shows. */
+#define STATE_EVERY_NS 10000000ull
 #define NO_FRAME UINT32_MAX
 
 struct sthread {
@@ -33,6 +37,12 @@ struct sthread {
 	uint32_t pthread;	/* index in the profile's thread table */
 	uint32_t root;		/* its root frame (with --threads) */
 	bool seen;
+};
+
+struct pending {
+	uint32_t pthread;
+	size_t off;		/* its frames in pend_frames */
+	uint32_t depth;
 };
 
 struct sampler {
@@ -56,9 +66,21 @@ struct sampler {
 	uint64_t stacks;
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
+	uint64_t checked;		/* threads whose state was read */
+	uint64_t states_at_ns;		/* when they were last read, + 1 */
 	uint64_t unready;		/* rounds before the interpreter was readable */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
+	/* Without --blocking: the stacks of a round, counted once the
+	 * recheck has proved them (see recheck.h). */
+	struct recheck rc;
+	struct pending *pend;
+	size_t npend, pend_cap;
+	uint32_t *pend_frames;
+	size_t npend_frames, pend_frames_cap;
+	bool *torn;
+	size_t torn_cap;
+	uint32_t owner;			/* the pending stack being walked */
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
 	struct hist pause_hist;
@@ -99,6 +121,7 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->p = p;
 	s->direct = mem_proc_open(pid);
 	s->m = mem_cache_new(s->direct);
+	recheck_reset(&s->rc);
 	s->tid_offset = -2;
 	nsmap_open(&s->nsm, NULL, pid);
 	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
@@ -127,6 +150,10 @@ void sampler_close(struct sampler *s)
 		free(s->threads[i].name);
 	}
 	free(s->threads);
+	recheck_release(&s->rc);
+	free(s->pend);
+	free(s->pend_frames);
+	free(s->torn);
 	nsample_close(s->ns);
 	code_cache_free(s->cc);
 	nsmap_free(&s->nsm);
@@ -297,9 +324,10 @@ static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t last
 	uint32_t id;
 	int rc;
 
-	(void)frame;
 	if ((rc = code_cache_frame(s->cc, code, lasti, &id)) < 0)
 		return rc;
+	if (!s->o.blocking)
+		recheck_frame(&s->rc, s->owner, s->m, &s->pi.layout, frame, s->nframes == 0);
 	if (s->nframes < PYSTACK_MAX_DEPTH)
 		s->frames[s->nframes++] = id;
 	return 0;
@@ -325,6 +353,19 @@ static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
 	return true;
 }
 
+/* The pointers that lead a recheck to the innermost frame of a part. */
+static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
+{
+	const struct py_layout *L = &s->pi.layout;
+
+	if (ts->cframe) {
+		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.frame, ts->cframe, 8);
+		recheck_add(&s->rc, s->owner, ts->cframe + L->tstate.cframe_frame, ts->frame, 8);
+	} else {
+		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.frame, ts->frame, 8);
+	}
+}
+
 /* The Python frames of one OS thread into s->frames, innermost first: its
  * thread states ts[0..ts->nparts), one interpreter's after another.  A part
  * that ends early ends the stack (see pystack.c's walk_thread). */
@@ -339,6 +380,8 @@ static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 
 		if (ts[p].frame_err < 0)
 			return WALK_READ_ERROR;
+		if (!s->o.blocking)
+			recheck_tstate(s, &ts[p]);
 		if (!ts[p].frame)
 			continue;
 		if (max <= 0)
@@ -349,20 +392,63 @@ static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 	return end;
 }
 
+/* Keep a stack of this round until the recheck has proved it. */
+static void hold(struct sampler *s, uint32_t pthread, const uint32_t *stack, uint32_t depth)
+{
+	struct pending *pd;
+
+	ALLOC_GROW(s->pend_frames, s->npend_frames + depth, s->pend_frames_cap);
+	memcpy(s->pend_frames + s->npend_frames, stack, depth * sizeof(*stack));
+	ALLOC_GROW(s->pend, s->npend + 1, s->pend_cap);
+	pd = &s->pend[s->npend++];
+	pd->pthread = pthread;
+	pd->off = s->npend_frames;
+	pd->depth = depth;
+	s->npend_frames += depth;
+}
+
+/* Count the stacks held this round whose words all still hold; the others
+ * were torn by the thread running on during the walk. */
+static void count_held(struct sampler *s, uint64_t t_ns)
+{
+	ALLOC_GROW(s->torn, s->npend + 1, s->torn_cap);
+	memset(s->torn, 0, (s->npend + 1) * sizeof(*s->torn));
+	recheck_run(&s->rc, s->direct, s->torn, (uint32_t)s->npend);
+	for (size_t i = 0; i < s->npend; i++) {
+		const struct pending *pd = &s->pend[i];
+
+		if (s->torn[i]) {
+			s->errors[SERR_TORN]++;
+			continue;
+		}
+		s->stacks++;
+		profile_add(s->p, pd->pthread, s->pend_frames + pd->off, pd->depth, t_ns, 1);
+	}
+	s->npend = 0;
+	s->npend_frames = 0;
+	recheck_reset(&s->rc);
+}
+
 static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
 	uint32_t stack[PYSTACK_MAX_DEPTH + 4];
 	uint32_t depth = 0, nhead;
-	enum walk_end end = walk_parts(s, ts);
+	size_t words = s->rc.n;
+	enum walk_end end;
 
+	s->owner = (uint32_t)s->npend;
+	end = walk_parts(s, ts);
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
+		s->rc.n = words;	/* only a stack that is held needs them */
 		s->errors[SERR_TORN]++;
 		return;
 	}
 	/* A thread with no Python frame (starting, or only in C) adds nothing. */
-	if (s->nframes == 0)
+	if (s->nframes == 0) {
+		s->rc.n = words;
 		return;
+	}
 	if (s->proc_root != NO_FRAME)
 		stack[depth++] = s->proc_root;
 	if (s->o.threads)
@@ -372,13 +458,18 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 		stack[depth++] = s->truncated_marker;
 	for (int i = s->nframes - 1; i >= 0; i--)
 		stack[depth++] = s->frames[i];
-	s->stacks++;
 	/* Counted once the threads run again: see nsample.h. */
 	if (s->ns) {
+		s->stacks++;
 		nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
 				end == WALK_DONE);
 		return;
 	}
+	if (!s->o.blocking) {
+		hold(s, t->pthread, stack, depth);
+		return;
+	}
+	s->stacks++;
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
 }
 
@@ -449,16 +540,32 @@ static bool replaced(struct sampler *s, uint64_t t_ns)
 	return moved;
 }
 
+/* Read the threads' states this round?  Without --idle they decide which
+ * stacks count; with it they only feed the active share, for which one
+ * look every STATE_EVERY_NS is plenty (each costs a /proc read per
+ * thread, the largest part of a cheap round). */
+static bool want_states(struct sampler *s, uint64_t t_ns)
+{
+	if (!s->o.idle)
+		return true;
+	if (s->states_at_ns && t_ns + 1 - s->states_at_ns < STATE_EVERY_NS)
+		return false;
+	s->states_at_ns = t_ns + 1;
+	return true;
+}
+
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
 	uint64_t gil, since = 0;
 	char err[256];
+	bool states;
 	int n, rc;
 
 	mem_cache_reset(s->m);
-	/* Also with idle: the active share in sampler_counts() needs them. */
-	read_states(s);
+	states = want_states(s, t_ns);
+	if (states)
+		read_states(s);
 	rc = pause_target(s, &pause, t_ns, &since);
 	if (rc < 0)
 		return rc == -EXIT_EXITED ? rc : 0;
@@ -497,10 +604,15 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			continue;
 		t = find_thread(s, &s->ts[i], n);
 		/* Unknown counts as running, as in wanted(). */
-		s->active += !t->state || t->state == 'R';
+		if (states) {
+			s->checked++;
+			s->active += !t->state || t->state == 'R';
+		}
 		if (wanted(s, t, holds_gil(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
+	if (!s->o.blocking)
+		count_held(s, t_ns);
 	release(s, &pause, t_ns, since);
 	drop_gone(s);
 	refresh_names(s, t_ns);
@@ -513,6 +625,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->gil_rounds = s->gil_rounds;
 	c->threads = s->seen;
 	c->active = s->active;
+	c->checked = s->checked;
 	c->stacks = s->stacks;
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;

@@ -51,6 +51,7 @@ struct sampler_status {
 	uint64_t stacks;		/* thread stacks recorded */
 	uint64_t errors[SERR_COUNT];
 	uint64_t lagged;		/* rounds that started late by an interval or more */
+	uint64_t skipped;		/* rounds skipped to catch up after those */
 	double max_lag_ms;
 	double rate_hz;			/* achieved rounds per second */
 	int processes;			/* being sampled at the end */
@@ -64,7 +65,9 @@ struct sampler_counts {
 	uint64_t rounds;		/* rounds that read the thread list */
 	uint64_t gil_rounds;		/* ... in which some thread held the GIL */
 	uint64_t threads;		/* threads seen, summed over those rounds */
-	uint64_t active;		/* ... of which running (state R) */
+	uint64_t checked;		/* ... of which their state was read (with
+					 * --idle, not every round) */
+	uint64_t active;		/* ... and found running (state R) */
 	uint64_t stacks;		/* thread stacks recorded */
 	uint64_t errors[SERR_COUNT];
 	int nthreads;			/* threads in the latest round */

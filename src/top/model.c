@@ -383,8 +383,8 @@ static void figures(struct top_model *m, const struct top_tick *t)
 	st->lagged = t->lagged - m->iv_lagged;
 	st->max_lag_ms = t->max_lag_ns / 1e6;
 	st->gil_pct = rounds ? pct(c->gil_rounds - b->gil_rounds, rounds) : -1;
-	st->active_pct = c->threads > b->threads ?
-		pct(c->active - b->active, c->threads - b->threads) : -1;
+	st->active_pct = c->checked > b->checked ?
+		pct(c->active - b->active, c->checked - b->checked) : -1;
 	st->error_pct = errors + stacks ? pct(errors, errors + stacks) : rounds ? 0 : -1;
 	st->nthreads = c->nthreads;
 	st->nprocs = t->nprocs;

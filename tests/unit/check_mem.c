@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "target/mem.h"
+#include "python/recheck.h"
 #include "suite.h"
 
 #define PAGE 4096u
@@ -336,6 +337,56 @@ START_TEST(test_proc_batch)
 }
 END_TEST
 
+/* The recheck of a walk, on our own memory: words that still hold prove
+ * their owner, one that changed or whose page went away does not, nor do
+ * owners whose words did not fit. */
+START_TEST(test_recheck)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t *map = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)map, per = pg / 8;
+	struct mem *m = mem_proc_open(getpid());
+	struct recheck rc = { 0 };
+	bool bad[4] = { false };
+	uint32_t v32 = 0x11223344;
+
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	for (uint64_t i = 0; i < 3 * per; i++)
+		map[i] = i * 7;
+	recheck_reset(&rc);
+	/* Owner 0: words on two pages, out of order; owner 1: one that will
+	 * change; owner 2: one on a page that will go; owner 3: a 4-byte word. */
+	recheck_add(&rc, 0, base + 8 * 5, 5 * 7, 8);
+	recheck_add(&rc, 0, base + 8 * (2 * per + 3), (2 * per + 3) * 7, 8);
+	recheck_add(&rc, 0, base + 8 * 1, 1 * 7, 8);
+	recheck_add(&rc, 1, base + 8 * 9, 9 * 7, 8);
+	recheck_add(&rc, 2, base + 8 * (per + 1), (per + 1) * 7, 8);
+	memcpy(&map[20], &v32, 4);
+	recheck_add(&rc, 3, base + 8 * 20, v32, 4);
+	map[9] = 1;
+	ck_assert_int_eq(munmap(map + per, pg), 0);
+	recheck_run(&rc, m, bad, 4);
+	ck_assert(!bad[0]);
+	ck_assert(bad[1]);
+	ck_assert(bad[2]);
+	ck_assert(!bad[3]);
+	/* Past RECHECK_MAX_WORDS: the owner that lost a word and those after
+	 * it prove nothing. */
+	recheck_reset(&rc);
+	memset(bad, 0, sizeof(bad));
+	for (int i = 0; i < RECHECK_MAX_WORDS; i++)
+		recheck_add(&rc, 0, base + 8 * 5, 5 * 7, 8);
+	recheck_add(&rc, 1, base + 8 * 5, 5 * 7, 8);
+	recheck_run(&rc, m, bad, 3);
+	ck_assert(!bad[0]);
+	ck_assert(bad[1] && bad[2]);
+	recheck_release(&rc);
+	mem_close(m);
+	munmap(map, pg);
+	munmap(map + 2 * per, pg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mem");
@@ -352,6 +403,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("proc");
 	tcase_add_test(tc, test_proc_batch);
+	tcase_add_test(tc, test_recheck);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

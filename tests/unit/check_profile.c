@@ -464,6 +464,36 @@ START_TEST(test_runs_per_thread)
 }
 END_TEST
 
+/* Without a timeline, a long run of changing stacks keeps no runs (memory
+ * grows with the distinct stacks only), and each stack still knows its
+ * thread, for pprof's labels. */
+START_TEST(test_no_timeline)
+{
+	struct profile p;
+	uint32_t t1, t2, f[2];
+
+	profile_init(&p, 1000);
+	p.no_timeline = true;
+	t1 = profile_thread(&p, 1, 1, "a");
+	t2 = profile_thread(&p, 1, 2, "b");
+	f[0] = intern_py(&p, "spin", "app.py", 3);
+	f[1] = intern_py(&p, "step", "app.py", 7);
+	for (int i = 0; i < 100000; i++) {
+		profile_add(&p, t1, f, 1 + i % 2, i * MS, 1);
+		if (i % 3 == 0)
+			profile_add(&p, t2, f, 1, i * MS, 1);
+	}
+	ck_assert_uint_eq(p.nruns, 0);
+	ck_assert_ptr_null(p.runs);
+	ck_assert_uint_eq(p.nstacks, 2);
+	ck_assert_uint_eq(p.stacks[0].thread, PSTACK_MANY_THREADS);
+	ck_assert_uint_eq(p.stacks[1].thread, t1);
+	ck_assert_uint_eq(p.stacks[0].count, 50000 + 33334);
+	ck_assert_uint_eq(p.samples, 100000 + 33334);
+	profile_free(&p);
+}
+END_TEST
+
 /* --- file names, categories, labels --------------------------------------- */
 
 struct file_case {
@@ -732,6 +762,7 @@ int main(void)
 	tcase_add_test(tc, test_runs_split);
 	tcase_add_test(tc, test_runs_weight);
 	tcase_add_test(tc, test_runs_per_thread);
+	tcase_add_test(tc, test_no_timeline);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");

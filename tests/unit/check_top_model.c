@@ -574,6 +574,7 @@ START_TEST(test_interval_figures)
 	sample(&fx, t0, 100, "main");
 	fx.t.counts.gil_rounds = 100;
 	fx.t.counts.threads = 200;
+	fx.t.counts.checked = 200;
 	fx.t.counts.active = 200;
 	fx.t.counts.errors[SERR_TORN] = 50;
 	fx.t.lagged = 7;
@@ -595,6 +596,7 @@ START_TEST(test_interval_figures)
 	sample(&fx, t0, 100, "main");
 	fx.t.counts.gil_rounds += 25;
 	fx.t.counts.threads += 200;
+	fx.t.counts.checked += 200;
 	fx.t.counts.active += 50;
 	fx.t.counts.errors[SERR_MERGE] += 10;	/* counted with a stack too */
 	interval(&fx, 1000);

@@ -1,0 +1,144 @@
+#include "python/recheck.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE 4096u
+/* Blocks looked back at for the page of a new word: frames of one thread
+ * sit on one or two pages of its data stack, in order. */
+#define LOOKBACK 8
+
+void recheck_reset(struct recheck *rc)
+{
+	rc->n = 0;
+	rc->nblocks = 0;
+	rc->overflow = UINT32_MAX;
+}
+
+void recheck_release(struct recheck *rc)
+{
+	free(rc->w);
+	free(rc->blocks);
+	free(rc->buf);
+	memset(rc, 0, sizeof(*rc));
+}
+
+void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t value,
+		 uint16_t size)
+{
+	if (rc->n >= RECHECK_MAX_WORDS) {
+		if (owner < rc->overflow)
+			rc->overflow = owner;
+		return;
+	}
+	ALLOC_GROW(rc->w, rc->n + 1, rc->cap);
+	rc->w[rc->n++] = (struct recheck_word){ addr, value, owner, size, 0 };
+}
+
+/* The field at off of a frame, as the walk's reader holds it: in place
+ * when it can (the page cache), else read. */
+static bool field_at(struct mem *m, uint64_t frame, uint32_t off, uint16_t size, uint64_t *v)
+{
+	const void *p = mem_peek(m, frame + off, size);
+
+	*v = 0;
+	if (p) {
+		memcpy(v, p, size);
+		return true;
+	}
+	return mem_read(m, frame + off, v, size) == 0;
+}
+
+void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
+		   uint64_t frame, bool innermost)
+{
+	uint16_t lsize = L->lasti == LASTI_PTR ? 8 : 4;
+	uint64_t v;
+
+	if (field_at(m, frame, L->frame.back, 8, &v))
+		recheck_add(rc, owner, frame + L->frame.back, v, 8);
+	if (field_at(m, frame, L->frame.code, 8, &v))
+		recheck_add(rc, owner, frame + L->frame.code, v, 8);
+	if (!innermost && field_at(m, frame, L->frame.lasti, lsize, &v))
+		recheck_add(rc, owner, frame + L->frame.lasti, v, lsize);
+}
+
+/* Which block (one per page, grown to the words on it) holds w: one of the
+ * last few, or a new one. */
+static void place(struct recheck *rc, struct recheck_word *w)
+{
+	uint64_t page = w->addr & ~(uint64_t)(PAGE - 1), end = w->addr + w->size;
+	size_t first = rc->nblocks > LOOKBACK ? rc->nblocks - LOOKBACK : 0;
+	struct mem_block *b;
+
+	for (size_t i = rc->nblocks; i-- > first;) {
+		b = &rc->blocks[i];
+		if ((b->addr & ~(uint64_t)(PAGE - 1)) != page || end > page + PAGE)
+			continue;
+		if (w->addr < b->addr) {
+			b->len += b->addr - w->addr;
+			b->addr = w->addr;
+		}
+		if (end > b->addr + b->len)
+			b->len = end - b->addr;
+		w->block = (uint16_t)i;
+		return;
+	}
+	ALLOC_GROW(rc->blocks, rc->nblocks + 1, rc->blocks_cap);
+	rc->blocks[rc->nblocks] = (struct mem_block){ w->addr, NULL, w->size };
+	w->block = (uint16_t)rc->nblocks++;
+}
+
+/* Read the blocks into rc->buf; a block that cannot be read gets len 0. */
+static void read_blocks(struct recheck *rc, struct mem *direct)
+{
+	size_t total = 0, i = 0;
+
+	for (size_t k = 0; k < rc->nblocks; k++)
+		total += rc->blocks[k].len;
+	if (total > rc->buf_cap) {
+		free(rc->buf);
+		rc->buf = xmalloc(total);
+		rc->buf_cap = total;
+	}
+	total = 0;
+	for (size_t k = 0; k < rc->nblocks; k++) {
+		rc->blocks[k].buf = rc->buf + total;
+		total += rc->blocks[k].len;
+	}
+	while (i < rc->nblocks) {
+		int got = mem_read_batch(direct, rc->blocks + i, (int)(rc->nblocks - i));
+
+		if (got < 0)
+			got = 0;
+		i += (size_t)got;
+		if (i < rc->nblocks)
+			rc->blocks[i++].len = 0;	/* unreadable: all its words fail */
+	}
+}
+
+void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t nowners)
+{
+	/* Owners are numbered in order: from the first that lost a word on. */
+	for (uint32_t k = rc->overflow; k < nowners; k++)
+		bad[k] = true;
+	if (!rc->n)
+		return;
+	for (size_t k = 0; k < rc->n; k++)
+		place(rc, &rc->w[k]);
+	read_blocks(rc, direct);
+	for (size_t k = 0; k < rc->n; k++) {
+		const struct recheck_word *w = &rc->w[k];
+		const struct mem_block *b = &rc->blocks[w->block];
+		uint64_t now = 0;
+
+		if (w->addr < b->addr || w->addr + w->size > b->addr + b->len) {
+			bad[w->owner] = true;
+			continue;
+		}
+		memcpy(&now, (const uint8_t *)b->buf + (w->addr - b->addr), w->size);
+		if (now != w->value)
+			bad[w->owner] = true;
+	}
+}

@@ -1,0 +1,64 @@
+/* Proof that a stack read from a running thread is one it really had.
+ *
+ * Without --blocking the thread runs while its frames are read, from pages
+ * fetched at different moments: a walk can join frames of two different
+ * stacks.  After the walk, the pointers that make up the chain (the thread
+ * state's innermost-frame pointer, each frame's code and back pointers, and
+ * the instruction offset of every frame but the innermost, which is
+ * suspended in a call) are read again, all of them in one system call, and
+ * compared with what the walk saw: a thread any of whose words changed is
+ * counted as torn, never reported.
+ */
+#ifndef PYSTROBE_RECHECK_H
+#define PYSTROBE_RECHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interp/layout.h"
+#include "target/mem.h"
+
+struct recheck_word {
+	uint64_t addr;
+	uint64_t value;		/* what the walk saw */
+	uint32_t owner;		/* whose stack it proves (a thread's index) */
+	uint16_t size;		/* 4 or 8 */
+	uint16_t block;		/* index of the block it is re-read in */
+};
+
+/* Most words a round keeps: hostile memory can offer a thousand threads
+ * of deep stacks.  The stacks whose words did not fit are not proved. */
+#define RECHECK_MAX_WORDS 60000
+
+struct recheck {
+	struct recheck_word *w;
+	size_t n, cap;
+	uint32_t overflow;	/* the first owner with a word left out, or
+				 * UINT32_MAX */
+	struct mem_block *blocks;
+	size_t nblocks, blocks_cap;
+	uint8_t *buf;
+	size_t buf_cap;
+};
+
+/* Forget the words of the last round (the memory is kept).  Also the
+ * first call, on a zeroed struct. */
+void recheck_reset(struct recheck *rc);
+void recheck_release(struct recheck *rc);
+
+/* The word at addr must still hold value (its low `size` bytes). */
+void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t value,
+		 uint16_t size);
+
+/* The fields of a walked frame, as `m` (the walk's reader) holds them:
+ * back and code, and lasti unless it is the innermost frame. */
+void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
+		   uint64_t frame, bool innermost);
+
+/* Read every word again from `direct` (a few calls at most: the words are
+ * gathered by page) and set bad[owner] for each word that changed or can
+ * no longer be read, and for owners whose words did not all fit; owners
+ * are 0..nowners), given in order, and bad[] has room for them. */
+void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t nowners);
+
+#endif
