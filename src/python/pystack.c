@@ -309,7 +309,7 @@ enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t fr
 	return WALK_DONE;
 }
 
-static void py_frame_release(struct py_frame *f)
+void py_frame_release(struct py_frame *f)
 {
 	for (int k = 0; k < f->nlocals; k++) {
 		free(f->locals[k].name);
@@ -956,4 +956,40 @@ void py_threads_free(struct py_thread *threads, int n)
 		free(t->error);
 	}
 	free(threads);
+}
+
+/* --- frames one at a time -------------------------------------------------- */
+
+struct frame_decoder {
+	struct walk w;
+	struct walk_opts o;
+};
+
+struct frame_decoder *frame_decoder_new(struct mem *m, const struct pyinterp *pi)
+{
+	struct frame_decoder *d = xcalloc(1, sizeof(*d));
+
+	d->w = (struct walk){ .c = { m, &pi->layout }, .pi = pi, .o = &d->o,
+			      .frames_left = WALK_FRAME_BUDGET };
+	return d;
+}
+
+int frame_decode(struct frame_decoder *d, uint64_t frame, uint64_t code, uint64_t lasti,
+		 struct py_frame *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = read_code(&d->w, code, lasti, frame, out);
+	if (rc < 0)
+		py_frame_release(out);
+	return rc;
+}
+
+void frame_decoder_free(struct frame_decoder *d)
+{
+	if (!d)
+		return;
+	linetable_ranges_free(&d->w.ranges);
+	free(d);
 }

@@ -1,0 +1,112 @@
+"""Hold `pystrobe dump --async --json` against what an asyncio service wrote
+about itself (tests/targets/async_service.py's truth.json).
+
+Usage: compare_async.py [--nonblocking] TRUTH.json DUMP.json
+
+Every task the target listed must be in the dump with the same address,
+name, state, coroutine frames (function, file, line, innermost first) and,
+where the target could tell (3.14+), the same tasks awaiting it; `awaiting`
+must be the exact inverse of `awaited_by`; dl-a and dl-b must be flagged as
+one deadlock cycle and no other task as in one.  Tasks the target did not
+list may be only its own short-lived ones (ephemeral-N, in ephemeral() or
+what it awaits), the spinner (in spin() -> busy(); when it is the running
+task its frames are its thread's: busy, spin) or done ones.  With
+--nonblocking (a dump of a process running on), tasks may be missing when
+the dump counted torn ones, but none may be shown wrong.  Prints a one-line
+summary ("spinner running" when the spinner was caught running with its
+thread's frames); exits 1 with the differences.
+"""
+import json
+import sys
+
+UNLISTED = {"ephemeral-": {"ephemeral", "sleep", "__sleep0"},
+            "spinner": {"spin", "busy", "sleep", "__sleep0"}}
+
+
+def frames_of(task):
+    return [(f["function"], f["file"], f["line"]) for f in task["frames"]]
+
+
+def check_listed(t, d, errors):
+    name = t["name"]
+    if d["name"] != name:
+        errors.append("%s: name %r" % (name, d["name"]))
+    if d["state"] != t["state"]:
+        errors.append("%s: state %s, the target says %s" % (name, d["state"], t["state"]))
+    if frames_of(d) != frames_of(t):
+        errors.append("%s: frames %s, the target says %s" % (name, frames_of(d), frames_of(t)))
+    if t["awaited_by"] is not None and sorted(d["awaited_by"]) != sorted(t["awaited_by"]):
+        errors.append("%s: awaited_by %s, the target says %s"
+                      % (name, d["awaited_by"], t["awaited_by"]))
+
+
+def check_unlisted(d, errors):
+    if d["state"] == "done":
+        return
+    funcs = {f["function"].rsplit(".", 1)[-1] for f in d["frames"]}
+    allowed = [f for prefix, f in UNLISTED.items() if d["name"].startswith(prefix)]
+    if not allowed or not funcs <= allowed[0]:
+        errors.append("a task the target did not list: %r with %s"
+                      % (d["name"], frames_of(d)))
+
+
+def check_graph(tasks, errors):
+    by_addr = {d["address"]: d for d in tasks}
+    for d in tasks:
+        for a in d["awaiting"]:
+            if a in by_addr and d["address"] not in by_addr[a]["awaited_by"]:
+                errors.append("%s awaits %s, which does not list it" % (d["name"], a))
+        for a in d["awaited_by"]:
+            if a in by_addr and d["address"] not in by_addr[a]["awaiting"]:
+                errors.append("%s is awaited by %s, which does not say so" % (d["name"], a))
+    cycles = {d["name"]: d["cycle"] for d in tasks if d["cycle"]}
+    if set(cycles) != {"dl-a", "dl-b"} or len(set(cycles.values())) != 1:
+        errors.append("deadlock cycles: %s, expected dl-a and dl-b in one" % cycles)
+
+
+def spinner_running(tasks):
+    for d in tasks:
+        if d["name"] == "spinner" and d["state"] == "running" and d["joined"]:
+            return [f["function"] for f in d["frames"]] == ["busy", "spin"]
+    return False
+
+
+def main():
+    args = sys.argv[1:]
+    nonblocking = args[0] == "--nonblocking"
+    if nonblocking:
+        args = args[1:]
+    truth = json.load(open(args[0]))
+    dump = json.load(open(args[1]))
+    procs = [p for p in dump["processes"] if p["pid"] == truth["pid"] or p["ns_pid"] == truth["pid"]]
+    if len(procs) != 1:
+        print("the dump has no process %d" % truth["pid"])
+        return 1
+    tasks = procs[0]["tasks"]
+    by_addr = {d["address"]: d for d in tasks}
+    listed = {t["address"] for t in truth["tasks"]}
+    errors = []
+    for t in truth["tasks"]:
+        d = by_addr.get(t["address"])
+        if d is None and nonblocking and procs[0]["tasks_torn"]:
+            continue
+        if d is None:
+            errors.append("task %r (0x%x) is missing" % (t["name"], t["address"]))
+        else:
+            check_listed(t, d, errors)
+    for d in tasks:
+        if d["address"] not in listed:
+            check_unlisted(d, errors)
+    check_graph(tasks, errors)
+    print("%d tasks listed by the target, %d in the dump (%d torn), %d frames compared%s%s"
+          % (len(truth["tasks"]), len(tasks), procs[0]["tasks_torn"],
+             sum(len(t["frames"]) for t in truth["tasks"]),
+             ", awaited_by compared" if truth["tasks"] and truth["tasks"][0]["awaited_by"] is not None
+             else "", ", spinner running" if spinner_running(tasks) else ""))
+    for e in errors[:40]:
+        print("  " + e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
