@@ -2,6 +2,7 @@
 about itself (tests/targets/async_service.py's truth.json).
 
 Usage: compare_async.py [--nonblocking] TRUTH.json DUMP.json
+       compare_async.py --ps PS.txt PSTREE.txt DUMP.json
 
 Every task the target listed must be in the dump with the same address,
 name, state, coroutine frames (function, file, line, innermost first) and,
@@ -9,12 +10,18 @@ where the target could tell (3.14+), the same tasks awaiting it; `awaiting`
 must be the exact inverse of `awaited_by`; dl-a and dl-b must be flagged as
 one deadlock cycle and no other task as in one.  Tasks the target did not
 list may be only its own short-lived ones (ephemeral-N, in ephemeral() or
-what it awaits), the spinner (in spin() -> busy(); when it is the running
+what it awaits), churn caught running (then its frames are its thread's,
+outermost churn), the spinner (in spin() -> busy(); when it is the running
 task its frames are its thread's: busy, spin) or done ones.  With
 --nonblocking (a dump of a process running on), tasks may be missing when
 the dump counted torn ones, but none may be shown wrong.  Prints a one-line
 summary ("spinner running" when the spinner was caught running with its
 thread's frames); exits 1 with the differences.
+
+With --ps: the same process as `python3.X -m asyncio ps PID` and `pstree
+PID` (3.14+) showed it: the same tasks (id, name, tid), each with the same
+coroutine stack (function names, innermost first) and the same awaiters
+(one row per awaiter); and the cycle pstree reports is the dump's.
 """
 import json
 import sys
@@ -29,6 +36,12 @@ def frames_of(task):
 
 def check_listed(t, d, errors):
     name = t["name"]
+    # churn runs every millisecond: caught running, its frames are its
+    # thread's, the outermost its own coroutine's.
+    if name == "churn" and d["state"] == "running":
+        if not d["joined"] or not d["frames"] or d["frames"][-1]["function"] != "churn":
+            errors.append("churn, running: frames %s" % frames_of(d))
+        return
     if d["name"] != name:
         errors.append("%s: name %r" % (name, d["name"]))
     if d["state"] != t["state"]:
@@ -71,8 +84,53 @@ def spinner_running(tasks):
     return False
 
 
+def ps_rows(text):
+    """Rows of `asyncio ps`: fixed-width columns under a header."""
+    lines = text.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("tid"))
+    cols = ["tid", "task id", "task name", "coroutine stack", "awaiter chain",
+            "awaiter name", "awaiter id"]
+    starts = [lines[head].index(c) for c in cols] + [None]
+    rows = []
+    for line in lines[head + 2:]:
+        if not line.strip():
+            continue
+        rows.append({c: line[starts[i]:starts[i + 1]].strip() for i, c in enumerate(cols)})
+    return rows
+
+
+def compare_ps(ps_text, pstree_text, dump):
+    tasks = [d for p in dump["processes"] for d in p["tasks"]]
+    errors = []
+    want = set()
+    for d in tasks:
+        stack = " -> ".join(f["function"] for f in d["frames"])
+        for a in d["awaited_by"] or [0]:
+            want.add((d["thread"], d["address"], d["name"], stack, a))
+    got = set()
+    for r in ps_rows(ps_text):
+        got.add((int(r["tid"]), int(r["task id"], 16), r["task name"], r["coroutine stack"],
+                 int(r["awaiter id"], 16)))
+    for x in sorted(want - got, key=str):
+        errors.append("pystrobe shows, asyncio ps does not: %s" % (x,))
+    for x in sorted(got - want, key=str):
+        errors.append("asyncio ps shows, pystrobe does not: %s" % (x,))
+    cyc = [l for l in pstree_text.splitlines() if l.startswith("cycle:")]
+    names = set(cyc[0][6:].replace("\u2192", " ").split()) if cyc else set()
+    ours = {d["name"] for d in tasks if d["cycle"]}
+    if names != ours:
+        errors.append("pstree's cycle %s, pystrobe's %s" % (sorted(names), sorted(ours)))
+    print("asyncio ps: %d rows, %d from pystrobe; pstree cycle %s" % (len(got), len(want),
+                                                                   sorted(names)))
+    for e in errors[:40]:
+        print("  " + e)
+    return 1 if errors else 0
+
+
 def main():
     args = sys.argv[1:]
+    if args[0] == "--ps":
+        return compare_ps(open(args[1]).read(), open(args[2]).read(), json.load(open(args[3])))
     nonblocking = args[0] == "--nonblocking"
     if nonblocking:
         args = args[1:]

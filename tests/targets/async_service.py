@@ -2,7 +2,7 @@
 """A target for `pystrobe dump --async`: an asyncio service with named tasks
 in a known await graph, which writes what it sees of itself.
 
-Usage: async_service.py [--churn|--many N] OUTDIR
+Usage: async_service.py [--churn|--many=N] OUTDIR
 
 CPython 3.11+ (TaskGroup).  The tasks, once settled:
 
@@ -14,7 +14,7 @@ CPython 3.11+ (TaskGroup).  The tasks, once settled:
   dl-a, dl-b    deadlocked: each awaits the other task
   churn         (--churn) starts a short-lived `ephemeral-N` task every
                 millisecond or so, forever: tasks end while they are read
-  many-N        (--many N) N more tasks, each in leaf() -> Event.wait()
+  many-N        (--many=N) N more tasks, each in leaf() -> Event.wait()
   spinner       (--churn) started once truth.json is written, so not in
                 it: spin() -> busy(), a pure-Python loop 50 ms at a time,
                 so that a dump mostly finds it the running task
@@ -187,8 +187,8 @@ def parse(argv):
     args = argv[1:]
     if args and args[0] == "--churn":
         churning, args = True, args[1:]
-    elif args and args[0] == "--many":
-        many, args = int(args[1]), args[2:]
+    elif args and args[0].startswith("--many="):
+        many, args = int(args[0][7:]), args[1:]
     return args[0], churning, many
 
 
