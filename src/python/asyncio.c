@@ -55,7 +55,12 @@ struct reader {
 	} *raw;
 	size_t rawcap;
 	struct type_cache coro_types, fut_types;
+	long resolve_left;	/* objects looked at resolving awaiters */
 };
+
+/* Awaiters resolved over the whole read: sets of futures awaited by sets
+ * of futures could otherwise multiply without end. */
+#define RESOLVE_BUDGET 1000000L
 
 const char *task_state_name(enum task_state s)
 {
@@ -156,8 +161,8 @@ static char *task_name(struct reader *r, uint64_t obj)
 	return NULL;
 }
 
-/* Read one task; 0, or -EAGAIN for one that is not (or no longer) a
- * live task. */
+/* Read one task; 0, -EEXIST for one read already (the list loops), or
+ * -EAGAIN for one that is not (or no longer) a live task. */
 static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t running)
 {
 	const struct asyncio_layout *A = r->A;
@@ -168,8 +173,10 @@ static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t 
 	if (A->task.size > TASK_READ_MAX || mem_read(r->m, addr, rt.bytes, A->task.size) < 0)
 		return -EAGAIN;
 	state = field_i32(rt.bytes, A->task.state);
+	if (task_index(r, addr) >= 0)
+		return -EEXIST;
 	if (!field_u64(rt.bytes, r->L->obj.ob_type) || rt.bytes[A->task.is_task] != 1 ||
-	    state < 0 || state > 2 || task_index(r, addr) >= 0)
+	    state < 0 || state > 2)
 		return -EAGAIN;
 	rt.coro = field_u64(rt.bytes, A->task.coro);
 	rt.waiter = field_u64(rt.bytes, A->task.fut_waiter);
@@ -201,13 +208,23 @@ static void walk_list(struct reader *r, uint64_t head, uint64_t tstate, uint64_t
 			r->out->truncated = true;
 			return;
 		}
-		if (mem_read_u64(r->m, node, &next) < 0 || mem_read_u64(r->m, next + 8, &back) < 0 ||
-		    back != node) {
+		if (mem_read_u64(r->m, node, &next) < 0) {
 			r->out->torn++;
 			return;
 		}
-		if (read_task(r, node - r->A->task.node, tstate, running) < 0)
+		switch (read_task(r, node - r->A->task.node, tstate, running)) {
+		case 0:
+			break;
+		case -EEXIST:
 			r->out->torn++;
+			return;	/* a ring that does not pass the head */
+		default:
+			r->out->torn++;
+		}
+		if (mem_read_u64(r->m, next + 8, &back) < 0 || back != node) {
+			r->out->torn++;
+			return;
+		}
 		node = next;
 	}
 }
@@ -263,6 +280,8 @@ static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
 	uint64_t field;
 	uint8_t is_set;
 
+	if (--r->resolve_left < 0)
+		return;
 	if (k >= 0) {
 		add_edge(r, k, ti);
 		return;
@@ -326,11 +345,16 @@ static void resolve_awaiters(struct reader *r)
  * cycle, whose members get its number. */
 static void mark_cycle(struct py_tasks *t, const int *path, int from, int len)
 {
-	int id = ++t->ncycles;
+	int id = t->ncycles + 1;
+	bool new = false;
 
-	for (int i = from; i < len; i++)
-		if (!t->v[path[i]].cycle)
+	for (int i = from; i < len; i++) {
+		if (!t->v[path[i]].cycle) {
 			t->v[path[i]].cycle = id;
+			new = true;
+		}
+	}
+	t->ncycles += new;	/* another way round a ring already found */
 }
 
 static void find_cycles(struct reader *r)
@@ -552,7 +576,7 @@ int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio
 		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
-			    .c = { m, &pi->layout }, .out = out };
+			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET };
 	struct py_tstate *ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
 	uint64_t gil;
 	int nts;
