@@ -3,6 +3,7 @@ about itself (tests/targets/async_service.py's truth.json).
 
 Usage: compare_async.py [--nonblocking] TRUTH.json DUMP.json
        compare_async.py --ps PS.txt PSTREE.txt DUMP.json
+       compare_async.py --split ACCT0.json ACCT1.json COLLAPSED.txt
 
 Every task the target listed must be in the dump with the same address,
 name, state, coroutine frames (function, file, line, innermost first) and,
@@ -22,6 +23,11 @@ With --ps: the same process as `python3.X -m asyncio ps PID` and `pstree
 PID` (3.14+) showed it: the same tasks (id, name, tid), each with the same
 coroutine stack (function names, innermost first) and the same awaiters
 (one row per awaiter); and the cycle pstree reports is the dump's.
+
+With --split (tests/targets/async_split.py): the shares of the samples of
+`record --async -f collapsed` rooted in "task t60", "task t30", "task t10"
+must be within 3 points of the shares of CPU time the tasks counted
+themselves between the two accounts.
 """
 import json
 import sys
@@ -127,8 +133,35 @@ def compare_ps(ps_text, pstree_text, dump):
     return 1 if errors else 0
 
 
+def compare_split(acct0, acct1, collapsed):
+    a0, a1 = acct0["cpu"], acct1["cpu"]
+    cpu = {k: a1[k] - a0[k] for k in a0}
+    counts = {k: 0 for k in a0}
+    for line in collapsed.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        root = stack.split(";")[0]
+        if root.startswith("task ") and root[5:] in counts:
+            counts[root[5:]] += int(n)
+    tc, ts = sum(cpu.values()), sum(counts.values())
+    if tc <= 0 or ts < 100:
+        print("too little to compare: %.3f s of CPU, %d samples" % (tc, ts))
+        return 1
+    bad = []
+    parts = []
+    for k in sorted(cpu, key=lambda k: -cpu[k]):
+        own, seen = 100 * cpu[k] / tc, 100 * counts[k] / ts
+        parts.append("%s %.1f%% by its own count, %.1f%% sampled" % (k, own, seen))
+        if abs(own - seen) > 3:
+            bad.append(k)
+    print("%d samples: %s%s" % (ts, ", ".join(parts), "; OFF: " + " ".join(bad) if bad else ""))
+    return 1 if bad else 0
+
+
 def main():
     args = sys.argv[1:]
+    if args[0] == "--split":
+        return compare_split(json.load(open(args[1])), json.load(open(args[2])),
+                             open(args[3]).read())
     if args[0] == "--ps":
         return compare_ps(open(args[1]).read(), open(args[2]).read(), json.load(open(args[3])))
     nonblocking = args[0] == "--nonblocking"

@@ -639,3 +639,61 @@ int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
 	}
 	return asyncio_layout_parse(pi->minor, sec, len, A, err, errlen);
 }
+
+/* --- one task's awaiters, for sampling ------------------------------------ */
+
+/* A task awaiting obj (through futures, at most ASYNCIO_MAX_HOPS of
+ * them): the first found, or 0. */
+static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
+{
+	const struct asyncio_layout *A = r->A;
+	uint64_t field, mask = 0, table = 0;
+	uint8_t is_set;
+
+	if (mem_read_u64(r->m, obj + A->task.awaited_by, &field) < 0 || !field ||
+	    mem_read_u8(r->m, obj + A->task.awaited_by_is_set, &is_set) < 0)
+		return 0;
+	if (is_set && (mem_read_u64(r->m, field + A->set_mask, &mask) < 0 ||
+		       mem_read_u64(r->m, field + A->set_table, &table) < 0 ||
+		       mask >= ASYNCIO_MAX_AWAITERS))
+		return 0;
+	for (uint64_t i = 0; i <= mask; i++) {
+		uint64_t cand = field, t;
+		uint8_t is_task;
+
+		if (is_set && (mem_read_u64(r->m, table + 16 * i, &cand) < 0 || !cand))
+			continue;
+		if (!is_future(r, cand) || mem_read_u8(r->m, cand + A->task.is_task, &is_task) < 0)
+			continue;
+		if (is_task == 1)
+			return cand;
+		if (hops < ASYNCIO_MAX_HOPS && (t = first_awaiter(r, cand, hops + 1)))
+			return t;
+	}
+	return 0;
+}
+
+int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			  uint64_t task, char **names, int max)
+{
+	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
+			    .c = { m, &pi->layout } };
+	uint64_t seen[ASYNCIO_CHAIN_MAX];
+	int n = 0;
+
+	if (max > ASYNCIO_CHAIN_MAX)
+		max = ASYNCIO_CHAIN_MAX;
+	while (task && n < max) {
+		uint64_t name;
+
+		for (int i = 0; i < n; i++)
+			if (seen[i] == task)
+				return n;	/* a cycle: each task once */
+		if (mem_read_u64(m, task + A->task.name, &name) < 0 ||
+		    !(names[n] = task_name(&r, name)))
+			break;
+		seen[n++] = task;
+		task = first_awaiter(&r, task, 0);
+	}
+	return n;
+}

@@ -70,6 +70,14 @@ int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
 int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen);
 
+/* The names of the task at `task` and of the tasks awaiting it, that task
+ * first and the root last (where several await one, the first found), at
+ * most max (ASYNCIO_CHAIN_MAX) new strings into names.  Returns how many;
+ * a cycle ends the chain where it closes. */
+#define ASYNCIO_CHAIN_MAX 64
+int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			  uint64_t task, char **names, int max);
+
 /* The task at addr among t, or NULL. */
 const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr);
 

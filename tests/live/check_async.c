@@ -10,7 +10,10 @@
  * 3.14+: the exact graph, paused and --nonblocking, the spinner caught
  * running with its thread's frames, the same tasks and awaiters as the
  * interpreter's own `python3.X -m asyncio ps PID` and the cycle `pstree`
- * reports, and (on the newest) the cost with 10,000 tasks.  3.11 to 3.13:
+ * reports, and (on the newest) the cost with 10,000 tasks.  Then `record
+ * --async` of tests/targets/async_split.py, three tasks sharing the CPU
+ * 60/30/10 by their own thread_time, must find those shares within 3
+ * points, and `top --async=all` must show the deadlocked pair as tasks.  3.11 to 3.13:
  * pystrobe cannot read tasks there yet, and must say so in one line with
  * exit 6 (the dump without --async still works).  Older: no TaskGroup, so
  * the target cannot run; said, not run.
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 
 #include "interpreters.h"
@@ -246,6 +250,81 @@ static void check_many(const struct test_interp *ti, char **failures)
 	target_stop(&t);
 }
 
+/* record --async: three tasks sharing the CPU 60/30/10 by their own
+ * account are sampled in those shares, within 3 points. */
+static void check_split(const struct test_interp *ti, char **failures)
+{
+	char why[512], pid[16], a0[PATH_MAX + 16], a1[PATH_MAX + 16], out[PATH_MAX + 16];
+	char acct[PATH_MAX + 16], how[96], *text;
+	struct target t;
+	struct run r;
+
+	if (target_start_script(&t, ti, "tests/targets/async_split.py", why, sizeof(why)) < 0) {
+		msg_add(failures, "async_split.py: %s", why);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	snprintf(a0, sizeof(a0), "%s/acct0.json", t.dir);
+	snprintf(a1, sizeof(a1), "%s/acct1.json", t.dir);
+	snprintf(out, sizeof(out), "%s/split.txt", t.dir);
+	if (target_wait_file(&t, "acct.json", 10000, why, sizeof(why)) < 0) {
+		msg_add(failures, "async_split.py: %s", why);
+		goto out;
+	}
+	snprintf(acct, sizeof(acct), "%s/acct.json", t.dir);
+	text = slurp(acct);
+	if (!text || write_file(a0, text, strlen(text)) < 0)
+		msg_add(failures, "cannot copy acct.json");
+	free(text);
+	if (!*failures && run_pystrobe(&r, "record", "--async", "-d", "5", "-f", "collapsed",
+				       "-q", "-o", out, "--pid", pid, NULL) == 0) {
+		if (run_exit(&r) != 0)
+			msg_add(failures, "record --async: %s: %.500s",
+				run_describe(&r, how, sizeof(how)), r.err);
+		run_free(&r);
+	}
+	text = slurp(acct);
+	if (!*failures && (!text || write_file(a1, text, strlen(text)) < 0))
+		msg_add(failures, "cannot copy acct.json");
+	free(text);
+	if (!*failures)
+		free(compare(&t, "--split", a0, "acct1.json", "split.txt", failures));
+out:
+	kill_descendants(t.py_pid);
+	target_stop(&t);
+}
+
+/* top --async=all: the deadlocked pair are two pending tasks, each on the
+ * other's stack. */
+static void check_top(const struct test_interp *ti, char **failures)
+{
+	char why[512], pid[16], how[96];
+	char *argv[] = { (char *)pystrobe_path(), "top", "--async=all", "--idle", "-d", "1",
+			 "--pid", pid, NULL };
+	struct target t;
+	struct run r;
+
+	if (target_start_script(&t, ti, "tests/targets/async_service.py", why, sizeof(why)) < 0) {
+		msg_add(failures, "async_service.py: %s", why);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	if (run_cmd_signal(&r, RUN_TIMEOUT_MS, 2500, SIGINT, argv) < 0) {
+		msg_add(failures, "cannot run pystrobe top");
+	} else {
+		if (!strstr(r.out, "  task dl-a\n") || !strstr(r.out, "  task dl-b\n") ||
+		    !strstr(r.out, "  task worker-0\n"))
+			msg_add(failures, "top --async=all (%s) does not show the tasks:\n%.3000s%s",
+				run_describe(&r, how, sizeof(how)), r.out, r.err);
+		else
+			printf("async: %s: top --async=all shows task dl-a and task dl-b\n",
+			       ti->label);
+		run_free(&r);
+	}
+	kill_descendants(t.py_pid);
+	target_stop(&t);
+}
+
 /* 3.11-3.13: one line, exit 6; the plain dump is unchanged. */
 static void check_unsupported(const struct test_interp *ti, char **failures)
 {
@@ -286,6 +365,10 @@ START_TEST(test_async)
 		check_graph(ti, &failures);
 		if (!failures)
 			check_ps(ti, &failures);
+		if (!failures)
+			check_split(ti, &failures);
+		if (!failures)
+			check_top(ti, &failures);
 		if (!failures && _i == newest)
 			check_many(ti, &failures);
 	}
