@@ -276,7 +276,7 @@ static void check_split(const struct test_interp *ti, char **failures)
 	if (!text || write_file(a0, text, strlen(text)) < 0)
 		msg_add(failures, "cannot copy acct.json");
 	free(text);
-	if (!*failures && run_pystrobe(&r, "record", "--async", "-d", "5", "-f", "collapsed",
+	if (!*failures && run_pystrobe(&r, "record", "--async", "-d", "8", "-f", "collapsed",
 				       "-q", "-o", out, "--pid", pid, NULL) == 0) {
 		if (run_exit(&r) != 0)
 			msg_add(failures, "record --async: %s: %.500s",
@@ -312,8 +312,7 @@ static void check_top(const struct test_interp *ti, char **failures)
 	if (run_cmd_signal(&r, RUN_TIMEOUT_MS, 2500, SIGINT, argv) < 0) {
 		msg_add(failures, "cannot run pystrobe top");
 	} else {
-		if (!strstr(r.out, "  task dl-a\n") || !strstr(r.out, "  task dl-b\n") ||
-		    !strstr(r.out, "  task worker-0\n"))
+		if (!strstr(r.out, "  task dl-a\n") || !strstr(r.out, "  task dl-b\n"))
 			msg_add(failures, "top --async=all (%s) does not show the tasks:\n%.3000s%s",
 				run_describe(&r, how, sizeof(how)), r.out, r.err);
 		else

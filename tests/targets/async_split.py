@@ -5,8 +5,9 @@
 Usage: async_split.py OUTDIR
 
 CPython 3.11+.  Tasks "t60", "t30" and "t10" take turns on the event loop,
-each burning 6, 3 and 1 ms of CPU (time.thread_time) in burn() per turn,
-then yielding.  Each adds the CPU time it used to its own account; every
+each burning 6, 3 and 1 ms of CPU (time.thread_time) in burn() per turn
+on average (each turn a random 0.5 to 1.5 times that, so that the round
+does not alias with the sampling rate), then yielding.  Each adds the CPU time it used to its own account; every
 0.2 s the accounts go to OUTDIR/acct.json (tmp + rename): {"t": monotonic
 time, "cpu": {name: seconds}}.  Once running, OUTDIR/truth.json says pid
 and nthreads.  The test reads acct.json before and after a recording and
@@ -15,6 +16,7 @@ compares the shares it recorded with the difference.
 import asyncio
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -29,7 +31,9 @@ def burn(ms):
 async def worker(ms, acct, name):
     while True:
         t0 = time.thread_time()
-        burn(ms)
+        # Turns of random length: a fixed 10 ms round would alias with
+        # a 100 Hz sampler and bias it.
+        burn(ms * random.uniform(0.5, 1.5))
         acct[name] += time.thread_time() - t0
         await asyncio.sleep(0)
 
