@@ -25,7 +25,7 @@
 #include <string.h>
 
 #define NAME_MAX_CHARS 1024
-#define TASK_READ_MAX 512
+#define TASK_READ_MAX 256
 #define TYPE_CACHE 16
 
 /* Type objects seen in this read, by address (the process is paused, or
@@ -522,20 +522,47 @@ static void task_frames(struct reader *r, int i, struct coro_frame *cf)
 /* In a process that runs on while we read, a task that finished or was
  * freed between its first read and now has frames that may not be its
  * own: the fields that say which task and where it stands must not have
- * moved. */
-static bool task_changed(struct reader *r, int i, struct mem *raw)
+ * moved.  now[] holds the task as re-read. */
+static bool task_changed(const struct reader *r, int i, const uint8_t *now)
 {
 	const struct asyncio_layout *A = r->A;
-	uint8_t now[TASK_READ_MAX];
 	const uint32_t offs[] = { r->L->obj.ob_type, A->task.state, A->task.coro, A->task.name,
 				  A->task.fut_waiter, A->task.node, A->task.node + 8 };
 
-	if (mem_read(raw, r->out->v[i].addr, now, A->task.size) < 0)
-		return true;
 	for (size_t k = 0; k < ARRAY_SIZE(offs); k++)
 		if (field_u64(now, offs[k]) != field_u64(r->raw[i].bytes, offs[k]))
 			return true;
 	return false;
+}
+
+/* Re-read every task through raw in as few calls as it allows (one
+ * process_vm_readv for many): changed[i] set for the ones that moved or
+ * can no longer be read. */
+static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed)
+{
+	int n = r->out->n, done = 0;
+	uint8_t *now = xcalloc(n ? n : 1, r->A->task.size);
+	struct mem_block *b = xcalloc(n ? n : 1, sizeof(*b));
+
+	for (int i = 0; i < n; i++)
+		b[i] = (struct mem_block){ r->out->v[i].addr, now + (size_t)i * r->A->task.size,
+					   r->A->task.size };
+	while (done < n) {
+		int got = mem_read_batch(raw, b + done, n - done);
+
+		if (got < 0) {
+			for (int i = done; i < n; i++)
+				changed[i] = true;
+			break;
+		}
+		for (int i = done; i < done + got; i++)
+			changed[i] = task_changed(r, i, b[i].buf);
+		done += got;
+		if (done < n)
+			changed[done++] = true;	/* unreadable now */
+	}
+	free(b);
+	free(now);
 }
 
 static void py_task_release(struct py_task *t)
@@ -553,11 +580,15 @@ static void py_task_release(struct py_task *t)
 static void read_frames(struct reader *r, struct mem *recheck)
 {
 	struct coro_frame *cf = xcalloc(ASYNCIO_MAX_CORO_DEPTH + 1, sizeof(*cf));
+	bool *changed = xcalloc(r->out->n ? r->out->n : 1, sizeof(*changed));
 	int kept = 0;
 
-	for (int i = 0; i < r->out->n; i++) {
+	for (int i = 0; i < r->out->n; i++)
 		task_frames(r, i, cf);
-		if (recheck && task_changed(r, i, recheck)) {
+	if (recheck)
+		recheck_tasks(r, recheck, changed);
+	for (int i = 0; i < r->out->n; i++) {
+		if (changed[i]) {
 			py_task_release(&r->out->v[i]);
 			r->out->torn++;
 			continue;
@@ -569,6 +600,7 @@ static void read_frames(struct reader *r, struct mem *recheck)
 	hashidx_clear(&r->ix);
 	for (int i = 0; i < kept; i++)
 		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
+	free(changed);
 	free(cf);
 }
 

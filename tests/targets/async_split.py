@@ -5,9 +5,12 @@
 Usage: async_split.py OUTDIR
 
 CPython 3.11+.  Tasks "t60", "t30" and "t10" take turns on the event loop,
-each burning 6, 3 and 1 ms of CPU (time.thread_time) in burn() per turn
+each burning 24, 12 and 4 ms of CPU (time.thread_time) in burn() per turn
 on average (each turn a random 0.5 to 1.5 times that, so that the round
-does not alias with the sampling rate), then yielding.  Each adds the CPU time it used to its own account; every
+does not alias with the sampling rate), then yielding.  The turns are long
+so that what a turn costs besides burn() (the await, the loop's step into
+the task: counted in the task's samples, not in its account; most in the
+debug builds) stays well under a point.  Each adds the CPU time it used to its own account; every
 0.2 s the accounts go to OUTDIR/acct.json (tmp + rename): {"t": monotonic
 time, "cpu": {name: seconds}}.  Once running, OUTDIR/truth.json says pid
 and nthreads.  The test reads acct.json before and after a recording and
@@ -48,7 +51,7 @@ def write(outdir, name, data):
 async def main(outdir):
     acct = {"t60": 0.0, "t30": 0.0, "t10": 0.0}
     loop = asyncio.get_running_loop()
-    for name, ms in (("t60", 6), ("t30", 3), ("t10", 1)):
+    for name, ms in (("t60", 24), ("t30", 12), ("t10", 4)):
         loop.create_task(worker(ms, acct, name), name=name)
     write(outdir, "truth.json", {"pid": os.getpid(), "nthreads": threading.active_count()})
     while True:
