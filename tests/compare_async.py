@@ -113,6 +113,9 @@ def compare_ps(ps_text, pstree_text, dump):
         stack = " -> ".join(f["function"] for f in d["frames"])
         for a in d["awaited_by"] or [0]:
             want.add((d["thread"], d["address"], d["name"], stack, a))
+    if not any(l.startswith("tid") for l in ps_text.splitlines()):
+        print("asyncio ps printed no table: %s" % ps_text[:500])
+        return 1
     got = set()
     for r in ps_rows(ps_text):
         got.add((int(r["tid"]), int(r["task id"], 16), r["task name"], r["coroutine stack"],

@@ -108,25 +108,39 @@ static int append_file(const char *path, const char *text)
 	return fclose(f) == 0 && rc >= 0 ? 0 : -1;
 }
 
-/* The interpreter's own view: python3.X -m asyncio ps / pstree PID. */
+/* The interpreter's own view: python3.X -m asyncio ps / pstree PID.  An
+ * interpreter in a root is run from here, through the root's own dynamic
+ * loader and libraries, not chrooted: the tool reads /proc/PID/maps, which
+ * a root need not have mounted, and needs the paths it names to open. */
 static void asyncio_tool(struct target *t, const char *pid, const char *what, const char *file,
 			 char **failures)
 {
-	char mod[] = "-m", name[] = "asyncio", path[PATH_MAX + 64];
-	char *argv[] = { NULL, mod, name, (char *)what, (char *)pid, NULL };
-	const char *wrap[] = { "chroot", t->ti->root, NULL };
-	char *cmd[8];
+	const char *root = t->ti->root;
+	char ld[PATH_MAX + 64], libs[2 * PATH_MAX + 64], exe[2 * PATH_MAX], home[PATH_MAX + 16];
+	char path[PATH_MAX + 64], *cmd[10];
 	int n = 0;
 	struct run r;
 
-	if (t->ti->root[0])
-		for (int i = 0; wrap[i]; i++)
-			cmd[n++] = (char *)wrap[i];
-	cmd[n++] = (char *)t->ti->path;
-	for (int i = 1; argv[i]; i++)
-		cmd[n++] = argv[i];
+	if (root[0]) {
+		snprintf(ld, sizeof(ld), "%s/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root);
+		snprintf(libs, sizeof(libs), "%s/usr/lib/x86_64-linux-gnu:%s/lib/x86_64-linux-gnu",
+			 root, root);
+		snprintf(home, sizeof(home), "%s/usr", root);
+		cmd[n++] = ld;
+		cmd[n++] = "--library-path";
+		cmd[n++] = libs;
+		setenv("PYTHONHOME", home, 1);
+	}
+	snprintf(exe, sizeof(exe), "%s%s", root, t->ti->path);
+	cmd[n++] = exe;
+	cmd[n++] = "-m";
+	cmd[n++] = "asyncio";
+	cmd[n++] = (char *)what;
+	cmd[n++] = (char *)pid;
 	cmd[n] = NULL;
-	if (run_cmd(&r, RUN_TIMEOUT_MS, cmd) < 0) {
+	n = run_cmd(&r, RUN_TIMEOUT_MS, cmd);
+	unsetenv("PYTHONHOME");
+	if (n < 0) {
 		msg_add(failures, "cannot run python -m asyncio %s", what);
 		return;
 	}
