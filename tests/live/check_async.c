@@ -265,7 +265,9 @@ static void check_many(const struct test_interp *ti, char **failures)
 }
 
 /* record --async: three tasks sharing the CPU 60/30/10 by their own
- * account are sampled in those shares, within 3 points. */
+ * account are sampled in those shares, within 3 points.  --blocking: on
+ * this loaded machine a non-blocking sample can straddle a task switch
+ * (it is then counted outside any task), and short turns switch most. */
 static void check_split(const struct test_interp *ti, char **failures)
 {
 	char why[512], pid[16], a0[PATH_MAX + 16], a1[PATH_MAX + 16], out[PATH_MAX + 16];
@@ -290,7 +292,8 @@ static void check_split(const struct test_interp *ti, char **failures)
 	if (!text || write_file(a0, text, strlen(text)) < 0)
 		msg_add(failures, "cannot copy acct.json");
 	free(text);
-	if (!*failures && run_pystrobe(&r, "record", "--async", "-d", "8", "-f", "collapsed",
+	if (!*failures && run_pystrobe(&r, "record", "--async", "--blocking", "-d", "8",
+				       "-f", "collapsed",
 				       "-q", "-o", out, "--pid", pid, NULL) == 0) {
 		if (run_exit(&r) != 0)
 			msg_add(failures, "record --async: %s: %.500s",
