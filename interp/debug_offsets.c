@@ -40,7 +40,7 @@ struct dbg_field {
 
 /* Struct sizes, also read from the table, that bound the offsets. */
 enum { S_RUNTIME, S_INTERP, S_TSTATE, S_FRAME, S_CODE, S_OBJ, S_TYPE, S_HEAPTYPE,
-       S_TUPLE, S_LIST, S_DICT, S_FLOAT, S_LONG, S_BYTES, S_STR, S_COUNT };
+       S_TUPLE, S_LIST, S_DICT, S_FLOAT, S_LONG, S_BYTES, S_STR, S_GEN, S_COUNT };
 
 /* Sections a version's table lacks (ABSENT: the heap type before 3.15)
  * hold no fields of that column; their bound is size_max. */
@@ -52,7 +52,7 @@ static const uint16_t size_pos[S_COUNT][COLUMNS] = {
 	[S_TUPLE] = { 400, 448, 544 },    [S_LIST] = { 424, 472, 568 },
 	[S_DICT] = { 448, 528, 624 },     [S_FLOAT] = { 472, 552, 648 },
 	[S_LONG] = { 488, 568, 664 },     [S_BYTES] = { 512, 592, 688 },
-	[S_STR] = { 536, 616, 712 },
+	[S_STR] = { 536, 616, 712 },      [S_GEN] = { ABSENT, 664, 792 },
 };
 
 #define F(field, p13, p14, p15, in) \
@@ -76,6 +76,9 @@ static const struct dbg_field fields[] = {
 	F(frame.lasti,			248,	272,	336,	S_FRAME),
 	F(frame.localsplus,		256,	280,	344,	S_FRAME),
 	F(frame.owner,			264,	288,	352,	S_FRAME),
+	F(frame.stackpointer,		ABSENT,	296,	360,	S_FRAME),
+	F(gen.iframe,			ABSENT,	680,	808,	S_GEN),
+	F(gen.frame_state,		ABSENT,	688,	816,	S_GEN),
 	F(code.filename,		280,	320,	384,	S_CODE),
 	F(code.name,			288,	328,	392,	S_CODE),
 	F(code.qualname,		296,	336,	400,	S_CODE),
@@ -119,7 +122,7 @@ static const uint64_t size_max[S_COUNT] = {
 	[S_RUNTIME] = 64u << 20, [S_INTERP] = 16u << 20, [S_TSTATE] = 64u << 10,
 	[S_FRAME] = 1024, [S_CODE] = 4096, [S_OBJ] = 256, [S_TYPE] = 4096,
 	[S_HEAPTYPE] = 4096, [S_TUPLE] = 256, [S_LIST] = 256, [S_DICT] = 256, [S_FLOAT] = 256,
-	[S_LONG] = 256, [S_BYTES] = 256, [S_STR] = 256,
+	[S_LONG] = 256, [S_BYTES] = 256, [S_STR] = 256, [S_GEN] = 1024,
 };
 
 static uint64_t at(const uint8_t *table, unsigned pos)

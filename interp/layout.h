@@ -100,6 +100,8 @@ struct py_layout {
 		uint32_t localsplus;
 		uint32_t owner;		/* 3.11+: who owns the frame */
 		uint32_t is_entry;	/* 3.11 only */
+		uint32_t stackpointer;	/* 3.14+: top of the frame's value stack
+					 * (NONE where we do not read it) */
 		uint8_t code_tagged;	/* 3.14: f_executable is a tagged _PyStackRef */
 		uint8_t owner_shim;	/* owner values >= this are C-stack/interpreter shims */
 	} frame;
@@ -118,6 +120,12 @@ struct py_layout {
 		uint32_t linetable;	/* co_lnotab / co_linetable (bytes) */
 		uint32_t code_adaptive;	/* 3.11+: start of bytecode inside the code object */
 	} code;
+
+	/* Generators and coroutines (3.14+, for asyncio tasks; NONE before). */
+	struct {
+		uint32_t iframe;	/* the _PyInterpreterFrame embedded in the object */
+		uint32_t frame_state;	/* int8_t gi_frame_state */
+	} gen;
 
 	struct {
 		uint32_t ob_type;
@@ -197,6 +205,51 @@ struct debug_offsets_info {
 };
 int debug_offsets_probe(struct mem *m, uint64_t runtime, struct debug_offsets_info *info);
 int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
+			 char *err, size_t errlen);
+
+/* asyncio tasks (3.14+).  The _asyncio module publishes where its task
+ * objects keep their name, coroutine, awaiters and list links, and where
+ * thread and interpreter states keep their task lists, in a section of its
+ * own (.AsyncioDebug, in the _asyncio extension or in the interpreter when
+ * it is built in).  interp/asyncio_offsets.c checks those against the
+ * layout we verified for each version and adds what they leave out. */
+#define ASYNCIO_SECTION ".AsyncioDebug"
+#define ASYNCIO_SECTION_SIZE 104
+
+struct asyncio_layout {
+	struct {
+		uint32_t size;
+		uint32_t name;		/* str, or an int n for "Task-n" */
+		uint32_t awaited_by;	/* one future, or a set of them */
+		uint32_t awaited_by_is_set;	/* char */
+		uint32_t is_task;	/* char, 1 in a task */
+		uint32_t state;		/* fut_state: 0 pending, 1 cancelled, 2 finished */
+		uint32_t fut_waiter;	/* the future its coroutine is blocked on */
+		uint32_t coro;
+		uint32_t node;		/* struct llist_node { next, prev } */
+	} task;
+	uint32_t interp_tasks_head;	/* tasks of threads that have exited */
+	struct {
+		uint32_t running_loop;
+		uint32_t running_task;
+		uint32_t tasks_head;
+	} tstate;			/* offsets in _PyThreadStateImpl */
+	uint32_t type_base;		/* tp_base of a type object */
+	uint32_t set_mask, set_table;	/* PySetObject: mask, setentry *table */
+	/* gi_frame_state values. */
+	int8_t gen_suspended;
+	int8_t gen_suspended_yield_from;	/* suspended in an await: the
+						 * awaited object tops its stack */
+	int8_t gen_executing;
+	/* Suspended in an await, the awaited object is this many words below
+	 * the frame's stack pointer: 1 (the top) in 3.14; 3.15 keeps a
+	 * null stack reference above it. */
+	uint8_t yield_from_slot;
+};
+
+/* Check the section's bytes (len of them) for 3.minor and fill *out.
+ * Returns 0, or -EXIT_UNSUPPORTED / -EXIT_BAD_STATE with a reason. */
+int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct asyncio_layout *out,
 			 char *err, size_t errlen);
 
 #endif

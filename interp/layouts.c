@@ -25,10 +25,16 @@
 #define STR_OLD .str = { .length = 16, .state = 32, .ascii_size = 48, .compact_size = 72 }
 #define STR_NEW .str = { .length = 16, .state = 32, .ascii_size = 40, .compact_size = 56 }
 
+/* Generators: read only for asyncio tasks, 3.14+ (where _Py_DebugOffsets
+ * also publishes them: gi_iframe 72, gi_frame_state 67 in 3.14 and 3.15). */
+#define NO_GEN .gen = { .iframe = NONE, .frame_state = NONE }
+#define GEN_314 .gen = { .iframe = 72, .frame_state = 67 }
+
 /* 3.7–3.10: a PyFrameObject chain hanging off ts->frame. */
 #define FRAME_OBJECTS(lasti_off, localsplus_off) \
 	.frame = { .back = 24, .code = 32, .lasti = (lasti_off), \
 		   .localsplus = (localsplus_off), .owner = NONE, .is_entry = NONE, \
+		   .stackpointer = NONE, \
 		   .owner_shim = 255 }
 #define TSTATE_OLD \
 	.tstate = { .next = 8, .interp = 16, .frame = 24, .cframe_frame = NONE, \
@@ -46,7 +52,7 @@ static const struct py_layout py37 = {
 		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
 		  .filename = 96, .name = 104, .qualname = NONE, .linetable = 112,
 		  .code_adaptive = NONE },
-	COMMON_OBJ(856), STR_OLD, COMMON_O(0, 24),
+	NO_GEN, COMMON_OBJ(856), STR_OLD, COMMON_O(0, 24),
 };
 
 /* 3.8 and 3.9 share code objects (co_posonlyargcount arrived in 3.8). */
@@ -61,7 +67,7 @@ static const struct py_layout py38 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160 },
 	INTERP_OLD(16, 56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
-	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
+	CODE_38, NO_GEN, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py39 = {
@@ -69,7 +75,7 @@ static const struct py_layout py39 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
-	CODE_38, COMMON_OBJ(864), STR_OLD, COMMON_O(0, 24),
+	CODE_38, NO_GEN, COMMON_OBJ(864), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py310 = {
@@ -77,7 +83,7 @@ static const struct py_layout py310 = {
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
 	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
-	CODE_38, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
+	CODE_38, NO_GEN, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py311 = {
@@ -90,12 +96,12 @@ static const struct py_layout py311 = {
 		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
 	/* 3.11 has no shim frames; is_entry marks where a C call began. */
 	.frame = { .back = 48, .code = 32, .lasti = 56, .localsplus = 72, .owner = 69,
-		   .is_entry = 68, .owner_shim = 255 },
+		   .is_entry = 68, .stackpointer = NONE, .owner_shim = 255 },
 	.code = { .argcount = 56, .kwonlyargcount = 64, .nlocals = 80, .flags = 48,
 		  .firstlineno = 72, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 184 },
-	COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
+	NO_GEN, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py312 = {
@@ -108,12 +114,12 @@ static const struct py_layout py312 = {
 		    .thread_id = 136, .native_thread_id = 144, .base_frame = NONE },
 	/* Owner 3 (FRAME_OWNED_BY_CSTACK) marks the shim frame a C call pushes. */
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
-		   .is_entry = NONE, .owner_shim = 3 },
+		   .is_entry = NONE, .stackpointer = NONE, .owner_shim = 3 },
 	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = 80, .flags = 48,
 		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104,
 		  .filename = 112, .name = 120, .qualname = 128, .linetable = 136,
 		  .code_adaptive = 192 },
-	COMMON_OBJ(880), STR_NEW, COMMON_O(0, 24),
+	NO_GEN, COMMON_OBJ(880), STR_NEW, COMMON_O(0, 24),
 };
 
 /* 3.13+: what stays the same from one version to the next, with what
@@ -140,19 +146,19 @@ static const struct py_layout py312 = {
  * interpreter itself (owner 3) join the C-stack shims (owner 4). */
 #define FRAME_314 \
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 80, .owner = 74, \
-		   .is_entry = NONE, .code_tagged = 1, .owner_shim = 3 }
+		   .is_entry = NONE, .stackpointer = 64, .code_tagged = 1, .owner_shim = 3 }
 
 static const struct py_layout py313 = {
 	.minor = 13, MODELS_313, RUNTIME_313(632, 608), INTERP_313(7264, 7272, 7344, 7656),
 	TSTATE_313(152, NONE),
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
-		   .is_entry = NONE, .owner_shim = 3 },
-	CODE_313(200), COMMON_OBJ(880), STR_NEW, COMMON_O(8, 24),
+		   .is_entry = NONE, .stackpointer = NONE, .owner_shim = 3 },
+	CODE_313(200), NO_GEN, COMMON_OBJ(880), STR_NEW, COMMON_O(8, 24),
 };
 
 static const struct py_layout py314 = {
 	.minor = 14, MODELS_313, RUNTIME_313(808, 784), INTERP_313(7272, 7280, 7344, 7688),
-	TSTATE_313(152, NONE), FRAME_314, CODE_313(208), COMMON_OBJ(880), STR_NEW,
+	TSTATE_313(152, NONE), FRAME_314, CODE_313(208), GEN_314, COMMON_OBJ(880), STR_NEW,
 	COMMON_O(8, 32),
 };
 
@@ -165,7 +171,7 @@ static const struct py_layout py314 = {
  * debug build differs only in the sizes of _PyRuntime and the interpreter. */
 static const struct py_layout py315 = {
 	.minor = 15, MODELS_313, RUNTIME_313(936, 912), INTERP_313(7264, 7272, 7336, 7592),
-	TSTATE_313(176, 80), FRAME_314, CODE_313(208), COMMON_OBJ(888), STR_NEW,
+	TSTATE_313(176, 80), FRAME_314, CODE_313(208), GEN_314, COMMON_OBJ(888), STR_NEW,
 	COMMON_O(8, 32),
 };
 

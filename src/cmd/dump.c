@@ -28,6 +28,8 @@ static const char dump_usage[] =
 	"                     before children\n"
 	"  -g, --group        threads (and processes) with the same stack once, with\n"
 	"                     their count and ids, the most common first\n"
+	"  -a, --async        also every asyncio task: its coroutine stack, what it\n"
+	"                     awaits and who awaits it, deadlock cycles (3.14+)\n"
 	"  -h, --help         show this help\n";
 
 static void put_name(struct strbuf *sb, const char *s)
@@ -46,6 +48,7 @@ static void put_repr(struct strbuf *sb, const char *s)
 /* How one process is shown: what the options ask for, and its files. */
 struct view {
 	bool locals;
+	bool async;
 	struct source_cache *src;	/* NULL with --no-source */
 };
 
@@ -223,6 +226,108 @@ static void text_process_header(struct strbuf *sb, const struct snapshot *s, pid
 	sb_puts(sb, ")\n");
 }
 
+/* "0x7f3a1c0 "worker-1"": how a task is named in another's lines. */
+static void text_task_ref(struct strbuf *sb, const struct py_tasks *tasks, uint64_t addr)
+{
+	const struct py_task *t = py_tasks_find(tasks, addr);
+
+	sb_printf(sb, " 0x%llx", (unsigned long long)addr);
+	if (t) {
+		sb_puts(sb, " \"");
+		put_name(sb, t->name);
+		sb_putc(sb, '"');
+	}
+}
+
+static void text_task_refs(struct strbuf *sb, const char *what, const struct py_tasks *tasks,
+			   const uint64_t *v, int n)
+{
+	if (!n)
+		return;
+	sb_printf(sb, "    %s:", what);
+	for (int i = 0; i < n; i++)
+		text_task_ref(sb, tasks, v[i]);
+	sb_putc(sb, '\n');
+}
+
+/* The members of one deadlock cycle, in the order they await each other. */
+static void text_cycle(struct strbuf *sb, const struct py_tasks *tasks, const struct py_task *t)
+{
+	const struct py_task *cur = t;
+
+	sb_printf(sb, "    DEADLOCK (cycle %d):", t->cycle);
+	for (int steps = 0; cur && steps <= tasks->n; steps++) {
+		const struct py_task *next = NULL;
+
+		sb_puts(sb, steps ? " -> \"" : " \"");
+		put_name(sb, cur->name);
+		sb_putc(sb, '"');
+		if (steps && cur == t)
+			break;
+		for (int k = 0; k < cur->nawaiting && !next; k++) {
+			const struct py_task *w = py_tasks_find(tasks, cur->awaiting[k]);
+
+			if (w && w->cycle == t->cycle)
+				next = w;
+		}
+		cur = next;
+	}
+	sb_puts(sb, " awaits the next, forever\n");
+}
+
+static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const struct py_task *t,
+		      const struct view *v)
+{
+	sb_printf(sb, "Task 0x%llx \"", (unsigned long long)t->addr);
+	put_name(sb, t->name);
+	sb_printf(sb, "\" (%s", task_state_name(t->state));
+	if (t->tid)
+		sb_printf(sb, ", thread %d", (int)t->tid);
+	else if (!t->tstate)
+		sb_puts(sb, ", its thread has exited");
+	sb_puts(sb, ")\n");
+	if (t->cycle)
+		text_cycle(sb, tasks, t);
+	text_task_refs(sb, "awaiting", tasks, t->awaiting, t->nawaiting);
+	if (!t->nawaiting && t->waiting_on) {
+		sb_puts(sb, "    waiting on a ");
+		put_name(sb, t->waiting_on);
+		sb_putc(sb, '\n');
+	}
+	text_task_refs(sb, "awaited by", tasks, t->awaited_by, t->nawaited_by);
+	for (int i = 0; i < t->nframes; i++)
+		text_py_frame(sb, &t->frames[i], v);
+	if (t->joined)
+		sb_puts(sb, "    (running: the frames above are on its thread's stack)\n");
+	if (t->frames_truncated)
+		sb_puts(sb, "    ... (coroutine chain cut short)\n");
+}
+
+static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct view *v)
+{
+	const struct py_tasks *t = &s->tasks;
+
+	sb_puts(sb, "\n");
+	if (s->async_note) {
+		sb_puts(sb, "No asyncio tasks: ");
+		put_name(sb, s->async_note);
+		sb_putc(sb, '\n');
+		return;
+	}
+	sb_printf(sb, "asyncio: %d task%s", t->n, t->n == 1 ? "" : "s");
+	if (t->ncycles)
+		sb_printf(sb, ", %d DEADLOCK cycle%s", t->ncycles, t->ncycles == 1 ? "" : "s");
+	if (t->torn)
+		sb_printf(sb, ", %d left out (changed while read)", t->torn);
+	if (t->truncated)
+		sb_printf(sb, ", cut at %d", t->n);
+	sb_putc(sb, '\n');
+	for (int i = 0; i < t->n; i++) {
+		sb_putc(sb, '\n');
+		text_task(sb, t, &t->v[i], v);
+	}
+}
+
 static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid,
 			  const struct view *v)
 {
@@ -231,6 +336,8 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppi
 		sb_putc(sb, '\n');
 		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
 	}
+	if (v->async)
+		text_tasks(sb, s, v);
 }
 
 static void json_source(struct json *j, const struct py_frame *f, const struct view *v)
@@ -323,6 +430,57 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 	json_obj_end(j);
 }
 
+static void json_addrs(struct json *j, const char *key, const uint64_t *v, int n)
+{
+	json_key(j, key);
+	json_arr_begin(j);
+	for (int i = 0; i < n; i++)
+		json_uint(j, v[i]);
+	json_arr_end(j);
+}
+
+static void json_task(struct json *j, const struct py_task *t, const struct view *v)
+{
+	json_obj_begin(j);
+	json_kuint(j, "address", t->addr);
+	json_kstr(j, "name", t->name);
+	json_kstr(j, "state", task_state_name(t->state));
+	json_key(j, "thread");
+	if (t->tid)
+		json_int(j, t->tid);
+	else
+		json_null(j);
+	json_addrs(j, "awaiting", t->awaiting, t->nawaiting);
+	json_addrs(j, "awaited_by", t->awaited_by, t->nawaited_by);
+	json_kstr(j, "waiting_on", t->waiting_on);
+	json_key(j, "cycle");
+	if (t->cycle)
+		json_int(j, t->cycle);
+	else
+		json_null(j);
+	json_kbool(j, "joined", t->joined);
+	json_kbool(j, "truncated", t->frames_truncated);
+	json_key(j, "frames");
+	json_arr_begin(j);
+	for (int i = 0; i < t->nframes; i++)
+		json_frame(j, &t->frames[i], v);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void json_tasks(struct json *j, const struct snapshot *s, const struct view *v)
+{
+	json_kstr(j, "async_note", s->async_note);
+	json_kint(j, "tasks_torn", s->tasks.torn);
+	json_kbool(j, "tasks_truncated", s->tasks.truncated);
+	json_kint(j, "deadlock_cycles", s->tasks.ncycles);
+	json_key(j, "tasks");
+	json_arr_begin(j);
+	for (int i = 0; i < s->tasks.n; i++)
+		json_task(j, &s->tasks.v[i], v);
+	json_arr_end(j);
+}
+
 static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
 			  const struct view *v)
 {
@@ -347,6 +505,8 @@ static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
 	for (int i = 0; i < s->nthreads; i++)
 		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
 	json_arr_end(j);
+	if (v->async)
+		json_tasks(j, s, v);
 	json_obj_end(j);
 }
 
@@ -416,7 +576,7 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 
 /* What the output shows, from the command line. */
 struct dump_opts {
-	bool json, locals, group, no_source;
+	bool json, locals, group, no_source, async;
 };
 
 /* A thread of the dump: process snaps[snap], its thread `thread`. */
@@ -558,6 +718,7 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 			if (procs[k].pid == snaps[i].pid)
 				ppids[i] = procs[k].ppid;
 		views[i].locals = o->locals;
+		views[i].async = o->async;
 		views[i].src = o->no_source ? NULL : source_open(snaps[i].pid);
 	}
 	if (o->group)
@@ -612,6 +773,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		{ "nonblocking", no_argument, NULL, 'N' },
 		{ "subprocesses", no_argument, NULL, 's' },
 		{ "group", no_argument, NULL, 'g' },
+		{ "async", no_argument, NULL, 'a' },
 		{ "no-source", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -620,7 +782,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":p:jlnsgh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:jlnsgah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!(a->pid = parse_pid(optarg)))
@@ -628,6 +790,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 			break;
 		case 'j': a->o.json = true; break;
 		case 'g': a->o.group = true; break;
+		case 'a': a->o.async = a->so.async = true; break;
 		case 'S': a->o.no_source = true; break;
 		case 'l': a->so.locals = true; break;
 		case 'n': a->so.native = true; break;
@@ -643,6 +806,9 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 	if (!a->pid || optind < argc)
 		return usage_error("dump", "%s (see pystrobe dump --help)",
 				   a->pid ? "unexpected argument" : "--pid PID is required");
+	if (a->o.async && a->o.group)
+		return usage_error("dump", "--async shows tasks per process: it cannot be "
+				   "used with --group");
 	if (a->so.native && a->so.nonblocking)
 		return usage_error("dump", "--native needs the threads paused: it cannot be "
 				   "used with --nonblocking");

@@ -5,6 +5,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,4 +332,52 @@ void pyinterp_free(struct pyinterp *pi)
 {
 	free(pi->path);
 	pi->path = NULL;
+}
+
+/* Read the section from the object at mp into buf; its size in *len. */
+static int read_section_of(pid_t pid, struct mem *m, const struct proc_map *mp, int is_exe,
+			   const char *section, void *buf, size_t max, size_t *len)
+{
+	struct candidate c = { mp->path, mp->start, mp->end, mp->offset };
+	struct elffile *ef = open_mapped(pid, &c, is_exe);
+	uint64_t addr, size, bias;
+	int rc = -ENOENT;
+
+	if (!ef)
+		return -ENOENT;
+	if (elffile_section(ef, section, &addr, &size) != 0 ||
+	    elffile_load_bias(ef, mp->start, mp->offset, &bias) != 0)
+		goto out;
+	*len = size < max ? size : max;
+	rc = mem_read(m, addr + bias, buf, *len);
+out:
+	elffile_close(ef);
+	return rc;
+}
+
+int locate_section(pid_t pid, struct mem *m, const struct pyinterp *pi, const char *prefix,
+		   const char *section, void *buf, size_t max, size_t *len)
+{
+	struct proc_maps maps;
+	int rc = -ENOENT;
+
+	if (proc_maps_read(pid, &maps) < 0)
+		return -ESRCH;
+	/* The interpreter's own object first (a built-in module), then
+	 * extension modules by name, each at its first mapping. */
+	for (int pass = 0; pass < 2 && rc < 0; pass++) {
+		for (size_t i = 0; i < maps.n && rc < 0; i++) {
+			const struct proc_map *mp = &maps.v[i];
+			bool mine = strcmp(mp->path, pi->path) == 0;
+
+			if (!is_file_mapping(mp) || first_mapping(&maps, mp->path) != mp)
+				continue;
+			if (pass == 0 ? !mine
+				      : mine || strncmp(basename_of(mp->path), prefix, strlen(prefix)))
+				continue;
+			rc = read_section_of(pid, m, mp, pass == 0, section, buf, max, len);
+		}
+	}
+	proc_maps_free(&maps);
+	return rc;
 }

@@ -31,4 +31,11 @@ void pyinterp_free(struct pyinterp *pi);
  * "python3.9" -> 9.  -1 when the name says nothing. */
 int version_from_filename(const char *path);
 
+/* Read up to max bytes of an ELF section of the target, as mapped, from
+ * the interpreter's object or else from a mapped object whose file name
+ * starts with prefix (an extension module: "_asyncio.").  *len gets the
+ * bytes read.  0, or a negative errno (-ENOENT: no such section). */
+int locate_section(pid_t pid, struct mem *m, const struct pyinterp *pi, const char *prefix,
+		   const char *section, void *buf, size_t max, size_t *len);
+
 #endif

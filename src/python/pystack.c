@@ -10,6 +10,7 @@
 #include "interp/linetable.h"
 #include "target/mem.h"
 #include "python/pyobj.h"
+#include "util/hashidx.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -309,7 +310,7 @@ enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t fr
 	return WALK_DONE;
 }
 
-static void py_frame_release(struct py_frame *f)
+void py_frame_release(struct py_frame *f)
 {
 	for (int k = 0; k < f->nlocals; k++) {
 		free(f->locals[k].name);
@@ -958,4 +959,98 @@ void py_threads_free(struct py_thread *threads, int n)
 		free(t->error);
 	}
 	free(threads);
+}
+
+/* --- frames one at a time -------------------------------------------------- */
+
+/* Thousands of tasks suspended in the same few places decode the same
+ * (code, lasti) over and over, alternating line tables the walk's
+ * one-table cache cannot keep: a small direct-mapped memo, each entry
+ * holding the code object's bytes it was decoded from.  A hit must find
+ * those bytes unchanged (the same names, file, line table and first line
+ * at the same addresses), so a code object reborn at the address is
+ * decoded anew. */
+#define MEMO_SLOTS 256
+#define MEMO_CODE_BYTES 256
+
+struct frame_memo {
+	uint64_t code, lasti;
+	uint8_t cb[MEMO_CODE_BYTES];
+	char *function, *file;
+	int line;
+	bool used;
+};
+
+struct frame_decoder {
+	struct walk w;
+	struct walk_opts o;
+	uint32_t span;		/* bytes of a code object compared */
+	struct frame_memo memo[MEMO_SLOTS];
+};
+
+struct frame_decoder *frame_decoder_new(struct mem *m, const struct pyinterp *pi)
+{
+	struct frame_decoder *d = xcalloc(1, sizeof(*d));
+	const struct py_layout *L = &pi->layout;
+	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
+			    L->code.name, L->code.qualname, L->obj.ob_type };
+
+	d->w = (struct walk){ .c = { m, &pi->layout }, .pi = pi, .o = &d->o,
+			      .frames_left = WALK_FRAME_BUDGET };
+	d->span = layout_span(offs, ARRAY_SIZE(offs));
+	return d;
+}
+
+static void memo_fill(struct frame_memo *e, uint64_t code, uint64_t lasti, const uint8_t *cb,
+		      uint32_t span, const struct py_frame *pf)
+{
+	free(e->function);
+	free(e->file);
+	e->code = code;
+	e->lasti = lasti;
+	memcpy(e->cb, cb, span);
+	e->function = xstrdup(pf->function);
+	e->file = xstrdup(pf->file);
+	e->line = pf->line;
+	e->used = true;
+}
+
+int frame_decode(struct frame_decoder *d, uint64_t frame, uint64_t code, uint64_t lasti,
+		 struct py_frame *out)
+{
+	struct frame_memo *e = &d->memo[hash_u64(code * 31 + lasti) % MEMO_SLOTS];
+	uint8_t cb[MEMO_CODE_BYTES];
+	bool have_cb;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	have_cb = d->span <= sizeof(cb) && mem_read(d->w.c.m, code, cb, d->span) == 0;
+	if (have_cb && e->used && e->code == code && e->lasti == lasti &&
+	    !memcmp(e->cb, cb, d->span)) {
+		out->code = code;
+		out->function = xstrdup(e->function);
+		out->file = xstrdup(e->file);
+		out->line = e->line;
+		return 0;
+	}
+	rc = read_code(&d->w, code, lasti, frame, out);
+	if (rc < 0) {
+		py_frame_release(out);
+		return rc;
+	}
+	if (have_cb && out->function && out->file)
+		memo_fill(e, code, lasti, cb, d->span, out);
+	return 0;
+}
+
+void frame_decoder_free(struct frame_decoder *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < MEMO_SLOTS; i++) {
+		free(d->memo[i].function);
+		free(d->memo[i].file);
+	}
+	linetable_ranges_free(&d->w.ranges);
+	free(d);
 }

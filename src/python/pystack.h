@@ -129,6 +129,17 @@ void pystack_thread_names(struct mem *m, const struct pyinterp *pi,
  * Returns that offset, checked against the process's threads, or -1. */
 int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t *tids, int ntids);
 
+/* Decoding single frames outside a thread walk (asyncio tasks): code
+ * object, name, file and line of a frame running `code` at `lasti`.  One
+ * decoder keeps the last line table decoded. */
+struct frame_decoder;
+struct frame_decoder *frame_decoder_new(struct mem *m, const struct pyinterp *pi);
+/* 0 (out filled; py_frame_release() it), or a negative errno. */
+int frame_decode(struct frame_decoder *d, uint64_t frame, uint64_t code, uint64_t lasti,
+		 struct py_frame *out);
+void frame_decoder_free(struct frame_decoder *d);
+void py_frame_release(struct py_frame *f);
+
 void py_threads_free(struct py_thread *threads, int n);
 
 #endif

@@ -11,6 +11,7 @@
 #include "target/pause.h"
 #include "target/proc.h"
 #include "python/pystack.h"
+#include "python/asyncio.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -62,6 +63,7 @@ struct sampler {
 	uint64_t names_at_ns;
 	struct py_tstate ts[MAX_THREADS];
 	uint32_t frames[PYSTACK_MAX_DEPTH + 2];
+	uint64_t faddr[PYSTACK_MAX_DEPTH + 2];	/* the frames' addresses */
 	int nframes;
 	uint64_t stacks;
 	uint64_t errors[SERR_COUNT];
@@ -84,6 +86,9 @@ struct sampler {
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
 	struct hist pause_hist;
+	struct asyncio_layout A;	/* with o.async, once async_ready */
+	bool async_ready;
+	uint64_t async_tried_ns;	/* last look for _asyncio (not loaded yet) */
 	struct stat exe;		/* /proc/PID/exe at the start, to see an exec */
 	uint64_t relocated_ns;		/* last look for an exec of the same program */
 };
@@ -130,6 +135,13 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 		sampler_close(s);
 		return NULL;
 	}
+	if (o->async && (rc = asyncio_locate(pid, s->direct, &s->pi, &s->A, err, errlen)) < 0 &&
+	    rc != -ENOENT) {
+		*rcp = -rc;
+		sampler_close(s);
+		return NULL;
+	}
+	s->async_ready = o->async && rc == 0;
 	if (stat_exe(pid, &s->exe) < 0)
 		memset(&s->exe, 0, sizeof(s->exe));
 	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
@@ -328,8 +340,10 @@ static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t last
 		return rc;
 	if (!s->o.blocking)
 		recheck_frame(&s->rc, s->owner, s->m, &s->pi.layout, frame, s->nframes == 0);
-	if (s->nframes < PYSTACK_MAX_DEPTH)
+	if (s->nframes < PYSTACK_MAX_DEPTH) {
+		s->faddr[s->nframes] = frame;
 		s->frames[s->nframes++] = id;
+	}
 	return 0;
 }
 
@@ -429,13 +443,129 @@ static void count_held(struct sampler *s, uint64_t t_ns)
 	recheck_reset(&s->rc);
 }
 
+/* --- asyncio tasks --------------------------------------------------------- */
+
+/* "task NAME" frames for a chain of names, root first, onto stack. */
+static void push_task_frames(struct sampler *s, char **names, int n, uint32_t *stack,
+			     uint32_t *depth)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		char *label = xasprintf("task %s", names[i]);
+
+		stack[(*depth)++] = profile_frame(s->p, &(struct pframe){ PF_MARKER, label, NULL,
+									  -1, -1 });
+		free(label);
+		free(names[i]);
+	}
+}
+
+/* With --async, a thread running a task: push the chain of tasks awaiting
+ * it, root first, and return the index of the task's coroutine frame in
+ * s->frames (the event loop's frames outside it are left out); otherwise
+ * the outermost frame's index. */
+static int running_task_head(struct sampler *s, const struct py_tstate *ts, uint32_t *stack,
+			     uint32_t *depth)
+{
+	const struct py_layout *L = &s->pi.layout;
+	char *names[ASYNCIO_CHAIN_MAX];
+	uint64_t task, coro;
+	int n, k;
+
+	if (!s->o.async || !s->async_ready ||
+	    mem_read_u64(s->m, ts->addr + s->A.tstate.running_task, &task) < 0 || !task ||
+	    mem_read_u64(s->m, task + s->A.task.coro, &coro) < 0)
+		return s->nframes - 1;
+	for (k = s->nframes - 1; k >= 0; k--)
+		if (s->faddr[k] == coro + L->gen.iframe)
+			break;
+	if (k < 0)
+		return s->nframes - 1;	/* not on this stack: a torn view */
+	n = asyncio_awaiter_chain(s->m, &s->pi, &s->A, task, names, ASYNCIO_CHAIN_MAX);
+	push_task_frames(s, names, n, stack, depth);
+	return k;
+}
+
+/* The chain of tasks awaiting t (t first), from the graph just read. */
+static int pending_chain(const struct py_tasks *tasks, const struct py_task *t, char **names)
+{
+	uint64_t seen[ASYNCIO_CHAIN_MAX];
+	int n = 0;
+
+	while (t && n < ASYNCIO_CHAIN_MAX) {
+		for (int i = 0; i < n; i++)
+			if (seen[i] == t->addr)
+				return n;	/* round a deadlock ring once */
+		seen[n] = t->addr;
+		names[n++] = xstrdup(t->name);
+		t = t->nawaited_by ? py_tasks_find(tasks, t->awaited_by[0]) : NULL;
+	}
+	return n;
+}
+
+/* With --async=all: every pending task's stack, counted in the thread
+ * whose list holds it (the first thread when that one has exited). */
+static void record_pending(struct sampler *s, int nts, uint64_t t_ns)
+{
+	uint32_t stack[ASYNCIO_MAX_CORO_DEPTH + ASYNCIO_CHAIN_MAX + 4];
+	struct py_tasks tasks;
+	char err[256], *names[ASYNCIO_CHAIN_MAX];
+
+	if (s->o.async != ASYNC_ALL || !s->async_ready || !nts ||
+	    asyncio_tasks(s->m, &s->pi, &s->A, s->o.blocking ? NULL : s->direct, &tasks, err,
+			  sizeof(err)) < 0)
+		return;
+	s->errors[SERR_TORN] += tasks.torn;
+	for (int i = 0; i < tasks.n; i++) {
+		const struct py_task *t = &tasks.v[i];
+		struct sthread *th = NULL;
+		uint32_t depth = 0;
+
+		if (t->state != TASK_PENDING || !t->nframes)
+			continue;
+		for (int k = 0; k < nts && !th; k++)
+			if (s->ts[k].nparts && s->ts[k].addr == t->tstate)
+				th = find_thread(s, &s->ts[k], nts);
+		if (!th)
+			th = find_thread(s, &s->ts[0], nts);
+		if (s->proc_root != NO_FRAME)
+			stack[depth++] = s->proc_root;
+		if (s->o.threads)
+			stack[depth++] = th->root;
+		push_task_frames(s, names, pending_chain(&tasks, t, names), stack, &depth);
+		for (int k = t->nframes - 1; k >= 0; k--) {
+			const struct py_frame *f = &t->frames[k];
+			struct pframe pf = { PF_PYTHON, f->function, f->file,
+					     s->o.by_function ? -1 : f->line, -1 };
+
+			stack[depth++] = profile_frame(s->p, &pf);
+		}
+		profile_add(s->p, th->pthread, stack, depth, t_ns, 1);
+		s->stacks++;
+	}
+	py_tasks_free(&tasks);
+}
+
+/* Find _asyncio's offsets: at the start, and (not loaded yet: a program
+ * that imports asyncio later) once a second until found. */
+static void async_prepare(struct sampler *s, uint64_t t_ns)
+{
+	char err[256];
+
+	if (!s->o.async || s->async_ready ||
+	    (s->async_tried_ns && t_ns - s->async_tried_ns < NAME_REFRESH_NS))
+		return;
+	s->async_tried_ns = t_ns ? t_ns : 1;
+	s->async_ready = asyncio_locate(s->pid, s->direct, &s->pi, &s->A, err, sizeof(err)) == 0;
+}
+
 static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
-	uint32_t stack[PYSTACK_MAX_DEPTH + 4];
+	uint32_t stack[PYSTACK_MAX_DEPTH + ASYNCIO_CHAIN_MAX + 4];
 	uint32_t depth = 0, nhead;
 	size_t words = s->rc.n;
 	enum walk_end end;
+	int outer;
 
 	s->owner = (uint32_t)s->npend;
 	end = walk_parts(s, ts);
@@ -454,9 +584,10 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	if (s->o.threads)
 		stack[depth++] = t->root;
 	nhead = depth;
-	if (end == WALK_TRUNCATED)
+	outer = running_task_head(s, ts, stack, &depth);
+	if (end == WALK_TRUNCATED && outer == s->nframes - 1)
 		stack[depth++] = s->truncated_marker;
-	for (int i = s->nframes - 1; i >= 0; i--)
+	for (int i = outer; i >= 0; i--)
 		stack[depth++] = s->frames[i];
 	/* Counted once the threads run again: see nsample.h. */
 	if (s->ns) {
@@ -563,6 +694,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	int n, rc;
 
 	mem_cache_reset(s->m);
+	async_prepare(s, t_ns);
 	states = want_states(s, t_ns);
 	if (states)
 		read_states(s);
@@ -613,6 +745,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	}
 	if (!s->o.blocking)
 		count_held(s, t_ns);
+	record_pending(s, n, t_ns);
 	release(s, &pause, t_ns, since);
 	drop_gone(s);
 	refresh_names(s, t_ns);

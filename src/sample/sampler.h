@@ -19,6 +19,10 @@ struct sampler_opts {
 	bool threads;		/* a root frame per thread */
 	bool by_function;	/* aggregate by function, not line */
 	bool native;		/* merge native frames in (implies blocking) */
+	/* asyncio (3.14+): the running task's stack as the chain of tasks
+	 * awaiting it (root outermost) then its coroutine's frames; with
+	 * ASYNC_ALL every pending task's stack too, each sample. */
+	enum { ASYNC_OFF, ASYNC_RUNNING, ASYNC_ALL } async;
 };
 
 /* Why a sample (of one thread, or of the whole process) was lost, or, for

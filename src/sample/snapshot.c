@@ -80,6 +80,43 @@ static int classify_failure(pid_t pid, int rc, char *err, size_t errlen)
 	return rc;
 }
 
+/* Before pausing: where the tasks are.  1 when there is nothing to read
+ * (asyncio not imported: noted, not an error), 0, or a negative EXIT_*. */
+static int async_prepare(pid_t pid, struct mem *m, struct snapshot *s, struct asyncio_layout *A,
+			 char *err, size_t errlen)
+{
+	int rc = asyncio_locate(pid, m, &s->pi, A, err, errlen);
+
+	if (rc == -ENOENT) {
+		s->async_note = xstrdup(err);
+		return 1;
+	}
+	return rc;
+}
+
+/* While paused (or not): the tasks, through a page cache (thousands of
+ * small reads), each re-checked against the process when it runs on. */
+static int async_read(struct mem *m, struct snapshot *s, const struct asyncio_layout *A,
+		      bool nonblocking, char *err, size_t errlen)
+{
+	struct mem *cache = mem_cache_new(m);
+	int rc;
+
+	mem_cache_reset(cache);
+	rc = asyncio_tasks(cache, &s->pi, A, nonblocking ? m : NULL, &s->tasks, err, errlen);
+	mem_close(cache);
+	return rc;
+}
+
+/* Each task's thread, from the thread state whose list holds it. */
+static void task_threads(struct snapshot *s)
+{
+	for (int i = 0; i < s->tasks.n; i++)
+		for (int k = 0; s->tasks.v[i].tstate && k < s->nthreads; k++)
+			if (s->threads[k].tstate == s->tasks.v[i].tstate)
+				s->tasks.v[i].tid = s->threads[k].tid;
+}
+
 int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		  char *err, size_t errlen)
 {
@@ -89,9 +126,11 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 	struct native_unwinder *nu = NULL;
 	struct native_capture *nc = NULL;
 	struct nsmap nsm;
+	struct asyncio_layout A;
+	bool async = o->async;
 	pid_t *tids = NULL;
 	char *states = NULL;
-	int ntids, rc, n;
+	int ntids, rc, n, arc = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
@@ -103,6 +142,11 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		goto out;
 	}
 	s->argv = proc_cmdline(pid, &s->argc);
+	if (async && (rc = async_prepare(pid, m, s, &A, err, errlen)) != 0) {
+		if (rc < 0)
+			goto out;
+		async = false;
+	}
 
 	/* Scheduler states first: once we stop a thread it is not running. */
 	ntids = proc_tasks(pid, &tids);
@@ -132,6 +176,8 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		pystack_thread_names(m, &s->pi, s->threads, n);
 	if (nc && n >= 0)
 		merge_capture_python(nc, m, &s->pi, wo.max_depth);
+	if (async && n >= 0)
+		arc = async_read(m, s, &A, o->nonblocking, err, errlen);
 	pause_release(&pause);
 	if (n < 0) {
 		rc = n == -EXIT_PERMISSION || n == -EXIT_EXITED || proc_check(pid) < 0
@@ -139,6 +185,10 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		goto out;
 	}
 	s->nthreads = n;
+	if (arc < 0) {
+		rc = arc;
+		goto out;
+	}
 	map_tids(m, &s->pi, &nsm, s->threads, n, tids, ntids);
 	for (int i = 0; i < n; i++) {
 		struct py_thread *t = &s->threads[i];
@@ -149,6 +199,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		if (!t->name && t->tid == pid)
 			t->name = xstrdup(PY_MAIN_THREAD_NAME);
 	}
+	task_threads(s);
 	if (nc) {
 		struct symbolizer *sym = symbolizer_new(pid, SYMBOLIZE_LINES);
 
@@ -175,6 +226,8 @@ void snapshot_free(struct snapshot *s)
 		mixed_stack_release(&s->mixed[i]);
 	free(s->mixed);
 	py_threads_free(s->threads, s->nthreads);
+	py_tasks_free(&s->tasks);
+	free(s->async_note);
 	proc_cmdline_free(s->argv);
 	pyinterp_free(&s->pi);
 	memset(s, 0, sizeof(*s));

@@ -11,11 +11,13 @@
 #include "python/locate.h"
 #include "native/mixed.h"
 #include "python/pystack.h"
+#include "python/asyncio.h"
 
 struct snapshot_opts {
 	bool nonblocking;
 	bool locals;
 	bool native;		/* also unwind native stacks and merge (not with nonblocking) */
+	bool async;		/* also read asyncio tasks */
 };
 
 struct snapshot {
@@ -27,6 +29,10 @@ struct snapshot {
 	struct py_thread *threads;
 	int nthreads;
 	struct mixed_stack *mixed;	/* with opts.native: threads[i]'s merged stack */
+	/* With opts.async: its tasks, or why there are none (no asyncio
+	 * imported: tasks stays empty and async_note says so). */
+	struct py_tasks tasks;
+	char *async_note;
 };
 
 /* Returns 0, or a negative EXIT_* code with a one-line message in err.

@@ -30,6 +30,14 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 	/* Unwinding needs the threads stopped. */
 	case TOPT_NATIVE: t->so.native = t->so.blocking = true; return 0;
 	case 's': t->fo.subprocesses = true; return 0;
+	case TOPT_ASYNC:
+		if (!arg || !strcmp(arg, "running"))
+			t->so.async = ASYNC_RUNNING;
+		else if (!strcmp(arg, "all"))
+			t->so.async = ASYNC_ALL;
+		else
+			return usage_error(who, "--async takes running or all, not '%s'", arg);
+		return 0;
 	default:
 		return usage_getopt(who, c, argv);
 	}

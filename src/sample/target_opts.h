@@ -34,6 +34,7 @@ enum {
 	TOPT_FULL,
 	TOPT_BLOCKING,
 	TOPT_NATIVE,
+	TOPT_ASYNC,
 	TOPT_NEXT,
 };
 
@@ -47,6 +48,7 @@ enum {
 	{ "full-filenames", no_argument, NULL, TOPT_FULL }, \
 	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
 	{ "native", no_argument, NULL, TOPT_NATIVE }, \
+	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
 	{ "subprocesses", no_argument, NULL, 's' }
 
 /* Defaults: 100 Hz. */

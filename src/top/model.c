@@ -200,10 +200,13 @@ static void sort_rows(struct top_model *m)
 		qsort_r(m->rows, m->nrows, sizeof(*m->rows), row_cmp, &m->sort);
 }
 
-/* A row of the table: Python functions, and C ones with --native. */
+/* A row of the table: Python functions, C ones with --native, and with
+ * --async the "task NAME" frames the sampler puts above a task's stack
+ * (their %Total is the time the task was sampled). */
 static bool is_function(const struct pframe *f)
 {
-	return f->kind == PF_PYTHON || f->kind == PF_NATIVE;
+	return f->kind == PF_PYTHON || f->kind == PF_NATIVE ||
+	       (f->kind == PF_MARKER && !strncmp(f->name, "task ", 5));
 }
 
 /* The counts of one row while the rows are made. */

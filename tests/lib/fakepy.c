@@ -830,9 +830,9 @@ uint64_t fp_thread_in(struct fakepy *fp, uint64_t interp, uint64_t frame, uint64
 		      uint32_t tid)
 {
 	const struct py_layout *L = fp->L;
-	uint64_t ts = fp_alloc(fp, FP_STATE,
-			       MAX_OFF(L->tstate.next, L->tstate.interp, L->tstate.frame,
-				       L->tstate.thread_id, L->tstate.native_thread_id) + 8);
+	size_t need = MAX_OFF(L->tstate.next, L->tstate.interp, L->tstate.frame,
+			      L->tstate.thread_id, L->tstate.native_thread_id) + 8;
+	uint64_t ts = fp_alloc(fp, FP_STATE, need > fp->tstate_size ? need : fp->tstate_size);
 	uint64_t last = thread_tail(fp, interp);
 
 	fp_w64(fp, ts + L->tstate.interp, interp);

@@ -71,6 +71,10 @@ struct fakepy {
 	uint64_t interp;	/* the main interpreter */
 	uint64_t gil;		/* 3.12+: its _gil_runtime_state */
 	uint64_t last_thread;	/* tail of the thread list, for appending */
+	/* At least this many bytes for each thread state made from now on
+	 * (0: what the layout's fields need): room for fields of
+	 * _PyThreadStateImpl, such as the asyncio task list. */
+	size_t tstate_size;
 };
 
 /* A fresh interpreter with no threads, for layout L. */

@@ -1,0 +1,731 @@
+/* Reading asyncio tasks out of a process (3.14+).
+ *
+ * Where they are: every task is linked, through the llist_node inside it,
+ * into the list of the thread state that created it; when a thread exits
+ * its tasks move to its interpreter's list.  Each thread state also points
+ * at the task it is running.
+ *
+ * What they await: a task's coroutine is a generator object with its frame
+ * inside it; suspended in an `await`, the awaited object tops that frame's
+ * value stack, and where it is a coroutine too its frame is the next one
+ * in.  Who awaits a task: 3.14 records it in the task (task_awaited_by: a
+ * future or a set of them) -- the awaiting task itself for `await task` and
+ * TaskGroup, the _GatheringFuture for gather, which in turn records the
+ * task that awaits it; so awaiters are resolved through futures to tasks.
+ */
+#include "python/asyncio.h"
+#include "python/pyobj.h"
+#include "target/mem.h"
+#include "util/hashidx.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_CHARS 1024
+#define TASK_READ_MAX 256
+#define TYPE_CACHE 16
+
+/* Type objects seen in this read, by address (the process is paused, or
+ * the read is marked nonblocking and its tasks re-checked). */
+struct type_cache {
+	uint64_t addr[TYPE_CACHE];
+	bool yes[TYPE_CACHE];
+	int n;
+};
+
+struct reader {
+	struct mem *m;
+	const struct pyinterp *pi;
+	const struct py_layout *L;
+	const struct asyncio_layout *A;
+	struct pyctx c;
+	struct frame_decoder *fd;
+	struct py_tasks *out;
+	size_t cap;
+	struct hashidx ix;		/* task address -> index */
+	/* Per task, as read: awaited_by and its is-set flag, coroutine,
+	 * and the whole object for the torn check. */
+	struct raw_task {
+		uint64_t awaited_by, coro, waiter, running_frame;
+		uint8_t is_set;
+		uint8_t bytes[TASK_READ_MAX];
+	} *raw;
+	size_t rawcap;
+	struct type_cache coro_types, fut_types;
+	long resolve_left;	/* objects looked at resolving awaiters */
+};
+
+/* Awaiters resolved over the whole read: sets of futures awaited by sets
+ * of futures could otherwise multiply without end. */
+#define RESOLVE_BUDGET 1000000L
+
+const char *task_state_name(enum task_state s)
+{
+	switch (s) {
+	case TASK_RUNNING: return "running";
+	case TASK_DONE: return "done";
+	default: return "pending";
+	}
+}
+
+/* --- types ------------------------------------------------------------- */
+
+static int type_cached(const struct type_cache *tc, uint64_t type)
+{
+	for (int i = 0; i < tc->n; i++)
+		if (tc->addr[i] == type)
+			return tc->yes[i];
+	return -1;
+}
+
+static void type_remember(struct type_cache *tc, uint64_t type, bool yes)
+{
+	if (tc->n < TYPE_CACHE) {
+		tc->addr[tc->n] = type;
+		tc->yes[tc->n++] = yes;
+	}
+}
+
+/* Is obj a coroutine or a generator (what an await chain is made of)? */
+static bool is_coro(struct reader *r, uint64_t obj)
+{
+	char name[32];
+	uint64_t type;
+	int k;
+
+	if (mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type)
+		return false;
+	if ((k = type_cached(&r->coro_types, type)) >= 0)
+		return k;
+	k = py_type_name(&r->c, obj, name, sizeof(name)) == 0 &&
+	    (!strcmp(name, "coroutine") || !strcmp(name, "generator"));
+	type_remember(&r->coro_types, type, k);
+	return k;
+}
+
+/* Is obj an asyncio future (a Task, a Future or a subclass of either, such
+ * as gather's _GatheringFuture)?  Its type chain reaches the C types. */
+static bool is_future(struct reader *r, uint64_t obj)
+{
+	uint64_t type, t, name;
+	char buf[32];
+	int k;
+
+	if (mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type)
+		return false;
+	if ((k = type_cached(&r->fut_types, type)) >= 0)
+		return k;
+	k = 0;
+	t = type;
+	for (int depth = 0; t && depth < 16 && !k; depth++) {
+		if (mem_read_u64(r->m, t + r->L->obj.tp_name, &name) < 0 ||
+		    mem_read_cstr(r->m, name, buf, sizeof(buf)) < 0)
+			break;
+		k = !strcmp(buf, "_asyncio.Future") || !strcmp(buf, "_asyncio.Task");
+		if (mem_read_u64(r->m, t + r->A->type_base, &t) < 0)
+			break;
+	}
+	type_remember(&r->fut_types, type, k);
+	return k;
+}
+
+/* --- the task lists ------------------------------------------------------ */
+
+static int task_index(const struct reader *r, uint64_t addr)
+{
+	struct hashidx_pos pos;
+
+	for (uint32_t id = hashidx_first(&r->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&r->ix, &pos))
+		if (r->out->v[id].addr == addr)
+			return (int)id;
+	return -1;
+}
+
+static char *task_name(struct reader *r, uint64_t obj)
+{
+	char type[16];
+	int64_t n;
+	char *s;
+
+	if (py_type_name(&r->c, obj, type, sizeof(type)) < 0)
+		return NULL;
+	if (!strcmp(type, "str") && py_str(&r->c, obj, NAME_MAX_CHARS, &s) == 0)
+		return s;
+	/* 3.13+ names a task lazily: an int n stands for "Task-n". */
+	if (!strcmp(type, "int") && py_long(&r->c, obj, &n) == 0)
+		return xasprintf("Task-%lld", (long long)n);
+	return NULL;
+}
+
+/* Read one task; 0, -EEXIST for one read already (the list loops), or
+ * -EAGAIN for one that is not (or no longer) a live task. */
+static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t running)
+{
+	const struct asyncio_layout *A = r->A;
+	struct raw_task rt = { 0 };
+	struct py_task t = { .addr = addr, .tstate = tstate };
+	int32_t state;
+
+	if (A->task.size > TASK_READ_MAX || mem_read(r->m, addr, rt.bytes, A->task.size) < 0)
+		return -EAGAIN;
+	state = field_i32(rt.bytes, A->task.state);
+	if (task_index(r, addr) >= 0)
+		return -EEXIST;
+	if (!field_u64(rt.bytes, r->L->obj.ob_type) || rt.bytes[A->task.is_task] != 1 ||
+	    state < 0 || state > 2)
+		return -EAGAIN;
+	rt.coro = field_u64(rt.bytes, A->task.coro);
+	rt.waiter = field_u64(rt.bytes, A->task.fut_waiter);
+	rt.awaited_by = field_u64(rt.bytes, A->task.awaited_by);
+	rt.is_set = rt.bytes[A->task.awaited_by_is_set];
+	t.state = state ? TASK_DONE : addr == running ? TASK_RUNNING : TASK_PENDING;
+	t.name = task_name(r, field_u64(rt.bytes, A->task.name));
+	if (!t.name)
+		return -EAGAIN;
+	ALLOC_GROW(r->out->v, r->out->n + 1, r->cap);
+	ALLOC_GROW(r->raw, r->out->n + 1, r->rawcap);
+	r->raw[r->out->n] = rt;
+	hashidx_add(&r->ix, hash_u64(addr), (uint32_t)r->out->n);
+	r->out->v[r->out->n++] = t;
+	return 0;
+}
+
+/* Walk one list of tasks, from its head (a struct llist_node in a thread
+ * or interpreter state).  A node whose neighbour does not point back is a
+ * list caught mid-change: its task is torn, and the walk stops there. */
+static void walk_list(struct reader *r, uint64_t head, uint64_t tstate, uint64_t running)
+{
+	uint64_t node, next, back;
+
+	if (mem_read_u64(r->m, head, &node) < 0)
+		return;
+	while (node && node != head) {
+		if (r->out->n >= ASYNCIO_MAX_TASKS) {
+			r->out->truncated = true;
+			return;
+		}
+		if (mem_read_u64(r->m, node, &next) < 0) {
+			r->out->torn++;
+			return;
+		}
+		switch (read_task(r, node - r->A->task.node, tstate, running)) {
+		case 0:
+			break;
+		case -EEXIST:
+			r->out->torn++;
+			return;	/* a ring that does not pass the head */
+		default:
+			r->out->torn++;
+		}
+		if (mem_read_u64(r->m, next + 8, &back) < 0 || back != node) {
+			r->out->torn++;
+			return;
+		}
+		node = next;
+	}
+}
+
+static void read_lists(struct reader *r, const struct py_tstate *ts, int nts)
+{
+	const struct py_layout *L = r->L;
+	uint64_t interp;
+
+	for (int i = 0; i < nts; i++) {
+		uint64_t running = 0;
+
+		mem_read_u64(r->m, ts[i].addr + r->A->tstate.running_task, &running);
+		walk_list(r, ts[i].addr + r->A->tstate.tasks_head, ts[i].addr, running);
+	}
+	if (mem_read_u64(r->m, r->pi->runtime + L->runtime.interpreters_head, &interp) < 0)
+		return;
+	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS; k++) {
+		walk_list(r, interp + r->A->interp_tasks_head, 0, 0);
+		if (mem_read_u64(r->m, interp + L->interp.next, &interp) < 0)
+			break;
+	}
+}
+
+/* --- who awaits whom ----------------------------------------------------- */
+
+static bool listed(const uint64_t *v, int n, uint64_t x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static void add_edge(struct reader *r, int awaiter, int awaited)
+{
+	struct py_task *a = &r->out->v[awaiter], *b = &r->out->v[awaited];
+
+	if (listed(b->awaited_by, b->nawaited_by, a->addr))
+		return;
+	b->awaited_by = xrealloc(b->awaited_by, (b->nawaited_by + 1) * sizeof(uint64_t));
+	b->awaited_by[b->nawaited_by++] = a->addr;
+	a->awaiting = xrealloc(a->awaiting, (a->nawaiting + 1) * sizeof(uint64_t));
+	a->awaiting[a->nawaiting++] = b->addr;
+}
+
+static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops);
+
+/* obj awaits task ti: a task, or a future some task awaits. */
+static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
+{
+	int k = task_index(r, obj);
+	uint64_t field;
+	uint8_t is_set;
+
+	if (--r->resolve_left < 0)
+		return;
+	if (k >= 0) {
+		add_edge(r, k, ti);
+		return;
+	}
+	if (hops >= ASYNCIO_MAX_HOPS || !is_future(r, obj))
+		return;
+	if (mem_read_u64(r->m, obj + r->A->task.awaited_by, &field) < 0 ||
+	    mem_read_u8(r->m, obj + r->A->task.awaited_by_is_set, &is_set) < 0)
+		return;
+	resolve_field(r, ti, field, is_set, hops + 1);
+}
+
+/* A future's awaited_by: one object, or a set of them. */
+static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops)
+{
+	uint64_t mask, table;
+
+	if (!field)
+		return;
+	if (!is_set) {
+		resolve_one(r, ti, field, hops);
+		return;
+	}
+	if (mem_read_u64(r->m, field + r->A->set_mask, &mask) < 0 ||
+	    mem_read_u64(r->m, field + r->A->set_table, &table) < 0 ||
+	    mask >= ASYNCIO_MAX_AWAITERS)
+		return;
+	for (uint64_t i = 0; i <= mask; i++) {
+		uint64_t key;
+
+		/* Empty slots are NULL; deleted ones hold a dummy object,
+		 * which is not a future. */
+		if (mem_read_u64(r->m, table + 16 * i, &key) == 0 && key)
+			resolve_one(r, ti, key, hops);
+	}
+}
+
+static void resolve_awaiters(struct reader *r)
+{
+	for (int i = 0; i < r->out->n; i++)
+		resolve_field(r, i, r->raw[i].awaited_by, r->raw[i].is_set, 0);
+	/* What a task is blocked on, where it is not a task we know. */
+	for (int i = 0; i < r->out->n; i++) {
+		uint64_t w = r->raw[i].waiter;
+		char type[64];
+		int k;
+
+		if (!w)
+			continue;
+		if ((k = task_index(r, w)) >= 0)
+			add_edge(r, i, k);
+		if (py_type_name(&r->c, w, type, sizeof(type)) == 0)
+			r->out->v[i].waiting_on = xstrdup(type);
+	}
+}
+
+/* --- deadlocks ----------------------------------------------------------- */
+
+/* Tasks awaiting each other in a ring can never finish.  A depth-first
+ * walk of the awaits graph: an edge back into the current path closes a
+ * cycle, whose members get its number. */
+static void mark_cycle(struct py_tasks *t, const int *path, int from, int len)
+{
+	int id = t->ncycles + 1;
+	bool new = false;
+
+	for (int i = from; i < len; i++) {
+		if (!t->v[path[i]].cycle) {
+			t->v[path[i]].cycle = id;
+			new = true;
+		}
+	}
+	t->ncycles += new;	/* another way round a ring already found */
+}
+
+static void find_cycles(struct reader *r)
+{
+	struct py_tasks *t = r->out;
+	uint8_t *colour = xcalloc(t->n ? t->n : 1, 1);	/* 0 new, 1 on path, 2 done */
+	int *path = xcalloc(t->n ? t->n : 1, sizeof(int));
+	int *edge = xcalloc(t->n ? t->n : 1, sizeof(int));
+
+	for (int s = 0; s < t->n; s++) {
+		int len = 0;
+
+		if (colour[s])
+			continue;
+		path[len] = s;
+		edge[len++] = 0;
+		colour[s] = 1;
+		while (len) {
+			int u = path[len - 1], v;
+
+			if (edge[len - 1] >= t->v[u].nawaiting) {
+				colour[u] = 2;
+				len--;
+				continue;
+			}
+			v = task_index(r, t->v[u].awaiting[edge[len - 1]++]);
+			if (v < 0 || colour[v] == 2)
+				continue;
+			if (colour[v] == 1) {
+				int from = len - 1;
+
+				while (from > 0 && path[from] != v)
+					from--;
+				mark_cycle(t, path, from, len);
+				continue;
+			}
+			colour[v] = 1;
+			path[len] = v;
+			edge[len++] = 0;
+		}
+	}
+	free(colour);
+	free(path);
+	free(edge);
+}
+
+/* --- coroutine stacks ---------------------------------------------------- */
+
+struct coro_frame {
+	uint64_t frame, code, lasti;
+};
+
+/* The frames of the await chain from coro inwards (outermost first). */
+static int coro_chain(struct reader *r, uint64_t coro, struct coro_frame *cf, bool *cut)
+{
+	const struct py_layout *L = r->L;
+	const struct asyncio_layout *A = r->A;
+	int n = 0;
+
+	while (coro && is_coro(r, coro)) {
+		uint64_t frame = coro + L->gen.iframe, sp, lo;
+		uint8_t st;
+		int8_t state;
+
+		if (n >= ASYNCIO_MAX_CORO_DEPTH) {
+			*cut = true;
+			break;
+		}
+		if (mem_read_u8(r->m, coro + L->gen.frame_state, &st) < 0)
+			break;
+		state = (int8_t)st;
+		if (state != A->gen_suspended && state != A->gen_suspended_yield_from &&
+		    state != A->gen_executing)
+			break;
+		if (mem_read_u64(r->m, frame + L->frame.code, &cf[n].code) < 0 ||
+		    mem_read_u64(r->m, frame + L->frame.lasti, &cf[n].lasti) < 0)
+			break;
+		if (L->frame.code_tagged)
+			cf[n].code &= ~(uint64_t)3;
+		cf[n++].frame = frame;
+		if (state != A->gen_suspended_yield_from)
+			break;
+		/* The awaited object is near the top of the value stack
+		 * (A->yield_from_slot words down), which starts at
+		 * localsplus: a stack pointer below that is garbage. */
+		lo = frame + L->frame.localsplus;
+		if (mem_read_u64(r->m, frame + L->frame.stackpointer, &sp) < 0 ||
+		    sp < lo + 8 * A->yield_from_slot || sp - lo > 8 * 65536 ||
+		    mem_read_u64(r->m, sp - 8 * A->yield_from_slot, &coro) < 0)
+			break;
+		if (L->frame.code_tagged)
+			coro &= ~(uint64_t)3;
+		for (int i = 0; i < n; i++)
+			if (cf[i].frame == coro + L->gen.iframe)
+				coro = 0;	/* a loop: garbage */
+	}
+	return n;
+}
+
+/* The running task's frames are on its thread's stack, from the innermost
+ * out to its coroutine's own frame (the event loop's frames are outside). */
+struct join_arg {
+	uint64_t stop;
+	struct coro_frame *cf;
+	int n;
+	bool found;
+};
+
+static int join_visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+{
+	struct join_arg *j = arg;
+
+	if (j->n >= ASYNCIO_MAX_CORO_DEPTH)
+		return -E2BIG;
+	j->cf[j->n++] = (struct coro_frame){ frame, code, lasti };
+	if (frame == j->stop) {
+		j->found = true;
+		return -ECANCELED;	/* stop the walk here */
+	}
+	return 0;
+}
+
+static int joined_frames(struct reader *r, uint64_t tstate, uint64_t coro, struct coro_frame *cf)
+{
+	struct join_arg j = { coro + r->L->gen.iframe, cf, 0, false };
+	uint64_t frame;
+	int n, rc;
+
+	if (!tstate || mem_read_u64(r->m, tstate + r->L->tstate.frame, &frame) < 0)
+		return -1;
+	pystack_walk(r->m, r->L, frame, ASYNCIO_MAX_CORO_DEPTH, join_visit, &j, &n, &rc);
+	return j.found ? j.n : -1;
+}
+
+static void task_frames(struct reader *r, int i, struct coro_frame *cf)
+{
+	struct py_task *t = &r->out->v[i];
+	bool cut = false;
+	int n = -1;
+
+	if (t->state == TASK_RUNNING && (n = joined_frames(r, t->tstate, r->raw[i].coro, cf)) > 0) {
+		t->joined = true;
+	} else {
+		n = coro_chain(r, r->raw[i].coro, cf, &cut);
+		/* Innermost first, like a thread's stack. */
+		for (int a = 0, b = n - 1; a < b; a++, b--) {
+			struct coro_frame x = cf[a];
+
+			cf[a] = cf[b];
+			cf[b] = x;
+		}
+	}
+	t->frames_truncated = cut;
+	t->frames = n > 0 ? xcalloc(n, sizeof(*t->frames)) : NULL;
+	for (int k = 0; k < n; k++) {
+		if (frame_decode(r->fd, cf[k].frame, cf[k].code, cf[k].lasti,
+				 &t->frames[t->nframes]) < 0) {
+			t->frames_truncated = true;
+			break;
+		}
+		t->nframes++;
+	}
+}
+
+/* In a process that runs on while we read, a task that finished or was
+ * freed between its first read and now has frames that may not be its
+ * own: the fields that say which task and where it stands must not have
+ * moved.  now[] holds the task as re-read. */
+static bool task_changed(const struct reader *r, int i, const uint8_t *now)
+{
+	const struct asyncio_layout *A = r->A;
+	const uint32_t offs[] = { r->L->obj.ob_type, A->task.state, A->task.coro, A->task.name,
+				  A->task.fut_waiter, A->task.node, A->task.node + 8 };
+
+	for (size_t k = 0; k < ARRAY_SIZE(offs); k++)
+		if (field_u64(now, offs[k]) != field_u64(r->raw[i].bytes, offs[k]))
+			return true;
+	return false;
+}
+
+/* Re-read every task through raw in as few calls as it allows (one
+ * process_vm_readv for many): changed[i] set for the ones that moved or
+ * can no longer be read. */
+static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed)
+{
+	int n = r->out->n, done = 0;
+	uint8_t *now = xcalloc(n ? n : 1, r->A->task.size);
+	struct mem_block *b = xcalloc(n ? n : 1, sizeof(*b));
+
+	for (int i = 0; i < n; i++)
+		b[i] = (struct mem_block){ r->out->v[i].addr, now + (size_t)i * r->A->task.size,
+					   r->A->task.size };
+	while (done < n) {
+		int got = mem_read_batch(raw, b + done, n - done);
+
+		if (got < 0) {
+			for (int i = done; i < n; i++)
+				changed[i] = true;
+			break;
+		}
+		for (int i = done; i < done + got; i++)
+			changed[i] = task_changed(r, i, b[i].buf);
+		done += got;
+		if (done < n)
+			changed[done++] = true;	/* unreadable now */
+	}
+	free(b);
+	free(now);
+}
+
+static void py_task_release(struct py_task *t)
+{
+	for (int k = 0; k < t->nframes; k++)
+		py_frame_release(&t->frames[k]);
+	free(t->frames);
+	free(t->name);
+	free(t->waiting_on);
+	free(t->awaiting);
+	free(t->awaited_by);
+}
+
+/* Frames of every task, dropping (and counting) the torn ones. */
+static void read_frames(struct reader *r, struct mem *recheck)
+{
+	struct coro_frame *cf = xcalloc(ASYNCIO_MAX_CORO_DEPTH + 1, sizeof(*cf));
+	bool *changed = xcalloc(r->out->n ? r->out->n : 1, sizeof(*changed));
+	int kept = 0;
+
+	for (int i = 0; i < r->out->n; i++)
+		task_frames(r, i, cf);
+	if (recheck)
+		recheck_tasks(r, recheck, changed);
+	for (int i = 0; i < r->out->n; i++) {
+		if (changed[i]) {
+			py_task_release(&r->out->v[i]);
+			r->out->torn++;
+			continue;
+		}
+		r->raw[kept] = r->raw[i];
+		r->out->v[kept++] = r->out->v[i];
+	}
+	r->out->n = kept;
+	hashidx_clear(&r->ix);
+	for (int i = 0; i < kept; i++)
+		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
+	free(changed);
+	free(cf);
+}
+
+int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
+{
+	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
+			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET };
+	struct py_tstate *ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
+	uint64_t gil;
+	int nts;
+
+	memset(out, 0, sizeof(*out));
+	nts = pystack_tstates(m, pi, ts, ASYNCIO_MAX_THREADS, &gil, err, errlen);
+	if (nts < 0) {
+		free(ts);
+		return nts;
+	}
+	r.fd = frame_decoder_new(m, pi);
+	read_lists(&r, ts, nts);
+	read_frames(&r, recheck);
+	resolve_awaiters(&r);
+	find_cycles(&r);
+	frame_decoder_free(r.fd);
+	hashidx_release(&r.ix);
+	free(r.raw);
+	free(ts);
+	return 0;
+}
+
+const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i].addr == addr)
+			return &t->v[i];
+	return NULL;
+}
+
+void py_tasks_free(struct py_tasks *t)
+{
+	for (int i = 0; i < t->n; i++)
+		py_task_release(&t->v[i]);
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
+		   struct asyncio_layout *A, char *err, size_t errlen)
+{
+	uint8_t sec[ASYNCIO_SECTION_SIZE];
+	size_t len = 0;
+	int rc;
+
+	if (pi->layout.gen.iframe == NONE || pi->layout.frame.stackpointer == NONE) {
+		snprintf(err, errlen, "asyncio tasks are not readable on Python %s yet "
+			 "(pystrobe reads them on 3.14 and 3.15)", pi->version);
+		return -EXIT_UNSUPPORTED;
+	}
+	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
+	if (rc == -ENOENT) {
+		snprintf(err, errlen, "process %d has no C _asyncio module loaded "
+			 "(it has not imported asyncio)", (int)pid);
+		return -ENOENT;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read the asyncio debug offsets (%s)", strerror(-rc));
+		return -exit_code_for_errno(rc);
+	}
+	return asyncio_layout_parse(pi->minor, sec, len, A, err, errlen);
+}
+
+/* --- one task's awaiters, for sampling ------------------------------------ */
+
+/* A task awaiting obj (through futures, at most ASYNCIO_MAX_HOPS of
+ * them): the first found, or 0. */
+static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
+{
+	const struct asyncio_layout *A = r->A;
+	uint64_t field, mask = 0, table = 0;
+	uint8_t is_set;
+
+	if (mem_read_u64(r->m, obj + A->task.awaited_by, &field) < 0 || !field ||
+	    mem_read_u8(r->m, obj + A->task.awaited_by_is_set, &is_set) < 0)
+		return 0;
+	if (is_set && (mem_read_u64(r->m, field + A->set_mask, &mask) < 0 ||
+		       mem_read_u64(r->m, field + A->set_table, &table) < 0 ||
+		       mask >= ASYNCIO_MAX_AWAITERS))
+		return 0;
+	for (uint64_t i = 0; i <= mask; i++) {
+		uint64_t cand = field, t;
+		uint8_t is_task;
+
+		if (is_set && (mem_read_u64(r->m, table + 16 * i, &cand) < 0 || !cand))
+			continue;
+		if (!is_future(r, cand) || mem_read_u8(r->m, cand + A->task.is_task, &is_task) < 0)
+			continue;
+		if (is_task == 1)
+			return cand;
+		if (hops < ASYNCIO_MAX_HOPS && (t = first_awaiter(r, cand, hops + 1)))
+			return t;
+	}
+	return 0;
+}
+
+int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			  uint64_t task, char **names, int max)
+{
+	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
+			    .c = { m, &pi->layout } };
+	uint64_t seen[ASYNCIO_CHAIN_MAX];
+	int n = 0;
+
+	if (max > ASYNCIO_CHAIN_MAX)
+		max = ASYNCIO_CHAIN_MAX;
+	while (task && n < max) {
+		uint64_t name;
+
+		for (int i = 0; i < n; i++)
+			if (seen[i] == task)
+				return n;	/* a cycle: each task once */
+		if (mem_read_u64(m, task + A->task.name, &name) < 0 ||
+		    !(names[n] = task_name(&r, name)))
+			break;
+		seen[n++] = task;
+		task = first_awaiter(&r, task, 0);
+	}
+	return n;
+}

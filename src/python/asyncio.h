@@ -1,0 +1,88 @@
+/* asyncio tasks of a process: each task's name, state, coroutine stack, and
+ * who awaits whom, read from outside (3.14+, through the debug offsets the
+ * _asyncio module publishes; see interp/asyncio_offsets.c).
+ *
+ * Everything is bounded: tasks per process, coroutines per chain, entries
+ * per awaited-by set, futures between two tasks.  A task that changes or
+ * goes while it is read (it finished in between: only possible when the
+ * process is not paused) is dropped and counted as torn, never shown with
+ * a stack that is not its own.
+ */
+#ifndef PYSTROBE_ASYNCIO_H
+#define PYSTROBE_ASYNCIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "interp/layout.h"
+#include "python/locate.h"
+#include "python/pystack.h"
+
+struct mem;
+
+#define ASYNCIO_MAX_TASKS 100000
+#define ASYNCIO_MAX_CORO_DEPTH 256	/* coroutines awaiting coroutines */
+#define ASYNCIO_MAX_AWAITERS 1024	/* entries of one awaited-by set */
+#define ASYNCIO_MAX_HOPS 8		/* futures between a task and its awaiter */
+#define ASYNCIO_MAX_THREADS 4096
+#define ASYNCIO_MAX_INTERPS 64
+
+enum task_state { TASK_PENDING, TASK_RUNNING, TASK_DONE };
+
+struct py_task {
+	uint64_t addr;
+	char *name;
+	enum task_state state;
+	uint64_t tstate;	/* thread state whose list holds it; 0: the
+				 * interpreter's (its thread has exited) */
+	pid_t tid;		/* that thread (snapshot.c fills it), 0: none */
+	char *waiting_on;	/* type of the future it is blocked on, or NULL */
+	uint64_t *awaiting;	/* tasks it awaits */
+	int nawaiting;
+	uint64_t *awaited_by;	/* tasks awaiting it */
+	int nawaited_by;
+	struct py_frame *frames;	/* innermost first */
+	int nframes;
+	bool frames_truncated;
+	bool joined;		/* running: frames from its thread's stack */
+	int cycle;		/* > 0: in deadlock cycle number `cycle` */
+};
+
+struct py_tasks {
+	struct py_task *v;
+	int n;
+	int torn;		/* tasks dropped because they changed under us */
+	bool truncated;		/* more than ASYNCIO_MAX_TASKS */
+	int ncycles;
+};
+
+/* Find and check the target's asyncio offsets (reads its ELF files: do it
+ * before pausing it).  0, or a negative EXIT_* code with a reason in err
+ * (-EXIT_UNSUPPORTED for a version or build we cannot read tasks of). */
+int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
+		   struct asyncio_layout *A, char *err, size_t errlen);
+
+/* Read every task of every thread and interpreter through m.  recheck
+ * (NULL when the process is paused) re-reads each task uncached after its
+ * frames, to drop the ones that changed meanwhile.  0, or a negative
+ * EXIT_* code with a reason in err. */
+int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen);
+
+/* The names of the task at `task` and of the tasks awaiting it, that task
+ * first and the root last (where several await one, the first found), at
+ * most max (ASYNCIO_CHAIN_MAX) new strings into names.  Returns how many;
+ * a cycle ends the chain where it closes. */
+#define ASYNCIO_CHAIN_MAX 64
+int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			  uint64_t task, char **names, int max);
+
+/* The task at addr among t, or NULL. */
+const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr);
+
+void py_tasks_free(struct py_tasks *t);
+
+const char *task_state_name(enum task_state s);
+
+#endif

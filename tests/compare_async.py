@@ -1,0 +1,210 @@
+"""Hold `pystrobe dump --async --json` against what an asyncio service wrote
+about itself (tests/targets/async_service.py's truth.json).
+
+Usage: compare_async.py [--nonblocking] TRUTH.json DUMP.json
+       compare_async.py --ps PS.txt PSTREE.txt DUMP.json
+       compare_async.py --split ACCT0.json ACCT1.json COLLAPSED.txt
+
+Every task the target listed must be in the dump with the same address,
+name, state, coroutine frames (function, file, line, innermost first) and,
+where the target could tell (3.14+), the same tasks awaiting it; `awaiting`
+must be the exact inverse of `awaited_by`; dl-a and dl-b must be flagged as
+one deadlock cycle and no other task as in one.  Tasks the target did not
+list may be only its own short-lived ones (ephemeral-N, in ephemeral() or
+what it awaits), churn caught running (then its frames are its thread's,
+outermost churn), the spinner (in spin() -> busy(); when it is the running
+task its frames are its thread's: busy, spin) or done ones.  With
+--nonblocking (a dump of a process running on), tasks may be missing when
+the dump counted torn ones, but none may be shown wrong.  Prints a one-line
+summary ("spinner running" when the spinner was caught running with its
+thread's frames); exits 1 with the differences.
+
+With --ps: the same process as `python3.X -m asyncio ps PID` and `pstree
+PID` (3.14+) showed it: the same tasks (id, name, tid), each with the same
+coroutine stack (function names, innermost first) and the same awaiters
+(one row per awaiter); and the cycle pstree reports is the dump's.
+
+With --split (tests/targets/async_split.py): the shares of the samples of
+`record --async -f collapsed` rooted in "task t60", "task t30", "task t10"
+must be within 3 points of the shares of CPU time the tasks counted
+themselves between the two accounts.
+"""
+import json
+import sys
+
+UNLISTED = {"ephemeral-": {"ephemeral", "sleep", "__sleep0"},
+            "spinner": {"spin", "busy", "sleep", "__sleep0"}}
+
+
+def frames_of(task):
+    return [(f["function"], f["file"], f["line"]) for f in task["frames"]]
+
+
+def check_listed(t, d, errors):
+    name = t["name"]
+    # churn runs every millisecond: caught running, its frames are its
+    # thread's, the outermost its own coroutine's.
+    if name == "churn" and d["state"] == "running":
+        if not d["joined"] or not d["frames"] or d["frames"][-1]["function"] != "churn":
+            errors.append("churn, running: frames %s" % frames_of(d))
+        return
+    if d["name"] != name:
+        errors.append("%s: name %r" % (name, d["name"]))
+    if d["state"] != t["state"]:
+        errors.append("%s: state %s, the target says %s" % (name, d["state"], t["state"]))
+    if frames_of(d) != frames_of(t):
+        errors.append("%s: frames %s, the target says %s" % (name, frames_of(d), frames_of(t)))
+    if t["awaited_by"] is not None and sorted(d["awaited_by"]) != sorted(t["awaited_by"]):
+        errors.append("%s: awaited_by %s, the target says %s"
+                      % (name, d["awaited_by"], t["awaited_by"]))
+
+
+def check_unlisted(d, errors):
+    if d["state"] == "done":
+        return
+    funcs = {f["function"].rsplit(".", 1)[-1] for f in d["frames"]}
+    allowed = [f for prefix, f in UNLISTED.items() if d["name"].startswith(prefix)]
+    # Caught running, a task's frames are its thread's: whatever it called
+    # (the loop's create_future under sleep()), its own coroutine outermost.
+    if allowed and d["state"] == "running" and d["joined"] and d["frames"]:
+        funcs = {d["frames"][-1]["function"]}
+    if not allowed or not funcs <= allowed[0]:
+        errors.append("a task the target did not list: %r with %s"
+                      % (d["name"], frames_of(d)))
+
+
+def check_graph(tasks, errors):
+    by_addr = {d["address"]: d for d in tasks}
+    for d in tasks:
+        for a in d["awaiting"]:
+            if a in by_addr and d["address"] not in by_addr[a]["awaited_by"]:
+                errors.append("%s awaits %s, which does not list it" % (d["name"], a))
+        for a in d["awaited_by"]:
+            if a in by_addr and d["address"] not in by_addr[a]["awaiting"]:
+                errors.append("%s is awaited by %s, which does not say so" % (d["name"], a))
+    cycles = {d["name"]: d["cycle"] for d in tasks if d["cycle"]}
+    if set(cycles) != {"dl-a", "dl-b"} or len(set(cycles.values())) != 1:
+        errors.append("deadlock cycles: %s, expected dl-a and dl-b in one" % cycles)
+
+
+def spinner_running(tasks):
+    for d in tasks:
+        if d["name"] == "spinner" and d["state"] == "running" and d["joined"]:
+            return [f["function"] for f in d["frames"]] == ["busy", "spin"]
+    return False
+
+
+def ps_rows(text):
+    """Rows of `asyncio ps`: fixed-width columns under a header."""
+    lines = text.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("tid"))
+    cols = ["tid", "task id", "task name", "coroutine stack", "awaiter chain",
+            "awaiter name", "awaiter id"]
+    starts = [lines[head].index(c) for c in cols] + [None]
+    rows = []
+    for line in lines[head + 2:]:
+        if not line.strip():
+            continue
+        rows.append({c: line[starts[i]:starts[i + 1]].strip() for i, c in enumerate(cols)})
+    return rows
+
+
+def compare_ps(ps_text, pstree_text, dump):
+    tasks = [d for p in dump["processes"] for d in p["tasks"]]
+    errors = []
+    want = set()
+    for d in tasks:
+        stack = " -> ".join(f["function"] for f in d["frames"])
+        for a in d["awaited_by"] or [0]:
+            want.add((d["thread"], d["address"], d["name"], stack, a))
+    if not any(l.startswith("tid") for l in ps_text.splitlines()):
+        print("asyncio ps printed no table: %s" % ps_text[:500])
+        return 1
+    got = set()
+    for r in ps_rows(ps_text):
+        got.add((int(r["tid"]), int(r["task id"], 16), r["task name"], r["coroutine stack"],
+                 int(r["awaiter id"], 16)))
+    for x in sorted(want - got, key=str):
+        errors.append("pystrobe shows, asyncio ps does not: %s" % (x,))
+    for x in sorted(got - want, key=str):
+        errors.append("asyncio ps shows, pystrobe does not: %s" % (x,))
+    cyc = [l for l in pstree_text.splitlines() if l.startswith("cycle:")]
+    names = set(cyc[0][6:].replace("\u2192", " ").split()) if cyc else set()
+    ours = {d["name"] for d in tasks if d["cycle"]}
+    if names != ours:
+        errors.append("pstree's cycle %s, pystrobe's %s" % (sorted(names), sorted(ours)))
+    print("asyncio ps: %d rows, %d from pystrobe; pstree cycle %s" % (len(got), len(want),
+                                                                   sorted(names)))
+    for e in errors[:40]:
+        print("  " + e)
+    return 1 if errors else 0
+
+
+def compare_split(acct0, acct1, collapsed):
+    a0, a1 = acct0["cpu"], acct1["cpu"]
+    cpu = {k: a1[k] - a0[k] for k in a0}
+    counts = {k: 0 for k in a0}
+    for line in collapsed.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        root = stack.split(";")[0]
+        if root.startswith("task ") and root[5:] in counts:
+            counts[root[5:]] += int(n)
+    tc, ts = sum(cpu.values()), sum(counts.values())
+    if tc <= 0 or ts < 100:
+        print("too little to compare: %.3f s of CPU, %d samples" % (tc, ts))
+        return 1
+    bad = []
+    parts = []
+    for k in sorted(cpu, key=lambda k: -cpu[k]):
+        own, seen = 100 * cpu[k] / tc, 100 * counts[k] / ts
+        parts.append("%s %.1f%% by its own count, %.1f%% sampled" % (k, own, seen))
+        if abs(own - seen) > 3:
+            bad.append(k)
+    print("%d samples: %s%s" % (ts, ", ".join(parts), "; OFF: " + " ".join(bad) if bad else ""))
+    return 1 if bad else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if args[0] == "--split":
+        return compare_split(json.load(open(args[1])), json.load(open(args[2])),
+                             open(args[3]).read())
+    if args[0] == "--ps":
+        return compare_ps(open(args[1]).read(), open(args[2]).read(), json.load(open(args[3])))
+    nonblocking = args[0] == "--nonblocking"
+    if nonblocking:
+        args = args[1:]
+    truth = json.load(open(args[0]))
+    dump = json.load(open(args[1]))
+    procs = [p for p in dump["processes"] if p["pid"] == truth["pid"] or p["ns_pid"] == truth["pid"]]
+    if len(procs) != 1:
+        print("the dump has no process %d" % truth["pid"])
+        return 1
+    tasks = procs[0]["tasks"]
+    by_addr = {d["address"]: d for d in tasks}
+    listed = {t["address"] for t in truth["tasks"]}
+    errors = []
+    for t in truth["tasks"]:
+        d = by_addr.get(t["address"])
+        if d is None and nonblocking and procs[0]["tasks_torn"]:
+            continue
+        if d is None:
+            errors.append("task %r (0x%x) is missing" % (t["name"], t["address"]))
+        else:
+            check_listed(t, d, errors)
+    for d in tasks:
+        if d["address"] not in listed:
+            check_unlisted(d, errors)
+    check_graph(tasks, errors)
+    print("%d tasks listed by the target, %d in the dump (%d torn), %d frames compared%s%s"
+          % (len(truth["tasks"]), len(tasks), procs[0]["tasks_torn"],
+             sum(len(t["frames"]) for t in truth["tasks"]),
+             ", awaited_by compared" if truth["tasks"] and truth["tasks"][0]["awaited_by"] is not None
+             else "", ", spinner running" if spinner_running(tasks) else ""))
+    for e in errors[:40]:
+        print("  " + e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

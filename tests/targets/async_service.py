@@ -1,0 +1,197 @@
+# -*- coding: utf-8 -*-
+"""A target for `pystrobe dump --async`: an asyncio service with named tasks
+in a known await graph, which writes what it sees of itself.
+
+Usage: async_service.py [--churn|--many=N] OUTDIR
+
+CPython 3.11+ (TaskGroup).  The tasks, once settled:
+
+  main          the asyncio.run() task, in `async with TaskGroup()`
+  worker-0..2   tasks of main's TaskGroup: work() -> step() -> Event.wait()
+  gatherer      awaits asyncio.gather(gather-a, gather-b)
+  gather-a, -b  leaf() -> Event.wait()
+  event-waiter  waits on an Event directly
+  dl-a, dl-b    deadlocked: each awaits the other task
+  churn         (--churn) starts a short-lived `ephemeral-N` task every
+                millisecond or so, forever: tasks end while they are read
+  many-N        (--many=N) N more tasks, each in leaf() -> Event.wait()
+  spinner       (--churn) started once truth.json is written, so not in
+                it: spin() -> busy(), a pure-Python loop 50 ms at a time,
+                so that a dump mostly finds it the running task
+
+When they are all parked, a reporter task writes OUTDIR/truth.json (tmp +
+rename) and ends:
+  pid, nthreads, version [major, minor], tasks: [{address (id()), name,
+  state, frames: [{function, file, line}] innermost first (the task's
+  coroutine, then what it awaits through cr_await while that is a
+  coroutine), awaited_by: [addresses] (3.14+, the tasks in the
+  _asyncio_awaited_by that asyncio.capture_call_graph() reads, futures such
+  as gather's resolved to the tasks that await them; null before 3.14)}].
+Every task but the reporter is listed; ephemeral ones (which come and go)
+are not.
+"""
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+
+
+def qualname(code):
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def coro_frames(coro):
+    """The await chain of a suspended coroutine, innermost first."""
+    out = []
+    seen = 0
+    while coro is not None and seen < 256 and hasattr(coro, "cr_frame"):
+        f = coro.cr_frame
+        if f is None:
+            break
+        out.append({"function": qualname(f.f_code), "file": f.f_code.co_filename,
+                    "line": f.f_lineno})
+        coro = coro.cr_await
+        seen += 1
+    out.reverse()
+    return out
+
+
+def awaiting_tasks(fut, depth=0):
+    """The tasks awaiting fut, through plain futures (gather's)."""
+    found = []
+    for w in fut._asyncio_awaited_by or ():
+        if isinstance(w, asyncio.Task):
+            found.append(id(w))
+        elif depth < 8:
+            found.extend(awaiting_tasks(w, depth + 1))
+    return found
+
+
+def awaited_by(task):
+    """What asyncio.capture_call_graph() reports as awaited_by, read from
+    the same field it reads (it recurses forever on a deadlock cycle)."""
+    if not hasattr(task, "_asyncio_awaited_by"):
+        return None
+    return sorted(set(awaiting_tasks(task)))
+
+
+def describe(task):
+    return {"address": id(task), "name": task.get_name(),
+            "state": "done" if task.done() else "pending",
+            "frames": coro_frames(task.get_coro()),
+            "awaited_by": awaited_by(task)}
+
+
+async def step(ev):
+    await ev.wait()
+
+
+async def work(ev):
+    await step(ev)
+
+
+async def leaf(ev):
+    await ev.wait()
+
+
+async def gatherer(a, b):
+    await asyncio.gather(a, b)
+
+
+async def waiter(ev):
+    await ev.wait()
+
+
+async def deadlocked(other):
+    while not other:
+        await asyncio.sleep(0)
+    await other[0]
+
+
+async def ephemeral():
+    await asyncio.sleep(0)
+
+
+async def churn():
+    n = 0
+    while True:
+        asyncio.get_running_loop().create_task(ephemeral(), name="ephemeral-%d" % n)
+        n += 1
+        await asyncio.sleep(0.001)
+
+
+def busy():
+    t = time.monotonic()
+    while time.monotonic() - t < 0.05:
+        pass
+
+
+async def spin():
+    while True:
+        busy()
+        await asyncio.sleep(0.005)
+
+
+async def report(outdir, me, churning):
+    await asyncio.sleep(0.5)
+    tasks = [t for t in asyncio.all_tasks()
+             if t is not me and not t.get_name().startswith("ephemeral-")]
+    truth = {"pid": os.getpid(), "nthreads": threading.active_count(),
+             "version": list(sys.version_info[:2]),
+             "tasks": [describe(t) for t in tasks]}
+    tmp = os.path.join(outdir, "truth.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(truth, f, indent=1)
+    os.rename(tmp, os.path.join(outdir, "truth.json"))
+    if churning:
+        asyncio.get_running_loop().create_task(spin(), name="spinner")
+
+
+async def main(outdir, churning, many):
+    asyncio.current_task().set_name("main")
+    ev = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    ga = loop.create_task(leaf(ev), name="gather-a")
+    gb = loop.create_task(leaf(ev), name="gather-b")
+    loop.create_task(gatherer(ga, gb), name="gatherer")
+    loop.create_task(waiter(ev), name="event-waiter")
+    a_holder, b_holder = [], []
+    a_holder.append(loop.create_task(deadlocked(b_holder), name="dl-a"))
+    b_holder.append(loop.create_task(deadlocked(a_holder), name="dl-b"))
+    for i in range(many):
+        loop.create_task(leaf(ev), name="many-%d" % i)
+    if churning:
+        loop.create_task(churn(), name="churn")
+    async with asyncio.TaskGroup() as tg:
+        for i in range(3):
+            tg.create_task(work(ev), name="worker-%d" % i)
+        # Not awaited: main's own stack stays what it is after the
+        # reporter has gone.
+        loop.create_task(report_self(outdir, churning), name="reporter")
+        await ev.wait()
+
+
+async def report_self(outdir, churning):
+    try:
+        await report(outdir, asyncio.current_task(), churning)
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        raise
+
+
+def parse(argv):
+    churning, many = False, 0
+    args = argv[1:]
+    if args and args[0] == "--churn":
+        churning, args = True, args[1:]
+    elif args and args[0].startswith("--many="):
+        many, args = int(args[0][7:]), args[1:]
+    return args[0], churning, many
+
+
+if __name__ == "__main__":
+    outdir, churning, many = parse(sys.argv)
+    asyncio.run(main(outdir, churning, many))
