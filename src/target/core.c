@@ -333,6 +333,19 @@ const char *core_host_path(struct core *c, const char *path)
 
 /* --- notes ---------------------------------------------------------------- */
 
+/* A core taken from outside the root (gcore from the host of a chrooted
+ * process) names the files by their full path already. */
+static char *host_path(const char *path, const char *root)
+{
+	size_t n = root ? strlen(root) : 0;
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (!root || (!strncmp(path, root, n) && path[n] == '/'))
+		return xstrdup(path);
+	return xasprintf("%.*s%s", (int)n, root, path);
+}
+
 static int file_index(struct core *c, const char *path, const char *root)
 {
 	for (size_t i = 0; i < c->nfiles; i++)
@@ -341,7 +354,7 @@ static int file_index(struct core *c, const char *path, const char *root)
 	ALLOC_GROW(c->files, c->nfiles + 1, c->files_alloc);
 	c->files[c->nfiles] = (struct core_file){
 		.path = xstrdup(path),
-		.host = root ? xasprintf("%s%s", root, path) : xstrdup(path),
+		.host = host_path(path, root),
 		.fd = -1,
 	};
 	return (int)c->nfiles++;

@@ -1,0 +1,266 @@
+/* `pystrobe dump --core` on every Python this machine has.
+ *
+ * gcore: tests/targets/parked.py parks its threads; the test dumps it live
+ * (--json --locals), takes a gcore of it while it stays parked, and
+ * tests/compare_core.py holds the core's dump against the live one: the
+ * same threads with identical frames.  A target in the sid root is read
+ * with --root.
+ *
+ * crash: tests/targets/crash_core.py writes what it sees itself and dies
+ * of SIGSEGV in ctypes with RLIMIT_CORE raised; the kernel writes its core
+ * to the target's working directory (core_pattern is left as it is: when
+ * it does not write there, the test says SKIP and why).  The dump must
+ * mark the crashing thread with the signal and fault address, and its
+ * Python frames must be the target's own.  A core from the sid root names
+ * its files as the root sees them: only --root finds them.
+ *
+ * damaged: that core cut at several offsets and corrupted at fixed seeds
+ * must give no crash, no hang and only pystrobe's own lines on stderr;
+ * not a core, a core of a non-Python program, mapped files missing or
+ * changed must each give their one line and exit code.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "target.h"
+#include "suite.h"
+
+static const struct test_interp *interps;
+static int ninterps;
+
+/* Run compare_core.py with these arguments; 0 when it agrees, else the
+ * failure is reported. */
+static void compare(const char *label, char *const *words)
+{
+	char script[PATH_MAX + 32], how[96];
+	struct argv_buf a = { .n = 0 };
+	struct run r;
+
+	snprintf(script, sizeof(script), "%s/tests/compare_core.py", test_srcdir());
+	arg(&a, test_python3());
+	arg(&a, script);
+	args(&a, words);
+	ck_assert_msg(run_cmd(&r, RUN_TIMEOUT_MS, a.v) == 0, "%s: cannot run compare_core.py", label);
+	if (run_exit(&r) != 0) {
+		printf("core: %s: FAILED\n%s%s", label, r.out, r.err);
+		fflush(stdout);
+		ck_abort_msg("%s: compare_core.py %s: %.1500s%.500s", label,
+			     run_describe(&r, how, sizeof(how)), r.out, r.err);
+	}
+	printf("core: %s: %s", label, r.out);
+	run_free(&r);
+}
+
+/* `pystrobe dump ARGS...` into dir/file; fails the test unless it exits 0. */
+static void dump_to(const char *label, const char *dir, const char *file, char *const *argv)
+{
+	struct argv_buf a = { .n = 0 };
+	char path[PATH_MAX + 64], how[96];
+	struct run r;
+
+	arg(&a, pystrobe_path());
+	arg(&a, "dump");
+	args(&a, argv);
+	ck_assert_msg(run_cmd(&r, RUN_TIMEOUT_MS, a.v) == 0, "%s: cannot run pystrobe", label);
+	if (run_exit(&r) != 0)
+		ck_abort_msg("%s: pystrobe dump %s %s: %.2000s", label, argv[0],
+			     run_describe(&r, how, sizeof(how)), r.err);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	ck_assert_msg(write_file(path, r.out, r.out_len) == 0, "%s: cannot save the dump", label);
+	run_free(&r);
+}
+
+/* gcore pid into dir/core.PID; path gets its name. */
+static void take_gcore(const char *label, pid_t pid, const char *dir, char *path, size_t size)
+{
+	char prefix[PATH_MAX + 16], spid[16], how[96];
+	char *argv[] = { "gcore", "-o", prefix, spid, NULL };
+	struct run r;
+
+	snprintf(prefix, sizeof(prefix), "%s/core", dir);
+	snprintf(spid, sizeof(spid), "%d", (int)pid);
+	snprintf(path, size, "%s.%d", prefix, (int)pid);
+	ck_assert_msg(run_cmd(&r, RUN_TIMEOUT_MS, argv) == 0, "%s: cannot run gcore", label);
+	ck_assert_msg(run_exit(&r) == 0 && access(path, R_OK) == 0, "%s: gcore %s: %.1000s",
+		      label, run_describe(&r, how, sizeof(how)), r.err);
+	run_free(&r);
+}
+
+START_TEST(test_gcore)
+{
+	const struct test_interp *ti = &interps[_i];
+	struct target t;
+	char why[512], pid[16], core[PATH_MAX + 32], live[PATH_MAX + 32], dumped[PATH_MAX + 32];
+	char *live_args[] = { "--pid", pid, "--json", "--locals", NULL };
+	char *core_args[] = { "--core", core, "--json", "--locals", "--root", (char *)ti->root, NULL };
+	char *text_args[] = { "--core", core, "--root", (char *)ti->root, NULL };
+	char *cmp[] = { "live", t.truth, live, dumped, core, NULL };
+	char *text;
+
+	if (!ti->root[0])
+		core_args[4] = text_args[2] = NULL;	/* no --root */
+	if (target_start_parked(&t, ti, why, sizeof(why)) < 0)
+		ck_abort_msg("%s: parked.py: %s", ti->label, why);
+	snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+	snprintf(live, sizeof(live), "%s/live.json", t.dir);
+	snprintf(dumped, sizeof(dumped), "%s/core.json", t.dir);
+	dump_to(ti->label, t.dir, "live.json", live_args);
+	usleep(300 * 1000);	/* let the threads settle back after the pause */
+	take_gcore(ti->label, t.py_pid, t.dir, core, sizeof(core));
+	dump_to(ti->label, t.dir, "core.json", core_args);
+	dump_to(ti->label, t.dir, "core.txt", text_args);
+	compare(ti->label, cmp);
+	snprintf(live, sizeof(live), "%s/core.txt", t.dir);
+	text = slurp(live);
+	ck_assert_msg(text && strstr(text, "Core ") && strstr(text, "main_park") &&
+		      strstr(text, "nested_c") && !strstr(text, "crashed:"),
+		      "%s: the text dump of the core lacks its header or frames:\n%.2000s",
+		      ti->label, text ? text : "(none)");
+	free(text);
+	target_stop(&t);
+}
+END_TEST
+
+/* Where does the kernel write a core of a process in dir?  NULL when it
+ * writes it there (core_pattern relative, no pipe), else why not. */
+static const char *core_pattern_problem(void)
+{
+	static char why[256];
+	char *pat = slurp("/proc/sys/kernel/core_pattern");
+
+	if (!pat)
+		return "cannot read /proc/sys/kernel/core_pattern";
+	pat[strcspn(pat, "\n")] = 0;
+	if (pat[0] == '|' || pat[0] == '/' || strchr(pat, '/')) {
+		snprintf(why, sizeof(why), "core_pattern is \"%.200s\": kernel cores do not land "
+			 "in the working directory", pat);
+		free(pat);
+		return why;
+	}
+	free(pat);
+	return NULL;
+}
+
+/* The kernel's core in dir: "core", or "core.PID" with core_uses_pid. */
+static int find_core(const char *dir, char *path, size_t size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int found = -1;
+
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, "core") || !strncmp(de->d_name, "core.", 5)) {
+			snprintf(path, size, "%s/%s", dir, de->d_name);
+			found = 0;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Start crash_core.py, wait for its death; its core's path into core. */
+static void crash_target(struct target *t, const struct test_interp *ti, char *core, size_t size)
+{
+	char script[PATH_MAX], why[512];
+	long long end;
+	int status;
+
+	test_interp_script(ti, "tests/targets/crash_core.py", script, sizeof(script));
+	if (target_start(t, ti, why, sizeof(why), script, NULL) < 0)
+		ck_abort_msg("%s: crash_core.py: %s", ti->label, why);
+	end = now_ms() + TARGET_READY_MS;
+	while (waitpid(t->pid, &status, WNOHANG) == 0 && now_ms() < end)
+		sleep_ms(50);
+	if (now_ms() >= end) {
+		target_stop(t);
+		ck_abort_msg("%s: crash_core.py did not crash", ti->label);
+	}
+	t->reaped = 1;
+	t->status = status;
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV || !WCOREDUMP(status)) {
+		target_stop(t);
+		ck_abort_msg("%s: crash_core.py ended with status 0x%x, not SIGSEGV with a core",
+			     ti->label, status);
+	}
+	if (find_core(t->dir, core, size) < 0) {
+		target_stop(t);
+		ck_abort_msg("%s: no core in %s", ti->label, t->dir);
+	}
+}
+
+START_TEST(test_crash)
+{
+	const struct test_interp *ti = &interps[_i];
+	const char *problem = core_pattern_problem();
+	char core[PATH_MAX + 300], dumped[PATH_MAX + 32], how[96];
+	char *core_args[] = { "--core", core, "--json", "--root", (char *)ti->root, NULL };
+	char *cmp[] = { "crash", NULL, dumped, NULL };
+	struct target t = { 0 };
+	struct run r;
+
+	if (problem) {
+		printf("core: %s: crash: SKIP (%s)\n", ti->label, problem);
+		return;
+	}
+	if (!ti->root[0])
+		core_args[3] = NULL;
+	crash_target(&t, ti, core, sizeof(core));
+	cmp[1] = t.truth;
+	snprintf(dumped, sizeof(dumped), "%s/crash.json", t.dir);
+	dump_to(ti->label, t.dir, "crash.json", core_args);
+	compare(ti->label, cmp);
+	if (ti->root[0]) {
+		/* Without --root the files the core names are not the host's. */
+		ck_assert(run_pystrobe(&r, "dump", "--core", core, NULL) == 0);
+		ck_assert_msg(run_exit(&r) == 11 && all_lines_pystrobe(r.err) && strstr(r.err, "missing"),
+			      "%s: a root's core without --root: %s, stderr %.1000s", ti->label,
+			      run_describe(&r, how, sizeof(how)), r.err);
+		run_free(&r);
+	}
+	target_stop(&t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("core");
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	TCase *tc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ninterps = test_interps(&interps);
+	if (access("/usr/bin/gcore", X_OK) != 0) {
+		printf("core: SKIP: no /usr/bin/gcore (Debian's gdb)\n");
+		return 77;
+	}
+	/* The targets inherit it: the crash test's core is the kernel's. */
+	if (setrlimit(RLIMIT_CORE, &rl) < 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_CORE, &rl);
+	}
+
+	tc = tcase_create("gcore");
+	tcase_set_timeout(tc, 300);
+	add_have_interps(tc, ninterps);
+	tcase_add_loop_test(tc, test_gcore, 0, ninterps);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("crash");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_crash, 0, ninterps);
+	suite_add_tcase(s, tc);
+
+	return run_suite(s);
+}
