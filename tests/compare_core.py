@@ -2,6 +2,7 @@
 """Compare `pystrobe dump --core --json` with what else is known.
 
 Usage: compare_core.py live TRUTH LIVE CORE CORE_PATH
+       compare_core.py quit TRUTH LIVE CORE CORE_PATH
        compare_core.py crash TRUTH CORE
 
 live:  CORE is the dump of a gcore of the target LIVE was dumped from, while
@@ -13,6 +14,10 @@ live:  CORE is the dump of a gcore of the target LIVE was dumped from, while
        (moving in TRUTH) moves between the two: of its innermost frame
        only function and file are compared, and its locals not at all.
        CORE must name CORE_PATH, record no crash and mark no thread crashed.
+
+quit:  the same for the kernel's core of the target killed by SIGQUIT
+       after LIVE: the crash is SIGQUIT (no address) in the one thread
+       marked crashed.
 
 crash: TRUTH is tests/targets/crash_core.py's truth.json, CORE the dump of
        its kernel core.  The crash must be SIGSEGV at TRUTH's fault address
@@ -53,12 +58,24 @@ def frame_keys(f, moving_top):
     return f
 
 
-def compare_live(truth, live, core, core_path):
+def check_quit(core):
+    crash = core.get("crash") or {}
+    if crash.get("signal") != "SIGQUIT" or crash.get("address", 0) is not None:
+        return ["crash %r, not SIGQUIT without an address" % (core.get("crash"),)]
+    marked = [t["tid"] for t in core["threads"] if t.get("crashed")]
+    if marked != [crash.get("tid")]:
+        return ["threads marked crashed: %r, want [%r]" % (marked, crash.get("tid"))]
+    return []
+
+
+def compare_live(truth, live, core, core_path, quit):
     bad = []
     moving = set(t["ident"] for t in truth["threads"] if t.get("moving"))
     if core.get("core") != core_path:
         bad.append("core is %r, not %r" % (core.get("core"), core_path))
-    if core.get("crash") is not None:
+    if quit:
+        bad += check_quit(core)
+    elif core.get("crash") is not None:
         bad.append("a crash in a gcore: %r" % core.get("crash"))
     by_tid = dict((t["tid"], t) for t in core["threads"])
     for lt in live["threads"]:
@@ -70,7 +87,7 @@ def compare_live(truth, live, core, core_path):
         for key in ("ns_tid", "ident", "name", "interpreters", "truncated", "error"):
             if lt.get(key) != ct.get(key):
                 bad.append("%s: %s live %r, core %r" % (label, key, lt.get(key), ct.get(key)))
-        if ct.get("crashed") is not False:
+        if not quit and ct.get("crashed") is not False:
             bad.append("%s: crashed is %r" % (label, ct.get("crashed")))
         mv = lt["ident"] in moving
         lf, cf = lt["frames"], ct["frames"]
@@ -124,8 +141,9 @@ def compare_crash(truth, core):
 
 
 def main(argv):
-    if len(argv) == 6 and argv[1] == "live":
-        bad = compare_live(load(argv[2]), process(load(argv[3])), process(load(argv[4])), argv[5])
+    if len(argv) == 6 and argv[1] in ("live", "quit"):
+        bad = compare_live(load(argv[2]), process(load(argv[3])), process(load(argv[4])), argv[5],
+                           argv[1] == "quit")
     elif len(argv) == 4 and argv[1] == "crash":
         bad = compare_crash(load(argv[2]), process(load(argv[3])))
     else:
@@ -134,7 +152,7 @@ def main(argv):
     for b in bad:
         print("MISMATCH " + b)
     if not bad:
-        print("core and %s agree" % ("live dump" if argv[1] == "live" else "truth"))
+        print("core and %s agree" % ("truth" if argv[1] == "crash" else "live dump"))
     return 1 if bad else 0
 
 

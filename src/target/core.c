@@ -613,6 +613,34 @@ static int check_header(int fd, Elf64_Ehdr *eh, const char *path, char *err, siz
 	return 0;
 }
 
+/* A thread's stack pointer must point at memory that is not all zeros
+ * (return addresses, saved registers).  Where it is, the core does not
+ * hold the stack: gdb 13's gcore writes zeros for a whole segment it could
+ * not read in one piece, as when glibc put a guard region (MADV_GUARD_INSTALL)
+ * in it.  Such a segment is dropped, so that reading it fails where it
+ * would otherwise stop a walk early without a word. */
+static void check_stacks(struct core *c)
+{
+	uint8_t page[512];
+
+	for (size_t i = 0; i < c->nthreads; i++) {
+		uint64_t sp = c->threads[i].regs[19];	/* rsp */
+		struct segment *s = (struct segment *)find_segment(c, sp);
+		size_t len = sizeof(page);
+
+		if (!s || s->filesz == 0 || read_dumped(c, sp, page, &len) < 0)
+			continue;
+		for (size_t k = 0; k < len; k++)
+			if (page[k])
+				goto next;
+		s->filesz = 0;
+		c->incomplete = true;
+		add_note(c, "the core holds zeros where the stack of thread %d was (a gcore "
+			 "that could not read it); its frames there are missing", (int)c->threads[i].tid);
+next:;
+	}
+}
+
 /* The executable: the file mapping that holds the entry point. */
 static void find_exe(struct core *c, const char *exe)
 {
@@ -658,6 +686,7 @@ int core_open(const char *path, const char *root, const char *exe, struct core *
 		goto fail;
 	}
 	find_exe(c, exe);
+	check_stacks(c);
 	*out = c;
 	return 0;
 fail:
