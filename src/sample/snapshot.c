@@ -247,7 +247,7 @@ static void core_facts(struct snapshot *s, const struct core_opts *co, const str
 
 /* A failure in a core that misses something is more likely the missing
  * part's doing than the process's: say so, with its own exit code. */
-static int core_failure(const struct core *c, int rc, char *err, size_t errlen)
+static int core_failure(const struct core *c, const char *path, int rc, char *err, size_t errlen)
 {
 	const char *const *notes;
 	char buf[512];
@@ -255,7 +255,10 @@ static int core_failure(const struct core *c, int rc, char *err, size_t errlen)
 	if (!core_incomplete(c) || core_notes(c, &notes) <= 0)
 		return rc;
 	snprintf(buf, sizeof(buf), "%s", err);
-	snprintf(err, errlen, "%s (%s)", buf, notes[0]);
+	if (rc == -EXIT_NOT_PYTHON)
+		snprintf(err, errlen, "no Python interpreter found in core %s: %s", path, notes[0]);
+	else
+		snprintf(err, errlen, "%s (%s)", buf, notes[0]);
 	return -EXIT_CORE_INCOMPLETE;
 }
 
@@ -279,12 +282,12 @@ int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
 	src.arg = c;
 	rc = locate_python_in(&src, m, &s->pi, err, errlen);
 	if (rc < 0) {
-		rc = core_failure(c, rc, err, errlen);
+		rc = core_failure(c, co->path, rc, err, errlen);
 		goto out;
 	}
 	n = pystack_threads(m, &s->pi, &wo, &s->threads, err, errlen);
 	if (n < 0) {
-		rc = core_failure(c, n, err, errlen);
+		rc = core_failure(c, co->path, n, err, errlen);
 		goto out;
 	}
 	pystack_thread_names(m, &s->pi, s->threads, n);

@@ -596,7 +596,12 @@ static int read_phdrs(struct core *c, const Elf64_Ehdr *eh, const char *root, ch
 
 static int check_header(int fd, Elf64_Ehdr *eh, const char *path, char *err, size_t errlen)
 {
-	if (pread_all(fd, eh, sizeof(*eh), 0) < 0 || memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
+	memset(eh, 0, sizeof(*eh));
+	if (pread_all(fd, eh, sizeof(*eh), 0) < 0 && !memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
+		snprintf(err, errlen, "%s: truncated core (cut inside its ELF header)", path);
+		return -EXIT_BAD_CORE;
+	}
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
 		snprintf(err, errlen, "%s: not a core file (not an ELF file)", path);
 		return -EXIT_BAD_CORE;
 	}

@@ -312,6 +312,181 @@ START_TEST(test_crash)
 }
 END_TEST
 
+/* --- damaged cores and errors -------------------------------------------- */
+
+/* A run of pystrobe on a bad core: it must end by itself (no signal, no
+ * hang) with one of the codes allowed and only its own lines on stderr;
+ * with exit 10 exactly one. */
+static void check_bad(const char *what, const struct run *r, const int *ok, int nok)
+{
+	char how[96];
+	int rc = run_exit(r), allowed = 0;
+
+	for (int i = 0; i < nok; i++)
+		allowed |= rc == ok[i];
+	ck_assert_msg(allowed && all_lines_pystrobe(r->err) && (rc != 10 || run_one_error_line(r)),
+		      "%s: pystrobe %s, stderr: %.1000s", what, run_describe(r, how, sizeof(how)),
+		      r->err);
+}
+
+static void copy_cut(const char *from, const char *to, off_t len)
+{
+	char *buf = malloc(len ? len : 1);
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert(in >= 0 && out >= 0);
+	ck_assert(len == 0 || pread(in, buf, len, 0) == len);
+	ck_assert(len == 0 || write(out, buf, len) == len);
+	close(in);
+	close(out);
+	free(buf);
+}
+
+/* Cut the core at offsets in its headers, its notes and its memory:
+ * exit 10 (nothing to read) or 11 (what could be read, and a note). */
+static void check_truncated(const char *label, const char *core, const char *dir)
+{
+	static const int ok[] = { 10, 11 };
+	char cut[PATH_MAX + 16], what[128];
+	struct stat st;
+	struct run r;
+
+	ck_assert(stat(core, &st) == 0);
+	off_t offs[] = { 0, 10, 63, 64, 300, 4000, 20000, 200000, st.st_size / 4, st.st_size / 2,
+			 st.st_size - 4096, st.st_size - 1 };
+	snprintf(cut, sizeof(cut), "%s/cut", dir);
+	for (size_t i = 0; i < sizeof(offs) / sizeof(*offs); i++) {
+		copy_cut(core, cut, offs[i]);
+		ck_assert(run_pystrobe(&r, "dump", "--core", cut, "--json", NULL) == 0);
+		snprintf(what, sizeof(what), "%s: cut at %lld", label, (long long)offs[i]);
+		check_bad(what, &r, ok, 2);
+		run_free(&r);
+	}
+	unlink(cut);
+	printf("core: %s: truncated at %zu offsets: exit 10 or 11, one line each\n", label,
+	       sizeof(offs) / sizeof(*offs));
+}
+
+/* Flip bytes of the first 64 KiB (headers, notes) and of the rest, at
+ * fixed seeds: any outcome but a crash, a hang or a stray line. */
+static void check_corrupt(const char *label, const char *core, const char *dir)
+{
+	static const int ok[] = { 0, 5, 6, 8, 10, 11 };
+	char bad[PATH_MAX + 16], what[128];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	struct stat st;
+	struct run r;
+
+	ck_assert(stat(core, &st) == 0);
+	snprintf(bad, sizeof(bad), "%s/corrupt", dir);
+	for (int seed = 0; seed < 24; seed++) {
+		int fd;
+
+		copy_cut(core, bad, st.st_size);
+		fd = open(bad, O_WRONLY);
+		for (int k = 0; k < 24; k++) {
+			off_t span = k < 16 && st.st_size > 65536 ? 65536 : st.st_size;
+			uint8_t b;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			b = (uint8_t)(x >> 56);
+			ck_assert(pwrite(fd, &b, 1, (off_t)(x % (uint64_t)span)) == 1);
+		}
+		close(fd);
+		ck_assert(run_pystrobe(&r, "dump", "--core", bad, "--json", "--locals", NULL) == 0);
+		snprintf(what, sizeof(what), "%s: corrupted, seed %d", label, seed);
+		check_bad(what, &r, ok, 6);
+		run_free(&r);
+	}
+	unlink(bad);
+	printf("core: %s: 24 corrupted cores: no crash, no hang, only pystrobe's lines\n", label);
+}
+
+/* One line and this exit code, the line holding `says`. */
+static void expect_error(const char *what, struct run *r, int code, const char *says)
+{
+	char how[96];
+
+	ck_assert_msg(run_exit(r) == code && all_lines_pystrobe(r->err) && strstr(r->err, says),
+		      "%s: want exit %d saying \"%s\"; pystrobe %s, stderr: %.1000s", what, code,
+		      says, run_describe(r, how, sizeof(how)), r->err);
+	if (code == 10 || code == 5)
+		ck_assert_msg(run_one_error_line(r), "%s: more than one line: %s", what, r->err);
+	printf("core: %s: exit %d: %s", what, code, r->err);
+	run_free(r);
+}
+
+/* The core of a program that is not Python: exit 5. */
+static void check_not_python(const char *dir)
+{
+	char *sleep_argv[] = { "sleep", "60", NULL };
+	char core[PATH_MAX + 32];
+	pid_t pid = spawn_cmd(sleep_argv);
+	struct run r;
+
+	ck_assert(pid > 0);
+	ck_assert(proc_wait_exe(pid, "/sleep", 10000) == 0);
+	take_gcore("sleep", pid, dir, core, sizeof(core));
+	kill_reap(pid);
+	ck_assert(run_pystrobe(&r, "dump", "--core", core, NULL) == 0);
+	expect_error("core of sleep", &r, 5, "is not a Python process");
+	unlink(core);
+}
+
+START_TEST(test_damaged)
+{
+	const struct test_interp *ti = test_interp_pick(interps, ninterps, 12);
+	const char *problem = core_pattern_problem();
+	char core[PATH_MAX + 300], root[PATH_MAX + 16];
+	struct target t = { 0 };
+	struct run r;
+
+	ck_assert(run_pystrobe(&r, "dump", "--core", ti->path, NULL) == 0);
+	expect_error("an executable as the core", &r, 10, "not a core file");
+	ck_assert(run_pystrobe(&r, "dump", "--core", "/nonexistent/core", NULL) == 0);
+	expect_error("no such core", &r, 10, "cannot open core");
+	if (problem) {
+		printf("core: damaged cores: SKIP (%s)\n", problem);
+		return;
+	}
+	crash_target(&t, ti, core, sizeof(core));
+	check_not_python(t.dir);
+	/* Mapped files missing: an empty root. */
+	snprintf(root, sizeof(root), "%s/empty", t.dir);
+	ck_assert(mkdir(root, 0755) == 0);
+	ck_assert(run_pystrobe(&r, "dump", "--core", core, "--root", root, NULL) == 0);
+	expect_error("files missing (an empty --root)", &r, 11, "is missing");
+	check_truncated(ti->label, core, t.dir);
+	check_corrupt(ti->label, core, t.dir);
+	target_stop(&t);
+}
+END_TEST
+
+/* The static interpreter's core with another executable: its build ID
+ * differs, and nothing is read from it. */
+START_TEST(test_changed)
+{
+	const char *problem = core_pattern_problem();
+	const struct test_interp *ti = NULL;
+	char core[PATH_MAX + 300];
+	struct target t = { 0 };
+	struct run r;
+
+	for (int i = 0; i < ninterps; i++)
+		if (strstr(interps[i].label, "debian-static"))
+			ti = &interps[i];
+	if (!ti || problem) {
+		printf("core: changed executable: SKIP (%s)\n",
+		       problem ? problem : "no static interpreter (Debian's /usr/bin/python3.11)");
+		return;
+	}
+	crash_target(&t, ti, core, sizeof(core));
+	ck_assert(run_pystrobe(&r, "dump", "--core", core, "--executable", "/bin/sleep", NULL) == 0);
+	expect_error("static 3.11, --executable /bin/sleep", &r, 11, "build ID differs");
+	target_stop(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("core");
@@ -339,6 +514,12 @@ int main(void)
 	tc = tcase_create("crash");
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_crash, 0, ninterps);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("damaged");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_damaged);
+	tcase_add_test(tc, test_changed);
 	suite_add_tcase(s, tc);
 
 	return run_suite(s);
