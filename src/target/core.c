@@ -127,7 +127,7 @@ static int read_dumped(struct core *c, uint64_t addr, void *buf, size_t *len)
 	in = addr - s->vaddr;
 	if (*len > s->filesz - in)
 		*len = s->filesz - in;
-	if (s->offset + in + *len > c->size)
+	if (s->offset > c->size || in + *len > c->size - s->offset)
 		return -EFAULT;	/* truncated core: noted at open */
 	return pread_all(c->fd, buf, *len, s->offset + in);
 }
@@ -584,7 +584,8 @@ static int read_phdrs(struct core *c, const Elf64_Ehdr *eh, const char *root, ch
 			end = ph[i].p_offset + ph[i].p_filesz;
 	}
 	free(ph);
-	qsort(c->segs, c->nsegs, sizeof(*c->segs), by_vaddr);
+	if (c->nsegs)
+		qsort(c->segs, c->nsegs, sizeof(*c->segs), by_vaddr);
 	if (end > c->size) {
 		c->incomplete = true;
 		add_note(c, "the core is truncated: %llu of its %llu bytes are there "
