@@ -73,8 +73,9 @@ int core_threads(const struct core *c, const struct core_thread **threads);
 const struct core_info *core_info(const struct core *c);
 
 /* What could not be read as it should, one line each (truncation, files
- * missing or changed), for the caller to show.  true from core_incomplete()
- * when there is any. */
+ * missing or changed, a file read without a build ID to check), for the
+ * caller to show.  core_incomplete(): one of them means something is
+ * missing (not only unchecked). */
 int core_notes(const struct core *c, const char *const **notes);
 bool core_incomplete(const struct core *c);
 
