@@ -58,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		probe(core_mem(c), maps->v[i].end - 1);
 		core_host_path(c, maps->v[i].path);
 	}
+	free(core_maps_text(c));
 	core_notes(c, &notes);
 	core_signal_name(core_info(c)->signo);
 	core_close(c);

@@ -4,6 +4,7 @@
 Usage: compare_core.py live TRUTH LIVE CORE CORE_PATH
        compare_core.py quit TRUTH LIVE CORE CORE_PATH
        compare_core.py crash TRUTH CORE
+       compare_core.py crash-native TRUTH CORE
 
 live:  CORE is the dump of a gcore of the target LIVE was dumped from, while
        it stayed parked (TRUTH is parked.py's truth.json).  Every thread of
@@ -24,6 +25,12 @@ crash: TRUTH is tests/targets/crash_core.py's truth.json, CORE the dump of
        in TRUTH's thread, that thread (and only it) marked crashed, its
        Python frames ctypes' string_at() then exactly TRUTH's crash_frames,
        and every parked thread's frames exactly TRUTH's.
+
+crash-native: the same for a dump with --native, whose crashing thread
+       must also have merged native frames (no native_error), the innermost
+       one native in a mapped object (the code that faulted, in C), a native
+       frame between string_at and the crash (the ctypes call), and its
+       Python frames in the same order as without.
 
 Prints what differs and exits 1, 0 when all agree, 2 on bad input.
 """
@@ -109,7 +116,22 @@ def py_frames(t):
             for f in t["frames"] if f.get("kind", "python") == "python"]
 
 
-def compare_crash(truth, core):
+def check_native(me):
+    frames = me["frames"]
+    if me.get("native_error") is not None:
+        return ["crashing thread: native_error %r" % me.get("native_error")]
+    # Named where the object has a symbol for it (sid's libc keeps none
+    # for its memmove variants: then library+offset, as live).
+    if not frames or frames[0].get("kind") != "native" or not frames[0].get("library"):
+        return ["crashing thread: innermost frame is not a native frame in an object: %r" % (frames[:1],)]
+    kinds = [f.get("kind") for f in frames]
+    first_py = kinds.index("python") if "python" in kinds else -1
+    if first_py < 2:
+        return ["crashing thread: no native frames between the fault and string_at: %r" % kinds]
+    return []
+
+
+def compare_crash(truth, core, native=False):
     bad = []
     crash = core.get("crash") or {}
     if crash.get("signal") != "SIGSEGV":
@@ -125,6 +147,8 @@ def compare_crash(truth, core):
     marked = [t["tid"] for t in core["threads"] if t.get("crashed")]
     if marked != [me["tid"]]:
         bad.append("threads marked crashed: %r, want [%r]" % (marked, me["tid"]))
+    if native:
+        bad += check_native(me)
     got = py_frames(me)
     if not got or not got[0]["function"].endswith("string_at"):
         bad.append("innermost frame is not ctypes' string_at: %r" % (got[:1],))
@@ -144,15 +168,15 @@ def main(argv):
     if len(argv) == 6 and argv[1] in ("live", "quit"):
         bad = compare_live(load(argv[2]), process(load(argv[3])), process(load(argv[4])), argv[5],
                            argv[1] == "quit")
-    elif len(argv) == 4 and argv[1] == "crash":
-        bad = compare_crash(load(argv[2]), process(load(argv[3])))
+    elif len(argv) == 4 and argv[1] in ("crash", "crash-native"):
+        bad = compare_crash(load(argv[2]), process(load(argv[3])), argv[1] == "crash-native")
     else:
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
         return 2
     for b in bad:
         print("MISMATCH " + b)
     if not bad:
-        print("core and %s agree" % ("truth" if argv[1] == "crash" else "live dump"))
+        print("core and %s agree" % ("truth" if argv[1].startswith("crash") else "live dump"))
     return 1 if bad else 0
 
 

@@ -703,8 +703,6 @@ static const char *core_conflict(const struct dump_args *a)
 		return "--subprocesses cannot be used with --core";
 	if (a->so.nonblocking)
 		return "--nonblocking cannot be used with --core";
-	if (a->so.native)
-		return "--native cannot be used with --core yet";
 	return NULL;
 }
 

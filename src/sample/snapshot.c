@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 /* Before 3.11 thread states do not record the OS thread id. */
@@ -262,11 +263,51 @@ static int core_failure(const struct core *c, const char *path, int rc, char *er
 	return -EXIT_CORE_INCOMPLETE;
 }
 
+static int core_io_open(void *arg, const char *path)
+{
+	return core_open_path(arg, path);
+}
+
+/* Every thread of the core unwound from its registers, by the live
+ * path's unwinder over the core's memory and mappings. */
+static struct native_capture *core_capture_native(struct core *c, struct native_unwinder **nu)
+{
+	const struct core_thread *ct;
+	int n = core_threads(c, &ct);
+	pid_t *tids = xcalloc(n ? n : 1, sizeof(*tids));
+	struct user_regs_struct *regs = xcalloc(n ? n : 1, sizeof(*regs));
+	char *maps = core_maps_text(c);
+	struct native_capture *nc;
+
+	for (int i = 0; i < n; i++) {
+		tids[i] = ct[i].tid;
+		memcpy(&regs[i], ct[i].regs, sizeof(regs[i]));
+	}
+	*nu = native_open_mem(core_info(c)->pid, core_mem(c), maps);
+	nc = merge_capture_regs(*nu, tids, regs, n);
+	free(maps);
+	free(regs);
+	free(tids);
+	return nc;
+}
+
+/* Name the native frames through the core's files and merge. */
+static void core_merge(struct snapshot *s, struct core *c, struct native_capture *nc)
+{
+	struct symbolize_io io = { core_io_open, c };
+	struct symbolizer *sym = symbolizer_new_io(core_info(c)->pid, SYMBOLIZE_LINES, &io);
+
+	s->mixed = merge_finish(nc, sym, &s->pi, s->threads, s->nthreads);
+	symbolizer_free(sym);
+}
+
 int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
 		  struct snapshot *s, char *err, size_t errlen)
 {
 	struct walk_opts wo = { .locals = o->locals };
 	struct locate_src src = { .open = open_core_file };
+	struct native_unwinder *nu = NULL;
+	struct native_capture *nc = NULL;
 	struct core *c = NULL;
 	struct mem *m;
 	int rc, n;
@@ -293,9 +334,16 @@ int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
 	pystack_thread_names(m, &s->pi, s->threads, n);
 	s->nthreads = n;
 	core_tids(m, &s->pi, c, s->threads, n);
+	if (o->native) {
+		nc = core_capture_native(c, &nu);
+		merge_capture_python(nc, m, &s->pi, wo.max_depth);
+		core_merge(s, c, nc);
+	}
 	core_facts(s, co, c);	/* last: reading may have added notes */
 	rc = 0;
 out:
+	merge_capture_free(nc);
+	native_close(nu);
 	free((char *)src.what);
 	core_close(c);
 	if (rc < 0)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/procfs.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 
 struct segment {
 	uint64_t vaddr, memsz, filesz, offset;
+	uint32_t flags;		/* PF_R, PF_W, PF_X */
 };
 
 enum file_state { FILE_UNCHECKED, FILE_OK, FILE_MISSING, FILE_CHANGED };
@@ -41,6 +43,7 @@ struct core {
 	struct core_file *files;
 	size_t nfiles, files_alloc;
 	char *exe;
+	char *root;		/* NULL for "/" */
 	struct core_thread *threads;
 	size_t nthreads, threads_alloc;
 	struct core_info info;
@@ -323,6 +326,14 @@ static int file_fd(struct core *c, int i)
 	return c->files[i].state == FILE_OK ? c->files[i].fd : -1;
 }
 
+static bool core_has_path(const struct core *c, const char *path)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i].path, path))
+			return true;
+	return false;
+}
+
 const char *core_host_path(struct core *c, const char *path)
 {
 	for (size_t i = 0; i < c->nfiles; i++)
@@ -538,6 +549,7 @@ static void add_segment(struct core *c, const Elf64_Phdr *ph, size_t *alloc)
 		.memsz = ph->p_memsz,
 		.filesz = ph->p_filesz < ph->p_memsz ? ph->p_filesz : ph->p_memsz,
 		.offset = ph->p_offset,
+		.flags = ph->p_flags,
 	};
 }
 
@@ -681,9 +693,10 @@ int core_open(const char *path, const char *root, const char *exe, struct core *
 		goto fail;
 	}
 	c->size = (uint64_t)st.st_size;
+	c->root = root && strcmp(root, "/") ? xstrdup(root) : NULL;
 	rc = check_header(c->fd, &eh, path, err, errlen);
 	if (rc == 0)
-		rc = read_phdrs(c, &eh, root && strcmp(root, "/") ? root : NULL, err, errlen, path);
+		rc = read_phdrs(c, &eh, c->root, err, errlen, path);
 	if (rc < 0)
 		goto fail;
 	if (!c->nthreads) {
@@ -721,9 +734,86 @@ void core_close(struct core *c)
 	free(c->segs);
 	free(c->threads);
 	free(c->exe);
+	free(c->root);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c);
+}
+
+/* Permissions from the segment at the mapping's start: a kernel core has
+ * one for every mapping, dumped or not.  gcore leaves out read-only file
+ * mappings altogether: those may be code, so "r-xp" (an unwinder only
+ * looks for tables in what is executable). */
+static void map_perms(const struct core *c, const struct proc_map *m, char *perms)
+{
+	const struct segment *s = find_segment(c, m->start);
+
+	if (!s || s->vaddr != m->start) {
+		strcpy(perms, "r-xp");
+		return;
+	}
+	perms[0] = s->flags & PF_R ? 'r' : '-';
+	perms[1] = s->flags & PF_W ? 'w' : '-';
+	perms[2] = s->flags & PF_X ? 'x' : '-';
+	perms[3] = 'p';
+	perms[4] = 0;
+}
+
+char *core_maps_text(const struct core *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < c->maps.n; i++) {
+		const struct proc_map *m = &c->maps.v[i];
+		char perms[5];
+
+		map_perms(c, m, perms);
+		sb_printf(&sb, "%llx-%llx %s %08llx 00:00 0 %s\n", (unsigned long long)m->start,
+			  (unsigned long long)m->end, perms, (unsigned long long)m->offset, m->path);
+	}
+	return sb.buf ? sb.buf : xstrdup("");
+}
+
+static int maps_fd(const struct core *c)
+{
+	char *text = core_maps_text(c);
+	ssize_t len = (ssize_t)strlen(text);
+	int fd = memfd_create("core-maps", MFD_CLOEXEC);
+
+	if (fd >= 0 && (write(fd, text, len) != len || lseek(fd, 0, SEEK_SET) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	free(text);
+	return fd;
+}
+
+/* "/proc/PID/root/FILE", "/proc/PID/maps"...: what a reader of a live
+ * process would open, for the core's process. */
+int core_open_path(struct core *c, const char *path)
+{
+	char prefix[40], *p;
+	const char *host;
+	size_t n;
+	int fd;
+
+	n = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/", (int)c->info.pid);
+	if (!strncmp(path, prefix, n)) {
+		if (!strcmp(path + n, "maps"))
+			return maps_fd(c);
+		if (strncmp(path + n, "root/", 5))
+			return -1;	/* mem, map_files, exe: a core has none */
+		path += n + 4;
+	}
+	host = core_host_path(c, path);
+	if (host)
+		return open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (core_has_path(c, path))
+		return -1;	/* missing or changed: noted */
+	p = host_path(path, c->root);	/* debug files and the like */
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	free(p);
+	return fd;
 }
 
 const struct proc_maps *core_maps(const struct core *c)

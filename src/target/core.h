@@ -61,6 +61,15 @@ struct mem *core_mem(struct core *c);
 /* The file mappings (NT_FILE), as proc_maps_read() gives a live process's. */
 const struct proc_maps *core_maps(const struct core *c);
 
+/* The same as the text of /proc/PID/maps (a new string). */
+char *core_maps_text(const struct core *c);
+
+/* Open what a reader of a live process would open for the core's process
+ * (pid from the core): "/proc/PID/maps" (the text above),
+ * "/proc/PID/root/FILE" and plain paths (a mapped file only if it is the
+ * build the process had; others under the root); -1 for the rest. */
+int core_open_path(struct core *c, const char *path);
+
 /* The executable's path as the process named it, or NULL. */
 const char *core_exe(const struct core *c);
 

@@ -284,7 +284,7 @@ START_TEST(test_crash)
 	const struct test_interp *ti = &interps[_i];
 	const char *problem = core_pattern_problem();
 	char core[PATH_MAX + 300], dumped[PATH_MAX + 32], how[96];
-	char *core_args[] = { "--core", core, "--json", "--root", (char *)ti->root, NULL };
+	char *core_args[] = { "--core", core, "--json", "--root", (char *)ti->root, NULL, NULL };
 	char *cmp[] = { "crash", NULL, dumped, NULL };
 	struct target t = { 0 };
 	struct run r;
@@ -300,6 +300,17 @@ START_TEST(test_crash)
 	snprintf(dumped, sizeof(dumped), "%s/crash.json", t.dir);
 	dump_to(ti->label, t.dir, "crash.json", core_args);
 	compare(ti->label, "SIGSEGV core", cmp);
+	/* --native: the fault in C, the Python frames merged around it. */
+	if (ti->root[0]) {
+		core_args[5] = "--native";
+	} else {
+		core_args[3] = "--native";
+		core_args[4] = NULL;
+	}
+	snprintf(dumped, sizeof(dumped), "%s/crash-native.json", t.dir);
+	cmp[0] = "crash-native";
+	dump_to(ti->label, t.dir, "crash-native.json", core_args);
+	compare(ti->label, "SIGSEGV core --native", cmp);
 	if (ti->root[0]) {
 		/* Without --root the files the core names are not the host's. */
 		ck_assert(run_pystrobe(&r, "dump", "--core", core, NULL) == 0);
