@@ -6,6 +6,7 @@
 #include "target/source.h"
 #include "target/proctree.h"
 #include "sample/snapshot.h"
+#include "target/core.h"
 #include "util/util.h"
 
 #include <getopt.h>
@@ -15,10 +16,16 @@
 
 static const char dump_usage[] =
 	"usage: pystrobe dump [options] --pid PID\n"
+	"       pystrobe dump [options] --core CORE [--executable PATH] [--root DIR]\n"
 	"\n"
-	"Print the Python stack of every thread of a running process.\n"
+	"Print the Python stack of every thread of a running process, or of the\n"
+	"process a core file was taken of.\n"
 	"\n"
 	"  -p, --pid PID      the process to read\n"
+	"      --core CORE    read a core file (gcore, a crash) instead\n"
+	"      --executable PATH  the core's executable is at PATH\n"
+	"      --root DIR     the files the core's process mapped are under DIR\n"
+	"                     (a core from a container or chroot)\n"
 	"  -j, --json         one JSON document instead of text\n"
 	"  -l, --locals       show arguments and local variables of each frame\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
@@ -149,7 +156,28 @@ static void text_id(struct strbuf *sb, pid_t id, pid_t ns_id)
 		sb_printf(sb, " (%d in its namespace)", (int)ns_id);
 }
 
-static void text_thread_header(struct strbuf *sb, const struct py_thread *t)
+/* " [crashed: SIGSEGV, fault address 0x0]" on the thread that took a
+ * core's fatal signal. */
+static void text_crash(struct strbuf *sb, const struct snapshot *s)
+{
+	const char *name = core_signal_name(s->signo);
+
+	sb_puts(sb, "crashed: ");
+	if (name)
+		sb_puts(sb, name);
+	else
+		sb_printf(sb, "signal %d", s->signo);
+	if (s->have_addr)
+		sb_printf(sb, ", fault address 0x%llx", (unsigned long long)s->fault_addr);
+}
+
+static bool crashed(const struct snapshot *s, const struct py_thread *t)
+{
+	return s && s->signo && t->tid == s->crash_tid;
+}
+
+static void text_thread_header(struct strbuf *sb, const struct py_thread *t,
+			       const struct snapshot *s)
 {
 	sb_puts(sb, "Thread ");
 	text_id(sb, t->tid, t->ns_tid);
@@ -158,8 +186,14 @@ static void text_thread_header(struct strbuf *sb, const struct py_thread *t)
 		put_name(sb, t->name);
 		sb_putc(sb, '"');
 	}
-	sb_printf(sb, " (%s%s) ident 0x%llx\n", t->idle ? "idle" : "active",
+	sb_printf(sb, " (%s%s) ident 0x%llx", t->idle ? "idle" : "active",
 		  t->gil ? ", holds the GIL" : "", (unsigned long long)t->ident);
+	if (crashed(s, t)) {
+		sb_puts(sb, " [");
+		text_crash(sb, s);
+		sb_putc(sb, ']');
+	}
+	sb_putc(sb, '\n');
 }
 
 /* Everything under the thread's header line: what --group compares. */
@@ -204,14 +238,39 @@ static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
 }
 
 static void text_thread(struct strbuf *sb, const struct py_thread *t, const struct mixed_stack *ms,
-			const struct view *v)
+			const struct view *v, const struct snapshot *s)
 {
-	text_thread_header(sb, t);
+	text_thread_header(sb, t, s);
 	text_thread_stack(sb, t, ms, v);
+}
+
+/* Whether the core's fatal signal hit a thread without Python frames. */
+static bool crash_elsewhere(const struct snapshot *s)
+{
+	for (int i = 0; i < s->nthreads; i++)
+		if (crashed(s, &s->threads[i]))
+			return false;
+	return s->signo != 0;
+}
+
+static void text_core_header(struct strbuf *sb, const struct snapshot *s)
+{
+	sb_puts(sb, "Core ");
+	put_name(sb, s->core);
+	sb_putc(sb, '\n');
+	if (!crash_elsewhere(s))
+		return;
+	sb_puts(sb, "Thread ");
+	text_id(sb, s->crash_tid, 0);
+	sb_puts(sb, " (no Python thread state) ");
+	text_crash(sb, s);
+	sb_putc(sb, '\n');
 }
 
 static void text_process_header(struct strbuf *sb, const struct snapshot *s, pid_t ppid)
 {
+	if (s->core)
+		text_core_header(sb, s);
 	sb_puts(sb, "Process ");
 	text_id(sb, s->pid, s->ns_pid);
 	if (ppid)
@@ -334,7 +393,7 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppi
 	text_process_header(sb, s, ppid);
 	for (int i = 0; i < s->nthreads; i++) {
 		sb_putc(sb, '\n');
-		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
+		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v, s);
 	}
 	if (v->async)
 		text_tasks(sb, s, v);
@@ -393,10 +452,12 @@ static void json_native_frame(struct json *j, const struct mixed_frame *f)
 }
 
 static void json_thread(struct json *j, const struct py_thread *t, const struct mixed_stack *ms,
-			const struct view *v)
+			const struct view *v, const struct snapshot *s)
 {
 	json_obj_begin(j);
 	json_kint(j, "tid", t->tid);
+	if (s->core)
+		json_kbool(j, "crashed", crashed(s, t));
 	json_kint(j, "ns_tid", t->ns_tid);
 	json_kuint(j, "ident", t->ident);
 	json_kstr(j, "name", t->name);
@@ -481,10 +542,33 @@ static void json_tasks(struct json *j, const struct snapshot *s, const struct vi
 	json_arr_end(j);
 }
 
+/* "core": path, "crash": {signal, signo, tid, address} or null. */
+static void json_core(struct json *j, const struct snapshot *s)
+{
+	json_kstr(j, "core", s->core);
+	json_key(j, "crash");
+	if (!s->signo) {
+		json_null(j);
+		return;
+	}
+	json_obj_begin(j);
+	json_kstr(j, "signal", core_signal_name(s->signo));
+	json_kint(j, "signo", s->signo);
+	json_kint(j, "tid", s->crash_tid);
+	json_key(j, "address");
+	if (s->have_addr)
+		json_uint(j, s->fault_addr);
+	else
+		json_null(j);
+	json_obj_end(j);
+}
+
 static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
 			  const struct view *v)
 {
 	json_obj_begin(j);
+	if (s->core)
+		json_core(j, s);
 	json_kint(j, "pid", s->pid);
 	json_kint(j, "ns_pid", s->ns_pid);
 	if (ppid) {
@@ -503,7 +587,7 @@ static void json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
 	json_key(j, "threads");
 	json_arr_begin(j);
 	for (int i = 0; i < s->nthreads; i++)
-		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v);
+		json_thread(j, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v, s);
 	json_arr_end(j);
 	if (v->async)
 		json_tasks(j, s, v);
@@ -636,7 +720,8 @@ static void text_group_header(struct strbuf *sb, const struct dump_group *g, con
 	if (g->n == 1) {
 		if (multi)
 			sb_printf(sb, "Process %d, ", (int)snaps[mem[g->members[0]].snap].pid);
-		text_thread_header(sb, member_thread(snaps, &mem[g->members[0]]));
+		text_thread_header(sb, member_thread(snaps, &mem[g->members[0]]),
+				   &snaps[mem[g->members[0]].snap]);
 		return;
 	}
 	for (uint32_t i = 0; i < g->n; i++) {
@@ -719,7 +804,12 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 				ppids[i] = procs[k].ppid;
 		views[i].locals = o->locals;
 		views[i].async = o->async;
-		views[i].src = o->no_source ? NULL : source_open(snaps[i].pid);
+		if (o->no_source)
+			views[i].src = NULL;
+		else if (snaps[i].core)
+			views[i].src = source_open_root(snaps[i].root, snaps[i].core_ns);
+		else
+			views[i].src = source_open(snaps[i].pid);
 	}
 	if (o->group)
 		mem = group_threads(snaps, n, views, &gr);
@@ -758,9 +848,24 @@ out:
 struct dump_args {
 	struct snapshot_opts so;
 	struct dump_opts o;
+	struct core_opts core;
 	bool tree;
 	int pid;
 };
+
+/* What --core cannot go with, or NULL. */
+static const char *core_conflict(const struct dump_args *a)
+{
+	if (!a->core.path)
+		return a->core.exe || a->core.root ? "--executable and --root go with --core" : NULL;
+	if (a->pid)
+		return "--pid and --core cannot be used together";
+	if (a->tree)
+		return "--subprocesses cannot be used with --core";
+	if (a->so.nonblocking)
+		return "--nonblocking cannot be used with --core";
+	return NULL;
+}
 
 /* Returns 0, 1 after --help, or -1 on a bad command line (said). */
 static int parse_args(struct dump_args *a, int argc, char **argv)
@@ -775,9 +880,13 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		{ "group", no_argument, NULL, 'g' },
 		{ "async", no_argument, NULL, 'a' },
 		{ "no-source", no_argument, NULL, 'S' },
+		{ "core", required_argument, NULL, 'C' },
+		{ "executable", required_argument, NULL, 'E' },
+		{ "root", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *conflict;
 	int c;
 
 	optind = 1;
@@ -796,6 +905,9 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		case 'n': a->so.native = true; break;
 		case 'N': a->so.nonblocking = true; break;
 		case 's': a->tree = true; break;
+		case 'C': a->core.path = optarg; break;
+		case 'E': a->core.exe = optarg; break;
+		case 'R': a->core.root = optarg; break;
 		case 'h':
 			fputs(dump_usage, stdout);
 			return 1;
@@ -803,9 +915,13 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 			return usage_getopt("dump", c, argv);
 		}
 	}
-	if (!a->pid || optind < argc)
+	conflict = core_conflict(a);
+	if (conflict)
+		return usage_error("dump", "%s", conflict);
+	if ((!a->pid && !a->core.path) || optind < argc)
 		return usage_error("dump", "%s (see pystrobe dump --help)",
-				   a->pid ? "unexpected argument" : "--pid PID is required");
+				   a->pid || a->core.path ? "unexpected argument"
+							  : "--pid PID or --core CORE is required");
 	if (a->o.async && a->o.group)
 		return usage_error("dump", "--async shows tasks per process: it cannot be "
 				   "used with --group");
@@ -813,6 +929,40 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		return usage_error("dump", "--native needs the threads paused: it cannot be "
 				   "used with --nonblocking");
 	return 0;
+}
+
+/* Every note of a core on stderr, one line each. */
+static void core_notes_out(const struct snapshot *s)
+{
+	for (int i = 0; i < s->nnotes; i++)
+		errorf("note: %s", s->notes[i]);
+}
+
+static int dump_core(struct dump_args *a)
+{
+	struct snapshot snap;
+	struct strbuf out = STRBUF_INIT;
+	char err[1024];
+	int rc, status = EXIT_OK;
+
+	rc = snapshot_core(&a->core, &a->so, &snap, err, sizeof(err));
+	if (rc < 0) {
+		errorf("%s", err);
+		return -rc;
+	}
+	a->o.locals = a->so.locals;
+	format_all(&out, &snap, 1, NULL, 0, &a->o);
+	fwrite(out.buf, 1, out.len, stdout);
+	if (fflush(stdout) != 0) {
+		errorf("cannot write the output");
+		status = EXIT_ERROR;
+	}
+	core_notes_out(&snap);
+	if (status == EXIT_OK && snap.incomplete)
+		status = EXIT_CORE_INCOMPLETE;
+	snapshot_free(&snap);
+	sb_release(&out);
+	return status;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -826,6 +976,8 @@ int cmd_dump(int argc, char **argv)
 	rc = parse_args(&a, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	if (a.core.path)
+		return dump_core(&a);
 	nprocs = list_processes(a.pid, a.tree, &procs);
 	if (nprocs == 0) {
 		errorf("no such process: %d", a.pid);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/user.h>
 
 /* --- classifying native frames ------------------------------------------ */
 
@@ -422,6 +423,29 @@ struct native_capture *merge_capture_native(struct native_unwinder *u, const str
 			continue;
 		}
 		cn->npcs = native_unwind(u, pt->tid, buf, NATIVE_MAX_DEPTH, &cn->truncated);
+		if (cn->npcs > 0) {
+			cn->pcs = xcalloc(cn->npcs, sizeof(*cn->pcs));
+			memcpy(cn->pcs, buf, cn->npcs * sizeof(*buf));
+		}
+	}
+	free(buf);
+	return c;
+}
+
+struct native_capture *merge_capture_regs(struct native_unwinder *u, const pid_t *tids,
+					  const struct user_regs_struct *regs, int n)
+{
+	struct native_capture *c = xcalloc(1, sizeof(*c));
+	struct native_pc *buf = xcalloc(NATIVE_MAX_DEPTH, sizeof(*buf));
+
+	native_begin(u);
+	c->nat = xcalloc(n > 0 ? n : 1, sizeof(*c->nat));
+	for (int i = 0; i < n; i++) {
+		struct captured_native *cn = &c->nat[c->nnat++];
+
+		cn->tid = tids[i];
+		cn->npcs = native_unwind_regs(u, tids[i], &regs[i], buf, NATIVE_MAX_DEPTH,
+					      &cn->truncated);
 		if (cn->npcs > 0) {
 			cn->pcs = xcalloc(cn->npcs, sizeof(*cn->pcs));
 			memcpy(cn->pcs, buf, cn->npcs * sizeof(*buf));

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "interp/layout.h"
 
@@ -126,6 +127,12 @@ struct native_capture;
 
 /* While the threads are stopped: unwind every thread p stopped. */
 struct native_capture *merge_capture_native(struct native_unwinder *u, const struct pause *p);
+
+/* The same for threads whose registers are known (a core's): thread tids[i]
+ * from regs[i]. */
+struct user_regs_struct;
+struct native_capture *merge_capture_regs(struct native_unwinder *u, const pid_t *tids,
+					  const struct user_regs_struct *regs, int n);
 
 /* While the threads are stopped, after pystack_threads(): group each
  * thread's Python frames by eval call (walked with max_depth, as they

@@ -11,12 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* What one candidate object told us. */
-struct candidate {
-	const char *path;	/* as in maps */
-	uint64_t start, end, offset;	/* its lowest mapping */
-};
-
 int version_from_filename(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -62,9 +56,11 @@ static const struct proc_map *first_mapping(const struct proc_maps *maps, const 
  * or lives in another mount namespace; /proc/PID/root + path is the fallback
  * (map_files needs privileges on older kernels), and the path as we see it
  * the last resort (a chroot sharing our mount namespace shows host paths). */
-static struct elffile *open_mapped(pid_t pid, const struct candidate *c, int is_exe)
+static struct elffile *open_live(const struct locate_src *src, const struct proc_map *c,
+				 bool is_exe)
 {
 	struct elffile *ef;
+	pid_t pid = src->pid;
 	char *paths[4];
 	int n = 0;
 
@@ -146,10 +142,10 @@ static int find_version(struct mem *m, struct elffile *ef, struct pyinterp *pi)
 }
 
 /* Does the object at c hold an interpreter?  Fills pi on success. */
-static int try_candidate(pid_t pid, struct mem *m, const struct candidate *c,
-			 int is_exe, struct pyinterp *pi)
+static int try_candidate(const struct locate_src *src, struct mem *m, const struct proc_map *c,
+			 bool is_exe, struct pyinterp *pi)
 {
-	struct elffile *ef = open_mapped(pid, c, is_exe);
+	struct elffile *ef = src->open(src, c, is_exe);
 	uint64_t addr;
 	int rc = -1;
 
@@ -192,33 +188,24 @@ static int exe_path_in_maps(pid_t pid, const struct proc_maps *maps, char *buf, 
 
 /* Try candidates in order: a mapped libpython, the executable, then any
  * other mapped object (an embedder linking Python statically). */
-static int find_interpreter(pid_t pid, struct mem *m, const struct proc_maps *maps,
-			    struct pyinterp *pi)
+static int find_interpreter(const struct locate_src *src, struct mem *m, struct pyinterp *pi)
 {
-	char exe[4096];
-	int have_exe = exe_path_in_maps(pid, maps, exe, sizeof(exe)) == 0;
+	const struct proc_maps *maps = src->maps;
 
 	for (int pass = 0; pass < 3; pass++) {
 		for (size_t i = 0; i < maps->n; i++) {
 			const struct proc_map *mp = &maps->v[i];
-			const struct proc_map *first;
-			struct candidate c;
-			int is_exe = have_exe && strcmp(mp->path, exe) == 0;
-			int is_lib = strncmp(basename_of(mp->path), "libpython3", 10) == 0;
+			bool is_exe = src->exe && strcmp(mp->path, src->exe) == 0;
+			bool is_lib = strncmp(basename_of(mp->path), "libpython3", 10) == 0;
 
 			if (!is_file_mapping(mp))
 				continue;
 			if ((pass == 0 && !is_lib) || (pass == 1 && !is_exe) ||
 			    (pass == 2 && (is_lib || is_exe)))
 				continue;
-			first = first_mapping(maps, mp->path);
-			if (first != mp)
+			if (first_mapping(maps, mp->path) != mp)
 				continue;	/* each object once, at its first mapping */
-			c.path = mp->path;
-			c.start = mp->start;
-			c.end = mp->end;
-			c.offset = mp->offset;
-			if (try_candidate(pid, m, &c, is_exe, pi) == 0)
+			if (try_candidate(src, m, mp, is_exe, pi) == 0)
 				return 0;
 		}
 	}
@@ -227,8 +214,10 @@ static int find_interpreter(pid_t pid, struct mem *m, const struct proc_maps *ma
 
 /* Nothing with a _PyRuntime: an old Python (3.6 and before have none), a
  * process that is exiting, or not Python at all. */
-static int no_interpreter(pid_t pid, const struct proc_maps *maps, char *err, size_t errlen)
+static int no_interpreter(const struct locate_src *src, char *err, size_t errlen)
 {
+	const struct proc_maps *maps = src->maps;
+
 	for (size_t i = 0; i < maps->n; i++) {
 		const char *base = basename_of(maps->v[i].path);
 		int minor = version_from_filename(base);
@@ -238,35 +227,36 @@ static int no_interpreter(pid_t pid, const struct proc_maps *maps, char *err, si
 
 		if (two && (two == base || !strncmp(base, "libpython2.", 11)) &&
 		    sscanf(two + 8, "%d", &minor2) == 1) {
-			snprintf(err, errlen, "unsupported Python version 2.%d in process %d "
-				 "(pystrobe reads 3.%d to 3.%d)", minor2, (int)pid,
+			snprintf(err, errlen, "unsupported Python version 2.%d in %s "
+				 "(pystrobe reads 3.%d to 3.%d)", minor2, src->what,
 				 LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
 			return -EXIT_UNSUPPORTED;
 		}
 		if (minor >= 0 && minor < LAYOUT_MIN_MINOR &&
 		    (!strncmp(base, "python3.", 8) || !strncmp(base, "libpython3.", 11))) {
-			snprintf(err, errlen, "unsupported Python version 3.%d in process %d "
-				 "(pystrobe reads 3.%d to 3.%d)", minor, (int)pid,
+			snprintf(err, errlen, "unsupported Python version 3.%d in %s "
+				 "(pystrobe reads 3.%d to 3.%d)", minor, src->what,
 				 LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
 			return -EXIT_UNSUPPORTED;
 		}
 	}
-	if (proc_exiting(pid)) {
-		snprintf(err, errlen, "process %d has exited", (int)pid);
+	if (src->pid && proc_exiting(src->pid)) {
+		snprintf(err, errlen, "%s has exited", src->what);
 		return -EXIT_EXITED;
 	}
-	snprintf(err, errlen, "process %d is not a Python process (no CPython interpreter found in its mappings)",
-		 (int)pid);
+	snprintf(err, errlen, "%s is not a Python process (no CPython interpreter found in its mappings)",
+		 src->what);
 	return -EXIT_NOT_PYTHON;
 }
 
 /* The layout of pi's version: from the tables in interp/, or for 3.13+ from
  * the _Py_DebugOffsets the interpreter publishes. */
-static int choose_layout(struct mem *m, struct pyinterp *pi, char *err, size_t errlen)
+static int choose_layout(const struct locate_src *src, struct mem *m, struct pyinterp *pi,
+			 char *err, size_t errlen)
 {
 	if (pi->minor < 0) {
-		snprintf(err, errlen, "cannot tell the Python version of process %d (%s)",
-			 (int)pi->pid, pi->path);
+		snprintf(err, errlen, "cannot tell the Python version of %s (%s)",
+			 src->what, pi->path);
 		return -EXIT_UNSUPPORTED;
 	}
 	if (pi->minor >= 13)
@@ -280,17 +270,35 @@ static int choose_layout(struct mem *m, struct pyinterp *pi, char *err, size_t e
 	return 0;
 }
 
-int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size_t errlen)
+int locate_python_in(const struct locate_src *src, struct mem *m, struct pyinterp *pi,
+		     char *err, size_t errlen)
 {
-	struct proc_maps maps;
 	int rc;
 
 	memset(pi, 0, sizeof(*pi));
-	pi->pid = pid;
-	rc = proc_check(pid);
-	if (rc < 0) {
+	pi->pid = src->pid;
+	if (find_interpreter(src, m, pi) < 0)
+		return no_interpreter(src, err, errlen);
+	/* An interpreter found, but no layout for it (or a 3.13+ process
+	 * whose debug offsets cannot be read yet, starting or exiting): the
+	 * caller gets nothing to free. */
+	rc = choose_layout(src, m, pi, err, errlen);
+	if (rc < 0)
+		pyinterp_free(pi);
+	return rc;
+}
+
+int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size_t errlen)
+{
+	struct locate_src src = { .pid = pid, .open = open_live };
+	struct proc_maps maps;
+	char exe[4096], what[32];
+	int rc;
+
+	memset(pi, 0, sizeof(*pi));
+	if (proc_check(pid) < 0) {
 		snprintf(err, errlen, "no such process: %d", (int)pid);
-		return rc;
+		return -EXIT_NO_PROCESS;
 	}
 	rc = proc_maps_read(pid, &maps);
 	if (rc == -EXIT_PERMISSION) {
@@ -312,19 +320,12 @@ int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size
 			 (int)pid);
 		return -EXIT_NOT_PYTHON;
 	}
-	rc = find_interpreter(pid, m, &maps, pi);
-	if (rc < 0) {
-		rc = no_interpreter(pid, &maps, err, errlen);
-		proc_maps_free(&maps);
-		return rc;
-	}
+	snprintf(what, sizeof(what), "process %d", (int)pid);
+	src.what = what;
+	src.maps = &maps;
+	src.exe = exe_path_in_maps(pid, &maps, exe, sizeof(exe)) == 0 ? exe : NULL;
+	rc = locate_python_in(&src, m, pi, err, errlen);
 	proc_maps_free(&maps);
-	/* An interpreter found, but no layout for it (or a 3.13+ process
-	 * whose debug offsets cannot be read yet, starting or exiting): the
-	 * caller gets nothing to free. */
-	rc = choose_layout(m, pi, err, errlen);
-	if (rc < 0)
-		pyinterp_free(pi);
 	return rc;
 }
 
@@ -338,8 +339,8 @@ void pyinterp_free(struct pyinterp *pi)
 static int read_section_of(pid_t pid, struct mem *m, const struct proc_map *mp, int is_exe,
 			   const char *section, void *buf, size_t max, size_t *len)
 {
-	struct candidate c = { mp->path, mp->start, mp->end, mp->offset };
-	struct elffile *ef = open_mapped(pid, &c, is_exe);
+	struct locate_src src = { .pid = pid };
+	struct elffile *ef = open_live(&src, mp, is_exe);
 	uint64_t addr, size, bias;
 	int rc = -ENOENT;
 

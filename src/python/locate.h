@@ -4,6 +4,7 @@
 #ifndef PYSTROBE_LOCATE_H
 #define PYSTROBE_LOCATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,6 +21,28 @@ struct pyinterp {
 	int minor;
 	struct py_layout layout;
 };
+
+struct elffile;
+struct proc_map;
+struct proc_maps;
+
+/* Where the mapped objects of a process come from: a live one's /proc, or
+ * a core's NT_FILE note (sample/snapshot.c builds that one). */
+struct locate_src {
+	pid_t pid;		/* the live process, 0 for a core */
+	const char *what;	/* "process 1234", for messages */
+	const struct proc_maps *maps;
+	const char *exe;	/* the executable's path as maps names it, or NULL */
+	/* Open the object whose lowest mapping is first; NULL when it
+	 * cannot be (missing, or not the build the process had). */
+	struct elffile *(*open)(const struct locate_src *src, const struct proc_map *first,
+				bool is_exe);
+	void *arg;		/* the source's own */
+};
+
+/* Locate the interpreter among src's mapped objects: as locate_python(). */
+int locate_python_in(const struct locate_src *src, struct mem *m, struct pyinterp *pi,
+		     char *err, size_t errlen);
 
 /* Locate the interpreter of pid, reading memory through m.  Returns 0
  * (pyinterp_free() out when done), or a negative EXIT_* code with a

@@ -1,5 +1,7 @@
 #include "sample/snapshot.h"
 #include "target/mem.h"
+#include "target/core.h"
+#include "target/elffile.h"
 #include "native/unwind.h"
 #include "target/pause.h"
 #include "target/nsmap.h"
@@ -11,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 /* Before 3.11 thread states do not record the OS thread id. */
@@ -220,8 +224,193 @@ out:
 	return rc;
 }
 
+/* --- from a core ---------------------------------------------------------- */
+
+static struct elffile *open_core_file(const struct locate_src *src, const struct proc_map *first,
+				      bool is_exe)
+{
+	const char *host = core_host_path(src->arg, first->path);
+
+	(void)is_exe;	/* core.c knows it, from the entry point */
+	return host ? elffile_open(host) : NULL;
+}
+
+/* The command line as the kernel kept it in the core: cut at 80 bytes, its
+ * words split at spaces (one allocation, as proc_cmdline() makes). */
+static char **split_args(const char *psargs, int *argc)
+{
+	char *buf, *save = NULL;
+	char **argv = xcalloc(sizeof(((struct core_info *)0)->psargs) / 2 + 2, sizeof(*argv));
+	char *w;
+
+	while (*psargs == ' ')
+		psargs++;	/* so that argv[0] is buf, which frees all */
+	buf = xstrdup(psargs);
+	*argc = 0;
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		argv[(*argc)++] = w;
+	if (!*argc) {
+		free(buf);
+		free(argv);
+		return NULL;
+	}
+	return argv;
+}
+
+/* The threads' ids: recorded by 3.11+, else found in struct pthread as
+ * for a live process, among the core's threads. */
+static void core_tids(struct mem *m, const struct pyinterp *pi, const struct core *c,
+		      struct py_thread *t, int n)
+{
+	const struct core_thread *ct;
+	int nct = core_threads(c, &ct);
+	pid_t *tids = xcalloc(nct ? nct : 1, sizeof(*tids));
+
+	for (int i = 0; i < nct; i++)
+		tids[i] = ct[i].tid;
+	if (pi->layout.tstate.native_thread_id == NONE)
+		fill_tids(m, t, n, tids, nct);
+	for (int i = 0; i < n; i++)
+		t[i].ns_tid = t[i].tid;
+	free(tids);
+}
+
+static void core_facts(struct snapshot *s, const struct core_opts *co, const struct core *c)
+{
+	const struct core_info *info = core_info(c);
+	const char *const *notes;
+	struct stat st;
+
+	s->pid = s->ns_pid = info->pid;
+	s->core = xstrdup(co->path);
+	s->root = co->root ? xstrdup(co->root) : NULL;
+	if (stat(co->path, &st) == 0)
+		s->core_ns = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
+			     (unsigned long long)st.st_mtim.tv_nsec;
+	s->argv = split_args(info->psargs, &s->argc);
+	s->signo = info->signo;
+	s->crash_tid = info->crash_tid;
+	s->have_addr = info->have_addr;
+	s->fault_addr = info->addr;
+	s->nnotes = core_notes(c, &notes);
+	s->notes = xcalloc(s->nnotes + 1, sizeof(*s->notes));
+	for (int i = 0; i < s->nnotes; i++)
+		s->notes[i] = xstrdup(notes[i]);
+	s->incomplete = core_incomplete(c);
+}
+
+/* A failure in a core that misses something is more likely the missing
+ * part's doing than the process's: say so, with its own exit code. */
+static int core_failure(const struct core *c, const char *path, int rc, char *err, size_t errlen)
+{
+	const char *const *notes;
+	char buf[512];
+
+	if (!core_incomplete(c) || core_notes(c, &notes) <= 0)
+		return rc;
+	snprintf(buf, sizeof(buf), "%s", err);
+	if (rc == -EXIT_NOT_PYTHON)
+		snprintf(err, errlen, "no Python interpreter found in core %s: %s", path, notes[0]);
+	else
+		snprintf(err, errlen, "%s (%s)", buf, notes[0]);
+	return -EXIT_CORE_INCOMPLETE;
+}
+
+static int core_io_open(void *arg, const char *path)
+{
+	return core_open_path(arg, path);
+}
+
+/* Every thread of the core unwound from its registers, by the live
+ * path's unwinder over the core's memory and mappings. */
+static struct native_capture *core_capture_native(struct core *c, struct native_unwinder **nu)
+{
+	const struct core_thread *ct;
+	int n = core_threads(c, &ct);
+	pid_t *tids = xcalloc(n ? n : 1, sizeof(*tids));
+	struct user_regs_struct *regs = xcalloc(n ? n : 1, sizeof(*regs));
+	char *maps = core_maps_text(c);
+	struct native_capture *nc;
+
+	for (int i = 0; i < n; i++) {
+		tids[i] = ct[i].tid;
+		memcpy(&regs[i], ct[i].regs, sizeof(regs[i]));
+	}
+	*nu = native_open_mem(core_info(c)->pid, core_mem(c), maps);
+	nc = merge_capture_regs(*nu, tids, regs, n);
+	free(maps);
+	free(regs);
+	free(tids);
+	return nc;
+}
+
+/* Name the native frames through the core's files and merge. */
+static void core_merge(struct snapshot *s, struct core *c, struct native_capture *nc)
+{
+	struct symbolize_io io = { core_io_open, c };
+	struct symbolizer *sym = symbolizer_new_io(core_info(c)->pid, SYMBOLIZE_LINES, &io);
+
+	s->mixed = merge_finish(nc, sym, &s->pi, s->threads, s->nthreads);
+	symbolizer_free(sym);
+}
+
+int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
+		  struct snapshot *s, char *err, size_t errlen)
+{
+	struct walk_opts wo = { .locals = o->locals };
+	struct locate_src src = { .open = open_core_file };
+	struct native_unwinder *nu = NULL;
+	struct native_capture *nc = NULL;
+	struct core *c = NULL;
+	struct mem *m;
+	int rc, n;
+
+	memset(s, 0, sizeof(*s));
+	rc = core_open(co->path, co->root, co->exe, &c, err, errlen);
+	if (rc < 0)
+		return rc;
+	m = core_mem(c);
+	src.what = xasprintf("the process of core %s", co->path);
+	src.maps = core_maps(c);
+	src.exe = core_exe(c);
+	src.arg = c;
+	rc = locate_python_in(&src, m, &s->pi, err, errlen);
+	if (rc < 0) {
+		rc = core_failure(c, co->path, rc, err, errlen);
+		goto out;
+	}
+	n = pystack_threads(m, &s->pi, &wo, &s->threads, err, errlen);
+	if (n < 0) {
+		rc = core_failure(c, co->path, n, err, errlen);
+		goto out;
+	}
+	pystack_thread_names(m, &s->pi, s->threads, n);
+	s->nthreads = n;
+	core_tids(m, &s->pi, c, s->threads, n);
+	if (o->native) {
+		nc = core_capture_native(c, &nu);
+		merge_capture_python(nc, m, &s->pi, wo.max_depth);
+		core_merge(s, c, nc);
+	}
+	core_facts(s, co, c);	/* last: reading may have added notes */
+	rc = 0;
+out:
+	merge_capture_free(nc);
+	native_close(nu);
+	free((char *)src.what);
+	core_close(c);
+	if (rc < 0)
+		snapshot_free(s);
+	return rc;
+}
+
 void snapshot_free(struct snapshot *s)
 {
+	for (int i = 0; i < s->nnotes; i++)
+		free(s->notes[i]);
+	free(s->notes);
+	free(s->core);
+	free(s->root);
 	for (int i = 0; s->mixed && i < s->nthreads; i++)
 		mixed_stack_release(&s->mixed[i]);
 	free(s->mixed);

@@ -33,12 +33,35 @@ struct snapshot {
 	 * imported: tasks stays empty and async_note says so). */
 	struct py_tasks tasks;
 	char *async_note;
+	/* Read from a core (snapshot_core()) instead of a live process. */
+	char *core;		/* its path, NULL when live */
+	char *root;		/* --root, NULL for "/" */
+	unsigned long long core_ns;	/* when the core was written (its mtime) */
+	int signo;		/* the fatal signal, 0 when none */
+	pid_t crash_tid;	/* the thread that took it */
+	bool have_addr;		/* fault_addr is meaningful */
+	uint64_t fault_addr;
+	char **notes;		/* what could not be read, one line each */
+	int nnotes;
+	bool incomplete;	/* a note says something is missing */
+};
+
+/* Where a core is and how to read it. */
+struct core_opts {
+	const char *path;
+	const char *exe;	/* --executable, or NULL */
+	const char *root;	/* --root, or NULL */
 };
 
 /* Returns 0, or a negative EXIT_* code with a one-line message in err.
  * The target is never left paused, whatever happens. */
 int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		  char *err, size_t errlen);
+/* The same from a core file: 0, or a negative EXIT_* code with a line in
+ * err.  s->notes say what could not be read (files missing, a truncated
+ * core): what could be is there all the same. */
+int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
+		  struct snapshot *s, char *err, size_t errlen);
 void snapshot_free(struct snapshot *s);
 
 

@@ -21,6 +21,7 @@ struct src_file {
 
 struct source_cache {
 	pid_t pid;
+	char *root;		/* a core's: files under it, not under /proc/PID */
 	unsigned long long start_ns;
 	struct src_file *files;
 	uint32_t nfiles, cap;
@@ -61,6 +62,15 @@ struct source_cache *source_open(pid_t pid)
 	return sc;
 }
 
+struct source_cache *source_open_root(const char *root, unsigned long long since_ns)
+{
+	struct source_cache *sc = xcalloc(1, sizeof(*sc));
+
+	sc->root = xstrdup(root && strcmp(root, "/") ? root : "");
+	sc->start_ns = since_ns;
+	return sc;
+}
+
 /* Names that are not files: "<string>", "<frozen importlib._bootstrap>". */
 static bool not_a_file(const char *path)
 {
@@ -77,7 +87,11 @@ static void load(struct source_cache *sc, struct src_file *f)
 
 	if (not_a_file(f->path))
 		return;
-	if (f->path[0] == '/')
+	if (sc->root && f->path[0] != '/')
+		return;	/* relative to a working directory the core does not name */
+	if (sc->root)
+		full = xasprintf("%s%s", sc->root, f->path);
+	else if (f->path[0] == '/')
 		full = xasprintf("/proc/%d/root%s", (int)sc->pid, f->path);
 	else
 		full = xasprintf("/proc/%d/cwd/%s", (int)sc->pid, f->path);
@@ -201,6 +215,7 @@ void source_close(struct source_cache *sc)
 		free(f->path);
 	}
 	free(sc->files);
+	free(sc->root);
 	hashidx_release(&sc->ix);
 	free(sc);
 }

@@ -22,6 +22,10 @@
 struct source_cache;
 
 struct source_cache *source_open(pid_t pid);
+/* The same for a core: absolute paths under root (NULL: "/"), marked
+ * changed when modified after since_ns (the core's time: a core does not
+ * record when its process started). */
+struct source_cache *source_open_root(const char *root, unsigned long long since_ns);
 void source_close(struct source_cache *sc);
 
 /* Line `line` (from 1) of `path`, stripped of surrounding whitespace as

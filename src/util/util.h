@@ -22,6 +22,9 @@ enum {
 	EXIT_EXITED = 7,	/* the process exited while we were reading it */
 	EXIT_BAD_STATE = 8,	/* interpreter state unreadable (not initialised, corrupt) */
 	EXIT_BAD_INPUT = 9,	/* an input profile (diff, merge) missing or unreadable */
+	EXIT_BAD_CORE = 10,	/* dump --core: not a core file, or unreadable */
+	EXIT_CORE_INCOMPLETE = 11, /* the core is truncated, or files it maps are missing
+				    * or changed: what could be read was shown */
 };
 
 /* The exit code for a negative errno from a memory read: -EPERM is a
