@@ -147,6 +147,9 @@ struct py_layout {
 		uint32_t dict_keys;
 		uint32_t dict_values;
 		uint32_t dictvalues_values;	/* values[] inside PyDictValues */
+		uint32_t set_used;	/* PySetObject: active entries */
+		uint32_t set_mask;	/* slots - 1 */
+		uint32_t set_table;	/* setentry *table: (key, hash) pairs */
 		uint32_t module_dict;
 	} o;
 };

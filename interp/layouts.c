@@ -21,7 +21,7 @@
 	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = (tuple_item_off), .list_item = 24, \
 	       .float_val = 16, .long_tag = 16, .long_digits = 24, .dict_used = 16, \
 	       .dict_keys = 32, .dict_values = 40, .dictvalues_values = (dv), \
-	       .module_dict = 16 }
+	       .set_used = 24, .set_mask = 32, .set_table = 40, .module_dict = 16 }
 #define STR_OLD .str = { .length = 16, .state = 32, .ascii_size = 48, .compact_size = 72 }
 #define STR_NEW .str = { .length = 16, .state = 32, .ascii_size = 40, .compact_size = 56 }
 

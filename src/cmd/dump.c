@@ -20,7 +20,8 @@ static const char dump_usage[] =
 	"\n"
 	"  -p, --pid PID      the process to read\n"
 	"  -j, --json         one JSON document instead of text\n"
-	"  -l, --locals       show arguments and local variables of each frame\n"
+	"  -l, --locals[=deep] show arguments and local variables of each frame;\n"
+	"                     deep: lists, tuples, dicts and sets with their first items\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --no-source    without the line of source under each frame\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
@@ -607,7 +608,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "locals", no_argument, NULL, 'l' },
+		{ "locals", optional_argument, NULL, 'l' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "nonblocking", no_argument, NULL, 'N' },
 		{ "subprocesses", no_argument, NULL, 's' },
@@ -629,7 +630,13 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		case 'j': a->o.json = true; break;
 		case 'g': a->o.group = true; break;
 		case 'S': a->o.no_source = true; break;
-		case 'l': a->so.locals = true; break;
+		case 'l':
+			a->so.locals = true;
+			if (optarg && strcmp(optarg, "deep") != 0)
+				return usage_error("dump", "--locals takes no value or 'deep', not '%s'",
+						   optarg);
+			a->so.deep_locals = optarg != NULL;
+			break;
 		case 'n': a->so.native = true; break;
 		case 'N': a->so.nonblocking = true; break;
 		case 's': a->tree = true; break;

@@ -10,6 +10,7 @@
 #include "interp/linetable.h"
 #include "target/mem.h"
 #include "python/pyobj.h"
+#include "python/deeprepr.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -182,6 +183,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 	int32_t flags = field_i32(cb, L->code.flags);
 	int64_t nargs = (int64_t)field_i32(cb, L->code.argcount) + field_i32(cb, L->code.kwonlyargcount);
 	uint8_t kinds[LOCALS_MAX];
+	int (*repr)(const struct pyctx *, uint64_t, size_t, char **, char **);
 	int64_t n;
 	int rc;
 
@@ -207,6 +209,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 	} else {
 		memset(kinds, CO_FAST_LOCAL, sizeof(kinds));
 	}
+	repr = w->o->deep_locals ? py_repr_deep : py_repr;
 	pf->locals = xcalloc(n ? n : 1, sizeof(*pf->locals));
 	for (int64_t i = 0; i < n; i++) {
 		struct py_local *lv = &pf->locals[pf->nlocals];
@@ -223,7 +226,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 		if (py_tuple_item(&w->c, names, i, &nameobj) < 0 ||
 		    py_str(&w->c, nameobj, NAME_MAX_CHARS, &lv->name) < 0)
 			continue;
-		if (py_repr(&w->c, value, REPR_MAX_CHARS, &lv->type, &lv->repr) < 0) {
+		if (repr(&w->c, value, REPR_MAX_CHARS, &lv->type, &lv->repr) < 0) {
 			lv->type = xstrdup("?");
 			lv->repr = xstrdup("<unreadable>");
 		}

@@ -59,6 +59,7 @@ struct py_thread {
 
 struct walk_opts {
 	bool locals;
+	bool deep_locals;	/* with locals: containers with their items */
 	int max_depth;		/* 0: PYSTACK_MAX_DEPTH */
 };
 

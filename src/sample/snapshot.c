@@ -83,7 +83,7 @@ static int classify_failure(pid_t pid, int rc, char *err, size_t errlen)
 int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		  char *err, size_t errlen)
 {
-	struct walk_opts wo = { .locals = o->locals };
+	struct walk_opts wo = { .locals = o->locals, .deep_locals = o->deep_locals };
 	struct pause pause = { 0 };
 	struct mem *m = mem_proc_open(pid);
 	struct native_unwinder *nu = NULL;
