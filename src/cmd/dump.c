@@ -167,6 +167,8 @@ static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
 	bool mark = marks_interps(t);
 	int64_t last = INT64_MIN;
 
+	if (t->gc)
+		sb_puts(sb, "    <gc> (the garbage collector is running)\n");
 	if (ms && ms->frames) {
 		for (int i = 0; i < ms->nframes; i++) {
 			const struct py_frame *f;
@@ -309,6 +311,12 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 	}
 	json_key(j, "frames");
 	json_arr_begin(j);
+	if (t->gc) {
+		json_obj_begin(j);
+		json_kstr(j, "kind", "gc");
+		json_kstr(j, "function", "<gc>");
+		json_obj_end(j);
+	}
 	if (ms && ms->frames) {
 		for (int i = 0; i < ms->nframes; i++) {
 			if (ms->frames[i].native)

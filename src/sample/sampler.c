@@ -58,6 +58,7 @@ struct sampler {
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
 	uint64_t unready;		/* rounds before the interpreter was readable */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
+	uint32_t gc_frame;		/* frame id of "<gc>", the collector running */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
@@ -110,6 +111,8 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 		memset(&s->exe, 0, sizeof(s->exe));
 	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
 	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
+	/* A function of its own (no file), so that top has a row for it. */
+	s->gc_frame = profile_frame(p, &(struct pframe){ PF_PYTHON, "<gc>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
 	if (o->native)
 		s->ns = nsample_open(pid, &s->pi, p, o->by_function, s->truncated_marker);
@@ -344,6 +347,15 @@ static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 	return end;
 }
 
+/* Is any part of the thread running its interpreter's collector? */
+static bool collecting(const struct py_tstate *ts)
+{
+	for (int p = 0; p < ts->nparts; p++)
+		if (ts[p].gc)
+			return true;
+	return false;
+}
+
 static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
@@ -368,6 +380,9 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	for (int i = s->nframes - 1; i >= 0; i--)
 		stack[depth++] = s->frames[i];
 	s->stacks++;
+	/* With --native the collector's own C functions show instead. */
+	if (!s->ns && collecting(ts))
+		stack[depth++] = s->gc_frame;
 	/* Counted once the threads run again: see nsample.h. */
 	if (s->ns) {
 		nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
