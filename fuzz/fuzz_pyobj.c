@@ -16,6 +16,7 @@
 #include "interp/layout.h"
 #include "target/mem.h"
 #include "python/pyobj.h"
+#include "python/deeprepr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,6 +50,12 @@ static void readers(const struct pyctx *c, uint64_t addr, const char *key, int64
 	}
 	free(b);
 	if (py_repr(c, addr, max_chars, &type, &repr) == 0) {
+		consume(type);
+		consume(repr);
+	}
+	free(type);
+	free(repr);
+	if (py_repr_deep(c, addr, max_chars, &type, &repr) == 0) {
 		consume(type);
 		consume(repr);
 	}

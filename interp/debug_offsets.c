@@ -115,6 +115,12 @@ static const uint16_t gil_state_pos[COLUMNS] = { 120, 128, 128 };
 static const uint16_t gil_locked_pos[COLUMNS] = { 136, 144, 144 };
 static const uint16_t gil_holder_pos[COLUMNS] = { 144, 152, 152 };
 static const uint16_t table_size[COLUMNS] = { 584, 760, 888 };
+/* The GC state within the interpreter (interpreter_state.gc), and within
+ * it the size and `collecting` (the gc section; ptype /o struct
+ * _Py_DebugOffsets on pyenv's 3.13 and Debian's 3.14-dbg and 3.15-dbg). */
+static const uint16_t interp_gc_pos[COLUMNS] = { 80, 88, 88 };
+static const uint16_t gc_size_pos[COLUMNS] = { 568, 648, 752 };
+static const uint16_t gc_collecting_pos[COLUMNS] = { 576, 656, 760 };
 
 /* Upper bounds for struct sizes: generous, but small enough that a garbage
  * table cannot send us reading megabytes past an object. */
@@ -236,6 +242,22 @@ static int read_gil(const uint8_t *table, int col, struct py_layout *out,
 	return 0;
 }
 
+/* interp->gc.collecting as one offset from the interpreter, inside it. */
+static int read_gc(const uint8_t *table, int col, uint64_t interp_size, struct py_layout *out,
+		   char *err, size_t errlen)
+{
+	uint64_t gc = at(table, interp_gc_pos[col]);
+	uint64_t size = at(table, gc_size_pos[col]);
+	uint64_t collecting = at(table, gc_collecting_pos[col]);
+
+	if (size > interp_size || gc > interp_size - size || collecting + 4 > size) {
+		snprintf(err, errlen, "_Py_DebugOffsets: GC state out of place");
+		return -EXIT_BAD_STATE;
+	}
+	out->interp.gc_collecting = (uint32_t)(gc + collecting);
+	return 0;
+}
+
 int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
 			 char *err, size_t errlen)
 {
@@ -261,7 +283,8 @@ int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
 	out->str.compact_size = NONE;
 	if ((rc = read_sizes(table, col, sizes, err, errlen)) < 0 ||
 	    (rc = read_fields(table, col, sizes, out, err, errlen)) < 0 ||
-	    (rc = read_gil(table, col, out, err, errlen)) < 0)
+	    (rc = read_gil(table, col, out, err, errlen)) < 0 ||
+	    (rc = read_gc(table, col, sizes[S_INTERP], out, err, errlen)) < 0)
 		return rc;
 	/* Tables before 3.15 leave out PyCompactUnicodeObject's size: it adds
 	 * utf8_length and utf8 to PyASCIIObject. */

@@ -67,6 +67,7 @@ struct py_layout {
 		uint32_t finalizing;	/* thread state running Py_Finalize, or NULL */
 		uint32_t gil_locked;	/* GIL inside _PyRuntime (<= 3.11) */
 		uint32_t gil_holder;
+		uint32_t gc_collecting;	/* <= 3.8: the GC's int collecting (one GC) */
 	} runtime;
 
 	struct {
@@ -75,6 +76,9 @@ struct py_layout {
 		uint32_t threads_head;
 		uint32_t modules;	/* sys.modules dict */
 		uint32_t gil_ptr;	/* 3.12+: pointer to its _gil_runtime_state */
+		/* 3.9+: int collecting of its GC state (interp->gc), 1 while
+		 * a collection runs; NONE before (runtime.gc_collecting). */
+		uint32_t gc_collecting;
 	} interp;
 
 	struct {
@@ -155,6 +159,9 @@ struct py_layout {
 		uint32_t dict_keys;
 		uint32_t dict_values;
 		uint32_t dictvalues_values;	/* values[] inside PyDictValues */
+		uint32_t set_used;	/* PySetObject: active entries */
+		uint32_t set_mask;	/* slots - 1 */
+		uint32_t set_table;	/* setentry *table: (key, hash) pairs */
 		uint32_t module_dict;
 	} o;
 };

@@ -2,7 +2,11 @@
  * GIL-enabled builds).
  *
  * Numbers for 3.7–3.13 were read from the DWARF of pyenv builds with gdb
- * ("print &((T *)0)->field"); 3.14's from the _Py_DebugOffsets that Debian's
+ * ("print &((T *)0)->field"); the GC's `collecting` so too (in _PyRuntime
+ * on 3.7 and 3.8, in the interpreter from 3.9: 3.11 848, 3.12 312, 3.13
+ * 7600), and 3.14's and 3.15's (7600, 7512) from the
+ * DWARF of Debian's python3.14-dbg and python3.15-dbg, whose interpreter
+ * state agrees with the non-debug builds' on every field here; 3.14's from the _Py_DebugOffsets that Debian's
  * python3.14 carries in its .PyRuntime section; 3.15's from the DWARF of
  * Debian's python3.15 and python3.15-dbg.  For 3.13 and 3.14 the
  * values the interpreter publishes in _Py_DebugOffsets replace these at run
@@ -21,7 +25,7 @@
 	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = (tuple_item_off), .list_item = 24, \
 	       .float_val = 16, .long_tag = 16, .long_digits = 24, .dict_used = 16, \
 	       .dict_keys = 32, .dict_values = 40, .dictvalues_values = (dv), \
-	       .module_dict = 16 }
+	       .set_used = 24, .set_mask = 32, .set_table = 40, .module_dict = 16 }
 #define STR_OLD .str = { .length = 16, .state = 32, .ascii_size = 48, .compact_size = 72 }
 #define STR_NEW .str = { .length = 16, .state = 32, .ascii_size = 40, .compact_size = 56 }
 
@@ -39,15 +43,16 @@
 #define TSTATE_OLD \
 	.tstate = { .next = 8, .interp = 16, .frame = 24, .cframe_frame = NONE, \
 		    .thread_id = 176, .native_thread_id = NONE, .base_frame = NONE }
-#define INTERP_OLD(id_off, modules_off) \
+#define INTERP_OLD(id_off, modules_off, collecting) \
 	.interp = { .next = 0, .id = (id_off), .threads_head = 8, .modules = (modules_off), \
-		    .gil_ptr = NONE }
+		    .gil_ptr = NONE, .gc_collecting = (collecting) }
 
 static const struct py_layout py37 = {
 	.minor = 7, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 24, .finalizing = 8, .gil_locked = 1280, .gil_holder = 1272 },
-	INTERP_OLD(16, 40), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	.runtime = { .interpreters_head = 24, .finalizing = 8, .gil_locked = 1280, .gil_holder = 1272,
+		     .gc_collecting = 632 },
+	INTERP_OLD(16, 40, NONE), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	.code = { .argcount = 16, .kwonlyargcount = 20, .nlocals = 24, .flags = 32,
 		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
 		  .filename = 96, .name = 104, .qualname = NONE, .linetable = 112,
@@ -65,32 +70,37 @@ static const struct py_layout py37 = {
 static const struct py_layout py38 = {
 	.minor = 8, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160 },
-	INTERP_OLD(16, 56), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160,
+		     .gc_collecting = 544 },
+	INTERP_OLD(16, 56, NONE), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, NO_GEN, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py39 = {
 	.minor = 9, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
-	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360,
+		     .gc_collecting = NONE },
+	INTERP_OLD(24, 856, 816), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, NO_GEN, COMMON_OBJ(864), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py310 = {
 	.minor = 10, .frames = FRAMES_OBJECTS, .lasti = LASTI_UNITS, .lines = LT_LINETABLE,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
-	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360 },
-	INTERP_OLD(24, 856), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
+	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360,
+		     .gc_collecting = NONE },
+	INTERP_OLD(24, 856, 816), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
 	CODE_38, NO_GEN, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
 static const struct py_layout py311 = {
 	.minor = 11, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_MANAGED_311, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = 376, .gil_holder = 368 },
-	.interp = { .next = 0, .id = 48, .threads_head = 16, .modules = 888, .gil_ptr = NONE },
+	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = 376, .gil_holder = 368,
+		     .gc_collecting = NONE },
+	.interp = { .next = 0, .id = 48, .threads_head = 16, .modules = 888, .gil_ptr = NONE,
+		    .gc_collecting = 848 },
 	.gil = { NONE, NONE },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
 		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
@@ -107,8 +117,10 @@ static const struct py_layout py311 = {
 static const struct py_layout py312 = {
 	.minor = 12, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_MANAGED_312, .dictkeys = DICTKEYS_311,
-	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = NONE, .gil_holder = NONE },
-	.interp = { .next = 0, .id = 8, .threads_head = 72, .modules = 944, .gil_ptr = 384 },
+	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = NONE, .gil_holder = NONE,
+		     .gc_collecting = NONE },
+	.interp = { .next = 0, .id = 8, .threads_head = 72, .modules = 944, .gil_ptr = 384,
+		    .gc_collecting = 312 },
 	.gil = { .locked = 16, .holder = 8 },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
 		    .thread_id = 136, .native_thread_id = 144, .base_frame = NONE },
@@ -130,10 +142,10 @@ static const struct py_layout py312 = {
 	.gil = { .locked = 16, .holder = 8 }
 #define RUNTIME_313(head, fin) \
 	.runtime = { .interpreters_head = (head), .finalizing = (fin), \
-		     .gil_locked = NONE, .gil_holder = NONE }
-#define INTERP_313(next_off, id_off, threads, modules_off) \
+		     .gil_locked = NONE, .gil_holder = NONE, .gc_collecting = NONE }
+#define INTERP_313(next_off, id_off, threads, modules_off, collecting) \
 	.interp = { .next = (next_off), .id = (id_off), .threads_head = (threads), \
-		    .modules = (modules_off), .gil_ptr = 16 }
+		    .modules = (modules_off), .gil_ptr = 16, .gc_collecting = (collecting) }
 #define TSTATE_313(tid, base) \
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE, \
 		    .thread_id = (tid), .native_thread_id = (tid) + 8, .base_frame = (base) }
@@ -149,7 +161,7 @@ static const struct py_layout py312 = {
 		   .is_entry = NONE, .stackpointer = 64, .code_tagged = 1, .owner_shim = 3 }
 
 static const struct py_layout py313 = {
-	.minor = 13, MODELS_313, RUNTIME_313(632, 608), INTERP_313(7264, 7272, 7344, 7656),
+	.minor = 13, MODELS_313, RUNTIME_313(632, 608), INTERP_313(7264, 7272, 7344, 7656, 7600),
 	TSTATE_313(152, NONE),
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .stackpointer = NONE, .owner_shim = 3 },
@@ -157,7 +169,7 @@ static const struct py_layout py313 = {
 };
 
 static const struct py_layout py314 = {
-	.minor = 14, MODELS_313, RUNTIME_313(808, 784), INTERP_313(7272, 7280, 7344, 7688),
+	.minor = 14, MODELS_313, RUNTIME_313(808, 784), INTERP_313(7272, 7280, 7344, 7688, 7600),
 	TSTATE_313(152, NONE), FRAME_314, CODE_313(208), GEN_314, COMMON_OBJ(880), STR_NEW,
 	COMMON_O(8, 32),
 };
@@ -170,7 +182,7 @@ static const struct py_layout py314 = {
  * python3.15 and python3.15-dbg (3.15.2), which agree on all of them; the
  * debug build differs only in the sizes of _PyRuntime and the interpreter. */
 static const struct py_layout py315 = {
-	.minor = 15, MODELS_313, RUNTIME_313(936, 912), INTERP_313(7264, 7272, 7336, 7592),
+	.minor = 15, MODELS_313, RUNTIME_313(936, 912), INTERP_313(7264, 7272, 7336, 7592, 7512),
 	TSTATE_313(176, 80), FRAME_314, CODE_313(208), GEN_314, COMMON_OBJ(888), STR_NEW,
 	COMMON_O(8, 32),
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare `pystrobe dump --locals` with the reprs a target wrote itself.
 
-Usage: compare_locals.py TRUTH JSON TEXT
+Usage: compare_locals.py [--deep] TRUTH JSON TEXT
 
 TRUTH is the truth.json tests/targets/locals_corpus.py writes: the frame's
 function and, per local, its name, type and the repr pystrobe must show.
@@ -9,7 +9,8 @@ JSON is `dump --locals --json`, TEXT is `dump --locals` of the same target.
 In JSON the frame's locals must have exactly that type and repr; in TEXT
 the line "NAME = REPR" must be there, character for character.  Neither
 output may hold a raw control or format character (check_hostile.py's
-rule).  Prints the mismatches (a few per kind) and exits 1 on any, 0 when
+rule).  With --deep, the outputs are of `dump --locals=deep` and each
+local's "deep" is what they must show.  Prints the mismatches (a few per kind) and exits 1 on any, 0 when
 all match, 2 on bad input.
 """
 import json
@@ -40,6 +41,10 @@ def short(s):
 
 
 def main(argv):
+    field = "repr"
+    if argv[1:2] == ["--deep"]:
+        field = "deep"
+        argv = argv[:1] + argv[2:]
     if len(argv) != 4:
         sys.stderr.write(__doc__)
         return 2
@@ -70,15 +75,15 @@ def main(argv):
             continue
         if got.get("type") != want["type"]:
             failures.append("json: %s: type %r, want %r" % (want["name"], got.get("type"), want["type"]))
-        if got.get("repr") != want["repr"]:
+        if got.get("repr") != want[field]:
             failures.append("json: %s: repr\n    got  %s\n    want %s"
-                            % (want["name"], short(repr(got.get("repr"))), short(repr(want["repr"]))))
-        if "%s = %s" % (want["name"], want["repr"]) not in lines:
-            failures.append("text: no line %s" % short(repr("%s = %s" % (want["name"], want["repr"]))))
+                            % (want["name"], short(repr(got.get("repr"))), short(repr(want[field]))))
+        if "%s = %s" % (want["name"], want[field]) not in lines:
+            failures.append("text: no line %s" % short(repr("%s = %s" % (want["name"], want[field]))))
     for f in failures[:40]:
         print("compare_locals: MISMATCH %s" % f)
-    print("compare_locals: %d locals (target's Unicode %s), %d mismatches"
-          % (n, truth.get("unicode"), len(failures)))
+    print("compare_locals: %s%d locals (target's Unicode %s), %d mismatches"
+          % ("--deep: " if field == "deep" else "", n, truth.get("unicode"), len(failures)))
     return 1 if failures else 0
 
 

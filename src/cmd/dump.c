@@ -27,7 +27,8 @@ static const char dump_usage[] =
 	"      --root DIR     the files the core's process mapped are under DIR\n"
 	"                     (a core from a container or chroot)\n"
 	"  -j, --json         one JSON document instead of text\n"
-	"  -l, --locals       show arguments and local variables of each frame\n"
+	"  -l, --locals[=deep] show arguments and local variables of each frame;\n"
+	"                     deep: lists, tuples, dicts and sets with their first items\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --no-source    without the line of source under each frame\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
@@ -203,6 +204,8 @@ static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
 	bool mark = marks_interps(t);
 	int64_t last = INT64_MIN;
 
+	if (t->gc)
+		sb_puts(sb, "    <gc> (the garbage collector is running)\n");
 	if (ms && ms->frames) {
 		for (int i = 0; i < ms->nframes; i++) {
 			const struct py_frame *f;
@@ -476,6 +479,12 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 	}
 	json_key(j, "frames");
 	json_arr_begin(j);
+	if (t->gc) {
+		json_obj_begin(j);
+		json_kstr(j, "kind", "gc");
+		json_kstr(j, "function", "<gc>");
+		json_obj_end(j);
+	}
 	if (ms && ms->frames) {
 		for (int i = 0; i < ms->nframes; i++) {
 			if (ms->frames[i].native)
@@ -873,7 +882,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "locals", no_argument, NULL, 'l' },
+		{ "locals", optional_argument, NULL, 'l' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "nonblocking", no_argument, NULL, 'N' },
 		{ "subprocesses", no_argument, NULL, 's' },
@@ -901,7 +910,13 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		case 'g': a->o.group = true; break;
 		case 'a': a->o.async = a->so.async = true; break;
 		case 'S': a->o.no_source = true; break;
-		case 'l': a->so.locals = true; break;
+		case 'l':
+			a->so.locals = true;
+			if (optarg && strcmp(optarg, "deep") != 0)
+				return usage_error("dump", "--locals takes no value or 'deep', not '%s'",
+						   optarg);
+			a->so.deep_locals = optarg != NULL;
+			break;
 		case 'n': a->so.native = true; break;
 		case 'N': a->so.nonblocking = true; break;
 		case 's': a->tree = true; break;

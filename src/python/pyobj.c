@@ -216,20 +216,45 @@ static int repr_long(const struct pyctx *c, uint64_t addr, struct strbuf *sb)
 	return 0;
 }
 
+enum py_container py_container_kind(const char *type)
+{
+	static const char *const names[] = {
+		[PY_LIST] = "list", [PY_TUPLE] = "tuple", [PY_DICT] = "dict",
+		[PY_SET] = "set", [PY_FROZENSET] = "frozenset",
+	};
+
+	for (size_t k = PY_LIST; k < sizeof(names) / sizeof(names[0]); k++)
+		if (strcmp(type, names[k]) == 0)
+			return (enum py_container)k;
+	return PY_NOT_CONTAINER;
+}
+
+int py_container_size(const struct pyctx *c, uint64_t addr, enum py_container kind, int64_t *n)
+{
+	const struct py_layout *L = c->L;
+	int rc;
+
+	if (kind == PY_DICT)
+		rc = mem_read(c->m, addr + L->o.dict_used, n, sizeof(*n));
+	else if (kind == PY_SET || kind == PY_FROZENSET)
+		rc = mem_read(c->m, addr + L->o.set_used, n, sizeof(*n));
+	else
+		rc = py_varsize(c, addr, n);
+	if (rc < 0)
+		return rc;
+	if (*n < 0 || *n > (1ll << 40))
+		return -EINVAL;
+	return 0;
+}
+
 static int repr_container(const struct pyctx *c, uint64_t addr, const char *type,
 			  struct strbuf *sb)
 {
 	int64_t n;
 	int rc;
 
-	if (strcmp(type, "dict") == 0)
-		rc = mem_read(c->m, addr + c->L->o.dict_used, &n, sizeof(n));
-	else
-		rc = py_varsize(c, addr, &n);
-	if (rc < 0)
+	if ((rc = py_container_size(c, addr, py_container_kind(type), &n)) < 0)
 		return rc;
-	if (n < 0 || n > (1ll << 40))
-		return -EINVAL;
 	sb_printf(sb, "<%s of %lld item%s>", type, (long long)n, n == 1 ? "" : "s");
 	return 0;
 }
@@ -268,6 +293,36 @@ static int repr_bytes_obj(const struct pyctx *c, uint64_t addr, size_t max, stru
 	return rc;
 }
 
+int py_repr_scalar(const struct pyctx *c, uint64_t addr, const char *type, size_t max_chars,
+		   struct strbuf *sb)
+{
+	int rc = 0;
+
+	if (strcmp(type, "NoneType") == 0) {
+		sb_puts(sb, "None");
+	} else if (strcmp(type, "bool") == 0) {
+		int64_t v = 0;
+		rc = py_long(c, addr, &v);
+		sb_puts(sb, v ? "True" : "False");
+	} else if (strcmp(type, "int") == 0) {
+		rc = repr_long(c, addr, sb);
+	} else if (strcmp(type, "float") == 0) {
+		double d;
+		rc = mem_read(c->m, addr + c->L->o.float_val, &d, sizeof(d));
+		if (rc == 0)
+			repr_float(sb, d);
+	} else if (strcmp(type, "str") == 0) {
+		rc = repr_str_obj(c, addr, max_chars, sb);
+	} else if (strcmp(type, "bytes") == 0) {
+		rc = repr_bytes_obj(c, addr, max_chars, sb);
+	} else if (py_container_kind(type) != PY_NOT_CONTAINER) {
+		rc = repr_container(c, addr, type, sb);
+	} else {
+		sb_printf(sb, "<%s object>", type);
+	}
+	return rc;
+}
+
 int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **typep, char **reprp)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -277,28 +332,7 @@ int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **typep
 	*typep = *reprp = NULL;
 	if ((rc = py_type_name(c, addr, type, sizeof(type))) < 0)
 		return rc;
-	if (strcmp(type, "NoneType") == 0) {
-		sb_puts(&sb, "None");
-	} else if (strcmp(type, "bool") == 0) {
-		int64_t v = 0;
-		rc = py_long(c, addr, &v);
-		sb_puts(&sb, v ? "True" : "False");
-	} else if (strcmp(type, "int") == 0) {
-		rc = repr_long(c, addr, &sb);
-	} else if (strcmp(type, "float") == 0) {
-		double d;
-		rc = mem_read(c->m, addr + c->L->o.float_val, &d, sizeof(d));
-		if (rc == 0)
-			repr_float(&sb, d);
-	} else if (strcmp(type, "str") == 0) {
-		rc = repr_str_obj(c, addr, max_chars, &sb);
-	} else if (strcmp(type, "bytes") == 0) {
-		rc = repr_bytes_obj(c, addr, max_chars, &sb);
-	} else if (!strcmp(type, "tuple") || !strcmp(type, "list") || !strcmp(type, "dict")) {
-		rc = repr_container(c, addr, type, &sb);
-	} else {
-		sb_printf(&sb, "<%s object>", type);
-	}
+	rc = py_repr_scalar(c, addr, type, max_chars, &sb);
 	if (rc < 0) {
 		sb_release(&sb);
 		return rc;
@@ -552,4 +586,109 @@ int py_instance_attr(const struct pyctx *c, uint64_t obj, const char *name, uint
 	if (!dict)
 		return -ENOENT;
 	return py_dict_get_str(c, dict, name, value);
+}
+
+/* --- container items ---------------------------------------------------- */
+
+int py_seq_items(const struct pyctx *c, uint64_t addr, enum py_container kind,
+		 uint64_t *items, size_t max, size_t *n)
+{
+	uint64_t base = addr + c->L->o.tuple_item;
+	int64_t size;
+	int rc;
+
+	*n = 0;
+	if ((rc = py_varsize(c, addr, &size)) < 0)
+		return rc;
+	if (size < 0 || size > (1ll << 40))
+		return -EINVAL;
+	if (kind == PY_LIST && (rc = rd64(c, addr + c->L->o.list_item, &base)) < 0)
+		return rc;
+	if (!size)
+		return 0;
+	*n = (uint64_t)size < max ? (size_t)size : max;
+	rc = mem_read(c->m, base, items, *n * sizeof(*items));
+	if (rc < 0)
+		*n = 0;
+	return rc;
+}
+
+int py_dict_items(const struct pyctx *c, uint64_t dict, uint64_t *keys, uint64_t *values,
+		  size_t max, size_t *n)
+{
+	uint8_t chunk[64 * 24];
+	struct dict_view v;
+	int64_t per;
+	int rc;
+
+	*n = 0;
+	if ((rc = dict_view(c, dict, &v)) < 0)
+		return rc;
+	/* A split table's order is kept apart from its entries (3.11+). */
+	if (v.values)
+		return -ENOTSUP;
+	per = (int64_t)(sizeof(chunk) / v.entry_size);
+	for (int64_t base = 0; base < v.n && *n < max; base += per) {
+		int64_t cnt = v.n - base < per ? v.n - base : per;
+
+		if ((rc = mem_read(c->m, v.entries + base * v.entry_size, chunk,
+				   cnt * v.entry_size)) < 0)
+			return rc;
+		for (int64_t i = 0; i < cnt && *n < max; i++) {
+			const uint8_t *e = chunk + i * v.entry_size;
+			uint64_t key, val;
+
+			memcpy(&key, e + v.key_off, 8);
+			memcpy(&val, e + v.key_off + 8, 8);
+			if (!key || !val)
+				continue;	/* deleted */
+			keys[*n] = key;
+			values[*n] = val;
+			(*n)++;
+		}
+	}
+	return 0;
+}
+
+/* Slots of a set's table scanned at most: past this, the items shown are
+ * the ones found so far. */
+#define SET_MAX_SLOTS (1 << 16)
+
+/* A deleted slot holds set's one dummy key (of its own type). */
+static bool set_dummy(const struct pyctx *c, uint64_t key, uint64_t *dummy)
+{
+	char type[32];
+
+	if (*dummy)
+		return key == *dummy;
+	if (py_type_name(c, key, type, sizeof(type)) < 0 || strcmp(type, "<dummy key> type") != 0)
+		return false;
+	*dummy = key;
+	return true;
+}
+
+int py_set_items(const struct pyctx *c, uint64_t set, uint64_t *items, size_t max, size_t *n)
+{
+	uint64_t mask, table, dummy = 0, chunk[2 * 64];
+	int rc;
+
+	*n = 0;
+	if ((rc = rd64(c, set + c->L->o.set_mask, &mask)) < 0 ||
+	    (rc = rd64(c, set + c->L->o.set_table, &table)) < 0)
+		return rc;
+	if (mask >= (1ull << 40) || (mask & (mask + 1)))
+		return -EINVAL;
+	for (uint64_t base = 0; base <= mask && base < SET_MAX_SLOTS && *n < max; base += 64) {
+		uint64_t cnt = mask + 1 - base < 64 ? mask + 1 - base : 64;
+
+		if ((rc = mem_read(c->m, table + 16 * base, chunk, 16 * cnt)) < 0)
+			return rc;
+		for (uint64_t i = 0; i < cnt && *n < max; i++) {
+			uint64_t key = chunk[2 * i];
+
+			if (key && !set_dummy(c, key, &dummy))
+				items[(*n)++] = key;
+		}
+	}
+	return 0;
 }

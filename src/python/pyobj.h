@@ -53,6 +53,28 @@ int py_long(const struct pyctx *c, uint64_t addr, int64_t *value);
  * otherwise.  *type gets the type name.  Both are new strings. */
 int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **type, char **repr);
 
+struct strbuf;
+/* The same repr appended to sb, for an object whose type name is known. */
+int py_repr_scalar(const struct pyctx *c, uint64_t addr, const char *type, size_t max_chars,
+		   struct strbuf *sb);
+
+/* The containers whose items can be read (by exact type name). */
+enum py_container { PY_NOT_CONTAINER, PY_LIST, PY_TUPLE, PY_DICT, PY_SET, PY_FROZENSET };
+enum py_container py_container_kind(const char *type);
+/* How many items it has (len()). */
+int py_container_size(const struct pyctx *c, uint64_t addr, enum py_container kind, int64_t *n);
+
+/* The first items of a list or tuple, at most max (*n of them). */
+int py_seq_items(const struct pyctx *c, uint64_t addr, enum py_container kind,
+		 uint64_t *items, size_t max, size_t *n);
+/* The first max key/value pairs of a dict, in iteration order; -ENOTSUP
+ * for a split table (an instance's __dict__), whose order is kept apart. */
+int py_dict_items(const struct pyctx *c, uint64_t dict, uint64_t *keys, uint64_t *values,
+		  size_t max, size_t *n);
+/* The first max items of a set or frozenset, in iteration order (among
+ * its first 65536 slots). */
+int py_set_items(const struct pyctx *c, uint64_t set, uint64_t *items, size_t max, size_t *n);
+
 /* Look up a str key in a dict; *value is 0 when absent (and 0 returned). */
 int py_dict_get_str(const struct pyctx *c, uint64_t dict, const char *key, uint64_t *value);
 /* Look up an int key in a dict. */

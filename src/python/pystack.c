@@ -11,6 +11,7 @@
 #include "target/mem.h"
 #include "python/pyobj.h"
 #include "util/hashidx.h"
+#include "python/deeprepr.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -183,6 +184,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 	int32_t flags = field_i32(cb, L->code.flags);
 	int64_t nargs = (int64_t)field_i32(cb, L->code.argcount) + field_i32(cb, L->code.kwonlyargcount);
 	uint8_t kinds[LOCALS_MAX];
+	int (*repr)(const struct pyctx *, uint64_t, size_t, char **, char **);
 	int64_t n;
 	int rc;
 
@@ -208,6 +210,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 	} else {
 		memset(kinds, CO_FAST_LOCAL, sizeof(kinds));
 	}
+	repr = w->o->deep_locals ? py_repr_deep : py_repr;
 	pf->locals = xcalloc(n ? n : 1, sizeof(*pf->locals));
 	for (int64_t i = 0; i < n; i++) {
 		struct py_local *lv = &pf->locals[pf->nlocals];
@@ -224,7 +227,7 @@ static int read_locals(struct walk *w, const uint8_t *cb, uint64_t frame,
 		if (py_tuple_item(&w->c, names, i, &nameobj) < 0 ||
 		    py_str(&w->c, nameobj, NAME_MAX_CHARS, &lv->name) < 0)
 			continue;
-		if (py_repr(&w->c, value, REPR_MAX_CHARS, &lv->type, &lv->repr) < 0) {
+		if (repr(&w->c, value, REPR_MAX_CHARS, &lv->type, &lv->repr) < 0) {
 			lv->type = xstrdup("?");
 			lv->repr = xstrdup("<unreadable>");
 		}
@@ -397,6 +400,7 @@ static void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_th
 	for (int p = 0; p < ts->nparts; p++) {
 		t->interps[t->ninterps++] = ts[p].interp;
 		t->gil |= ts[p].gil;
+		t->gc |= ts[p].gc;
 		if (!t->tid)
 			t->tid = ts[p].tid;
 		if (!t->error && !t->truncated)
@@ -677,6 +681,22 @@ static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *
 /* The thread states of one interpreter, up to max.  Returns the count, or
  * a negative EXIT_* code with a reason in err when not even the first
  * could be read. */
+/* Is a collection under way in this interpreter (the process's one GC
+ * before 3.9)?  Any value but 0 and 1 is not the int CPython keeps
+ * there: read as no. */
+static bool gc_running(struct mem *m, const struct pyinterp *pi, uint64_t interp)
+{
+	const struct py_layout *L = &pi->layout;
+	int32_t collecting = 0;
+	int rc = -ENOENT;
+
+	if (L->interp.gc_collecting != NONE)
+		rc = mem_read_i32(m, interp + L->interp.gc_collecting, &collecting);
+	else if (L->runtime.gc_collecting != NONE)
+		rc = mem_read_i32(m, pi->runtime + L->runtime.gc_collecting, &collecting);
+	return rc == 0 && collecting == 1;
+}
+
 static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t interp,
 			  struct py_tstate *out, int max, char *err, size_t errlen)
 {
@@ -686,6 +706,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
 	uint64_t ts, holder;
 	int64_t id = -1;
+	bool collecting;
 	struct cycle cy;
 	int n = 0, rc;
 
@@ -700,6 +721,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 	if (mem_read_u64(m, interp + L->interp.id, (uint64_t *)&id) < 0 || id < 0)
 		id = -1;
 	holder = gil_holder(m, pi, interp);
+	collecting = gc_running(m, pi, interp);
 	cycle_init(&cy, ts);
 	while (ts && n < max) {
 		uint8_t tb[512];
@@ -735,6 +757,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		t->frame_err = first_frame(m, L, tb, t);
 		t->interp = id;
 		t->gil = holder && holder == ts;
+		t->gc = t->gil && collecting;
 		t->nparts = 1;
 		ts = field_u64(tb, L->tstate.next);
 		if (ts && cycle_step(&cy, ts))

@@ -48,6 +48,14 @@ struct py_thread {
 	pid_t ns_tid;
 	char *name;		/* threading name, NULL when unknown */
 	bool gil;		/* holds a GIL (3.12+: each interpreter can have its own) */
+	/* Runs the garbage collector (3.12+): its interpreter's GC state says
+	 * a collection is under way, and this thread holds that interpreter's
+	 * GIL.  A collection runs with the GIL held from start to end (the
+	 * collector is called with it and never lets it go), so the holder is
+	 * the collecting thread, unless a finalizer or gc.callbacks hook run
+	 * by the collection releases the GIL (sleeps, blocks on I/O): then
+	 * the thread that takes it is shown instead, for that while. */
+	bool gc;
 	bool idle;
 	int64_t *interps;	/* interpreters it has thread states in, innermost first */
 	int ninterps;
@@ -59,6 +67,7 @@ struct py_thread {
 
 struct walk_opts {
 	bool locals;
+	bool deep_locals;	/* with locals: containers with their items */
 	int max_depth;		/* 0: PYSTACK_MAX_DEPTH */
 };
 
@@ -72,6 +81,7 @@ struct py_tstate {
 	int frame_err;		/* < 0 when the frame pointer was unreadable */
 	int64_t interp;		/* its interpreter's id (0: main), -1 if unreadable */
 	bool gil;		/* holds its interpreter's GIL */
+	bool gc;		/* runs its interpreter's garbage collector (below) */
 	/* The parts of one OS thread's stack are listed together, innermost
 	 * first: nparts is their count on the first (1 for a thread in one
 	 * interpreter only) and 0 on the others. */

@@ -72,6 +72,7 @@ struct sampler {
 	uint64_t states_at_ns;		/* when they were last read, + 1 */
 	uint64_t unready;		/* rounds before the interpreter was readable */
 	uint32_t truncated_marker;	/* frame id of "<truncated>" */
+	uint32_t gc_frame;		/* frame id of "<gc>", the collector running */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
 	/* Without --blocking: the stacks of a round, counted once the
 	 * recheck has proved them (see recheck.h). */
@@ -146,6 +147,8 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 		memset(&s->exe, 0, sizeof(s->exe));
 	s->cc = code_cache_new(s->m, &s->pi.layout, p, o->by_function);
 	s->truncated_marker = profile_frame(p, &(struct pframe){ PF_MARKER, "<truncated>", NULL, -1, -1 });
+	/* A function of its own (no file), so that top has a row for it. */
+	s->gc_frame = profile_frame(p, &(struct pframe){ PF_PYTHON, "<gc>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
 	if (o->native)
 		s->ns = nsample_open(pid, &s->pi, p, o->by_function, s->truncated_marker);
@@ -558,6 +561,15 @@ static void async_prepare(struct sampler *s, uint64_t t_ns)
 	s->async_ready = asyncio_locate(s->pid, s->direct, &s->pi, &s->A, err, sizeof(err)) == 0;
 }
 
+/* Is any part of the thread running its interpreter's collector? */
+static bool collecting(const struct py_tstate *ts)
+{
+	for (int p = 0; p < ts->nparts; p++)
+		if (ts[p].gc)
+			return true;
+	return false;
+}
+
 static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
@@ -589,6 +601,9 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 		stack[depth++] = s->truncated_marker;
 	for (int i = outer; i >= 0; i--)
 		stack[depth++] = s->frames[i];
+	/* With --native the collector's own C functions show instead. */
+	if (!s->ns && collecting(ts))
+		stack[depth++] = s->gc_frame;
 	/* Counted once the threads run again: see nsample.h. */
 	if (s->ns) {
 		s->stacks++;

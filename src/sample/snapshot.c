@@ -124,7 +124,7 @@ static void task_threads(struct snapshot *s)
 int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		  char *err, size_t errlen)
 {
-	struct walk_opts wo = { .locals = o->locals };
+	struct walk_opts wo = { .locals = o->locals, .deep_locals = o->deep_locals };
 	struct pause pause = { 0 };
 	struct mem *m = mem_proc_open(pid);
 	struct native_unwinder *nu = NULL;

@@ -16,6 +16,7 @@
 struct snapshot_opts {
 	bool nonblocking;
 	bool locals;
+	bool deep_locals;	/* --locals=deep */
 	bool native;		/* also unwind native stacks and merge (not with nonblocking) */
 	bool async;		/* also read asyncio tasks */
 };

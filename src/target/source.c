@@ -1,4 +1,5 @@
 #include "target/source.h"
+#include "target/coding.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -109,6 +110,11 @@ static void load(struct source_cache *sc, struct src_file *f)
 			got += r;
 		f->len = (size_t)got;
 		f->text[f->len] = 0;
+		if (source_to_utf8(&f->text, &f->len) < 0) {
+			free(f->text);
+			f->text = NULL;
+			f->len = 0;
+		}
 		/* The boot time is in whole seconds: allow one of slack. */
 		f->changed = sc->start_ns && mtime > sc->start_ns + 1000000000ull;
 	}

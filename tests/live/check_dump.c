@@ -152,6 +152,9 @@ static void check_text(struct dump_test *d)
 		d->ti->minor >= 11 ? "Keeper.middle" : "middle",
 		/* source lines, and the mark of the file edited after import */
 		"ev.wait()", "[file changed since the process started]",
+		/* lines of files in latin-1 and cp1252 (PEP 263), and after a BOM */
+		"# caf\u00e9, \u00d1and\u00fa, \u00a35", "# \u20ac10, \u201cquoted\u201d \u2014 dash",
+		"return rest[0](rest[1:], f, ev) if rest else f(ev)  # \u00fcn\u00efc\u00f6d\u00e9 after a BOM",
 	};
 	char buf[128];
 	struct run r;

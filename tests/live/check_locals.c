@@ -5,9 +5,12 @@
  * each escape class of repr, NaN and signed zero, ints at and past the
  * bound, long values cut) and writes what pystrobe must show for each;
  * tests/compare_locals.py holds `dump --locals --json` and the text dump
- * against it, on every interpreter.
+ * against it, on every interpreter.  `dump --locals=deep` is held the same
+ * way against the target's repr() of each container within deep's bounds
+ * (and the bounds' rule, computed by the target, for the ones past them).
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +22,19 @@
 static const struct test_interp *interps;
 static int ninterps;
 
-/* dump --pid PID --locals [--json] into DIR/file; NULL or why not. */
-static char *dump_to(struct target *t, const char *pid, const char *json, const char *file)
+/* dump --pid PID LOCALS [--json] into DIR/file; NULL or why not. */
+static char *dump_to(struct target *t, const char *pid, const char *locals, const char *json,
+		     const char *file)
 {
 	char path[PATH_MAX + 64], how[96];
 	struct run r;
 	char *why = NULL;
 
-	if (run_pystrobe(&r, "dump", "--locals", "--pid", pid, json, NULL) < 0)
+	if (run_pystrobe(&r, "dump", locals, "--pid", pid, json, NULL) < 0)
 		return strdup("cannot run pystrobe");
 	snprintf(path, sizeof(path), "%s/%s", t->dir, file);
 	if (run_exit(&r) != 0)
-		msg_add(&why, "dump --locals %s: %s: %.1000s", json ? json : "",
+		msg_add(&why, "dump %s %s: %s: %.1000s", locals, json ? json : "",
 			run_describe(&r, how, sizeof(how)), r.err);
 	else if (write_file(path, r.out, r.out_len) < 0)
 		msg_add(&why, "cannot write %s", path);
@@ -38,39 +42,57 @@ static char *dump_to(struct target *t, const char *pid, const char *json, const 
 	return why;
 }
 
+/* Dump with `locals` (--locals or --locals=deep) as JSON and text, and
+ * hold both against the truth with compare_locals.py [--deep]. */
+static void compare(struct target *t, const struct test_interp *ti, const char *pid,
+		    bool deep, char **failures)
+{
+	const char *locals = deep ? "--locals=deep" : "--locals";
+	char json[PATH_MAX + 16], text[PATH_MAX + 16], script[PATH_MAX];
+	char *argv[7], **a = argv, *why;
+	struct run r;
+
+	why = dump_to(t, pid, locals, "--json", deep ? "deep.json" : "dump.json");
+	if (!why)
+		why = dump_to(t, pid, locals, NULL, deep ? "deep.txt" : "dump.txt");
+	if (why) {
+		msg_add(failures, "%s", why);
+		free(why);
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/tests/compare_locals.py", test_srcdir());
+	snprintf(json, sizeof(json), "%s/%s", t->dir, deep ? "deep.json" : "dump.json");
+	snprintf(text, sizeof(text), "%s/%s", t->dir, deep ? "deep.txt" : "dump.txt");
+	*a++ = (char *)test_python3();
+	*a++ = script;
+	if (deep)
+		*a++ = "--deep";
+	*a++ = t->truth;
+	*a++ = json;
+	*a++ = text;
+	*a = NULL;
+	if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0) {
+		msg_add(failures, "cannot run compare_locals.py");
+		return;
+	}
+	printf("locals: %s: %s", ti->label, r.out);
+	if (run_exit(&r) != 0)
+		msg_add(failures, "%s%s", r.out, r.err);
+	run_free(&r);
+}
+
 START_TEST(test_locals)
 {
 	const struct test_interp *ti = &interps[_i];
-	char why[512], pid[16], json[PATH_MAX + 16], text[PATH_MAX + 16], script[PATH_MAX];
-	char *failures = NULL, *argv[6];
+	char why[512], pid[16];
+	char *failures = NULL;
 	struct target t;
-	struct run r;
 
 	if (target_start_script(&t, ti, "tests/targets/locals_corpus.py", why, sizeof(why)) < 0)
 		ck_abort_msg("%s: locals_corpus.py: %s", ti->label, why);
 	snprintf(pid, sizeof(pid), "%d", t.py_pid);
-	failures = dump_to(&t, pid, "--json", "dump.json");
-	if (!failures)
-		failures = dump_to(&t, pid, NULL, "dump.txt");
-	if (!failures) {
-		snprintf(script, sizeof(script), "%s/tests/compare_locals.py", test_srcdir());
-		snprintf(json, sizeof(json), "%s/dump.json", t.dir);
-		snprintf(text, sizeof(text), "%s/dump.txt", t.dir);
-		argv[0] = (char *)test_python3();
-		argv[1] = script;
-		argv[2] = t.truth;
-		argv[3] = json;
-		argv[4] = text;
-		argv[5] = NULL;
-		if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0) {
-			msg_add(&failures, "cannot run compare_locals.py");
-		} else {
-			printf("locals: %s: %s", ti->label, r.out);
-			if (run_exit(&r) != 0)
-				msg_add(&failures, "%s%s", r.out, r.err);
-			run_free(&r);
-		}
-	}
+	compare(&t, ti, pid, false, &failures);
+	compare(&t, ti, pid, true, &failures);
 	target_stop(&t);
 	ck_assert_msg(!failures, "%s: %.3000s", ti->label, failures);
 }

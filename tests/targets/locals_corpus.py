@@ -16,6 +16,9 @@ escapes, bidi overrides, quote choices, a long one.
 OUTDIR/truth.json says what pystrobe must show for each: repr() of the
 value, or for what it shows otherwise, the same rule computed here (a
 container's size, an int's width, a long value's start and whole length).
+Its "deep" is what --locals=deep must show: repr() of every container
+within deep's bounds (cycles, shared items, deleted dict entries and set
+slots among them), the bounds' rule for those past them.
 
 Printability follows Unicode: pystrobe uses one table (see
 src/util/unicode_tables.c), this interpreter its own unicodedata.  A code
@@ -49,17 +52,122 @@ def whole_size(v):
     return "%.1f %s" % (x, UNITS[u])
 
 
-def expect(v):
+def items_word(n):
+    return "%d item%s" % (n, "" if n == 1 else "s")
+
+
+def expect(v, limit=LIMIT):
     t = type(v)
-    if t in (list, tuple, dict):
-        return "<%s of %d item%s>" % (t.__name__, len(v),
-                                      "" if len(v) == 1 else "s")
+    if t in SHAPES:
+        return "<%s of %s>" % (t.__name__, items_word(len(v)))
     if t is int and v.bit_length() > INT_BITS:
         return "<%sint of %d bits>" % ("negative " if v < 0 else "",
                                        v.bit_length())
-    if t in (str, bytes) and len(v) > LIMIT:
-        return repr(v[:LIMIT]) + "\u2026 (%s)" % whole_size(v)
+    if t in (str, bytes) and len(v) > limit:
+        return repr(v[:limit]) + "\u2026 (%s)" % whole_size(v)
     return repr(v)
+
+
+# --locals=deep's bounds (src/python/deeprepr.h): nesting, items per
+# container, objects per local, characters of a str or bytes item.
+DEEP_DEPTH, DEEP_ITEMS, DEEP_OBJECTS, DEEP_CHARS = 4, 32, 256, 128
+# open, close, empty, met inside itself
+SHAPES = {
+    list: ("[", "]", "[]", "[...]"), tuple: ("(", ")", "()", "(...)"),
+    dict: ("{", "}", "{}", "{...}"), set: ("{", "}", "set()", "set(...)"),
+    frozenset: ("frozenset({", "})", "frozenset()", "frozenset(...)"),
+}
+
+
+class Deep:
+    """What --locals=deep must show of a container cut by its bounds: the
+    rule of deeprepr.h, applied to the values as this process holds them.
+    (A container within the bounds must show as repr() does: its truth is
+    repr() itself.)"""
+
+    def __init__(self):
+        self.budget = DEEP_OBJECTS
+        self.path = []
+
+    def obj(self, v, limit=DEEP_CHARS):
+        self.budget -= 1
+        if type(v) in SHAPES:
+            return self.container(v)
+        return expect(v, limit)
+
+    def container(self, v):
+        opn, close, empty, cycle = SHAPES[type(v)]
+        if any(p is v for p in self.path):
+            return cycle
+        if not v:
+            return empty
+        if len(self.path) == DEEP_DEPTH:
+            return expect(v)
+        self.path.append(v)
+        items = list(v.items() if type(v) is dict else v)[:DEEP_ITEMS]
+        out = []
+        while len(out) < len(items) and self.budget > 0:
+            it = items[len(out)]
+            if type(v) is dict:
+                out.append(self.obj(it[0]) + ": " + self.obj(it[1]))
+            else:
+                out.append(self.obj(it))
+        self.path.pop()
+        s = ", ".join(out)
+        if len(out) < len(v):
+            s += (", " if out else "") + "\u2026 (%s)" % items_word(len(v))
+        elif type(v) is tuple and len(v) == 1:
+            s += ","
+        return opn + s + close
+
+
+def expect_deep(name, v):
+    if type(v) not in SHAPES:
+        return expect(v)
+    if name.startswith("c_whole_"):
+        return repr(v)
+    return Deep().obj(v, LIMIT)
+
+
+def containers():
+    """c_whole_*: within deep's bounds, shown exactly as repr();
+    c_cut_*: past one of them."""
+    cyc_l = [1]
+    cyc_l.append(cyc_l)
+    cyc_d = {"k": 1}
+    cyc_d["self"] = cyc_d
+    cyc_t = ([],)
+    cyc_t[0].append(cyc_t)
+    deleted = dict((i, str(i)) for i in range(20))
+    for i in range(0, 20, 3):
+        del deleted[i]
+    holes = set(range(40))
+    for i in range(0, 40, 2):
+        holes.discard(i)
+    shared = [1, 2]
+    deep4 = [[("four", {1: 2})]]
+    return [
+        ("c_whole_list", [None, True, False, 0, -1, 2 ** 64, 1.5, float("nan"), -0.0,
+                          float("-inf"), "s", "it's", "\x1b[31m\u202e", b"\x00\xff", b"'\""]),
+        ("c_whole_tuple1", (1,)), ("c_whole_tuple", (1, "a", (), ((),), [])),
+        ("c_whole_dict", {"a": 1, 2: "b", None: [1, 2], (1, 2): {"x": -0.0}, b"k": 1e300,
+                          1.5: frozenset()}),
+        ("c_whole_set", {1, 2, 3, 100, -5}), ("c_whole_strset", {"a", "b\x00", "\u200b"}),
+        ("c_whole_frozen", frozenset([1, 2, 3])), ("c_whole_eset", set()),
+        ("c_whole_deleted", deleted), ("c_whole_holes", holes),
+        ("c_whole_cycle_list", cyc_l), ("c_whole_cycle_dict", cyc_d),
+        ("c_whole_cycle_tuple", cyc_t), ("c_whole_shared", [shared, shared, (shared,)]),
+        ("c_whole_deep4", deep4), ("c_whole_32", list(range(32))),
+        ("c_whole_bigint", [2 ** 100, -(10 ** 50)]),
+        ("c_cut_33", list(range(33))), ("c_cut_1000", list(range(1000))),
+        ("c_cut_dict", dict((i, i * i) for i in range(100))),
+        ("c_cut_set", set(range(1000))), ("c_cut_frozen", frozenset(range(50))),
+        ("c_cut_deep5", [[[[[5]]]]]), ("c_cut_deep5d", {"a": [({"b": [1]},)]}),
+        ("c_cut_budget", [list(range(32)) for _ in range(32)]),
+        ("c_cut_str", ["x" * 200, b"\x01" * 300, "y"]),
+        ("c_cut_bigint", (2 ** 3000, 1)),
+        ("c_cut_tuple", tuple(range(40))),
+    ]
 
 
 def noncharacter(cp):
@@ -110,6 +218,7 @@ def corpus_values():
         ("l_five", [1, 2, 3, 4, 5]), ("l_empty", []), ("t_one", (1,)),
         ("t_two", ("a", "b")), ("d_two", {"a": 1, "b": 2}), ("d_empty", {}),
     ]
+    v += containers()
     v += chunks(range(0, 0x10000), "s_bmp")
     v += chunks(list(range(0x10000, 0x110000, 97)) +
                 [0x1fffe, 0x1ffff, 0xe0001, 0xe0020, 0xe007f, 0x10ffff], "s_astral")
@@ -135,8 +244,8 @@ def main():
         truth = {
             "pid": os.getpid(), "nthreads": 1, "function": "corpus",
             "unicode": unicodedata.unidata_version,
-            "locals": [{"name": n, "type": type(v).__name__, "repr": expect(v)}
-                       for n, v in values],
+            "locals": [{"name": n, "type": type(v).__name__, "repr": expect(v),
+                        "deep": expect_deep(n, v)} for n, v in values],
         }
         tmp = os.path.join(outdir, "truth.tmp")
         with open(tmp, "w") as f:

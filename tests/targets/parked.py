@@ -14,7 +14,9 @@ starts these threads and leaves them where they are until it is killed:
               sleeps: the GIL holder and the only thread that is not idle
   f-sleep     sleeper(), in time.sleep()
   g-ünïcödé   функция_ñ() from OUTDIR/modülé_данные.py, a module this
-              script writes at run time, waiting on an Event
+              script writes at run time, waiting on an Event, called
+              through park() of three more it writes: in latin-1 and cp1252
+              (coding cookies on lines 1 and 2) and UTF-8 with a BOM
   MainThread  main() -> main_park(), in time.sleep()
 
 When all are parked, a short-lived reporter thread waits 0.3 s, takes
@@ -169,9 +171,42 @@ def unicode_function(outdir):
     return getattr(mod, FUNC_NAME)
 
 
-def unicode_parker(func, ev):
+# Modules in other encodings (PEP 263), written beside it: their lines
+# must show as linecache decodes them.  Each park() passes the call on, one
+# frame deeper, the line holding text of its encoding.  (Escapes, so that
+# nothing depends on how this file is decoded.)
+ENCODED = [
+    ("enc_latin1", "latin-1", "# -*- coding: latin-1 -*-\n"
+     "def park(rest, f, ev):\n"
+     "    return rest[0](rest[1:], f, ev) if rest else f(ev)  "
+     "# caf\u00e9, \u00d1and\u00fa, \u00a35, \u00ab\u00bd\u00bb\n"),
+    ("enc_cp1252", "cp1252", "#!/usr/bin/env python3\n"
+     "# vim: set fileencoding=cp1252 :\n"
+     "def park(rest, f, ev):\n"
+     "    return rest[0](rest[1:], f, ev) if rest else f(ev)  "
+     "# \u20ac10, \u201cquoted\u201d \u2014 dash\n"),
+    ("enc_bom", "utf-8-sig", "def park(rest, f, ev): return rest[0](rest[1:], f, ev) "
+     "if rest else f(ev)  # \u00fcn\u00efc\u00f6d\u00e9 after a BOM\n"),
+]
+
+
+def encoded_parks(outdir):
+    """Write and import them, dated an hour back: written before this
+    process started as far as the changed-file mark goes (only the edited
+    module must be marked)."""
+    parks = []
+    for name, encoding, text in ENCODED:
+        path = os.path.join(outdir, name + ".py")
+        with open(path, "w", encoding=encoding) as f:
+            f.write(text)
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+        parks.append(importlib.import_module(name).park)
+    return parks
+
+
+def unicode_parker(func, ev, parks):
     arrived()
-    func(ev)
+    parks[0](parks[1:], func, ev)
 
 
 def code_name(code):
@@ -327,7 +362,7 @@ def main():
         ("d-lock", lock_waiter, ()),
         (SPINNER, spinner, ()),
         ("f-sleep", sleeper, ()),
-        (UNICODE_THREAD, unicode_parker, (func, forever)),
+        (UNICODE_THREAD, unicode_parker, (func, forever, encoded_parks(outdir))),
     ]
     names = [name for name, _, _ in threads] + ["MainThread"]
     for name in names:

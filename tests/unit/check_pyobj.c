@@ -19,6 +19,7 @@
 #include "interp/layout.h"
 #include "target/mem.h"
 #include "python/pyobj.h"
+#include "python/deeprepr.h"
 #include "util/util.h"
 #include "suite.h"
 
@@ -358,6 +359,71 @@ static void repr_error(struct env *e, uint64_t obj)
 	ck_assert_ptr_null(t);
 	ck_assert_ptr_null(r);
 }
+
+static void check_deep(struct env *e, uint64_t obj, const char *want)
+{
+	char *t = NULL, *r = NULL;
+	int rc = py_repr_deep(&e->c, obj, 64, &t, &r);
+
+	ck_assert_msg(rc == 0, "3.%d: py_repr_deep for %s failed: %d", e->c.L->minor, want, rc);
+	ck_assert_msg(!strcmp(r, want), "3.%d: got %s, want %s", e->c.L->minor, r, want);
+	free(t);
+	free(r);
+}
+
+/* Point item i of list l at obj. */
+static void set_list_item(struct env *e, uint64_t l, size_t i, uint64_t obj)
+{
+	fp_w64(e->fp, fp_r64(e->fp, l + e->c.L->o.list_item) + 8 * i, obj);
+}
+
+/* --locals=deep: items as repr() shows them, cycles as [...], every bound
+ * held on memory that lies. */
+START_TEST(test_repr_deep)
+{
+	struct env e;
+	uint64_t one, a, none, t1, d, l, self, many, a2, b2, nest, liar, k[1], v[1];
+	uint64_t items[1000];
+
+	env_init(&e, _i);
+	one = fp_long(e.fp, 1);
+	a = fp_str(e.fp, "a");
+	none = fp_object(e.fp, FP_OBJ, fp_type(e.fp, "NoneType"), 16);
+	t1 = fp_tuple(e.fp, (uint64_t[]){ fp_long(e.fp, 2) }, 1);
+	k[0] = fp_str(e.fp, "k");
+	v[0] = none;
+	d = fp_dict(e.fp, k, v, 1);
+	l = fp_list(e.fp, (uint64_t[]){ one, a, t1, d }, 4);
+	self = fp_list(e.fp, (uint64_t[]){ one, one }, 2);
+	for (size_t i = 0; i < 1000; i++)
+		items[i] = one;
+	many = fp_list(e.fp, items, 1000);
+	set_list_item(&e, many, 0, many);
+	a2 = fp_list(e.fp, (uint64_t[]){ one }, 1);
+	b2 = fp_list(e.fp, (uint64_t[]){ a2 }, 1);
+	set_list_item(&e, a2, 0, b2);
+	nest = one;
+	for (int i = 0; i < 8; i++)
+		nest = fp_list(e.fp, (uint64_t[]){ nest }, 1);
+	liar = fp_list(e.fp, (uint64_t[]){ one }, 1);
+	fp_w64(e.fp, liar + e.c.L->o.ob_size, 1ull << 39);
+	fp_w64(e.fp, liar + e.c.L->o.list_item, FP_UNMAPPED);
+	set_list_item(&e, self, 1, self);
+	env_mem(&e);
+
+	check_deep(&e, l, "[1, 'a', (2,), {'k': None}]");
+	check_deep(&e, self, "[1, [...]]");
+	check_deep(&e, a2, "[[[...]]]");
+	check_deep(&e, many, "[[...], 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+		   "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, \xe2\x80\xa6 (1000 items)]");
+	check_deep(&e, nest, "[[[[<list of 1 item>]]]]");
+	/* Items that cannot be read: its size, as plain --locals shows it. */
+	check_deep(&e, liar, "<list of 549755813888 items>");
+	/* Not a container: py_repr()'s answer. */
+	check_deep(&e, a, "'a'");
+	env_done(&e);
+}
+END_TEST
 
 START_TEST(test_repr_scalars)
 {
@@ -854,6 +920,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_repr_float, lo, hi);
 	tcase_add_loop_test(tc, test_repr_text, lo, hi);
 	tcase_add_loop_test(tc, test_repr_containers, lo, hi);
+	tcase_add_loop_test(tc, test_repr_deep, lo, hi);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dict");
