@@ -14,17 +14,19 @@
 // same way).  The bundle is run in a bare VM context, exposing the lazily
 // loaded import module where the app's importProfileGroupFromText calls
 // it; the app itself then stops at its first use of the DOM, after the
-// importer is loaded.  Output, JSON on one line:
-//   {"warnings": [console.warn/error lines while importing],
-//    "profiles": [{"name", "unit", "stacks": {"f;g;h": weight, ...}}]}
-// where a stack's weight is the time it was the whole stack (self time of
-// its leaf), from the profile's own calls (forEachCall).
+// importer is loaded.
 //
-// pprof-format: the file is gunzipped and decoded; output
-//   {"sample_types": [[type, unit]], "default_sample_type", "period_type",
-//    "functions": N, "unnamed": [ids of functions without a name],
-//    "mappings": [filenames], "samples": N, "labels": [keys],
-//    "stacks": {"root;...;leaf": value[0] summed}}
+// Output is lines, for a C test to read:
+//   warning TEXT            speedscope: a console.warn/error while importing
+//   profile NAME UNIT       speedscope: each profile it made
+//   stack WEIGHT\tA;B;C     the time (speedscope: from the profile's own
+//                           calls, forEachCall) or value[0] (pprof) of the
+//                           stack, outermost frame first
+//   sample_type TYPE/UNIT   pprof-format: the sample types, and
+//   default TYPE            the default one, mapping FILE, label KEY (each
+//   mapping FILE            key any sample has), unnamed ID (a function
+//   label KEY               without a name)
+//   unnamed ID
 // Exit status 2 when a package is missing (the test SKIPs), 1 on a failure.
 'use strict';
 
@@ -122,10 +124,15 @@ async function speedscope(file) {
 				bytes.toString('utf8'));
 	if (!group)
 		fail(`${file}: speedscope could not import it`);
-	const out = { warnings, profiles: [] };
-	for (const p of group.profiles)
-		out.profiles.push({ name: p.getName(), unit: p.getWeightUnit(), stacks: profileStacks(p) });
-	console.log(JSON.stringify(out));
+	for (const w of warnings)
+		console.log('warning ' + w.replace(/\n/g, ' '));
+	for (const p of group.profiles) {
+		const stacks = profileStacks(p);
+
+		console.log(`profile ${p.getName()} ${p.getWeightUnit()}`);
+		for (const k of Object.keys(stacks))
+			console.log(`stack ${stacks[k]}\t${k}`);
+	}
 }
 
 function pprofFormat(file) {
@@ -138,20 +145,17 @@ function pprofFormat(file) {
 	}
 	const p = Profile.decode(zlib.gunzipSync(fs.readFileSync(file)));
 	const str = (i) => p.stringTable.strings[Number(i)];
-	const funcs = new Map(), locs = new Map(), labels = new Set();
-	const out = {
-		sample_types: p.sampleType.map(t => [str(t.type), str(t.unit)]),
-		default_sample_type: str(p.defaultSampleType),
-		period_type: p.periodType ? [str(p.periodType.type), str(p.periodType.unit)] : null,
-		functions: p.function.length, unnamed: [],
-		mappings: p.mapping.map(m => str(m.filename)),
-		samples: p.sample.length, labels: [], stacks: {},
-	};
+	const funcs = new Map(), locs = new Map(), labels = new Set(), stacks = {};
 
+	for (const t of p.sampleType)
+		console.log(`sample_type ${str(t.type)}/${str(t.unit)}`);
+	console.log(`default ${str(p.defaultSampleType)}`);
+	for (const m of p.mapping)
+		console.log(`mapping ${str(m.filename)}`);
 	for (const f of p.function) {
 		funcs.set(Number(f.id), f);
 		if (!str(f.name))
-			out.unnamed.push(Number(f.id));
+			console.log(`unnamed ${f.id}`);
 	}
 	for (const l of p.location)
 		locs.set(Number(l.id), l);
@@ -162,6 +166,7 @@ function pprofFormat(file) {
 			const l = locs.get(Number(id));
 			if (!l)
 				fail(`sample names location ${id}, which does not exist`);
+			// A location's lines are innermost first, like the sample's.
 			for (const line of l.line) {
 				const f = funcs.get(Number(line.functionId));
 				if (!f)
@@ -172,10 +177,12 @@ function pprofFormat(file) {
 		for (const lab of s.label)
 			labels.add(str(lab.key));
 		const key = names.reverse().join(';');
-		out.stacks[key] = (out.stacks[key] || 0) + Number(s.value[0]);
+		stacks[key] = (stacks[key] || 0) + Number(s.value[0]);
 	}
-	out.labels = [...labels].sort();
-	console.log(JSON.stringify(out));
+	for (const k of [...labels].sort())
+		console.log(`label ${k}`);
+	for (const k of Object.keys(stacks))
+		console.log(`stack ${stacks[k]}\t${k}`);
 }
 
 const [what, file] = process.argv.slice(2);
