@@ -23,6 +23,11 @@
  * consecutive samples leave and re-enter rec(), which is what made
  * speedscope mis-nest.
  *
+ * And one profile made here, written as collapsed, Chrome trace and
+ * speedscope: speedscope's importer must find in the two the collapsed
+ * file's stacks with their weights, at a sampling interval that is not a
+ * whole number of microseconds.
+ *
  * When go, node or the npm packages are missing the program is a SKIP
  * (exit 77) that names them; tests/install-deps.sh installs them.  On
  * Python 3.12 and 3.11 only: the point is the files, not the sampler.
@@ -36,6 +41,8 @@
 #include <unistd.h>
 
 #include "folded.h"
+#include "profile/output.h"
+#include "profile/profile.h"
 #include "interpreters.h"
 #include "target.h"
 #include "util/util.h"
@@ -395,6 +402,133 @@ START_TEST(test_consumers)
 }
 END_TEST
 
+/* --- the same profile in every format ----------------------------------- */
+
+/* A recursive function leaving and re-entering itself at a fractional
+ * microsecond interval (3333333 ns, 300 Hz), two threads one after the
+ * other, a gap: what
+ * made the Chrome trace's slices nest wrongly in speedscope.  Stacks are
+ * <module>;main;rec x d;spin for d = 1 + (k % 5), and every seventh
+ * <module>;rec;spin, run k lasting 1 to 3 samples. */
+static void synthetic(struct profile *p)
+{
+	struct pframe mod = { PF_PYTHON, "<module>", "/srv/app.py", 40, 1 };
+	struct pframe mainf = { PF_PYTHON, "main", "/srv/app.py", 30, 28 };
+	struct pframe rec = { PF_PYTHON, "rec", "/srv/app.py", 12, 10 };
+	struct pframe spin = { PF_PYTHON, "spin", "/srv/app.py", 6, 4 };
+	uint32_t th[2], f[10];
+	uint64_t t = 1234567;
+
+	profile_init(p, 300);
+	p->command = xstrdup("python3 app.py");
+	p->pid = 100;
+	th[0] = profile_thread(p, 100, 100, "MainThread");
+	th[1] = profile_thread(p, 100, 101, "worker");
+	f[0] = profile_frame(p, &mod);
+	f[1] = profile_frame(p, &mainf);
+	for (int k = 0; k < 400; k++) {
+		uint32_t d = 1 + k % 5, n = 2;
+
+		/* rec called from <module> itself: the slices that close
+		 * (main, rec, ...) hold a rec below the top, named as the
+		 * first one that opens. */
+		if (k % 7 == 3) {
+			n = 1;
+			d = 1;
+		}
+		for (uint32_t i = 0; i < d; i++)
+			f[n++] = profile_frame(p, &rec);
+		f[n++] = profile_frame(p, &spin);
+		for (int j = 0; j <= k % 3; j++) {
+			profile_add(p, th[k >= 300], f, n, t, 1);
+			t += p->interval_ns;
+		}
+		if (k == 200)
+			t += 50 * p->interval_ns;	/* a gap: nothing sampled */
+	}
+	p->duration_ns = t;
+}
+
+/* "stack WEIGHT\tSTACK" lines summed by stack into a folded struct. */
+static void imported(char *out, struct folded *f, const char *what)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *save = NULL;
+
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(l, '\t');
+
+		ck_assert_msg(strncmp(l, "warning ", 8), "%s: speedscope warned: %s", what, l + 8);
+		if (!strncmp(l, "stack ", 6) && tab)
+			sb_printf(&sb, "%s %.0f\n", tab + 1, strtod(l + 6, NULL));
+	}
+	ck_assert_int_eq(folded_parse(sb.buf ? sb.buf : "", f), 0);
+	sb_release(&sb);
+}
+
+/* Each stack of the collapsed file has, in what speedscope imported, its
+ * count times the interval (in unit_ns), within what rounding each run's
+ * ends to a microsecond can move; anything else weighs next to nothing. */
+static void same_stacks(const struct folded *col, const struct folded *imp, double unit_ns,
+			double interval_ns, const char *what)
+{
+	double other = imp->total;
+
+	for (size_t i = 0; i < col->n; i++) {
+		double want = col->counts[i] * interval_ns / unit_ns;
+		double got = (double)folded_count(imp, col->stacks[i]);
+
+		ck_assert_msg(got >= want * 0.99 - 2 && got <= want * 1.01 + 2,
+			      "%s: %s weighs %.0f, the collapsed file says %.0f", what,
+			      col->stacks[i], got, want);
+		other -= got;
+	}
+	ck_assert_msg(other <= imp->total * 0.001, "%s: %.0f of %lu in stacks the collapsed file "
+		      "does not have", what, other, (unsigned long)imp->total);
+}
+
+START_TEST(test_same_stacks)
+{
+	static const struct {
+		const char *fmt, *name;
+		double unit_ns;
+	} f[] = {
+		{ "chrometrace", "s.trace.json", 1000 },
+		{ "speedscope", "s.speedscope.json", 1 },
+	};
+	char *dir = test_tmpdir("consumers"), *path, *text;
+	struct out_opts oo = { 0 };
+	struct folded col, imp;
+	struct profile p;
+
+	synthetic(&p);
+	path = xasprintf("%s/s.collapsed", dir);
+	ck_assert_int_eq(out_write_file(out_format_find("collapsed"), &p, &oo, path, "test"), 0);
+	text = test_slurp(path);
+	ck_assert_int_eq(folded_parse(text, &col), 0);
+	free(path);
+	free(text);
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		char *out;
+
+		path = xasprintf("%s/%s", dir, f[i].name);
+		ck_assert_int_eq(out_write_file(out_format_find(f[i].fmt), &p, &oo, path, "test"), 0);
+		out = consumer("speedscope", dir, f[i].name);
+		imported(out, &imp, f[i].name);
+		same_stacks(&col, &imp, f[i].unit_ns, (double)p.interval_ns, f[i].name);
+		printf("consumers: speedscope imports %s with the collapsed file's %zu stacks "
+		       "and weights, without a warning\n", f[i].name, col.n);
+		folded_free(&imp);
+		free(out);
+		free(path);
+	}
+	folded_free(&col);
+	profile_free(&p);
+	test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* What is missing of go, node and the npm packages, or NULL. */
 static char *missing_tools(void)
 {
@@ -456,6 +590,10 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_have_interps);
 	tcase_add_loop_test(tc, test_consumers, 0, nchosen);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("same_stacks");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_same_stacks);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
