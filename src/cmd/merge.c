@@ -148,18 +148,23 @@ static char *root_text(const struct merge *m, int i)
 }
 
 /* What the merged profile says about where it came from: the inputs' rate
- * when they agree (pprof values are counts times the interval), the
- * longest duration (the inputs ran side by side). */
+ * when they agree (pprof values are counts times the interval); the sum
+ * of the durations, which the summed samples were taken over (pprof shows
+ * the samples as a share of it); the earliest start; wall time when every
+ * input is. */
 static void merge_metadata(struct merge *m, struct profile *out)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	bool same_rate = true;
 
+	out->wall = true;
 	for (int i = 0; i < m->nin; i++) {
 		const struct profile *p = &m->in[i].p;
 
-		if (p->duration_ns > out->duration_ns)
-			out->duration_ns = p->duration_ns;
+		out->duration_ns += p->duration_ns;
+		if (p->start_unix_ns && (!out->start_unix_ns || p->start_unix_ns < out->start_unix_ns))
+			out->start_unix_ns = p->start_unix_ns;
+		out->wall &= p->wall;
 		if (p->rate_hz != m->in[0].p.rate_hz)
 			same_rate = false;
 		sb_printf(&cmd, "%s%s", i ? " " : "pystrobe merge ", m->in[i].path);

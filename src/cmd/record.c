@@ -315,6 +315,7 @@ int cmd_record(int argc, char **argv)
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
 	p.start_unix_ns = realtime_ns();
+	p.wall = r.t.so.idle;	/* every thread, running or not: wall time */
 	fleet_run(f, &quit_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
 	describe(&p, f, r.t.pid, pargv, pargc);
 	fleet_counts(f, &r.counts);

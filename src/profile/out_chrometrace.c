@@ -2,8 +2,8 @@
  *
  * Each process and thread gets an "M" metadata event naming it, with the
  * real OS pid and tid, so the tracks read as in any system trace.  Each
- * thread's runs become complete ("X") events, one per frame, in
- * microseconds since the start of the recording.  A frame that stays on the
+ * thread's runs become complete ("X") events, one per frame, in whole
+ * microseconds since the start of the recording (see to_us()).  A frame that stays on the
  * stack from one run to the next stays ONE event: consecutive runs are
  * walked like a call tree, closing the frames the new stack no longer has
  * and opening the ones it adds, so events nest properly, as the format
@@ -56,22 +56,16 @@ struct ct {
 	uint32_t frames_cap;
 };
 
-/* Nanoseconds as microseconds, exactly: "1500" or "1500.25". */
-static void put_us(struct strbuf *sb, uint64_t ns)
+/* Nanoseconds to whole microseconds, rounded.  Every time in the file is
+ * a whole number: readers keep ts and dur as doubles and compute ts + dur,
+ * and with fractions that sum can land a hair past the next event's ts, so
+ * that speedscope and others see an event end after its successor started
+ * and nest everything after it wrongly.  Rounding the start and the end
+ * (not the duration) keeps every end equal to the next start, and a child
+ * inside its parent, since rounding keeps order. */
+static uint64_t to_us(uint64_t ns)
 {
-	char frac[5];
-	int n = 3;
-
-	sb_put_u64(sb, ns / 1000);
-	if (!(ns % 1000))
-		return;
-	frac[0] = '.';
-	frac[1] = '0' + ns % 1000 / 100;
-	frac[2] = '0' + ns % 100 / 10;
-	frac[3] = '0' + ns % 10;
-	while (frac[n] == '0')
-		n--;
-	sb_add(sb, frac, n + 1);
+	return ns / 1000 + (ns % 1000 >= 500);
 }
 
 static void event_begin(struct ct *ct)
@@ -194,13 +188,19 @@ static const char *names_of(struct ct *ct, uint32_t id)
 
 static void write_event(struct ct *ct, const struct event *e)
 {
+	uint64_t start = to_us(e->start), end = to_us(e->end);
+
+	/* Less than a microsecond (or pushed past its end by step()): gone,
+	 * and so are its children, which are no longer. */
+	if (end <= start)
+		return;
 	event_begin(ct);
 	sb_puts(&ct->sb, "{\"ph\":\"X\",");
 	put_ids(ct, ct->thread->pid, ct->thread->tid);
 	sb_puts(&ct->sb, ",\"ts\":");
-	put_us(&ct->sb, e->start);
+	sb_put_u64(&ct->sb, start);
 	sb_puts(&ct->sb, ",\"dur\":");
-	put_us(&ct->sb, e->end - e->start);
+	sb_put_u64(&ct->sb, end - start);
 	sb_puts(&ct->sb, names_of(ct, e->frame));
 	sb_putc(&ct->sb, '}');
 	if (ct->sb.len > FLUSH_AT)
@@ -256,20 +256,40 @@ static uint32_t common_prefix(const struct ct *ct, uint32_t n)
 	return k;
 }
 
+/* Whether a frame about to close is named as the first frame about to
+ * open.  speedscope's importer, seeing a slice end and a slice begin at
+ * the same time under the same name, takes the begin first (for empty
+ * slices) and then finds the ends in the wrong order; a recursive function
+ * leaving one level and calling itself again does exactly that. */
+static bool closing_named(struct ct *ct, uint32_t keep, uint32_t frame)
+{
+	const char *name = names_of(ct, frame);
+
+	for (uint32_t k = keep; k < ct->nopen; k++)
+		if (!strcmp(names_of(ct, ct->ev[ct->open[k]].frame), name))
+			return true;
+	return false;
+}
+
 /* Move from the previous run (which ended at prev_end) to run r. */
 static void step(struct ct *ct, const struct prun *r, uint64_t prev_end)
 {
 	uint32_t n = run_frames(ct, &ct->p->stacks[r->stack]);
 	uint32_t keep = 0, leader;
+	/* What closes ends when the next run starts, or when the last one
+	 * ended if the thread went unsampled in between. */
+	uint64_t closed = r->start_ns < prev_end ? r->start_ns : prev_end;
+	uint64_t opened = r->start_ns;
 
 	if (ct->nopen && r->start_ns <= prev_end + ct->p->interval_ns / 2)
 		keep = common_prefix(ct, n);
-	/* What closes ends when the next run starts, or when the last one
-	 * ended if the thread went unsampled in between. */
-	close_to(ct, keep, r->start_ns < prev_end ? r->start_ns : prev_end);
+	/* Then what opens starts a microsecond later. */
+	if (keep < n && to_us(opened) == to_us(closed) && closing_named(ct, keep, ct->frames[keep]))
+		opened = closed + 1000;
+	close_to(ct, keep, closed);
 	leader = ct->nev;
 	for (uint32_t d = keep; d < n; d++)
-		open_frame(ct, ct->frames[d], r->start_ns, leader);
+		open_frame(ct, ct->frames[d], opened, leader);
 }
 
 static void thread_events(struct ct *ct, uint32_t t)

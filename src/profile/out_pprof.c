@@ -5,21 +5,30 @@
  * fields do not justify a code generator.
  *
  *  - Two sample types, samples/count and cpu/nanoseconds (count times the
- *    sampling interval); the period is the interval.
+ *    sampling interval), or wall/nanoseconds when idle threads were sampled
+ *    too (--idle); the period is the interval.
  *  - One Sample per distinct stack, its locations leaf first.
  *  - One Location per frame (a frame is a function and a line), one
  *    Function per (name, file, def line): pprof's own notion of a function,
  *    and what keeps two lambdas of one file apart.  File names are the
  *    target's full paths, whatever --full-filenames says: pprof trims paths
- *    itself and its source views need the real ones.
+ *    itself and its source views need the real ones.  A frame read from a
+ *    folded file is only its text, "function (file:line)": that is split
+ *    back into the three, so that pprof's -list finds the line.
+ *  - No system_name: pprof takes a function whose system_name equals its
+ *    name for a mangled C++ symbol and "simplifies" it, deleting anything
+ *    between < and > ("<module>" became "") and between ( and ).
  *  - Process and thread root frames are not locations, or every profile
  *    would have two fake callers on top.  They become the sample's string
- *    labels "process" and "thread" (the root's text), and when all of a
- *    stack's samples came from one thread, numeric labels "pid" and "tid".
+ *    labels "process" and "thread" (the root's text).  A stack sampled on
+ *    several threads is one Sample per thread, with numeric labels "pid"
+ *    and "tid" (from the runs, or from the pprof file it was read from).
  *  - `merge`'s roots "NAME=VALUE" (PF_LABEL) become the string label NAME,
  *    so Pyroscope and Parca can filter by rank or host.
- *  - No mappings: Python code has no addresses, and pprof accepts
- *    locations without a mapping.
+ *  - One Mapping, the program (the command's first word), marked as
+ *    having functions, files and lines: Python code has no addresses, and
+ *    without it pprof looks for a binary to symbolize and prints "Main
+ *    binary filename not available" on every command.
  *
  * proto3 strings must be UTF-8 (Go's decoder rejects anything else) and
  * pprof prints names straight to the terminal, so every string from the
@@ -41,17 +50,18 @@
 
 /* Field numbers, from profile.proto. */
 enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4,
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
 	PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
 	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
 	PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	LOCATION_ID = 1, LOCATION_LINE = 4,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8, MAPPING_HAS_LINE_NUMBERS = 9,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
-	FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
 };
 
 /* --- protobuf encoding, into a strbuf used as a byte buffer ------------- */
@@ -147,6 +157,8 @@ struct pp {
 	struct strbuf locations;	/* encoded Location messages */
 	uint32_t *loc_of;	/* frame id -> Location id, 0: none yet */
 	uint32_t nlocs;
+	struct pstack_thread *st;	/* samples per (stack, thread), by stack */
+	uint32_t nst;
 	struct strbuf msg, sub, packed;	/* scratch */
 };
 
@@ -175,26 +187,65 @@ static uint32_t function_id(struct pp *pp, const struct pframe *f)
 		return id;
 	pb_uint(m, FUNCTION_ID, id);
 	pb_uint(m, FUNCTION_NAME, name);
-	pb_uint(m, FUNCTION_SYSTEM_NAME, name);
 	pb_uint(m, FUNCTION_FILENAME, file);
 	pb_uint(m, FUNCTION_START_LINE, start);
 	pb_msg(&pp->functions, PROFILE_FUNCTION, m);
 	return id;
 }
 
+/* A frame that is only text (read from a folded file), "NAME (FILE:LINE)"
+ * or "NAME (FILE)", as its three parts in *out (name and file new
+ * strings); false when the text has no such form. */
+static bool split_label(const struct pframe *f, struct pframe *out)
+{
+	const char *s = f->name, *open = NULL, *colon, *end = s + strlen(s), *q;
+	long line = -1;
+
+	if (f->file || (f->kind != PF_PYTHON && f->kind != PF_NATIVE) || end - s < 4 ||
+	    end[-1] != ')')
+		return false;
+	for (q = s; (q = strstr(q, " (")); q++)
+		open = q;
+	if (!open || open == s || open + 3 >= end)
+		return false;
+	colon = memrchr(open + 2, ':', end - 1 - (open + 2));
+	if (colon && colon + 1 < end - 1 && strspn(colon + 1, "0123456789") ==
+	    (size_t)(end - 1 - (colon + 1)) && end - 1 - (colon + 1) <= 9)
+		line = strtol(colon + 1, NULL, 10);
+	else
+		colon = end - 1;
+	if (colon == open + 2)
+		return false;
+	*out = *f;
+	out->name = xasprintf("%.*s", (int)(open - s), s);
+	out->file = xasprintf("%.*s", (int)(colon - (open + 2)), open + 2);
+	out->line = (int)line;
+	return true;
+}
+
 static uint32_t location_id(struct pp *pp, uint32_t frame)
 {
 	const struct pframe *f = &pp->p->frames[frame];
+	struct pframe split;
+	bool was_split;
 	uint32_t func;
 
 	if (pp->loc_of[frame])
 		return pp->loc_of[frame];
+	was_split = split_label(f, &split);
+	if (was_split)
+		f = &split;
 	func = function_id(pp, f);
 	pp->loc_of[frame] = ++pp->nlocs;
 	pb_uint(&pp->sub, LINE_FUNCTION_ID, func);
 	pb_uint(&pp->sub, LINE_LINE, f->line > 0 ? f->line : 0);
 	pb_uint(&pp->msg, LOCATION_ID, pp->nlocs);
+	pb_uint(&pp->msg, LOCATION_MAPPING_ID, 1);
 	pb_msg(&pp->msg, LOCATION_LINE, &pp->sub);
+	if (was_split) {
+		free(split.name);
+		free(split.file);
+	}
 	pb_msg(&pp->locations, PROFILE_LOCATION, &pp->msg);
 	return pp->nlocs;
 }
@@ -230,24 +281,63 @@ static void label_num(struct pp *pp, struct strbuf *sample, const char *key, int
 	pb_msg(sample, SAMPLE_LABEL, &pp->sub);
 }
 
-static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id)
+static int cmp_stack_thread(const void *a, const void *b)
+{
+	const struct pstack_thread *x = a, *y = b;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* How many samples of each stack came from each thread: from the runs of
+ * a recording, or what a profile read from pprof knew.  Sorted by stack,
+ * one entry per (stack, thread). */
+static void map_threads(struct pp *pp)
 {
 	const struct profile *p = pp->p;
-	const struct pstack *s = &p->stacks[id];
-	struct strbuf sample = STRBUF_INIT;
-	uint32_t t = s->thread;
+	uint32_t n = p->nruns + p->nstack_threads, k = 0;
 
-	/* Leaf first. */
+	pp->st = xmalloc((n ? n : 1) * sizeof(*pp->st));
+	for (uint32_t i = 0; i < p->nruns; i++)
+		pp->st[i] = (struct pstack_thread){ p->runs[i].stack, p->runs[i].thread,
+						    p->runs[i].samples };
+	if (p->nstack_threads)
+		memcpy(pp->st + p->nruns, p->stack_threads, p->nstack_threads * sizeof(*pp->st));
+	qsort(pp->st, n, sizeof(*pp->st), cmp_stack_thread);
+	for (uint32_t i = 0; i < n; i++) {
+		if (k && !cmp_stack_thread(&pp->st[k - 1], &pp->st[i]))
+			pp->st[k - 1].count += pp->st[i].count;
+		else
+			pp->st[k++] = pp->st[i];
+	}
+	pp->nst = k;
+}
+
+/* The sample's locations, leaf first, into pp->packed. */
+static void sample_locations(struct pp *pp, const struct pstack *s)
+{
 	for (uint32_t d = s->depth; d-- > 0;) {
-		enum pframe_kind kind = p->frames[s->frames[d]].kind;
+		enum pframe_kind kind = pp->p->frames[s->frames[d]].kind;
 
 		if (kind != PF_PROCESS && kind != PF_THREAD && kind != PF_LABEL)
 			pb_varint(&pp->packed, location_id(pp, s->frames[d]));
 	}
+}
+
+/* count samples of stack id, from thread t (UINT32_MAX: not known). */
+static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id, uint64_t count,
+			  uint32_t t)
+{
+	const struct profile *p = pp->p;
+	const struct pstack *s = &p->stacks[id];
+	struct strbuf sample = STRBUF_INIT;
+
+	sample_locations(pp, s);
 	if (pp->packed.len)
 		pb_msg(&sample, SAMPLE_LOCATION_ID, &pp->packed);
-	pb_varint(&pp->packed, s->count);
-	pb_varint(&pp->packed, s->count * p->interval_ns);
+	pb_varint(&pp->packed, count);
+	pb_varint(&pp->packed, count * p->interval_ns);
 	pb_msg(&sample, SAMPLE_VALUE, &pp->packed);
 
 	for (uint32_t d = 0; d < s->depth; d++) {
@@ -268,6 +358,46 @@ static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id)
 	sb_release(&sample);
 }
 
+/* All samples: per stack one Sample per thread it was seen on, and one
+ * without a thread for what no thread accounts for. */
+static void encode_samples(struct pp *pp, struct strbuf *out)
+{
+	const struct profile *p = pp->p;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		uint64_t left = p->stacks[i].count;
+
+		for (; k < pp->nst && pp->st[k].stack < i; k++)
+			;
+		for (; k < pp->nst && pp->st[k].stack == i; k++) {
+			uint64_t c = pp->st[k].count < left ? pp->st[k].count : left;
+
+			if (c)
+				encode_sample(pp, out, i, c, pp->st[k].thread);
+			left -= c;
+		}
+		if (left)
+			encode_sample(pp, out, i, left, UINT32_MAX);
+	}
+}
+
+/* The program as pprof's main binary: see the top of this file. */
+static void encode_mapping(struct pp *pp, struct strbuf *out)
+{
+	const char *cmd = pp->p->command;
+	size_t n = cmd ? strcspn(cmd, " ") : 0;
+	char *file = n ? xasprintf("%.*s", (int)n, cmd) : xstrdup("python");
+
+	pb_uint(&pp->msg, MAPPING_ID, 1);
+	pb_uint(&pp->msg, MAPPING_FILENAME, str_id(pp, file));
+	pb_uint(&pp->msg, MAPPING_HAS_FUNCTIONS, 1);
+	pb_uint(&pp->msg, MAPPING_HAS_FILENAMES, 1);
+	pb_uint(&pp->msg, MAPPING_HAS_LINE_NUMBERS, 1);
+	pb_msg(out, PROFILE_MAPPING, &pp->msg);
+	free(file);
+}
+
 static void value_type(struct pp *pp, struct strbuf *out, int field, const char *type,
 		       const char *unit)
 {
@@ -283,23 +413,23 @@ static void encode_profile(struct pp *pp, struct strbuf *out)
 	const struct profile *p = pp->p;
 	struct strbuf samples = STRBUF_INIT, tail = STRBUF_INIT;
 	char *version = p->python_version ? xasprintf("Python %s", p->python_version) : NULL;
+	const char *time = p->wall ? "wall" : "cpu";
 	bool added;
 
 	strtab_take(&pp->strings, xstrdup(""), &added);	/* string_table[0] */
 	value_type(pp, out, PROFILE_SAMPLE_TYPE, "samples", "count");
-	value_type(pp, out, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
-	for (uint32_t i = 0; i < p->nstacks; i++)
-		if (p->stacks[i].count)
-			encode_sample(pp, &samples, i);
+	value_type(pp, out, PROFILE_SAMPLE_TYPE, time, "nanoseconds");
+	encode_samples(pp, &samples);
+	encode_mapping(pp, &tail);
 
 	pb_uint(&tail, PROFILE_TIME_NANOS, p->start_unix_ns);
 	pb_uint(&tail, PROFILE_DURATION_NANOS, p->duration_ns);
-	value_type(pp, &tail, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	value_type(pp, &tail, PROFILE_PERIOD_TYPE, time, "nanoseconds");
 	pb_uint(&tail, PROFILE_PERIOD, p->interval_ns);
 	pb_uint(&tail, PROFILE_COMMENT, str_id(pp, "pystrobe"));
 	pb_uint(&tail, PROFILE_COMMENT, str_id(pp, p->command));
 	pb_uint(&tail, PROFILE_COMMENT, str_id(pp, version));
-	pb_uint(&tail, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(pp, "cpu"));
+	pb_uint(&tail, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(pp, time));
 
 	sb_add(out, samples.buf, samples.len);
 	sb_add(out, pp->locations.buf, pp->locations.len);
@@ -349,6 +479,7 @@ int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o)
 
 	(void)o;
 	pp.loc_of = xcalloc(p->nframes ? p->nframes : 1, sizeof(*pp.loc_of));
+	map_threads(&pp);
 	encode_profile(&pp, &out);
 	ret = write_gzip(f, out.buf ? out.buf : "", out.len);
 
@@ -361,6 +492,7 @@ int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o)
 	strtab_free(&pp.strings);
 	strtab_free(&pp.funcs);
 	free(pp.loc_of);
+	free(pp.st);
 	if (ret)
 		return ret;
 	return out_finish(f);

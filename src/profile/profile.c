@@ -28,8 +28,10 @@ void profile_free(struct profile *p)
 	hashidx_release(&p->frame_index);
 	free(p->stacks);
 	hashidx_release(&p->stack_index);
+	hashidx_release(&p->stack_thread_index);
 	free(p->threads);
 	free(p->runs);
+	free(p->stack_threads);
 	free(p->command);
 	free(p->python_version);
 	memset(p, 0, sizeof(*p));
@@ -171,7 +173,11 @@ void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		s->thread = thread;
 	else if (s->thread != thread)
 		s->thread = PSTACK_MANY_THREADS;
-	if (!p->no_timeline)
+	/* Without runs, which thread saw the stack how often is kept per
+	 * (stack, thread): it grows with those pairs, not with samples. */
+	if (p->no_timeline)
+		profile_add_stack_thread(p, id, thread, weight);
+	else
 		add_run(p, thread, id, t_ns, weight);
 }
 
@@ -259,11 +265,47 @@ static uint32_t append_root(struct profile *dst, const struct profile *src, uint
 	return roots[f];
 }
 
+void profile_add_stack_thread(struct profile *p, uint32_t stack, uint32_t thread,
+			      uint64_t count)
+{
+	uint32_t h = hash_u64((uint64_t)stack << 32 | thread), id;
+	struct hashidx_pos pos;
+
+	for (id = hashidx_first(&p->stack_thread_index, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&p->stack_thread_index, &pos)) {
+		struct pstack_thread *st = &p->stack_threads[id];
+
+		if (st->stack == stack && st->thread == thread) {
+			st->count += count;
+			return;
+		}
+	}
+	ALLOC_GROW(p->stack_threads, p->nstack_threads + 1, p->stack_threads_cap);
+	p->stack_threads[p->nstack_threads] = (struct pstack_thread){ stack, thread, count };
+	hashidx_add(&p->stack_thread_index, h, p->nstack_threads++);
+}
+
+/* src's threads of stacks into dst, whose stack for src's stack i is
+ * dst_stack[i] (UINT32_MAX: none). */
+static void append_stack_threads(struct profile *dst, const struct profile *src,
+				 const uint32_t *dst_stack)
+{
+	for (uint32_t i = 0; i < src->nstack_threads; i++) {
+		const struct pstack_thread *st = &src->stack_threads[i];
+		const struct pthread_info *t = &src->threads[st->thread];
+
+		if (dst_stack[st->stack] == UINT32_MAX)
+			continue;
+		profile_add_stack_thread(dst, dst_stack[st->stack],
+					 profile_thread(dst, t->pid, t->tid, t->name), st->count);
+	}
+}
+
 bool profile_append(struct profile *dst, const struct profile *src,
 		    const struct append_opts *o)
 {
 	size_t size = (src->nframes ? src->nframes : 1) * sizeof(uint32_t);
-	uint32_t *map = xmalloc(size), *roots = NULL, *buf = NULL, cap = 0;
+	uint32_t *map = xmalloc(size), *roots = NULL, *buf = NULL, *dst_stack, cap = 0;
 	bool ok = true;
 
 	for (uint32_t i = 0; i < src->nframes; i++)
@@ -272,10 +314,12 @@ bool profile_append(struct profile *dst, const struct profile *src,
 		roots = xmalloc(size);
 		memset(roots, 0xff, size);	/* UINT32_MAX: not looked at yet */
 	}
+	dst_stack = xmalloc((src->nstacks ? src->nstacks : 1) * sizeof(*dst_stack));
 	for (uint32_t i = 0; i < src->nstacks && ok; i++) {
 		const struct pstack *s = &src->stacks[i];
 		uint32_t n = 0;
 
+		dst_stack[i] = UINT32_MAX;
 		if (!s->count)
 			continue;
 		ALLOC_GROW(buf, s->depth + 1, cap);
@@ -285,7 +329,11 @@ bool profile_append(struct profile *dst, const struct profile *src,
 			buf[n++] = roots && d < 2 ? append_root(dst, src, s->frames[d], map, roots, o)
 						  : map[s->frames[d]];
 		ok = profile_add_count(dst, buf, n, s->count);
+		dst_stack[i] = profile_stack(dst, buf, n);
 	}
+	if (ok)
+		append_stack_threads(dst, src, dst_stack);
+	free(dst_stack);
 	free(buf);
 	free(roots);
 	free(map);

@@ -65,6 +65,11 @@ struct prun {
 	uint32_t samples;
 };
 
+struct pstack_thread {
+	uint32_t stack, thread;
+	uint64_t count;
+};
+
 struct profile {
 	struct pframe *frames;
 	uint32_t nframes, frames_cap;
@@ -94,6 +99,14 @@ struct profile {
 	double rate_hz;			/* asked-for sampling rate */
 	uint64_t interval_ns;		/* 1e9 / rate */
 	uint64_t errors;		/* samples that failed */
+	bool wall;			/* idle threads sampled too: wall time, not CPU */
+
+	/* Samples of a stack known to come from one thread, for profiles
+	 * without runs (read from pprof, whose samples carry pid and tid, or
+	 * recorded with no_timeline): one entry per (stack, thread). */
+	struct pstack_thread *stack_threads;
+	uint32_t nstack_threads, stack_threads_cap;
+	struct hashidx stack_thread_index;
 };
 
 void profile_init(struct profile *p, double rate_hz);
@@ -115,6 +128,11 @@ void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
  * a file).  false, adding nothing, when the total would overflow. */
 bool profile_add_count(struct profile *p, const uint32_t *frames, uint32_t depth,
 		       uint64_t count);
+
+/* Note that count samples of stack came from thread (both already
+ * interned), in a profile that has no runs. */
+void profile_add_stack_thread(struct profile *p, uint32_t stack, uint32_t thread,
+			      uint64_t count);
 
 /* How profile_append() copies frames. */
 struct append_opts {

@@ -547,12 +547,19 @@ static int pp_locations(struct pp *pp)
 	return 0;
 }
 
+/* The numeric labels "pid" and "tid" of a sample, which out_pprof.c
+ * writes: the thread its samples came from. */
+struct pp_ids {
+	int64_t pid, tid;
+	bool have_pid, have_tid;
+};
+
 /* A string label as a root frame: "process" and "thread" are what
  * out_pprof.c makes of those roots, anything else a merge label. */
-static int pp_label(struct pp *pp, struct pb b)
+static int pp_label(struct pp *pp, struct pb b, struct pp_ids *ids)
 {
 	struct pframe fr = { PF_LABEL, NULL, NULL, -1, -1 };
-	uint64_t key = 0, str = 0;
+	uint64_t key = 0, str = 0, num = 0;
 	struct pb_field f;
 	char *k, *v;
 	int rc;
@@ -562,11 +569,20 @@ static int pp_label(struct pp *pp, struct pb b)
 			key = f.v;
 		else if (f.num == 2 && f.wire == 0)
 			str = f.v;
+		else if (f.num == 3 && f.wire == 0)
+			num = f.v;
 	}
 	if (rc < 0 || key >= pp->nstrs || str >= pp->nstrs)
 		return bad(pp, "label");
+	if (!str && pp_str_is(pp, key, "pid") && num <= INT32_MAX) {
+		ids->pid = (int64_t)num;
+		ids->have_pid = true;
+	} else if (!str && pp_str_is(pp, key, "tid") && num <= INT32_MAX) {
+		ids->tid = (int64_t)num;
+		ids->have_tid = true;
+	}
 	if (!str)
-		return 0;	/* numeric (pid, tid): no root */
+		return 0;	/* numeric: no root */
 	k = pp_str(pp, key);
 	v = pp_str(pp, str);
 	if (!strcmp(k, "process")) {
@@ -588,11 +604,36 @@ static int pp_label(struct pp *pp, struct pb b)
 	return 0;
 }
 
+/* More threads than this in one file are not told apart (labels kept
+ * only for the first ones): profile_thread() looks them up one by one. */
+#define PP_MAX_THREADS 4096
+
+/* The sample just counted came from the thread its labels say. */
+static void pp_sample_thread(struct pp *pp, const struct pp_ids *ids, uint32_t depth,
+			     uint64_t count)
+{
+	struct profile *p = pp->r->p;
+	uint32_t t;
+
+	if (!ids->have_pid || !ids->have_tid || !count || !depth ||
+	    depth > PROFILE_READ_DEPTH + 1)
+		return;
+	for (t = 0; t < p->nthreads; t++)
+		if (p->threads[t].pid == ids->pid && p->threads[t].tid == ids->tid)
+			break;
+	if (t == p->nthreads && t >= PP_MAX_THREADS)
+		return;
+	t = profile_thread(p, (pid_t)ids->pid, (pid_t)ids->tid, NULL);
+	profile_add_stack_thread(p, profile_stack(p, pp->r->stack, depth), t, count);
+}
+
 static int pp_sample(struct pp *pp, struct pb b, size_t index)
 {
 	struct u64s locs = { 0 }, values = { 0 };
+	struct pp_ids ids = { 0 };
 	struct pb_field f;
 	char where[48];
+	uint32_t depth;
 	int rc, ret = -1;
 
 	snprintf(where, sizeof(where), "sample %zu", index);
@@ -602,7 +643,7 @@ static int pp_sample(struct pp *pp, struct pb b, size_t index)
 		else if (f.num == 2)
 			rc = pb_ints(&f, &values);
 		else if (f.num == 3 && f.wire == 2)
-			rc = pp_label(pp, f.sub);
+			rc = pp_label(pp, f.sub, &ids);
 		if (rc < 0)
 			goto out;
 	}
@@ -631,7 +672,10 @@ static int pp_sample(struct pp *pp, struct pb b, size_t index)
 		for (uint32_t k = l->n; k-- > 0;)
 			push_id(pp->r, (uint32_t)pp->loc_frames.v[l->first + k]);
 	}
+	depth = pp->r->depth;
 	ret = end_stack(pp->r, values.v[pp->value_index], where);
+	if (!ret)
+		pp_sample_thread(pp, &ids, depth, values.v[pp->value_index]);
 out:
 	pp->r->depth = 0;
 	free(locs.v);
@@ -667,6 +711,9 @@ static void pp_metadata(struct pp *pp)
 	}
 	p->start_unix_ns = pp->time;
 	p->duration_ns = pp->duration;
+	/* out_pprof.c's "wall" for a recording of idle threads too. */
+	for (size_t i = 0; i < pp->types.n; i++)
+		p->wall |= pp_str_is(pp, pp->types.v[i], "wall");
 	/* out_pprof.c writes "pystrobe", the command, "Python X.Y.Z". */
 	if (pp->comments.n < 2 || !pp_str_is(pp, pp->comments.v[0], "pystrobe"))
 		return;

@@ -519,7 +519,8 @@ START_TEST(test_pprof)
 
 	/* Functions with their files and def lines. */
 	assert_has(out, "{\"filename\":\"/home/u/app.py\",\"id\":", "pprof");
-	assert_has(out, "\"name\":\"work\",\"start_line\":11,\"system_name\":\"work\"}", "pprof");
+	/* No system_name, or pprof "demangles" the name (see out_pprof.c). */
+	assert_has(out, "\"name\":\"work\",\"start_line\":11,\"system_name\":\"\"}", "pprof");
 	assert_has(out, "\"name\":\"<module>\",\"start_line\":39,", "pprof");
 	assert_has(out, "{\"filename\":\"/venv/lib/python3.12/site-packages/torch/data.py\",\"id\":",
 		   "pprof");

@@ -330,6 +330,66 @@ START_TEST(test_read_back)
 }
 END_TEST
 
+/* merge -f pprof: the durations summed (pprof shows the samples as a
+ * share of the duration), the earliest start, the inputs' pid and tid,
+ * wall time only when every input is; a folded frame "f (file:line)" as
+ * function, file and line. */
+START_TEST(test_pprof_metadata)
+{
+	struct fixture fx;
+	struct profile p;
+	char *a, *b, *out, *json, *data, *folded;
+	size_t len;
+
+	fixture_init(&fx);
+	a = xasprintf("%s/a.pb.gz", fx.dir);
+	b = xasprintf("%s/b.pb.gz", fx.dir);
+	out = xasprintf("%s/m.pb.gz", fx.dir);
+	sample_profile(&p, false);	/* 1700000000 s, 0.9 s, pid 4242 */
+	data = pprof_of(&p, &len);
+	ck_assert_int_eq(write_file(a, data, len), 0);
+	free(data);
+	p.start_unix_ns -= 5000000000ull;
+	p.duration_ns = 2000000000;
+	p.wall = true;
+	data = pprof_of(&p, &len);
+	ck_assert_int_eq(write_file(b, data, len), 0);
+	free(data);
+	profile_free(&p);
+
+	free(merge(out, "-f", "pprof", a, b));
+	json = python_out("decode_pprof.py", out);
+	ck_assert_msg(strstr(json, "\"time_nanos\": 1699999995000000000,"), "%s", json);
+	ck_assert_msg(strstr(json, "\"duration_nanos\": 2900000000,"), "%s", json);
+	ck_assert_msg(strstr(json, "\"default_sample_type\": \"cpu\","), "%s", json);
+	ck_assert_msg(strstr(json, "\"pid\":4242,") && strstr(json, "\"tid\":"), "%s", json);
+	free(json);
+	free(merge(out, "-f", "pprof", b));
+	json = python_out("decode_pprof.py", out);
+	ck_assert_msg(strstr(json, "[\"wall\",\"nanoseconds\"]]"), "%s", json);
+	ck_assert_msg(strstr(json, "\"default_sample_type\": \"wall\","), "%s", json);
+	free(json);
+
+	folded = test_file(fx.dir, "f.txt", "<module> (app.py:40);work (lib/w.py:12) 7\n"
+			   "odd (name) (x.py) 2\n<module> (app.py:40);plain 1\n");
+	free(merge(out, "-f", "pprof", folded));
+	json = python_out("decode_pprof.py", out);
+	ck_assert_msg(strstr(json, "\"filename\":\"lib/w.py\",\"id\":") &&
+		      strstr(json, "\"name\":\"work\","), "%s", json);
+	ck_assert_msg(strstr(json, "\"lines\":[12,40],\"stack\":[\"work\",\"<module>\"]"),
+		      "%s", json);
+	ck_assert_msg(strstr(json, "\"lines\":[0],\"stack\":[\"odd (name)\"]"), "%s", json);
+	ck_assert_msg(strstr(json, "\"lines\":[0,40],\"stack\":[\"plain\",\"<module>\"]"),
+		      "%s", json);
+	free(json);
+	free(folded);
+	free(a);
+	free(b);
+	free(out);
+	fixture_free(&fx);
+}
+END_TEST
+
 /* Folded files from other tools: perf's process root and [unknown], C++
  * names with spaces, tabs and blanks around frames, CRLF, blank lines. */
 START_TEST(test_foreign_folded)
@@ -593,6 +653,7 @@ int main(void)
 	tcase_add_test(tc, test_labels);
 	tcase_add_test(tc, test_pprof_labels);
 	tcase_add_test(tc, test_read_back);
+	tcase_add_test(tc, test_pprof_metadata);
 	tcase_add_test(tc, test_foreign_folded);
 	tcase_add_test(tc, test_hostile_input);
 	tcase_add_test(tc, test_deep);
