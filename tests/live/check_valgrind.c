@@ -118,11 +118,12 @@ START_TEST(test_valgrind)
 	struct target t;
 
 	if (why_not) {
-		printf("valgrind: *** NOT RUN: %s ***\n", why_not);
+		test_skip("valgrind: %s", why_not);
 		return;
 	}
 	if (k < 0) {
-		printf("valgrind: MISSING Debian's static python3.11: its run did not happen\n");
+		test_skip("valgrind: no Debian static /usr/bin/python3.11 (apt-get install python3): "
+			  "its run did not happen");
 		return;
 	}
 	ti = &interps[k];
