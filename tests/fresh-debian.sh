@@ -17,6 +17,9 @@
 #   PYSTROBE_FRESH_CACHE   the cached tar (default
 #                          /var/cache/pystrobe/bookworm-minbase.tar)
 #   PYSTROBE_FRESH_KEEP=1  leave WORKDIR (the root and its logs) after a run
+#   PYSTROBE_FRESH_CACHE_ONLY=1  only build the cached tar, when missing
+#   PYSTROBE_FRESH_SID_ROOT_TO=DIR  after a pass, move the sid root the tests
+#                          built inside to DIR, when DIR holds none
 # Exit status: that of the first README line that failed, 0 if both passed.
 set -u
 
@@ -93,6 +96,20 @@ run_line() {
 		/bin/sh -c "cd /root/pystrobe && $1"
 }
 
+# CI on a new machine: the sid root the tests built inside, for this
+# machine's own runs when it has none (the same script, the same mirror),
+# so that it is built once, not twice.
+hand_over_sid_root() {
+	to=${PYSTROBE_FRESH_SID_ROOT_TO:-}
+	from=$root/var/cache/pystrobe/sid-root
+	[ -n "$to" ] && [ ! -f "$to/.pystrobe-complete" ] && [ -f "$from/.pystrobe-complete" ] ||
+		return 0
+	unmount_all
+	say "handing the sid root built inside over to $to"
+	rm -rf --one-file-system "$to" && mkdir -p "$(dirname "$to")" && mv "$from" "$to" ||
+		say "could not move it to $to (it will be built there when needed)"
+}
+
 [ "$(id -u)" = 0 ] || die "run as root (it uses debootstrap, chroot and mount)"
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -114,4 +131,5 @@ while read -r line; do
 		exit "$status"
 	fi
 done <"$work/lines"
+hand_over_sid_root
 exit 0

@@ -127,6 +127,7 @@ START_TEST(test_valgrind)
 		return;
 	}
 	ti = &interps[k];
+	test_used("valgrind");
 	if (target_start(&t, ti, why, sizeof(why), "-c", spin_code, NULL) < 0 ||
 	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
 		target_stop(&t);
