@@ -26,7 +26,7 @@ interps=$(sed -n 's/^interpreters: testing on [0-9]*: *//p' $logs | tr ']' '\n' 
 	sed -n 's/^ *\[//p' | sort -u -V)
 tools=$(sed -n 's/^USED: //p' $logs | sort -u | tr '\n' ' ' | sed 's/ $//')
 notfound=$(sed -n 's/^interpreters: MISSING \([^(]*[^ (]\).*/\1/p' $logs | sort -u |
-	tr '\n' ',' | sed 's/,$//; s/,/, /g')
+	tr '\n' ',' | sed 's/,$//; s/,/, /g; s/  */ /g')
 skips=$(grep -h '^SKIP: ' $logs | sort | uniq | wc -l)
 
 # The skipped checks, each once, above the summary.
