@@ -31,9 +31,9 @@ root=$work/root
 say() { echo "fresh-debian: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-# Every mount under the root, deepest first (the tests' own, e.g. the sid
-# root's /proc, included), then the root itself.  --one-file-system: a mount
-# that refused to go is skipped, never emptied through.
+# Every mount under the root, deepest first: ours and any a test left
+# (the sid root's, say).  The rm -rf after it is --one-file-system, so a
+# mount that refused to go is skipped, never emptied through (a bound /dev!).
 unmount_all() {
 	awk -v r="$root/" 'index($5, r) == 1 { print $5 }' /proc/self/mountinfo |
 		sort -r | while read -r m; do umount -l "$m" || say "cannot unmount $m"; done
