@@ -31,16 +31,10 @@ root=$work/root
 say() { echo "fresh-debian: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-# Every mount under the root, deepest first: ours and any a test left
-# (the sid root's, say).  The rm -rf after it is --one-file-system, so a
-# mount that refused to go is skipped, never emptied through (a bound /dev!).
-unmount_all() {
-	awk -v r="$root/" 'index($5, r) == 1 { print $5 }' /proc/self/mountinfo |
-		sort -r | while read -r m; do umount -l "$m" || say "cannot unmount $m"; done
-}
-
+# The mounts are run_line's namespace's, gone with it: seen from here the
+# root holds none.  --one-file-system all the same, so that a mount that
+# did stay is skipped, never emptied through (a bound /dev!).
 cleanup() {
-	unmount_all
 	[ "${PYSTROBE_FRESH_KEEP:-0}" = 1 ] || rm -rf --one-file-system "$work"
 }
 
@@ -62,22 +56,15 @@ build_cache() {
 	rm -rf "$cache.d"
 }
 
-# What a running machine has and a chroot lacks: the kernel's file systems,
-# a /dev with ptys and shared memory, and this machine's network and apt
-# transport settings (a snapshot mirror needs Check-Valid-Until off, a
-# proxy must be named).  No package and no pyenv.
+# The root gets this machine's network and apt transport settings (a
+# snapshot mirror needs Check-Valid-Until off, a proxy must be named), and
+# the checkout.  No package and no pyenv.
 prepare_root() {
 	mkdir -p "$root" && tar --numeric-owner -C "$root" -xf "$cache" ||
 		die "cannot unpack $cache into $root"
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
 	apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
 		>"$root/etc/apt/apt.conf.d/00host-transport"
-	mount -t proc proc "$root/proc" &&
-	mount -t sysfs sysfs "$root/sys" &&
-	mount --bind /dev "$root/dev" &&
-	mount --bind /dev/pts "$root/dev/pts" &&
-	mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm" ||
-		die "cannot mount /proc, /sys, /dev, /dev/pts or /dev/shm in $root"
 	mkdir -p "$root/root/pystrobe"
 	git -C "$src" archive HEAD | tar -C "$root/root/pystrobe" -xf - ||
 		die "cannot copy HEAD of $src (uncommitted changes are not in it)"
@@ -89,11 +76,29 @@ readme_lines() {
 	sed -n 's/^    \$ \(.*install-deps.*\)$/\1/p' "$src/README" | head -n 2
 }
 
+# Run $1 in the root as a machine booted from it would: in a mount
+# namespace of its own, the root bound on itself and made "/" by
+# pivot_root (not chroot: in a chroot, unshare cannot make "/" private or
+# create a user namespace, which check_containers does), with /proc, /sys,
+# /dev, /dev/pts and /dev/shm.  The mounts live and die with the namespace,
+# so no exit path leaves one behind on this machine.
 run_line() {
 	say "running in the root, as root: $1"
-	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		/bin/sh -c "cd /root/pystrobe && $1"
+	unshare --mount --propagation private /bin/sh -c '
+		set -e
+		r=$1
+		mount --bind "$r" "$r"
+		mount -t proc proc "$r/proc"
+		mount -t sysfs sysfs "$r/sys"
+		mount --bind /dev "$r/dev"
+		mount --bind /dev/pts "$r/dev/pts"
+		mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm"
+		cd "$r"
+		pivot_root . .
+		umount -l .
+		exec /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			/bin/sh -c "cd /root/pystrobe && $2"' sh "$root" "$1"
 }
 
 # CI on a new machine: the sid root the tests built inside, for this
@@ -104,18 +109,16 @@ hand_over_sid_root() {
 	from=$root/var/cache/pystrobe/sid-root
 	[ -n "$to" ] && [ ! -f "$to/.pystrobe-complete" ] && [ -f "$from/.pystrobe-complete" ] ||
 		return 0
-	unmount_all
 	say "handing the sid root built inside over to $to"
 	rm -rf --one-file-system "$to" && mkdir -p "$(dirname "$to")" && mv "$from" "$to" ||
 		say "could not move it to $to (it will be built there when needed)"
 }
 
-[ "$(id -u)" = 0 ] || die "run as root (it uses debootstrap, chroot and mount)"
+[ "$(id -u)" = 0 ] || die "run as root (it uses debootstrap, unshare, mount and pivot_root)"
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 [ -f "$cache" ] || build_cache
 [ "${PYSTROBE_FRESH_CACHE_ONLY:-0}" = 1 ] && exit 0
-unmount_all
 rm -rf --one-file-system "$work"
 prepare_root
 n=$(readme_lines | wc -l)
