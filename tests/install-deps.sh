@@ -1,16 +1,33 @@
 #!/bin/sh
 # Install what building and testing pystrobe needs on Debian 12 (run as root).
-# Everything comes from Debian's own archive.
+# Everything comes from Debian's own archive.  Already installed: nothing done.
 set -e
-pkgs="autoconf automake make gcc pkgconf libelf-dev libdw-dev libunwind-dev zlib1g-dev check libxml2-utils chromium python3 debootstrap util-linux libncurses-dev tmux clang libclang-rt-dev valgrind sudo"
+say() { echo "install-deps: $*"; }
+
+# Building pystrobe.
+pkgs="autoconf automake make gcc pkgconf libelf-dev libdw-dev libunwind-dev zlib1g-dev libncurses-dev"
+# The tests: Check, the system's python3 (3.11), debootstrap for the sid root
+# (3.14, 3.15), and the tools the live tests drive.
+pkgs="$pkgs check python3 debootstrap util-linux sudo tmux valgrind chromium libxml2-utils"
+# node runs tests/browser_flamegraph.js (check_browser, check_flamegraph,
+# check_diff); g++ and python3-dev build check_native's C and C++ extension
+# module (without Python.h it can only call through ctypes).
+pkgs="$pkgs nodejs g++ python3-dev"
+# fuzz/ (libFuzzer, run by .ci/run).
+pkgs="$pkgs clang libclang-rt-dev"
+
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
 	export DEBIAN_FRONTEND=noninteractive
+	log=${TMPDIR:-/tmp}/pystrobe-install-deps.log
+	say "apt-get update"
 	apt-get update -qq
-	apt-get install -y -qq $missing >/dev/null
+	say "installing$missing and what they need (minutes on a new machine; log: $log)"
+	apt-get install -y -q $missing >"$log" 2>&1 || { tail -n 20 "$log"; exit 1; }
+	say "installed $(grep -c '^Setting up ' "$log") packages"
 fi
 
 # --- The consumers the tests open our files with -------------------------

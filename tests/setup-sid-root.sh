@@ -31,21 +31,7 @@ if complete "$root"; then
 	exit 0
 fi
 
-find_mirror() {
-	# deb822 sources first (URIs: lines), then one-line sources (deb URI suite ...).
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f"
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' "$f"
-	done
-}
-
-# The Debian archive is the one whose path ends in /debian (not -security, not a
-# third-party repository).
-mirror=$(find_mirror | grep -E '/debian/?$' | head -n 1)
+mirror=$(sh "$(dirname "$0")/apt-mirror.sh")
 if [ -z "$mirror" ]; then
 	echo "setup-sid-root: no Debian mirror found in the apt configuration" >&2
 	exit 1

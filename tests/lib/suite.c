@@ -1,3 +1,5 @@
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "suite.h"
@@ -16,6 +18,24 @@ void add_have_interps(TCase *tc, int ninterps)
 {
 	have_ninterps = ninterps;
 	tcase_add_test(tc, test_have_interps);
+}
+
+/* Both on stderr, unbuffered: Check forks each test, and a child's
+ * buffered stdout could be lost when it fails. */
+void test_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("SKIP: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void test_used(const char *tool)
+{
+	fprintf(stderr, "USED: %s\n", tool);
 }
 
 int run_suite(Suite *s)

@@ -8,6 +8,19 @@
  * interpreter must fail the suite, not pass it with nothing run. */
 void add_have_interps(TCase *tc, int ninterps);
 
+/* The one rule for a check this machine cannot run (its interpreter or
+ * tool is missing): the test calls test_skip() with the reason, which
+ * writes "SKIP: <reason>" into the program's log, and returns.  Check has
+ * no skipped status of its own, so the line is the record: the summary at
+ * the end of `make check` (tests/summary.sh) counts and lists them, and
+ * fails the run when the required minimum itself is missing. */
+void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A tool a test has just run for real (node, chromium, tmux, valgrind,
+ * sudo, g++, xmllint): "USED: <tool>" in the log, for the summary's list
+ * of what the suite covered. */
+void test_used(const char *tool);
+
 /* Run every test of s (and free it); the exit status for the test
  * driver. */
 int run_suite(Suite *s);

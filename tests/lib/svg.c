@@ -11,6 +11,7 @@
 #include "folded.h"
 #include "target.h"
 #include "util/util.h"
+#include "suite.h"
 
 #define ROW 16			/* out_flamegraph.c's FG_ROW */
 
@@ -35,9 +36,13 @@ void assert_wellformed(const char *path)
 {
 	char *cmd = xasprintf("xmllint --noout '%s'", path);
 
-	if (system("xmllint --version >/dev/null 2>&1") != 0)
-		ck_abort_msg("MISSING xmllint (libxml2-utils): cannot check the SVG");
+	if (system("xmllint --version >/dev/null 2>&1") != 0) {
+		test_skip("no xmllint (apt-get install libxml2-utils): %s not checked as XML", path);
+		goto out;
+	}
 	ck_assert_msg(system(cmd) == 0, "%s is not well-formed XML", path);
+	test_used("xmllint");
+out:
 	free(cmd);
 }
 

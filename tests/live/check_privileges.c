@@ -68,7 +68,8 @@ static bool have_system_python(void)
 {
 	if (access(SYSTEM_PYTHON, X_OK) == 0)
 		return true;
-	printf("privileges: MISSING %s: the sudo checks did not run\n", SYSTEM_PYTHON);
+	test_skip("privileges: no %s (apt-get install python3): the sudo checks did not run",
+		  SYSTEM_PYTHON);
 	return false;
 }
 
@@ -205,6 +206,22 @@ static int copy_binary(char *dir, size_t dirsize, char *bin, size_t size)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* sudo's own warning about this machine (a hostname with no /etc/hosts
+ * entry, common in containers and cloud images) says nothing about
+ * pystrobe: step past it, and say so. */
+static const char *past_sudo_host_warning(const char *err)
+{
+	static const char warn[] = "sudo: unable to resolve host ";
+
+	while (err && !strncmp(err, warn, sizeof(warn) - 1)) {
+		const char *nl = strchrnul(err, '\n');
+
+		printf("privileges: not pystrobe's, ignored: %.*s\n", (int)(nl - err), err);
+		err = *nl ? nl + 1 : nl;
+	}
+	return err;
+}
+
 START_TEST(test_real_sudo)
 {
 	static const char *const files[] = { "ids", "profile.txt", NULL };
@@ -216,8 +233,8 @@ START_TEST(test_real_sudo)
 	struct run r;
 
 	if (system("sudo --version >/dev/null 2>&1") != 0) {
-		printf("privileges: *** NOT RUN: sudo is not installed (sh tests/install-deps.sh "
-		       "installs it); SUDO_UID was checked without it ***\n");
+		test_skip("privileges: no sudo (apt-get install sudo): SUDO_UID was checked "
+			  "without it");
 		return;
 	}
 	if (!have_system_python())
@@ -232,10 +249,11 @@ START_TEST(test_real_sudo)
 	run_cmd(&r, RUN_TIMEOUT_MS, argv);
 	unlink(SUDOERS_DROPIN);
 	rm_dir(bindir, binfiles);
-	ck_assert_msg(run_exit(&r) == 0 && all_lines_pystrobe(r.err),
+	ck_assert_msg(run_exit(&r) == 0 && all_lines_pystrobe(past_sudo_host_warning(r.err)),
 		      "nobody: sudo -n pystrobe record -- python: %s: %s",
 		      run_describe(&r, how, sizeof(how)), r.err);
 	run_free(&r);
+	test_used("sudo");
 	check_ids(dir, "nobody through sudo");
 	rm_dir(dir, files);
 }

@@ -33,7 +33,8 @@
  * By default the Debian python3.11 and a pyenv 3.12 run (every interpreter
  * with PYSTROBE_TOP_ALL=1).  Failures are collected while the targets run
  * and reported per interpreter at the end, so nothing is left behind.
- * tmux is required: without it the test fails with "MISSING tmux".
+ * Without tmux each run is a SKIP; the summary at the end of `make check`
+ * then fails the whole run, since tmux is in the required minimum.
  */
 #include <check.h>
 #include <dirent.h>
@@ -869,7 +870,11 @@ START_TEST(test_top)
 	struct target t;
 	char why[512];
 
-	ck_assert_msg(have_tmux, "MISSING tmux: apt-get install tmux");
+	if (!have_tmux) {
+		test_skip("top: no tmux (apt-get install tmux): top not run on %s", d.ti->label);
+		return;
+	}
+	test_used("tmux");
 	printf("top: %s\n", d.ti->label);
 	snprintf(d.sock, sizeof(d.sock), "%s/tmux-%d", sock_dir, _i);
 	test_interp_script(d.ti, "tests/targets/hot.py", d.script, sizeof(d.script));
@@ -980,8 +985,6 @@ int main(void)
 	unsetenv("LC_CTYPE");
 	unsetenv("TMUX");
 	have_tmux = system("tmux -V >/dev/null 2>&1") == 0;
-	if (!have_tmux)
-		fprintf(stderr, "top: MISSING tmux (apt-get install tmux)\n");
 	snprintf(sock_dir, sizeof(sock_dir), "/tmp/pystrobe-top-XXXXXX");
 	if (!mkdtemp(sock_dir)) {
 		perror("mkdtemp");

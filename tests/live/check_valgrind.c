@@ -118,14 +118,16 @@ START_TEST(test_valgrind)
 	struct target t;
 
 	if (why_not) {
-		printf("valgrind: *** NOT RUN: %s ***\n", why_not);
+		test_skip("valgrind: %s", why_not);
 		return;
 	}
 	if (k < 0) {
-		printf("valgrind: MISSING Debian's static python3.11: its run did not happen\n");
+		test_skip("valgrind: no Debian static /usr/bin/python3.11 (apt-get install python3): "
+			  "its run did not happen");
 		return;
 	}
 	ti = &interps[k];
+	test_used("valgrind");
 	if (target_start(&t, ti, why, sizeof(why), "-c", spin_code, NULL) < 0 ||
 	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
 		target_stop(&t);
