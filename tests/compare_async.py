@@ -1,7 +1,7 @@
 """Hold `pystrobe dump --async --json` against what an asyncio service wrote
 about itself (tests/targets/async_service.py's truth.json).
 
-Usage: compare_async.py [--nonblocking] TRUTH.json DUMP.json
+Usage: compare_async.py [--nonblocking|--core] TRUTH.json DUMP.json
        compare_async.py --ps PS.txt PSTREE.txt DUMP.json
        compare_async.py --split ACCT0.json ACCT1.json COLLAPSED.txt
 
@@ -172,7 +172,7 @@ def main():
     if args[0] == "--ps":
         return compare_ps(open(args[1]).read(), open(args[2]).read(), json.load(open(args[3])))
     nonblocking = args[0] == "--nonblocking"
-    if nonblocking:
+    if nonblocking or args[0] == "--core":   # a core: read as a paused process
         args = args[1:]
     truth = json.load(open(args[0]))
     dump = json.load(open(args[1]))

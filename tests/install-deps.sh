@@ -13,6 +13,8 @@ pkgs="$pkgs check python3 debootstrap util-linux sudo tmux valgrind chromium lib
 # check_diff); g++ and python3-dev build check_native's C and C++ extension
 # module (without Python.h it can only call through ctypes).
 pkgs="$pkgs nodejs g++ python3-dev"
+# gdb's gcore takes the cores check_core and check_async read back.
+pkgs="$pkgs gdb"
 # fuzz/ (libFuzzer, run by .ci/run).
 pkgs="$pkgs clang libclang-rt-dev"
 

@@ -647,22 +647,14 @@ void py_tasks_free(struct py_tasks *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
-		   struct asyncio_layout *A, char *err, size_t errlen)
+/* The section as read (rc from locate_section*), parsed; what names the
+ * process in messages. */
+static int layout_from(int rc, const char *what, const struct pyinterp *pi, const uint8_t *sec,
+		       size_t len, struct asyncio_layout *A, char *err, size_t errlen)
 {
-	uint8_t sec[ASYNCIO_SECTION_SIZE];
-	size_t len = 0;
-	int rc;
-
-	if (pi->layout.gen.iframe == NONE || pi->layout.frame.stackpointer == NONE) {
-		snprintf(err, errlen, "asyncio tasks are not readable on Python %s yet "
-			 "(pystrobe reads them on 3.14 and 3.15)", pi->version);
-		return -EXIT_UNSUPPORTED;
-	}
-	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
 	if (rc == -ENOENT) {
-		snprintf(err, errlen, "process %d has no C _asyncio module loaded "
-			 "(it has not imported asyncio)", (int)pid);
+		snprintf(err, errlen, "%s has no C _asyncio module loaded "
+			 "(it has not imported asyncio)", what);
 		return -ENOENT;
 	}
 	if (rc < 0) {
@@ -670,6 +662,43 @@ int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
 		return -exit_code_for_errno(rc);
 	}
 	return asyncio_layout_parse(pi->minor, sec, len, A, err, errlen);
+}
+
+static bool readable_version(const struct pyinterp *pi, char *err, size_t errlen)
+{
+	if (pi->layout.gen.iframe != NONE && pi->layout.frame.stackpointer != NONE)
+		return true;
+	snprintf(err, errlen, "asyncio tasks are not readable on Python %s yet "
+		 "(pystrobe reads them on 3.14 and 3.15)", pi->version);
+	return false;
+}
+
+int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
+		   struct asyncio_layout *A, char *err, size_t errlen)
+{
+	uint8_t sec[ASYNCIO_SECTION_SIZE];
+	char what[32];
+	size_t len = 0;
+	int rc;
+
+	if (!readable_version(pi, err, errlen))
+		return -EXIT_UNSUPPORTED;
+	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
+	snprintf(what, sizeof(what), "process %d", (int)pid);
+	return layout_from(rc, what, pi, sec, len, A, err, errlen);
+}
+
+int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+		      struct asyncio_layout *A, char *err, size_t errlen)
+{
+	uint8_t sec[ASYNCIO_SECTION_SIZE];
+	size_t len = 0;
+	int rc;
+
+	if (!readable_version(pi, err, errlen))
+		return -EXIT_UNSUPPORTED;
+	rc = locate_section_in(src, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
+	return layout_from(rc, src->what, pi, sec, len, A, err, errlen);
 }
 
 /* --- one task's awaiters, for sampling ------------------------------------ */

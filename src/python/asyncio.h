@@ -62,6 +62,9 @@ struct py_tasks {
  * (-EXIT_UNSUPPORTED for a version or build we cannot read tasks of). */
 int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
 		   struct asyncio_layout *A, char *err, size_t errlen);
+/* The same among src's mapped objects (a core's). */
+int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+		      struct asyncio_layout *A, char *err, size_t errlen);
 
 /* Read every task of every thread and interpreter through m.  recheck
  * (NULL when the process is paused) re-reads each task uncached after its

@@ -336,11 +336,10 @@ void pyinterp_free(struct pyinterp *pi)
 }
 
 /* Read the section from the object at mp into buf; its size in *len. */
-static int read_section_of(pid_t pid, struct mem *m, const struct proc_map *mp, int is_exe,
-			   const char *section, void *buf, size_t max, size_t *len)
+static int read_section_of(const struct locate_src *src, struct mem *m, const struct proc_map *mp,
+			   bool is_exe, const char *section, void *buf, size_t max, size_t *len)
 {
-	struct locate_src src = { .pid = pid };
-	struct elffile *ef = open_live(&src, mp, is_exe);
+	struct elffile *ef = src->open(src, mp, is_exe);
 	uint64_t addr, size, bias;
 	int rc = -ENOENT;
 
@@ -356,29 +355,41 @@ out:
 	return rc;
 }
 
-int locate_section(pid_t pid, struct mem *m, const struct pyinterp *pi, const char *prefix,
-		   const char *section, void *buf, size_t max, size_t *len)
+int locate_section_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+		      const char *prefix, const char *section, void *buf, size_t max, size_t *len)
 {
-	struct proc_maps maps;
+	const struct proc_maps *maps = src->maps;
 	int rc = -ENOENT;
 
-	if (proc_maps_read(pid, &maps) < 0)
-		return -ESRCH;
 	/* The interpreter's own object first (a built-in module), then
 	 * extension modules by name, each at its first mapping. */
 	for (int pass = 0; pass < 2 && rc < 0; pass++) {
-		for (size_t i = 0; i < maps.n && rc < 0; i++) {
-			const struct proc_map *mp = &maps.v[i];
+		for (size_t i = 0; i < maps->n && rc < 0; i++) {
+			const struct proc_map *mp = &maps->v[i];
 			bool mine = strcmp(mp->path, pi->path) == 0;
 
-			if (!is_file_mapping(mp) || first_mapping(&maps, mp->path) != mp)
+			if (!is_file_mapping(mp) || first_mapping(maps, mp->path) != mp)
 				continue;
 			if (pass == 0 ? !mine
 				      : mine || strncmp(basename_of(mp->path), prefix, strlen(prefix)))
 				continue;
-			rc = read_section_of(pid, m, mp, pass == 0, section, buf, max, len);
+			rc = read_section_of(src, m, mp, pass == 0, section, buf, max, len);
 		}
 	}
+	return rc;
+}
+
+int locate_section(pid_t pid, struct mem *m, const struct pyinterp *pi, const char *prefix,
+		   const char *section, void *buf, size_t max, size_t *len)
+{
+	struct locate_src src = { .pid = pid, .open = open_live };
+	struct proc_maps maps;
+	int rc;
+
+	if (proc_maps_read(pid, &maps) < 0)
+		return -ESRCH;
+	src.maps = &maps;
+	rc = locate_section_in(&src, m, pi, prefix, section, buf, max, len);
 	proc_maps_free(&maps);
 	return rc;
 }

@@ -60,5 +60,8 @@ int version_from_filename(const char *path);
  * bytes read.  0, or a negative errno (-ENOENT: no such section). */
 int locate_section(pid_t pid, struct mem *m, const struct pyinterp *pi, const char *prefix,
 		   const char *section, void *buf, size_t max, size_t *len);
+/* The same among src's mapped objects (a core's). */
+int locate_section_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+		      const char *prefix, const char *section, void *buf, size_t max, size_t *len);
 
 #endif

@@ -354,10 +354,30 @@ static void core_merge(struct snapshot *s, struct core *c, struct native_capture
 	symbolizer_free(sym);
 }
 
+/* --async on a core: its tasks, read as a paused process's are.  A core
+ * of a process that had not imported asyncio gets the note, not an error. */
+static int core_async(struct snapshot *s, const struct locate_src *src, struct mem *m,
+		      char *err, size_t errlen)
+{
+	struct asyncio_layout A;
+	int rc = asyncio_locate_in(src, m, &s->pi, &A, err, errlen);
+
+	if (rc == -ENOENT) {
+		s->async_note = xstrdup(err);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	rc = async_read(m, s, &A, false, err, errlen);
+	if (rc == 0)
+		task_threads(s);
+	return rc;
+}
+
 int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
 		  struct snapshot *s, char *err, size_t errlen)
 {
-	struct walk_opts wo = { .locals = o->locals };
+	struct walk_opts wo = { .locals = o->locals, .deep_locals = o->deep_locals };
 	struct locate_src src = { .open = open_core_file };
 	struct native_unwinder *nu = NULL;
 	struct native_capture *nc = NULL;
@@ -387,6 +407,8 @@ int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
 	pystack_thread_names(m, &s->pi, s->threads, n);
 	s->nthreads = n;
 	core_tids(m, &s->pi, c, s->threads, n);
+	if (o->async && (rc = core_async(s, &src, m, err, errlen)) < 0)
+		goto out;
 	if (o->native) {
 		nc = core_capture_native(c, &nu);
 		merge_capture_python(nc, m, &s->pi, wo.max_depth);

@@ -216,6 +216,55 @@ static void check_ps(const struct test_interp *ti, char **failures)
 	target_stop(&t);
 }
 
+/* A gcore of the service, read back with dump --core --async: the same
+ * tasks, names, states, frames and awaiters as the service wrote.  gdb
+ * may write a thread's C stack as zeros (see check_core): pystrobe then
+ * exits 11 with a note, and the tasks, which live on the heap, must still
+ * be right. */
+static void check_core(const struct test_interp *ti, char **failures)
+{
+	char why[512], pid[16], prefix[PATH_MAX + 16], core[PATH_MAX + 32], path[PATH_MAX + 64];
+	char *gcore[] = { "gcore", "-o", prefix, pid, NULL }, how[96];
+	struct target t;
+	struct run r;
+	char *out;
+
+	if (access("/usr/bin/gcore", X_OK) != 0) {
+		printf("async: %s: --core: SKIP (no /usr/bin/gcore: Debian's gdb)\n", ti->label);
+		return;
+	}
+	if (target_start_script(&t, ti, "tests/targets/async_service.py", why, sizeof(why)) < 0) {
+		msg_add(failures, "async_service.py: %s", why);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	snprintf(prefix, sizeof(prefix), "%s/gcore", t.dir);
+	snprintf(core, sizeof(core), "%s.%d", prefix, t.py_pid);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, gcore) < 0 || run_exit(&r) != 0) {
+		msg_add(failures, "gcore: %.500s", r.err);
+		goto out;
+	}
+	run_free(&r);
+	if (run_pystrobe(&r, "dump", "--core", core, "--async", "--json",
+			 ti->root[0] ? "--root" : NULL, ti->root, NULL) < 0) {
+		msg_add(failures, "cannot run pystrobe");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/core.json", t.dir);
+	if ((run_exit(&r) != 0 && run_exit(&r) != 11) || !all_lines_pystrobe(r.err))
+		msg_add(failures, "dump --core --async: %s: %.1000s",
+			run_describe(&r, how, sizeof(how)), r.err);
+	else if (write_file(path, r.out, r.out_len) < 0)
+		msg_add(failures, "cannot write %s", path);
+	else if ((out = compare(&t, "--core", t.truth, "core.json", NULL, failures)))
+		free(out);
+	run_free(&r);
+	unlink(core);
+out:
+	kill_descendants(t.py_pid);
+	target_stop(&t);
+}
+
 /* CPU time (user + system) of the children reaped so far, in ms. */
 static long long children_cpu_ms(void)
 {
@@ -381,6 +430,8 @@ START_TEST(test_async)
 		check_graph(ti, &failures);
 		if (!failures)
 			check_ps(ti, &failures);
+		if (!failures)
+			check_core(ti, &failures);
 		if (!failures)
 			check_split(ti, &failures);
 		if (!failures)
