@@ -63,6 +63,12 @@ prepare_root() {
 	mkdir -p "$root" && tar --numeric-owner -C "$root" -xf "$cache" ||
 		die "cannot unpack $cache into $root"
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+	# This machine's TLS trust, for npm (the one client the lines run
+	# over https): a site that inspects TLS signs with a CA of its own,
+	# which a pristine root cannot know.  Given to node alone, by
+	# environment (run_line); the root's own trust store is left as it is.
+	mkdir -p "$root/etc/ssl"
+	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/host-ca-certificates.crt" 2>/dev/null
 	apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
 		>"$root/etc/apt/apt.conf.d/00host-transport"
 	mkdir -p "$root/root/pystrobe"
@@ -96,7 +102,10 @@ run_line() {
 		cd "$r"
 		pivot_root . .
 		umount -l .
-		exec /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+		ca=
+		[ -f /etc/ssl/host-ca-certificates.crt ] &&
+			ca="NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca-certificates.crt npm_config_cafile=/etc/ssl/host-ca-certificates.crt"
+		exec /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $ca \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			/bin/sh -c "cd /root/pystrobe && $2"' sh "$root" "$1"
 }
