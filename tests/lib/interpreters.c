@@ -407,3 +407,19 @@ void test_interp_span(const struct test_interp *ti, int n, int *oldest, int *new
 			*newest = k;
 	}
 }
+
+int test_interps_plain(const struct test_interp **chosen, int max, const char *who)
+{
+	const struct test_interp *all;
+	int n = test_interps(&all), nchosen = 0;
+
+	for (int want = 12; want >= 11 && nchosen < max; want--)
+		for (int i = 0; i < n; i++)
+			if (all[i].minor == want && !all[i].root[0] && !all[i].env[0]) {
+				chosen[nchosen++] = &all[i];
+				break;
+			}
+	for (int i = 0; i < nchosen; i++)
+		printf("%s: runs on %s (%s)\n", who, chosen[i]->label, chosen[i]->path);
+	return nchosen;
+}

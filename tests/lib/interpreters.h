@@ -23,6 +23,11 @@ struct test_interp {
  * is missing, to stderr.  Returns the count; *out is static storage. */
 int test_interps(const struct test_interp **out);
 
+/* Up to max plain interpreters (no root, no venv or shim), a 3.12 first,
+ * then a 3.11, for tests whose point is not the sampler but what it
+ * writes.  Prints them after who ("diff: ..."); returns how many. */
+int test_interps_plain(const struct test_interp **chosen, int max, const char *who);
+
 /* The indexes of the oldest and the newest interpreter among n (the
  * first found of each minor version); 0 and 0 when n is 0. */
 void test_interp_span(const struct test_interp *ti, int n, int *oldest, int *newest);

@@ -554,17 +554,7 @@ static char *missing_tools(void)
 /* Two interpreters, not all: the point is the files, not the sampler. */
 static void choose_interps(void)
 {
-	const struct test_interp *all;
-	int n = test_interps(&all);
-
-	for (int want = 12; want >= 11 && nchosen < 2; want--)
-		for (int i = 0; i < n; i++)
-			if (all[i].minor == want && !all[i].root[0] && !all[i].env[0]) {
-				chosen[nchosen++] = &all[i];
-				break;
-			}
-	for (int i = 0; i < nchosen; i++)
-		printf("consumers: runs on %s (%s)\n", chosen[i]->label, chosen[i]->path);
+	nchosen = test_interps_plain(chosen, 2, "consumers");
 }
 
 START_TEST(test_have_interps)

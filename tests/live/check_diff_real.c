@@ -159,18 +159,7 @@ END_TEST
 /* Two interpreters, not all: the point is diff, not the sampler. */
 static void choose_interps(void)
 {
-	const struct test_interp *all;
-	int n = test_interps(&all);
-
-	for (int want = 12; want >= 11 && nchosen < 2; want--)
-		for (int i = 0; i < n; i++)
-			if (all[i].minor == want && !all[i].root[0] && !all[i].env[0]) {
-				chosen[nchosen++] = &all[i];
-				break;
-			}
-	for (int i = 0; i < nchosen; i++)
-		printf("diff: the recorded test runs on %s (%s)\n", chosen[i]->label,
-		       chosen[i]->path);
+	nchosen = test_interps_plain(chosen, 2, "diff: the recorded test");
 }
 
 START_TEST(test_have_interps)
