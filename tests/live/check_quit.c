@@ -13,7 +13,8 @@
  * SIGTERM or SIGKILL.
  *
  * On the Debian python3.11, a pyenv interpreter and a sid-root one; a
- * missing one, or tmux, fails with MISSING.
+ * kind this machine lacks is a SKIP (add_have_interps() fails a machine
+ * with none at all); missing tmux fails with MISSING.
  */
 #include <check.h>
 #include <ctype.h>
@@ -337,7 +338,8 @@ START_TEST(test_quit)
 END_TEST
 START_TEST(test_interps_chosen)
 {
-	ck_assert_msg(!missing[0], "MISSING interpreters for the quit tests:%s", missing);
+	if (missing[0])
+		test_skip("quit: no interpreter of the kind%s (the others still run)", missing);
 }
 END_TEST
 

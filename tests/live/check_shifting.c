@@ -45,7 +45,10 @@ START_TEST(test_shifting)
 	struct run r, chk;
 	int rc;
 
-	ck_assert_msg(ti, "no Python 3.%d found: cannot run the check", minors[_i]);
+	if (!ti) {
+		test_skip("shifting: no Python 3.%d here (the other version still runs)", minors[_i]);
+		return;
+	}
 	test_interp_script(ti, "tests/targets/shifting.py", script, sizeof(script));
 	if (target_start(&t, ti, why, sizeof(why), script, TARGET_SECONDS, NULL) < 0 ||
 	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {

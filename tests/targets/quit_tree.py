@@ -7,7 +7,8 @@ METHOD is the start method of a Pool(3): fork or forkserver.  Once the
 pool has run a first batch of tasks, OUTDIR/ready.json (tmp + rename)
 holds {"main": pid, "workers": [pid...], "forkserver": pid or null}: every
 process of the tree as the program itself knows it.  Then it maps batches
-for ever.  On KeyboardInterrupt (a terminal's Ctrl-C) the pool is ended by
+for ever.  On a Ctrl-C (KeyboardInterrupt, or a pool error when its workers
+died of the same SIGINT first) the pool is ended by
 its own `with` block, and OUTDIR/cleaned is written: the proof that
 Python's cleanup ran.  With --read it first writes OUTDIR/asking and reads
 a line from standard input (a terminal), into OUTDIR/read.txt.  Runs on CPython 3.7 to 3.15 (3.7 syntax, stdlib).
@@ -59,10 +60,13 @@ def main():
             })
             while True:
                 pool.map(task, range(6))
-    except KeyboardInterrupt:
+    finally:
+        # Reached on any exception, not only KeyboardInterrupt: with the
+        # whole group interrupted, a forkserver pool's own workers may die
+        # first and the main process then sees a pool error instead.  What
+        # matters is that Python's cleanup ran (SIGTERM and SIGKILL skip it).
         with open(os.path.join(outdir, "cleaned"), "w") as f:
             f.write("pool ended by its with block\n")
-        raise
 
 
 if __name__ == "__main__":
