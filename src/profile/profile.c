@@ -125,7 +125,6 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth
 	s->frames = xmalloc((depth ? depth : 1) * sizeof(*frames));
 	memcpy(s->frames, frames, depth * sizeof(*frames));
 	s->depth = depth;
-	s->thread = PSTACK_NO_THREAD;
 	s->count = 0;
 	hashidx_add(&p->stack_index, h, id);
 	return id;
@@ -169,10 +168,6 @@ void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 	p->samples += weight;
 	if (thread >= p->nthreads)
 		return;
-	if (s->thread == PSTACK_NO_THREAD)
-		s->thread = thread;
-	else if (s->thread != thread)
-		s->thread = PSTACK_MANY_THREADS;
 	/* Without runs, which thread saw the stack how often is kept per
 	 * (stack, thread): it grows with those pairs, not with samples. */
 	if (p->no_timeline)

@@ -43,13 +43,8 @@ struct pframe {
 struct pstack {
 	uint32_t *frames;	/* frame ids, root first */
 	uint32_t depth;
-	uint32_t thread;	/* the one thread it was sampled on, or
-				 * PSTACK_NO_THREAD / PSTACK_MANY_THREADS */
 	uint64_t count;		/* samples */
 };
-
-#define PSTACK_NO_THREAD UINT32_MAX
-#define PSTACK_MANY_THREADS (UINT32_MAX - 1)
 
 struct pthread_info {
 	pid_t pid, tid;

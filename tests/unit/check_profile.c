@@ -466,7 +466,7 @@ END_TEST
 
 /* Without a timeline, a long run of changing stacks keeps no runs (memory
  * grows with the distinct stacks only), and each stack still knows its
- * thread, for pprof's labels. */
+ * threads and their counts, for pprof's labels. */
 START_TEST(test_no_timeline)
 {
 	struct profile p;
@@ -486,8 +486,17 @@ START_TEST(test_no_timeline)
 	ck_assert_uint_eq(p.nruns, 0);
 	ck_assert_ptr_null(p.runs);
 	ck_assert_uint_eq(p.nstacks, 2);
-	ck_assert_uint_eq(p.stacks[0].thread, PSTACK_MANY_THREADS);
-	ck_assert_uint_eq(p.stacks[1].thread, t1);
+	/* One count per (stack, thread), the order of first sight. */
+	ck_assert_uint_eq(p.nstack_threads, 3);
+	ck_assert_uint_eq(p.stack_threads[0].stack, 0);
+	ck_assert_uint_eq(p.stack_threads[0].thread, t1);
+	ck_assert_uint_eq(p.stack_threads[0].count, 50000);
+	ck_assert_uint_eq(p.stack_threads[1].stack, 0);
+	ck_assert_uint_eq(p.stack_threads[1].thread, t2);
+	ck_assert_uint_eq(p.stack_threads[1].count, 33334);
+	ck_assert_uint_eq(p.stack_threads[2].stack, 1);
+	ck_assert_uint_eq(p.stack_threads[2].thread, t1);
+	ck_assert_uint_eq(p.stack_threads[2].count, 50000);
 	ck_assert_uint_eq(p.stacks[0].count, 50000 + 33334);
 	ck_assert_uint_eq(p.samples, 100000 + 33334);
 	profile_free(&p);
