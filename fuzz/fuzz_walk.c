@@ -9,7 +9,8 @@
  *   - pystack_threads() without and with locals, then pystack_names() and
  *     pystack_tid_offset() for the idents it found (the dump);
  *   - pystack_tstates() + pystack_walk() with a visitor that resolves every
- *     frame through code_cache_frame() into a profile (the sampler), twice:
+ *     frame through frame_reuse_resolve() (last round's ids where proved
+ *     valid, else code_cache_frame()) into a profile (the sampler), twice:
  *     on the same memory (cache hits), then, with FZW_TWO_PHASE, on a second
  *     snapshot in which regions may have changed, as they do between
  *     samples (the cache's identity re-checks), optionally through
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "python/codecache.h"
+#include "python/framereuse.h"
 #include "fuzzmem.h"
 #include "interp/layout.h"
 #include "python/locate.h"
@@ -50,6 +52,8 @@ static void switch_close(struct mem *m)
 struct sample_ctx {
 	struct code_cache *cc;
 	struct profile *p;
+	struct frame_reuse *reuse;	/* per thread state index */
+	struct reuse_frame raw[PYSTACK_MAX_DEPTH];
 	uint32_t frames[PYSTACK_MAX_DEPTH];
 	int nframes;
 };
@@ -57,14 +61,9 @@ struct sample_ctx {
 static int collect(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
 {
 	struct sample_ctx *s = arg;
-	uint32_t id;
-	int rc;
 
-	(void)frame;
-	if ((rc = code_cache_frame(s->cc, code, lasti, &id)) < 0)
-		return rc;
 	if (s->nframes < PYSTACK_MAX_DEPTH)
-		s->frames[s->nframes++] = id;
+		s->raw[s->nframes++] = (struct reuse_frame){ frame, code, lasti, 0, 0 };
 	return 0;
 }
 
@@ -76,6 +75,7 @@ static void sample(struct mem *m, const struct pyinterp *pi, int max_depth,
 	uint64_t gil;
 	int n = pystack_tstates(m, pi, ts, PYSTACK_MAX_THREADS, &gil, err, sizeof(err));
 
+	code_cache_round(s->cc);
 	for (int i = 0; i < n; i++) {
 		uint32_t stack[PYSTACK_MAX_DEPTH];
 		uint32_t depth = 0, th;
@@ -88,6 +88,9 @@ static void sample(struct mem *m, const struct pyinterp *pi, int max_depth,
 		end = pystack_walk(m, &pi->layout, ts[i].frame, max_depth, collect, s, &nf, &rc);
 		if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR ||
 		    s->nframes == 0)
+			continue;
+		if (frame_reuse_resolve(&s->reuse[i], s->cc, s->raw, (uint32_t)s->nframes,
+					s->frames) < 0)
 			continue;
 		for (int k = s->nframes - 1; k >= 0; k--)
 			stack[depth++] = s->frames[k];
@@ -206,6 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ts = calloc(PYSTACK_MAX_THREADS, sizeof(*ts));
 	sc.p = &prof;
 	sc.cc = code_cache_new(reader, &pi.layout, &prof, flags & FZW_BY_FUNCTION);
+	sc.reuse = calloc(PYSTACK_MAX_THREADS, sizeof(*sc.reuse));
 	for (int round = 0; round < 3; round++) {
 		if (round == 2) {
 			if (!second)
@@ -216,6 +220,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			mem_cache_reset(reader);
 		sample(reader, &pi, max_depth, &sc, ts, 1000000ull * (uint64_t)round);
 	}
+	for (int i = 0; i < PYSTACK_MAX_THREADS; i++)
+		frame_reuse_release(&sc.reuse[i]);
+	free(sc.reuse);
 	code_cache_free(sc.cc);
 	free(ts);
 	if (reader != &sw.mem)

@@ -33,6 +33,8 @@ struct code_entry {
 	uint32_t nlines, lines_alloc;
 	int64_t last_offset;		/* memo of the last offset -> line */
 	int last_line;
+	uint64_t serial;		/* names this decode; 0: none */
+	uint64_t checked;		/* the round its identity was last read in */
 };
 
 struct code_cache {
@@ -46,6 +48,8 @@ struct code_cache {
 	uint32_t nentries, entries_alloc;
 	struct hashidx index;		/* by address */
 	uint64_t hits, decodes;
+	uint64_t round;			/* see code_cache_round() */
+	uint32_t last;			/* entry of the last lookup, + 1 */
 };
 
 struct code_cache *code_cache_new(struct mem *m, const struct py_layout *L,
@@ -59,6 +63,7 @@ struct code_cache *code_cache_new(struct mem *m, const struct py_layout *L,
 	cc->c.L = L;
 	cc->p = p;
 	cc->by_function = by_function;
+	cc->round = 1;
 	return cc;
 }
 
@@ -76,6 +81,7 @@ static void cache_empty(struct code_cache *cc)
 	for (uint32_t i = 0; i < cc->nentries; i++)
 		entry_clear(&cc->entries[i]);
 	cc->nentries = 0;
+	cc->last = 0;
 	hashidx_clear(&cc->index);
 }
 
@@ -95,15 +101,21 @@ void code_cache_stats(const struct code_cache *cc, uint64_t *hits, uint64_t *dec
 	*decodes = cc->decodes;
 }
 
+/* A stack is mostly runs of one code object (recursion, a loop calling
+ * the same function): the last entry found is tried first. */
 static struct code_entry *entry_find(struct code_cache *cc, uint64_t code)
 {
 	struct hashidx_pos pos;
 	uint32_t id;
 
+	if (cc->last && cc->entries[cc->last - 1].addr == code)
+		return &cc->entries[cc->last - 1];
 	for (id = hashidx_first(&cc->index, hash_u64(code), &pos); id != HASHIDX_NONE;
 	     id = hashidx_next(&cc->index, &pos))
-		if (cc->entries[id].addr == code)
+		if (cc->entries[id].addr == code) {
+			cc->last = id + 1;
 			return &cc->entries[id];
+		}
 	return NULL;
 }
 
@@ -194,6 +206,8 @@ static int decode(struct code_cache *cc, struct code_entry *e, uint64_t code,
 	*e = ne;
 	e->addr = code;
 	e->last_offset = INT64_MIN;
+	e->serial = cc->decodes;
+	e->checked = cc->round;
 	return 0;
 }
 
@@ -260,21 +274,34 @@ static int entry_new(struct code_cache *cc, uint64_t code, const struct code_ide
 	ALLOC_GROW(cc->entries, cc->nentries + 1, cc->entries_alloc);
 	cc->entries[cc->nentries] = fresh;
 	hashidx_add(&cc->index, hash_u64(code), cc->nentries);
+	cc->last = cc->nentries + 1;
 	*ep = &cc->entries[cc->nentries++];
 	return 0;
 }
 
-int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint32_t *frame_id)
+void code_cache_round(struct code_cache *cc)
+{
+	cc->round++;
+}
+
+/* The entry for the code object at `code`, proved to be that object this
+ * round: its identity read (once a round) and compared, decoded anew if
+ * it changed. */
+static int entry_checked(struct code_cache *cc, uint64_t code, struct code_entry **ep)
 {
 	struct code_identity id;
-	struct code_entry *e;
+	struct code_entry *e = entry_find(cc, code);
 	int rc;
 
+	if (e && e->serial && e->checked == cc->round) {
+		cc->hits++;
+		*ep = e;
+		return 0;
+	}
 	if ((rc = read_identity(cc, code, &id)) < 0)
 		return rc;
 	if ((rc = check_type(cc, code, id.type)) < 0)
 		return rc;
-	e = entry_find(cc, code);
 	if (!e)
 		rc = entry_new(cc, code, &id, &e);
 	else if (!same_identity(&e->id, &id))
@@ -283,6 +310,30 @@ int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint3
 		cc->hits++;
 	if (rc < 0)
 		return rc;
+	e->checked = cc->round;
+	*ep = e;
+	return 0;
+}
+
+int code_cache_check(struct code_cache *cc, uint64_t code, uint64_t *serial)
+{
+	struct code_entry *e;
+	int rc = entry_checked(cc, code, &e);
+
+	*serial = rc < 0 ? 0 : e->serial;
+	return rc;
+}
+
+int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint32_t *frame_id,
+		     uint64_t *serial)
+{
+	struct code_entry *e;
+	int rc;
+
+	if ((rc = entry_checked(cc, code, &e)) < 0)
+		return rc;
+	if (serial)
+		*serial = e->serial;
 	*frame_id = entry_frame_id(cc, e, entry_line(cc, e, frame_offset(cc, code, lasti)));
 	return 0;
 }

@@ -26,10 +26,27 @@ struct code_cache *code_cache_new(struct mem *m, const struct py_layout *L,
 				  struct profile *p, bool by_function);
 void code_cache_free(struct code_cache *cc);
 
+/* Begin a round of samples.  A code object's identity is read once a
+ * round: the frames that use it hold a reference to it, and the recheck
+ * proves those frames unchanged over the round (with --blocking the target
+ * is stopped), so it cannot be replaced within one.  (Before, the page
+ * cache gave every read of it in a round the same copy anyway.)  A caller
+ * that does not call this between rounds gets no identity check at all. */
+void code_cache_round(struct code_cache *cc);
+
 /* The profile frame id for a frame running `code` at `lasti` (as the frame
- * stores it).  Returns 0, or a negative errno when the code object cannot
- * be read or is not a code object. */
-int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint32_t *frame_id);
+ * stores it), and (serial not NULL) the serial of the decode it came from.
+ * Returns 0, or a negative errno when the code object cannot be read or is
+ * not a code object. */
+int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint32_t *frame_id,
+		     uint64_t *serial);
+
+/* Prove that the code object at `code` is the one the cache holds (its
+ * identity compared, once a round), decoding it anew if not.  *serial
+ * names the decode: the same serial as a frame id was given with means
+ * the same names, file and line table, so the same (code, lasti) gives
+ * the same frame id.  0, or a negative errno. */
+int code_cache_check(struct code_cache *cc, uint64_t code, uint64_t *serial);
 
 /* Lookups served from the cache, and code objects decoded (again). */
 void code_cache_stats(const struct code_cache *cc, uint64_t *hits, uint64_t *decodes);

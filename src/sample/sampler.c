@@ -4,6 +4,7 @@
  * each deadline, for a process and its descendants, is fleet.c. */
 #include "sample/sampler.h"
 #include "python/codecache.h"
+#include "python/framereuse.h"
 #include "python/recheck.h"
 #include "target/mem.h"
 #include "native/nsample.h"
@@ -38,6 +39,7 @@ struct sthread {
 	uint32_t pthread;	/* index in the profile's thread table */
 	uint32_t root;		/* its root frame (with --threads) */
 	bool seen;
+	struct frame_reuse reuse;	/* its frames of the last round */
 };
 
 struct pending {
@@ -62,8 +64,8 @@ struct sampler {
 	bool names_stale;
 	uint64_t names_at_ns;
 	struct py_tstate ts[MAX_THREADS];
-	uint32_t frames[PYSTACK_MAX_DEPTH + 2];
-	uint64_t faddr[PYSTACK_MAX_DEPTH + 2];	/* the frames' addresses */
+	uint32_t frames[PYSTACK_MAX_DEPTH + 2];	/* profile frame ids */
+	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
 	int nframes;
 	uint64_t stacks;
 	uint64_t errors[SERR_COUNT];
@@ -163,6 +165,7 @@ void sampler_close(struct sampler *s)
 		if (s->threads[i].stat_fd >= 0)
 			close(s->threads[i].stat_fd);
 		free(s->threads[i].name);
+		frame_reuse_release(&s->threads[i].reuse);
 	}
 	free(s->threads);
 	recheck_release(&s->rc);
@@ -302,6 +305,7 @@ static void drop_gone(struct sampler *s)
 		if (t->stat_fd >= 0)
 			close(t->stat_fd);
 		free(t->name);
+		frame_reuse_release(&t->reuse);
 	}
 	s->nthreads = j;
 }
@@ -333,20 +337,16 @@ static void refresh_names(struct sampler *s, uint64_t t_ns)
 
 /* --- one sample ----------------------------------------------------------- */
 
+/* The walk only gathers the frames; resolve_frames() turns them into
+ * profile frames once the whole stack is known, reusing last round's. */
 static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
 {
 	struct sampler *s = arg;
-	uint32_t id;
-	int rc;
 
-	if ((rc = code_cache_frame(s->cc, code, lasti, &id)) < 0)
-		return rc;
 	if (!s->o.blocking)
 		recheck_frame(&s->rc, s->owner, s->m, &s->pi.layout, frame, s->nframes == 0);
-	if (s->nframes < PYSTACK_MAX_DEPTH) {
-		s->faddr[s->nframes] = frame;
-		s->frames[s->nframes++] = id;
-	}
+	if (s->nframes < PYSTACK_MAX_DEPTH)
+		s->raw[s->nframes++] = (struct reuse_frame){ frame, code, lasti, 0, 0 };
 	return 0;
 }
 
@@ -406,6 +406,19 @@ static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 		end = pystack_walk(s->m, &s->pi.layout, ts[p].frame, max, collect_frame, s,
 				   &n, &rc);
 	}
+	return end;
+}
+
+/* The walked frames' profile ids into s->frames; a code object that cannot
+ * be read fails the stack, as it would have failed the walk. */
+static enum walk_end resolve_frames(struct sampler *s, struct sthread *t, enum walk_end end)
+{
+	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
+		t->reuse.n = 0;
+		return end;
+	}
+	if (frame_reuse_resolve(&t->reuse, s->cc, s->raw, (uint32_t)s->nframes, s->frames) < 0)
+		return WALK_VISIT_ERROR;
 	return end;
 }
 
@@ -479,7 +492,7 @@ static int running_task_head(struct sampler *s, const struct py_tstate *ts, uint
 	    mem_read_u64(s->m, task + s->A.task.coro, &coro) < 0)
 		return s->nframes - 1;
 	for (k = s->nframes - 1; k >= 0; k--)
-		if (s->faddr[k] == coro + L->gen.iframe)
+		if (s->raw[k].frame == coro + L->gen.iframe)
 			break;
 	if (k < 0)
 		return s->nframes - 1;	/* not on this stack: a torn view */
@@ -580,7 +593,7 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	int outer;
 
 	s->owner = (uint32_t)s->npend;
-	end = walk_parts(s, ts);
+	end = resolve_frames(s, t, walk_parts(s, ts));
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->rc.n = words;	/* only a stack that is held needs them */
 		s->errors[SERR_TORN]++;
@@ -709,6 +722,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	int n, rc;
 
 	mem_cache_reset(s->m);
+	code_cache_round(s->cc);
 	async_prepare(s, t_ns);
 	states = want_states(s, t_ns);
 	if (states)

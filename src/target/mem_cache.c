@@ -14,6 +14,7 @@
  * Then only pages not seen before cost a call of their own.
  */
 #include "target/mem.h"
+#include "util/hashidx.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -44,6 +45,8 @@ struct page {
 /* Giving up on the prefetch after this many unreadable ranges (a thread
  * that exited took its stack along): the rest are read on demand. */
 #define PREFETCH_FAILURES 4
+/* Slots a page may take, from the one its address hashes to. */
+#define PROBES 4
 
 struct want {
 	uint64_t page;
@@ -61,36 +64,48 @@ struct mem_cache {
 	bool prefetch_due;
 };
 
-static struct page *slot_of(struct mem_cache *c, uint64_t page)
+/* Where page `base` is, or goes: its slot or one of the next few.  Two
+ * pages a round uses often share a direct-mapped slot (a heap page and a
+ * stack page 1 MiB apart): they then evicted each other, two whole-page
+ * reads every round. */
+static struct page *slot_claim(struct mem_cache *c, uint64_t base)
 {
-	return &c->pages[(page / PAGE) % SLOTS];
-}
+	uint32_t home = hash_u64(base / PAGE) % SLOTS;
+	struct page *pg = NULL;
 
-/* Slot pg now holds page base, bytes [lo, hi). */
-static void slot_fill(struct mem_cache *c, struct page *pg, uint64_t base, unsigned lo,
-		      unsigned hi)
-{
+	for (unsigned k = 0; k < PROBES; k++) {
+		struct page *p = &c->pages[(home + k) % SLOTS];
+
+		if (p->addr == base + 1)
+			return p;
+		if (!p->addr && !pg)
+			pg = p;
+	}
+	if (!pg)
+		pg = &c->pages[home];	/* all taken: evict */
 	if (!pg->listed)
 		c->filled[c->nfilled++] = (uint16_t)(pg - c->pages);
 	pg->listed = true;
 	pg->addr = base + 1;
-	pg->lo = (uint16_t)lo;
-	pg->hi = (uint16_t)hi;
+	pg->lo = pg->hi = 0;
 	pg->ulo = pg->uhi = 0;
+	return pg;
 }
 
 /* Read the ranges in want[] into their slots, in as few calls as the
- * reader allows.  A range that cannot be read is skipped, its slot left
- * empty. */
+ * reader allows.  A range that cannot be read leaves its slot holding
+ * nothing: a read there fetches the page as if it were new. */
 static void prefetch(struct mem_cache *c)
 {
+	struct page *dst[SLOTS];
 	unsigned n = 0, i = 0, failures = 0;
 
 	c->prefetch_due = false;
 	for (unsigned k = 0; k < c->nwant; k++) {
 		const struct want *w = &c->want[k];
 
-		c->blocks[n++] = (struct mem_block){ w->page + w->lo, slot_of(c, w->page)->data + w->lo,
+		dst[n] = slot_claim(c, w->page);
+		c->blocks[n++] = (struct mem_block){ w->page + w->lo, dst[k]->data + w->lo,
 						     (size_t)(w->hi - w->lo) };
 	}
 	while (i < n && failures <= PREFETCH_FAILURES) {
@@ -99,9 +114,8 @@ static void prefetch(struct mem_cache *c)
 		if (got < 0)
 			return;
 		for (unsigned k = i; k < i + (unsigned)got; k++) {
-			const struct want *w = &c->want[k];
-
-			slot_fill(c, slot_of(c, w->page), w->page, w->lo, w->hi);
+			dst[k]->lo = c->want[k].lo;
+			dst[k]->hi = c->want[k].hi;
 		}
 		i += (unsigned)got + 1;
 		failures += i <= n;
@@ -115,11 +129,14 @@ static int fill_rest(struct mem_cache *c, struct page *pg, uint64_t base)
 	struct mem_block b[2];
 	int n = 0;
 
+	if (pg->lo == pg->hi)
+		pg->lo = pg->hi = 0;
 	if (pg->lo)
 		b[n++] = (struct mem_block){ base, pg->data, pg->lo };
 	if (pg->hi < PAGE)
 		b[n++] = (struct mem_block){ base + pg->hi, pg->data + pg->hi, PAGE - pg->hi };
-	if (mem_read_batch(c->under, b, n) != n)
+	if (n == 1 ? mem_read(c->under, b[0].addr, b[0].buf, b[0].len) < 0
+		   : mem_read_batch(c->under, b, n) != n)
 		return -EFAULT;
 	pg->lo = 0;
 	pg->hi = PAGE;
@@ -127,22 +144,14 @@ static int fill_rest(struct mem_cache *c, struct page *pg, uint64_t base)
 }
 
 /* The page at base (page-aligned) holding bytes [off, off + len), from the
- * cache or read into it; NULL when it cannot be read. */
+ * cache or read into it; NULL when it cannot be read (part of the page
+ * may be unmapped). */
 static struct page *page_at(struct mem_cache *c, uint64_t base, size_t off, size_t len)
 {
-	struct page *pg = slot_of(c, base);
+	struct page *pg = slot_claim(c, base);
 
-	if (pg->addr != base + 1) {
-		/* A failed read may have overwritten part of what the
-		 * slot held: it holds nothing now. */
-		if (mem_read(c->under, base, pg->data, PAGE) < 0) {
-			pg->addr = 0;
-			return NULL;
-		}
-		slot_fill(c, pg, base, 0, PAGE);
-	} else if ((off < pg->lo || off + len > pg->hi) && fill_rest(c, pg, base) < 0) {
+	if ((off < pg->lo || off + len > pg->hi) && fill_rest(c, pg, base) < 0)
 		return NULL;
-	}
 	if (pg->ulo == pg->uhi) {
 		pg->ulo = (uint16_t)off;
 		pg->uhi = (uint16_t)(off + len);

@@ -31,6 +31,7 @@ struct pages {
 	bool unmapped[NPAGES];
 	bool gone;			/* the process has exited */
 	int reads, batches;		/* calls served */
+	size_t bytes;			/* bytes copied */
 };
 
 static int page_of(uint64_t addr)
@@ -52,6 +53,7 @@ static int copy_out(struct pages *p, uint64_t addr, void *buf, size_t len)
 		if (p->unmapped[i])
 			return -EFAULT;
 	memcpy(buf, &p->data[0][0] + (addr - BASE), len);
+	p->bytes += len;
 	return 0;
 }
 
@@ -142,6 +144,45 @@ START_TEST(test_repeat_is_one_call)
 	/* Reads within a page after it came in cost nothing. */
 	sample(c, p, ws, 5);
 	ck_assert_int_eq(calls(p), 1);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* A sample fetches again only the bytes of each page the last one used
+ * (in 64-byte lines), not the whole page; a read outside them fetches the
+ * rest of the page as it is now, while the bytes already read in this
+ * sample stay as they were read: one copy of each byte a sample. */
+START_TEST(test_exact_ranges)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	uint8_t got[8];
+
+	ck_assert_int_eq(mem_read(c, at(3, 100), got, 8), 0);
+	ck_assert_int_eq(mem_read(c, at(3, 200), got, 8), 0);
+	ck_assert_uint_eq(p->bytes, PAGE);
+	mem_cache_reset(c);
+	p->bytes = 0;
+	p->reads = p->batches = 0;
+	memset(p->data[3], 'N', PAGE);
+	ck_assert_int_eq(mem_read(c, at(3, 100), got, 8), 0);
+	ck_assert_int_eq(p->batches, 1);
+	ck_assert_uint_eq(p->bytes, 192);	/* [64, 256) */
+	ck_assert_mem_eq(got, "NNNNNNNN", 8);
+	memset(p->data[3], 'Q', PAGE);
+	ck_assert_int_eq(mem_read(c, at(3, 3000), got, 8), 0);
+	ck_assert_mem_eq(got, "QQQQQQQQ", 8);
+	ck_assert_uint_eq(p->bytes, PAGE);	/* the rest, in one call */
+	ck_assert_int_eq(calls(p), 2);
+	ck_assert_int_eq(mem_read(c, at(3, 100), got, 8), 0);
+	ck_assert_mem_eq(got, "NNNNNNNN", 8);
+	ck_assert_int_eq(calls(p), 2);
+	/* The next sample's range spans both reads. */
+	mem_cache_reset(c);
+	p->bytes = 0;
+	ck_assert_int_eq(mem_read(c, at(3, 3000), got, 8), 0);
+	ck_assert_uint_eq(p->bytes, 3008 - 64);	/* [64, 3008) */
 	mem_close(c);
 	free(p);
 }
@@ -394,6 +435,7 @@ int main(void)
 
 	tcase_add_test(tc, test_repeat_is_one_call);
 	tcase_add_test(tc, test_prefetch_sees_new_bytes);
+	tcase_add_test(tc, test_exact_ranges);
 	tcase_add_test(tc, test_unmapped_page_skipped);
 	tcase_add_test(tc, test_many_unmapped);
 	tcase_add_test(tc, test_unused_pages_dropped);
