@@ -111,7 +111,7 @@ static bool stack_eq(const struct pstack *s, const uint32_t *frames, uint32_t de
 
 uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
 {
-	uint32_t h = hash_bytes(HASH_INIT, frames, depth * sizeof(*frames)), id;
+	uint32_t h = hash_u32s(HASH_INIT, frames, depth), id;
 	struct hashidx_pos pos;
 	struct pstack *s;
 

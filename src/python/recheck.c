@@ -54,8 +54,29 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
 		   uint64_t frame, bool innermost)
 {
 	uint16_t lsize = L->lasti == LASTI_PTR ? 8 : 4;
+	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti };
+	uint32_t lo = offs[0], span = layout_span(offs, 3);
+	const uint8_t *p;
 	uint64_t v;
 
+	for (int i = 1; i < 3; i++)
+		if (offs[i] < lo)
+			lo = offs[i];
+	/* The three fields at once, where the walk's reader holds them. */
+	p = mem_peek(m, frame + lo, span - lo);
+	if (p) {
+		v = 0;
+		memcpy(&v, p + L->frame.back - lo, 8);
+		recheck_add(rc, owner, frame + L->frame.back, v, 8);
+		memcpy(&v, p + L->frame.code - lo, 8);
+		recheck_add(rc, owner, frame + L->frame.code, v, 8);
+		if (!innermost) {
+			v = 0;
+			memcpy(&v, p + L->frame.lasti - lo, lsize);
+			recheck_add(rc, owner, frame + L->frame.lasti, v, lsize);
+		}
+		return;
+	}
 	if (field_at(m, frame, L->frame.back, 8, &v))
 		recheck_add(rc, owner, frame + L->frame.back, v, 8);
 	if (field_at(m, frame, L->frame.code, 8, &v))

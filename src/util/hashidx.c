@@ -14,6 +14,18 @@ uint32_t hash_bytes(uint32_t h, const void *data, size_t len)
 	return h;
 }
 
+/* A word at a time, then hash_u64's mixing: a stack of frame ids is
+ * hashed every sample, and byte-wise FNV over 4 bytes a frame was a
+ * visible part of a round at deep stacks. */
+uint32_t hash_u32s(uint32_t h, const uint32_t *v, size_t n)
+{
+	uint64_t x = h;
+
+	for (size_t i = 0; i < n; i++)
+		x = (x ^ v[i]) * 0x100000001b3ull;
+	return hash_u64(x ^ n);
+}
+
 uint32_t hash_str(uint32_t h, const char *s)
 {
 	return hash_bytes(h, s, strlen(s));

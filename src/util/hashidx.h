@@ -56,6 +56,8 @@ void hashidx_release(struct hashidx *ix);
  * to 32 bits, where FNV's byte loop would be slow and its low bits poor. */
 #define HASH_INIT 2166136261u
 uint32_t hash_bytes(uint32_t h, const void *data, size_t len);
+/* The same for an array of words, several times faster. */
+uint32_t hash_u32s(uint32_t h, const uint32_t *v, size_t n);
 uint32_t hash_str(uint32_t h, const char *s);
 uint32_t hash_u64(uint64_t v);
 
