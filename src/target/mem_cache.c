@@ -62,6 +62,7 @@ struct mem_cache {
 	uint16_t filled[SLOTS];		/* slots holding a page this sample */
 	unsigned nwant, nfilled;
 	bool prefetch_due;
+	struct page *last;		/* the page of the last read */
 };
 
 /* Where page `base` is, or goes: its slot or one of the next few.  Two
@@ -70,14 +71,19 @@ struct mem_cache {
  * reads every round. */
 static struct page *slot_claim(struct mem_cache *c, uint64_t base)
 {
-	uint32_t home = hash_u64(base / PAGE) % SLOTS;
+	uint32_t home;
 	struct page *pg = NULL;
 
+	/* A frame's fields, then the recheck's look at them: reads come in
+	 * runs on one page. */
+	if (c->last && c->last->addr == base + 1)
+		return c->last;
+	home = hash_u64(base / PAGE) % SLOTS;
 	for (unsigned k = 0; k < PROBES; k++) {
 		struct page *p = &c->pages[(home + k) % SLOTS];
 
 		if (p->addr == base + 1)
-			return p;
+			return c->last = p;
 		if (!p->addr && !pg)
 			pg = p;
 	}
@@ -89,7 +95,7 @@ static struct page *slot_claim(struct mem_cache *c, uint64_t base)
 	pg->addr = base + 1;
 	pg->lo = pg->hi = 0;
 	pg->ulo = pg->uhi = 0;
-	return pg;
+	return c->last = pg;
 }
 
 /* Read the ranges in want[] into their slots, in as few calls as the
