@@ -111,6 +111,49 @@ static void place(struct recheck *rc, struct recheck_word *w)
 	w->block = (uint16_t)rc->nblocks++;
 }
 
+/* Most bytes read in vain to join two blocks into one run (see below). */
+#define JOIN_GAP 256
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct mem_block *x = *(const struct mem_block *const *)a;
+	const struct mem_block *y = *(const struct mem_block *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Put the blocks in address order, each stretched to the next when the gap
+ * is small: the reader sends a run of touching blocks (a data stack's
+ * pages) as one remote iovec, and the kernel's cost is mostly per iovec.
+ * The gap lies between two readable blocks less than a page apart, so it
+ * is mapped too. */
+static void order_blocks(struct recheck *rc)
+{
+	struct mem_block **ord = xcalloc(rc->nblocks, sizeof(*ord));
+	struct mem_block *sorted = xcalloc(rc->nblocks, sizeof(*sorted));
+	uint16_t *to = xcalloc(rc->nblocks, sizeof(*to));
+
+	for (size_t k = 0; k < rc->nblocks; k++)
+		ord[k] = &rc->blocks[k];
+	qsort(ord, rc->nblocks, sizeof(*ord), cmp_block);
+	for (size_t k = 0; k < rc->nblocks; k++) {
+		sorted[k] = *ord[k];
+		to[ord[k] - rc->blocks] = (uint16_t)k;
+	}
+	for (size_t k = 0; k + 1 < rc->nblocks; k++) {
+		uint64_t end = sorted[k].addr + sorted[k].len;
+
+		if (end <= sorted[k + 1].addr && sorted[k + 1].addr - end <= JOIN_GAP)
+			sorted[k].len = sorted[k + 1].addr - sorted[k].addr;
+	}
+	memcpy(rc->blocks, sorted, rc->nblocks * sizeof(*sorted));
+	for (size_t k = 0; k < rc->n; k++)
+		rc->w[k].block = to[rc->w[k].block];
+	free(to);
+	free(sorted);
+	free(ord);
+}
+
 /* Read the blocks into rc->buf; a block that cannot be read gets len 0. */
 static void read_blocks(struct recheck *rc, struct mem *direct)
 {
@@ -148,6 +191,7 @@ void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t now
 		return;
 	for (size_t k = 0; k < rc->n; k++)
 		place(rc, &rc->w[k]);
+	order_blocks(rc);
 	read_blocks(rc, direct);
 	for (size_t k = 0; k < rc->n; k++) {
 		const struct recheck_word *w = &rc->w[k];

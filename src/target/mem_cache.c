@@ -234,6 +234,13 @@ struct mem *mem_cache_new(struct mem *under)
 	return &c->mem;
 }
 
+static int cmp_want(const void *a, const void *b)
+{
+	const struct want *x = a, *y = b;
+
+	return x->page < y->page ? -1 : x->page > y->page;
+}
+
 void mem_cache_reset(struct mem *m)
 {
 	struct mem_cache *c = (struct mem_cache *)m;
@@ -254,6 +261,9 @@ void mem_cache_reset(struct mem *m)
 		pg->listed = false;
 	}
 	c->nfilled = 0;
+	/* In address order: the reader joins ranges that touch (a data
+	 * stack's pages) into one piece for the kernel. */
+	qsort(c->want, c->nwant, sizeof(*c->want), cmp_want);
 	/* Fetched on the first read, not now: the sample may pause the
 	 * target first, and the memory must be read in the pause. */
 	c->prefetch_due = c->nwant > 0;

@@ -40,7 +40,10 @@ static int proc_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 
 /* A batch in one process_vm_readv: the kernel copies iovec by iovec and
  * stops at the first it cannot copy whole, so the bytes it returns say how
- * many blocks arrived. */
+ * many blocks arrived.  Blocks that follow one another in the target (the
+ * pages of a data stack, read into separate cache slots) go as one remote
+ * iovec: the kernel looks up the mapping and pins pages once per remote
+ * iovec, and that setup was a large part of a round. */
 static int proc_read_batch(struct mem *m, const struct mem_block *b, int n)
 {
 	struct mem_proc *p = (struct mem_proc *)m;
@@ -48,14 +51,19 @@ static int proc_read_batch(struct mem *m, const struct mem_block *b, int n)
 	int done = 0;
 
 	while (done < n) {
-		int k = n - done < BATCH_MAX ? n - done : BATCH_MAX, got = 0;
+		int k = n - done < BATCH_MAX ? n - done : BATCH_MAX, got = 0, r = 0;
 		ssize_t bytes;
 
 		for (int i = 0; i < k; i++) {
-			local[i] = (struct iovec){ b[done + i].buf, b[done + i].len };
-			remote[i] = (struct iovec){ (void *)(uintptr_t)b[done + i].addr, b[done + i].len };
+			const struct mem_block *bi = &b[done + i];
+
+			local[i] = (struct iovec){ bi->buf, bi->len };
+			if (r && (uint64_t)(uintptr_t)remote[r - 1].iov_base + remote[r - 1].iov_len == bi->addr)
+				remote[r - 1].iov_len += bi->len;
+			else
+				remote[r++] = (struct iovec){ (void *)(uintptr_t)bi->addr, bi->len };
 		}
-		bytes = process_vm_readv(p->pid, local, k, remote, k, 0);
+		bytes = process_vm_readv(p->pid, local, k, remote, r, 0);
 		if (bytes < 0) {
 			if (done == 0 && (errno == ESRCH || errno == EPERM))
 				return -errno;

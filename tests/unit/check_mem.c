@@ -428,6 +428,36 @@ START_TEST(test_recheck)
 }
 END_TEST
 
+/* Words on two pages just either side of their boundary, added out of
+ * order (as a walk adds a data stack's frames, inner first): read as one
+ * run, each still proves or fails its own owner. */
+START_TEST(test_recheck_join)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t *map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)map, per = pg / 8;
+	struct mem *m = mem_proc_open(getpid());
+	struct recheck rc = { 0 };
+	bool bad[3] = { false };
+
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	for (uint64_t i = 0; i < 2 * per; i++)
+		map[i] = i * 3;
+	recheck_reset(&rc);
+	recheck_add(&rc, 0, base + 8 * (per + 2), (per + 2) * 3, 8);
+	recheck_add(&rc, 1, base + 8 * (per - 3), (per - 3) * 3, 8);
+	recheck_add(&rc, 2, base + 8 * (per + 4), (per + 4) * 3, 8);
+	map[per + 4] = 1;
+	recheck_run(&rc, m, bad, 3);
+	ck_assert(!bad[0]);
+	ck_assert(!bad[1]);
+	ck_assert(bad[2]);
+	recheck_release(&rc);
+	mem_close(m);
+	munmap(map, 2 * pg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mem");
@@ -446,6 +476,7 @@ int main(void)
 	tc = tcase_create("proc");
 	tcase_add_test(tc, test_proc_batch);
 	tcase_add_test(tc, test_recheck);
+	tcase_add_test(tc, test_recheck_join);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
