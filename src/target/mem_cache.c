@@ -68,8 +68,9 @@ struct mem_cache {
 /* Where page `base` is, or goes: its slot or one of the next few.  Two
  * pages a round uses often share a direct-mapped slot (a heap page and a
  * stack page 1 MiB apart): they then evicted each other, two whole-page
- * reads every round. */
-static struct page *slot_claim(struct mem_cache *c, uint64_t base)
+ * reads every round.  With all of them taken, the first is evicted, or
+ * (evict false) NULL returned. */
+static struct page *slot_claim(struct mem_cache *c, uint64_t base, bool evict)
 {
 	uint32_t home;
 	struct page *pg = NULL;
@@ -87,8 +88,10 @@ static struct page *slot_claim(struct mem_cache *c, uint64_t base)
 		if (!p->addr && !pg)
 			pg = p;
 	}
+	if (!pg && !evict)
+		return NULL;
 	if (!pg)
-		pg = &c->pages[home];	/* all taken: evict */
+		pg = &c->pages[home];
 	if (!pg->listed)
 		c->filled[c->nfilled++] = (uint16_t)(pg - c->pages);
 	pg->listed = true;
@@ -100,19 +103,26 @@ static struct page *slot_claim(struct mem_cache *c, uint64_t base)
 
 /* Read the ranges in want[] into their slots, in as few calls as the
  * reader allows.  A range that cannot be read leaves its slot holding
- * nothing: a read there fetches the page as if it were new. */
+ * nothing: a read there fetches the page as if it were new.  One with no
+ * free slot left near its own is not prefetched (two ranges in one slot
+ * would leave it claiming one page with the other's bytes). */
 static void prefetch(struct mem_cache *c)
 {
 	struct page *dst[SLOTS];
+	uint16_t lo[SLOTS], hi[SLOTS];
 	unsigned n = 0, i = 0, failures = 0;
 
 	c->prefetch_due = false;
 	for (unsigned k = 0; k < c->nwant; k++) {
 		const struct want *w = &c->want[k];
 
-		dst[n] = slot_claim(c, w->page);
-		c->blocks[n++] = (struct mem_block){ w->page + w->lo, dst[k]->data + w->lo,
-						     (size_t)(w->hi - w->lo) };
+		if (!(dst[n] = slot_claim(c, w->page, false)))
+			continue;
+		lo[n] = w->lo;
+		hi[n] = w->hi;
+		c->blocks[n] = (struct mem_block){ w->page + w->lo, dst[n]->data + w->lo,
+						   (size_t)(w->hi - w->lo) };
+		n++;
 	}
 	while (i < n && failures <= PREFETCH_FAILURES) {
 		int got = mem_read_batch(c->under, c->blocks + i, (int)(n - i));
@@ -120,8 +130,8 @@ static void prefetch(struct mem_cache *c)
 		if (got < 0)
 			return;
 		for (unsigned k = i; k < i + (unsigned)got; k++) {
-			dst[k]->lo = c->want[k].lo;
-			dst[k]->hi = c->want[k].hi;
+			dst[k]->lo = lo[k];
+			dst[k]->hi = hi[k];
 		}
 		i += (unsigned)got + 1;
 		failures += i <= n;
@@ -154,7 +164,7 @@ static int fill_rest(struct mem_cache *c, struct page *pg, uint64_t base)
  * may be unmapped). */
 static struct page *page_at(struct mem_cache *c, uint64_t base, size_t off, size_t len)
 {
-	struct page *pg = slot_claim(c, base);
+	struct page *pg = slot_claim(c, base, true);
 
 	if ((off < pg->lo || off + len > pg->hi) && fill_rest(c, pg, base) < 0)
 		return NULL;

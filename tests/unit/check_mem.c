@@ -19,6 +19,7 @@
 
 #include "target/mem.h"
 #include "python/recheck.h"
+#include "util/hashidx.h"
 #include "suite.h"
 
 #define PAGE 4096u
@@ -185,6 +186,137 @@ START_TEST(test_exact_ranges)
 	ck_assert_uint_eq(p->bytes, 3008 - 64);	/* [64, 3008) */
 	mem_close(c);
 	free(p);
+}
+END_TEST
+
+/* Memory of any size whose every byte says which page, offset and
+ * generation it is: a cache slot holding one page's range under another
+ * page's address would show. */
+struct synth {
+	struct mem mem;
+	unsigned gen;
+	uint64_t hole;		/* a page gone, 0: none */
+};
+
+static uint8_t synth_byte(uint64_t addr, unsigned gen)
+{
+	return (uint8_t)((addr / PAGE) * 7 + (addr % PAGE) + gen * 13);
+}
+
+/* In generation 2 every 50th page (of those test_more_pages_than_slots
+ * reads) is gone. */
+static bool synth_hole(const struct synth *sy, uint64_t addr)
+{
+	if (sy->hole && addr / PAGE == sy->hole / PAGE)
+		return true;
+	return sy->gen == 2 && !sy->hole && addr >= BASE &&
+	       ((addr - BASE) / (3 * PAGE)) % 50 == 7;
+}
+
+static int synth_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	struct synth *sy = (struct synth *)m;
+
+	for (size_t i = 0; i < len; i++) {
+		if (synth_hole(sy, addr + i))
+			return -EFAULT;
+		((uint8_t *)buf)[i] = synth_byte(addr + i, sy->gen);
+	}
+	return 0;
+}
+
+static int synth_read_batch(struct mem *m, const struct mem_block *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (synth_read(m, b[i].addr, b[i].buf, b[i].len) < 0)
+			return i;
+	return n;
+}
+
+/* More pages a sample than the cache has slots: the prefetch of the next
+ * sample runs out of free slots, and must not put two pages in one. */
+START_TEST(test_more_pages_than_slots)
+{
+	struct synth sy = { { synth_read, pages_close, synth_read_batch, NULL }, 0, 0 };
+	struct mem *c = mem_cache_new(&sy.mem);
+
+	for (unsigned gen = 0; gen < 4; gen++) {
+		sy.gen = gen;
+		mem_cache_reset(c);
+		for (uint64_t pg = 0; pg < 400; pg++) {
+			uint64_t addr = BASE + pg * 3 * PAGE + 100 + pg % 50;
+			uint8_t got[8];
+			int rc = mem_read(c, addr, got, sizeof(got));
+
+			if (synth_hole(&sy, addr)) {
+				ck_assert_int_eq(rc, -EFAULT);
+				continue;
+			}
+			ck_assert_int_eq(rc, 0);
+			for (unsigned i = 0; i < sizeof(got); i++)
+				ck_assert_uint_eq(got[i], synth_byte(addr + i, gen));
+		}
+	}
+	mem_close(c);
+}
+END_TEST
+
+/* Pages of the synthetic memory whose cache slots collide: four whose
+ * address hashes to one slot h, and, below them all, one hashing to h + 3,
+ * which takes slot h + 4 when it comes after the four. */
+static void colliding_pages(uint64_t *a, uint64_t *b)
+{
+	uint32_t h = hash_u64(BASE / PAGE + 1000) % 256;
+	int na = 0;
+
+	*b = 0;
+	for (uint64_t p = BASE / PAGE; na < 4; p++) {
+		uint32_t slot = hash_u64(p) % 256;
+
+		if (!*b && slot == (h + 3) % 256)
+			*b = p * PAGE;
+		else if (*b && slot == h)
+			a[na++] = p * PAGE;
+	}
+}
+
+static void read_synth(struct mem *c, const struct synth *sy, uint64_t page)
+{
+	uint8_t got[8];
+	int rc = mem_read(c, page + 200, got, sizeof(got));
+
+	if (synth_hole(sy, page)) {
+		ck_assert_int_eq(rc, -EFAULT);
+		return;
+	}
+	ck_assert_int_eq(rc, 0);
+	for (unsigned k = 0; k < sizeof(got); k++)
+		ck_assert_uint_eq(got[k], synth_byte(page + 200 + k, sy->gen));
+}
+
+/* Five pages used in slots h .. h + 4: the next prefetch finds no free
+ * slot near the home of the last of the four.  It must leave that page out
+ * rather than share a slot, which (that page being gone now) would hand out
+ * another page's bytes for it. */
+START_TEST(test_prefetch_full_window)
+{
+	struct synth sy = { { synth_read, pages_close, synth_read_batch, NULL }, 0, 0 };
+	struct mem *c = mem_cache_new(&sy.mem);
+	uint64_t a[4], b;
+
+	colliding_pages(a, &b);
+	mem_cache_reset(c);
+	for (int i = 0; i < 4; i++)
+		read_synth(c, &sy, a[i]);
+	read_synth(c, &sy, b);
+	sy.gen = 1;
+	sy.hole = a[3];
+	mem_cache_reset(c);
+	read_synth(c, &sy, a[3]);
+	for (int i = 0; i < 3; i++)
+		read_synth(c, &sy, a[i]);
+	read_synth(c, &sy, b);
+	mem_close(c);
 }
 END_TEST
 
@@ -466,6 +598,8 @@ int main(void)
 	tcase_add_test(tc, test_repeat_is_one_call);
 	tcase_add_test(tc, test_prefetch_sees_new_bytes);
 	tcase_add_test(tc, test_exact_ranges);
+	tcase_add_test(tc, test_more_pages_than_slots);
+	tcase_add_test(tc, test_prefetch_full_window);
 	tcase_add_test(tc, test_unmapped_page_skipped);
 	tcase_add_test(tc, test_many_unmapped);
 	tcase_add_test(tc, test_unused_pages_dropped);
