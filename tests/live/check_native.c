@@ -30,7 +30,16 @@
  *   flame     the flame graph of native_burn.py draws C frames in the
  *             native colours and Python ones outside them;
  *   top       `top --native` in plain-text mode shows strobe_spin (C, with
- *             file and line) and py_work rows for native_burn.py.
+ *             file and line) and py_work rows for native_burn.py;
+ *   signals   native_burn.py takes a SIGALRM every ALARM_MS while `record
+ *             --native` samples it at 10 Hz: by its own clock its handler
+ *             runs for at least 60% of the timer's expiries, with a median
+ *             gap near the period.  A signal that comes while a thread is
+ *             stopped is delivered when pystrobe lets it go; one held until
+ *             the next sample would leave a fifth of the calls, and a
+ *             pystrobe that held every pause 60 ms left 58%.  The longest
+ *             gap is printed, not judged: on a loaded machine the scheduler
+ *             alone makes some of 100 ms.
  *
  * No dump may leave a thread of the target stopped.  Last, the cost of
  * unwinding a ~50-frame mixed stack is measured through the library API
@@ -77,6 +86,13 @@
 #define BURN_THREADS "2"
 #define RECORD_SECONDS "1.5"
 #define TOP_RUN_MS 4000	/* the first sample loads DWARF: slow under ASan */
+/* The signals check: the target's SIGALRM period, and pystrobe's rate,
+ * slow enough that holding a signal until the next sample would show:
+ * fewer handler calls, and gaps near SIGNAL_RATE's interval (100 ms). */
+#define ALARM_MS "20"
+#define SIGNAL_RATE "10"
+#define MIN_ALARM_SHARE 0.6
+#define MAX_MEDIAN_GAP 0.03
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -591,6 +607,59 @@ out:
 	target_stop(&t);
 }
 
+static double json_num(const char *json, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	p = json ? strstr(json, k) : NULL;
+	return p ? strtod(p + strlen(k), NULL) : -1;
+}
+
+static void test_signals(struct native_test *nt)
+{
+	static const char *const opts[] = { "--idle", "-r", SIGNAL_RATE, "-d", "2.5", "-f",
+					     "collapsed", NULL };
+	char script[PATH_MAX], why[512], levels[8], path[PATH_MAX + 64];
+	double count, expected, max_gap, median_gap;
+	struct target t;
+	struct run r;
+	char *json;
+
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	test_interp_script(nt->ti, "tests/targets/native_burn.py", script, sizeof(script));
+	if (target_start(&t, nt->ti, why, sizeof(why), script, nt->b.mode, nt->b.dir_inside,
+			 levels, BURN_THREADS, "0", ALARM_MS, NULL) < 0 ||
+	    target_wait_file(&t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "signals: native_burn.py: %s", why);
+		goto out;
+	}
+	record(nt, "signals", &t, opts, "signals.txt", path, sizeof(path), &r);
+	run_free(&r);
+	if (target_wait_file(&t, "alarms.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "signals: no alarms.json: %s", why);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/alarms.json", t.dir);
+	json = slurp(path);
+	count = json_num(json, "count");
+	expected = json_num(json, "expected");
+	max_gap = json_num(json, "max_gap");
+	median_gap = json_num(json, "median_gap");
+	printf("native: %s: signals: %.0f of %.0f SIGALRM handled, gaps median %.1f ms, "
+	       "max %.1f ms\n", nt->ti->label, count, expected, median_gap * 1000,
+	       max_gap * 1000);
+	if (count < MIN_ALARM_SHARE * expected || median_gap > MAX_MEDIAN_GAP)
+		msg_add(&nt->failures, "signals: the target's SIGALRM handler ran %.0f times of "
+			"%.0f, median gap %.1f ms (%s)", count, expected, median_gap * 1000,
+			json ? json : "unreadable");
+	free(json);
+out:
+	if (t.pid > 0)
+		target_stop(&t);
+}
+
 static void report(struct native_test *nt)
 {
 	if (nt->notes)
@@ -632,6 +701,7 @@ START_TEST(test_native)
 		test_record_burn(&nt);
 		test_flame(&nt);
 		test_top(&nt);
+		test_signals(&nt);
 	}
 	rm_build(&nt.b);
 	report(&nt);
