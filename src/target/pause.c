@@ -24,9 +24,33 @@
 /* Threads still seized after a release: see pause_release(). */
 #define MAX_LEFTOVERS 64
 
+/* wait_stops() sleeps until a SIGCHLD says a thread has stopped, and the
+ * kernel sends none to a tracer that ignores SIGCHLD or asked for none on
+ * stops: a disposition inherited through exec (a parent that ignored
+ * SIGCHLD) made every pause last the whole STOP_TIMEOUT_NS.  pystrobe
+ * waits for its own children, so the default suits it anyway. */
+static void want_sigchld(void)
+{
+	static bool done;
+	struct sigaction sa;
+
+	if (done)
+		return;
+	done = true;
+	if (sigaction(SIGCHLD, NULL, &sa) != 0)
+		return;
+	if (sa.sa_handler == SIG_IGN || (sa.sa_flags & SA_NOCLDSTOP)) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGCHLD, &sa, NULL);
+	}
+}
+
 static void block_signals(struct pause *p)
 {
 	sigset_t set;
+
+	want_sigchld();
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
