@@ -89,6 +89,7 @@ struct sampler {
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
 	struct hist pause_hist;
+	struct pause_hint pause_hint;	/* the threads the last pause stopped */
 	struct asyncio_layout A;	/* with o.async, once async_ready */
 	bool async_ready;
 	uint64_t async_tried_ns;	/* last look for _asyncio (not loaded yet) */
@@ -173,6 +174,7 @@ void sampler_close(struct sampler *s)
 	free(s->pend_frames);
 	free(s->torn);
 	nsample_close(s->ns);
+	pause_hint_free(&s->pause_hint);
 	code_cache_free(s->cc);
 	nsmap_free(&s->nsm);
 	pyinterp_free(&s->pi);
@@ -643,7 +645,7 @@ static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, u
 	if (s->ns)
 		nsample_begin(s->ns, t_ns);
 	*since = mono_ns();
-	rc = pause_process(s->pid, pause);
+	rc = pause_process_hinted(s->pid, pause, &s->pause_hint);
 	if (rc < 0) {
 		if (proc_exiting(s->pid))
 			return -EXIT_EXITED;

@@ -33,6 +33,21 @@ struct pause {
  * no exit path can leave the target stopped. */
 int pause_process(pid_t pid, struct pause *p);
 
+/* The threads one pause of a process found, for its next pause: they
+ * are seized before anything else, so that they are on their way to
+ * their stop while pystrobe looks for threads started since. */
+struct pause_hint {
+	pid_t pid;
+	pid_t *tids;
+	int n;
+	size_t cap;
+};
+
+/* pause_process(), seizing h's threads first when h is of pid, and
+ * keeping in h the threads this pause found.  h may be NULL. */
+int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h);
+void pause_hint_free(struct pause_hint *h);
+
 /* Let every thread go.  Safe to call on a zeroed struct. */
 void pause_release(struct pause *p);
 

@@ -19,10 +19,19 @@ blocked).  Once every thread runs, OUTDIR/truth.json says
 {pid, threads: [native ids]}; at the end OUTDIR/done.json says
 {rounds: per thread, seconds: wall time of the work}.
 
+With ALARM_MS before OUTDIR (native_burn.py MODE LIBDIR LEVELS THREADS
+ROUNDS ALARM_MS OUTDIR), the main thread takes a SIGALRM every ALARM_MS
+(setitimer) from truth.json on, for ALARM_WINDOW seconds, timing each
+handler call on its own clock, then writes OUTDIR/alarms.json: {interval,
+window, count, expected, median_gap, max_gap} (gaps between handler calls,
+seconds).  A profiler that held the signals back (a thread it keeps in a
+ptrace stop) shows as gaps longer than the interval and fewer calls.
+
 Keeps to Python 3.7 syntax and the standard library.
 """
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -67,9 +76,32 @@ def worker(levels, rounds, started, done, k):
     done[k] = i
 
 
+ALARM_WINDOW = 3.0
+
+
+def time_alarms(outdir, interval):
+    """SIGALRM every interval s for ALARM_WINDOW s: alarms.json."""
+    calls = []
+    signal.signal(signal.SIGALRM, lambda sig, frame: calls.append(time.monotonic()))
+    t0 = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, interval, interval)
+    while time.monotonic() - t0 < ALARM_WINDOW:
+        time.sleep(0.05)
+    signal.setitimer(signal.ITIMER_REAL, 0, 0)
+    gaps = sorted(b - a for a, b in zip([t0] + calls, calls))
+    write_json(outdir, "alarms.json", {
+        "interval": interval, "window": ALARM_WINDOW, "count": len(calls),
+        "expected": int(ALARM_WINDOW / interval),
+        "median_gap": gaps[len(gaps) // 2] if gaps else 0,
+        "max_gap": gaps[-1] if gaps else 0,
+    })
+
+
 def main():
     global descent, bottom
-    mode, libdir, levels, nthreads, rounds, outdir = sys.argv[1:7]
+    mode, libdir, levels, nthreads, rounds = sys.argv[1:6]
+    outdir = sys.argv[-1]
+    alarm_ms = int(sys.argv[6]) if len(sys.argv) > 7 else 0
     levels, nthreads, rounds = int(levels), int(nthreads), int(rounds)
     if rounds < 0:
         bottom, _ = os.pipe()
@@ -89,6 +121,8 @@ def main():
         "pid": os.getpid(),
         "threads": [getattr(t, "native_id", None) for t in threads],
     })
+    if alarm_ms:
+        time_alarms(outdir, alarm_ms / 1000.0)
     for t in threads:
         t.join()
     write_json(outdir, "done.json", {"rounds": done, "seconds": time.time() - t0})
