@@ -68,6 +68,7 @@ static struct memo_task *memo_find(struct asyncio_memo *memo, uint64_t addr);
 static const uint8_t *memo_fresh(const struct reader *r, uint64_t task);
 static bool memo_result(struct reader *r, int i, struct coro_frame *cf);
 static void memo_torn(struct reader *r, uint64_t addr);
+static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *inner);
 
 /* Awaiters resolved over the whole read: sets of futures awaited by sets
  * of futures could otherwise multiply without end. */
@@ -546,6 +547,88 @@ static void task_frames(struct reader *r, int i, struct coro_frame *cf)
 		}
 		t->nframes++;
 	}
+	if (n > 0 && !t->joined)
+		task_wait(r, t, &cf[0]);
+}
+
+/* --- what a task waits in -------------------------------------------------- */
+
+/* asyncio's waiting methods, each a coroutine whose first local is the
+ * object waited on, and the attribute that says its state. */
+static const struct {
+	const char *function, *attr;
+} waits[] = {
+	{ "Lock.acquire", "_locked" },
+	{ "Event.wait", "_value" },
+	{ "Semaphore.acquire", "_value" },
+	{ "Condition.wait", NULL },
+	{ "Queue.get", NULL },
+	{ "Queue.put", NULL },
+	{ "Barrier.wait", NULL },
+};
+
+static const char *const asyncio_types[] = {
+	"Lock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier",
+	"Queue", "PriorityQueue", "LifoQueue",
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* What the state attribute's value means for the object's kind. */
+static char *wait_state(struct reader *r, uint64_t obj, const char *attr, const char *type)
+{
+	char *vtype = NULL, *repr = NULL, *out = NULL;
+	uint64_t v;
+
+	if (!attr || py_instance_attr(&r->c, obj, attr, &v) < 0 || !v ||
+	    py_repr(&r->c, v, 24, &vtype, &repr) < 0)
+		goto out;
+	if (!strcmp(type, "Lock") && !strcmp(vtype, "bool"))
+		out = xstrdup(!strcmp(repr, "True") ? "locked" : "unlocked");
+	else if (!strcmp(type, "Event") && !strcmp(vtype, "bool"))
+		out = xstrdup(!strcmp(repr, "True") ? "set" : "not set");
+	else if (!strcmp(vtype, "int"))
+		out = xasprintf("value %s", repr);
+out:
+	free(vtype);
+	free(repr);
+	return out;
+}
+
+/* A pending task whose innermost coroutine is one of asyncio's waiting
+ * methods waits in that method's `self`: its first local. */
+static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *inner)
+{
+	const struct py_frame *f = t->nframes ? &t->frames[0] : NULL;
+	char type[64];
+	uint64_t self;
+	size_t k;
+
+	if (!f || t->joined || !f->function || !f->file ||
+	    (!ends_with(f->file, "asyncio/locks.py") && !ends_with(f->file, "asyncio/queues.py")))
+		return;
+	for (k = 0; k < ARRAY_SIZE(waits) && strcmp(f->function, waits[k].function); k++)
+		;
+	if (k == ARRAY_SIZE(waits) ||
+	    mem_read_u64(r->m, inner->frame + r->L->frame.localsplus, &self) < 0)
+		return;
+	if (r->L->frame.code_tagged)
+		self &= ~(uint64_t)3;	/* a _PyStackRef */
+	if (!self || py_type_name(&r->c, self, type, sizeof(type)) < 0)
+		return;
+	t->wait.addr = self;
+	t->wait.kind = xstrdup(type);
+	for (size_t i = 0; i < ARRAY_SIZE(asyncio_types); i++)
+		if (!strcmp(type, asyncio_types[i])) {
+			free(t->wait.kind);
+			t->wait.kind = xasprintf("asyncio.%s", type);
+		}
+	t->wait.state = wait_state(r, self, waits[k].attr, type);
 }
 
 /* In a process that runs on while we read, a task that finished or was
@@ -598,6 +681,8 @@ static void py_task_release(struct py_task *t)
 	free(t->frames);
 	free(t->name);
 	free(t->waiting_on);
+	free(t->wait.kind);
+	free(t->wait.state);
 }
 
 /* Frames of every task, dropping (and counting) the torn ones. */
@@ -652,6 +737,7 @@ struct memo_task {
 	uint32_t *ids;
 	int nids;
 	char *name, *waiting_on;
+	struct task_wait wait;
 	struct py_frame *frames;
 	int nframes;
 	bool truncated;
@@ -717,6 +803,9 @@ static void memo_forget(struct asyncio_memo *memo, struct memo_task *e)
 	free(e->frames);
 	free(e->name);
 	free(e->waiting_on);
+	free(e->wait.kind);
+	free(e->wait.state);
+	memset(&e->wait, 0, sizeof(e->wait));
 	e->ids = NULL;
 	e->nids = 0;
 	e->name = e->waiting_on = NULL;
@@ -832,6 +921,7 @@ static void memo_lend(struct py_task *t, const struct memo_task *e)
 {
 	t->name = e->name;
 	t->waiting_on = e->waiting_on;
+	t->wait = e->wait;
 	t->frames = e->frames;
 	t->nframes = e->nframes;
 	t->frames_truncated = e->truncated;
@@ -875,6 +965,7 @@ static bool memo_compute(struct reader *r, int i, struct memo_task *e, struct co
 	e->frames = t->frames;
 	e->nframes = t->nframes;
 	e->truncated = t->frames_truncated;
+	e->wait = t->wait;
 	memcpy(e->key, bytes, r->A->task.size);
 	memo_lend(t, e);
 	return e->name != NULL;

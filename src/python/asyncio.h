@@ -39,6 +39,15 @@ struct py_task {
 				 * interpreter's (its thread has exited) */
 	pid_t tid;		/* that thread (snapshot.c fills it), 0: none */
 	char *waiting_on;	/* type of the future it is blocked on, or NULL */
+	/* Where visible, the synchronization object it waits in (its
+	 * innermost coroutine is Lock.acquire, Event.wait, Queue.get...,
+	 * whose `self` it is): type ("asyncio.Lock"), address and state
+	 * ("locked", "set", "value 0"...; NULL when not read).  kind NULL:
+	 * none seen. */
+	struct task_wait {
+		char *kind, *state;
+		uint64_t addr;
+	} wait;
 	uint64_t *awaiting;	/* tasks it awaits */
 	int nawaiting;
 	uint64_t *awaited_by;	/* tasks awaiting it */

@@ -13,7 +13,8 @@
  * reports, and (on the newest) the cost with 10,000 tasks.  Then `record
  * --async` of tests/targets/async_split.py, three tasks sharing the CPU
  * 60/30/10 by their own thread_time, must find those shares within 3
- * points, and `top --async=all` must show the deadlocked pair as tasks.  3.11 to 3.13:
+ * points, and `top --async=all` must show the deadlocked pair as tasks; and
+ * the service run on uvloop (where installed) dumps as right.  3.11 to 3.13:
  * pystrobe cannot read tasks there yet, and must say so in one line with
  * exit 6 (the dump without --async still works).  Older: no TaskGroup, so
  * the target cannot run; said, not run.
@@ -390,6 +391,48 @@ static void check_top(const struct test_interp *ti, char **failures)
 	target_stop(&t);
 }
 
+/* Can this interpreter import uvloop?  (tests/setup-sid-root.sh installs
+ * Debian's python3-uvloop where the archive has it for the version.) */
+static bool has_uvloop(const struct test_interp *ti)
+{
+	char *argv[16];
+	int n = python_argv(ti, argv, 12);
+	struct run r;
+	bool ok;
+
+	argv[n++] = "-c";
+	argv[n++] = "import uvloop";
+	argv[n] = NULL;
+	if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0)
+		return false;
+	ok = run_exit(&r) == 0;
+	run_free(&r);
+	return ok;
+}
+
+/* The same service on uvloop's loop: its tasks are asyncio's C tasks in
+ * the same lists, so the same tasks, frames, awaiters, cycle and waits. */
+static void check_uvloop(const struct test_interp *ti, char **failures)
+{
+	char why[512], pid[16];
+	struct target t;
+
+	if (!has_uvloop(ti)) {
+		printf("async: %s: uvloop: SKIP (uvloop is not installed for it)\n", ti->label);
+		return;
+	}
+	if (target_start_script_arg(&t, ti, "tests/targets/async_service.py", "--uvloop", why,
+				    sizeof(why)) < 0) {
+		msg_add(failures, "async_service.py --uvloop: %s", why);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	if (dump_to(&t, "uvloop.json", failures, "--async", "--json", "--pid", pid, NULL) == 0)
+		free(compare(&t, "--uvloop", t.truth, "uvloop.json", NULL, failures));
+	kill_descendants(t.py_pid);
+	target_stop(&t);
+}
+
 /* 3.11-3.13: one line, exit 6; the plain dump is unchanged. */
 static void check_unsupported(const struct test_interp *ti, char **failures)
 {
@@ -436,6 +479,8 @@ START_TEST(test_async)
 			check_split(ti, &failures);
 		if (!failures)
 			check_top(ti, &failures);
+		if (!failures)
+			check_uvloop(ti, &failures);
 		if (!failures && _i == newest)
 			check_many(ti, &failures);
 	}
