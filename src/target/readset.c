@@ -316,6 +316,9 @@ void readset_check(struct readset *rs, struct mem *m)
 
 	sort_live(rs);
 	n = rs->norder;
+	rs->nbad = 0;
+	if (!n)
+		return;	/* (and bytes may be NULL) */
 	ALLOC_GROW(rs->now, rs->nbytes + 1, rs->now_cap);
 	ALLOC_GROW(rs->blocks, (size_t)n + 1, rs->blocks_cap);
 	ALLOC_GROW(rs->okv, (size_t)n + 1, rs->okv_cap);
@@ -325,7 +328,6 @@ void readset_check(struct readset *rs, struct mem *m)
 		rs->blocks[k] = (struct mem_block){ r->addr, rs->now + r->off, r->len };
 	}
 	mem_read_merged(m, rs->blocks, (int)n, rs->okv, &rs->mb);
-	rs->nbad = 0;
 	/* Most rounds nothing changed: one comparison of all the bytes
 	 * (where no dead range leaves a hole in now[]). */
 	if (rs->live == rs->n && !memchr(rs->okv, 0, n) && !memcmp(rs->now, rs->bytes, rs->nbytes)) {
