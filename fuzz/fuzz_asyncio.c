@@ -30,22 +30,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 _Static_assert(FZ_ASYNCIO_HDR - 16 == ASYNCIO_SECTION_SIZE, "fuzzmem.h: the section's size");
 
-/* A reader that forwards to whichever snapshot is current. */
-struct mem_switch {
-	struct mem mem;
-	struct mem *cur;
-};
-
-static int switch_read(struct mem *m, uint64_t addr, void *buf, size_t len)
-{
-	return mem_read(((struct mem_switch *)m)->cur, addr, buf, len);
-}
-
-static void switch_close(struct mem *m)
-{
-	(void)m;	/* on the stack; the snapshots are closed by their owner */
-}
-
 static void show(const struct py_tasks *t)
 {
 	fprintf(stderr, "%d tasks, %d torn, %d cycles\n", t->n, t->torn, t->ncycles);
@@ -86,7 +70,7 @@ static void dump(struct mem *m, const struct pyinterp *pi, const struct asyncio_
 
 /* record --async=all: rounds through one memo, the memory changing
  * between them where the input says so. */
-static void rounds(struct mem_switch *sw, struct mem *first, struct mem *second,
+static void rounds(struct fz_switch *sw, struct mem *first, struct mem *second,
 		   const struct pyinterp *pi, const struct asyncio_layout *A, uint8_t flags)
 {
 	struct asyncio_memo *memo = asyncio_memo_new(&sw->mem);
@@ -109,7 +93,7 @@ static void rounds(struct mem_switch *sw, struct mem *first, struct mem *second,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mem_switch sw = { .mem = { .read = switch_read, .close = switch_close } };
+	struct fz_switch sw = FZ_SWITCH_INIT;
 	struct mem *first, *second = NULL;
 	struct asyncio_layout A;
 	struct pyinterp pi;

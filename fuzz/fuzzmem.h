@@ -152,6 +152,26 @@ static inline void fz_put_walk_header(FILE *f, int minor, uint8_t flags, uint16_
 	fz_put64(f, runtime);
 }
 
+/* A reader that forwards to whichever snapshot is current (harnesses that
+ * read two snapshots through one reader, as memory changes between
+ * samples). */
+struct fz_switch {
+	struct mem mem;
+	struct mem *cur;
+};
+
+static inline int fz_switch_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(((struct fz_switch *)m)->cur, addr, buf, len);
+}
+
+static inline void fz_switch_close(struct mem *m)
+{
+	(void)m;	/* on the stack; the snapshots are closed by their owner */
+}
+
+#define FZ_SWITCH_INIT { .mem = { .read = fz_switch_read, .close = fz_switch_close } }
+
 static inline void fz_put_asyncio_header(FILE *f, int minor, uint8_t flags, uint64_t runtime,
 					 const uint8_t *section)
 {

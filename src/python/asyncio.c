@@ -670,12 +670,9 @@ static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed
 	free(now);
 }
 
-static void py_task_release(struct py_task *t)
+/* What a task's result owns: name, frames, what it waits on. */
+static void result_release(struct py_task *t)
 {
-	free(t->awaiting);
-	free(t->awaited_by);
-	if (t->borrowed)
-		return;
 	for (int k = 0; k < t->nframes; k++)
 		py_frame_release(&t->frames[k]);
 	free(t->frames);
@@ -683,6 +680,14 @@ static void py_task_release(struct py_task *t)
 	free(t->waiting_on);
 	free(t->wait.kind);
 	free(t->wait.state);
+}
+
+static void py_task_release(struct py_task *t)
+{
+	free(t->awaiting);
+	free(t->awaited_by);
+	if (!t->borrowed)
+		result_release(t);
 }
 
 /* Frames of every task, dropping (and counting) the torn ones. */
@@ -736,11 +741,9 @@ struct memo_task {
 	bool have;			/* the result below is provable */
 	uint32_t *ids;
 	int nids;
-	char *name, *waiting_on;
-	struct task_wait wait;
-	struct py_frame *frames;
-	int nframes;
-	bool truncated;
+	/* The result: name, waiting_on, wait, frames, nframes and
+	 * frames_truncated, lent to the task read each round. */
+	struct py_task res;
 };
 
 struct asyncio_memo {
@@ -798,19 +801,10 @@ static void memo_forget(struct asyncio_memo *memo, struct memo_task *e)
 {
 	readset_drop(&memo->rs, e->ids, e->nids);
 	free(e->ids);
-	for (int k = 0; k < e->nframes; k++)
-		py_frame_release(&e->frames[k]);
-	free(e->frames);
-	free(e->name);
-	free(e->waiting_on);
-	free(e->wait.kind);
-	free(e->wait.state);
-	memset(&e->wait, 0, sizeof(e->wait));
+	result_release(&e->res);
+	memset(&e->res, 0, sizeof(e->res));
 	e->ids = NULL;
 	e->nids = 0;
-	e->name = e->waiting_on = NULL;
-	e->frames = NULL;
-	e->nframes = 0;
 	e->have = false;
 }
 
@@ -919,12 +913,12 @@ static bool memo_key_same(const struct reader *r, const uint8_t *a, const uint8_
 
 static void memo_lend(struct py_task *t, const struct memo_task *e)
 {
-	t->name = e->name;
-	t->waiting_on = e->waiting_on;
-	t->wait = e->wait;
-	t->frames = e->frames;
-	t->nframes = e->nframes;
-	t->frames_truncated = e->truncated;
+	t->name = e->res.name;
+	t->waiting_on = e->res.waiting_on;
+	t->wait = e->res.wait;
+	t->frames = e->res.frames;
+	t->nframes = e->res.nframes;
+	t->frames_truncated = e->res.frames_truncated;
 	t->borrowed = true;
 }
 
@@ -952,23 +946,20 @@ static bool memo_compute(struct reader *r, int i, struct memo_task *e, struct co
 
 	readset_begin(&r->memo->rs);
 	r->m = r->c.m = readset_mem(&r->memo->rs);
-	e->name = task_name(r, field_u64(bytes, r->A->task.name));
+	t->name = task_name(r, field_u64(bytes, r->A->task.name));
 	task_frames(r, i, cf);
 	record_codes(r, cf, t->nframes);
 	if (r->raw[i].waiter && py_type_name(&r->c, r->raw[i].waiter, type, sizeof(type)) == 0)
-		e->waiting_on = xstrdup(type);
+		t->waiting_on = xstrdup(type);
 	r->m = r->c.m = m;
 	e->nids = readset_end(&r->memo->rs, &e->ids);
-	e->have = e->nids >= 0 && e->name;
+	e->have = e->nids >= 0 && t->name;
 	if (e->nids < 0)
 		e->nids = 0;
-	e->frames = t->frames;
-	e->nframes = t->nframes;
-	e->truncated = t->frames_truncated;
-	e->wait = t->wait;
+	e->res = *t;	/* the memo owns the result from here on */
 	memcpy(e->key, bytes, r->A->task.size);
-	memo_lend(t, e);
-	return e->name != NULL;
+	t->borrowed = true;
+	return t->name != NULL;
 }
 
 /* Task i's name, frames and future: from the memo where all it was
