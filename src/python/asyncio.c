@@ -58,6 +58,7 @@ struct reader {
 	struct type_cache coro_types, fut_types;
 	long resolve_left;	/* objects looked at resolving awaiters */
 	struct asyncio_memo *memo;	/* NULL: no memo (see memo_result) */
+	long nodes_left;	/* list nodes visited, over all lists */
 };
 
 struct coro_frame {
@@ -229,29 +230,39 @@ static int list_link(const struct reader *r, uint64_t node, uint32_t which, uint
 /* Walk one list of tasks, from its head (a struct llist_node in a thread
  * or interpreter state).  A node whose neighbour does not point back is a
  * list caught mid-change: its task is torn, and the walk stops there. */
+/* Nodes in a row that are not tasks: a real list has a few (tasks freed
+ * while it is read); a ring of garbage that never reaches the head, or
+ * comes back to a task, would otherwise be walked for ever. */
+#define MAX_BAD_NODES 64
+
 static void walk_list(struct reader *r, uint64_t head, uint64_t tstate, uint64_t running)
 {
 	uint64_t node, next, back;
+	int bad = 0;
 
 	if (mem_read_u64(r->m, head, &node) < 0)
 		return;
 	while (node && node != head) {
-		if (r->out->n >= ASYNCIO_MAX_TASKS) {
+		if (r->out->n >= ASYNCIO_MAX_TASKS || --r->nodes_left < 0) {
 			r->out->truncated = true;
 			return;
 		}
+		if (bad >= MAX_BAD_NODES)
+			return;	/* each already counted torn */
 		if (list_link(r, node, 0, &next) < 0) {
 			r->out->torn++;
 			return;
 		}
 		switch (read_task(r, node - r->A->task.node, tstate, running)) {
 		case 0:
+			bad = 0;
 			break;
 		case -EEXIST:
 			r->out->torn++;
 			return;	/* a ring that does not pass the head */
 		default:
 			r->out->torn++;
+			bad++;
 		}
 		if (list_link(r, next, 8, &back) < 0 || back != node) {
 			r->out->torn++;
@@ -992,7 +1003,8 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 		       char *err, size_t errlen)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A, .memo = memo,
-			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET };
+			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET,
+			    .nodes_left = 2L * ASYNCIO_MAX_TASKS };
 	struct py_tstate *ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
 	uint64_t gil;
 	int nts;
