@@ -28,6 +28,7 @@
 #define NAME_MAX_CHARS 1024
 #define TASK_READ_MAX 256
 #define TYPE_CACHE 16
+#define WAITS_SEEN 16
 
 /* Type objects seen in this read, by address (the process is paused, or
  * the read is marked nonblocking and its tasks re-checked). */
@@ -59,6 +60,12 @@ struct reader {
 	long resolve_left;	/* objects looked at resolving awaiters */
 	struct asyncio_memo *memo;	/* NULL: no memo (see memo_result) */
 	long nodes_left;	/* list nodes visited, over all lists */
+	/* The objects tasks wait in, as seen in this read: thousands of
+	 * tasks often wait on one Event. */
+	struct wait_seen {
+		uint64_t obj;
+		struct task_wait w;
+	} waits_seen[WAITS_SEEN];
 };
 
 struct coro_frame {
@@ -616,6 +623,7 @@ out:
 static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *inner)
 {
 	const struct py_frame *f = t->nframes ? &t->frames[0] : NULL;
+	struct wait_seen *seen;
 	char type[64];
 	uint64_t self;
 	size_t k;
@@ -630,16 +638,29 @@ static void task_wait(struct reader *r, struct py_task *t, const struct coro_fra
 		return;
 	if (r->L->frame.code_tagged)
 		self &= ~(uint64_t)3;	/* a _PyStackRef */
-	if (!self || py_type_name(&r->c, self, type, sizeof(type)) < 0)
+	if (!self)
 		return;
+	seen = &r->waits_seen[hash_u64(self) % WAITS_SEEN];
+	/* With a memo every task must read (and so depend on) the object
+	 * itself: no sharing. */
+	if (seen->obj != self || !seen->w.kind || r->memo) {
+		if (py_type_name(&r->c, self, type, sizeof(type)) < 0)
+			return;
+		free(seen->w.kind);
+		free(seen->w.state);
+		seen->obj = self;
+		seen->w.addr = self;
+		seen->w.kind = xstrdup(type);
+		for (size_t i = 0; i < ARRAY_SIZE(asyncio_types); i++)
+			if (!strcmp(type, asyncio_types[i])) {
+				free(seen->w.kind);
+				seen->w.kind = xasprintf("asyncio.%s", type);
+			}
+		seen->w.state = wait_state(r, self, waits[k].attr, type);
+	}
 	t->wait.addr = self;
-	t->wait.kind = xstrdup(type);
-	for (size_t i = 0; i < ARRAY_SIZE(asyncio_types); i++)
-		if (!strcmp(type, asyncio_types[i])) {
-			free(t->wait.kind);
-			t->wait.kind = xasprintf("asyncio.%s", type);
-		}
-	t->wait.state = wait_state(r, self, waits[k].attr, type);
+	t->wait.kind = xstrdup(seen->w.kind);
+	t->wait.state = seen->w.state ? xstrdup(seen->w.state) : NULL;
 }
 
 /* In a process that runs on while we read, a task that finished or was
@@ -1026,6 +1047,10 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 	resolve_awaiters(&r);
 	find_cycles(&r);
 	frame_decoder_free(r.fd);
+	for (int i = 0; i < WAITS_SEEN; i++) {
+		free(r.waits_seen[i].w.kind);
+		free(r.waits_seen[i].w.state);
+	}
 	hashidx_release(&r.ix);
 	free(r.raw);
 	free(ts);
