@@ -747,10 +747,12 @@ static void read_frames(struct reader *r, struct mem *recheck)
 		r->raw[kept] = r->raw[i];
 		r->out->v[kept++] = r->out->v[i];
 	}
-	r->out->n = kept;
-	hashidx_clear(&r->ix);
-	for (int i = 0; i < kept; i++)
-		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
+	if (kept < r->out->n) {
+		r->out->n = kept;
+		hashidx_clear(&r->ix);
+		for (int i = 0; i < kept; i++)
+			hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
+	}
 	free(changed);
 	free(cf);
 }
@@ -1051,7 +1053,7 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 		free(r.waits_seen[i].w.kind);
 		free(r.waits_seen[i].w.state);
 	}
-	hashidx_release(&r.ix);
+	out->ix = r.ix;	/* address -> index: py_tasks_find's */
 	free(r.raw);
 	free(ts);
 	return 0;
@@ -1082,6 +1084,8 @@ const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr)
 
 void py_tasks_index(struct py_tasks *t)
 {
+	if (t->ix.count == (uint32_t)t->n)
+		return;	/* indexed as read */
 	hashidx_clear(&t->ix);
 	for (int i = 0; i < t->n; i++)
 		hashidx_add(&t->ix, hash_u64(t->v[i].addr), (uint32_t)i);

@@ -108,8 +108,9 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 			  uint64_t task, char **names, int max);
 
-/* The task at addr among t, or NULL (a lookup by hash once t is indexed,
- * for callers that look up many). */
+/* The task at addr among t, or NULL: by hash once t is indexed (it is as
+ * read; whoever reorders t->v must hashidx_clear(&t->ix) and index it
+ * again), else one by one. */
 const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr);
 void py_tasks_index(struct py_tasks *t);
 
