@@ -681,22 +681,32 @@ static bool task_changed(const struct reader *r, int i, const uint8_t *now)
 
 /* Re-read every task through raw in merged batches (a few system calls
  * for thousands of tasks): changed[i] set for the ones that moved or can
- * no longer be read. */
+ * no longer be read.  A task the memo proved unchanged (same) is not:
+ * every byte its result depends on was read after the task itself, this
+ * round, and found as it was, so what it shows is a state the task was
+ * in at that moment. */
 static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed)
 {
-	int n = r->out->n;
+	int n = r->out->n, k = 0;
 	uint8_t *now = xcalloc(n ? n : 1, r->A->task.size);
 	struct mem_block *b = xcalloc(n ? n : 1, sizeof(*b));
 	bool *ok = xcalloc(n ? n : 1, sizeof(*ok));
+	int *which = xcalloc(n ? n : 1, sizeof(*which));
 	struct merge_buf mb = { 0 };
 
-	for (int i = 0; i < n; i++)
-		b[i] = (struct mem_block){ r->out->v[i].addr, now + (size_t)i * r->A->task.size,
+	for (int i = 0; i < n; i++) {
+		if (r->out->v[i].same)
+			continue;
+		which[k] = i;
+		b[k] = (struct mem_block){ r->out->v[i].addr, now + (size_t)k * r->A->task.size,
 					   r->A->task.size };
-	mem_read_merged(raw, b, n, ok, &mb);
-	for (int i = 0; i < n; i++)
-		changed[i] |= !ok[i] || task_changed(r, i, b[i].buf);
+		k++;
+	}
+	mem_read_merged(raw, b, k, ok, &mb);
+	for (int j = 0; j < k; j++)
+		changed[which[j]] |= !ok[j] || task_changed(r, which[j], b[j].buf);
 	merge_buf_release(&mb);
+	free(which);
 	free(ok);
 	free(b);
 	free(now);
