@@ -6,7 +6,9 @@
 # Usage: capture-seeds.sh CORPUSDIR
 #
 # Writes CORPUSDIR/walk/real-LABEL, CORPUSDIR/debug_offsets/real-LABEL (3.13+)
-# and a few CORPUSDIR/linetable/real-LABEL-N.  Interpreters that are not
+# and a few CORPUSDIR/linetable/real-LABEL-N; for 3.14+ also, from
+# tests/targets/async_service.py, CORPUSDIR/asyncio/real-async-LABEL (and
+# its walk and debug_offsets seeds, as real-async-LABEL).  Interpreters that are not
 # installed are skipped.  PYENV_ROOT (default /root/.pyenv) and SID_ROOT
 # (default /var/cache/pystrobe/sid-root, the chroot tests/setup-sid-root.sh
 # builds, with python3.14, python3.15 and python3.15d) say where to look.
@@ -15,13 +17,14 @@ set -u
 corpus=${1:?usage: capture-seeds.sh CORPUSDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 parked=$here/../tests/targets/parked.py
+service=$here/../tests/targets/async_service.py
 pyenv=${PYENV_ROOT:-/root/.pyenv}
 sidroot=${SID_ROOT:-/var/cache/pystrobe/sid-root}
 capture=$here/capture
 tmp=$(mktemp -d /tmp/pystrobe-capture.XXXXXX)
 pid=
 
-mkdir -p "$corpus/walk" "$corpus/debug_offsets" "$corpus/linetable"
+mkdir -p "$corpus/walk" "$corpus/debug_offsets" "$corpus/linetable" "$corpus/asyncio"
 
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null
@@ -52,6 +55,8 @@ capture_one() {
 		mkdir -p "$tmp/lt-$label"
 		dbg=
 		case $label in 3.1[3-9]*) dbg="-d $corpus/debug_offsets/real-$label" ;; esac
+		# 3.14+ under the asyncio service: its tasks as a fuzz_asyncio seed.
+		case $label in async-*) dbg="$dbg -a $corpus/asyncio/real-$label" ;; esac
 		# shellcheck disable=SC2086
 		"$capture" $dbg -l "$tmp/lt-$label" "$pid" "$corpus/walk/real-$label" ||
 			echo "capture-seeds: $label: capture failed" >&2
@@ -89,5 +94,7 @@ for py in python3.14 python3.15 python3.15d; do
 	inside=/tmp/$(basename "$dir")
 	cp "$parked" "$dir/parked.py"
 	capture_one "${py#python}" "$dir" "$sidroot" "/usr/bin/$py" "$inside/parked.py" "$inside"
+	cp "$service" "$dir/async_service.py"
+	capture_one "async-${py#python}" "$dir" "$sidroot" "/usr/bin/$py" "$inside/async_service.py" "$inside"
 	rm -rf "$dir"
 done

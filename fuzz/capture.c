@@ -13,6 +13,9 @@
  *		_Py_DebugOffsets table), a fuzz_debug_offsets seed
  *   -l DIR	also each frame's line table, with its offset and first
  *		line, as fuzz_linetable seeds DIR/real-3.X-N
+ *   -a FILE	(3.14+) also what `dump --async` reads -- the _asyncio
+ *		section, _Py_DebugOffsets, every task list, task, coroutine
+ *		and code object -- as a fuzz_asyncio seed
  *
  * Pages are copied the first time they are touched and every read is served
  * from the copies, so the walk sees one consistent snapshot even of threads
@@ -27,6 +30,7 @@
 
 #include "fuzzmem.h"
 #include "interp/layout.h"
+#include "python/asyncio.h"
 #include "python/locate.h"
 #include "target/mem.h"
 #include "python/pyobj.h"
@@ -238,15 +242,54 @@ static int dump_linetable(void *arg, uint64_t frame, uint64_t code, uint64_t las
 	return 0;
 }
 
+/* The fuzz_asyncio seed: what the task reader reads, from here on. */
+static int capture_async(struct mem_rec *r, pid_t pid, const struct pyinterp *pi,
+			 const char *file)
+{
+	uint8_t sec[ASYNCIO_SECTION_SIZE] = { 0 };
+	struct asyncio_layout A;
+	struct py_layout L;
+	struct py_tasks t;
+	char err[512];
+	size_t len = 0;
+	FILE *f;
+	int nreg;
+
+	if (locate_section(pid, &r->mem, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec),
+			   &len) < 0 || asyncio_layout_parse(pi->minor, sec, len, &A, err,
+							     sizeof(err)) < 0) {
+		fprintf(stderr, "capture: no asyncio section to read tasks by\n");
+		return -1;
+	}
+	for (size_t i = 0; i < r->n; i++)
+		memset(r->pages[i]->touched, 0, sizeof(r->pages[i]->touched));
+	if (debug_offsets_layout(&r->mem, pi->runtime, &L, err, sizeof(err)) < 0 ||
+	    asyncio_tasks(&r->mem, pi, &A, NULL, &t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "capture: %s\n", err);
+		return -1;
+	}
+	f = fopen(file, "wb");
+	if (!f) {
+		perror(file);
+		py_tasks_free(&t);
+		return -1;
+	}
+	fz_put_asyncio_header(f, pi->minor, FZA_TWO_PHASE | FZA_RECHECK, pi->runtime, sec);
+	nreg = write_regions(f, r);
+	fprintf(stderr, "capture: %d tasks, %d regions -> %s\n", t.n, nreg, file);
+	py_tasks_free(&t);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: capture [-d DBGFILE] [-l LTDIR] PID OUTFILE\n");
+	fprintf(stderr, "usage: capture [-d DBGFILE] [-l LTDIR] [-a ASYNCFILE] PID OUTFILE\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *dbgfile = NULL, *ltdir = NULL;
+	const char *dbgfile = NULL, *ltdir = NULL, *asyncfile = NULL;
 	struct walk_opts o = { .locals = true };
 	struct py_thread *t = NULL;
 	struct pyinterp pi;
@@ -256,9 +299,11 @@ int main(int argc, char **argv)
 	FILE *f;
 	int opt, n, nreg;
 
-	while ((opt = getopt(argc, argv, "d:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:l:a:")) != -1) {
 		if (opt == 'd')
 			dbgfile = optarg;
+		else if (opt == 'a')
+			asyncfile = optarg;
 		else if (opt == 'l')
 			ltdir = optarg;
 		else
@@ -331,6 +376,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (asyncfile && capture_async(r, pid, &pi, asyncfile) < 0)
+		return 1;
 	py_threads_free(t, n);
 	pyinterp_free(&pi);
 	mem_close(&r->mem);

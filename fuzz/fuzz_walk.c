@@ -33,22 +33,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A reader that forwards to whichever snapshot is current. */
-struct mem_switch {
-	struct mem mem;
-	struct mem *cur;
-};
-
-static int switch_read(struct mem *m, uint64_t addr, void *buf, size_t len)
-{
-	return mem_read(((struct mem_switch *)m)->cur, addr, buf, len);
-}
-
-static void switch_close(struct mem *m)
-{
-	(void)m;	/* on the stack; the snapshots are closed by their owner */
-}
-
 struct sample_ctx {
 	struct code_cache *cc;
 	struct profile *p;
@@ -166,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct sample_ctx sc;	/* 16 KiB of frame ids: keep it off the stack */
 	struct mem *first, *second = NULL, *reader;
-	struct mem_switch sw = { .mem = { .read = switch_read, .close = switch_close } };
+	struct fz_switch sw = FZ_SWITCH_INIT;
 	struct pyinterp pi;
 	struct profile prof;
 	struct py_tstate *ts;

@@ -14,6 +14,8 @@
  * fuzz_walk:	"PSW1" [minor u8][flags u8][max_depth u16][runtime u64] regions
  * fuzz_pyobj:	"PSO1" [minor u8][flags u8][keylen u8][pad u8][addr u64]
  *		[intkey i64][key: keylen bytes] regions
+ * fuzz_asyncio: "PSA1" [minor u8][flags u8][pad u16][runtime u64]
+ *		[the .AsyncioDebug section: 104 bytes] regions
  * fuzz_linetable: [fmt u8][firstlineno i32][offset u32] table bytes
  * fuzz_debug_offsets: the table itself (the first 1024 bytes)
  */
@@ -29,7 +31,9 @@
 
 #define FZ_WALK_MAGIC "PSW1"
 #define FZ_PYOBJ_MAGIC "PSO1"
+#define FZ_ASYNCIO_MAGIC "PSA1"
 #define FZ_WALK_HDR 16
+#define FZ_ASYNCIO_HDR (16 + 104)	/* the header, then the section */
 #define FZ_PYOBJ_HDR 24
 
 /* Bounds on what one input may describe: enough for a capture of a real
@@ -43,6 +47,10 @@
 #define FZW_MEM_CACHE	  0x02	/* read through mem_cache, as the sampler does */
 #define FZW_BY_FUNCTION	  0x04	/* code cache aggregates by function */
 #define FZW_TWO_PHASE	  0x08	/* sample again on the second snapshot */
+
+/* fuzz_asyncio flags. */
+#define FZA_TWO_PHASE	0x01	/* a second snapshot: re-checks and memo rounds */
+#define FZA_RECHECK	0x02	/* the memo rounds re-check tasks (--nonblocking) */
 
 /* Region flags. */
 #define FZR_NOT_FIRST	0x01
@@ -142,6 +150,37 @@ static inline void fz_put_walk_header(FILE *f, int minor, uint8_t flags, uint16_
 	fputc(flags, f);
 	fz_put16(f, max_depth);
 	fz_put64(f, runtime);
+}
+
+/* A reader that forwards to whichever snapshot is current (harnesses that
+ * read two snapshots through one reader, as memory changes between
+ * samples). */
+struct fz_switch {
+	struct mem mem;
+	struct mem *cur;
+};
+
+static inline int fz_switch_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(((struct fz_switch *)m)->cur, addr, buf, len);
+}
+
+static inline void fz_switch_close(struct mem *m)
+{
+	(void)m;	/* on the stack; the snapshots are closed by their owner */
+}
+
+#define FZ_SWITCH_INIT { .mem = { .read = fz_switch_read, .close = fz_switch_close } }
+
+static inline void fz_put_asyncio_header(FILE *f, int minor, uint8_t flags, uint64_t runtime,
+					 const uint8_t *section)
+{
+	fwrite(FZ_ASYNCIO_MAGIC, 1, 4, f);
+	fputc(minor, f);
+	fputc(flags, f);
+	fz_put16(f, 0);
+	fz_put64(f, runtime);
+	fwrite(section, 1, FZ_ASYNCIO_HDR - 16, f);
 }
 
 #endif

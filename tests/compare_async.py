@@ -1,7 +1,7 @@
 """Hold `pystrobe dump --async --json` against what an asyncio service wrote
 about itself (tests/targets/async_service.py's truth.json).
 
-Usage: compare_async.py [--nonblocking|--core] TRUTH.json DUMP.json
+Usage: compare_async.py [--nonblocking|--core|--uvloop] TRUTH.json DUMP.json
        compare_async.py --ps PS.txt PSTREE.txt DUMP.json
        compare_async.py --split ACCT0.json ACCT1.json COLLAPSED.txt
 
@@ -9,7 +9,10 @@ Every task the target listed must be in the dump with the same address,
 name, state, coroutine frames (function, file, line, innermost first) and,
 where the target could tell (3.14+), the same tasks awaiting it; `awaiting`
 must be the exact inverse of `awaited_by`; dl-a and dl-b must be flagged as
-one deadlock cycle and no other task as in one.  Tasks the target did not
+one deadlock cycle and no other task as in one; where the dump says what
+a task waits in (`waiting_in`, 3.14+), it must be the object the task's
+own innermost frame holds as `self` (lock-a and lock-b: each the locked
+lock the other holds).  Tasks the target did not
 list may be only its own short-lived ones (ephemeral-N, in ephemeral() or
 what it awaits), churn caught running (then its frames are its thread's,
 outermost churn), the spinner (in spin() -> busy(); when it is the running
@@ -57,6 +60,27 @@ def check_listed(t, d, errors):
     if t["awaited_by"] is not None and sorted(d["awaited_by"]) != sorted(t["awaited_by"]):
         errors.append("%s: awaited_by %s, the target says %s"
                       % (name, d["awaited_by"], t["awaited_by"]))
+    check_waiting_in(t, d, errors)
+
+
+WAITS = {"n": 0}
+
+
+def check_waiting_in(t, d, errors):
+    """The object a task waits in: where the dump says (3.14+), exactly
+    what the task's own innermost frame holds as `self`."""
+    if "waiting_in" not in d or "waiting_in" not in t:
+        return
+    w, g = t["waiting_in"], d["waiting_in"]
+    if w is None or g is None:
+        if w != g:
+            errors.append("%s: waiting in %s, the target says %s" % (t["name"], g, w))
+        return
+    want = (w["type"], w["address"], "locked" if w.get("locked") else None)
+    got = (g["type"], g["address"], g["state"] if w.get("locked") else None)
+    if want != got:
+        errors.append("%s: waiting in %s, the target says %s" % (t["name"], got, want))
+    WAITS["n"] += 1
 
 
 def check_unlisted(d, errors):
@@ -83,8 +107,28 @@ def check_graph(tasks, errors):
             if a in by_addr and d["address"] not in by_addr[a]["awaiting"]:
                 errors.append("%s is awaited by %s, which does not say so" % (d["name"], a))
     cycles = {d["name"]: d["cycle"] for d in tasks if d["cycle"]}
+    # lock-a and lock-b wait on each other's locks, which asyncio does not
+    # record a holder of: not a cycle of tasks.
     if set(cycles) != {"dl-a", "dl-b"} or len(set(cycles.values())) != 1:
         errors.append("deadlock cycles: %s, expected dl-a and dl-b in one" % cycles)
+
+
+def check_lock_pair(truth, by_addr, errors):
+    """3.14+: lock-a and lock-b each shown waiting in the locked lock the
+    other holds, as each task's own frame says."""
+    if tuple(truth["version"]) < (3, 14):
+        return
+    pair = {t["name"]: t for t in truth["tasks"] if t["name"] in ("lock-a", "lock-b")}
+    if len(pair) != 2:
+        errors.append("the target did not list lock-a and lock-b")
+        return
+    a, b = pair["lock-a"]["waiting_in"], pair["lock-b"]["waiting_in"]
+    if not a or not b or a["address"] == b["address"] or not a["locked"] or not b["locked"]:
+        errors.append("the target's lock pair is not deadlocked: %s %s" % (a, b))
+    for t in pair.values():
+        d = by_addr.get(t["address"])
+        if d is not None and (d.get("waiting_in") or {}).get("address") != t["waiting_in"]["address"]:
+            errors.append("%s: not shown waiting in lock 0x%x" % (t["name"], t["waiting_in"]["address"]))
 
 
 def spinner_running(tasks):
@@ -109,6 +153,17 @@ def ps_rows(text):
     return rows
 
 
+def untruncated(row, want):
+    """asyncio ps cuts a long coroutine stack to its column's width: such
+    a row stands for ours if it is the start of our stack."""
+    cut = row[3].rstrip(" ->")
+    for w in want:
+        if w[:3] == row[:3] and w[4] == row[4] and w[3] != row[3] and len(row[3]) >= 40 \
+                and w[3].startswith(cut):
+            return w
+    return row
+
+
 def compare_ps(ps_text, pstree_text, dump):
     tasks = [d for p in dump["processes"] for d in p["tasks"]]
     errors = []
@@ -122,8 +177,9 @@ def compare_ps(ps_text, pstree_text, dump):
         return 1
     got = set()
     for r in ps_rows(ps_text):
-        got.add((int(r["tid"]), int(r["task id"], 16), r["task name"], r["coroutine stack"],
-                 int(r["awaiter id"], 16)))
+        row = (int(r["tid"]), int(r["task id"], 16), r["task name"], r["coroutine stack"],
+               int(r["awaiter id"], 16))
+        got.add(untruncated(row, want))
     for x in sorted(want - got, key=str):
         errors.append("pystrobe shows, asyncio ps does not: %s" % (x,))
     for x in sorted(got - want, key=str):
@@ -172,7 +228,8 @@ def main():
     if args[0] == "--ps":
         return compare_ps(open(args[1]).read(), open(args[2]).read(), json.load(open(args[3])))
     nonblocking = args[0] == "--nonblocking"
-    if nonblocking or args[0] == "--core":   # a core: read as a paused process
+    # A core is read as a paused process; uvloop's tasks are asyncio's.
+    if nonblocking or args[0] in ("--core", "--uvloop"):
         args = args[1:]
     truth = json.load(open(args[0]))
     dump = json.load(open(args[1]))
@@ -196,11 +253,13 @@ def main():
         if d["address"] not in listed:
             check_unlisted(d, errors)
     check_graph(tasks, errors)
+    check_lock_pair(truth, by_addr, errors)
     print("%d tasks listed by the target, %d in the dump (%d torn), %d frames compared%s%s"
           % (len(truth["tasks"]), len(tasks), procs[0]["tasks_torn"],
              sum(len(t["frames"]) for t in truth["tasks"]),
              ", awaited_by compared" if truth["tasks"] and truth["tasks"][0]["awaited_by"] is not None
-             else "", ", spinner running" if spinner_running(tasks) else ""))
+             else "", ", spinner running" if spinner_running(tasks) else "")
+          + (", %d waits compared" % WAITS["n"] if WAITS["n"] else ""))
     for e in errors[:40]:
         print("  " + e)
     return 1 if errors else 0

@@ -16,7 +16,7 @@ root=${1:-${PYSTROBE_SID_ROOT:-/var/cache/pystrobe/sid-root}}
 suite=sid
 script=/usr/share/debootstrap/scripts/sid
 need="python3.14 python3.15 python3.15-dbg"	# debootstrap fails without these
-want="python3.14-dbg"				# installed if the archive has them
+want="python3.14-dbg python3-uvloop"		# installed if the archive has them
 apt_opts="-o Acquire::Check-Valid-Until=false -o APT::Install-Recommends=false"
 
 complete() {

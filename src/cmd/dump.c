@@ -337,6 +337,23 @@ static void text_cycle(struct strbuf *sb, const struct py_tasks *tasks, const st
 	sb_puts(sb, " awaits the next, forever\n");
 }
 
+/* "waiting on asyncio.Lock 0x... (locked)": asyncio does not record who
+ * holds a lock, so that is said rather than guessed. */
+static void text_task_wait(struct strbuf *sb, const struct task_wait *w)
+{
+	sb_puts(sb, "    waiting on ");
+	put_name(sb, w->kind);
+	sb_printf(sb, " 0x%llx", (unsigned long long)w->addr);
+	if (w->state) {
+		sb_puts(sb, " (");
+		put_name(sb, w->state);
+		if (!strcmp(w->state, "locked"))
+			sb_puts(sb, "; asyncio does not record by whom");
+		sb_putc(sb, ')');
+	}
+	sb_putc(sb, '\n');
+}
+
 static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const struct py_task *t,
 		      const struct view *v)
 {
@@ -351,7 +368,9 @@ static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const str
 	if (t->cycle)
 		text_cycle(sb, tasks, t);
 	text_task_refs(sb, "awaiting", tasks, t->awaiting, t->nawaiting);
-	if (!t->nawaiting && t->waiting_on) {
+	if (t->wait.kind)
+		text_task_wait(sb, &t->wait);
+	else if (!t->nawaiting && t->waiting_on) {
 		sb_puts(sb, "    waiting on a ");
 		put_name(sb, t->waiting_on);
 		sb_putc(sb, '\n');
@@ -523,6 +542,16 @@ static void json_task(struct json *j, const struct py_task *t, const struct view
 	json_addrs(j, "awaiting", t->awaiting, t->nawaiting);
 	json_addrs(j, "awaited_by", t->awaited_by, t->nawaited_by);
 	json_kstr(j, "waiting_on", t->waiting_on);
+	json_key(j, "waiting_in");
+	if (t->wait.kind) {
+		json_obj_begin(j);
+		json_kstr(j, "type", t->wait.kind);
+		json_kuint(j, "address", t->wait.addr);
+		json_kstr(j, "state", t->wait.state);
+		json_obj_end(j);
+	} else {
+		json_null(j);
+	}
 	json_key(j, "cycle");
 	if (t->cycle)
 		json_int(j, t->cycle);

@@ -16,6 +16,7 @@
 #include "python/asyncio.h"
 #include "python/pyobj.h"
 #include "target/mem.h"
+#include "target/readset.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -27,6 +28,7 @@
 #define NAME_MAX_CHARS 1024
 #define TASK_READ_MAX 256
 #define TYPE_CACHE 16
+#define WAITS_SEEN 16
 
 /* Type objects seen in this read, by address (the process is paused, or
  * the read is marked nonblocking and its tasks re-checked). */
@@ -56,7 +58,25 @@ struct reader {
 	size_t rawcap;
 	struct type_cache coro_types, fut_types;
 	long resolve_left;	/* objects looked at resolving awaiters */
+	struct asyncio_memo *memo;	/* NULL: no memo (see memo_result) */
+	long nodes_left;	/* list nodes visited, over all lists */
+	/* The objects tasks wait in, as seen in this read: thousands of
+	 * tasks often wait on one Event. */
+	struct wait_seen {
+		uint64_t obj;
+		struct task_wait w;
+	} waits_seen[WAITS_SEEN];
 };
+
+struct coro_frame {
+	uint64_t frame, code, lasti;
+};
+
+static struct memo_task *memo_find(struct asyncio_memo *memo, uint64_t addr);
+static const uint8_t *memo_fresh(const struct reader *r, uint64_t task);
+static bool memo_result(struct reader *r, int i, struct coro_frame *cf);
+static void memo_torn(struct reader *r, uint64_t addr);
+static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *inner);
 
 /* Awaiters resolved over the whole read: sets of futures awaited by sets
  * of futures could otherwise multiply without end. */
@@ -170,7 +190,13 @@ static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t 
 	struct py_task t = { .addr = addr, .tstate = tstate };
 	int32_t state;
 
-	if (A->task.size > TASK_READ_MAX || mem_read(r->m, addr, rt.bytes, A->task.size) < 0)
+	const uint8_t *fresh = memo_fresh(r, addr);
+
+	if (A->task.size > TASK_READ_MAX)
+		return -EAGAIN;
+	if (fresh)
+		memcpy(rt.bytes, fresh, A->task.size);
+	else if (mem_read(r->m, addr, rt.bytes, A->task.size) < 0)
 		return -EAGAIN;
 	state = field_i32(rt.bytes, A->task.state);
 	if (task_index(r, addr) >= 0)
@@ -183,8 +209,9 @@ static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t 
 	rt.awaited_by = field_u64(rt.bytes, A->task.awaited_by);
 	rt.is_set = rt.bytes[A->task.awaited_by_is_set];
 	t.state = state ? TASK_DONE : addr == running ? TASK_RUNNING : TASK_PENDING;
-	t.name = task_name(r, field_u64(rt.bytes, A->task.name));
-	if (!t.name)
+	/* With a memo, the name is part of the task's result (memo_result). */
+	t.name = r->memo ? NULL : task_name(r, field_u64(rt.bytes, A->task.name));
+	if (!t.name && !r->memo)
 		return -EAGAIN;
 	ALLOC_GROW(r->out->v, r->out->n + 1, r->cap);
 	ALLOC_GROW(r->raw, r->out->n + 1, r->rawcap);
@@ -194,34 +221,57 @@ static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t 
 	return 0;
 }
 
+/* A link of the node at node (next: 0, prev: 8), from the bytes the memo
+ * read of its task this round where it has them. */
+static int list_link(const struct reader *r, uint64_t node, uint32_t which, uint64_t *out)
+{
+	const uint8_t *fresh = memo_fresh(r, node - r->A->task.node);
+
+	if (fresh) {
+		*out = field_u64(fresh, r->A->task.node + which);
+		return 0;
+	}
+	return mem_read_u64(r->m, node + which, out);
+}
+
 /* Walk one list of tasks, from its head (a struct llist_node in a thread
  * or interpreter state).  A node whose neighbour does not point back is a
  * list caught mid-change: its task is torn, and the walk stops there. */
+/* Nodes in a row that are not tasks: a real list has a few (tasks freed
+ * while it is read); a ring of garbage that never reaches the head, or
+ * comes back to a task, would otherwise be walked for ever. */
+#define MAX_BAD_NODES 64
+
 static void walk_list(struct reader *r, uint64_t head, uint64_t tstate, uint64_t running)
 {
 	uint64_t node, next, back;
+	int bad = 0;
 
 	if (mem_read_u64(r->m, head, &node) < 0)
 		return;
 	while (node && node != head) {
-		if (r->out->n >= ASYNCIO_MAX_TASKS) {
+		if (r->out->n >= ASYNCIO_MAX_TASKS || --r->nodes_left < 0) {
 			r->out->truncated = true;
 			return;
 		}
-		if (mem_read_u64(r->m, node, &next) < 0) {
+		if (bad >= MAX_BAD_NODES)
+			return;	/* each already counted torn */
+		if (list_link(r, node, 0, &next) < 0) {
 			r->out->torn++;
 			return;
 		}
 		switch (read_task(r, node - r->A->task.node, tstate, running)) {
 		case 0:
+			bad = 0;
 			break;
 		case -EEXIST:
 			r->out->torn++;
 			return;	/* a ring that does not pass the head */
 		default:
 			r->out->torn++;
+			bad++;
 		}
-		if (mem_read_u64(r->m, next + 8, &back) < 0 || back != node) {
+		if (list_link(r, next, 8, &back) < 0 || back != node) {
 			r->out->torn++;
 			return;
 		}
@@ -333,6 +383,8 @@ static void resolve_awaiters(struct reader *r)
 			continue;
 		if ((k = task_index(r, w)) >= 0)
 			add_edge(r, i, k);
+		if (r->memo && r->out->v[i].state == TASK_PENDING)
+			continue;	/* part of the memo's result */
 		if (py_type_name(&r->c, w, type, sizeof(type)) == 0)
 			r->out->v[i].waiting_on = xstrdup(type);
 	}
@@ -402,10 +454,6 @@ static void find_cycles(struct reader *r)
 }
 
 /* --- coroutine stacks ---------------------------------------------------- */
-
-struct coro_frame {
-	uint64_t frame, code, lasti;
-};
 
 /* The frames of the await chain from coro inwards (outermost first). */
 static int coro_chain(struct reader *r, uint64_t coro, struct coro_frame *cf, bool *cut)
@@ -517,6 +565,102 @@ static void task_frames(struct reader *r, int i, struct coro_frame *cf)
 		}
 		t->nframes++;
 	}
+	if (n > 0 && !t->joined)
+		task_wait(r, t, &cf[0]);
+}
+
+/* --- what a task waits in -------------------------------------------------- */
+
+/* asyncio's waiting methods, each a coroutine whose first local is the
+ * object waited on, and the attribute that says its state. */
+static const struct {
+	const char *function, *attr;
+} waits[] = {
+	{ "Lock.acquire", "_locked" },
+	{ "Event.wait", "_value" },
+	{ "Semaphore.acquire", "_value" },
+	{ "Condition.wait", NULL },
+	{ "Queue.get", NULL },
+	{ "Queue.put", NULL },
+	{ "Barrier.wait", NULL },
+};
+
+static const char *const asyncio_types[] = {
+	"Lock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier",
+	"Queue", "PriorityQueue", "LifoQueue",
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* What the state attribute's value means for the object's kind. */
+static char *wait_state(struct reader *r, uint64_t obj, const char *attr, const char *type)
+{
+	char *vtype = NULL, *repr = NULL, *out = NULL;
+	uint64_t v;
+
+	if (!attr || py_instance_attr(&r->c, obj, attr, &v) < 0 || !v ||
+	    py_repr(&r->c, v, 24, &vtype, &repr) < 0)
+		goto out;
+	if (!strcmp(type, "Lock") && !strcmp(vtype, "bool"))
+		out = xstrdup(!strcmp(repr, "True") ? "locked" : "unlocked");
+	else if (!strcmp(type, "Event") && !strcmp(vtype, "bool"))
+		out = xstrdup(!strcmp(repr, "True") ? "set" : "not set");
+	else if (!strcmp(vtype, "int"))
+		out = xasprintf("value %s", repr);
+out:
+	free(vtype);
+	free(repr);
+	return out;
+}
+
+/* A pending task whose innermost coroutine is one of asyncio's waiting
+ * methods waits in that method's `self`: its first local. */
+static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *inner)
+{
+	const struct py_frame *f = t->nframes ? &t->frames[0] : NULL;
+	struct wait_seen *seen;
+	char type[64];
+	uint64_t self;
+	size_t k;
+
+	if (!f || t->joined || !f->function || !f->file ||
+	    (!ends_with(f->file, "asyncio/locks.py") && !ends_with(f->file, "asyncio/queues.py")))
+		return;
+	for (k = 0; k < ARRAY_SIZE(waits) && strcmp(f->function, waits[k].function); k++)
+		;
+	if (k == ARRAY_SIZE(waits) ||
+	    mem_read_u64(r->m, inner->frame + r->L->frame.localsplus, &self) < 0)
+		return;
+	if (r->L->frame.code_tagged)
+		self &= ~(uint64_t)3;	/* a _PyStackRef */
+	if (!self)
+		return;
+	seen = &r->waits_seen[hash_u64(self) % WAITS_SEEN];
+	/* With a memo every task must read (and so depend on) the object
+	 * itself: no sharing. */
+	if (seen->obj != self || !seen->w.kind || r->memo) {
+		if (py_type_name(&r->c, self, type, sizeof(type)) < 0)
+			return;
+		free(seen->w.kind);
+		free(seen->w.state);
+		seen->obj = self;
+		seen->w.addr = self;
+		seen->w.kind = xstrdup(type);
+		for (size_t i = 0; i < ARRAY_SIZE(asyncio_types); i++)
+			if (!strcmp(type, asyncio_types[i])) {
+				free(seen->w.kind);
+				seen->w.kind = xasprintf("asyncio.%s", type);
+			}
+		seen->w.state = wait_state(r, self, waits[k].attr, type);
+	}
+	t->wait.addr = self;
+	t->wait.kind = xstrdup(seen->w.kind);
+	t->wait.state = seen->w.state ? xstrdup(seen->w.state) : NULL;
 }
 
 /* In a process that runs on while we read, a task that finished or was
@@ -535,45 +679,57 @@ static bool task_changed(const struct reader *r, int i, const uint8_t *now)
 	return false;
 }
 
-/* Re-read every task through raw in as few calls as it allows (one
- * process_vm_readv for many): changed[i] set for the ones that moved or
- * can no longer be read. */
+/* Re-read every task through raw in merged batches (a few system calls
+ * for thousands of tasks): changed[i] set for the ones that moved or can
+ * no longer be read.  A task the memo proved unchanged (same) is not:
+ * every byte its result depends on was read after the task itself, this
+ * round, and found as it was, so what it shows is a state the task was
+ * in at that moment. */
 static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed)
 {
-	int n = r->out->n, done = 0;
+	int n = r->out->n, k = 0;
 	uint8_t *now = xcalloc(n ? n : 1, r->A->task.size);
 	struct mem_block *b = xcalloc(n ? n : 1, sizeof(*b));
+	bool *ok = xcalloc(n ? n : 1, sizeof(*ok));
+	int *which = xcalloc(n ? n : 1, sizeof(*which));
+	struct merge_buf mb = { 0 };
 
-	for (int i = 0; i < n; i++)
-		b[i] = (struct mem_block){ r->out->v[i].addr, now + (size_t)i * r->A->task.size,
+	for (int i = 0; i < n; i++) {
+		if (r->out->v[i].same)
+			continue;
+		which[k] = i;
+		b[k] = (struct mem_block){ r->out->v[i].addr, now + (size_t)k * r->A->task.size,
 					   r->A->task.size };
-	while (done < n) {
-		int got = mem_read_batch(raw, b + done, n - done);
-
-		if (got < 0) {
-			for (int i = done; i < n; i++)
-				changed[i] = true;
-			break;
-		}
-		for (int i = done; i < done + got; i++)
-			changed[i] = task_changed(r, i, b[i].buf);
-		done += got;
-		if (done < n)
-			changed[done++] = true;	/* unreadable now */
+		k++;
 	}
+	mem_read_merged(raw, b, k, ok, &mb);
+	for (int j = 0; j < k; j++)
+		changed[which[j]] |= !ok[j] || task_changed(r, which[j], b[j].buf);
+	merge_buf_release(&mb);
+	free(which);
+	free(ok);
 	free(b);
 	free(now);
 }
 
-static void py_task_release(struct py_task *t)
+/* What a task's result owns: name, frames, what it waits on. */
+static void result_release(struct py_task *t)
 {
 	for (int k = 0; k < t->nframes; k++)
 		py_frame_release(&t->frames[k]);
 	free(t->frames);
 	free(t->name);
 	free(t->waiting_on);
+	free(t->wait.kind);
+	free(t->wait.state);
+}
+
+static void py_task_release(struct py_task *t)
+{
 	free(t->awaiting);
 	free(t->awaited_by);
+	if (!t->borrowed)
+		result_release(t);
 }
 
 /* Frames of every task, dropping (and counting) the torn ones. */
@@ -583,12 +739,17 @@ static void read_frames(struct reader *r, struct mem *recheck)
 	bool *changed = xcalloc(r->out->n ? r->out->n : 1, sizeof(*changed));
 	int kept = 0;
 
-	for (int i = 0; i < r->out->n; i++)
-		task_frames(r, i, cf);
+	for (int i = 0; i < r->out->n; i++) {
+		if (r->memo)
+			changed[i] = !memo_result(r, i, cf);
+		else
+			task_frames(r, i, cf);
+	}
 	if (recheck)
 		recheck_tasks(r, recheck, changed);
 	for (int i = 0; i < r->out->n; i++) {
 		if (changed[i]) {
+			memo_torn(r, r->out->v[i].addr);
 			py_task_release(&r->out->v[i]);
 			r->out->torn++;
 			continue;
@@ -596,19 +757,287 @@ static void read_frames(struct reader *r, struct mem *recheck)
 		r->raw[kept] = r->raw[i];
 		r->out->v[kept++] = r->out->v[i];
 	}
-	r->out->n = kept;
-	hashidx_clear(&r->ix);
-	for (int i = 0; i < kept; i++)
-		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
+	if (kept < r->out->n) {
+		r->out->n = kept;
+		hashidx_clear(&r->ix);
+		for (int i = 0; i < kept; i++)
+			hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
+	}
 	free(changed);
 	free(cf);
 }
 
-int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
+/* --- the memo of record --async=all ------------------------------------- */
+
+/* A pending task's result (name, coroutine frames, the type of the future
+ * it waits on) as last computed, and what it was computed from: the task's
+ * own fields (key) and every other range read meanwhile (ids in the
+ * readset, code objects' identities included).  Each round re-reads them
+ * all in a few batches; a task whose bytes all hold gets the same result
+ * without a read or a decode of its own.  A task address alone proves
+ * nothing: a new task can be born where an old one died. */
+struct memo_task {
+	uint64_t addr;
+	uint8_t key[TASK_READ_MAX];	/* the task as its result was computed */
+	uint8_t now[TASK_READ_MAX];	/* as read this round */
+	bool fresh;			/* now[] read this round */
+	bool seen;			/* listed this round */
+	bool have;			/* the result below is provable */
+	uint32_t *ids;
+	int nids;
+	/* The result: name, waiting_on, wait, frames, nframes and
+	 * frames_truncated, lent to the task read each round. */
+	struct py_task res;
+};
+
+struct asyncio_memo {
+	struct mem *direct;
+	struct readset rs;
+	struct memo_task *v;
+	int n;
+	size_t cap;
+	struct hashidx ix;
+	int hint;		/* where memo_find looks first */
+	struct mem_block *b;	/* memo_prepare's buffers */
+	bool *ok;
+	size_t b_cap, ok_cap;
+	struct merge_buf mb;
+};
+
+struct asyncio_memo *asyncio_memo_new(struct mem *direct)
 {
-	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
-			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET };
+	struct asyncio_memo *memo = xcalloc(1, sizeof(*memo));
+
+	memo->direct = direct;
+	readset_init(&memo->rs, direct);
+	return memo;
+}
+
+/* The lists are walked in the order of the last round, which is the
+ * memo's order: the entry after the last one found is most often it. */
+static struct memo_task *memo_find(struct asyncio_memo *memo, uint64_t addr)
+{
+	struct hashidx_pos pos;
+
+	for (int k = memo->hint; k < memo->hint + 2 && k < memo->n; k++)
+		if (memo->v[k].addr == addr) {
+			memo->hint = k;
+			return &memo->v[k];
+		}
+	for (uint32_t id = hashidx_first(&memo->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&memo->ix, &pos))
+		if (memo->v[id].addr == addr) {
+			memo->hint = (int)id;
+			return &memo->v[id];
+		}
+	return NULL;
+}
+
+static const uint8_t *memo_fresh(const struct reader *r, uint64_t task)
+{
+	const struct memo_task *e = r->memo ? memo_find(r->memo, task) : NULL;
+
+	return e && e->fresh ? e->now : NULL;
+}
+
+/* Let go of e's result (the task it was for changed or went). */
+static void memo_forget(struct asyncio_memo *memo, struct memo_task *e)
+{
+	readset_drop(&memo->rs, e->ids, e->nids);
+	free(e->ids);
+	result_release(&e->res);
+	memset(&e->res, 0, sizeof(e->res));
+	e->ids = NULL;
+	e->nids = 0;
+	e->have = false;
+}
+
+void asyncio_memo_free(struct asyncio_memo *memo)
+{
+	if (!memo)
+		return;
+	for (int i = 0; i < memo->n; i++)
+		memo_forget(memo, &memo->v[i]);
+	free(memo->v);
+	free(memo->b);
+	free(memo->ok);
+	merge_buf_release(&memo->mb);
+	hashidx_release(&memo->ix);
+	readset_release(&memo->rs);
+	free(memo);
+}
+
+static void memo_torn(struct reader *r, uint64_t addr)
+{
+	struct memo_task *e = r->memo ? memo_find(r->memo, addr) : NULL;
+
+	if (e)
+		memo_forget(r->memo, e);
+}
+
+/* Before the lists are walked: every task known from the last round, and
+ * every range their results came from, re-read in merged batches. */
+static void memo_prepare(struct reader *r)
+{
+	struct asyncio_memo *memo = r->memo;
+	struct mem_block *b;
+	uint32_t *remap;
+	bool *ok;
+
+	if ((remap = readset_compact(&memo->rs))) {
+		for (int i = 0; i < memo->n; i++)
+			for (int k = 0; k < memo->v[i].nids; k++)
+				memo->v[i].ids[k] = remap[memo->v[i].ids[k]];
+		free(remap);
+	}
+	memo->rs.under = r->m;
+	ALLOC_GROW(memo->b, (size_t)memo->n + 1, memo->b_cap);
+	ALLOC_GROW(memo->ok, (size_t)memo->n + 1, memo->ok_cap);
+	b = memo->b;
+	ok = memo->ok;
+	for (int i = 0; i < memo->n; i++)
+		b[i] = (struct mem_block){ memo->v[i].addr, memo->v[i].now, r->A->task.size };
+	mem_read_merged(memo->direct, b, memo->n, ok, &memo->mb);
+	for (int i = 0; i < memo->n; i++) {
+		memo->v[i].fresh = ok[i];
+		memo->v[i].seen = false;
+	}
+	readset_check(&memo->rs, memo->direct);
+}
+
+/* After: the tasks not listed this round are gone. */
+static void memo_sweep(struct asyncio_memo *memo)
+{
+	int kept = 0;
+
+	for (int i = 0; i < memo->n; i++) {
+		memo->v[i].fresh = false;
+		if (!memo->v[i].seen) {
+			memo_forget(memo, &memo->v[i]);
+			continue;
+		}
+		memo->v[kept++] = memo->v[i];
+	}
+	if (kept == memo->n)
+		return;	/* the index still holds */
+	memo->n = kept;
+	hashidx_clear(&memo->ix);
+	for (int i = 0; i < kept; i++)
+		hashidx_add(&memo->ix, hash_u64(memo->v[i].addr), (uint32_t)i);
+}
+
+static struct memo_task *memo_entry(struct asyncio_memo *memo, uint64_t addr)
+{
+	struct memo_task *e = memo_find(memo, addr);
+
+	if (e)
+		return e;
+	ALLOC_GROW(memo->v, memo->n + 1, memo->cap);
+	e = &memo->v[memo->n];
+	memset(e, 0, sizeof(*e));
+	e->addr = addr;
+	hashidx_add(&memo->ix, hash_u64(addr), (uint32_t)memo->n++);
+	return e;
+}
+
+/* The fields a pending task's result depends on (beyond the ranges read
+ * for it): which object it is, its coroutine, name and future. */
+static bool memo_key_same(const struct reader *r, const uint8_t *a, const uint8_t *b)
+{
+	const struct asyncio_layout *A = r->A;
+	const uint32_t offs[] = { r->L->obj.ob_type, A->task.coro, A->task.name,
+				  A->task.fut_waiter };
+
+	for (size_t k = 0; k < ARRAY_SIZE(offs); k++)
+		if (field_u64(a, offs[k]) != field_u64(b, offs[k]))
+			return false;
+	return field_i32(a, A->task.state) == field_i32(b, A->task.state) &&
+	       a[A->task.is_task] == b[A->task.is_task];
+}
+
+static void memo_lend(struct py_task *t, const struct memo_task *e)
+{
+	t->name = e->res.name;
+	t->waiting_on = e->res.waiting_on;
+	t->wait = e->res.wait;
+	t->frames = e->res.frames;
+	t->nframes = e->res.nframes;
+	t->frames_truncated = e->res.frames_truncated;
+	t->borrowed = true;
+}
+
+/* A code object's identity (what frame_decode's memo compares), read
+ * through the recording reader so that the result depends on it. */
+static void record_codes(struct reader *r, const struct coro_frame *cf, int n)
+{
+	const struct py_layout *L = r->L;
+	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
+			    L->code.name, L->code.qualname, L->obj.ob_type };
+	uint32_t span = layout_span(offs, ARRAY_SIZE(offs));
+	uint8_t buf[READSET_RANGE_MAX];
+
+	for (int k = 0; k < n && span <= sizeof(buf); k++)
+		mem_read(r->m, cf[k].code, buf, span);
+}
+
+/* Compute task i's result through the recording reader and keep it. */
+static bool memo_compute(struct reader *r, int i, struct memo_task *e, struct coro_frame *cf)
+{
+	struct py_task *t = &r->out->v[i];
+	const uint8_t *bytes = r->raw[i].bytes;
+	struct mem *m = r->m;
+	char type[64];
+
+	readset_begin(&r->memo->rs);
+	r->m = r->c.m = readset_mem(&r->memo->rs);
+	t->name = task_name(r, field_u64(bytes, r->A->task.name));
+	task_frames(r, i, cf);
+	record_codes(r, cf, t->nframes);
+	if (r->raw[i].waiter && py_type_name(&r->c, r->raw[i].waiter, type, sizeof(type)) == 0)
+		t->waiting_on = xstrdup(type);
+	r->m = r->c.m = m;
+	e->nids = readset_end(&r->memo->rs, &e->ids);
+	e->have = e->nids >= 0 && t->name;
+	if (e->nids < 0)
+		e->nids = 0;
+	e->res = *t;	/* the memo owns the result from here on */
+	memcpy(e->key, bytes, r->A->task.size);
+	t->borrowed = true;
+	return t->name != NULL;
+}
+
+/* Task i's name, frames and future: from the memo where all it was
+ * computed from holds, else computed (and kept, for a pending task).
+ * False: the task has no readable name (it is dropped as torn). */
+static bool memo_result(struct reader *r, int i, struct coro_frame *cf)
+{
+	struct py_task *t = &r->out->v[i];
+	struct memo_task *e;
+
+	if (t->state != TASK_PENDING) {
+		t->name = task_name(r, field_u64(r->raw[i].bytes, r->A->task.name));
+		task_frames(r, i, cf);
+		return t->name != NULL;
+	}
+	e = memo_entry(r->memo, t->addr);
+	e->seen = true;
+	if (e->have && e->fresh && memo_key_same(r, e->key, r->raw[i].bytes) &&
+	    readset_holds(&r->memo->rs, e->ids, e->nids)) {
+		memo_lend(t, e);
+		t->same = true;
+		return true;
+	}
+	memo_forget(r->memo, e);
+	return memo_compute(r, i, e, cf);
+}
+
+int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		       struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
+		       char *err, size_t errlen)
+{
+	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A, .memo = memo,
+			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET,
+			    .nodes_left = 2L * ASYNCIO_MAX_TASKS };
 	struct py_tstate *ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
 	uint64_t gil;
 	int nts;
@@ -620,29 +1049,63 @@ int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio
 		return nts;
 	}
 	r.fd = frame_decoder_new(m, pi);
+	if (memo)
+		memo_prepare(&r);
 	read_lists(&r, ts, nts);
 	read_frames(&r, recheck);
+	if (memo)
+		memo_sweep(memo);
+
 	resolve_awaiters(&r);
 	find_cycles(&r);
 	frame_decoder_free(r.fd);
-	hashidx_release(&r.ix);
+	for (int i = 0; i < WAITS_SEEN; i++) {
+		free(r.waits_seen[i].w.kind);
+		free(r.waits_seen[i].w.state);
+	}
+	out->ix = r.ix;	/* address -> index: py_tasks_find's */
 	free(r.raw);
 	free(ts);
 	return 0;
 }
 
+int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
+{
+	return asyncio_tasks_memo(m, pi, A, recheck, NULL, out, err, errlen);
+}
+
 const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr)
 {
+	struct hashidx_pos pos;
+
+	if (t->ix.count) {
+		for (uint32_t id = hashidx_first(&t->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
+		     id = hashidx_next(&t->ix, &pos))
+			if (t->v[id].addr == addr)
+				return &t->v[id];
+		return NULL;
+	}
 	for (int i = 0; i < t->n; i++)
 		if (t->v[i].addr == addr)
 			return &t->v[i];
 	return NULL;
 }
 
+void py_tasks_index(struct py_tasks *t)
+{
+	if (t->ix.count == (uint32_t)t->n)
+		return;	/* indexed as read */
+	hashidx_clear(&t->ix);
+	for (int i = 0; i < t->n; i++)
+		hashidx_add(&t->ix, hash_u64(t->v[i].addr), (uint32_t)i);
+}
+
 void py_tasks_free(struct py_tasks *t)
 {
 	for (int i = 0; i < t->n; i++)
 		py_task_release(&t->v[i]);
+	hashidx_release(&t->ix);
 	free(t->v);
 	memset(t, 0, sizeof(*t));
 }

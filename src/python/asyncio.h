@@ -18,6 +18,7 @@
 #include "interp/layout.h"
 #include "python/locate.h"
 #include "python/pystack.h"
+#include "util/hashidx.h"
 
 struct mem;
 
@@ -38,6 +39,15 @@ struct py_task {
 				 * interpreter's (its thread has exited) */
 	pid_t tid;		/* that thread (snapshot.c fills it), 0: none */
 	char *waiting_on;	/* type of the future it is blocked on, or NULL */
+	/* Where visible, the synchronization object it waits in (its
+	 * innermost coroutine is Lock.acquire, Event.wait, Queue.get...,
+	 * whose `self` it is): type ("asyncio.Lock"), address and state
+	 * ("locked", "set", "value 0"...; NULL when not read).  kind NULL:
+	 * none seen. */
+	struct task_wait {
+		char *kind, *state;
+		uint64_t addr;
+	} wait;
 	uint64_t *awaiting;	/* tasks it awaits */
 	int nawaiting;
 	uint64_t *awaited_by;	/* tasks awaiting it */
@@ -47,6 +57,10 @@ struct py_task {
 	bool frames_truncated;
 	bool joined;		/* running: frames from its thread's stack */
 	int cycle;		/* > 0: in deadlock cycle number `cycle` */
+	/* Read with a memo: name, frames and waiting_on belong to the memo
+	 * (good until its next use), and same says they are what the
+	 * previous read through it gave for this task. */
+	bool borrowed, same;
 };
 
 struct py_tasks {
@@ -55,6 +69,7 @@ struct py_tasks {
 	int torn;		/* tasks dropped because they changed under us */
 	bool truncated;		/* more than ASYNCIO_MAX_TASKS */
 	int ncycles;
+	struct hashidx ix;	/* address -> index, once py_tasks_index() */
 };
 
 /* Find and check the target's asyncio offsets (reads its ELF files: do it
@@ -73,6 +88,18 @@ int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct 
 int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen);
 
+/* The same, for a caller that reads the same process over and over
+ * (record --async=all): what each pending task's name, frames and future
+ * were computed from is kept in memo and re-read each time in a few
+ * merged batches through memo's direct reader; a task whose bytes all
+ * still hold is not decoded again (see target/readset.h). */
+struct asyncio_memo;
+struct asyncio_memo *asyncio_memo_new(struct mem *direct);
+void asyncio_memo_free(struct asyncio_memo *memo);
+int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		       struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
+		       char *err, size_t errlen);
+
 /* The names of the task at `task` and of the tasks awaiting it, that task
  * first and the root last (where several await one, the first found), at
  * most max (ASYNCIO_CHAIN_MAX) new strings into names.  Returns how many;
@@ -81,8 +108,11 @@ int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio
 int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 			  uint64_t task, char **names, int max);
 
-/* The task at addr among t, or NULL. */
+/* The task at addr among t, or NULL: by hash once t is indexed (it is as
+ * read; whoever reorders t->v must hashidx_clear(&t->ix) and index it
+ * again), else one by one. */
 const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr);
+void py_tasks_index(struct py_tasks *t);
 
 void py_tasks_free(struct py_tasks *t);
 

@@ -13,6 +13,7 @@
 #include "target/proc.h"
 #include "python/pystack.h"
 #include "python/asyncio.h"
+#include "sample/taskids.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -92,6 +93,8 @@ struct sampler {
 	struct pause_hint pause_hint;	/* the threads the last pause stopped */
 	struct asyncio_layout A;	/* with o.async, once async_ready */
 	bool async_ready;
+	struct asyncio_memo *amemo;	/* --async=all: tasks kept across samples */
+	struct task_ids *tids;
 	uint64_t async_tried_ns;	/* last look for _asyncio (not loaded yet) */
 	struct stat exe;		/* /proc/PID/exe at the start, to see an exec */
 	uint64_t relocated_ns;		/* last look for an exec of the same program */
@@ -176,6 +179,8 @@ void sampler_close(struct sampler *s)
 	nsample_close(s->ns);
 	pause_hint_free(&s->pause_hint);
 	code_cache_free(s->cc);
+	asyncio_memo_free(s->amemo);
+	task_ids_free(s->tids);
 	nsmap_free(&s->nsm);
 	pyinterp_free(&s->pi);
 	mem_close(s->m);
@@ -504,62 +509,75 @@ static int running_task_head(struct sampler *s, const struct py_tstate *ts, uint
 }
 
 /* The chain of tasks awaiting t (t first), from the graph just read. */
-static int pending_chain(const struct py_tasks *tasks, const struct py_task *t, char **names)
+static int pending_chain(const struct py_tasks *tasks, const struct py_task *t,
+			 const struct py_task **chain)
 {
-	uint64_t seen[ASYNCIO_CHAIN_MAX];
 	int n = 0;
 
 	while (t && n < ASYNCIO_CHAIN_MAX) {
 		for (int i = 0; i < n; i++)
-			if (seen[i] == t->addr)
+			if (chain[i] == t)
 				return n;	/* round a deadlock ring once */
-		seen[n] = t->addr;
-		names[n++] = xstrdup(t->name);
+		chain[n++] = t;
 		t = t->nawaited_by ? py_tasks_find(tasks, t->awaited_by[0]) : NULL;
 	}
 	return n;
 }
 
+/* The thread a pending task is counted in: the one whose list holds it,
+ * or the first when that one has exited. */
+static struct sthread *task_thread(struct sampler *s, const struct py_task *t, int nts)
+{
+	for (int k = 0; k < nts; k++)
+		if (s->ts[k].nparts && s->ts[k].addr == t->tstate)
+			return find_thread(s, &s->ts[k], nts);
+	return find_thread(s, &s->ts[0], nts);
+}
+
+static void record_task(struct sampler *s, const struct py_tasks *tasks, const struct py_task *t,
+			int nts, uint64_t t_ns)
+{
+	uint32_t stack[ASYNCIO_MAX_CORO_DEPTH + ASYNCIO_CHAIN_MAX + 4], depth = 0;
+	const struct py_task *chain[ASYNCIO_CHAIN_MAX];
+	struct sthread *th = task_thread(s, t, nts);
+	const uint32_t *ids;
+	int n;
+
+	if (s->proc_root != NO_FRAME)
+		stack[depth++] = s->proc_root;
+	if (s->o.threads)
+		stack[depth++] = th->root;
+	for (n = pending_chain(tasks, t, chain); n > 0; n--)
+		stack[depth++] = task_ids_label(s->tids, chain[n - 1]);
+	n = task_ids_frames(s->tids, t, &ids);
+	memcpy(stack + depth, ids, n * sizeof(*ids));
+	profile_add(s->p, th->pthread, stack, depth + n, t_ns, 1);
+	s->stacks++;
+}
+
 /* With --async=all: every pending task's stack, counted in the thread
- * whose list holds it (the first thread when that one has exited). */
+ * whose list holds it.  The tasks are read through a memo, and their
+ * frames kept as profile frames, while they are proven unchanged. */
 static void record_pending(struct sampler *s, int nts, uint64_t t_ns)
 {
-	uint32_t stack[ASYNCIO_MAX_CORO_DEPTH + ASYNCIO_CHAIN_MAX + 4];
 	struct py_tasks tasks;
-	char err[256], *names[ASYNCIO_CHAIN_MAX];
+	char err[256];
 
-	if (s->o.async != ASYNC_ALL || !s->async_ready || !nts ||
-	    asyncio_tasks(s->m, &s->pi, &s->A, s->o.blocking ? NULL : s->direct, &tasks, err,
-			  sizeof(err)) < 0)
+	if (s->o.async != ASYNC_ALL || !s->async_ready || !nts)
+		return;
+	if (!s->amemo) {
+		s->amemo = asyncio_memo_new(s->direct);
+		s->tids = task_ids_new(s->p, s->o.by_function);
+	}
+	if (asyncio_tasks_memo(s->m, &s->pi, &s->A, s->o.blocking ? NULL : s->direct, s->amemo,
+			       &tasks, err, sizeof(err)) < 0)
 		return;
 	s->errors[SERR_TORN] += tasks.torn;
-	for (int i = 0; i < tasks.n; i++) {
-		const struct py_task *t = &tasks.v[i];
-		struct sthread *th = NULL;
-		uint32_t depth = 0;
-
-		if (t->state != TASK_PENDING || !t->nframes)
-			continue;
-		for (int k = 0; k < nts && !th; k++)
-			if (s->ts[k].nparts && s->ts[k].addr == t->tstate)
-				th = find_thread(s, &s->ts[k], nts);
-		if (!th)
-			th = find_thread(s, &s->ts[0], nts);
-		if (s->proc_root != NO_FRAME)
-			stack[depth++] = s->proc_root;
-		if (s->o.threads)
-			stack[depth++] = th->root;
-		push_task_frames(s, names, pending_chain(&tasks, t, names), stack, &depth);
-		for (int k = t->nframes - 1; k >= 0; k--) {
-			const struct py_frame *f = &t->frames[k];
-			struct pframe pf = { PF_PYTHON, f->function, f->file,
-					     s->o.by_function ? -1 : f->line, -1 };
-
-			stack[depth++] = profile_frame(s->p, &pf);
-		}
-		profile_add(s->p, th->pthread, stack, depth, t_ns, 1);
-		s->stacks++;
-	}
+	py_tasks_index(&tasks);
+	for (int i = 0; i < tasks.n; i++)
+		if (tasks.v[i].state == TASK_PENDING && tasks.v[i].nframes)
+			record_task(s, &tasks, &tasks.v[i], nts, t_ns);
+	task_ids_sweep(s->tids);
 	py_tasks_free(&tasks);
 }
 

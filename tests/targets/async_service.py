@@ -2,7 +2,7 @@
 """A target for `pystrobe dump --async`: an asyncio service with named tasks
 in a known await graph, which writes what it sees of itself.
 
-Usage: async_service.py [--churn|--many=N] OUTDIR
+Usage: async_service.py [--churn|--many=N|--uvloop] OUTDIR
 
 CPython 3.11+ (TaskGroup).  The tasks, once settled:
 
@@ -12,12 +12,16 @@ CPython 3.11+ (TaskGroup).  The tasks, once settled:
   gather-a, -b  leaf() -> Event.wait()
   event-waiter  waits on an Event directly
   dl-a, dl-b    deadlocked: each awaits the other task
+  lock-a, -b    deadlocked on locks: each holds one asyncio.Lock and
+                waits to acquire the other's
   churn         (--churn) starts a short-lived `ephemeral-N` task every
                 millisecond or so, forever: tasks end while they are read
   many-N        (--many=N) N more tasks, each in leaf() -> Event.wait()
   spinner       (--churn) started once truth.json is written, so not in
                 it: spin() -> busy(), a pure-Python loop 50 ms at a time,
                 so that a dump mostly finds it the running task
+
+--uvloop runs it all on uvloop's event loop (uvloop.run) instead.
 
 When they are all parked, a reporter task writes OUTDIR/truth.json (tmp +
 rename) and ends:
@@ -26,7 +30,10 @@ rename) and ends:
   coroutine, then what it awaits through cr_await while that is a
   coroutine), awaited_by: [addresses] (3.14+, the tasks in the
   _asyncio_awaited_by that asyncio.capture_call_graph() reads, futures such
-  as gather's resolved to the tasks that await them; null before 3.14)}].
+  as gather's resolved to the tasks that await them; null before 3.14),
+  waiting_in: {type, address (id()), locked (Lock only)} of the object
+  whose waiting method (Lock.acquire, Event.wait, Queue.get...) is the
+  innermost coroutine, its `self`; or null}].
 Every task but the reporter is listed; ephemeral ones (which come and go)
 are not.
 """
@@ -77,11 +84,34 @@ def awaited_by(task):
     return sorted(set(awaiting_tasks(task)))
 
 
+def waiting_in(task):
+    """The synchronization object the task waits in, as the task's own
+    innermost coroutine frame holds it."""
+    coro, inner = task.get_coro(), None
+    for _ in range(256):
+        if coro is None or not hasattr(coro, "cr_frame") or coro.cr_frame is None:
+            break
+        inner, coro = coro, coro.cr_await
+    if inner is None:
+        return None
+    fname = inner.cr_code.co_filename.replace(os.sep, "/")
+    if not fname.endswith(("asyncio/locks.py", "asyncio/queues.py")):
+        return None
+    obj = inner.cr_frame.f_locals.get("self")
+    if obj is None:
+        return None
+    out = {"type": "asyncio." + type(obj).__name__, "address": id(obj)}
+    if isinstance(obj, asyncio.Lock):
+        out["locked"] = obj.locked()
+    return out
+
+
 def describe(task):
     return {"address": id(task), "name": task.get_name(),
             "state": "done" if task.done() else "pending",
             "frames": coro_frames(task.get_coro()),
-            "awaited_by": awaited_by(task)}
+            "awaited_by": awaited_by(task),
+            "waiting_in": waiting_in(task)}
 
 
 async def step(ev):
@@ -108,6 +138,15 @@ async def deadlocked(other):
     while not other:
         await asyncio.sleep(0)
     await other[0]
+
+
+async def lock_pair(mine, theirs, both_held):
+    async with mine:
+        both_held.append(1)
+        while len(both_held) < 2:
+            await asyncio.sleep(0)
+        async with theirs:
+            pass
 
 
 async def ephemeral():
@@ -160,6 +199,9 @@ async def main(outdir, churning, many):
     a_holder, b_holder = [], []
     a_holder.append(loop.create_task(deadlocked(b_holder), name="dl-a"))
     b_holder.append(loop.create_task(deadlocked(a_holder), name="dl-b"))
+    la, lb, held = asyncio.Lock(), asyncio.Lock(), []
+    loop.create_task(lock_pair(la, lb, held), name="lock-a")
+    loop.create_task(lock_pair(lb, la, held), name="lock-b")
     for i in range(many):
         loop.create_task(leaf(ev), name="many-%d" % i)
     if churning:
@@ -183,15 +225,21 @@ async def report_self(outdir, churning):
 
 
 def parse(argv):
-    churning, many = False, 0
+    churning, many, uv = False, 0, False
     args = argv[1:]
     if args and args[0] == "--churn":
         churning, args = True, args[1:]
     elif args and args[0].startswith("--many="):
         many, args = int(args[0][7:]), args[1:]
-    return args[0], churning, many
+    elif args and args[0] == "--uvloop":
+        uv, args = True, args[1:]
+    return args[0], churning, many, uv
 
 
 if __name__ == "__main__":
-    outdir, churning, many = parse(sys.argv)
-    asyncio.run(main(outdir, churning, many))
+    outdir, churning, many, uv = parse(sys.argv)
+    if uv:
+        import uvloop
+        uvloop.run(main(outdir, churning, many))
+    else:
+        asyncio.run(main(outdir, churning, many))

@@ -10,7 +10,8 @@
  * "dl-a" and "dl-b" (each awaited by the other: a cycle) and "runner", the
  * thread's running task, whose frames are on the thread's stack; plus
  * "orphan" on the interpreter's list (its thread has exited).  Then
- * hostile variants: rings, torn links, loops, huge sets, a wrong table.
+ * hostile variants: rings, torn links, loops, huge sets, a wrong table;
+ * and the memo of record --async=all across changing snapshots.
  */
 #include <check.h>
 #include <errno.h>
@@ -376,6 +377,118 @@ START_TEST(test_section)
 }
 END_TEST
 
+
+/* --- the memo of record --async=all ---------------------------------------- */
+
+/* A reader forwarding to the current snapshot (fp_mem copies). */
+struct snap {
+	struct mem mem;
+	struct mem *cur;
+};
+
+static int snap_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(((struct snap *)m)->cur, addr, buf, len);
+}
+
+static void snap_close(struct mem *m)
+{
+	(void)m;
+}
+
+/* One round through memo on a fresh snapshot of the scene. */
+static void memo_round(struct scene *sc, struct snap *sn, struct asyncio_memo *memo,
+		       struct py_tasks *t)
+{
+	struct pyinterp pi;
+	char err[256];
+
+	mem_close(sn->cur);
+	sn->cur = fp_mem(sc->fp);
+	fp_pyinterp(sc->fp, &pi);
+	ck_assert_int_eq(asyncio_tasks_memo(&sn->mem, &pi, &sc->A, NULL, memo, t, err,
+					    sizeof(err)), 0);
+}
+
+/* Overwrite the first occurrence of `from` in the str at str with `to`
+ * (the same length): the same object, other contents. */
+static void str_rewrite(struct scene *sc, struct mem *m, uint64_t str, const char *from,
+			const char *to)
+{
+	char buf[128];
+
+	ck_assert_int_eq(mem_read(m, str, buf, sizeof(buf)), 0);
+	for (size_t i = 0; i + strlen(from) <= sizeof(buf); i++)
+		if (!memcmp(buf + i, from, strlen(from))) {
+			for (size_t k = 0; k < strlen(to); k++)
+				fp_w8(sc->fp, str + i + k, (uint8_t)to[k]);
+			return;
+		}
+	ck_abort_msg("no %s in the str", from);
+}
+
+/* A task's result is reused only while every byte it came from holds: a
+ * coroutine that moved on, a name rewritten in place, a new name object
+ * are each read anew, and the rest still come from the memo. */
+START_TEST(test_memo)
+{
+	static const char *const main_fn[] = { "Event.wait", "step", "work" };
+	static const int main_lines[] = { 213, 31, 22 };
+	static const char *const moved_fn[] = { "step" };
+	static const int moved_lines[] = { 31 };
+	struct snap sn = { .mem = { .read = snap_read, .close = snap_close } };
+	struct asyncio_memo *memo = asyncio_memo_new(&sn.mem);
+	const struct py_layout *L;
+	struct scene sc;
+	struct py_tasks t;
+	uint64_t g, name;
+
+	build(&sc, _i);
+	L = sc.fp->L;
+	memo_round(&sc, &sn, memo, &t);
+	ck_assert_int_eq(t.n, 7);
+	ck_assert(!named(&t, "main")->same);
+	py_tasks_free(&t);
+
+	memo_round(&sc, &sn, memo, &t);
+	ck_assert_int_eq(t.n, 7);
+	ck_assert_int_eq(t.torn, 0);
+	for (int i = 0; i < t.n; i++)
+		ck_assert_msg(t.v[i].same == (t.v[i].state == TASK_PENDING), "%s: same %d",
+			      t.v[i].name, t.v[i].same);
+	expect_frames(named(&t, "main"), main_fn, main_lines, 3);
+	ck_assert_int_eq(named(&t, "main")->nawaiting, 2);
+	py_tasks_free(&t);
+
+	/* worker's coroutine moves on one instruction; gathered's name is
+	 * rewritten in place; dl-a gets another name object. */
+	ck_assert_int_eq(mem_read_u64(sn.cur, sc.worker + sc.A.task.coro, &g), 0);
+	fp_frame_set_code(sc.fp, g + L->gen.iframe, sc.code[C_STEP], 1);
+	ck_assert_int_eq(mem_read_u64(sn.cur, sc.gathered + sc.A.task.name, &name), 0);
+	str_rewrite(&sc, sn.cur, name, "gathered", "Gathered");
+	fp_w64(sc.fp, sc.dla + sc.A.task.name, fp_str(sc.fp, "dl-z"));
+	memo_round(&sc, &sn, memo, &t);
+	ck_assert_int_eq(t.n, 7);
+	ck_assert(!named(&t, "worker")->same);
+	expect_frames(named(&t, "worker"), moved_fn, moved_lines, 1);
+	ck_assert(!named(&t, "Gathered")->same);
+	ck_assert(!named(&t, "dl-z")->same);
+	ck_assert(named(&t, "main")->same);
+	ck_assert(named(&t, "orphan")->same);
+	ck_assert_int_eq(named(&t, "dl-z")->cycle, named(&t, "dl-b")->cycle);
+	py_tasks_free(&t);
+
+	/* And then they are memoized as they are now. */
+	memo_round(&sc, &sn, memo, &t);
+	ck_assert(named(&t, "worker")->same);
+	ck_assert(named(&t, "Gathered")->same);
+	py_tasks_free(&t);
+	asyncio_memo_free(memo);
+	mem_close(sn.cur);
+	fp_free(sc.fp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("asyncio");
@@ -385,6 +498,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_ring, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_torn_link, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_hostile, 14, LAYOUT_MAX_MINOR + 1);
+	tcase_add_loop_test(tc, test_memo, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_test(tc, test_section);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
