@@ -10,6 +10,10 @@
 #
 # Usage: setup-sid-root.sh [DIR]     prints the root's path on success.
 # Exit 0: root ready.  Exit 1: could not build it (reason on stderr).
+#
+# PYSTROBE_SID_EXTRA="pkg ..." also installs packages only benchmarks need
+# (bench/dataloader: python3-torch, ~90 packages, ~1 GB), into a new root
+# or one already built; the tests never ask for them.
 set -u
 
 root=${1:-${PYSTROBE_SID_ROOT:-/var/cache/pystrobe/sid-root}}
@@ -26,7 +30,25 @@ complete() {
 	done
 }
 
+# The opt-in extras, into root $1 (logging to $2); 1 when one failed.
+install_extra() {
+	[ -n "${PYSTROBE_SID_EXTRA:-}" ] || return 0
+	for p in $PYSTROBE_SID_EXTRA; do
+		chroot "$1" dpkg -s "$p" >/dev/null 2>&1 && continue
+		echo "setup-sid-root: installing $p (log: $2)" >&2
+		if ! { chroot "$1" apt-get $apt_opts update &&
+		       DEBIAN_FRONTEND=noninteractive chroot "$1" apt-get $apt_opts \
+				install -y "$p"; } >>"$2" 2>&1; then
+			echo "setup-sid-root: could not install $p (see $2)" >&2
+			return 1
+		fi
+	done
+	chroot "$1" apt-get clean >/dev/null 2>&1
+	return 0
+}
+
 if complete "$root"; then
+	install_extra "$root" "$root.log" || exit 1
 	echo "$root"
 	exit 0
 fi
@@ -61,6 +83,7 @@ for p in $want; do
 	fi
 done
 chroot "$root.tmp" apt-get clean >/dev/null 2>&1
+install_extra "$root.tmp" "$log" || exit 1
 touch "$root.tmp/.pystrobe-complete"
 if ! complete "$root.tmp"; then
 	echo "setup-sid-root: root built but lacks one of $need" >&2

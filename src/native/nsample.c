@@ -5,7 +5,7 @@
 #include "native/unwind.h"
 #include "profile/profile.h"
 #include "python/pystack.h"
-#include "native/symbolize.h"
+#include "native/symstore.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -36,6 +36,8 @@ struct pcinfo {
 	uint64_t key;		/* pc << 1 | exact */
 	uint32_t frame;
 	enum native_class cls;
+	bool provisional;	/* named library+0xOFFSET until its symbols load */
+	const void *obj;	/* the object it was found in (symview_lookup) */
 };
 
 struct nsample {
@@ -44,7 +46,8 @@ struct nsample {
 	bool by_function;
 	uint32_t marker;
 	struct native_unwinder *u;
-	struct symbolizer *sym;
+	struct symview *view;	/* symbols shared by build ID (symstore.h) */
+	uint32_t nprovisional;	/* pcinfo entries to name once loaded */
 	uint64_t refreshed_ns;
 	struct native_pc buf[NATIVE_MAX_DEPTH];
 
@@ -81,7 +84,10 @@ struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profil
 	ns->by_function = by_function;
 	ns->marker = marker;
 	ns->u = native_open(pid);
-	ns->sym = symbolizer_new(pid, SYMBOLIZE_LINES);
+	ns->view = symview_open(pid, SYMBOLIZE_LINES);
+	/* Before the first pause: merging needs the interpreter's names at
+	 * once; every other object loads in the background. */
+	symview_load_object(ns->view, pi->path);
 	return ns;
 }
 
@@ -95,11 +101,19 @@ static void drop_pending(struct nsample *ns)
 	ns->npend = 0;
 }
 
+static void name_provisional(struct nsample *ns);
+
 void nsample_close(struct nsample *ns)
 {
 	if (!ns)
 		return;
 	drop_pending(ns);
+	/* Frames still named library+0xOFFSET get their names now, before
+	 * the profile is written. */
+	if (ns->nprovisional) {
+		symview_settle(ns->view);
+		name_provisional(ns);
+	}
 	free(ns->pend);
 	for (int i = 0; i < ns->nsnaps; i++)
 		native_snap_free(&ns->snaps[i]);
@@ -109,7 +123,7 @@ void nsample_close(struct nsample *ns)
 	free(ns->nat);
 	free(ns->refs);
 	free(ns->out);
-	symbolizer_free(ns->sym);
+	symview_close(ns->view);
 	native_close(ns->u);
 	free(ns);
 }
@@ -118,19 +132,26 @@ void nsample_close(struct nsample *ns)
 
 static void pc_clear(struct nsample *ns)
 {
+	uint32_t keep = 0;
+
+	/* Frames still to be named stay, out of the index: named once their
+	 * object loads, if their address is still in that object. */
 	hashidx_clear(&ns->pc_index);
-	ns->npcinfo = 0;
+	for (uint32_t i = 0; i < ns->npcinfo; i++)
+		if (ns->pcinfo[i].provisional)
+			ns->pcinfo[keep++] = ns->pcinfo[i];
+	ns->npcinfo = keep;
+	ns->nprovisional = keep;
 }
 
 /* The profile frame of a symbolized address.  Without a symbol the name
  * says where the code is (what addr2line -e needs); with one, the file is
  * the source where debug information knows it, else the object, so that
  * a label reads "qsort (libc.so.6)". */
-static uint32_t native_frame(struct nsample *ns, const struct native_sym *sym)
+static void native_pframe(struct nsample *ns, const struct native_sym *sym, struct pframe *pf)
 {
 	struct pframe f = { PF_NATIVE, NULL, NULL, -1, -1 };
 	char *name;
-	uint32_t id;
 
 	if (sym->function)
 		name = xstrdup(sym->function);
@@ -145,32 +166,70 @@ static uint32_t native_frame(struct nsample *ns, const struct native_sym *sym)
 	} else if (sym->function) {
 		f.file = (char *)sym->path;
 	}
-	id = profile_frame(ns->p, &f);
-	free(name);
-	return id;
+	*pf = f;
 }
 
 static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *pc)
 {
 	uint64_t key = pc->pc << 1 | pc->exact;
 	uint32_t h = hash_u64(key), id;
-	const struct native_sym *sym;
+	struct native_sym sym;
 	struct hashidx_pos pos;
 	struct pcinfo *info;
+	const void *obj;
+	struct pframe f;
+	bool ready;
 
 	for (id = hashidx_first(&ns->pc_index, h, &pos); id != HASHIDX_NONE;
 	     id = hashidx_next(&ns->pc_index, &pos))
 		if (ns->pcinfo[id].key == key)
 			return &ns->pcinfo[id];
-	sym = symbolize(ns->sym, pc->pc, pc->exact);
+	sym = symview_lookup(ns->view, pc->pc, pc->exact, &ready, &obj);
 	ALLOC_GROW(ns->pcinfo, ns->npcinfo + 1, ns->pcinfo_alloc);
 	id = ns->npcinfo++;
 	info = &ns->pcinfo[id];
 	info->key = key;
-	info->cls = merge_classify(sym, ns->pi->path);
-	info->frame = native_frame(ns, sym);
+	info->cls = merge_classify(&sym, ns->pi->path);
+	native_pframe(ns, &sym, &f);
+	/* A provisional name is this object's alone: another object of the
+	 * same name, named later, must not rename this frame's stacks. */
+	if (!ready)
+		f.file = (char *)sym.path;
+	info->frame = profile_frame(ns->p, &f);
+	free(f.name);
+	info->provisional = !ready;
+	info->obj = obj;
+	ns->nprovisional += !ready;
 	hashidx_add(&ns->pc_index, h, id);
 	return info;
+}
+
+/* Name the frames of addresses whose objects have loaded since: the
+ * stacks already counted with them read the name too.  Before a pause. */
+static void name_provisional(struct nsample *ns)
+{
+	for (uint32_t i = 0; i < ns->npcinfo && ns->nprovisional; i++) {
+		struct pcinfo *info = &ns->pcinfo[i];
+		struct native_sym sym;
+		struct pframe f;
+		const void *obj;
+		bool ready;
+
+		if (!info->provisional)
+			continue;
+		sym = symview_lookup(ns->view, info->key >> 1, info->key & 1, &ready, &obj);
+		if (!ready)
+			continue;
+		info->provisional = false;
+		ns->nprovisional--;
+		/* Another object there now: this frame keeps its offset. */
+		if (obj != info->obj)
+			continue;
+		info->cls = merge_classify(&sym, ns->pi->path);
+		native_pframe(ns, &sym, &f);
+		profile_frame_rename(ns->p, info->frame, &f);
+		free(f.name);
+	}
 }
 
 /* --- one sample ------------------------------------------------------------- */
@@ -179,11 +238,13 @@ void nsample_begin(struct nsample *ns, uint64_t t_ns)
 {
 	drop_pending(ns);
 	/* Outside the pause: reading the maps takes a while. */
+	if (ns->nprovisional)
+		name_provisional(ns);
 	if (ns->refreshed_ns && t_ns - ns->refreshed_ns >= REFRESH_NS) {
 		native_refresh(ns->u);
-		symbolizer_refresh(ns->sym);
 		/* An address may now belong to another object. */
-		pc_clear(ns);
+		if (symview_refresh(ns->view))
+			pc_clear(ns);
 		ns->refreshed_ns = t_ns;
 	}
 	if (!ns->refreshed_ns)
@@ -322,5 +383,5 @@ const char *nsample_last_error(const struct nsample *ns)
 
 unsigned nsample_symbol_errors(const struct nsample *ns)
 {
-	return symbolizer_errors(ns->sym);
+	return symview_errors(ns->view);
 }

@@ -80,6 +80,27 @@ uint32_t profile_frame(struct profile *p, const struct pframe *f)
 	return id;
 }
 
+void profile_frame_rename(struct profile *p, uint32_t id, const struct pframe *f)
+{
+	uint32_t h = frame_hash(f), other;
+	struct hashidx_pos pos;
+	struct pframe *old = &p->frames[id];
+	bool found = false;
+
+	for (other = hashidx_first(&p->frame_index, h, &pos); other != HASHIDX_NONE && !found;
+	     other = hashidx_next(&p->frame_index, &pos))
+		found = frame_eq(&p->frames[other], f);
+	free(old->name);
+	free(old->file);
+	*old = *f;
+	old->name = xstrdup(f->name ? f->name : "?");
+	old->file = f->file ? xstrdup(f->file) : NULL;
+	/* Its old key stays in the index, matching nothing now. */
+	if (!found)
+		hashidx_add(&p->frame_index, h, id);
+	p->renamed++;
+}
+
 uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name)
 {
 	struct pthread_info *t;

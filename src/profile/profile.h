@@ -69,6 +69,7 @@ struct profile {
 	struct pframe *frames;
 	uint32_t nframes, frames_cap;
 	struct hashidx frame_index;
+	uint32_t renamed;	/* profile_frame_rename() calls: labels made before are stale */
 
 	struct pstack *stacks;
 	uint32_t nstacks, stacks_cap;
@@ -109,6 +110,10 @@ void profile_free(struct profile *p);
 
 /* Intern a frame (strings are copied); returns its id. */
 uint32_t profile_frame(struct profile *p, const struct pframe *f);
+/* Give frame id what f says (a native frame named once its symbols are
+ * loaded): stacks holding id read the new name.  Another frame may say
+ * the same; writers that go by label see one. */
+void profile_frame_rename(struct profile *p, uint32_t id, const struct pframe *f);
 /* Intern a thread of a process; returns its index. */
 uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name);
 /* Intern a stack (frame ids, root first) without counting it. */

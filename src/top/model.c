@@ -275,6 +275,14 @@ static void build_rows(struct top_model *m)
 	uint32_t nkeys, visit = 0;
 	struct sums *sums;
 
+	/* Native frames named since (their symbols loaded in the
+	 * background): labels and functions made before are stale. */
+	if (m->p.renamed != m->seen_renamed) {
+		labels_free(&m->frame_labels);
+		memset(&m->frame_labels, 0, sizeof(m->frame_labels));
+		m->nfunc_of = 0;
+		m->seen_renamed = m->p.renamed;
+	}
 	if (m->by_function && m->p.nframes)
 		func_of(m, m->p.nframes - 1);	/* every frame has its function */
 	nkeys = m->by_function ? m->funcs.nframes : m->p.nframes;

@@ -125,6 +125,7 @@ struct top_model {
 	struct profile funcs;
 	uint32_t *func_of;
 	uint32_t nfunc_of;
+	uint32_t seen_renamed;	/* p.renamed when they were made */
 };
 
 /* An empty model sampled at rate_hz, refreshed every delay_s. */
