@@ -51,6 +51,7 @@
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -916,6 +917,26 @@ START_TEST(test_cost)
 }
 END_TEST
 
+/* unwind.c answers libunwind's sigprocmask calls itself while it unwinds;
+ * every other caller must still get the kernel's. */
+START_TEST(test_sigmask_passes_through)
+{
+	sigset_t set, now;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	ck_assert_int_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, NULL, &now), 0);
+	ck_assert_msg(sigismember(&now, SIGUSR2), "sigprocmask did not block SIGUSR2");
+	ck_assert_int_eq(sigprocmask(SIG_UNBLOCK, &set, &now), 0);
+	ck_assert(sigismember(&now, SIGUSR2));
+	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, NULL, &now), 0);
+	ck_assert(!sigismember(&now, SIGUSR2));
+	ck_assert_int_eq(sigprocmask(99, &set, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("native");
@@ -929,6 +950,7 @@ int main(void)
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_native, 0, ninterps);
 	tcase_add_test(tc, test_cost);
+	tcase_add_test(tc, test_sigmask_passes_through);
 	suite_add_tcase(s, tc);
 
 	return run_suite(s);
