@@ -43,8 +43,9 @@
 struct owner {
 	pid_t pid;
 	unsigned flags;
-	struct symbolizer *sym;	/* made by its first load: a view that loads
-				 * nothing starts no helper */
+	struct symbolizer *sym;	/* a view's: made with it; the interpreter's
+				 * own: by its load */
+	bool reniced;		/* its helper set to the loading thread's nice */
 	pthread_mutex_t lock;
 	int refs;		/* views and entries; under the store's lock */
 };
@@ -79,6 +80,7 @@ struct sfile {
 	uint64_t probe;		/* an offset to look up first: loads the file */
 	bool probe_exact;
 	bool sync;		/* the interpreter's: its owner is never busy long */
+	bool lost;		/* its owner's helper was lost: names from the maps */
 	struct answer *ans;
 	uint32_t nans, ans_alloc;
 	struct hashidx ans_index;
@@ -393,12 +395,26 @@ static bool answer_fits(const struct sfile *f, const struct native_sym *ns)
 
 /* Look up f's probe in its owner's symbolizer, which loads the file: with
  * the owner's lock held, outside the store's. */
+/* Under o's lock, in the loading thread: its helper (which parses for
+ * it, and which the sampling thread started) at this thread's nice. */
+static void renice_helper(struct owner *o)
+{
+	pid_t pid = o->sym ? symbolizer_helper_pid(o->sym) : 0;
+
+	if (o->reniced || !pid)
+		return;
+	setpriority(PRIO_PROCESS, (id_t)pid, LOADER_NICE);
+	o->reniced = true;
+}
+
 static void load_file(struct sfile *f)
 {
 	struct owner *o = f->owner;
 	const struct native_sym *ns;
 
 	pthread_mutex_lock(&o->lock);
+	if (!f->sync)
+		renice_helper(o);
 	/* Libraries loaded since the owner last read its maps. */
 	if (!o->sym)
 		o->sym = symbolizer_new(o->pid, o->flags);
@@ -424,6 +440,7 @@ static void answer_job(struct sfile *f, uint64_t key)
 	const struct native_sym *ns;
 
 	pthread_mutex_lock(&o->lock);
+	renice_helper(o);
 	ns = symbolize(o->sym, f->owner_low + (key >> 1), key & 1);
 	pthread_mutex_lock(&store->lock);
 	/* Nothing to say about it: final all the same, without a name. */
@@ -446,8 +463,8 @@ static void *loader(void *arg)
 {
 	(void)arg;
 	/* Loads may wait; the sampling thread and the target may not.  Nice
-	 * is per thread on Linux, and the helpers this thread starts inherit
-	 * it (the parsing of a foreign root's files happens there). */
+	 * is per thread on Linux; the helpers that parse a foreign root's
+	 * files for this thread get it too (renice_helper()). */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), LOADER_NICE);
 	pthread_mutex_lock(&store->lock);
 	for (;;) {
@@ -620,6 +637,10 @@ struct symview *symview_open(pid_t pid, unsigned flags)
 	v->pid = pid;
 	v->flags = flags;
 	v->owner = owner_new(pid, flags);
+	/* Made now, in this thread, as before the store: its helper is the
+	 * process's first, and dies with this thread's process rather than
+	 * with the loading thread (PR_SET_PDEATHSIG is per thread). */
+	v->owner->sym = symbolizer_new(pid, flags);
 	read_view(v);
 	return v;
 }
@@ -657,15 +678,49 @@ void symview_close(struct symview *v)
 	free(v);
 }
 
+/* Refresh an owner's symbolizer if no load holds it, as before the
+ * store: this is also how a lost helper is noticed.  When it is, the
+ * answers of its files are dropped (what a helper said may be what broke
+ * it), and from then on their frames are library+0xOFFSET, as
+ * symbolize.h promises; true then. */
+static bool refresh_owner(struct owner *o)
+{
+	bool lost;
+
+	if (!o || !o->sym || pthread_mutex_trylock(&o->lock) != 0)
+		return false;
+	lost = symbolizer_errors(o->sym) != 0;
+	symbolizer_refresh(o->sym);
+	lost = !lost && symbolizer_errors(o->sym) != 0;
+	pthread_mutex_unlock(&o->lock);
+	if (!lost)
+		return false;
+	pthread_mutex_lock(&store->lock);
+	for (size_t i = 0; i < store->nfiles; i++)
+		if (store->files[i]->owner == o)
+			store->files[i]->lost = true;
+	pthread_mutex_unlock(&store->lock);
+	return true;
+}
+
 bool symview_refresh(struct symview *v)
 {
-	return read_view(v);
+	bool changed = read_view(v);
+
+	changed |= refresh_owner(v->owner);
+	changed |= refresh_owner(v->own_interp);
+	return changed;
 }
 
 unsigned symview_errors(const struct symview *v)
 {
-	/* Read without the owner's lock: a word, and only ever 0 -> 1. */
-	return v->owner->sym ? symbolizer_errors(v->owner->sym) : 0;
+	const struct owner *o[2] = { v->owner, v->own_interp };
+	unsigned n = 0;
+
+	/* Read without the owners' locks: a word, and only ever 0 -> 1. */
+	for (int i = 0; i < 2; i++)
+		n |= o[i] && o[i]->sym ? symbolizer_errors(o[i]->sym) : 0;
+	return n;
 }
 
 static const struct vmod *module_at(struct symview *v, uint64_t addr)
@@ -832,6 +887,10 @@ static struct native_sym lookup(struct symview *v, uint64_t pc, bool exact, bool
 	ns.library = m->base;
 	ns.offset = off;
 	pthread_mutex_lock(&store->lock);
+	if (f->lost) {
+		pthread_mutex_unlock(&store->lock);
+		return ns;
+	}
 	loaded = ensure_loaded(v, f, m, off, exact);
 	if (loaded)
 		a = kept_answer(v, f, off << 1 | exact, &pending);

@@ -38,8 +38,10 @@ struct symview;
 struct symview *symview_open(pid_t pid, unsigned flags);
 void symview_close(struct symview *v);
 
-/* Read the maps again (libraries loaded or unloaded); true when they
- * changed, and then provisional answers may be stale: ask again. */
+/* Read the maps again (libraries loaded or unloaded), and refresh the
+ * view's symbolizers when no load holds them (which notices a lost
+ * helper: the files it answered for are then named from the maps alone).
+ * True when something changed: earlier answers may be stale, ask again. */
 bool symview_refresh(struct symview *v);
 
 /* What is at pc (exact: as symbolize()).  *ready false: a provisional
