@@ -87,6 +87,7 @@ struct sampler {
 	bool *torn;
 	size_t torn_cap;
 	uint32_t owner;			/* the pending stack being walked */
+	uint64_t link;			/* where the walk came from: see collect_frame() */
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
 	struct hist pause_hist;
@@ -344,14 +345,36 @@ static void refresh_names(struct sampler *s, uint64_t t_ns)
 
 /* --- one sample ----------------------------------------------------------- */
 
+/* The frames the walk stepped over between `from` and the visited frame
+ * `to` (shims such as a C call's entry frame, frames not started yet) join
+ * the visited ones: their back pointers are proved too, or a shim read at
+ * the wrong moment could splice two stacks.  The walk read them through
+ * the same cache, so this follows the chain it followed. */
+static void recheck_skipped(struct sampler *s, uint64_t from, uint64_t to)
+{
+	const struct py_layout *L = &s->pi.layout;
+
+	for (int steps = 0; from && from != to && steps < 4 * PYSTACK_MAX_DEPTH; steps++) {
+		recheck_frame(&s->rc, s->owner, s->m, L, from, true);
+		if (mem_read_u64(s->m, from + L->frame.back, &from) < 0)
+			return;
+	}
+}
+
 /* The walk only gathers the frames; resolve_frames() turns them into
  * profile frames once the whole stack is known, reusing last round's. */
 static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
 {
 	struct sampler *s = arg;
 
-	if (!s->o.blocking)
-		recheck_frame(&s->rc, s->owner, s->m, &s->pi.layout, frame, s->nframes == 0);
+	if (!s->o.blocking) {
+		const struct py_layout *L = &s->pi.layout;
+
+		recheck_skipped(s, s->link, frame);
+		recheck_frame(&s->rc, s->owner, s->m, L, frame, s->nframes == 0);
+		if (mem_read_u64(s->m, frame + L->frame.back, &s->link) < 0)
+			s->link = 0;
+	}
 	if (s->nframes < PYSTACK_MAX_DEPTH)
 		s->raw[s->nframes++] = (struct reuse_frame){ frame, code, lasti, 0, 0 };
 	return 0;
@@ -408,10 +431,15 @@ static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 			recheck_tstate(s, &ts[p]);
 		if (!ts[p].frame)
 			continue;
+		s->link = ts[p].frame;
 		if (max <= 0)
 			return WALK_TRUNCATED;
 		end = pystack_walk(s->m, &s->pi.layout, ts[p].frame, max, collect_frame, s,
 				   &n, &rc);
+		/* The frames after the outermost shown: had a shim's back
+		 * pointer been read as the end, outer frames would be lost. */
+		if (end == WALK_DONE && !s->o.blocking)
+			recheck_skipped(s, s->link, 0);
 	}
 	return end;
 }
