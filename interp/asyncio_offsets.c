@@ -104,7 +104,7 @@ int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct async
 
 	if (!v) {
 		snprintf(err, errlen, "asyncio tasks are not readable on Python 3.%d yet "
-			 "(pystrobe reads them on 3.14 and 3.15)", minor);
+			 "(pystrobe reads them on 3.11 to 3.15)", minor);
 		return -EXIT_UNSUPPORTED;
 	}
 	if (len < ASYNCIO_SECTION_SIZE) {

@@ -673,7 +673,7 @@ static bool readable_version(const struct pyinterp *pi, char *err, size_t errlen
 	if (pi->layout.gen.iframe != NONE && pi->layout.frame.stackpointer != NONE)
 		return true;
 	snprintf(err, errlen, "asyncio tasks are not readable on Python %s yet "
-		 "(pystrobe reads them on 3.14 and 3.15)", pi->version);
+		 "(pystrobe reads them on 3.11 and later)", pi->version);
 	return false;
 }
 
