@@ -23,6 +23,7 @@
 #define MAX_CHILDREN 1024	/* futures one gather gathers */
 #define MAX_CALLBACKS 64	/* done callbacks of one task looked at */
 #define TYPE_DEPTH 16		/* tp_base links from a type to Task */
+#define TYPE_CACHE 32
 
 /* Per task, as read: what the torn check compares, what the graph needs. */
 struct lraw {
@@ -49,6 +50,13 @@ struct lreader {
 	int nrunning;
 	uint64_t loop[MAX_LOOPS], loop_tstate[MAX_LOOPS];	/* loop -> thread state */
 	int nloops;
+	/* Type names by type address, for this read only (the process is
+	 * paused, or each task is read again after). */
+	struct {
+		uint64_t type;
+		char name[48];
+	} types[TYPE_CACHE];
+	int ntypes;
 };
 
 bool asyncio_legacy_version(int minor, struct asyncio_layout *A)
@@ -77,11 +85,34 @@ static int attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *val
 	return py_dict_get_str(&r->c, dict, name, value);
 }
 
+static const char *type_name(struct lreader *r, uint64_t obj)
+{
+	uint64_t type, tp_name;
+	char buf[48];
+	int i;
+
+	if (!obj || mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type)
+		return NULL;
+	for (i = 0; i < r->ntypes; i++)
+		if (r->types[i].type == type)
+			return r->types[i].name;
+	if (i == TYPE_CACHE)
+		i = TYPE_CACHE - 1;	/* full: the last slot turns over */
+	if (mem_read_u64(r->m, type + r->L->obj.tp_name, &tp_name) < 0 ||
+	    mem_read_cstr(r->m, tp_name, buf, sizeof(buf)) < 0)
+		return NULL;
+	memcpy(r->types[i].name, buf, sizeof(buf));
+	r->types[i].type = type;
+	if (r->ntypes < TYPE_CACHE)
+		r->ntypes++;
+	return r->types[i].name;
+}
+
 static bool type_is(struct lreader *r, uint64_t obj, const char *name)
 {
-	char buf[64];
+	const char *t = type_name(r, obj);
 
-	return obj && py_type_name(&r->c, obj, buf, sizeof(buf)) == 0 && !strcmp(buf, name);
+	return t && !strcmp(t, name);
 }
 
 /* Which Task obj is an instance of: 1 the C one, 2 the Python one, 0
@@ -239,10 +270,15 @@ static void add_task(struct lreader *r, uint64_t obj)
 /* The tasks of a set (of tasks, or of weak references to them). */
 static void add_set(struct lreader *r, uint64_t set, bool weak)
 {
-	size_t n = 0;
-	uint64_t *items = xcalloc(ASYNCIO_MAX_TASKS, sizeof(*items));
+	uint64_t used = 0, *items;
+	size_t n = 0, max;
 
-	if (set && py_set_items(&r->c, set, items, ASYNCIO_MAX_TASKS, &n) < 0)
+	/* Room for what it holds now and some more added while it is read. */
+	if (!set || mem_read_u64(r->m, set + r->L->o.set_used, &used) < 0)
+		return;
+	max = used + 64 < ASYNCIO_MAX_TASKS ? used + 64 : ASYNCIO_MAX_TASKS;
+	items = xcalloc(max, sizeof(*items));
+	if (py_set_items(&r->c, set, items, max, &n) < 0)
 		r->out->torn++;	/* resized while read */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t obj = items[i];
@@ -562,7 +598,7 @@ static void resolve(struct lreader *r)
 {
 	for (int i = 0; i < r->out->n; i++) {
 		uint64_t w = r->raw[i].waiter;
-		char type[64];
+		const char *type;
 		int k;
 
 		if (r->out->v[i].state != TASK_DONE)
@@ -573,7 +609,7 @@ static void resolve(struct lreader *r)
 			link_tasks(r, i, k);
 		else if (type_is(r, w, "_GatheringFuture"))
 			gather_edges(r, i, w, 0);
-		if (py_type_name(&r->c, w, type, sizeof(type)) == 0)
+		if ((type = type_name(r, w)))
 			r->out->v[i].waiting_on = xstrdup(type);
 	}
 }
