@@ -68,7 +68,9 @@ bool asyncio_legacy_version(int minor, struct asyncio_layout *A)
 
 /* An instance attribute, also of an object whose C base keeps its own
  * __dict__ slot (a Python subclass of the 3.11/3.12 C Future, such as
- * _GatheringFuture: tp_dictoffset > 0, no managed dict). */
+ * _GatheringFuture: tp_dictoffset > 0, no managed dict).  A type with a
+ * managed dict says so with a negative tp_dictoffset; 0 is no __dict__ at
+ * all (a C object, such as uvloop's loop). */
 static int attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *value)
 {
 	uint64_t type, dict;
@@ -78,9 +80,9 @@ static int attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *val
 	if (mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type ||
 	    mem_read(r->m, type + r->L->obj.tp_dictoffset, &off, 8) < 0)
 		return -EFAULT;
-	if (off <= 0)
+	if (off < 0)
 		return py_instance_attr(&r->c, obj, name, value);
-	if (off > 4096 || mem_read_u64(r->m, obj + off, &dict) < 0 || !dict)
+	if (!off || off > 4096 || mem_read_u64(r->m, obj + off, &dict) < 0 || !dict)
 		return -ENOENT;
 	return py_dict_get_str(&r->c, dict, name, value);
 }
@@ -206,7 +208,7 @@ static uint64_t loop_tstate(struct lreader *r, uint64_t loop)
 	for (int i = 0; i < r->nloops; i++)
 		if (r->loop[i] == loop)
 			return r->loop_tstate[i];
-	if (loop && py_instance_attr(&r->c, loop, "_thread_id", &id) == 0 && id &&
+	if (loop && attr(r, loop, "_thread_id", &id) == 0 && id &&
 	    type_is(r, id, "int") && py_long(&r->c, id, &ident) == 0)
 		for (int k = 0; k < r->nts && !ts; k++)
 			if (r->ts[k].nparts && r->ts[k].ident == (uint64_t)ident)
@@ -239,8 +241,9 @@ static bool is_running(const struct lreader *r, uint64_t obj)
 	return false;
 }
 
-/* Add the task at obj (once); one that is not a task of ours, or not a
- * consistent one, is counted torn (a registry holds only tasks). */
+/* Add the task at obj (once).  An object of another class (a task class
+ * derived from neither Task, registered by hand) is skipped; a task whose
+ * fields are not a task's is counted torn. */
 static void add_task(struct lreader *r, uint64_t obj)
 {
 	struct lraw raw = { 0 };
@@ -253,7 +256,9 @@ static void add_task(struct lreader *r, uint64_t obj)
 		r->out->truncated = true;
 		return;
 	}
-	if (!(kind = task_kind(r, obj, &raw.type)) || read_fields(r, obj, kind, &raw) < 0 ||
+	if (!(kind = task_kind(r, obj, &raw.type)))
+		return;
+	if (read_fields(r, obj, kind, &raw) < 0 ||
 	    !(t.name = name_of(r, raw.name))) {
 		r->out->torn++;
 		return;
@@ -327,7 +332,7 @@ static void read_registries(struct lreader *r, uint64_t md)
 	read_running(r, md);
 	for (size_t i = 0; i < ARRAY_SIZE(weak); i++)
 		if (py_dict_get_str(&r->c, md, weak[i], &obj) == 0 && obj &&
-		    py_instance_attr(&r->c, obj, "data", &data) == 0)
+		    attr(r, obj, "data", &data) == 0)
 			add_set(r, data, true);
 	if (py_dict_get_str(&r->c, md, "_eager_tasks", &obj) == 0 && obj)
 		add_set(r, obj, false);
@@ -723,7 +728,7 @@ int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
 				int64_t v;
 				int kind;
 
-				if (py_instance_attr(&r.c, loops[i], "_thread_id", &id) < 0 ||
+				if (attr(&r, loops[i], "_thread_id", &id) < 0 ||
 				    !type_is(&r, id, "int") || py_long(&r.c, id, &v) < 0 ||
 				    (uint64_t)v != ident || !(kind = task_kind(&r, keys[i], &raw.type)) ||
 				    read_fields(&r, keys[i], kind, &raw) < 0)
