@@ -321,13 +321,28 @@ static uint64_t tasks_module(struct lreader *r, uint64_t interp)
 	return md;
 }
 
+/* The Task types asyncio.tasks (md, its dict) names: the C one only while
+ * it has the verified layout's size (what was checked when located may
+ * not be what the module holds now).  -1 when they cannot be read. */
+static int task_types(struct lreader *r, uint64_t md)
+{
+	uint64_t size = 0;
+
+	if (py_dict_get_str(&r->c, md, "_CTask", &r->ctask) < 0 ||
+	    py_dict_get_str(&r->c, md, "_PyTask", &r->pytask) < 0)
+		return -1;
+	if (r->ctask && (mem_read_u64(r->m, r->ctask + r->L->obj.tp_basicsize, &size) < 0 ||
+			 size != r->A->task.size))
+		r->ctask = 0;
+	return 0;
+}
+
 static void read_registries(struct lreader *r, uint64_t md)
 {
 	static const char *const weak[] = { "_all_tasks", "_scheduled_tasks" };
 	uint64_t obj, data;
 
-	if (py_dict_get_str(&r->c, md, "_CTask", &r->ctask) < 0 ||
-	    py_dict_get_str(&r->c, md, "_PyTask", &r->pytask) < 0)
+	if (task_types(r, md) < 0)
 		return;
 	read_running(r, md);
 	for (size_t i = 0; i < ARRAY_SIZE(weak); i++)
@@ -713,9 +728,7 @@ int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
 	if (mem_read_u64(m, pi->runtime + r.L->runtime.interpreters_head, &interp) < 0)
 		return -ENOENT;
 	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS && rc < 0; k++) {
-		if ((md = tasks_module(&r, interp)) &&
-		    py_dict_get_str(&r.c, md, "_CTask", &r.ctask) == 0 &&
-		    py_dict_get_str(&r.c, md, "_PyTask", &r.pytask) == 0) {
+		if ((md = tasks_module(&r, interp)) && task_types(&r, md) == 0) {
 			size_t n = 0;
 			uint64_t cur = 0;
 

@@ -355,17 +355,36 @@ START_TEST(test_hostile)
 }
 END_TEST
 
-/* A Task type of another size than the verified layout's: exit 6. */
+/* A Task type of another size than the verified layout's: exit 6, and
+ * one that changes after it was checked is not read. */
 START_TEST(test_unverified)
 {
 	struct py_tasks t;
 	struct scene sc;
 	char err[256];
 
+	struct pyinterp pi;
+	struct mem *m;
+
 	build(&sc, _i);
 	fp_w64(sc.fp, sc.ctask + sc.fp->L->obj.tp_basicsize, sc.A.task.size + 8);
 	ck_assert_int_eq(locate_and_read(&sc, &t, err, sizeof(err)), -EXIT_UNSUPPORTED);
 	ck_assert_msg(strstr(err, "unverified"), "%s", err);
+	fp_free(sc.fp);
+	/* Checked when located, another size when read: no C task is read. */
+	build(&sc, _i);
+	m = fp_mem(sc.fp);
+	fp_pyinterp(sc.fp, &pi);
+	ck_assert_int_eq(asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc.A,
+					   err, sizeof(err)), 0);
+	mem_close(m);
+	fp_w64(sc.fp, sc.ctask + sc.fp->L->obj.tp_basicsize, sc.A.task.size + 8);
+	m = fp_mem(sc.fp);
+	ck_assert_int_eq(asyncio_tasks(m, &pi, &sc.A, NULL, &t, err, sizeof(err)), 0);
+	ck_assert_int_eq(t.n, 1);
+	ck_assert_str_eq(t.v[0].name, "py");
+	py_tasks_free(&t);
+	mem_close(m);
 	fp_free(sc.fp);
 }
 END_TEST
