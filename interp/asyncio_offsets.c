@@ -104,7 +104,7 @@ int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct async
 
 	if (!v) {
 		snprintf(err, errlen, "asyncio tasks are not readable on Python 3.%d yet "
-			 "(pystrobe reads them on 3.14 and 3.15)", minor);
+			 "(pystrobe reads them on 3.11 to 3.15)", minor);
 		return -EXIT_UNSUPPORTED;
 	}
 	if (len < ASYNCIO_SECTION_SIZE) {
@@ -120,4 +120,55 @@ int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct async
 	out->tstate.running_task = (uint32_t)word(sec, W_RUNNING);
 	out->tstate.tasks_head = (uint32_t)word(sec, W_TSTATE_HEAD);
 	return 0;
+}
+
+/* 3.11-3.13: no debug section.  TaskObj, PyGenObject, _PyInterpreterFrame,
+ * PyWeakReference and PyMethodObject as `ptype /o` shows them in the DWARF
+ * of the pyenv builds (3.11.7, 3.12.1, 3.13.0: _asyncio*.so and
+ * libpython) and of Debian's python3.11-dbg (3.11.2: the same TaskObj, 176
+ * bytes).  The TaskObj of 3.11 and 3.12 is the same; 3.13 moved
+ * fut_cancelled_exc up, made the flags bit fields and dropped the dict.
+ * The caller checks the target's _asyncio.Task tp_basicsize against
+ * task.size before it trusts the rest. */
+#define LEGACY_COMMON \
+	.interp_tasks_head = NONE, .tstate = { NONE, NONE, NONE }, .type_base = 256, \
+	.set_mask = 32, .set_table = 40, .gen_executing = 0
+
+#define LEGACY_FUT .on = 1, .loop = 16, .callback0 = 24, .callbacks = 40, \
+	.stacktop = 64, .wr_object = 16, .im_self = 24
+
+static const struct aio_version legacy_versions[] = {
+	{ 11, { LEGACY_COMMON,
+		.task = { .size = 176, .name = 144, .awaited_by = NONE, .awaited_by_is_set = NONE,
+			  .is_task = NONE, .state = 88, .fut_waiter = 128, .coro = 136, .node = NONE },
+		/* 3.11 and 3.12: FRAME_SUSPENDED -1, no yield-from state;
+		 * RESUME 151, its quickened form RESUME_QUICK 150. */
+		.gen_suspended = -1, .gen_suspended_yield_from = -1, .yield_from_slot = 1,
+		.legacy = { LEGACY_FUT, .gen_iframe = 80, .gen_frame_state = 75,
+			    .resume_op = { 151, 150 } } } },
+	{ 12, { LEGACY_COMMON,
+		.task = { .size = 176, .name = 144, .awaited_by = NONE, .awaited_by_is_set = NONE,
+			  .is_task = NONE, .state = 88, .fut_waiter = 128, .coro = 136, .node = NONE },
+		/* RESUME 151, INSTRUMENTED_RESUME 240. */
+		.gen_suspended = -1, .gen_suspended_yield_from = -1, .yield_from_slot = 1,
+		.legacy = { LEGACY_FUT, .gen_iframe = 72, .gen_frame_state = 67,
+			    .resume_op = { 151, 240 } } } },
+	{ 13, { LEGACY_COMMON,
+		.task = { .size = 144, .name = 128, .awaited_by = NONE, .awaited_by_is_set = NONE,
+			  .is_task = NONE, .state = 96, .fut_waiter = 112, .coro = 120, .node = NONE },
+		/* FRAME_SUSPENDED -2, FRAME_SUSPENDED_YIELD_FROM -1. */
+		.gen_suspended = -2, .gen_suspended_yield_from = -1, .yield_from_slot = 1,
+		.legacy = { LEGACY_FUT, .gen_iframe = 72, .gen_frame_state = 67,
+			    .resume_op = { 0, 0 } } } },
+};
+
+int asyncio_legacy_layout(int minor, struct asyncio_layout *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(legacy_versions); i++) {
+		if (legacy_versions[i].minor == minor) {
+			*out = legacy_versions[i].L;
+			return 0;
+		}
+	}
+	return -1;
 }

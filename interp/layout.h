@@ -252,11 +252,39 @@ struct asyncio_layout {
 	 * the frame's stack pointer: 1 (the top) in 3.14; 3.15 keeps a
 	 * null stack reference above it. */
 	uint8_t yield_from_slot;
+	/* 3.11-3.13 (no debug section, legacy.on): tasks are found through
+	 * Python state, asyncio.tasks' registries (python/asyncio_legacy.c);
+	 * task.* above holds the C TaskObj's fields (awaited_by, is_task and
+	 * node are NONE), gen_* the frame states. */
+	struct {
+		uint8_t on;
+		uint8_t c_task;		/* the C _asyncio.Task is loaded and
+					 * its size checked */
+		uint32_t loop;		/* fut_loop */
+		uint32_t callback0;	/* fut_callback0: the first done callback */
+		uint32_t callbacks;	/* fut_callbacks: list of (callback, context) */
+		uint32_t gen_iframe;	/* PyGenObject.gi_iframe */
+		uint32_t gen_frame_state;	/* int8_t gi_frame_state */
+		uint32_t stacktop;	/* int: values on the frame's stack,
+					 * counted from localsplus */
+		/* 3.11/3.12 have no suspended-in-await state: a suspended
+		 * frame is in an await when its next instruction is one of
+		 * these (RESUME and its variants) with an argument >= 2;
+		 * 0: unused. */
+		uint8_t resume_op[2];
+		uint32_t wr_object;	/* PyWeakReference */
+		uint32_t im_self;	/* PyMethodObject (a bound method) */
+	} legacy;
 };
 
 /* Check the section's bytes (len of them) for 3.minor and fill *out.
  * Returns 0, or -EXIT_UNSUPPORTED / -EXIT_BAD_STATE with a reason. */
 int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct asyncio_layout *out,
 			 char *err, size_t errlen);
+
+/* 3.11-3.13: the verified C task and generator layout of 3.minor into
+ * *out (legacy.on set, legacy.c_task not: the caller checks the target's
+ * Task type against task.size).  0, or -1 for a version without one. */
+int asyncio_legacy_layout(int minor, struct asyncio_layout *out);
 
 #endif

@@ -14,6 +14,7 @@
  * task that awaits it; so awaiters are resolved through futures to tasks.
  */
 #include "python/asyncio.h"
+#include "python/asyncio_legacy.h"
 #include "python/pyobj.h"
 #include "target/mem.h"
 #include "target/readset.h"
@@ -1038,10 +1039,13 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A, .memo = memo,
 			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET,
 			    .nodes_left = 2L * ASYNCIO_MAX_TASKS };
-	struct py_tstate *ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
+	struct py_tstate *ts;
 	uint64_t gil;
 	int nts;
 
+	if (A->legacy.on)
+		return asyncio_legacy_tasks(m, pi, A, recheck, out, err, errlen);
+	ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
 	memset(out, 0, sizeof(*out));
 	nts = pystack_tstates(m, pi, ts, ASYNCIO_MAX_THREADS, &gil, err, errlen);
 	if (nts < 0) {
@@ -1132,7 +1136,7 @@ static bool readable_version(const struct pyinterp *pi, char *err, size_t errlen
 	if (pi->layout.gen.iframe != NONE && pi->layout.frame.stackpointer != NONE)
 		return true;
 	snprintf(err, errlen, "asyncio tasks are not readable on Python %s yet "
-		 "(pystrobe reads them on 3.14 and 3.15)", pi->version);
+		 "(pystrobe reads them on 3.11 and later)", pi->version);
 	return false;
 }
 
@@ -1144,10 +1148,12 @@ int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
 	size_t len = 0;
 	int rc;
 
+	snprintf(what, sizeof(what), "process %d", (int)pid);
+	if (asyncio_legacy_version(pi->minor, A))
+		return asyncio_legacy_locate(m, pi, what, A, err, errlen);
 	if (!readable_version(pi, err, errlen))
 		return -EXIT_UNSUPPORTED;
 	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
-	snprintf(what, sizeof(what), "process %d", (int)pid);
 	return layout_from(rc, what, pi, sec, len, A, err, errlen);
 }
 
@@ -1158,6 +1164,8 @@ int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct 
 	size_t len = 0;
 	int rc;
 
+	if (asyncio_legacy_version(pi->minor, A))
+		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
 	if (!readable_version(pi, err, errlen))
 		return -EXIT_UNSUPPORTED;
 	rc = locate_section_in(src, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
@@ -1205,6 +1213,8 @@ int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct
 	uint64_t seen[ASYNCIO_CHAIN_MAX];
 	int n = 0;
 
+	if (A->legacy.on)
+		return asyncio_legacy_chain(m, pi, A, task, names, max);
 	if (max > ASYNCIO_CHAIN_MAX)
 		max = ASYNCIO_CHAIN_MAX;
 	while (task && n < max) {
@@ -1220,4 +1230,49 @@ int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct
 		task = first_awaiter(&r, task, 0);
 	}
 	return n;
+}
+
+/* --- shared with asyncio_legacy.c ------------------------------------------ */
+
+void py_task_free_one(struct py_task *t)
+{
+	py_task_release(t);
+	memset(t, 0, sizeof(*t));
+}
+
+void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
+		       uint64_t inner_frame)
+{
+	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .c = { m, &pi->layout } };
+	struct coro_frame cf = { inner_frame, 0, 0 };
+
+	task_wait(&r, t, &cf);
+	for (int i = 0; i < WAITS_SEEN; i++) {
+		free(r.waits_seen[i].w.kind);
+		free(r.waits_seen[i].w.state);
+	}
+}
+
+void py_tasks_mark_cycles(struct py_tasks *t)
+{
+	struct reader r = { .out = t };
+
+	for (int i = 0; i < t->n; i++)
+		hashidx_add(&r.ix, hash_u64(t->v[i].addr), (uint32_t)i);
+	find_cycles(&r);
+	hashidx_release(&r.ix);
+}
+
+int asyncio_running_task(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			 const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame)
+{
+	uint64_t coro;
+
+	if (A->legacy.on)
+		return asyncio_legacy_running(m, pi, A, ts->ident, task, coro_frame);
+	if (mem_read_u64(m, ts->addr + A->tstate.running_task, task) < 0 || !*task ||
+	    mem_read_u64(m, *task + A->task.coro, &coro) < 0)
+		return -ENOENT;
+	*coro_frame = coro + pi->layout.gen.iframe;
+	return 0;
 }

@@ -115,6 +115,22 @@ const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr);
 void py_tasks_index(struct py_tasks *t);
 
 void py_tasks_free(struct py_tasks *t);
+/* Free what one task holds (the task itself is left zeroed). */
+void py_task_free_one(struct py_task *t);
+/* Number the deadlock cycles of t's awaits graph (each task's cycle,
+ * t->ncycles). */
+void py_tasks_mark_cycles(struct py_tasks *t);
+/* What pending task t (its frames decoded, innermost first) waits in,
+ * where its innermost coroutine, at inner_frame, is one of asyncio's
+ * waiting methods: fills t->wait.  For the 3.11-3.13 reader. */
+void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
+		       uint64_t inner_frame);
+
+/* The task the thread at ts runs and its coroutine's frame (to find on
+ * the thread's stack): 0, or a negative errno for none. */
+struct py_tstate;
+int asyncio_running_task(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			 const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame);
 
 const char *task_state_name(enum task_state s);
 

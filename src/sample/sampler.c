@@ -517,17 +517,15 @@ static void push_task_frames(struct sampler *s, char **names, int n, uint32_t *s
 static int running_task_head(struct sampler *s, const struct py_tstate *ts, uint32_t *stack,
 			     uint32_t *depth)
 {
-	const struct py_layout *L = &s->pi.layout;
 	char *names[ASYNCIO_CHAIN_MAX];
-	uint64_t task, coro;
+	uint64_t task, cframe;
 	int n, k;
 
 	if (!s->o.async || !s->async_ready ||
-	    mem_read_u64(s->m, ts->addr + s->A.tstate.running_task, &task) < 0 || !task ||
-	    mem_read_u64(s->m, task + s->A.task.coro, &coro) < 0)
+	    asyncio_running_task(s->m, &s->pi, &s->A, ts, &task, &cframe) < 0)
 		return s->nframes - 1;
 	for (k = s->nframes - 1; k >= 0; k--)
-		if (s->raw[k].frame == coro + L->gen.iframe)
+		if (s->raw[k].frame == cframe)
 			break;
 	if (k < 0)
 		return s->nframes - 1;	/* not on this stack: a torn view */

@@ -563,6 +563,9 @@ uint64_t fp_instance(struct fakepy *fp, const char *type_name, const char *const
 		fp_w64(fp, obj - 24, dict);
 		break;
 	}
+	/* A managed dict: CPython makes tp_dictoffset negative. */
+	if (L->attrs != ATTRS_DICTOFFSET)
+		fp_w64(fp, type + L->obj.tp_dictoffset, (uint64_t)-1);
 	return obj;
 }
 

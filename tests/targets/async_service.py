@@ -2,7 +2,7 @@
 """A target for `pystrobe dump --async`: an asyncio service with named tasks
 in a known await graph, which writes what it sees of itself.
 
-Usage: async_service.py [--churn|--many=N|--uvloop] OUTDIR
+Usage: async_service.py [--churn|--many=N|--uvloop|--pytasks] OUTDIR
 
 CPython 3.11+ (TaskGroup).  The tasks, once settled:
 
@@ -23,20 +23,33 @@ CPython 3.11+ (TaskGroup).  The tasks, once settled:
 
 --uvloop runs it all on uvloop's event loop (uvloop.run) instead.
 
+With --pytasks the C accelerator is kept out (sys.modules['_asyncio'] =
+None before asyncio is imported): every task and future is the
+pure-Python one (asyncio.tasks._PyTask).
+
 When they are all parked, a reporter task writes OUTDIR/truth.json (tmp +
 rename) and ends:
   pid, nthreads, version [major, minor], tasks: [{address (id()), name,
   state, frames: [{function, file, line}] innermost first (the task's
-  coroutine, then what it awaits through cr_await while that is a
-  coroutine), awaited_by: [addresses] (3.14+, the tasks in the
+  coroutine, then what it awaits through cr_await, gi_yieldfrom for a
+  generator, while that is a coroutine or a generator), awaited_by:
+  [addresses], waiting_in}].  awaited_by on 3.14+: the tasks in the
   _asyncio_awaited_by that asyncio.capture_call_graph() reads, futures such
-  as gather's resolved to the tasks that await them; null before 3.14),
+  as gather's resolved to the tasks that await them.  Before 3.14 nothing
+  records it, and it is derived from the awaiting side, from the tasks'
+  own objects: a task awaits the task its _fut_waiter is, or, where that
+  is a gather's future, the tasks among its _children (nested gathers
+  too); the task that entered a TaskGroup (its _parent_task) awaits the
+  tasks in its _tasks.
   waiting_in: {type, address (id()), locked (Lock only)} of the object
   whose waiting method (Lock.acquire, Event.wait, Queue.get...) is the
-  innermost coroutine, its `self`; or null}].
+  innermost coroutine, its `self`; or null.
 Every task but the reporter is listed; ephemeral ones (which come and go)
 are not.
 """
+import sys
+if "--pytasks" in sys.argv:
+    sys.modules["_asyncio"] = None  # before asyncio: pure-Python tasks
 import asyncio
 import json
 import os
@@ -49,17 +62,22 @@ def qualname(code):
     return getattr(code, "co_qualname", code.co_name)
 
 
+GROUPS = []  # the TaskGroups main entered
+
+
 def coro_frames(coro):
     """The await chain of a suspended coroutine, innermost first."""
     out = []
     seen = 0
-    while coro is not None and seen < 256 and hasattr(coro, "cr_frame"):
-        f = coro.cr_frame
+    while coro is not None and seen < 256 and (hasattr(coro, "cr_frame")
+                                                or hasattr(coro, "gi_frame")):
+        f = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
         if f is None:
             break
         out.append({"function": qualname(f.f_code), "file": f.f_code.co_filename,
                     "line": f.f_lineno})
-        coro = coro.cr_await
+        coro = getattr(coro, "cr_await", None) if hasattr(coro, "cr_frame") else \
+            getattr(coro, "gi_yieldfrom", None)
         seen += 1
     out.reverse()
     return out
@@ -76,11 +94,37 @@ def awaiting_tasks(fut, depth=0):
     return found
 
 
-def awaited_by(task):
+def gathered(fut, depth=0):
+    """The tasks a gather future gathers, through nested gathers."""
+    found = []
+    for c in getattr(fut, "_children", None) or ():
+        if isinstance(c, asyncio.Task):
+            found.append(c)
+        elif depth < 8:
+            found.extend(gathered(c, depth + 1))
+    return found
+
+
+def derived_awaited_by(tasks):
+    """Before 3.14: who awaits whom, from the awaiting side."""
+    by = {id(t): set() for t in tasks}
+    for t in tasks:
+        w = t._fut_waiter
+        for x in [w] if isinstance(w, asyncio.Task) else gathered(w):
+            by.setdefault(id(x), set()).add(id(t))
+    for tg in GROUPS:
+        for x in tg._tasks:
+            if tg._parent_task is not None:
+                by.setdefault(id(x), set()).add(id(tg._parent_task))
+    return by
+
+
+def awaited_by(task, derived):
     """What asyncio.capture_call_graph() reports as awaited_by, read from
-    the same field it reads (it recurses forever on a deadlock cycle)."""
+    the same field it reads (it recurses forever on a deadlock cycle);
+    before 3.14, derived."""
     if not hasattr(task, "_asyncio_awaited_by"):
-        return None
+        return sorted(derived.get(id(task), ()))
     return sorted(set(awaiting_tasks(task)))
 
 
@@ -106,11 +150,11 @@ def waiting_in(task):
     return out
 
 
-def describe(task):
+def describe(task, derived):
     return {"address": id(task), "name": task.get_name(),
             "state": "done" if task.done() else "pending",
             "frames": coro_frames(task.get_coro()),
-            "awaited_by": awaited_by(task),
+            "awaited_by": awaited_by(task, derived),
             "waiting_in": waiting_in(task)}
 
 
@@ -175,11 +219,14 @@ async def spin():
 
 async def report(outdir, me, churning):
     await asyncio.sleep(0.5)
-    tasks = [t for t in asyncio.all_tasks()
+    every = list(asyncio.all_tasks())
+    derived = derived_awaited_by(every)
+    tasks = [t for t in every
              if t is not me and not t.get_name().startswith("ephemeral-")]
     truth = {"pid": os.getpid(), "nthreads": threading.active_count(),
              "version": list(sys.version_info[:2]),
-             "tasks": [describe(t) for t in tasks]}
+             "pytasks": type(me).__module__ != "_asyncio",
+             "tasks": [describe(t, derived) for t in tasks]}
     tmp = os.path.join(outdir, "truth.json.tmp")
     with open(tmp, "w") as f:
         json.dump(truth, f, indent=1)
@@ -207,6 +254,7 @@ async def main(outdir, churning, many):
     if churning:
         loop.create_task(churn(), name="churn")
     async with asyncio.TaskGroup() as tg:
+        GROUPS.append(tg)
         for i in range(3):
             tg.create_task(work(ev), name="worker-%d" % i)
         # Not awaited: main's own stack stays what it is after the
@@ -226,7 +274,7 @@ async def report_self(outdir, churning):
 
 def parse(argv):
     churning, many, uv = False, 0, False
-    args = argv[1:]
+    args = [a for a in argv[1:] if a != "--pytasks"]
     if args and args[0] == "--churn":
         churning, args = True, args[1:]
     elif args and args[0].startswith("--many="):

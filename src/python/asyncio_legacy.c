@@ -1,0 +1,798 @@
+/* Reading asyncio tasks out of a 3.11-3.13 process (see asyncio_legacy.h).
+ *
+ * Everything here is read from a process that may run on: each registry,
+ * set and list is read bounded, every object is checked to be what it
+ * should be (a task's type derives from the Task type its module names,
+ * its state is one of three), and with a recheck memory each task's
+ * fields are read again after its frames, a task that moved meanwhile
+ * dropped and counted as torn.
+ */
+#include "python/asyncio_legacy.h"
+#include "python/pyobj.h"
+#include "target/mem.h"
+#include "util/hashidx.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_CHARS 1024
+#define MAX_LOOPS 64		/* event loops running at once (_current_tasks) */
+#define MAX_CHILDREN 1024	/* futures one gather gathers */
+#define MAX_CALLBACKS 64	/* done callbacks of one task looked at */
+#define TYPE_DEPTH 16		/* tp_base links from a type to Task */
+#define TYPE_CACHE 32
+
+/* Per task, as read: what the torn check compares, what the graph needs. */
+struct lraw {
+	uint64_t type, coro, waiter, name, loop;
+	int32_t state;
+	bool py;		/* a pure-Python task (attributes, not fields) */
+};
+
+struct lreader {
+	struct mem *m;
+	const struct pyinterp *pi;
+	const struct py_layout *L;
+	const struct asyncio_layout *A;
+	struct pyctx c;
+	struct py_tasks *out;
+	size_t cap;
+	struct lraw *raw;
+	size_t rawcap;
+	struct hashidx ix;		/* task address -> index */
+	uint64_t ctask, pytask;		/* the Task types of this interpreter, 0: none */
+	struct py_tstate *ts;
+	int nts;
+	uint64_t running[MAX_LOOPS];	/* _current_tasks' values */
+	int nrunning;
+	uint64_t loop[MAX_LOOPS], loop_tstate[MAX_LOOPS];	/* loop -> thread state */
+	int nloops;
+	/* Type names by type address, for this read only (the process is
+	 * paused, or each task is read again after). */
+	struct {
+		uint64_t type;
+		char name[48];
+	} types[TYPE_CACHE];
+	int ntypes;
+};
+
+bool asyncio_legacy_version(int minor, struct asyncio_layout *A)
+{
+	return asyncio_legacy_layout(minor, A) == 0;
+}
+
+/* --- objects ------------------------------------------------------------- */
+
+/* An instance attribute, also of an object whose C base keeps its own
+ * __dict__ slot (a Python subclass of the 3.11/3.12 C Future, such as
+ * _GatheringFuture: tp_dictoffset > 0, no managed dict).  A type with a
+ * managed dict says so with a negative tp_dictoffset; 0 is no __dict__ at
+ * all (a C object, such as uvloop's loop). */
+static int attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *value)
+{
+	uint64_t type, dict;
+	int64_t off;
+
+	*value = 0;
+	if (mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type ||
+	    mem_read(r->m, type + r->L->obj.tp_dictoffset, &off, 8) < 0)
+		return -EFAULT;
+	if (off < 0)
+		return py_instance_attr(&r->c, obj, name, value);
+	if (!off || off > 4096 || mem_read_u64(r->m, obj + off, &dict) < 0 || !dict)
+		return -ENOENT;
+	return py_dict_get_str(&r->c, dict, name, value);
+}
+
+static const char *type_name(struct lreader *r, uint64_t obj)
+{
+	uint64_t type, tp_name;
+	char buf[48];
+	int i;
+
+	if (!obj || mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type)
+		return NULL;
+	for (i = 0; i < r->ntypes; i++)
+		if (r->types[i].type == type)
+			return r->types[i].name;
+	if (i == TYPE_CACHE)
+		i = TYPE_CACHE - 1;	/* full: the last slot turns over */
+	if (mem_read_u64(r->m, type + r->L->obj.tp_name, &tp_name) < 0 ||
+	    mem_read_cstr(r->m, tp_name, buf, sizeof(buf)) < 0)
+		return NULL;
+	memcpy(r->types[i].name, buf, sizeof(buf));
+	r->types[i].type = type;
+	if (r->ntypes < TYPE_CACHE)
+		r->ntypes++;
+	return r->types[i].name;
+}
+
+static bool type_is(struct lreader *r, uint64_t obj, const char *name)
+{
+	const char *t = type_name(r, obj);
+
+	return t && !strcmp(t, name);
+}
+
+/* Which Task obj is an instance of: 1 the C one, 2 the Python one, 0
+ * neither (its type and its bases, a bounded walk). */
+static int task_kind(struct lreader *r, uint64_t obj, uint64_t *typep)
+{
+	uint64_t t;
+
+	if (mem_read_u64(r->m, obj + r->L->obj.ob_type, &t) < 0 || !t)
+		return 0;
+	*typep = t;
+	for (int depth = 0; t && depth < TYPE_DEPTH; depth++) {
+		if (t == r->ctask && r->A->legacy.c_task)
+			return 1;
+		if (t == r->pytask)
+			return 2;
+		if (mem_read_u64(r->m, t + r->A->type_base, &t) < 0)
+			break;
+	}
+	return 0;
+}
+
+static char *name_of(struct lreader *r, uint64_t obj)
+{
+	int64_t n;
+	char *s;
+
+	if (type_is(r, obj, "str") && py_str(&r->c, obj, NAME_MAX_CHARS, &s) == 0)
+		return s;
+	/* 3.13 names a C task lazily: an int n stands for "Task-n". */
+	if (type_is(r, obj, "int") && py_long(&r->c, obj, &n) == 0)
+		return xasprintf("Task-%lld", (long long)n);
+	return NULL;
+}
+
+/* A pure-Python task's _state: a str, on the instance once it is done
+ * (the class says PENDING until then). */
+static int32_t py_state(struct lreader *r, uint64_t obj)
+{
+	uint64_t s;
+	char *v = NULL;
+	int32_t st;
+	int rc = attr(r, obj, "_state", &s);
+
+	if (rc < 0 && rc != -ENOENT)
+		return -1;
+	if (rc < 0 || !s)
+		return 0;
+	if (py_str(&r->c, s, 16, &v) < 0)
+		return -1;
+	st = !strcmp(v, "PENDING") ? 0 : !strcmp(v, "CANCELLED") ? 1 :
+	     !strcmp(v, "FINISHED") ? 2 : -1;
+	free(v);
+	return st;
+}
+
+/* The fields of task obj of the given kind into *raw; 0 or -EAGAIN. */
+static int read_fields(struct lreader *r, uint64_t obj, int kind, struct lraw *raw)
+{
+	const struct asyncio_layout *A = r->A;
+	uint8_t b[256];
+
+	if (kind == 2) {
+		raw->py = true;
+		raw->state = py_state(r, obj);
+		if (attr(r, obj, "_coro", &raw->coro) < 0 || attr(r, obj, "_name", &raw->name) < 0 ||
+		    attr(r, obj, "_loop", &raw->loop) < 0)
+			return -EAGAIN;
+		attr(r, obj, "_fut_waiter", &raw->waiter);
+	} else {
+		if (A->task.size > sizeof(b) || mem_read(r->m, obj, b, A->task.size) < 0)
+			return -EAGAIN;
+		raw->state = field_i32(b, A->task.state);
+		raw->coro = field_u64(b, A->task.coro);
+		raw->name = field_u64(b, A->task.name);
+		raw->waiter = field_u64(b, A->task.fut_waiter);
+		raw->loop = field_u64(b, A->legacy.loop);
+	}
+	return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
+}
+
+/* --- threads ----------------------------------------------------------- */
+
+/* The thread state of the thread running loop (its _thread_id, set while
+ * it runs), or 0. */
+static uint64_t loop_tstate(struct lreader *r, uint64_t loop)
+{
+	uint64_t id = 0, ts = 0;
+	int64_t ident;
+
+	for (int i = 0; i < r->nloops; i++)
+		if (r->loop[i] == loop)
+			return r->loop_tstate[i];
+	if (loop && attr(r, loop, "_thread_id", &id) == 0 && id &&
+	    type_is(r, id, "int") && py_long(&r->c, id, &ident) == 0)
+		for (int k = 0; k < r->nts && !ts; k++)
+			if (r->ts[k].nparts && r->ts[k].ident == (uint64_t)ident)
+				ts = r->ts[k].addr;
+	if (r->nloops < MAX_LOOPS) {
+		r->loop[r->nloops] = loop;
+		r->loop_tstate[r->nloops++] = ts;
+	}
+	return ts;
+}
+
+/* --- finding the tasks ---------------------------------------------------- */
+
+static int task_index(const struct lreader *r, uint64_t addr)
+{
+	struct hashidx_pos pos;
+
+	for (uint32_t id = hashidx_first(&r->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&r->ix, &pos))
+		if (r->out->v[id].addr == addr)
+			return (int)id;
+	return -1;
+}
+
+static bool is_running(const struct lreader *r, uint64_t obj)
+{
+	for (int i = 0; i < r->nrunning; i++)
+		if (r->running[i] == obj)
+			return true;
+	return false;
+}
+
+/* Add the task at obj (once).  An object of another class (a task class
+ * derived from neither Task, registered by hand) is skipped; a task whose
+ * fields are not a task's is counted torn. */
+static void add_task(struct lreader *r, uint64_t obj)
+{
+	struct lraw raw = { 0 };
+	struct py_task t = { .addr = obj };
+	int kind;
+
+	if (!obj || task_index(r, obj) >= 0)
+		return;
+	if (r->out->n >= ASYNCIO_MAX_TASKS) {
+		r->out->truncated = true;
+		return;
+	}
+	if (!(kind = task_kind(r, obj, &raw.type)))
+		return;
+	if (read_fields(r, obj, kind, &raw) < 0 ||
+	    !(t.name = name_of(r, raw.name))) {
+		r->out->torn++;
+		return;
+	}
+	t.state = raw.state ? TASK_DONE : is_running(r, obj) ? TASK_RUNNING : TASK_PENDING;
+	t.tstate = loop_tstate(r, raw.loop);
+	ALLOC_GROW(r->out->v, r->out->n + 1, r->cap);
+	ALLOC_GROW(r->raw, r->out->n + 1, r->rawcap);
+	r->raw[r->out->n] = raw;
+	hashidx_add(&r->ix, hash_u64(obj), (uint32_t)r->out->n);
+	r->out->v[r->out->n++] = t;
+}
+
+/* The tasks of a set (of tasks, or of weak references to them). */
+static void add_set(struct lreader *r, uint64_t set, bool weak)
+{
+	uint64_t used = 0, *items;
+	size_t n = 0, max;
+
+	/* Room for what it holds now and some more added while it is read. */
+	if (!set || mem_read_u64(r->m, set + r->L->o.set_used, &used) < 0)
+		return;
+	max = used + 64 < ASYNCIO_MAX_TASKS ? used + 64 : ASYNCIO_MAX_TASKS;
+	items = xcalloc(max, sizeof(*items));
+	if (py_set_items(&r->c, set, items, max, &n) < 0)
+		r->out->torn++;	/* resized while read */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t obj = items[i];
+
+		/* A dead reference points at None: its task is gone. */
+		if (weak && (mem_read_u64(r->m, obj + r->A->legacy.wr_object, &obj) < 0 ||
+			     type_is(r, obj, "NoneType")))
+			continue;
+		add_task(r, obj);
+	}
+	free(items);
+}
+
+/* _current_tasks: the running task of each running loop. */
+static void read_running(struct lreader *r, uint64_t md)
+{
+	uint64_t cur, keys[MAX_LOOPS];
+	size_t n = 0;
+
+	if (py_dict_get_str(&r->c, md, "_current_tasks", &cur) < 0 || !cur ||
+	    py_dict_items(&r->c, cur, keys, r->running, MAX_LOOPS, &n) < 0)
+		n = 0;
+	r->nrunning = (int)n;
+}
+
+/* The asyncio.tasks module's dict in interpreter interp, or 0. */
+static uint64_t tasks_module(struct lreader *r, uint64_t interp)
+{
+	uint64_t modules, mod, md;
+
+	if (mem_read_u64(r->m, interp + r->L->interp.modules, &modules) < 0 || !modules ||
+	    py_dict_get_str(&r->c, modules, "asyncio.tasks", &mod) < 0 || !mod ||
+	    mem_read_u64(r->m, mod + r->L->o.module_dict, &md) < 0)
+		return 0;
+	return md;
+}
+
+/* The Task types asyncio.tasks (md, its dict) names: the C one only while
+ * it has the verified layout's size (what was checked when located may
+ * not be what the module holds now).  -1 when they cannot be read. */
+static int task_types(struct lreader *r, uint64_t md)
+{
+	uint64_t size = 0;
+
+	if (py_dict_get_str(&r->c, md, "_CTask", &r->ctask) < 0 ||
+	    py_dict_get_str(&r->c, md, "_PyTask", &r->pytask) < 0)
+		return -1;
+	if (r->ctask && (mem_read_u64(r->m, r->ctask + r->L->obj.tp_basicsize, &size) < 0 ||
+			 size != r->A->task.size))
+		r->ctask = 0;
+	return 0;
+}
+
+static void read_registries(struct lreader *r, uint64_t md)
+{
+	static const char *const weak[] = { "_all_tasks", "_scheduled_tasks" };
+	uint64_t obj, data;
+
+	if (task_types(r, md) < 0)
+		return;
+	read_running(r, md);
+	for (size_t i = 0; i < ARRAY_SIZE(weak); i++)
+		if (py_dict_get_str(&r->c, md, weak[i], &obj) == 0 && obj &&
+		    attr(r, obj, "data", &data) == 0)
+			add_set(r, data, true);
+	if (py_dict_get_str(&r->c, md, "_eager_tasks", &obj) == 0 && obj)
+		add_set(r, obj, false);
+	/* A running task is registered too; this finds one that is not yet
+	 * (or no longer) in a set, such as an eager task being started. */
+	for (int i = 0; i < r->nrunning; i++)
+		add_task(r, r->running[i]);
+}
+
+static void read_interps(struct lreader *r)
+{
+	uint64_t interp, md;
+
+	if (mem_read_u64(r->m, r->pi->runtime + r->L->runtime.interpreters_head, &interp) < 0)
+		return;
+	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS; k++) {
+		if ((md = tasks_module(r, interp)))
+			read_registries(r, md);
+		if (mem_read_u64(r->m, interp + r->L->interp.next, &interp) < 0)
+			break;
+	}
+}
+
+/* --- coroutine stacks ---------------------------------------------------- */
+
+struct lframe {
+	uint64_t frame, code, lasti;
+};
+
+/* Suspended in an await?  3.13 says so in the frame state; 3.11 and 3.12
+ * in the instruction after the one it stopped at (what _PyGen_yf reads). */
+static bool in_await(struct lreader *r, int8_t state, uint64_t lasti)
+{
+	const struct asyncio_layout *A = r->A;
+	uint16_t next;
+	uint8_t op;
+
+	if (!A->legacy.resume_op[0])
+		return state == A->gen_suspended_yield_from;
+	if (state != A->gen_suspended || mem_read(r->m, lasti + 2, &next, 2) < 0)
+		return false;
+	op = next & 0xff;
+	return (op == A->legacy.resume_op[0] || op == A->legacy.resume_op[1]) && next >> 8 >= 2;
+}
+
+/* The frames of the await chain from coro inwards (outermost first). */
+static int coro_chain(struct lreader *r, uint64_t coro, struct lframe *cf, bool *cut)
+{
+	const struct py_layout *L = r->L;
+	const struct asyncio_layout *A = r->A;
+	int n = 0;
+
+	while (coro && (type_is(r, coro, "coroutine") || type_is(r, coro, "generator"))) {
+		uint64_t frame = coro + A->legacy.gen_iframe;
+		int32_t top;
+		int8_t st;
+
+		if (n >= ASYNCIO_MAX_CORO_DEPTH) {
+			*cut = true;
+			break;
+		}
+		if (mem_read(r->m, coro + A->legacy.gen_frame_state, &st, 1) < 0 ||
+		    (st != A->gen_suspended && st != A->gen_suspended_yield_from &&
+		     st != A->gen_executing) ||
+		    mem_read_u64(r->m, frame + L->frame.code, &cf[n].code) < 0 ||
+		    mem_read_u64(r->m, frame + L->frame.lasti, &cf[n].lasti) < 0)
+			break;
+		cf[n++].frame = frame;
+		if (!in_await(r, st, cf[n - 1].lasti))
+			break;
+		/* The awaited object tops the frame's value stack. */
+		if (mem_read(r->m, frame + A->legacy.stacktop, &top, 4) < 0 ||
+		    top < (int32_t)A->yield_from_slot || top > 65536 ||
+		    mem_read_u64(r->m, frame + L->frame.localsplus +
+				 8 * (uint64_t)(top - A->yield_from_slot), &coro) < 0)
+			break;
+		for (int i = 0; i < n; i++)
+			if (cf[i].frame == coro + A->legacy.gen_iframe)
+				coro = 0;	/* a loop: garbage */
+	}
+	return n;
+}
+
+struct join_arg {
+	uint64_t stop;
+	struct lframe *cf;
+	int n;
+	bool found;
+};
+
+static int join_visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+{
+	struct join_arg *j = arg;
+
+	if (j->n >= ASYNCIO_MAX_CORO_DEPTH)
+		return -E2BIG;
+	j->cf[j->n++] = (struct lframe){ frame, code, lasti };
+	if (frame == j->stop) {
+		j->found = true;
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+/* The running task's frames: its thread's, innermost out to its own. */
+static int joined(struct lreader *r, uint64_t tstate, uint64_t coro, struct lframe *cf)
+{
+	struct join_arg j = { coro + r->A->legacy.gen_iframe, cf, 0, false };
+	int n, rc;
+
+	for (int k = 0; k < r->nts; k++)
+		if (r->ts[k].addr == tstate && r->ts[k].frame) {
+			pystack_walk(r->m, r->L, r->ts[k].frame, ASYNCIO_MAX_CORO_DEPTH, join_visit,
+				     &j, &n, &rc);
+			break;
+		}
+	return j.found ? j.n : -1;
+}
+
+static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, struct lframe *cf)
+{
+	struct py_task *t = &r->out->v[i];
+	bool cut = false;
+	int n = -1;
+
+	if (t->state == TASK_RUNNING && (n = joined(r, t->tstate, r->raw[i].coro, cf)) > 0) {
+		t->joined = true;
+	} else {
+		n = coro_chain(r, r->raw[i].coro, cf, &cut);
+		for (int a = 0, b = n - 1; a < b; a++, b--) {
+			struct lframe x = cf[a];
+
+			cf[a] = cf[b];
+			cf[b] = x;
+		}
+	}
+	t->frames_truncated = cut;
+	t->frames = n > 0 ? xcalloc(n, sizeof(*t->frames)) : NULL;
+	for (int k = 0; k < n; k++) {
+		if (frame_decode(fd, cf[k].frame, cf[k].code, cf[k].lasti,
+				 &t->frames[t->nframes]) < 0) {
+			t->frames_truncated = true;
+			break;
+		}
+		t->nframes++;
+	}
+	if (n > 0 && !t->joined)
+		asyncio_task_wait(r->m, r->pi, t, cf[0].frame);
+}
+
+/* --- torn tasks ------------------------------------------------------------ */
+
+/* Read every task again through recheck (the process runs on): one whose
+ * type or fields moved finished or went meanwhile, and its frames may not
+ * be its own.  Dropped and counted. */
+static void drop_torn(struct lreader *r, struct mem *recheck)
+{
+	struct lreader again = *r;
+	int kept = 0;
+
+	again.m = recheck;
+	again.c.m = recheck;
+	for (int i = 0; i < r->out->n; i++) {
+		struct lraw now = { 0 };
+		const struct lraw *was = &r->raw[i];
+		int kind = task_kind(&again, r->out->v[i].addr, &now.type);
+
+		if (!kind || read_fields(&again, r->out->v[i].addr, kind, &now) < 0 ||
+		    now.type != was->type || now.state != was->state || now.coro != was->coro ||
+		    now.name != was->name || now.waiter != was->waiter) {
+			py_task_free_one(&r->out->v[i]);
+			r->out->torn++;
+			continue;
+		}
+		r->raw[kept] = r->raw[i];
+		r->out->v[kept++] = r->out->v[i];
+	}
+	r->out->n = kept;
+	hashidx_clear(&r->ix);
+	for (int i = 0; i < kept; i++)
+		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
+}
+
+/* --- who awaits whom ------------------------------------------------------- */
+
+static bool listed(const uint64_t *v, int n, uint64_t x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static void link_tasks(struct lreader *r, int awaiter, int awaited)
+{
+	struct py_task *a = &r->out->v[awaiter], *b = &r->out->v[awaited];
+
+	if (listed(a->awaiting, a->nawaiting, b->addr) || a->nawaiting >= ASYNCIO_MAX_AWAITERS ||
+	    b->nawaited_by >= ASYNCIO_MAX_AWAITERS)
+		return;
+	a->awaiting = xrealloc(a->awaiting, (a->nawaiting + 1) * sizeof(uint64_t));
+	a->awaiting[a->nawaiting++] = b->addr;
+	b->awaited_by = xrealloc(b->awaited_by, (b->nawaited_by + 1) * sizeof(uint64_t));
+	b->awaited_by[b->nawaited_by++] = a->addr;
+}
+
+/* Task i waits on gather future fut: it awaits the tasks fut gathers,
+ * and those of the gathers among them. */
+static void gather_edges(struct lreader *r, int i, uint64_t fut, int hops)
+{
+	uint64_t children, *items;
+	size_t n = 0;
+
+	if (hops > ASYNCIO_MAX_HOPS || attr(r, fut, "_children", &children) < 0 ||
+	    !type_is(r, children, "list"))
+		return;
+	items = xcalloc(MAX_CHILDREN, sizeof(*items));
+	if (py_seq_items(&r->c, children, PY_LIST, items, MAX_CHILDREN, &n) < 0)
+		n = 0;
+	for (size_t j = 0; j < n; j++) {
+		int k = task_index(r, items[j]);
+
+		if (k >= 0)
+			link_tasks(r, i, k);
+		else if (type_is(r, items[j], "_GatheringFuture"))
+			gather_edges(r, i, items[j], hops + 1);
+	}
+	free(items);
+}
+
+/* One done callback of task i: a TaskGroup's _on_task_done makes the
+ * group's parent task await it. */
+static void callback_edge(struct lreader *r, int i, uint64_t cb)
+{
+	uint64_t self, parent;
+	int k;
+
+	if (!type_is(r, cb, "method") ||
+	    mem_read_u64(r->m, cb + r->A->legacy.im_self, &self) < 0 ||
+	    !type_is(r, self, "TaskGroup") || attr(r, self, "_parent_task", &parent) < 0 ||
+	    (k = task_index(r, parent)) < 0)
+		return;
+	link_tasks(r, k, i);
+}
+
+/* The done callbacks of task i: the C task's first one apart, then a list
+ * of (callback, context) tuples. */
+static void group_edges(struct lreader *r, int i)
+{
+	uint64_t obj = r->out->v[i].addr, first = 0, list = 0, items[MAX_CALLBACKS], cb;
+	size_t n = 0;
+
+	if (r->raw[i].py) {
+		attr(r, obj, "_callbacks", &list);
+	} else if (mem_read_u64(r->m, obj + r->A->legacy.callback0, &first) < 0 ||
+		   mem_read_u64(r->m, obj + r->A->legacy.callbacks, &list) < 0) {
+		return;
+	}
+	if (first)
+		callback_edge(r, i, first);
+	if (!type_is(r, list, "list") ||
+	    py_seq_items(&r->c, list, PY_LIST, items, MAX_CALLBACKS, &n) < 0)
+		return;
+	for (size_t j = 0; j < n; j++)
+		if (type_is(r, items[j], "tuple") && py_tuple_item(&r->c, items[j], 0, &cb) == 0)
+			callback_edge(r, i, cb);
+}
+
+static void resolve(struct lreader *r)
+{
+	for (int i = 0; i < r->out->n; i++) {
+		uint64_t w = r->raw[i].waiter;
+		const char *type;
+		int k;
+
+		if (r->out->v[i].state != TASK_DONE)
+			group_edges(r, i);
+		if (!w || type_is(r, w, "NoneType"))
+			continue;
+		if ((k = task_index(r, w)) >= 0)
+			link_tasks(r, i, k);
+		else if (type_is(r, w, "_GatheringFuture"))
+			gather_edges(r, i, w, 0);
+		if ((type = type_name(r, w)))
+			r->out->v[i].waiting_on = xstrdup(type);
+	}
+}
+
+/* --- entry points -------------------------------------------------------- */
+
+static int read_all(struct lreader *r, bool frames, struct mem *recheck, char *err,
+		    size_t errlen)
+{
+	uint64_t gil;
+
+	r->ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*r->ts));
+	r->nts = pystack_tstates(r->m, r->pi, r->ts, ASYNCIO_MAX_THREADS, &gil, err, errlen);
+	if (r->nts < 0)
+		return r->nts;
+	read_interps(r);
+	if (frames) {
+		struct frame_decoder *fd = frame_decoder_new(r->m, r->pi);
+		struct lframe *cf = xcalloc(ASYNCIO_MAX_CORO_DEPTH + 1, sizeof(*cf));
+
+		for (int i = 0; i < r->out->n; i++)
+			task_frames(r, fd, i, cf);
+		free(cf);
+		frame_decoder_free(fd);
+	}
+	if (recheck)
+		drop_torn(r, recheck);
+	resolve(r);
+	py_tasks_mark_cycles(r->out);
+	return 0;
+}
+
+static void reader_init(struct lreader *r, struct mem *m, const struct pyinterp *pi,
+			const struct asyncio_layout *A, struct py_tasks *out)
+{
+	memset(r, 0, sizeof(*r));
+	memset(out, 0, sizeof(*out));
+	*r = (struct lreader){ .m = m, .pi = pi, .L = &pi->layout, .A = A,
+			       .c = { m, &pi->layout }, .out = out };
+}
+
+static void reader_release(struct lreader *r)
+{
+	hashidx_release(&r->ix);
+	free(r->raw);
+	free(r->ts);
+}
+
+int asyncio_legacy_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			 struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
+{
+	struct lreader r;
+	int rc;
+
+	reader_init(&r, m, pi, A, out);
+	rc = read_all(&r, true, recheck, err, errlen);
+	reader_release(&r);
+	return rc;
+}
+
+int asyncio_legacy_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+			 uint64_t task, char **names, int max)
+{
+	uint64_t seen[ASYNCIO_CHAIN_MAX];
+	const struct py_task *t;
+	struct py_tasks tasks;
+	struct lreader r;
+	char err[256];
+	int n = 0;
+
+	reader_init(&r, m, pi, A, &tasks);
+	if (max > ASYNCIO_CHAIN_MAX)
+		max = ASYNCIO_CHAIN_MAX;
+	t = read_all(&r, false, NULL, err, sizeof(err)) == 0 ? py_tasks_find(&tasks, task) : NULL;
+	while (t && n < max && !listed(seen, n, t->addr)) {
+		seen[n] = t->addr;	/* round a deadlock ring once */
+		names[n++] = xstrdup(t->name);
+		t = t->nawaited_by ? py_tasks_find(&tasks, t->awaited_by[0]) : NULL;
+	}
+	reader_release(&r);
+	py_tasks_free(&tasks);
+	return n;
+}
+
+/* The running task of the loop that thread ident runs. */
+int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
+			   const struct asyncio_layout *A, uint64_t ident, uint64_t *task,
+			   uint64_t *coro_frame)
+{
+	struct py_tasks none;
+	struct lreader r;
+	uint64_t interp, md, keys[MAX_LOOPS], loops[MAX_LOOPS];
+	int rc = -ENOENT;
+
+	reader_init(&r, m, pi, A, &none);
+	if (mem_read_u64(m, pi->runtime + r.L->runtime.interpreters_head, &interp) < 0)
+		return -ENOENT;
+	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS && rc < 0; k++) {
+		if ((md = tasks_module(&r, interp)) && task_types(&r, md) == 0) {
+			size_t n = 0;
+			uint64_t cur = 0;
+
+			if (py_dict_get_str(&r.c, md, "_current_tasks", &cur) < 0 || !cur ||
+			    py_dict_items(&r.c, cur, loops, keys, MAX_LOOPS, &n) < 0)
+				n = 0;
+			for (size_t i = 0; i < n && rc < 0; i++) {
+				struct lraw raw = { 0 };
+				uint64_t id = 0;
+				int64_t v;
+				int kind;
+
+				if (attr(&r, loops[i], "_thread_id", &id) < 0 ||
+				    !type_is(&r, id, "int") || py_long(&r.c, id, &v) < 0 ||
+				    (uint64_t)v != ident || !(kind = task_kind(&r, keys[i], &raw.type)) ||
+				    read_fields(&r, keys[i], kind, &raw) < 0)
+					continue;
+				*task = keys[i];
+				*coro_frame = raw.coro + A->legacy.gen_iframe;
+				rc = 0;
+			}
+		}
+		if (mem_read_u64(m, interp + r.L->interp.next, &interp) < 0)
+			break;
+	}
+	return rc;
+}
+
+int asyncio_legacy_locate(struct mem *m, const struct pyinterp *pi, const char *what,
+			  struct asyncio_layout *A, char *err, size_t errlen)
+{
+	struct py_tasks none;
+	struct lreader r;
+	uint64_t interp, md, size = 0, tpname;
+	char name[32];
+	bool found = false;
+
+	reader_init(&r, m, pi, A, &none);
+	A->legacy.c_task = 0;
+	if (mem_read_u64(m, pi->runtime + r.L->runtime.interpreters_head, &interp) < 0)
+		interp = 0;
+	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS; k++) {
+		if ((md = tasks_module(&r, interp)) &&
+		    py_dict_get_str(&r.c, md, "_CTask", &r.ctask) == 0) {
+			found = true;
+			if (r.ctask && (mem_read_u64(m, r.ctask + r.L->obj.tp_basicsize, &size) < 0 ||
+					mem_read_u64(m, r.ctask + r.L->obj.tp_name, &tpname) < 0 ||
+					mem_read_cstr(m, tpname, name, sizeof(name)) < 0 ||
+					strcmp(name, "_asyncio.Task") || size != A->task.size)) {
+				snprintf(err, errlen, "the asyncio task layout of this build is "
+					 "unverified (its _asyncio.Task is %llu bytes, expected %u)",
+					 (unsigned long long)size, A->task.size);
+				return -EXIT_UNSUPPORTED;
+			}
+			A->legacy.c_task |= r.ctask != 0;
+		}
+		if (mem_read_u64(m, interp + r.L->interp.next, &interp) < 0)
+			break;
+	}
+	if (!found) {
+		snprintf(err, errlen, "%s has not imported asyncio", what);
+		return -ENOENT;
+	}
+	return 0;
+}

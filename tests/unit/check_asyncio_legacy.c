@@ -1,0 +1,402 @@
+/* Tests for the 3.11-3.13 asyncio task reader (src/python/asyncio_legacy.c)
+ * on synthetic memory built with tests/lib/fakepy.c, once per version.
+ *
+ * The scene: sys.modules holds asyncio.tasks, whose registry (a WeakSet:
+ * an instance whose `data` is a set of weak references) holds "main"
+ * (suspended in work() -> step() -> Event.wait(), blocked on a gather
+ * future gathering "gathered"), "worker" (a TaskGroup's: its done callback
+ * is the group's bound _on_task_done, the group's _parent_task is main),
+ * "dl-a" and "dl-b" (each blocked on the other: a cycle), "runner" (what
+ * _current_tasks says its loop runs, whose _thread_id is the thread's: its
+ * frames are the thread's), "py" (a pure-Python task: attributes), a dead
+ * reference; the eager set holds "eager".  Then hostile variants: a
+ * future that is not a task in the registry (skipped), a task with a state
+ * that is none (torn), an await chain that loops, a huge set, a Task type
+ * of another size.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakepy.h"
+#include "interp/layout.h"
+#include "python/asyncio.h"
+#include "python/asyncio_legacy.h"
+#include "python/locate.h"
+#include "python/pystack.h"
+#include "target/mem.h"
+#include "util/util.h"
+#include "suite.h"
+
+enum { C_WORK, C_STEP, C_WAIT, C_LOOP, NCODES };
+
+static const int work_lines[] = { 20, 21, 22 };
+static const int step_lines[] = { 30, 31, 32 };
+static const int wait_lines[] = { 210, 213, 214 };
+static const int loop_lines[] = { 600, 601 };
+
+static const struct fp_code_spec code_specs[NCODES] = {
+	[C_WORK] = { .name = "work", .filename = "/app/svc.py", .firstlineno = 20,
+		     .lines = work_lines, .ninstr = 3 },
+	[C_STEP] = { .name = "step", .filename = "/app/svc.py", .firstlineno = 30,
+		     .lines = step_lines, .ninstr = 3 },
+	[C_WAIT] = { .name = "wait", .qualname = "Event.wait", .filename = "/lib/locks.py",
+		     .firstlineno = 210, .lines = wait_lines, .ninstr = 3 },
+	[C_LOOP] = { .name = "run_forever", .filename = "/lib/base_events.py",
+		     .firstlineno = 600, .lines = loop_lines, .ninstr = 2 },
+};
+
+#define IDENT 0x1000
+
+struct scene {
+	struct fakepy *fp;
+	struct asyncio_layout A;
+	uint64_t code[NCODES];
+	uint64_t coro_type, ctask, fut_type, wr_type, set_type, none, pytask;
+	uint64_t main, worker, gathered, dla, dlb, runner, py, eager;
+	uint64_t data;			/* the WeakSet's set */
+	uint64_t md;			/* asyncio.tasks' dict */
+};
+
+static const char *const md_names[] = { "_CTask", "_PyTask", "_scheduled_tasks",
+					"_eager_tasks", "_current_tasks" };
+enum { MD_CTASK, MD_PYTASK, MD_WEAK, MD_EAGER, MD_CURRENT, MD_N };
+
+/* A coroutine suspended on instruction instr of code, awaiting `awaits`
+ * (0: a plain suspension) -- or executing when `executing`. */
+static uint64_t coro(struct scene *sc, int c, int instr, uint64_t awaits, bool executing)
+{
+	const struct py_layout *L = sc->fp->L;
+	const struct asyncio_layout *A = &sc->A;
+	uint64_t g = fp_object(sc->fp, FP_OBJ, sc->coro_type, A->legacy.gen_iframe + 80 + 8 * 4);
+	uint64_t f = g + A->legacy.gen_iframe;
+	int8_t st = executing ? A->gen_executing :
+		    awaits && !A->legacy.resume_op[0] ? A->gen_suspended_yield_from :
+		    A->gen_suspended;
+
+	fp_frame_set_code(sc->fp, f, sc->code[c], instr);
+	fp_w8(sc->fp, g + A->legacy.gen_frame_state, (uint8_t)st);
+	if (awaits && A->legacy.resume_op[0]) {
+		/* 3.11/3.12: the next instruction says "in an await". */
+		uint64_t next = fp_r64(sc->fp, f + L->frame.lasti) + 2;
+
+		fp_w8(sc->fp, next, A->legacy.resume_op[0]);
+		fp_w8(sc->fp, next + 1, 3);
+	}
+	fp_w32(sc->fp, f + A->legacy.stacktop, 1);
+	fp_w64(sc->fp, f + L->frame.localsplus, awaits);
+	return g;
+}
+
+/* A C task named name running coroutine g, blocked on waiter. */
+static uint64_t task(struct scene *sc, const char *name, uint64_t g, uint64_t waiter,
+		     uint64_t loop)
+{
+	const struct asyncio_layout *A = &sc->A;
+	uint64_t t = fp_object(sc->fp, FP_OBJ, sc->ctask, A->task.size);
+
+	fp_w64(sc->fp, t + A->task.coro, g);
+	fp_w64(sc->fp, t + A->task.name, fp_str(sc->fp, name));
+	fp_w64(sc->fp, t + A->task.fut_waiter, waiter ? waiter : sc->none);
+	fp_w64(sc->fp, t + A->legacy.loop, loop);
+	return t;
+}
+
+/* A set of n objects (table of n slots, mask n - 1: n a power of two). */
+static uint64_t set_of(struct scene *sc, const uint64_t *items, int n)
+{
+	const struct py_layout *L = sc->fp->L;
+	uint64_t s = fp_object(sc->fp, FP_OBJ, sc->set_type, 200);
+	uint64_t table = fp_alloc(sc->fp, FP_OBJ, 16 * n);
+
+	for (int i = 0; i < n; i++)
+		fp_w64(sc->fp, table + 16 * i, items[i]);
+	fp_w64(sc->fp, s + L->o.set_used, n);
+	fp_w64(sc->fp, s + L->o.set_mask, n - 1);
+	fp_w64(sc->fp, s + L->o.set_table, table);
+	return s;
+}
+
+static uint64_t weakref(struct scene *sc, uint64_t obj)
+{
+	uint64_t w = fp_object(sc->fp, FP_OBJ, sc->wr_type, 64);
+
+	fp_w64(sc->fp, w + sc->A.legacy.wr_object, obj);
+	return w;
+}
+
+static void make_types(struct scene *sc)
+{
+	struct fakepy *fp = sc->fp;
+
+	for (int c = 0; c < NCODES; c++)
+		sc->code[c] = fp_code(fp, &code_specs[c]);
+	sc->coro_type = fp_type(fp, "coroutine");
+	sc->fut_type = fp_type(fp, "_asyncio.Future");
+	sc->ctask = fp_type(fp, "_asyncio.Task");
+	sc->wr_type = fp_type(fp, "weakref.ReferenceType");
+	sc->set_type = fp_type(fp, "set");
+	sc->none = fp_object(fp, FP_OBJ, fp_type(fp, "NoneType"), 16);
+	fp_w64(fp, sc->ctask + sc->A.type_base, sc->fut_type);
+	fp_w64(fp, sc->ctask + fp->L->obj.tp_basicsize, sc->A.task.size);
+}
+
+/* main awaits a gather of "gathered"; worker is main's TaskGroup's. */
+static void make_graph(struct scene *sc, uint64_t loop)
+{
+	struct fakepy *fp = sc->fp;
+	const char *const children[] = { "_children" }, *const parent[] = { "_parent_task" };
+	uint64_t inner, list, gfut, tg, method;
+
+	inner = coro(sc, C_WAIT, 1, 0, false);
+	inner = coro(sc, C_STEP, 1, inner, false);
+	sc->main = task(sc, "main", coro(sc, C_WORK, 1, inner, false), 0, loop);
+	sc->gathered = task(sc, "gathered", coro(sc, C_WAIT, 1, 0, false), 0, loop);
+	list = fp_list(fp, &sc->gathered, 1);
+	gfut = fp_instance(fp, "_GatheringFuture", children, &list, 1, false);
+	fp_w64(fp, sc->main + sc->A.task.fut_waiter, gfut);
+	sc->worker = task(sc, "worker", coro(sc, C_STEP, 0, 0, false), 0, loop);
+	tg = fp_instance(fp, "TaskGroup", parent, &sc->main, 1, false);
+	method = fp_object(fp, FP_OBJ, fp_type(fp, "method"), 48);
+	fp_w64(fp, method + sc->A.legacy.im_self, tg);
+	fp_w64(fp, sc->worker + sc->A.legacy.callback0, method);
+	sc->dla = task(sc, "dl-a", coro(sc, C_STEP, 1, 0, false), 0, loop);
+	sc->dlb = task(sc, "dl-b", coro(sc, C_STEP, 1, 0, false), sc->dla, loop);
+	fp_w64(fp, sc->dla + sc->A.task.fut_waiter, sc->dlb);
+}
+
+/* The thread runs "runner": step() called from its coroutine work(),
+ * called from the loop. */
+static uint64_t make_runner(struct scene *sc, uint64_t loop)
+{
+	struct fakepy *fp = sc->fp;
+	const struct py_layout *L = fp->L;
+	uint64_t loopf, stepf, g;
+
+	loopf = fp_frame(fp, sc->code[C_LOOP], 1, 0);
+	g = coro(sc, C_WORK, 1, 0, true);
+	fp_w64(fp, g + sc->A.legacy.gen_iframe + L->frame.back, loopf);
+	fp_w8(fp, g + sc->A.legacy.gen_iframe + L->frame.owner, FP_OWNED_BY_GENERATOR);
+	stepf = fp_frame(fp, sc->code[C_STEP], 1, g + sc->A.legacy.gen_iframe);
+	fp_thread(fp, stepf, IDENT, 4242);
+	sc->runner = task(sc, "runner", g, 0, loop);
+	return fp_dict(fp, &loop, &sc->runner, 1);
+}
+
+static void build(struct scene *sc, int minor)
+{
+	const char *const tid[] = { "_thread_id" }, *const data[] = { "data" };
+	const char *const pyattrs[] = { "_coro", "_name", "_loop", "_fut_waiter" };
+	uint64_t keys[MD_N], vals[MD_N], items[8], loop, v[4];
+	struct fakepy *fp;
+
+	memset(sc, 0, sizeof(*sc));
+	ck_assert(asyncio_legacy_version(minor, &sc->A));
+	fp = sc->fp = fp_new(layout_for_minor(minor));
+	make_types(sc);
+	v[0] = fp_long(fp, IDENT);
+	loop = fp_instance(fp, "_UnixSelectorEventLoop", tid, v, 1, false);
+	make_graph(sc, loop);
+	vals[MD_CURRENT] = make_runner(sc, loop);
+	v[0] = coro(sc, C_WAIT, 0, 0, false);
+	v[1] = fp_str(fp, "py");
+	v[2] = loop;
+	v[3] = sc->none;
+	sc->py = fp_instance(fp, "Task", pyattrs, v, 4, false);
+	sc->pytask = fp_r64(fp, sc->py + fp->L->obj.ob_type);
+	sc->eager = task(sc, "eager", coro(sc, C_STEP, 0, 0, false), 0, loop);
+	items[0] = weakref(sc, sc->main);
+	items[1] = weakref(sc, sc->gathered);
+	items[2] = weakref(sc, sc->worker);
+	items[3] = weakref(sc, sc->dla);
+	items[4] = weakref(sc, sc->dlb);
+	items[5] = weakref(sc, sc->runner);
+	items[6] = weakref(sc, sc->py);
+	items[7] = weakref(sc, sc->none);	/* dead */
+	sc->data = set_of(sc, items, 8);
+	for (int i = 0; i < MD_N; i++)
+		keys[i] = fp_str(fp, md_names[i]);
+	vals[MD_CTASK] = sc->ctask;
+	vals[MD_PYTASK] = sc->pytask;
+	vals[MD_WEAK] = fp_instance(fp, "WeakSet", data, &sc->data, 1, false);
+	vals[MD_EAGER] = set_of(sc, &sc->eager, 1);
+	sc->md = fp_dict(fp, keys, vals, MD_N);
+	keys[0] = fp_str(fp, "asyncio.tasks");
+	vals[0] = fp_module(fp, sc->md);
+	fp_set_modules(fp, fp_dict(fp, keys, vals, 1));
+}
+
+static int locate_and_read(struct scene *sc, struct py_tasks *out, char *err, size_t errlen)
+{
+	struct pyinterp pi;
+	struct mem *m = fp_mem(sc->fp);
+	int rc;
+
+	fp_pyinterp(sc->fp, &pi);
+	rc = asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc->A, err,
+			       errlen);
+	if (rc == 0)
+		rc = asyncio_tasks(m, &pi, &sc->A, NULL, out, err, errlen);
+	mem_close(m);
+	return rc;
+}
+
+static const struct py_task *named(const struct py_tasks *t, const char *name)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i].name && !strcmp(t->v[i].name, name))
+			return &t->v[i];
+	ck_abort_msg("no task %s", name);
+	return NULL;
+}
+
+static bool has(const uint64_t *v, int n, uint64_t x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static void expect_frames(const struct py_task *t, const char *const *fn, const int *lines, int n)
+{
+	ck_assert_msg(t->nframes == n, "%s: %d frames, expected %d", t->name, t->nframes, n);
+	for (int i = 0; i < n; i++) {
+		ck_assert_str_eq(t->frames[i].function, fn[i]);
+		ck_assert_int_eq(t->frames[i].line, lines[i]);
+	}
+}
+
+START_TEST(test_graph)
+{
+	static const char *const main_fn[] = { "Event.wait", "step", "work" };
+	static const int main_lines[] = { 213, 31, 21 };
+	static const char *const run_fn[] = { "step", "work" };
+	static const int run_lines[] = { 31, 21 };
+	const struct py_task *m, *w, *g, *a, *b, *r, *p;
+	struct py_tasks t;
+	struct scene sc;
+	char err[256];
+
+	build(&sc, _i);
+	ck_assert_msg(locate_and_read(&sc, &t, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(t.n, 8);
+	ck_assert_int_eq(t.torn, 0);
+	m = named(&t, "main");
+	w = named(&t, "worker");
+	g = named(&t, "gathered");
+	a = named(&t, "dl-a");
+	b = named(&t, "dl-b");
+	r = named(&t, "runner");
+	p = named(&t, "py");
+	named(&t, "eager");
+	expect_frames(m, main_fn, main_lines, 3);
+	ck_assert_int_eq(m->state, TASK_PENDING);
+	ck_assert_int_eq(m->nawaiting, 2);
+	ck_assert(has(m->awaiting, m->nawaiting, sc.gathered));
+	ck_assert(has(m->awaiting, m->nawaiting, sc.worker));
+	ck_assert(w->nawaited_by == 1 && w->awaited_by[0] == sc.main);
+	ck_assert(g->nawaited_by == 1 && g->awaited_by[0] == sc.main);
+	ck_assert(a->cycle && a->cycle == b->cycle && !m->cycle);
+	ck_assert_int_eq(t.ncycles, 1);
+	ck_assert_int_eq(r->state, TASK_RUNNING);
+	ck_assert(r->joined);
+	expect_frames(r, run_fn, run_lines, 2);
+	ck_assert(r->tstate != 0 && r->tstate == m->tstate);
+	ck_assert_int_eq(p->state, TASK_PENDING);
+	ck_assert_int_eq(p->nframes, 1);
+	ck_assert_str_eq(p->frames[0].function, "Event.wait");
+	py_tasks_free(&t);
+	fp_free(sc.fp);
+}
+END_TEST
+
+/* Garbage in the registry is counted torn; an await chain that loops ends;
+ * a huge set is refused, not walked. */
+START_TEST(test_hostile)
+{
+	const struct py_layout *L;
+	struct py_tasks t;
+	struct scene sc;
+	char err[256];
+	uint64_t junk, g;
+
+	build(&sc, _i);
+	L = sc.fp->L;
+	junk = fp_object(sc.fp, FP_OBJ, sc.fut_type, 200);	/* a future, not a task */
+	fp_w64(sc.fp, fp_r64(sc.fp, sc.data + L->o.set_table) + 16 * 7,
+	       weakref(&sc, junk));
+	g = fp_r64(sc.fp, sc.dla + sc.A.task.coro);	/* dl-a's coroutine awaits itself */
+	fp_w64(sc.fp, g + sc.A.legacy.gen_iframe + L->frame.localsplus, g);
+	if (sc.A.legacy.resume_op[0]) {
+		uint64_t next = fp_r64(sc.fp, g + sc.A.legacy.gen_iframe + L->frame.lasti) + 2;
+
+		fp_w8(sc.fp, next, sc.A.legacy.resume_op[0]);
+		fp_w8(sc.fp, next + 1, 3);
+	} else {
+		fp_w8(sc.fp, g + sc.A.legacy.gen_frame_state, (uint8_t)sc.A.gen_suspended_yield_from);
+	}
+	fp_w32(sc.fp, sc.dlb + sc.A.task.state, 7);
+	ck_assert_msg(locate_and_read(&sc, &t, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(t.n, 7);	/* not the future, not dl-b */
+	ck_assert_int_eq(t.torn, 1);	/* dl-b's state is no state */
+	ck_assert_int_eq(named(&t, "dl-a")->nframes, 1);
+	py_tasks_free(&t);
+	/* A set with 2^41 slots. */
+	fp_w64(sc.fp, sc.data + L->o.set_mask, (1ull << 41) - 1);
+	ck_assert_msg(locate_and_read(&sc, &t, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(t.torn >= 1);
+	ck_assert_int_eq(t.n, 1 + 1);	/* the eager one and the running one */
+	py_tasks_free(&t);
+	fp_free(sc.fp);
+}
+END_TEST
+
+/* A Task type of another size than the verified layout's: exit 6, and
+ * one that changes after it was checked is not read. */
+START_TEST(test_unverified)
+{
+	struct py_tasks t;
+	struct scene sc;
+	char err[256];
+
+	struct pyinterp pi;
+	struct mem *m;
+
+	build(&sc, _i);
+	fp_w64(sc.fp, sc.ctask + sc.fp->L->obj.tp_basicsize, sc.A.task.size + 8);
+	ck_assert_int_eq(locate_and_read(&sc, &t, err, sizeof(err)), -EXIT_UNSUPPORTED);
+	ck_assert_msg(strstr(err, "unverified"), "%s", err);
+	fp_free(sc.fp);
+	/* Checked when located, another size when read: no C task is read. */
+	build(&sc, _i);
+	m = fp_mem(sc.fp);
+	fp_pyinterp(sc.fp, &pi);
+	ck_assert_int_eq(asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc.A,
+					   err, sizeof(err)), 0);
+	mem_close(m);
+	fp_w64(sc.fp, sc.ctask + sc.fp->L->obj.tp_basicsize, sc.A.task.size + 8);
+	m = fp_mem(sc.fp);
+	ck_assert_int_eq(asyncio_tasks(m, &pi, &sc.A, NULL, &t, err, sizeof(err)), 0);
+	ck_assert_int_eq(t.n, 1);
+	ck_assert_str_eq(t.v[0].name, "py");
+	py_tasks_free(&t);
+	mem_close(m);
+	fp_free(sc.fp);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("asyncio_legacy");
+	TCase *tc = tcase_create("versions");
+
+	tcase_add_loop_test(tc, test_graph, 11, 14);
+	tcase_add_loop_test(tc, test_hostile, 11, 14);
+	tcase_add_loop_test(tc, test_unverified, 11, 14);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
