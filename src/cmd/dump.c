@@ -37,7 +37,7 @@ static const char dump_usage[] =
 	"  -g, --group        threads (and processes) with the same stack once, with\n"
 	"                     their count and ids, the most common first\n"
 	"  -a, --async        also every asyncio task: its coroutine stack, what it\n"
-	"                     awaits and who awaits it, deadlock cycles (3.14+)\n"
+	"                     awaits and who awaits it, deadlock cycles (3.11+)\n"
 	"  -h, --help         show this help\n";
 
 static void put_name(struct strbuf *sb, const char *s)

@@ -45,7 +45,7 @@ static const char top_usage[] =
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
 	"      --native           C/C++ functions too, merged with the Python ones\n"
 	"                         (pauses the threads: implies --blocking)\n"
-	"      --async[=all]      asyncio tasks (3.14+): the running task's stack as\n"
+	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
 	"                         coroutine; =all: every pending task's too\n"
 	"  -s, --subprocesses     also every process started by the target\n"
