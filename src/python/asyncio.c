@@ -77,7 +77,7 @@ static struct memo_task *memo_find(struct asyncio_memo *memo, uint64_t addr);
 static const uint8_t *memo_fresh(const struct reader *r, uint64_t task);
 static bool memo_result(struct reader *r, int i, struct coro_frame *cf);
 static void memo_torn(struct reader *r, uint64_t addr);
-static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *inner);
+static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *cf, int n);
 
 /* Awaiters resolved over the whole read: sets of futures awaited by sets
  * of futures could otherwise multiply without end. */
@@ -567,7 +567,7 @@ static void task_frames(struct reader *r, int i, struct coro_frame *cf)
 		t->nframes++;
 	}
 	if (n > 0 && !t->joined)
-		task_wait(r, t, &cf[0]);
+		task_wait(r, t, cf, t->nframes);
 }
 
 /* --- what a task waits in -------------------------------------------------- */
@@ -620,15 +620,24 @@ out:
 }
 
 /* A pending task whose innermost coroutine is one of asyncio's waiting
- * methods waits in that method's `self`: its first local. */
-static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *inner)
+ * methods waits in that method's `self`: its first local.  Without the C
+ * accelerator the innermost frame is the pure-Python Future's __await__
+ * generator, and the method is the next one out.  cf: the task's n
+ * decoded frames, innermost first. */
+static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *cf, int n)
 {
-	const struct py_frame *f = t->nframes ? &t->frames[0] : NULL;
+	const struct py_frame *f = n > 0 ? &t->frames[0] : NULL;
+	const struct coro_frame *inner = cf;
 	struct wait_seen *seen;
 	char type[64];
 	uint64_t self;
 	size_t k;
 
+	if (f && n > 1 && f->function && f->file && !strcmp(f->function, "Future.__await__") &&
+	    ends_with(f->file, "asyncio/futures.py")) {
+		f = &t->frames[1];
+		inner = &cf[1];
+	}
 	if (!f || t->joined || !f->function || !f->file ||
 	    (!ends_with(f->file, "asyncio/locks.py") && !ends_with(f->file, "asyncio/queues.py")))
 		return;
@@ -1241,12 +1250,12 @@ void py_task_free_one(struct py_task *t)
 }
 
 void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
-		       uint64_t inner_frame)
+		       const uint64_t *frames)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .c = { m, &pi->layout } };
-	struct coro_frame cf = { inner_frame, 0, 0 };
+	struct coro_frame cf[2] = { { frames[0], 0, 0 }, { t->nframes > 1 ? frames[1] : 0, 0, 0 } };
 
-	task_wait(&r, t, &cf);
+	task_wait(&r, t, cf, t->nframes);
 	for (int i = 0; i < WAITS_SEEN; i++) {
 		free(r.waits_seen[i].w.kind);
 		free(r.waits_seen[i].w.state);

@@ -121,10 +121,11 @@ void py_task_free_one(struct py_task *t);
  * t->ncycles). */
 void py_tasks_mark_cycles(struct py_tasks *t);
 /* What pending task t (its frames decoded, innermost first) waits in,
- * where its innermost coroutine, at inner_frame, is one of asyncio's
- * waiting methods: fills t->wait.  For the 3.11-3.13 reader. */
+ * where its innermost coroutine is one of asyncio's waiting methods:
+ * fills t->wait.  frames: the addresses of its two innermost frames (the
+ * second read only when t has two).  For the 3.11-3.13 reader. */
 void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
-		       uint64_t inner_frame);
+		       const uint64_t *frames);
 
 /* The task the thread at ts runs and its coroutine's frame (to find on
  * the thread's stack): 0, or a negative errno for none. */

@@ -494,8 +494,11 @@ static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, stru
 		}
 		t->nframes++;
 	}
-	if (n > 0 && !t->joined)
-		asyncio_task_wait(r->m, r->pi, t, cf[0].frame);
+	if (t->nframes > 0 && !t->joined) {
+		uint64_t inner[2] = { cf[0].frame, t->nframes > 1 ? cf[1].frame : 0 };
+
+		asyncio_task_wait(r->m, r->pi, t, inner);
+	}
 }
 
 /* --- torn tasks ------------------------------------------------------------ */
