@@ -335,6 +335,9 @@ int cmd_record(int argc, char **argv)
 		status = r.child.pid ? finish_child(&r) : none;
 		goto out;
 	}
+	/* The samplers are gone, and with them every frame id they kept:
+	 * frames named alike by the symbol store may now become one. */
+	profile_settle(&p);
 	rc = out_write_file(r.fmt, &p, &r.oo, path, "record");
 	summary(&r, &st, rc == 0 ? path : NULL);
 	status = r.child.pid ? finish_child(&r) : (rc == 0 ? EXIT_OK : EXIT_ERROR);

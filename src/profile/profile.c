@@ -356,6 +356,83 @@ bool profile_append(struct profile *dst, const struct profile *src,
 	return ok;
 }
 
+/* Intern every frame again: frames made equal by renames become one, and
+ * the ids are dense again.  Returns each old id's new id. */
+static uint32_t *settle_frames(struct profile *p)
+{
+	struct pframe *old = p->frames;
+	uint32_t n = p->nframes, *map = xmalloc((n ? n : 1) * sizeof(*map));
+
+	p->frames = NULL;
+	p->nframes = p->frames_cap = 0;
+	/* Its renamed frames' old keys go with it. */
+	hashidx_release(&p->frame_index);
+	for (uint32_t i = 0; i < n; i++) {
+		map[i] = profile_frame(p, &old[i]);
+		free(old[i].name);
+		free(old[i].file);
+	}
+	free(old);
+	return map;
+}
+
+/* Rewrite every stack through fmap and intern it again, summing the
+ * counts of stacks that became equal.  Returns each old id's new id. */
+static uint32_t *settle_stacks(struct profile *p, const uint32_t *fmap)
+{
+	struct pstack *old = p->stacks;
+	uint32_t n = p->nstacks, *map = xmalloc((n ? n : 1) * sizeof(*map));
+
+	p->stacks = NULL;
+	p->nstacks = p->stacks_cap = 0;
+	hashidx_release(&p->stack_index);
+	for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t d = 0; d < old[i].depth; d++)
+			old[i].frames[d] = fmap[old[i].frames[d]];
+		map[i] = profile_stack(p, old[i].frames, old[i].depth);
+		p->stacks[map[i]].count += old[i].count;
+		free(old[i].frames);
+	}
+	free(old);
+	return map;
+}
+
+static void settle_stack_threads(struct profile *p, const uint32_t *smap)
+{
+	struct pstack_thread *old = p->stack_threads;
+	uint32_t n = p->nstack_threads;
+
+	p->stack_threads = NULL;
+	p->nstack_threads = p->stack_threads_cap = 0;
+	hashidx_release(&p->stack_thread_index);
+	for (uint32_t i = 0; i < n; i++)
+		profile_add_stack_thread(p, smap[old[i].stack], old[i].thread, old[i].count);
+	free(old);
+}
+
+void profile_settle(struct profile *p)
+{
+	uint32_t n = p->nframes, *fmap, *smap;
+
+	if (!p->renamed)
+		return;
+	p->renamed = 0;
+	fmap = settle_frames(p);
+	/* No two frames became one: every id kept its number. */
+	if (p->nframes == n) {
+		free(fmap);
+		return;
+	}
+	smap = settle_stacks(p, fmap);
+	/* Runs keep their places (a thread's last_run stays valid); two
+	 * neighbours may now show the same stack, which writers tolerate. */
+	for (uint32_t i = 0; i < p->nruns; i++)
+		p->runs[i].stack = smap[p->runs[i].stack];
+	settle_stack_threads(p, smap);
+	free(smap);
+	free(fmap);
+}
+
 static const char *after(const char *s, const char *marker)
 {
 	const char *p = NULL, *q = s;

@@ -114,6 +114,14 @@ uint32_t profile_frame(struct profile *p, const struct pframe *f);
  * loaded): stacks holding id read the new name.  Another frame may say
  * the same; writers that go by label see one. */
 void profile_frame_rename(struct profile *p, uint32_t id, const struct pframe *f);
+/* Make the frames that renames left equal one frame again, so that
+ * writers going by frame id (flame graph nodes, speedscope and pprof frame
+ * tables) show each once: frame ids are renumbered, stacks that became
+ * equal merge (their counts and per-thread counts summed), runs point at
+ * the merged stacks.  Does nothing when nothing was renamed.  Call it once
+ * the renames are done, before writing; never under a reader that keeps
+ * frame or stack ids (`top`'s rows). */
+void profile_settle(struct profile *p);
 /* Intern a thread of a process; returns its index. */
 uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name);
 /* Intern a stack (frame ids, root first) without counting it. */

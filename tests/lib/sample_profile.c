@@ -62,6 +62,47 @@ void sample_profile(struct profile *p, bool hostile)
 	p->duration_ns = 900000000ull;
 }
 
+static uint32_t native(struct profile *p, const char *name)
+{
+	struct pframe f = { PF_NATIVE, (char *)name, NULL, -1, -1 };
+
+	return profile_frame(p, &f);
+}
+
+void renamed_profile(struct profile *p, bool timeline, bool rename)
+{
+	struct pframe named = { PF_NATIVE, RENAMED_NAME, RENAMED_FILE, -1, -1 };
+	uint32_t tmain, tworker, st[4], b, c;
+	uint64_t t = 0;
+
+	profile_init(p, 100);
+	p->no_timeline = !timeline;
+	p->command = strdup("python3 app.py");
+	p->pid = 4242;
+	p->python_version = strdup("3.12.1");
+	p->start_unix_ns = 1700000000ull * 1000000000ull;
+	tmain = profile_thread(p, 4242, 4242, "MainThread");
+	tworker = profile_thread(p, 4242, 4250, "loader");
+
+	st[0] = root(p, PF_PROCESS, "process 4242: python3 app.py");
+	st[1] = root(p, PF_THREAD, "thread 4242 \"MainThread\"");
+	st[2] = py(p, "main", "/home/u/app.py", 30);
+	st[3] = c = native(p, "lib.so+0x10");
+	add_n(p, tmain, st, 4, 3, &t);
+	st[3] = b = native(p, "lib.so+0x20");
+	add_n(p, tmain, st, 4, 4, &t);
+
+	st[1] = root(p, PF_THREAD, "thread 4250 \"loader\"");
+	st[2] = py(p, "load", "/home/u/data.py", 77);
+	t = 0;
+	add_n(p, tworker, st, 3, 2, &t);
+	if (rename) {
+		profile_frame_rename(p, c, &named);
+		profile_frame_rename(p, b, &named);
+	}
+	p->duration_ns = 70000000ull;
+}
+
 void big_profile(struct profile *p, unsigned long n)
 {
 	uint32_t st[32], proc, th;

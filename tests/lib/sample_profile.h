@@ -15,6 +15,17 @@ void sample_profile(struct profile *p, bool hostile);
 /* A profile of n samples spread over many distinct stacks, for size tests. */
 void big_profile(struct profile *p, unsigned long n);
 
+/* Native frames named in the background (see profile_frame_rename()):
+ *   main: main -> lib.so+0x10 (3 samples), then main -> lib.so+0x20 (4)
+ *   worker "loader": load (2)
+ * with runs when timeline is set, else per-thread counts; with rename,
+ * both offsets are then renamed to RENAMED_NAME in RENAMED_FILE, one
+ * function without line numbers, so the profile holds two equal frames. */
+void renamed_profile(struct profile *p, bool timeline, bool rename);
+
+#define RENAMED_NAME "f"
+#define RENAMED_FILE "lib.so"
+
 #define SAMPLE_HOSTILE_NAME "</text><script>alert(1)</script>"
 
 #endif

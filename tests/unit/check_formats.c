@@ -1,6 +1,7 @@
 /* The collapsed, speedscope, Chrome trace and pprof writers, on the known
- * profiles of sample_profile.c (with and without hostile names) and on a
- * profile of a million samples.
+ * profiles of sample_profile.c (with and without hostile names), on native
+ * frames renamed to one function (shown once when settled) and on a profile
+ * of a million samples.
  *
  * Each file is read back the way its consumers read it: collapsed lines are
  * parsed here as flamegraph.pl and speedscope split them; the JSON formats
@@ -571,6 +572,52 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
+/* --- renamed native frames --------------------------------------------- */
+
+#define RENAMED_LABEL RENAMED_NAME " (" RENAMED_FILE ")"
+
+/* How often each writer shows the function both offsets of
+ * renamed_profile() were named: once when settled, as many times as it had
+ * frame ids when not (what the flame graph drew as two equal boxes). */
+static const struct {
+	const char *name;
+	writer_fn fn;
+	const char *what;	/* one per node, frame or sample of that function */
+	int unsettled;
+} renamed_shows[] = {
+	{ "collapsed", out_collapsed, RENAMED_LABEL " 7\n", 1 },
+	{ "flamegraph", out_flamegraph, "<title>" RENAMED_LABEL " (", 2 },
+	{ "speedscope", out_speedscope, "{\"name\":\"" RENAMED_LABEL "\"", 2 },
+	{ "chrometrace", out_chrometrace, "\"name\":\"" RENAMED_LABEL "\"", 2 },
+	{ "pprof", out_pprof, "\"stack\":[\"" RENAMED_NAME "\",\"main\"]", 2 },
+};
+
+START_TEST(test_renamed_once)
+{
+	bool settle = _i % 2;
+	int k = _i / 2, want = settle ? 1 : renamed_shows[k].unsettled;
+	struct profile p;
+	char *path, *out;
+	size_t len;
+
+	renamed_profile(&p, true, true);
+	if (settle)
+		profile_settle(&p);
+	path = write_temp(&p, renamed_shows[k].fn, false);
+	out = renamed_shows[k].fn == out_pprof ? python("decode_pprof.py", NULL, path)
+					       : slurp(path, &len);
+	ck_assert_msg(count_of(out, renamed_shows[k].what) == want,
+		      "%s (%s) shows %s %d times, not %d:\n%.6000s", renamed_shows[k].name,
+		      settle ? "settled" : "not settled", renamed_shows[k].what,
+		      count_of(out, renamed_shows[k].what), want, out);
+	if (settle && renamed_shows[k].fn == out_pprof)
+		assert_has(out, "\"stack\":[\"" RENAMED_NAME "\",\"main\"],\"values\":[7,", "pprof");
+	free(out);
+	remove_temp(path);
+	profile_free(&p);
+}
+END_TEST
+
 /* A stream that counts what is written, or fails every write (a full disk). */
 struct sink {
 	uint64_t bytes;
@@ -696,6 +743,7 @@ static Suite *formats_suite(void)
 	tcase_add_loop_test(tc, test_chrometrace, 0, 2);
 	tcase_add_test(tc, test_chrometrace_gaps);
 	tcase_add_loop_test(tc, test_pprof, 0, 2);
+	tcase_add_loop_test(tc, test_renamed_once, 0, 2 * ARRAY_SIZE(renamed_shows));
 	tcase_add_loop_test(tc, test_deterministic, 0, ARRAY_SIZE(formats));
 	tcase_add_loop_test(tc, test_write_error, 0, ARRAY_SIZE(formats));
 	tcase_set_timeout(tc, 60);

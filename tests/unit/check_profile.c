@@ -1,5 +1,6 @@
 /* Tests for src/profile/profile.c: interning of frames, stacks and threads, runs,
- * display file names, categories and labels, and a long recording's worth
+ * display file names, categories and labels, settling renamed frames, and a
+ * long recording's worth
  * of samples to show that memory follows the distinct stacks, not the
  * samples.
  */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "sample_profile.h"
 #include "suite.h"
 
 #define MS 1000000ull
@@ -741,6 +743,126 @@ START_TEST(test_stress)
 }
 END_TEST
 
+/* --- settling renamed frames ------------------------------------------------ */
+
+/* The id of a frame already in p; interning it must add nothing. */
+static uint32_t existing(struct profile *p, enum pframe_kind kind, const char *name,
+			 const char *file, int line)
+{
+	struct pframe f = { kind, (char *)name, (char *)file, line, line > 1 ? line - 1 : 1 };
+	uint32_t n = p->nframes, id = profile_frame(p, &f);
+
+	ck_assert_msg(p->nframes == n, "frame %s is not in the profile", name);
+	return id;
+}
+
+static uint32_t named_frames(const struct profile *p, const char *name)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < p->nframes; i++)
+		n += !strcmp(p->frames[i].name, name);
+	return n;
+}
+
+/* The stacks of renamed_profile() once settled: main's two stacks are one,
+ * under the one frame both offsets were renamed to. */
+START_TEST(test_settle_merges)
+{
+	bool timeline = _i;
+	uint32_t proc, tmain, tload, main_f, f, load, merged, other;
+	struct pframe old_name;
+	struct profile p;
+
+	renamed_profile(&p, timeline, true);
+	ck_assert_uint_eq(p.nframes, 7);
+	ck_assert_uint_eq(p.nstacks, 3);
+	ck_assert_uint_eq(named_frames(&p, RENAMED_NAME), 2);
+	profile_settle(&p);
+	ck_assert_uint_eq(p.renamed, 0);
+
+	/* Frame ids are dense again: the frames after the duplicate moved. */
+	ck_assert_uint_eq(p.nframes, 6);
+	ck_assert_uint_eq(named_frames(&p, RENAMED_NAME), 1);
+	proc = existing(&p, PF_PROCESS, "process 4242: python3 app.py", NULL, -1);
+	tmain = existing(&p, PF_THREAD, "thread 4242 \"MainThread\"", NULL, -1);
+	main_f = existing(&p, PF_PYTHON, "main", "/home/u/app.py", 30);
+	f = existing(&p, PF_NATIVE, RENAMED_NAME, RENAMED_FILE, -1);
+	tload = existing(&p, PF_THREAD, "thread 4250 \"loader\"", NULL, -1);
+	load = existing(&p, PF_PYTHON, "load", "/home/u/data.py", 77);
+	ck_assert_uint_eq(load, 5);
+
+	ck_assert_uint_eq(p.nstacks, 2);
+	merged = profile_stack(&p, (uint32_t[]){ proc, tmain, main_f, f }, 4);
+	other = profile_stack(&p, (uint32_t[]){ proc, tload, load }, 3);
+	ck_assert_uint_eq(p.nstacks, 2);
+	ck_assert_uint_eq(p.stacks[merged].count, 7);
+	ck_assert_uint_eq(p.stacks[other].count, 2);
+	ck_assert_uint_eq(p.samples, 9);
+
+	if (timeline) {
+		/* Runs keep their places; both of main's point at the merge. */
+		ck_assert_uint_eq(p.nruns, 3);
+		ck_assert_uint_eq(p.runs[0].stack, merged);
+		ck_assert_uint_eq(p.runs[1].stack, merged);
+		ck_assert_uint_eq(p.runs[2].stack, other);
+		ck_assert_uint_eq(p.threads[0].last_run, 1);
+		ck_assert_uint_eq(p.threads[1].last_run, 2);
+		ck_assert_uint_eq(p.nstack_threads, 0);
+	} else {
+		ck_assert_uint_eq(p.nruns, 0);
+		ck_assert_uint_eq(p.nstack_threads, 2);
+		ck_assert_uint_eq(p.stack_threads[0].stack, merged);
+		ck_assert_uint_eq(p.stack_threads[0].thread, 0);
+		ck_assert_uint_eq(p.stack_threads[0].count, 7);
+		ck_assert_uint_eq(p.stack_threads[1].stack, other);
+		ck_assert_uint_eq(p.stack_threads[1].count, 2);
+		/* The index was rebuilt: adding finds the merged entry. */
+		profile_add_stack_thread(&p, merged, 0, 1);
+		ck_assert_uint_eq(p.nstack_threads, 2);
+		ck_assert_uint_eq(p.stack_threads[0].count, 8);
+	}
+	/* An old name is no frame now: it gets the next dense id. */
+	old_name = (struct pframe){ PF_NATIVE, "lib.so+0x20", NULL, -1, -1 };
+	ck_assert_uint_eq(profile_frame(&p, &old_name), 6);
+	profile_free(&p);
+}
+END_TEST
+
+/* Nothing renamed, or renames that made no two frames equal: nothing moves. */
+START_TEST(test_settle_unrenamed)
+{
+	struct pframe g = { PF_NATIVE, "g", RENAMED_FILE, -1, -1 };
+	struct profile p, q;
+
+	renamed_profile(&p, true, false);
+	renamed_profile(&q, true, false);
+	if (_i)
+		profile_frame_rename(&p, 3, &g), profile_frame_rename(&q, 3, &g);
+	profile_settle(&p);
+	ck_assert_uint_eq(p.renamed, 0);
+	ck_assert_uint_eq(p.nframes, q.nframes);
+	for (uint32_t i = 0; i < p.nframes; i++) {
+		ck_assert_str_eq(p.frames[i].name, q.frames[i].name);
+		ck_assert_int_eq(p.frames[i].kind, q.frames[i].kind);
+	}
+	ck_assert_uint_eq(p.nstacks, q.nstacks);
+	for (uint32_t i = 0; i < p.nstacks; i++) {
+		ck_assert_uint_eq(p.stacks[i].count, q.stacks[i].count);
+		ck_assert_uint_eq(p.stacks[i].depth, q.stacks[i].depth);
+		ck_assert_mem_eq(p.stacks[i].frames, q.stacks[i].frames,
+				 p.stacks[i].depth * sizeof(uint32_t));
+	}
+	ck_assert_uint_eq(p.nruns, q.nruns);
+	for (uint32_t i = 0; i < p.nruns; i++) {
+		ck_assert_uint_eq(p.runs[i].stack, q.runs[i].stack);
+		ck_assert_uint_eq(p.runs[i].samples, q.runs[i].samples);
+	}
+	profile_free(&p);
+	profile_free(&q);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("profile");
@@ -778,6 +900,11 @@ int main(void)
 	tcase_add_test(tc, test_display_file);
 	tcase_add_test(tc, test_category);
 	tcase_add_test(tc, test_label);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("settle");
+	tcase_add_loop_test(tc, test_settle_merges, 0, 2);
+	tcase_add_loop_test(tc, test_settle_unrenamed, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stress");
