@@ -297,39 +297,89 @@ static void add_set(struct lreader *r, uint64_t set, bool weak)
 	free(items);
 }
 
+/* Where the last lookups found asyncio.tasks and its names, for the first
+ * few interpreters: each sample proves an entry (py_dict_slot_holds: the
+ * few words that lead to it, as found) before it uses it, instead of
+ * scanning sys.modules and the module's dict again.  Only a hint, so one
+ * per thread, whatever process it was found in. */
+#define WHERE_INTERPS 4
+enum { W_CURRENT, W_CTASK, W_PYTASK, W_ALL, W_SCHEDULED, W_EAGER, W_N };
+static const char *const where_key[W_N] = {
+	"_current_tasks", "_CTask", "_PyTask", "_all_tasks", "_scheduled_tasks", "_eager_tasks"
+};
+struct where {
+	uint64_t interp, md;
+	struct py_dict_slot mods;	/* sys.modules["asyncio.tasks"] */
+	struct py_dict_slot slot[W_N];	/* md[where_key[i]] */
+};
+static _Thread_local struct where where_cache[WHERE_INTERPS];
+
+static struct where *where_of(int k)
+{
+	return k < WHERE_INTERPS ? &where_cache[k] : NULL;
+}
+
+/* md[where_key[w]] (0 when absent): proved where it was last, else
+ * looked up (and remembered in wh, if any). */
+static int md_get(struct lreader *r, struct where *wh, uint64_t md, int w, uint64_t *value)
+{
+	struct py_dict_slot one, *s = wh ? &wh->slot[w] : &one;
+	int rc;
+
+	if (wh && s->dict == md && py_dict_slot_holds(&r->c, s, where_key[w])) {
+		*value = s->value;
+		return 0;
+	}
+	rc = py_dict_slot_str(&r->c, md, where_key[w], s);
+	*value = s->value;
+	return rc;
+}
+
+/* The asyncio.tasks module's dict in interpreter interp, or 0. */
+static uint64_t tasks_module(struct lreader *r, uint64_t interp, struct where *wh)
+{
+	struct py_dict_slot one, *s = wh ? &wh->mods : &one;
+	uint64_t modules, md;
+
+	if (mem_read_u64(r->m, interp + r->L->interp.modules, &modules) < 0 || !modules)
+		return 0;
+	if (wh && wh->interp == interp && s->dict == modules &&
+	    py_dict_slot_holds(&r->c, s, "asyncio.tasks") &&
+	    mem_read_u64(r->m, s->value + r->L->o.module_dict, &md) == 0 && md == wh->md)
+		return md;
+	if (py_dict_slot_str(&r->c, modules, "asyncio.tasks", s) < 0 || !s->value ||
+	    mem_read_u64(r->m, s->value + r->L->o.module_dict, &md) < 0) {
+		memset(s, 0, sizeof(*s));
+		return 0;
+	}
+	if (wh) {
+		wh->interp = interp;
+		wh->md = md;
+	}
+	return md;
+}
+
 /* _current_tasks: the running task of each running loop. */
-static void read_running(struct lreader *r, uint64_t md)
+static void read_running(struct lreader *r, struct where *wh, uint64_t md)
 {
 	uint64_t cur, keys[MAX_LOOPS];
 	size_t n = 0;
 
-	if (py_dict_get_str(&r->c, md, "_current_tasks", &cur) < 0 || !cur ||
+	if (md_get(r, wh, md, W_CURRENT, &cur) < 0 || !cur ||
 	    py_dict_items(&r->c, cur, keys, r->running, MAX_LOOPS, &n) < 0)
 		n = 0;
 	r->nrunning = (int)n;
 }
 
-/* The asyncio.tasks module's dict in interpreter interp, or 0. */
-static uint64_t tasks_module(struct lreader *r, uint64_t interp)
-{
-	uint64_t modules, mod, md;
-
-	if (mem_read_u64(r->m, interp + r->L->interp.modules, &modules) < 0 || !modules ||
-	    py_dict_get_str(&r->c, modules, "asyncio.tasks", &mod) < 0 || !mod ||
-	    mem_read_u64(r->m, mod + r->L->o.module_dict, &md) < 0)
-		return 0;
-	return md;
-}
-
 /* The Task types asyncio.tasks (md, its dict) names: the C one only while
  * it has the verified layout's size (what was checked when located may
  * not be what the module holds now).  -1 when they cannot be read. */
-static int task_types(struct lreader *r, uint64_t md)
+static int task_types(struct lreader *r, struct where *wh, uint64_t md)
 {
 	uint64_t size = 0;
 
-	if (py_dict_get_str(&r->c, md, "_CTask", &r->ctask) < 0 ||
-	    py_dict_get_str(&r->c, md, "_PyTask", &r->pytask) < 0)
+	if (md_get(r, wh, md, W_CTASK, &r->ctask) < 0 ||
+	    md_get(r, wh, md, W_PYTASK, &r->pytask) < 0)
 		return -1;
 	if (r->ctask && (mem_read_u64(r->m, r->ctask + r->L->obj.tp_basicsize, &size) < 0 ||
 			 size != r->A->task.size))
@@ -337,19 +387,19 @@ static int task_types(struct lreader *r, uint64_t md)
 	return 0;
 }
 
-static void read_registries(struct lreader *r, uint64_t md)
+static void read_registries(struct lreader *r, struct where *wh, uint64_t md)
 {
-	static const char *const weak[] = { "_all_tasks", "_scheduled_tasks" };
+	static const int weak[] = { W_ALL, W_SCHEDULED };
 	uint64_t obj, data;
 
-	if (task_types(r, md) < 0)
+	if (task_types(r, wh, md) < 0)
 		return;
-	read_running(r, md);
+	read_running(r, wh, md);
 	for (size_t i = 0; i < ARRAY_SIZE(weak); i++)
-		if (py_dict_get_str(&r->c, md, weak[i], &obj) == 0 && obj &&
+		if (md_get(r, wh, md, weak[i], &obj) == 0 && obj &&
 		    attr(r, obj, "data", &data) == 0)
 			add_set(r, data, true);
-	if (py_dict_get_str(&r->c, md, "_eager_tasks", &obj) == 0 && obj)
+	if (md_get(r, wh, md, W_EAGER, &obj) == 0 && obj)
 		add_set(r, obj, false);
 	/* A running task is registered too; this finds one that is not yet
 	 * (or no longer) in a set, such as an eager task being started. */
@@ -364,8 +414,8 @@ static void read_interps(struct lreader *r)
 	if (mem_read_u64(r->m, r->pi->runtime + r->L->runtime.interpreters_head, &interp) < 0)
 		return;
 	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS; k++) {
-		if ((md = tasks_module(r, interp)))
-			read_registries(r, md);
+		if ((md = tasks_module(r, interp, where_of(k))))
+			read_registries(r, where_of(k), md);
 		if (mem_read_u64(r->m, interp + r->L->interp.next, &interp) < 0)
 			break;
 	}
@@ -733,11 +783,13 @@ int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
 	if (mem_read_u64(m, pi->runtime + r.L->runtime.interpreters_head, &interp) < 0)
 		return -ENOENT;
 	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS && rc < 0; k++) {
-		if ((md = tasks_module(&r, interp)) && task_types(&r, md) == 0) {
+		struct where *wh = where_of(k);
+
+		if ((md = tasks_module(&r, interp, wh)) && task_types(&r, wh, md) == 0) {
 			size_t n = 0;
 			uint64_t cur = 0;
 
-			if (py_dict_get_str(&r.c, md, "_current_tasks", &cur) < 0 || !cur ||
+			if (md_get(&r, wh, md, W_CURRENT, &cur) < 0 || !cur ||
 			    py_dict_items(&r.c, cur, loops, keys, MAX_LOOPS, &n) < 0)
 				n = 0;
 			for (size_t i = 0; i < n && rc < 0; i++) {
@@ -776,7 +828,7 @@ int asyncio_legacy_locate(struct mem *m, const struct pyinterp *pi, const char *
 	if (mem_read_u64(m, pi->runtime + r.L->runtime.interpreters_head, &interp) < 0)
 		interp = 0;
 	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS; k++) {
-		if ((md = tasks_module(&r, interp)) &&
+		if ((md = tasks_module(&r, interp, NULL)) &&
 		    py_dict_get_str(&r.c, md, "_CTask", &r.ctask) == 0) {
 			found = true;
 			if (r.ctask && (mem_read_u64(m, r.ctask + r.L->obj.tp_basicsize, &size) < 0 ||
