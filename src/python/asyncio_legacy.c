@@ -10,6 +10,7 @@
 #include "python/asyncio_legacy.h"
 #include "python/pyobj.h"
 #include "target/mem.h"
+#include "target/readset.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -171,6 +172,17 @@ static int32_t py_state(struct lreader *r, uint64_t obj)
 	return st;
 }
 
+/* A C task's fields from its struct's bytes b; 0 or -EAGAIN. */
+static int c_fields(const struct asyncio_layout *A, const uint8_t *b, struct lraw *raw)
+{
+	raw->state = field_i32(b, A->task.state);
+	raw->coro = field_u64(b, A->task.coro);
+	raw->name = field_u64(b, A->task.name);
+	raw->waiter = field_u64(b, A->task.fut_waiter);
+	raw->loop = field_u64(b, A->legacy.loop);
+	return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
+}
+
 /* The fields of task obj of the given kind into *raw; 0 or -EAGAIN. */
 static int read_fields(struct lreader *r, uint64_t obj, int kind, struct lraw *raw)
 {
@@ -184,16 +196,11 @@ static int read_fields(struct lreader *r, uint64_t obj, int kind, struct lraw *r
 		    attr(r, obj, "_loop", &raw->loop) < 0)
 			return -EAGAIN;
 		attr(r, obj, "_fut_waiter", &raw->waiter);
-	} else {
-		if (A->task.size > sizeof(b) || mem_read(r->m, obj, b, A->task.size) < 0)
-			return -EAGAIN;
-		raw->state = field_i32(b, A->task.state);
-		raw->coro = field_u64(b, A->task.coro);
-		raw->name = field_u64(b, A->task.name);
-		raw->waiter = field_u64(b, A->task.fut_waiter);
-		raw->loop = field_u64(b, A->legacy.loop);
+		return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
 	}
-	return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
+	if (A->task.size > sizeof(b) || mem_read(r->m, obj, b, A->task.size) < 0)
+		return -EAGAIN;
+	return c_fields(A, b, raw);
 }
 
 /* --- threads ----------------------------------------------------------- */
@@ -553,24 +560,86 @@ static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, stru
 
 /* --- torn tasks ------------------------------------------------------------ */
 
+struct by_addr {
+	uint64_t addr;
+	int i;
+};
+
+static int by_addr_cmp(const void *a, const void *b)
+{
+	const struct by_addr *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The structs of the C tasks among r's, read again through m in a few
+ * merged reads (in address order, so that neighbours share one): task
+ * i's at bytes + i * task.size, ok[i] saying whether it was read. */
+static void reread_structs(struct lreader *r, struct mem *m, uint8_t *bytes, bool *ok)
+{
+	size_t size = r->A->task.size, n = (size_t)r->out->n + 1;
+	struct by_addr *v = xcalloc(n, sizeof(*v));
+	struct mem_block *b = xcalloc(n, sizeof(*b));
+	bool *got = xcalloc(n, sizeof(*got));
+	struct merge_buf mb = { 0 };
+	int nb = 0;
+
+	for (int i = 0; i < r->out->n; i++)
+		if (!r->raw[i].py)
+			v[nb++] = (struct by_addr){ r->out->v[i].addr, i };
+	qsort(v, nb, sizeof(*v), by_addr_cmp);
+	for (int k = 0; k < nb; k++)
+		b[k] = (struct mem_block){ v[k].addr, bytes + (size_t)v[k].i * size, size };
+	mem_read_merged(m, b, nb, got, &mb);
+	for (int k = 0; k < nb; k++)
+		ok[v[k].i] = got[k];
+	merge_buf_release(&mb);
+	free(got);
+	free(b);
+	free(v);
+}
+
+/* Is task i (read again: a C task's struct in b, when ok) what it was
+ * read as?  Its type the same and still a Task's, its fields unmoved. */
+static bool still_same(struct lreader *again, int i, const uint8_t *b, bool ok)
+{
+	const struct lraw *was = &again->raw[i];
+	uint64_t addr = again->out->v[i].addr;
+	struct lraw now = { 0 };
+	int kind;
+
+	if (was->py) {
+		if ((kind = task_kind(again, addr, &now.type)) != 2 ||
+		    read_fields(again, addr, kind, &now) < 0)
+			return false;
+	} else {
+		/* The C Task itself was proved this round (task_types). */
+		if (!ok || (now.type = field_u64(b, again->L->obj.ob_type)) != was->type ||
+		    (now.type != again->ctask && task_kind(again, addr, &now.type) != 1) ||
+		    c_fields(again->A, b, &now) < 0)
+			return false;
+	}
+	return now.type == was->type && now.state == was->state && now.coro == was->coro &&
+	       now.name == was->name && now.waiter == was->waiter;
+}
+
 /* Read every task again through recheck (the process runs on): one whose
  * type or fields moved finished or went meanwhile, and its frames may not
- * be its own.  Dropped and counted. */
+ * be its own.  Dropped and counted.  The C tasks' structs are read in a
+ * few merged reads, not one call per field. */
 static void drop_torn(struct lreader *r, struct mem *recheck)
 {
 	struct lreader again = *r;
+	size_t size = r->A->task.size;
+	uint8_t *bytes = xcalloc((size_t)r->out->n + 1, size);
+	bool *ok = xcalloc((size_t)r->out->n + 1, sizeof(*ok));
 	int kept = 0;
 
 	again.m = recheck;
 	again.c.m = recheck;
+	reread_structs(r, recheck, bytes, ok);
 	for (int i = 0; i < r->out->n; i++) {
-		struct lraw now = { 0 };
-		const struct lraw *was = &r->raw[i];
-		int kind = task_kind(&again, r->out->v[i].addr, &now.type);
-
-		if (!kind || read_fields(&again, r->out->v[i].addr, kind, &now) < 0 ||
-		    now.type != was->type || now.state != was->state || now.coro != was->coro ||
-		    now.name != was->name || now.waiter != was->waiter) {
+		if (!still_same(&again, i, bytes + (size_t)i * size, ok[i])) {
 			py_task_free_one(&r->out->v[i]);
 			r->out->torn++;
 			continue;
@@ -579,6 +648,8 @@ static void drop_torn(struct lreader *r, struct mem *recheck)
 		r->out->v[kept++] = r->out->v[i];
 	}
 	r->out->n = kept;
+	free(bytes);
+	free(ok);
 	hashidx_clear(&r->ix);
 	for (int i = 0; i < kept; i++)
 		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
