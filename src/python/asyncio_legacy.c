@@ -65,6 +65,18 @@ bool asyncio_legacy_version(int minor, struct asyncio_layout *A)
 	return asyncio_legacy_layout(minor, A) == 0;
 }
 
+struct by_addr {
+	uint64_t addr;
+	int i;
+};
+
+static int by_addr_cmp(const void *a, const void *b)
+{
+	const struct by_addr *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 /* --- objects ------------------------------------------------------------- */
 
 /* An instance attribute, also of an object whose C base keeps its own
@@ -88,13 +100,14 @@ static int attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *val
 	return py_dict_get_str(&r->c, dict, name, value);
 }
 
-static const char *type_name(struct lreader *r, uint64_t obj)
+/* The name of the type at address type (cached for this read). */
+static const char *type_name_at(struct lreader *r, uint64_t type)
 {
-	uint64_t type, tp_name;
+	uint64_t tp_name;
 	char buf[48];
 	int i;
 
-	if (!obj || mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type)
+	if (!type)
 		return NULL;
 	for (i = 0; i < r->ntypes; i++)
 		if (r->types[i].type == type)
@@ -109,6 +122,15 @@ static const char *type_name(struct lreader *r, uint64_t obj)
 	if (r->ntypes < TYPE_CACHE)
 		r->ntypes++;
 	return r->types[i].name;
+}
+
+static const char *type_name(struct lreader *r, uint64_t obj)
+{
+	uint64_t type;
+
+	if (!obj || mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0)
+		return NULL;
+	return type_name_at(r, type);
 }
 
 static bool type_is(struct lreader *r, uint64_t obj, const char *name)
@@ -251,11 +273,11 @@ static bool is_running(const struct lreader *r, uint64_t obj)
 /* Add the task at obj (once).  An object of another class (a task class
  * derived from neither Task, registered by hand) is skipped; a task whose
  * fields are not a task's is counted torn. */
-static void add_task(struct lreader *r, uint64_t obj)
+static void add_task(struct lreader *r, uint64_t obj, const uint8_t *b)
 {
 	struct lraw raw = { 0 };
 	struct py_task t = { .addr = obj };
-	int kind;
+	int kind, rc;
 
 	if (!obj || task_index(r, obj) >= 0)
 		return;
@@ -263,9 +285,14 @@ static void add_task(struct lreader *r, uint64_t obj)
 		r->out->truncated = true;
 		return;
 	}
-	if (!(kind = task_kind(r, obj, &raw.type)))
+	/* Its struct already read (b): the C Task's own instances need no
+	 * more reads to be known as tasks. */
+	if (b && r->ctask && (raw.type = field_u64(b, r->L->obj.ob_type)) == r->ctask)
+		kind = 1;
+	else if (!(kind = task_kind(r, obj, &raw.type)))
 		return;
-	if (read_fields(r, obj, kind, &raw) < 0 ||
+	rc = b && kind == 1 ? c_fields(r->A, b, &raw) : read_fields(r, obj, kind, &raw);
+	if (rc < 0 ||
 	    !(t.name = name_of(r, raw.name))) {
 		r->out->torn++;
 		return;
@@ -277,6 +304,68 @@ static void add_task(struct lreader *r, uint64_t obj)
 	r->raw[r->out->n] = raw;
 	hashidx_add(&r->ix, hash_u64(obj), (uint32_t)r->out->n);
 	r->out->v[r->out->n++] = t;
+}
+
+/* Read blocks of len bytes at v[0..n) into bytes (block i at i * len) in
+ * a few merged reads, in address order; ok[i]: block i was read. */
+static void read_blocks(struct mem *m, const uint64_t *v, size_t n, size_t len,
+			uint8_t *bytes, bool *ok)
+{
+	struct by_addr *s = xcalloc(n + 1, sizeof(*s));
+	struct mem_block *b = xcalloc(n + 1, sizeof(*b));
+	bool *got = xcalloc(n + 1, sizeof(*got));
+	struct merge_buf mb = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		s[i] = (struct by_addr){ v[i], (int)i };
+	qsort(s, n, sizeof(*s), by_addr_cmp);
+	for (size_t k = 0; k < n; k++)
+		b[k] = (struct mem_block){ s[k].addr, bytes + (size_t)s[k].i * len, len };
+	mem_read_merged(m, b, (int)n, got, &mb);
+	for (size_t k = 0; k < n; k++)
+		ok[s[k].i] = got[k];
+	merge_buf_release(&mb);
+	free(got);
+	free(b);
+	free(s);
+}
+
+/* Weak references to what they refer to (0: unreadable, or dead: a dead
+ * one refers to None), all read at once. */
+static void referents(struct lreader *r, uint64_t *items, size_t n)
+{
+	uint64_t *at = xcalloc(n + 1, sizeof(*at));
+	bool *ok = xcalloc(n + 1, sizeof(*ok));
+
+	for (size_t i = 0; i < n; i++)
+		at[i] = items[i] + r->A->legacy.wr_object;
+	read_blocks(r->m, at, n, 8, (uint8_t *)items, ok);
+	for (size_t i = 0; i < n; i++)
+		if (!ok[i])
+			items[i] = 0;
+	free(ok);
+	free(at);
+}
+
+/* The tasks at objs, their structs read at once (None and objects
+ * that are no tasks skipped). */
+static void add_tasks(struct lreader *r, const uint64_t *objs, size_t n)
+{
+	size_t size = r->A->task.size;
+	uint8_t *bytes = xcalloc(n + 1, size);
+	bool *ok = xcalloc(n + 1, sizeof(*ok));
+
+	read_blocks(r->m, objs, n, size, bytes, ok);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = ok[i] ? bytes + i * size : NULL;
+		const char *t = b ? type_name_at(r, field_u64(b, r->L->obj.ob_type))
+				  : type_name(r, objs[i]);
+
+		if (objs[i] && !(t && !strcmp(t, "NoneType")))
+			add_task(r, objs[i], b);
+	}
+	free(ok);
+	free(bytes);
 }
 
 /* The tasks of a set (of tasks, or of weak references to them). */
@@ -292,15 +381,9 @@ static void add_set(struct lreader *r, uint64_t set, bool weak)
 	items = xcalloc(max, sizeof(*items));
 	if (py_set_items(&r->c, set, items, max, &n) < 0)
 		r->out->torn++;	/* resized while read */
-	for (size_t i = 0; i < n; i++) {
-		uint64_t obj = items[i];
-
-		/* A dead reference points at None: its task is gone. */
-		if (weak && (mem_read_u64(r->m, obj + r->A->legacy.wr_object, &obj) < 0 ||
-			     type_is(r, obj, "NoneType")))
-			continue;
-		add_task(r, obj);
-	}
+	if (weak)
+		referents(r, items, n);
+	add_tasks(r, items, n);
 	free(items);
 }
 
@@ -411,7 +494,7 @@ static void read_registries(struct lreader *r, struct where *wh, uint64_t md)
 	/* A running task is registered too; this finds one that is not yet
 	 * (or no longer) in a set, such as an eager task being started. */
 	for (int i = 0; i < r->nrunning; i++)
-		add_task(r, r->running[i]);
+		add_task(r, r->running[i], NULL);
 }
 
 static void read_interps(struct lreader *r)
@@ -560,43 +643,31 @@ static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, stru
 
 /* --- torn tasks ------------------------------------------------------------ */
 
-struct by_addr {
-	uint64_t addr;
-	int i;
-};
-
-static int by_addr_cmp(const void *a, const void *b)
-{
-	const struct by_addr *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* The structs of the C tasks among r's, read again through m in a few
- * merged reads (in address order, so that neighbours share one): task
- * i's at bytes + i * task.size, ok[i] saying whether it was read. */
+ * merged reads: task i's at bytes + i * task.size, ok[i] saying whether
+ * it was read. */
 static void reread_structs(struct lreader *r, struct mem *m, uint8_t *bytes, bool *ok)
 {
-	size_t size = r->A->task.size, n = (size_t)r->out->n + 1;
-	struct by_addr *v = xcalloc(n, sizeof(*v));
-	struct mem_block *b = xcalloc(n, sizeof(*b));
+	size_t size = r->A->task.size, n = (size_t)r->out->n + 1, nc = 0;
+	uint64_t *addr = xcalloc(n, sizeof(*addr));
+	int *which = xcalloc(n, sizeof(*which));
+	uint8_t *got_bytes = xcalloc(n, size);
 	bool *got = xcalloc(n, sizeof(*got));
-	struct merge_buf mb = { 0 };
-	int nb = 0;
 
 	for (int i = 0; i < r->out->n; i++)
-		if (!r->raw[i].py)
-			v[nb++] = (struct by_addr){ r->out->v[i].addr, i };
-	qsort(v, nb, sizeof(*v), by_addr_cmp);
-	for (int k = 0; k < nb; k++)
-		b[k] = (struct mem_block){ v[k].addr, bytes + (size_t)v[k].i * size, size };
-	mem_read_merged(m, b, nb, got, &mb);
-	for (int k = 0; k < nb; k++)
-		ok[v[k].i] = got[k];
-	merge_buf_release(&mb);
+		if (!r->raw[i].py) {
+			which[nc] = i;
+			addr[nc++] = r->out->v[i].addr;
+		}
+	read_blocks(m, addr, nc, size, got_bytes, got);
+	for (size_t k = 0; k < nc; k++) {
+		memcpy(bytes + (size_t)which[k] * size, got_bytes + k * size, size);
+		ok[which[k]] = got[k];
+	}
 	free(got);
-	free(b);
-	free(v);
+	free(got_bytes);
+	free(which);
+	free(addr);
 }
 
 /* Is task i (read again: a C task's struct in b, when ok) what it was
