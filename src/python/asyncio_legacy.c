@@ -10,6 +10,7 @@
 #include "python/asyncio_legacy.h"
 #include "python/pyobj.h"
 #include "target/mem.h"
+#include "target/readset.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -64,6 +65,18 @@ bool asyncio_legacy_version(int minor, struct asyncio_layout *A)
 	return asyncio_legacy_layout(minor, A) == 0;
 }
 
+struct by_addr {
+	uint64_t addr;
+	int i;
+};
+
+static int by_addr_cmp(const void *a, const void *b)
+{
+	const struct by_addr *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 /* --- objects ------------------------------------------------------------- */
 
 /* An instance attribute, also of an object whose C base keeps its own
@@ -87,13 +100,14 @@ static int attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *val
 	return py_dict_get_str(&r->c, dict, name, value);
 }
 
-static const char *type_name(struct lreader *r, uint64_t obj)
+/* The name of the type at address type (cached for this read). */
+static const char *type_name_at(struct lreader *r, uint64_t type)
 {
-	uint64_t type, tp_name;
+	uint64_t tp_name;
 	char buf[48];
 	int i;
 
-	if (!obj || mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0 || !type)
+	if (!type)
 		return NULL;
 	for (i = 0; i < r->ntypes; i++)
 		if (r->types[i].type == type)
@@ -108,6 +122,15 @@ static const char *type_name(struct lreader *r, uint64_t obj)
 	if (r->ntypes < TYPE_CACHE)
 		r->ntypes++;
 	return r->types[i].name;
+}
+
+static const char *type_name(struct lreader *r, uint64_t obj)
+{
+	uint64_t type;
+
+	if (!obj || mem_read_u64(r->m, obj + r->L->obj.ob_type, &type) < 0)
+		return NULL;
+	return type_name_at(r, type);
 }
 
 static bool type_is(struct lreader *r, uint64_t obj, const char *name)
@@ -171,6 +194,17 @@ static int32_t py_state(struct lreader *r, uint64_t obj)
 	return st;
 }
 
+/* A C task's fields from its struct's bytes b; 0 or -EAGAIN. */
+static int c_fields(const struct asyncio_layout *A, const uint8_t *b, struct lraw *raw)
+{
+	raw->state = field_i32(b, A->task.state);
+	raw->coro = field_u64(b, A->task.coro);
+	raw->name = field_u64(b, A->task.name);
+	raw->waiter = field_u64(b, A->task.fut_waiter);
+	raw->loop = field_u64(b, A->legacy.loop);
+	return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
+}
+
 /* The fields of task obj of the given kind into *raw; 0 or -EAGAIN. */
 static int read_fields(struct lreader *r, uint64_t obj, int kind, struct lraw *raw)
 {
@@ -184,16 +218,11 @@ static int read_fields(struct lreader *r, uint64_t obj, int kind, struct lraw *r
 		    attr(r, obj, "_loop", &raw->loop) < 0)
 			return -EAGAIN;
 		attr(r, obj, "_fut_waiter", &raw->waiter);
-	} else {
-		if (A->task.size > sizeof(b) || mem_read(r->m, obj, b, A->task.size) < 0)
-			return -EAGAIN;
-		raw->state = field_i32(b, A->task.state);
-		raw->coro = field_u64(b, A->task.coro);
-		raw->name = field_u64(b, A->task.name);
-		raw->waiter = field_u64(b, A->task.fut_waiter);
-		raw->loop = field_u64(b, A->legacy.loop);
+		return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
 	}
-	return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
+	if (A->task.size > sizeof(b) || mem_read(r->m, obj, b, A->task.size) < 0)
+		return -EAGAIN;
+	return c_fields(A, b, raw);
 }
 
 /* --- threads ----------------------------------------------------------- */
@@ -244,11 +273,11 @@ static bool is_running(const struct lreader *r, uint64_t obj)
 /* Add the task at obj (once).  An object of another class (a task class
  * derived from neither Task, registered by hand) is skipped; a task whose
  * fields are not a task's is counted torn. */
-static void add_task(struct lreader *r, uint64_t obj)
+static void add_task(struct lreader *r, uint64_t obj, const uint8_t *b)
 {
 	struct lraw raw = { 0 };
 	struct py_task t = { .addr = obj };
-	int kind;
+	int kind, rc;
 
 	if (!obj || task_index(r, obj) >= 0)
 		return;
@@ -256,9 +285,14 @@ static void add_task(struct lreader *r, uint64_t obj)
 		r->out->truncated = true;
 		return;
 	}
-	if (!(kind = task_kind(r, obj, &raw.type)))
+	/* Its struct already read (b): the C Task's own instances need no
+	 * more reads to be known as tasks. */
+	if (b && r->ctask && (raw.type = field_u64(b, r->L->obj.ob_type)) == r->ctask)
+		kind = 1;
+	else if (!(kind = task_kind(r, obj, &raw.type)))
 		return;
-	if (read_fields(r, obj, kind, &raw) < 0 ||
+	rc = b && kind == 1 ? c_fields(r->A, b, &raw) : read_fields(r, obj, kind, &raw);
+	if (rc < 0 ||
 	    !(t.name = name_of(r, raw.name))) {
 		r->out->torn++;
 		return;
@@ -270,6 +304,68 @@ static void add_task(struct lreader *r, uint64_t obj)
 	r->raw[r->out->n] = raw;
 	hashidx_add(&r->ix, hash_u64(obj), (uint32_t)r->out->n);
 	r->out->v[r->out->n++] = t;
+}
+
+/* Read blocks of len bytes at v[0..n) into bytes (block i at i * len) in
+ * a few merged reads, in address order; ok[i]: block i was read. */
+static void read_blocks(struct mem *m, const uint64_t *v, size_t n, size_t len,
+			uint8_t *bytes, bool *ok)
+{
+	struct by_addr *s = xcalloc(n + 1, sizeof(*s));
+	struct mem_block *b = xcalloc(n + 1, sizeof(*b));
+	bool *got = xcalloc(n + 1, sizeof(*got));
+	struct merge_buf mb = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		s[i] = (struct by_addr){ v[i], (int)i };
+	qsort(s, n, sizeof(*s), by_addr_cmp);
+	for (size_t k = 0; k < n; k++)
+		b[k] = (struct mem_block){ s[k].addr, bytes + (size_t)s[k].i * len, len };
+	mem_read_merged(m, b, (int)n, got, &mb);
+	for (size_t k = 0; k < n; k++)
+		ok[s[k].i] = got[k];
+	merge_buf_release(&mb);
+	free(got);
+	free(b);
+	free(s);
+}
+
+/* Weak references to what they refer to (0: unreadable, or dead: a dead
+ * one refers to None), all read at once. */
+static void referents(struct lreader *r, uint64_t *items, size_t n)
+{
+	uint64_t *at = xcalloc(n + 1, sizeof(*at));
+	bool *ok = xcalloc(n + 1, sizeof(*ok));
+
+	for (size_t i = 0; i < n; i++)
+		at[i] = items[i] + r->A->legacy.wr_object;
+	read_blocks(r->m, at, n, 8, (uint8_t *)items, ok);
+	for (size_t i = 0; i < n; i++)
+		if (!ok[i])
+			items[i] = 0;
+	free(ok);
+	free(at);
+}
+
+/* The tasks at objs, their structs read at once (None and objects
+ * that are no tasks skipped). */
+static void add_tasks(struct lreader *r, const uint64_t *objs, size_t n)
+{
+	size_t size = r->A->task.size;
+	uint8_t *bytes = xcalloc(n + 1, size);
+	bool *ok = xcalloc(n + 1, sizeof(*ok));
+
+	read_blocks(r->m, objs, n, size, bytes, ok);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = ok[i] ? bytes + i * size : NULL;
+		const char *t = b ? type_name_at(r, field_u64(b, r->L->obj.ob_type))
+				  : type_name(r, objs[i]);
+
+		if (objs[i] && !(t && !strcmp(t, "NoneType")))
+			add_task(r, objs[i], b);
+	}
+	free(ok);
+	free(bytes);
 }
 
 /* The tasks of a set (of tasks, or of weak references to them). */
@@ -285,51 +381,95 @@ static void add_set(struct lreader *r, uint64_t set, bool weak)
 	items = xcalloc(max, sizeof(*items));
 	if (py_set_items(&r->c, set, items, max, &n) < 0)
 		r->out->torn++;	/* resized while read */
-	for (size_t i = 0; i < n; i++) {
-		uint64_t obj = items[i];
-
-		/* A dead reference points at None: its task is gone. */
-		if (weak && (mem_read_u64(r->m, obj + r->A->legacy.wr_object, &obj) < 0 ||
-			     type_is(r, obj, "NoneType")))
-			continue;
-		add_task(r, obj);
-	}
+	if (weak)
+		referents(r, items, n);
+	add_tasks(r, items, n);
 	free(items);
 }
 
+/* Where the last lookups found asyncio.tasks and its names, for the first
+ * few interpreters: each sample proves an entry (py_dict_slot_holds: the
+ * few words that lead to it, as found) before it uses it, instead of
+ * scanning sys.modules and the module's dict again.  Only a hint, so one
+ * per thread, whatever process it was found in. */
+#define WHERE_INTERPS 4
+enum { W_CURRENT, W_CTASK, W_PYTASK, W_ALL, W_SCHEDULED, W_EAGER, W_N };
+static const char *const where_key[W_N] = {
+	"_current_tasks", "_CTask", "_PyTask", "_all_tasks", "_scheduled_tasks", "_eager_tasks"
+};
+struct where {
+	uint64_t interp, md;
+	struct py_dict_slot mods;	/* sys.modules["asyncio.tasks"] */
+	struct py_dict_slot slot[W_N];	/* md[where_key[i]] */
+};
+static _Thread_local struct where where_cache[WHERE_INTERPS];
+
+static struct where *where_of(int k)
+{
+	return k < WHERE_INTERPS ? &where_cache[k] : NULL;
+}
+
+/* md[where_key[w]] (0 when absent): proved where it was last, else
+ * looked up (and remembered in wh, if any). */
+static int md_get(struct lreader *r, struct where *wh, uint64_t md, int w, uint64_t *value)
+{
+	struct py_dict_slot one, *s = wh ? &wh->slot[w] : &one;
+	int rc;
+
+	if (wh && s->dict == md && py_dict_slot_holds(&r->c, s, where_key[w])) {
+		*value = s->value;
+		return 0;
+	}
+	rc = py_dict_slot_str(&r->c, md, where_key[w], s);
+	*value = s->value;
+	return rc;
+}
+
+/* The asyncio.tasks module's dict in interpreter interp, or 0. */
+static uint64_t tasks_module(struct lreader *r, uint64_t interp, struct where *wh)
+{
+	struct py_dict_slot one, *s = wh ? &wh->mods : &one;
+	uint64_t modules, md;
+
+	if (mem_read_u64(r->m, interp + r->L->interp.modules, &modules) < 0 || !modules)
+		return 0;
+	if (wh && wh->interp == interp && s->dict == modules &&
+	    py_dict_slot_holds(&r->c, s, "asyncio.tasks") &&
+	    mem_read_u64(r->m, s->value + r->L->o.module_dict, &md) == 0 && md == wh->md)
+		return md;
+	if (py_dict_slot_str(&r->c, modules, "asyncio.tasks", s) < 0 || !s->value ||
+	    mem_read_u64(r->m, s->value + r->L->o.module_dict, &md) < 0) {
+		memset(s, 0, sizeof(*s));
+		return 0;
+	}
+	if (wh) {
+		wh->interp = interp;
+		wh->md = md;
+	}
+	return md;
+}
+
 /* _current_tasks: the running task of each running loop. */
-static void read_running(struct lreader *r, uint64_t md)
+static void read_running(struct lreader *r, struct where *wh, uint64_t md)
 {
 	uint64_t cur, keys[MAX_LOOPS];
 	size_t n = 0;
 
-	if (py_dict_get_str(&r->c, md, "_current_tasks", &cur) < 0 || !cur ||
+	if (md_get(r, wh, md, W_CURRENT, &cur) < 0 || !cur ||
 	    py_dict_items(&r->c, cur, keys, r->running, MAX_LOOPS, &n) < 0)
 		n = 0;
 	r->nrunning = (int)n;
 }
 
-/* The asyncio.tasks module's dict in interpreter interp, or 0. */
-static uint64_t tasks_module(struct lreader *r, uint64_t interp)
-{
-	uint64_t modules, mod, md;
-
-	if (mem_read_u64(r->m, interp + r->L->interp.modules, &modules) < 0 || !modules ||
-	    py_dict_get_str(&r->c, modules, "asyncio.tasks", &mod) < 0 || !mod ||
-	    mem_read_u64(r->m, mod + r->L->o.module_dict, &md) < 0)
-		return 0;
-	return md;
-}
-
 /* The Task types asyncio.tasks (md, its dict) names: the C one only while
  * it has the verified layout's size (what was checked when located may
  * not be what the module holds now).  -1 when they cannot be read. */
-static int task_types(struct lreader *r, uint64_t md)
+static int task_types(struct lreader *r, struct where *wh, uint64_t md)
 {
 	uint64_t size = 0;
 
-	if (py_dict_get_str(&r->c, md, "_CTask", &r->ctask) < 0 ||
-	    py_dict_get_str(&r->c, md, "_PyTask", &r->pytask) < 0)
+	if (md_get(r, wh, md, W_CTASK, &r->ctask) < 0 ||
+	    md_get(r, wh, md, W_PYTASK, &r->pytask) < 0)
 		return -1;
 	if (r->ctask && (mem_read_u64(r->m, r->ctask + r->L->obj.tp_basicsize, &size) < 0 ||
 			 size != r->A->task.size))
@@ -337,24 +477,24 @@ static int task_types(struct lreader *r, uint64_t md)
 	return 0;
 }
 
-static void read_registries(struct lreader *r, uint64_t md)
+static void read_registries(struct lreader *r, struct where *wh, uint64_t md)
 {
-	static const char *const weak[] = { "_all_tasks", "_scheduled_tasks" };
+	static const int weak[] = { W_ALL, W_SCHEDULED };
 	uint64_t obj, data;
 
-	if (task_types(r, md) < 0)
+	if (task_types(r, wh, md) < 0)
 		return;
-	read_running(r, md);
+	read_running(r, wh, md);
 	for (size_t i = 0; i < ARRAY_SIZE(weak); i++)
-		if (py_dict_get_str(&r->c, md, weak[i], &obj) == 0 && obj &&
+		if (md_get(r, wh, md, weak[i], &obj) == 0 && obj &&
 		    attr(r, obj, "data", &data) == 0)
 			add_set(r, data, true);
-	if (py_dict_get_str(&r->c, md, "_eager_tasks", &obj) == 0 && obj)
+	if (md_get(r, wh, md, W_EAGER, &obj) == 0 && obj)
 		add_set(r, obj, false);
 	/* A running task is registered too; this finds one that is not yet
 	 * (or no longer) in a set, such as an eager task being started. */
 	for (int i = 0; i < r->nrunning; i++)
-		add_task(r, r->running[i]);
+		add_task(r, r->running[i], NULL);
 }
 
 static void read_interps(struct lreader *r)
@@ -364,8 +504,8 @@ static void read_interps(struct lreader *r)
 	if (mem_read_u64(r->m, r->pi->runtime + r->L->runtime.interpreters_head, &interp) < 0)
 		return;
 	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS; k++) {
-		if ((md = tasks_module(r, interp)))
-			read_registries(r, md);
+		if ((md = tasks_module(r, interp, where_of(k))))
+			read_registries(r, where_of(k), md);
 		if (mem_read_u64(r->m, interp + r->L->interp.next, &interp) < 0)
 			break;
 	}
@@ -503,24 +643,74 @@ static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, stru
 
 /* --- torn tasks ------------------------------------------------------------ */
 
+/* The structs of the C tasks among r's, read again through m in a few
+ * merged reads: task i's at bytes + i * task.size, ok[i] saying whether
+ * it was read. */
+static void reread_structs(struct lreader *r, struct mem *m, uint8_t *bytes, bool *ok)
+{
+	size_t size = r->A->task.size, n = (size_t)r->out->n + 1, nc = 0;
+	uint64_t *addr = xcalloc(n, sizeof(*addr));
+	int *which = xcalloc(n, sizeof(*which));
+	uint8_t *got_bytes = xcalloc(n, size);
+	bool *got = xcalloc(n, sizeof(*got));
+
+	for (int i = 0; i < r->out->n; i++)
+		if (!r->raw[i].py) {
+			which[nc] = i;
+			addr[nc++] = r->out->v[i].addr;
+		}
+	read_blocks(m, addr, nc, size, got_bytes, got);
+	for (size_t k = 0; k < nc; k++) {
+		memcpy(bytes + (size_t)which[k] * size, got_bytes + k * size, size);
+		ok[which[k]] = got[k];
+	}
+	free(got);
+	free(got_bytes);
+	free(which);
+	free(addr);
+}
+
+/* Is task i (read again: a C task's struct in b, when ok) what it was
+ * read as?  Its type the same and still a Task's, its fields unmoved. */
+static bool still_same(struct lreader *again, int i, const uint8_t *b, bool ok)
+{
+	const struct lraw *was = &again->raw[i];
+	uint64_t addr = again->out->v[i].addr;
+	struct lraw now = { 0 };
+	int kind;
+
+	if (was->py) {
+		if ((kind = task_kind(again, addr, &now.type)) != 2 ||
+		    read_fields(again, addr, kind, &now) < 0)
+			return false;
+	} else {
+		/* The C Task itself was proved this round (task_types). */
+		if (!ok || (now.type = field_u64(b, again->L->obj.ob_type)) != was->type ||
+		    (now.type != again->ctask && task_kind(again, addr, &now.type) != 1) ||
+		    c_fields(again->A, b, &now) < 0)
+			return false;
+	}
+	return now.type == was->type && now.state == was->state && now.coro == was->coro &&
+	       now.name == was->name && now.waiter == was->waiter;
+}
+
 /* Read every task again through recheck (the process runs on): one whose
  * type or fields moved finished or went meanwhile, and its frames may not
- * be its own.  Dropped and counted. */
+ * be its own.  Dropped and counted.  The C tasks' structs are read in a
+ * few merged reads, not one call per field. */
 static void drop_torn(struct lreader *r, struct mem *recheck)
 {
 	struct lreader again = *r;
+	size_t size = r->A->task.size;
+	uint8_t *bytes = xcalloc((size_t)r->out->n + 1, size);
+	bool *ok = xcalloc((size_t)r->out->n + 1, sizeof(*ok));
 	int kept = 0;
 
 	again.m = recheck;
 	again.c.m = recheck;
+	reread_structs(r, recheck, bytes, ok);
 	for (int i = 0; i < r->out->n; i++) {
-		struct lraw now = { 0 };
-		const struct lraw *was = &r->raw[i];
-		int kind = task_kind(&again, r->out->v[i].addr, &now.type);
-
-		if (!kind || read_fields(&again, r->out->v[i].addr, kind, &now) < 0 ||
-		    now.type != was->type || now.state != was->state || now.coro != was->coro ||
-		    now.name != was->name || now.waiter != was->waiter) {
+		if (!still_same(&again, i, bytes + (size_t)i * size, ok[i])) {
 			py_task_free_one(&r->out->v[i]);
 			r->out->torn++;
 			continue;
@@ -529,6 +719,8 @@ static void drop_torn(struct lreader *r, struct mem *recheck)
 		r->out->v[kept++] = r->out->v[i];
 	}
 	r->out->n = kept;
+	free(bytes);
+	free(ok);
 	hashidx_clear(&r->ix);
 	for (int i = 0; i < kept; i++)
 		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
@@ -733,11 +925,13 @@ int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
 	if (mem_read_u64(m, pi->runtime + r.L->runtime.interpreters_head, &interp) < 0)
 		return -ENOENT;
 	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS && rc < 0; k++) {
-		if ((md = tasks_module(&r, interp)) && task_types(&r, md) == 0) {
+		struct where *wh = where_of(k);
+
+		if ((md = tasks_module(&r, interp, wh)) && task_types(&r, wh, md) == 0) {
 			size_t n = 0;
 			uint64_t cur = 0;
 
-			if (py_dict_get_str(&r.c, md, "_current_tasks", &cur) < 0 || !cur ||
+			if (md_get(&r, wh, md, W_CURRENT, &cur) < 0 || !cur ||
 			    py_dict_items(&r.c, cur, loops, keys, MAX_LOOPS, &n) < 0)
 				n = 0;
 			for (size_t i = 0; i < n && rc < 0; i++) {
@@ -776,7 +970,7 @@ int asyncio_legacy_locate(struct mem *m, const struct pyinterp *pi, const char *
 	if (mem_read_u64(m, pi->runtime + r.L->runtime.interpreters_head, &interp) < 0)
 		interp = 0;
 	for (int k = 0; interp && k < ASYNCIO_MAX_INTERPS; k++) {
-		if ((md = tasks_module(&r, interp)) &&
+		if ((md = tasks_module(&r, interp, NULL)) &&
 		    py_dict_get_str(&r.c, md, "_CTask", &r.ctask) == 0) {
 			found = true;
 			if (r.ctask && (mem_read_u64(m, r.ctask + r.L->obj.tp_basicsize, &size) < 0 ||

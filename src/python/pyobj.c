@@ -419,9 +419,10 @@ static int dict_view(const struct pyctx *c, uint64_t dict, struct dict_view *v)
 
 typedef int (*key_match_fn)(const struct pyctx *c, uint64_t key, const void *arg);
 
-/* Find the value whose key matches; *value = 0 when there is none. */
-static int dict_find(const struct pyctx *c, const struct dict_view *v,
-		     key_match_fn match, const void *arg, uint64_t *value)
+/* Find the value whose key matches; *value = 0 when there is none, else
+ * *at its entry's index. */
+static int dict_find_at(const struct pyctx *c, const struct dict_view *v, key_match_fn match,
+			const void *arg, uint64_t *value, int64_t *at)
 {
 	uint8_t chunk[64 * 24];
 	int64_t per = (int64_t)(sizeof(chunk) / v->entry_size);
@@ -447,10 +448,19 @@ static int dict_find(const struct pyctx *c, const struct dict_view *v,
 			if (rc < 0)
 				return rc;
 			*value = val;
+			*at = base + i;
 			return 0;
 		}
 	}
 	return 0;
+}
+
+static int dict_find(const struct pyctx *c, const struct dict_view *v,
+		     key_match_fn match, const void *arg, uint64_t *value)
+{
+	int64_t at;
+
+	return dict_find_at(c, v, match, arg, value, &at);
 }
 
 /* Characters (not bytes) in a UTF-8 string. */
@@ -500,6 +510,40 @@ int py_dict_get_str(const struct pyctx *c, uint64_t dict, const char *key, uint6
 	if (rc < 0)
 		return rc;
 	return dict_find(c, &v, match_str, key, value);
+}
+
+int py_dict_slot_str(const struct pyctx *c, uint64_t dict, const char *key,
+		     struct py_dict_slot *s)
+{
+	struct dict_view v;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if ((rc = dict_view(c, dict, &v)) < 0 ||
+	    (rc = rd64(c, dict + c->L->o.dict_keys, &s->keys)) < 0 ||
+	    (rc = dict_find_at(c, &v, match_str, key, &s->value, &s->index)) < 0)
+		return rc;
+	if (s->value && !v.values) {
+		s->dict = dict;
+		s->entry = v.entries + (uint64_t)s->index * v.entry_size + v.key_off;
+		rc = rd64(c, s->entry, &s->key);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+bool py_dict_slot_holds(const struct pyctx *c, const struct py_dict_slot *s, const char *key)
+{
+	struct dict_view v;
+	uint64_t keys, kv[2];
+
+	/* The same keys object, combined, the entry inside what it uses, the
+	 * entry's key and value as found, and the key (alive: the entry holds
+	 * it) still the text asked for. */
+	return s->entry && rd64(c, s->dict + c->L->o.dict_keys, &keys) == 0 && keys == s->keys &&
+	       dict_view(c, s->dict, &v) == 0 && !v.values && s->index < v.n &&
+	       s->entry == v.entries + (uint64_t)s->index * v.entry_size + v.key_off &&
+	       mem_read(c->m, s->entry, kv, sizeof(kv)) == 0 && kv[0] == s->key &&
+	       kv[1] == s->value && match_str(c, s->key, key) == 1;
 }
 
 int py_dict_get_int(const struct pyctx *c, uint64_t dict, int64_t key, uint64_t *value)

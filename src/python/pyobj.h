@@ -77,6 +77,20 @@ int py_set_items(const struct pyctx *c, uint64_t set, uint64_t *items, size_t ma
 
 /* Look up a str key in a dict; *value is 0 when absent (and 0 returned). */
 int py_dict_get_str(const struct pyctx *c, uint64_t dict, const char *key, uint64_t *value);
+/* Where a str key's entry was found in a dict (a combined table only), so
+ * that a later lookup can prove it instead of scanning again. */
+struct py_dict_slot {
+	uint64_t dict, keys, entry, key, value;
+	int64_t index;
+};
+/* py_dict_get_str(), noting where: s->entry is 0 when the key is absent
+ * or the table split (nothing to prove later). */
+int py_dict_slot_str(const struct pyctx *c, uint64_t dict, const char *key,
+		     struct py_dict_slot *s);
+/* Does dict's entry for key still hold s->value?  Re-reads the few words
+ * that lead there (the dict's keys object, its entry count, the entry, the
+ * key's text): true only when all are as found. */
+bool py_dict_slot_holds(const struct pyctx *c, const struct py_dict_slot *s, const char *key);
 /* Look up an int key in a dict. */
 int py_dict_get_int(const struct pyctx *c, uint64_t dict, int64_t key, uint64_t *value);
 /* An attribute from an instance's __dict__ (not from its type). */

@@ -607,6 +607,60 @@ START_TEST(test_dict_str)
 }
 END_TEST
 
+/* A slot found once is proved by what leads to it, and fails the proof
+ * once any of that moves; a split table gives no slot to prove. */
+START_TEST(test_dict_slot)
+{
+	struct env e;
+	uint64_t keys[3], vals[3], d[3], other;
+	struct py_dict_slot s;
+
+	env_init(&e, _i);
+	keys[0] = fp_str(e.fp, "alpha");
+	keys[1] = fp_str(e.fp, "beta");
+	keys[2] = fp_str(e.fp, "gamma");
+	for (int i = 0; i < 3; i++)
+		vals[i] = fp_long(e.fp, 100 + i);
+	other = fp_long(e.fp, 7);
+	for (int k = 0; k < 3; k++)
+		d[k] = fp_dict_ex(e.fp, keys, vals, 3, str_kinds[k]);
+	env_mem(&e);
+
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(py_dict_slot_str(&e.c, d[k], "beta", &s), 0);
+		ck_assert(s.value == vals[1]);
+		if (str_kinds[k] == FP_DICT_SPLIT) {
+			ck_assert(!s.entry && !py_dict_slot_holds(&e.c, &s, "beta"));
+			continue;
+		}
+		ck_assert(py_dict_slot_holds(&e.c, &s, "beta"));
+		ck_assert(!py_dict_slot_holds(&e.c, &s, "gamma"));
+		/* The entry's value replaced: no longer proved. */
+		fp_w64(e.fp, s.entry + 8, other);
+		env_mem(&e);
+		ck_assert(!py_dict_slot_holds(&e.c, &s, "beta"));
+		fp_w64(e.fp, s.entry + 8, vals[1]);
+		env_mem(&e);
+		ck_assert(py_dict_slot_holds(&e.c, &s, "beta"));
+		/* Another key object in the entry. */
+		fp_w64(e.fp, s.entry, keys[2]);
+		env_mem(&e);
+		ck_assert(!py_dict_slot_holds(&e.c, &s, "beta"));
+		fp_w64(e.fp, s.entry, keys[1]);
+		/* The dict given another keys object. */
+		fp_w64(e.fp, d[k] + e.c.L->o.dict_keys, s.keys + 8);
+		env_mem(&e);
+		ck_assert(!py_dict_slot_holds(&e.c, &s, "beta"));
+		fp_w64(e.fp, d[k] + e.c.L->o.dict_keys, s.keys);
+		env_mem(&e);
+		ck_assert(py_dict_slot_holds(&e.c, &s, "beta"));
+		ck_assert_int_eq(py_dict_slot_str(&e.c, d[k], "delta", &s), 0);
+		ck_assert(!s.value && !s.entry && !py_dict_slot_holds(&e.c, &s, "delta"));
+	}
+	env_done(&e);
+}
+END_TEST
+
 START_TEST(test_dict_int)
 {
 	static const int64_t ks[] = { 1, (int64_t)1 << 40, -5, 0, 0x7f0012345678 };
@@ -926,6 +980,7 @@ int main(void)
 	tc = tcase_create("dict");
 	tcase_add_loop_test(tc, test_dict_str, lo, hi);
 	tcase_add_loop_test(tc, test_dict_int, lo, hi);
+	tcase_add_loop_test(tc, test_dict_slot, lo, hi);
 	tcase_add_loop_test(tc, test_dict_big, lo, hi);
 	tcase_add_loop_test(tc, test_dict_corrupt, lo, hi);
 	tcase_add_loop_test(tc, test_instance_attr, lo, hi);
