@@ -50,7 +50,8 @@ int frame_reuse_resolve(struct frame_reuse *fr, struct code_cache *cc, struct re
 	fr->reused += (uint64_t)kept;
 	fr->decoded += n - (uint32_t)kept;
 	ALLOC_GROW(fr->v, n, fr->cap);
-	memcpy(fr->v, f, n * sizeof(*f));
+	if (n)	/* an empty stack: fr->v may still be NULL */
+		memcpy(fr->v, f, n * sizeof(*f));
 	fr->n = n;
 	return 0;
 fail:
