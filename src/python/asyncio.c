@@ -69,10 +69,6 @@ struct reader {
 	} waits_seen[WAITS_SEEN];
 };
 
-struct coro_frame {
-	uint64_t frame, code, lasti;
-};
-
 static struct memo_task *memo_find(struct asyncio_memo *memo, uint64_t addr);
 static const uint8_t *memo_fresh(const struct reader *r, uint64_t task);
 static bool memo_result(struct reader *r, int i, struct coro_frame *cf);
@@ -526,16 +522,46 @@ static int join_visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
 	return 0;
 }
 
+int asyncio_join_frames(struct mem *m, const struct py_layout *L, uint64_t top,
+			uint64_t stop, struct coro_frame *cf)
+{
+	struct join_arg j = { stop, cf, 0, false };
+	int n, rc;
+
+	if (!top)
+		return -1;
+	pystack_walk(m, L, top, ASYNCIO_MAX_CORO_DEPTH, join_visit, &j, &n, &rc);
+	return j.found ? j.n : -1;
+}
+
 static int joined_frames(struct reader *r, uint64_t tstate, uint64_t coro, struct coro_frame *cf)
 {
-	struct join_arg j = { coro + r->L->gen.iframe, cf, 0, false };
 	uint64_t frame;
-	int n, rc;
 
 	if (!tstate || mem_read_u64(r->m, tstate + r->L->tstate.frame, &frame) < 0)
 		return -1;
-	pystack_walk(r->m, r->L, frame, ASYNCIO_MAX_CORO_DEPTH, join_visit, &j, &n, &rc);
-	return j.found ? j.n : -1;
+	return asyncio_join_frames(r->m, r->L, frame, coro + r->L->gen.iframe, cf);
+}
+
+void asyncio_decode_frames(struct frame_decoder *fd, struct py_task *t, struct coro_frame *cf,
+			   int n, bool outer_first)
+{
+	/* Innermost first, like a thread's stack. */
+	for (int a = 0, b = n - 1; outer_first && a < b; a++, b--) {
+		struct coro_frame x = cf[a];
+
+		cf[a] = cf[b];
+		cf[b] = x;
+	}
+	t->frames = n > 0 ? xcalloc(n, sizeof(*t->frames)) : NULL;
+	for (int k = 0; k < n; k++) {
+		if (frame_decode(fd, cf[k].frame, cf[k].code, cf[k].lasti,
+				 &t->frames[t->nframes]) < 0) {
+			t->frames_truncated = true;
+			break;
+		}
+		t->nframes++;
+	}
 }
 
 static void task_frames(struct reader *r, int i, struct coro_frame *cf)
@@ -544,28 +570,12 @@ static void task_frames(struct reader *r, int i, struct coro_frame *cf)
 	bool cut = false;
 	int n = -1;
 
-	if (t->state == TASK_RUNNING && (n = joined_frames(r, t->tstate, r->raw[i].coro, cf)) > 0) {
+	if (t->state == TASK_RUNNING && (n = joined_frames(r, t->tstate, r->raw[i].coro, cf)) > 0)
 		t->joined = true;
-	} else {
+	else
 		n = coro_chain(r, r->raw[i].coro, cf, &cut);
-		/* Innermost first, like a thread's stack. */
-		for (int a = 0, b = n - 1; a < b; a++, b--) {
-			struct coro_frame x = cf[a];
-
-			cf[a] = cf[b];
-			cf[b] = x;
-		}
-	}
 	t->frames_truncated = cut;
-	t->frames = n > 0 ? xcalloc(n, sizeof(*t->frames)) : NULL;
-	for (int k = 0; k < n; k++) {
-		if (frame_decode(r->fd, cf[k].frame, cf[k].code, cf[k].lasti,
-				 &t->frames[t->nframes]) < 0) {
-			t->frames_truncated = true;
-			break;
-		}
-		t->nframes++;
-	}
+	asyncio_decode_frames(r->fd, t, cf, n, !t->joined);
 	if (n > 0 && !t->joined)
 		task_wait(r, t, cf, t->nframes);
 }

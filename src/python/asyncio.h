@@ -120,6 +120,21 @@ void py_task_free_one(struct py_task *t);
 /* Number the deadlock cycles of t's awaits graph (each task's cycle,
  * t->ncycles). */
 void py_tasks_mark_cycles(struct py_tasks *t);
+/* A frame of a task's coroutine chain, as read. */
+struct coro_frame {
+	uint64_t frame, code, lasti;
+};
+struct frame_decoder;
+/* A running task's frames: its thread's stack from the frame at top out to
+ * stop (its coroutine's own frame), innermost first, at most
+ * ASYNCIO_MAX_CORO_DEPTH into cf; how many, or -1 if stop is not there. */
+int asyncio_join_frames(struct mem *m, const struct py_layout *L, uint64_t top,
+			uint64_t stop, struct coro_frame *cf);
+/* Decode a task's n frames into t->frames (innermost first; outer_first:
+ * cf holds them the other way round and is turned in place), setting
+ * frames_truncated where one does not decode. */
+void asyncio_decode_frames(struct frame_decoder *fd, struct py_task *t, struct coro_frame *cf,
+			   int n, bool outer_first);
 /* What pending task t (its frames decoded, innermost first) waits in,
  * where its innermost coroutine is one of asyncio's waiting methods:
  * fills t->wait.  frames: the addresses of its two innermost frames (the

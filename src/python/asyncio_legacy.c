@@ -513,10 +513,6 @@ static void read_interps(struct lreader *r)
 
 /* --- coroutine stacks ---------------------------------------------------- */
 
-struct lframe {
-	uint64_t frame, code, lasti;
-};
-
 /* Suspended in an await?  3.13 says so in the frame state; 3.11 and 3.12
  * in the instruction after the one it stopped at (what _PyGen_yf reads). */
 static bool in_await(struct lreader *r, int8_t state, uint64_t lasti)
@@ -534,7 +530,7 @@ static bool in_await(struct lreader *r, int8_t state, uint64_t lasti)
 }
 
 /* The frames of the await chain from coro inwards (outermost first). */
-static int coro_chain(struct lreader *r, uint64_t coro, struct lframe *cf, bool *cut)
+static int coro_chain(struct lreader *r, uint64_t coro, struct coro_frame *cf, bool *cut)
 {
 	const struct py_layout *L = r->L;
 	const struct asyncio_layout *A = r->A;
@@ -571,69 +567,28 @@ static int coro_chain(struct lreader *r, uint64_t coro, struct lframe *cf, bool 
 	return n;
 }
 
-struct join_arg {
-	uint64_t stop;
-	struct lframe *cf;
-	int n;
-	bool found;
-};
-
-static int join_visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
-{
-	struct join_arg *j = arg;
-
-	if (j->n >= ASYNCIO_MAX_CORO_DEPTH)
-		return -E2BIG;
-	j->cf[j->n++] = (struct lframe){ frame, code, lasti };
-	if (frame == j->stop) {
-		j->found = true;
-		return -ECANCELED;
-	}
-	return 0;
-}
-
 /* The running task's frames: its thread's, innermost out to its own. */
-static int joined(struct lreader *r, uint64_t tstate, uint64_t coro, struct lframe *cf)
+static int joined(struct lreader *r, uint64_t tstate, uint64_t coro, struct coro_frame *cf)
 {
-	struct join_arg j = { coro + r->A->legacy.gen_iframe, cf, 0, false };
-	int n, rc;
-
 	for (int k = 0; k < r->nts; k++)
-		if (r->ts[k].addr == tstate && r->ts[k].frame) {
-			pystack_walk(r->m, r->L, r->ts[k].frame, ASYNCIO_MAX_CORO_DEPTH, join_visit,
-				     &j, &n, &rc);
-			break;
-		}
-	return j.found ? j.n : -1;
+		if (r->ts[k].addr == tstate)
+			return asyncio_join_frames(r->m, r->L, r->ts[k].frame,
+						   coro + r->A->legacy.gen_iframe, cf);
+	return -1;
 }
 
-static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, struct lframe *cf)
+static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, struct coro_frame *cf)
 {
 	struct py_task *t = &r->out->v[i];
 	bool cut = false;
 	int n = -1;
 
-	if (t->state == TASK_RUNNING && (n = joined(r, t->tstate, r->raw[i].coro, cf)) > 0) {
+	if (t->state == TASK_RUNNING && (n = joined(r, t->tstate, r->raw[i].coro, cf)) > 0)
 		t->joined = true;
-	} else {
+	else
 		n = coro_chain(r, r->raw[i].coro, cf, &cut);
-		for (int a = 0, b = n - 1; a < b; a++, b--) {
-			struct lframe x = cf[a];
-
-			cf[a] = cf[b];
-			cf[b] = x;
-		}
-	}
 	t->frames_truncated = cut;
-	t->frames = n > 0 ? xcalloc(n, sizeof(*t->frames)) : NULL;
-	for (int k = 0; k < n; k++) {
-		if (frame_decode(fd, cf[k].frame, cf[k].code, cf[k].lasti,
-				 &t->frames[t->nframes]) < 0) {
-			t->frames_truncated = true;
-			break;
-		}
-		t->nframes++;
-	}
+	asyncio_decode_frames(fd, t, cf, n, !t->joined);
 	if (t->nframes > 0 && !t->joined) {
 		uint64_t inner[2] = { cf[0].frame, t->nframes > 1 ? cf[1].frame : 0 };
 
@@ -845,7 +800,7 @@ static int read_all(struct lreader *r, bool frames, struct mem *recheck, char *e
 	read_interps(r);
 	if (frames) {
 		struct frame_decoder *fd = frame_decoder_new(r->m, r->pi);
-		struct lframe *cf = xcalloc(ASYNCIO_MAX_CORO_DEPTH + 1, sizeof(*cf));
+		struct coro_frame *cf = xcalloc(ASYNCIO_MAX_CORO_DEPTH + 1, sizeof(*cf));
 
 		for (int i = 0; i < r->out->n; i++)
 			task_frames(r, fd, i, cf);
