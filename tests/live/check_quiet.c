@@ -5,8 +5,8 @@
  * switch count (read from each version's _gil_runtime_state).  Here a
  * sleeper alternates between nap_long() (30 ms) and nap_short() (10 ms)
  * while a spinner holds the GIL: `record --idle` must split the sleeper's
- * samples between the two as the sleeper's own clock does (within 3
- * points), and most of the round's stacks must have been kept whole (the
+ * samples between the two as the sleeper's own clock does over the same
+ * time (its naps, timed by itself; within 3 points), and most of the round's stacks must have been kept whole (the
  * main thread's and the sleeper's), or the proof is not what ran.  On every
  * interpreter found; a wrong switch-count offset freezes the sleeper in one
  * function and fails it.
@@ -46,18 +46,29 @@ static long samples_in(const char *path, const char *fn)
 	return n;
 }
 
-static double truth_long_share(const struct target *t)
+/* nap_long()'s share of the sleeper's time between a and b (CLOCK_MONOTONIC
+ * seconds, while pystrobe ran), from the naps the target timed itself. */
+static double truth_long_share(const struct target *t, double a, double b)
 {
-	char path[PATH_MAX + 16];
-	double a = 0, b = 0;
+	char path[PATH_MAX + 16], kind[16];
+	double t0, t1, sum[2] = { 0, 0 };
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/done", t->dir);
-	f = fopen(path, "r");
-	if (!f || fscanf(f, "%lf %lf", &a, &b) != 2 || a + b <= 0)
-		ck_abort_msg("%s: no times from the target", t->ti->label);
+	snprintf(path, sizeof(path), "%s/naps.txt", t->dir);
+	if (!(f = fopen(path, "r")))
+		ck_abort_msg("%s: no naps.txt from the target", t->ti->label);
+	while (fscanf(f, "%15s %lf %lf", kind, &t0, &t1) == 3) {
+		if (t0 < a)
+			t0 = a;
+		if (t1 > b)
+			t1 = b;
+		if (t1 > t0)
+			sum[strcmp(kind, "long") != 0] += t1 - t0;
+	}
 	fclose(f);
-	return 100 * a / (a + b);
+	if (sum[0] + sum[1] <= 0)
+		ck_abort_msg("%s: no nap while pystrobe ran", t->ti->label);
+	return 100 * sum[0] / (sum[0] + sum[1]);
 }
 
 static void record(struct run *r, const struct target *t, const char *out)
@@ -77,7 +88,7 @@ START_TEST(test_quiet)
 	char why[512], script[PATH_MAX], out[64];
 	unsigned long long stacks = 0, kept = 0;
 	long nlong, nshort;
-	double got, want;
+	double got, want, from, to;
 	struct target t;
 	struct run r;
 	const char *st;
@@ -89,12 +100,14 @@ START_TEST(test_quiet)
 		ck_abort_msg("%s: target: %s", ti->label, why);
 	}
 	snprintf(out, sizeof(out), "/tmp/pystrobe-quiet-%d.txt", getpid());
+	from = now_s();
 	record(&r, &t, out);
+	to = now_s();
 	if (target_wait_file(&t, "done", 60000, why, sizeof(why)) < 0) {
 		target_stop(&t);
 		ck_abort_msg("%s: target: %s", ti->label, why);
 	}
-	want = truth_long_share(&t);
+	want = truth_long_share(&t, from, to);
 	nlong = samples_in(out, "nap_long");
 	nshort = samples_in(out, "nap_short");
 	st = r.err ? strstr(r.err, "stats: ") : NULL;

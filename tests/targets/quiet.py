@@ -6,9 +6,10 @@ has not taken the GIL since must see each change all the same.
 
     quiet.py SECONDS OUTDIR
 
-OUTDIR/ready once both threads run; at the end OUTDIR/done holds the
-sleeper's own wall time in each function, by its own clock:
-"LONG_S SHORT_S".  Keeps to Python 3.7 syntax.
+OUTDIR/ready once both threads run; at the end OUTDIR/naps.txt lists each
+nap the sleeper took, by its own clock (time.monotonic(), which is
+CLOCK_MONOTONIC): "long|short START END" a line, and OUTDIR/done appears.
+Keeps to Python 3.7 syntax.
 """
 import os
 import sys
@@ -16,22 +17,22 @@ import threading
 import time
 
 
-def nap_long(acc):
-    t0 = time.perf_counter()
+def nap_long(naps):
+    t0 = time.monotonic()
     time.sleep(0.03)
-    acc[0] += time.perf_counter() - t0
+    naps.append(("long", t0, time.monotonic()))
 
 
-def nap_short(acc):
-    t0 = time.perf_counter()
+def nap_short(naps):
+    t0 = time.monotonic()
     time.sleep(0.01)
-    acc[1] += time.perf_counter() - t0
+    naps.append(("short", t0, time.monotonic()))
 
 
-def sleeper(stop, acc):
+def sleeper(stop, naps):
     while not stop.is_set():
-        nap_long(acc)
-        nap_short(acc)
+        nap_long(naps)
+        nap_short(naps)
 
 
 def spinner(stop):
@@ -42,9 +43,9 @@ def spinner(stop):
 
 def main():
     seconds, out = float(sys.argv[1]), sys.argv[-1]
-    acc = [0.0, 0.0]
+    naps = []
     stop = threading.Event()
-    threads = [threading.Thread(target=sleeper, args=(stop, acc)),
+    threads = [threading.Thread(target=sleeper, args=(stop, naps)),
                threading.Thread(target=spinner, args=(stop,))]
     for t in threads:
         t.start()
@@ -53,9 +54,9 @@ def main():
     stop.set()
     for t in threads:
         t.join()
-    with open(os.path.join(out, "done.tmp"), "w") as f:
-        f.write("%.6f %.6f\n" % (acc[0], acc[1]))
-    os.rename(os.path.join(out, "done.tmp"), os.path.join(out, "done"))
+    with open(os.path.join(out, "naps.txt"), "w") as f:
+        f.write("".join("%s %.6f %.6f\n" % n for n in naps))
+    open(os.path.join(out, "done"), "w").close()
 
 
 if __name__ == "__main__":
