@@ -50,11 +50,13 @@ static int proc_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 /* Where the gaps' bytes go: read in vain, never looked at. */
 static uint8_t gap_sink[JOIN_GAP];
 
-/* Bytes between remote iovec r (ending at end) and a block at addr that
- * may join it, or -1 when it starts a remote iovec of its own. */
-static long join_gap(uint64_t end, uint64_t addr)
+/* Bytes between a remote iovec ending at end and a block [addr, addr +
+ * len) that may join it, or -1 when it starts a remote iovec of its own.
+ * Addresses come from the target: a range that wraps past 2^64 is never
+ * joined. */
+static long join_gap(uint64_t end, uint64_t addr, size_t len)
 {
-	if (addr < end || addr - end > JOIN_GAP)
+	if (end == 0 || addr < end || addr - end > JOIN_GAP || addr + len < addr)
 		return -1;
 	if (PAGE_OF(addr) > PAGE_OF(end - 1) + 4096)
 		return -1;
@@ -76,8 +78,9 @@ static void build(struct batch *bt, const struct mem_block *b, int k)
 	bt->nl = bt->nr = 0;
 	for (int i = 0; i < k; i++) {
 		struct iovec *last = bt->nr ? &bt->remote[bt->nr - 1] : NULL;
-		long gap = last ? join_gap((uint64_t)(uintptr_t)last->iov_base + last->iov_len,
-					   b[i].addr) : -1;
+		uint64_t start = last ? (uint64_t)(uintptr_t)last->iov_base : 0;
+		long gap = last && start + last->iov_len > start
+				   ? join_gap(start + last->iov_len, b[i].addr, b[i].len) : -1;
 
 		if (gap > 0)
 			bt->local[bt->nl++] = (struct iovec){ gap_sink, (size_t)gap };

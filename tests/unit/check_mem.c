@@ -525,6 +525,11 @@ START_TEST(test_proc_batch)
 	b[1] = (struct mem_block){ (uint64_t)(uintptr_t)(map + 2 * pg + 8), bufs[1], 8 };
 	ck_assert_int_eq(mem_read_batch(m, b, 2), 2);
 	ck_assert_int_eq(memcmp(bufs[1], map + 2 * pg + 8, 8), 0);
+	/* Hostile addresses: a range that wraps past 2^64 is not joined with
+	 * one after the wrap, and reads nothing. */
+	b[0] = (struct mem_block){ UINT64_MAX - 4095, bufs[0], 4096 };
+	b[1] = (struct mem_block){ 0x100, bufs[1], 8 };
+	ck_assert_int_eq(mem_read_batch(m, b, 2), 0);
 	b[0] = (struct mem_block){ (uint64_t)(uintptr_t)map, bufs[0], (size_t)pg };
 	/* A block that runs into the hole is not read whole: it stops there. */
 	b[0].len = pg + 8;
