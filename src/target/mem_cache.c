@@ -35,7 +35,6 @@
  * outside it fetches the rest of the page (keeping the bytes already
  * handed out, so one sample still sees one copy of each byte). */
 struct page {
-	uint64_t addr;		/* page address + 1; 0 = empty */
 	uint16_t lo, hi;	/* valid bytes [lo, hi) */
 	uint16_t ulo, uhi;	/* used this sample (not just prefetched); ulo == uhi: none */
 	bool listed;		/* in filled[] */
@@ -57,12 +56,17 @@ struct mem_cache {
 	struct mem mem;
 	struct mem *under;
 	struct page *pages;
+	/* Which page each slot holds: its address + 1, 0 = empty.  Apart
+	 * from the pages, so that looking for one touches one cache line,
+	 * not the header of each 4 kB slot probed (a TLB miss each). */
+	uint64_t tag[SLOTS];
 	struct want want[SLOTS];	/* ranges the last sample read, to prefetch */
 	struct mem_block blocks[SLOTS];
 	uint16_t filled[SLOTS];		/* slots holding a page this sample */
 	unsigned nwant, nfilled;
 	bool prefetch_due;
 	struct page *last;		/* the page of the last read */
+	uint64_t last_tag;		/* and its tag */
 };
 
 /* Where page `base` is, or goes: its slot or one of the next few.  Two
@@ -77,16 +81,18 @@ static struct page *slot_claim(struct mem_cache *c, uint64_t base, bool evict)
 
 	/* A frame's fields, then the recheck's look at them: reads come in
 	 * runs on one page. */
-	if (c->last && c->last->addr == base + 1)
+	if (c->last && c->last_tag == base + 1)
 		return c->last;
 	home = hash_u64(base / PAGE) % SLOTS;
 	for (unsigned k = 0; k < PROBES; k++) {
-		struct page *p = &c->pages[(home + k) % SLOTS];
+		unsigned i = (home + k) % SLOTS;
 
-		if (p->addr == base + 1)
-			return c->last = p;
-		if (!p->addr && !pg)
-			pg = p;
+		if (c->tag[i] == base + 1) {
+			c->last_tag = base + 1;
+			return c->last = &c->pages[i];
+		}
+		if (!c->tag[i] && !pg)
+			pg = &c->pages[i];
 	}
 	if (!pg && !evict)
 		return NULL;
@@ -95,7 +101,8 @@ static struct page *slot_claim(struct mem_cache *c, uint64_t base, bool evict)
 	if (!pg->listed)
 		c->filled[c->nfilled++] = (uint16_t)(pg - c->pages);
 	pg->listed = true;
-	pg->addr = base + 1;
+	c->tag[pg - c->pages] = base + 1;
+	c->last_tag = base + 1;
 	pg->lo = pg->hi = 0;
 	pg->ulo = pg->uhi = 0;
 	return c->last = pg;
@@ -251,6 +258,26 @@ static int cmp_want(const void *a, const void *b)
 	return x->page < y->page ? -1 : x->page > y->page;
 }
 
+/* The few ranges of a cheap round, mostly in order already (pages are
+ * listed as a round first touches them, and rounds repeat): an insertion
+ * sort is a pass over them, where qsort's merge sort was a visible part of
+ * the round.  Many ranges go to qsort, so the worst case stays n log n. */
+static void sort_wants(struct want *w, unsigned n)
+{
+	if (n > 32) {
+		qsort(w, n, sizeof(*w), cmp_want);
+		return;
+	}
+	for (unsigned i = 1; i < n; i++) {
+		struct want x = w[i];
+		unsigned j = i;
+
+		for (; j > 0 && w[j - 1].page > x.page; j--)
+			w[j] = w[j - 1];
+		w[j] = x;
+	}
+}
+
 void mem_cache_reset(struct mem *m)
 {
 	struct mem_cache *c = (struct mem_cache *)m;
@@ -260,20 +287,23 @@ void mem_cache_reset(struct mem *m)
 	 * entry each) was a visible part of a cheap round. */
 	for (unsigned i = 0; i < c->nfilled; i++) {
 		struct page *pg = &c->pages[c->filled[i]];
+		uint64_t *tag = &c->tag[c->filled[i]];
 
 		/* Only what was used: a range prefetched in vain is not
 		 * fetched again. */
-		if (pg->addr && pg->ulo != pg->uhi)
+		if (*tag && pg->ulo != pg->uhi)
 			c->want[c->nwant++] = (struct want){
-				pg->addr - 1, (uint16_t)(pg->ulo & ~(LINE - 1)),
+				*tag - 1, (uint16_t)(pg->ulo & ~(LINE - 1)),
 				(uint16_t)((pg->uhi + LINE - 1) & ~(LINE - 1)) };
-		pg->addr = 0;
+		*tag = 0;
 		pg->listed = false;
 	}
 	c->nfilled = 0;
+	c->last = NULL;
+	c->last_tag = 0;
 	/* In address order: the reader joins ranges that touch (a data
 	 * stack's pages) into one piece for the kernel. */
-	qsort(c->want, c->nwant, sizeof(*c->want), cmp_want);
+	sort_wants(c->want, c->nwant);
 	/* Fetched on the first read, not now: the sample may pause the
 	 * target first, and the memory must be read in the pause. */
 	c->prefetch_due = c->nwant > 0;

@@ -497,10 +497,40 @@ START_TEST(test_proc_batch)
 	ck_assert_int_eq(mem_read_batch(m, b, 3), 3);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(bufs[i][pg - 1], '0' + i);
+	/* Blocks a little apart on one page and on the next are read as one
+	 * remote piece, the gaps read in vain: each block gets its own bytes. */
+	for (int i = 0; i < 3 * pg; i++)
+		map[i] = (uint8_t)(i * 7 + i / 251);
+	memset(bufs, 0, sizeof(bufs));
+	b[0] = (struct mem_block){ (uint64_t)(uintptr_t)(map + 100), bufs[0], 40 };
+	b[1] = (struct mem_block){ (uint64_t)(uintptr_t)(map + 500), bufs[1], 64 };
+	b[2] = (struct mem_block){ (uint64_t)(uintptr_t)(map + pg + 300), bufs[2], 30 };
+	ck_assert_int_eq(mem_read_batch(m, b, 3), 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(memcmp(bufs[i], (void *)(uintptr_t)b[i].addr, b[i].len), 0);
+	for (int i = 0; i < 3; i++)
+		b[i] = (struct mem_block){ (uint64_t)(uintptr_t)(map + i * pg), bufs[i], (size_t)pg };
 	ck_assert_int_eq(munmap(map + pg, pg), 0);
 	ck_assert_int_eq(mem_read_batch(m, b, 3), 1);
 	ck_assert_int_eq(mem_read_batch(m, b + 1, 2), 0);
 	ck_assert_int_eq(mem_read_batch(m, b + 2, 1), 1);
+	/* Near the hole: a block that ends just before it still arrives when
+	 * the next one, just after the hole's start, cannot; and a block two
+	 * pages on is not joined across the hole. */
+	memset(bufs, 0, sizeof(bufs));
+	b[0] = (struct mem_block){ (uint64_t)(uintptr_t)(map + pg - 200), bufs[0], 100 };
+	b[1] = (struct mem_block){ (uint64_t)(uintptr_t)(map + pg + 8), bufs[1], 8 };
+	ck_assert_int_eq(mem_read_batch(m, b, 2), 1);
+	ck_assert_int_eq(memcmp(bufs[0], map + pg - 200, 100), 0);
+	b[1] = (struct mem_block){ (uint64_t)(uintptr_t)(map + 2 * pg + 8), bufs[1], 8 };
+	ck_assert_int_eq(mem_read_batch(m, b, 2), 2);
+	ck_assert_int_eq(memcmp(bufs[1], map + 2 * pg + 8, 8), 0);
+	/* Hostile addresses: a range that wraps past 2^64 is not joined with
+	 * one after the wrap, and reads nothing. */
+	b[0] = (struct mem_block){ UINT64_MAX - 4095, bufs[0], 4096 };
+	b[1] = (struct mem_block){ 0x100, bufs[1], 8 };
+	ck_assert_int_eq(mem_read_batch(m, b, 2), 0);
+	b[0] = (struct mem_block){ (uint64_t)(uintptr_t)map, bufs[0], (size_t)pg };
 	/* A block that runs into the hole is not read whole: it stops there. */
 	b[0].len = pg + 8;
 	ck_assert_int_eq(mem_read_batch(m, b, 1), 0);
