@@ -770,7 +770,7 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 	struct native_snap snap = { 0 };
 	struct symbolizer *s = NULL;
 	struct merge_native nat[NATIVE_MAX_DEPTH];
-	struct merged_ref refs[NATIVE_MAX_DEPTH + PYSTACK_MAX_DEPTH];
+	struct merged_ref refs[NATIVE_MAX_DEPTH + PYSTACK_MAX_DEPTH + 1];
 	struct py_tstate ts[16];
 	struct pyinterp pi;
 	struct pause p;
@@ -843,7 +843,8 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 			nat[k].sp = pcs[k].sp;
 		}
 		if (merge_py_groups(m, &pi.layout, &ts[main], 0, &groups, &ngroups, &npy) == 0)
-			pf->nmerged = merge_stacks(nat, n, groups, ngroups, npy, refs, err, errlen);
+			pf->nmerged = merge_stacks(nat, n, false, groups, ngroups, npy, refs, err,
+						   errlen);
 		free(groups);
 	}
 	pf->merge_us = (now_us() - t0) / PERF_REPS;
