@@ -359,6 +359,22 @@ static int unplaced_eval(const struct merge_native *nat, int nnative, const int 
 	return 0;
 }
 
+/* A partial merge's native frames that can be trusted: up to the first
+ * anon one past the last frame a marker placed (frames beyond it were
+ * found by guessing through a frame without unwind table).  Their number. */
+static int vouched(const struct merge_native *nat, int nnative, const int *group_of)
+{
+	int last = -1;
+
+	for (int i = 0; i < nnative; i++)
+		if (group_of[i] >= 0)
+			last = i;
+	for (int i = last + 1; i < nnative; i++)
+		if (nat[i].anon)
+			return i + 1;
+	return nnative;
+}
+
 int merge_stacks(const struct merge_native *nat, int nnative, bool cut,
 		 const struct py_group *groups, int ngroups, int npy, struct merged_ref *out,
 		 char *err, size_t errlen)
@@ -375,6 +391,8 @@ int merge_stacks(const struct merge_native *nat, int nnative, bool cut,
 			 : place_by_names(nat, nnative, ngroups, cut, group_of, err, errlen);
 	if (placed >= 0 && unplaced_eval(nat, nnative, group_of, err, errlen) < 0)
 		placed = -1;
+	if (placed >= 0 && placed < ngroups)
+		nnative = vouched(nat, nnative, group_of);
 	for (int i = 0; placed >= 0 && i < nnative; i++) {
 		if (group_of[i] >= 0) {
 			for (int j = 0; j < groups[group_of[i]].nframes; j++)
@@ -569,6 +587,7 @@ static void build_one(struct symbolizer *s, const struct pyinterp *pi, const str
 		syms[i] = symbolize(s, cn->pcs[i].pc, cn->pcs[i].exact);
 		nat[i].cls = merge_classify(syms[i], pi->path);
 		nat[i].sp = cn->pcs[i].sp;
+		nat[i].anon = !syms[i]->path;
 	}
 	n = merge_stacks(nat, cn->npcs, cn->truncated, cp->groups, cp->ngroups, t->nframes, refs,
 			 err, sizeof(err));

@@ -73,6 +73,9 @@ int merge_py_groups(struct mem *m, const struct py_layout *L, const struct py_ts
 struct merge_native {
 	enum native_class cls;
 	uint64_t sp;		/* see struct native_pc */
+	/* Code in no object (JIT): no unwind table, so the frames outer
+	 * to it are libunwind's frame-pointer guesses. */
+	bool anon;
 };
 
 /* One frame of a merged stack: Python frame `index` of the thread, native
@@ -98,7 +101,9 @@ struct merged_ref {
  * few eval frames): the frames unwound are merged with the inner groups,
  * then come one MERGED_GAP, where the native frames are unknown, and the
  * Python frames of the outer groups.  Nothing is guessed: the gap says
- * the join is unknown.
+ * the join is unknown, and native frames found through an anon frame
+ * past the last eval frame placed (which no marker vouches for) are left
+ * in the gap too.
  *
  * out must have room for nnative + npy + 1 entries.  Returns the number of
  * merged frames, or -1 with the reason in err when the stacks do not fit

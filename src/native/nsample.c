@@ -36,6 +36,7 @@ struct pcinfo {
 	uint64_t key;		/* pc << 1 | exact */
 	uint32_t frame;
 	enum native_class cls;
+	bool anon;		/* in no object: JIT code */
 	bool provisional;	/* named library+0xOFFSET until its symbols load */
 	const void *obj;	/* the object it was found in (symview_lookup) */
 };
@@ -193,6 +194,7 @@ static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *
 	info = &ns->pcinfo[id];
 	info->key = key;
 	info->cls = merge_classify(&sym, ns->pi->path);
+	info->anon = !sym.path;
 	native_pframe(ns, &sym, &f);
 	/* A provisional name is this object's alone: another object of the
 	 * same name, named later, must not rename this frame's stacks. */
@@ -318,7 +320,10 @@ static int merge_one(struct nsample *ns, const struct pending *pd)
 	ALLOC_GROW(ns->nat, pd->npcs, ns->nat_cap);
 	ALLOC_GROW(ns->refs, pd->npcs + npy + 1, ns->refs_cap);
 	for (int i = 0; i < pd->npcs; i++) {
-		ns->nat[i].cls = pc_info(ns, &pd->pcs[i])->cls;
+		const struct pcinfo *info = pc_info(ns, &pd->pcs[i]);
+
+		ns->nat[i].cls = info->cls;
+		ns->nat[i].anon = info->anon;
 		ns->nat[i].sp = pd->pcs[i].sp;
 	}
 	n = merge_stacks(ns->nat, pd->npcs, pd->native_truncated, pd->groups, pd->ngroups, npy,
