@@ -272,7 +272,10 @@ int merge_py_groups(struct mem *m, const struct py_layout *L, const struct py_ts
 /* --- merging -------------------------------------------------------------- */
 
 /* Which group each native frame's eval call runs (-1: not an eval frame),
- * from the markers: the frame whose stack holds group k's marker. */
+ * from the markers: the frame whose stack holds group k's marker.  Returns
+ * how many groups (from the innermost) were placed: fewer than ngroups
+ * when the unwind ended below the rest's markers (it stopped early, in
+ * code it could not unwind: JIT code, vfork), or -1. */
 static int place_by_markers(const struct merge_native *nat, int nnative,
 			    const struct py_group *groups, int ngroups, int *group_of,
 			    char *err, size_t errlen)
@@ -287,6 +290,11 @@ static int place_by_markers(const struct merge_native *nat, int nnative,
 		while (i + 1 < nnative && !(nat[i].sp <= mk && mk < nat[i + 1].sp))
 			i++;
 		if (i + 1 >= nnative) {
+			/* Every eval frame has callers up to the thread's
+			 * start: a marker past the last frame unwound means
+			 * the unwind stopped short of it. */
+			if (nnative > 0 && mk >= nat[nnative - 1].sp)
+				return k;
 			snprintf(err, errlen,
 				 "interpreter call %d of %d not found on the native stack",
 				 k + 1, ngroups);
@@ -298,54 +306,100 @@ static int place_by_markers(const struct merge_native *nat, int nnative,
 		}
 		group_of[i] = k;
 	}
-	for (i = 0; i < nnative; i++) {
-		if (nat[i].cls == NATIVE_EVAL && group_of[i] < 0) {
-			snprintf(err, errlen, "an interpreter frame on the native stack runs no "
-				 "Python frame");
-			return -1;
-		}
-	}
-	return 0;
+	return ngroups;
 }
 
-static int place_by_names(const struct merge_native *nat, int nnative, int ngroups,
+/* Without markers: the eval frames by name, the innermost group to the
+ * innermost frame.  A unwind cut short (cut) may have fewer. */
+static int place_by_names(const struct merge_native *nat, int nnative, int ngroups, bool cut,
 			  int *group_of, char *err, size_t errlen)
 {
-	int k = 0;
+	int k = 0, first = 0;
 
 	for (int i = 0; i < nnative; i++)
-		if (nat[i].cls == NATIVE_EVAL)
-			group_of[i] = k++;
-	if (k != ngroups) {
+		k += nat[i].cls == NATIVE_EVAL;
+	/* One more: the innermost eval call has not linked its frame yet,
+	 * or has unlinked it already (see unplaced_eval()). */
+	if (k == ngroups + 1 && !cut)
+		first = 1;
+	else if (k != ngroups && !(cut && k < ngroups)) {
 		snprintf(err, errlen,
 			 "%d interpreter frame%s on the native stack but %d on the Python stack",
 			 k, k == 1 ? "" : "s", ngroups);
 		return -1;
 	}
+	k = 0;
+	for (int i = 0; i < nnative; i++)
+		if (nat[i].cls == NATIVE_EVAL && first-- <= 0)
+			group_of[i] = k++;
+	return k;
+}
+
+/* An eval frame that runs no group is allowed once, innermost of all
+ * that do: that eval call is entering (its frame not linked yet) or
+ * leaving (unlinked already, an exception unwinding in its .cold part),
+ * and shows as the native frame it is.  Anywhere else the stacks do not
+ * fit. */
+static int unplaced_eval(const struct merge_native *nat, int nnative, const int *group_of,
+			 char *err, size_t errlen)
+{
+	int inner = 0, outer = 0;
+	bool placed = false;
+
+	for (int i = 0; i < nnative; i++) {
+		placed |= group_of[i] >= 0;
+		if (nat[i].cls == NATIVE_EVAL && group_of[i] < 0)
+			*(placed ? &outer : &inner) += 1;
+	}
+	if (outer || inner > 1) {
+		snprintf(err, errlen, "an interpreter frame on the native stack runs no "
+			 "Python frame");
+		return -1;
+	}
 	return 0;
 }
 
-int merge_stacks(const struct merge_native *nat, int nnative, const struct py_group *groups,
-		 int ngroups, int npy, struct merged_ref *out, char *err, size_t errlen)
+/* A partial merge's native frames that can be trusted: up to the first
+ * anon one past the last frame a marker placed (frames beyond it were
+ * found by guessing through a frame without unwind table).  Their number. */
+static int vouched(const struct merge_native *nat, int nnative, const int *group_of)
+{
+	int last = -1;
+
+	for (int i = 0; i < nnative; i++)
+		if (group_of[i] >= 0)
+			last = i;
+	for (int i = last + 1; i < nnative; i++)
+		if (nat[i].anon)
+			return i + 1;
+	return nnative;
+}
+
+int merge_stacks(const struct merge_native *nat, int nnative, bool cut,
+		 const struct py_group *groups, int ngroups, int npy, struct merged_ref *out,
+		 char *err, size_t errlen)
 {
 	int *group_of = xcalloc(nnative + 1, sizeof(*group_of));
 	bool markers = ngroups > 0;
-	int py = 0, n = 0, rc;
+	int py = 0, n = 0, placed;
 
 	for (int i = 0; i < nnative; i++)
 		group_of[i] = -1;
 	for (int k = 0; k < ngroups; k++)
 		markers &= groups[k].marker != 0;
-	rc = markers ? place_by_markers(nat, nnative, groups, ngroups, group_of, err, errlen)
-		     : place_by_names(nat, nnative, ngroups, group_of, err, errlen);
-	for (int i = 0; rc == 0 && i < nnative; i++) {
+	placed = markers ? place_by_markers(nat, nnative, groups, ngroups, group_of, err, errlen)
+			 : place_by_names(nat, nnative, ngroups, cut, group_of, err, errlen);
+	if (placed >= 0 && unplaced_eval(nat, nnative, group_of, err, errlen) < 0)
+		placed = -1;
+	if (placed >= 0 && placed < ngroups)
+		nnative = vouched(nat, nnative, group_of);
+	for (int i = 0; placed >= 0 && i < nnative; i++) {
 		if (group_of[i] >= 0) {
 			for (int j = 0; j < groups[group_of[i]].nframes; j++)
-				out[n++] = (struct merged_ref){ false, py++ };
+				out[n++] = (struct merged_ref){ MERGED_PYTHON, py++ };
 			continue;
 		}
 		switch (nat[i].cls) {
-		case NATIVE_EVAL:
 		case NATIVE_EVAL_PART:
 			break;
 		case NATIVE_PLUMBING:
@@ -353,14 +407,22 @@ int merge_stacks(const struct merge_native *nat, int nnative, const struct py_gr
 			if (py > 0 && py < npy)
 				break;
 			/* fall through */
+		case NATIVE_EVAL:	/* entering or leaving: unplaced_eval() */
 		case NATIVE_OTHER:
-			out[n++] = (struct merged_ref){ true, i };
+			out[n++] = (struct merged_ref){ MERGED_NATIVE, i };
 			break;
 		}
 	}
 	free(group_of);
-	if (rc < 0)
+	if (placed < 0)
 		return -1;
+	/* The unwind stopped below the outer groups: their Python frames,
+	 * and a gap where the native frames between are unknown. */
+	if (placed < ngroups) {
+		out[n++] = (struct merged_ref){ MERGED_GAP, -1 };
+		while (py < npy)
+			out[n++] = (struct merged_ref){ MERGED_PYTHON, py++ };
+	}
 	if (py != npy) {
 		snprintf(err, errlen, "%d Python frames placed of %d", py, npy);
 		return -1;
@@ -487,6 +549,14 @@ static char *native_errmsg(int rc)
 	return xasprintf("libunwind could not start on the thread (%s)", strerror(-rc));
 }
 
+bool merge_has_gap(const struct merged_ref *refs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (refs[i].kind == MERGED_GAP)
+			return true;
+	return false;
+}
+
 static void build_one(struct symbolizer *s, const struct pyinterp *pi, const struct py_thread *t,
 		      const struct captured_native *cn, const struct captured_python *cp,
 		      struct mixed_stack *ms)
@@ -512,16 +582,24 @@ static void build_one(struct symbolizer *s, const struct pyinterp *pi, const str
 	ms->truncated = cn->truncated;
 	nat = xcalloc(cn->npcs + 1, sizeof(*nat));
 	syms = xcalloc(cn->npcs + 1, sizeof(*syms));
-	refs = xcalloc(cn->npcs + t->nframes + 1, sizeof(*refs));
+	refs = xcalloc(cn->npcs + t->nframes + 2, sizeof(*refs));
 	for (int i = 0; i < cn->npcs; i++) {
 		syms[i] = symbolize(s, cn->pcs[i].pc, cn->pcs[i].exact);
 		nat[i].cls = merge_classify(syms[i], pi->path);
 		nat[i].sp = cn->pcs[i].sp;
+		nat[i].anon = !syms[i]->path;
 	}
-	n = merge_stacks(nat, cn->npcs, cp->groups, cp->ngroups, t->nframes, refs, err,
-			 sizeof(err));
+	n = merge_stacks(nat, cn->npcs, cn->truncated, cp->groups, cp->ngroups, t->nframes, refs,
+			 err, sizeof(err));
+	/* A dump shows whole merges only: a partial one is an error here. */
+	if (n > 0 && merge_has_gap(refs, n)) {
+		ms->error = xstrdup("the native unwind stopped before the outer interpreter calls "
+				    "(code without unwind tables?)");
+		n = -1;
+	}
 	if (n < 0) {
-		ms->error = xstrdup(err);
+		if (!ms->error)
+			ms->error = xstrdup(err);
 	} else {
 		ms->frames = xcalloc(n + 1, sizeof(*ms->frames));
 		ms->nframes = n;
@@ -529,7 +607,7 @@ static void build_one(struct symbolizer *s, const struct pyinterp *pi, const str
 			struct mixed_frame *f = &ms->frames[i];
 			const struct native_sym *ns;
 
-			if (!refs[i].native) {
+			if (refs[i].kind == MERGED_PYTHON) {
 				f->py = refs[i].index;
 				continue;
 			}

@@ -13,11 +13,12 @@
  * called (time.sleep, a lock, ctypes, numpy) stay, as does everything
  * above the innermost and below the outermost Python frame.
  *
- * When the counts disagree (a custom eval function, a thread caught
- * between pushing a frame and evaluating it, an unwind that stopped
- * early) there is no merged stack: callers fall back to the Python stack
- * and count a merge error.  A stack that looks right but is not would be
- * worse than none.
+ * An unwind that stopped early (in JIT code, which has no unwind tables,
+ * or in vfork) gives a partial merge: the frames it found, a gap marked as
+ * such, and the outer Python frames.  When the stacks truly disagree (a
+ * custom eval function, frames out of order) there is no merged stack:
+ * callers fall back to the Python stack and count a merge error.  A stack
+ * that looks right but is not would be worse than none.
  */
 #ifndef PYSTROBE_MIXED_H
 #define PYSTROBE_MIXED_H
@@ -72,24 +73,47 @@ int merge_py_groups(struct mem *m, const struct py_layout *L, const struct py_ts
 struct merge_native {
 	enum native_class cls;
 	uint64_t sp;		/* see struct native_pc */
+	/* Code in no object (JIT): no unwind table, so the frames outer
+	 * to it are libunwind's frame-pointer guesses. */
+	bool anon;
 };
 
-/* One frame of a merged stack: either Python frame `index` of the thread,
- * or native frame `index` of the unwound stack. */
+/* One frame of a merged stack: Python frame `index` of the thread, native
+ * frame `index` of the unwound stack, or the gap of a partial merge. */
+enum merged_kind { MERGED_PYTHON, MERGED_NATIVE, MERGED_GAP };
+
 struct merged_ref {
-	bool native;
-	int index;
+	enum merged_kind kind;
+	int index;		/* -1 for the gap */
 };
 
 /* Merge nat[0..nnative) (innermost first) with the groups from
  * merge_py_groups() (npy frames in all).  With markers, the eval frames are
- * the native frames holding them, in order, and any frame named as an eval
- * frame must be one of them; without, they are the frames named so, and
- * their count must be ngroups.  out must have room for nnative + npy
- * entries.  Returns the number of merged frames, or -1 with the reason in
- * err when the stacks do not fit together. */
-int merge_stacks(const struct merge_native *nat, int nnative, const struct py_group *groups,
-		 int ngroups, int npy, struct merged_ref *out, char *err, size_t errlen);
+ * the native frames holding them, in order; without, they are the frames
+ * named so, and their count must be ngroups.  cut: the unwinder says it
+ * stopped before the stack's end.
+ *
+ * The innermost eval frame may run no group (the call is entering or
+ * leaving: its frame is not in the chain): it is kept as a native frame.
+ *
+ * A partial merge when the unwind stopped short of the outer eval calls
+ * (their markers lie beyond its last frame; without markers, cut and too
+ * few eval frames): the frames unwound are merged with the inner groups,
+ * then come one MERGED_GAP, where the native frames are unknown, and the
+ * Python frames of the outer groups.  Nothing is guessed: the gap says
+ * the join is unknown, and native frames found through an anon frame
+ * past the last eval frame placed (which no marker vouches for) are left
+ * in the gap too.
+ *
+ * out must have room for nnative + npy + 1 entries.  Returns the number of
+ * merged frames, or -1 with the reason in err when the stacks do not fit
+ * together. */
+int merge_stacks(const struct merge_native *nat, int nnative, bool cut,
+		 const struct py_group *groups, int ngroups, int npy, struct merged_ref *out,
+		 char *err, size_t errlen);
+
+/* Is there a MERGED_GAP among refs[0..n)? */
+bool merge_has_gap(const struct merged_ref *refs, int n);
 
 /* --- a merged stack as the dump keeps it -------------------------------- */
 

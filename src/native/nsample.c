@@ -36,6 +36,7 @@ struct pcinfo {
 	uint64_t key;		/* pc << 1 | exact */
 	uint32_t frame;
 	enum native_class cls;
+	bool anon;		/* in no object: JIT code */
 	bool provisional;	/* named library+0xOFFSET until its symbols load */
 	const void *obj;	/* the object it was found in (symview_lookup) */
 };
@@ -45,6 +46,8 @@ struct nsample {
 	struct profile *p;
 	bool by_function;
 	uint32_t marker;
+	uint32_t gap;		/* the frame of a partial merge's gap */
+	unsigned gaps;		/* stacks merged with a gap */
 	struct native_unwinder *u;
 	struct symview *view;	/* symbols shared by build ID (symstore.h) */
 	uint32_t nprovisional;	/* pcinfo entries to name once loaded */
@@ -83,6 +86,7 @@ struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profil
 	ns->p = p;
 	ns->by_function = by_function;
 	ns->marker = marker;
+	ns->gap = profile_frame(p, &(struct pframe){ PF_MARKER, NSAMPLE_GAP_FRAME, NULL, -1, -1 });
 	ns->u = native_open(pid);
 	ns->view = symview_open(pid, SYMBOLIZE_LINES);
 	/* Before the first pause: merging needs the interpreter's names at
@@ -190,6 +194,7 @@ static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *
 	info = &ns->pcinfo[id];
 	info->key = key;
 	info->cls = merge_classify(&sym, ns->pi->path);
+	info->anon = !sym.path;
 	native_pframe(ns, &sym, &f);
 	/* A provisional name is this object's alone: another object of the
 	 * same name, named later, must not rename this frame's stacks. */
@@ -306,19 +311,23 @@ static int merge_one(struct nsample *ns, const struct pending *pd)
 	const char *why = pending_problem(pd);
 	uint32_t depth = 0;
 	char err[200];
+	bool gap;
 
 	if (why) {
 		snprintf(ns->last_error, sizeof(ns->last_error), "%s", why);
 		return -1;
 	}
 	ALLOC_GROW(ns->nat, pd->npcs, ns->nat_cap);
-	ALLOC_GROW(ns->refs, pd->npcs + npy, ns->refs_cap);
+	ALLOC_GROW(ns->refs, pd->npcs + npy + 1, ns->refs_cap);
 	for (int i = 0; i < pd->npcs; i++) {
-		ns->nat[i].cls = pc_info(ns, &pd->pcs[i])->cls;
+		const struct pcinfo *info = pc_info(ns, &pd->pcs[i]);
+
+		ns->nat[i].cls = info->cls;
+		ns->nat[i].anon = info->anon;
 		ns->nat[i].sp = pd->pcs[i].sp;
 	}
-	n = merge_stacks(ns->nat, pd->npcs, pd->groups, pd->ngroups, npy, ns->refs, err,
-			 sizeof(err));
+	n = merge_stacks(ns->nat, pd->npcs, pd->native_truncated, pd->groups, pd->ngroups, npy,
+			 ns->refs, err, sizeof(err));
 	if (n < 0) {
 		snprintf(ns->last_error, sizeof(ns->last_error), "%s", err);
 		return -1;
@@ -326,15 +335,23 @@ static int merge_one(struct nsample *ns, const struct pending *pd)
 	ALLOC_GROW(ns->out, pd->nhead + 1 + n, ns->out_cap);
 	for (uint32_t i = 0; i < pd->nhead; i++)
 		ns->out[depth++] = pd->stack[i];
-	if (pd->native_truncated)
+	gap = merge_has_gap(ns->refs, n);
+	ns->gaps += gap;
+	/* With a gap the outer frames are the Python ones: nothing is
+	 * missing at the root. */
+	if (pd->native_truncated && !gap)
 		ns->out[depth++] = ns->marker;
 	/* refs are innermost first; Python frame j (innermost first) is
 	 * stack[depth - 1 - j]. */
 	for (int i = n - 1; i >= 0; i--) {
 		const struct merged_ref *r = &ns->refs[i];
 
-		ns->out[depth++] = r->native ? pc_info(ns, &pd->pcs[r->index])->frame
-					     : pd->stack[pd->depth - 1 - r->index];
+		if (r->kind == MERGED_GAP)
+			ns->out[depth++] = ns->gap;
+		else if (r->kind == MERGED_NATIVE)
+			ns->out[depth++] = pc_info(ns, &pd->pcs[r->index])->frame;
+		else
+			ns->out[depth++] = pd->stack[pd->depth - 1 - r->index];
 	}
 	return depth;
 }
@@ -379,6 +396,11 @@ unsigned nsample_finish(struct nsample *ns, uint64_t t_ns)
 const char *nsample_last_error(const struct nsample *ns)
 {
 	return ns->last_error;
+}
+
+unsigned nsample_gaps(const struct nsample *ns)
+{
+	return ns->gaps;
 }
 
 unsigned nsample_symbol_errors(const struct nsample *ns)

@@ -16,7 +16,12 @@
  * A stack that cannot be merged (an unwind that failed, frame counts that
  * disagree, a truncated Python stack) is counted with its Python frames
  * alone, and nsample_finish() says how many were: merge errors.  Never a
- * merged stack that might be wrong.
+ * merged stack that might be wrong.  An unwind that stopped short of the
+ * outer interpreter calls (JIT code without unwind tables, vfork) gives a
+ * partial merge (see merge_stacks()): the outer Python frames, the frame
+ * NSAMPLE_GAP_FRAME where the native frames between are unknown, then the
+ * native frames found (with the Python frames they ran); nsample_gaps()
+ * counts those stacks.
  *
  * Native frames are PF_NATIVE profile frames named after the function
  * (demangled), with the source file and line where debug information has
@@ -57,6 +62,12 @@ void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *
 /* Once the threads run again: add every captured stack to the profile.
  * Returns how many had to fall back to their Python frames. */
 unsigned nsample_finish(struct nsample *ns, uint64_t t_ns);
+
+/* The marker frame of a partial merge's gap. */
+#define NSAMPLE_GAP_FRAME "<unknown native frames>"
+
+/* Stacks counted so far with a gap (a partial merge). */
+unsigned nsample_gaps(const struct nsample *ns);
 
 /* Why the latest merge error happened ("" if none yet), for diagnostics. */
 const char *nsample_last_error(const struct nsample *ns);

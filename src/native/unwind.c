@@ -363,6 +363,16 @@ static void probe_object(struct native_unwinder *u, struct xmap *x)
 	x->has_table = true;
 }
 
+/* Does an unwind table cover ip (looked for by an unwind through it)? */
+static bool has_table(struct native_unwinder *u, uint64_t ip)
+{
+	struct xmap *x = lookup_map(u, ip);
+
+	if (x && !x->probed)
+		probe_object(u, x);
+	return x && x->has_table && ip >= x->lo && ip < x->hi;
+}
+
 /* --- accessors ---------------------------------------------------------- */
 
 static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -850,8 +860,14 @@ static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct nati
 		prev_sp = sp;
 		prev_signal = unw_is_signal_frame(&c) > 0;
 		rc = unw_step(&c);
-		if (rc == 0)
+		if (rc == 0) {
+			/* Where a frame has no unwind table (JIT code)
+			 * libunwind guesses by the frame pointer, and calls
+			 * a guess that finds none the end: it is not. */
+			if (!has_table(u, ip))
+				*truncated = true;
 			break;
+		}
 		if (rc < 0) {
 			*truncated = true;
 			break;

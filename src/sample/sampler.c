@@ -118,6 +118,7 @@ const char *serr_name(enum serr e)
 		[SERR_PAUSE] = "could not pause",
 		[SERR_MERGE] = "merge error",
 		[SERR_SYMBOLS] = "symbolization helper lost",
+		[SERR_GAP] = "native gap",
 	};
 	return e < SERR_COUNT ? names[e] : "?";
 }
@@ -778,6 +779,7 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 	if (s->ns) {
 		s->errors[SERR_MERGE] += nsample_finish(s->ns, t_ns);
 		s->errors[SERR_SYMBOLS] = nsample_symbol_errors(s->ns);
+		s->errors[SERR_GAP] = nsample_gaps(s->ns);
 	}
 }
 

@@ -26,13 +26,15 @@ struct sampler_opts {
 };
 
 /* Why a sample (of one thread, or of the whole process) was lost, or, for
- * SERR_MERGE, counted with its Python frames only. */
+ * SERR_MERGE, counted with its Python frames only, or, for SERR_GAP, with
+ * a gap between its Python frames and the native frames found. */
 enum serr {
 	SERR_TORN,		/* a frame or code object unreadable: torn stack */
 	SERR_STATE,		/* the interpreter state unreadable */
 	SERR_PAUSE,		/* the threads could not be paused */
 	SERR_MERGE,		/* native and Python stacks did not fit: Python only */
 	SERR_SYMBOLS,		/* the symbolization helper was lost: lib+0xOFFSET since */
+	SERR_GAP,		/* the native unwind stopped early: partial merge, a gap */
 	SERR_COUNT,
 };
 

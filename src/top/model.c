@@ -383,9 +383,10 @@ static void figures(struct top_model *m, const struct top_tick *t)
 
 	for (int i = 0; i < SERR_COUNT; i++)
 		errors += c->errors[i] - b->errors[i];
-	/* A merge error's stack is counted too, with its Python frames:
-	 * out of the stacks, not on top of them. */
-	stacks = c->stacks - b->stacks - (c->errors[SERR_MERGE] - b->errors[SERR_MERGE]);
+	/* A merge error's stack is counted too, with its Python frames,
+	 * as is a gap's: out of the stacks, not on top of them. */
+	stacks = c->stacks - b->stacks - (c->errors[SERR_MERGE] - b->errors[SERR_MERGE]) -
+		 (c->errors[SERR_GAP] - b->errors[SERR_GAP]);
 
 	st->elapsed_s = (t->now_ns - m->reset_ns) / 1e9;
 	st->samples = t->rounds - m->reset_rounds;

@@ -444,19 +444,26 @@ static void test_agree(struct native_test *nt)
 	target_stop(&t);
 }
 
+/* The count before kind (" merge error") in record's summary line; 0
+ * when it has none. */
+static long summary_count(const char *err, const char *kind)
+{
+	const char *q = strstr(err, kind);
+
+	if (!q)
+		return 0;
+	while (q > err && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return strtol(q, NULL, 10);
+}
+
 /* "N stacks" and "N merge error" from record's summary line. */
 static void summary_counts(const char *err, long *stacks, long *merge)
 {
 	const char *p = strstr(err, " samples (");
-	const char *q = strstr(err, " merge error");
 
 	*stacks = p ? strtol(p + 10, NULL, 10) : -1;
-	*merge = 0;
-	if (q) {
-		while (q > err && q[-1] >= '0' && q[-1] <= '9')
-			q--;
-		*merge = strtol(q, NULL, 10);
-	}
+	*merge = summary_count(err, " merge error");
 }
 
 /* pystrobe record --native OPTS... -o T.DIR/FILE --pid T (opts ends with
@@ -566,6 +573,45 @@ static void test_record_burn(struct native_test *nt)
 	}
 out:
 	run_free(&r);
+	target_stop(&t);
+}
+
+/* jit_spin.py: the main thread in code without unwind tables, below
+ * ctypes and the interpreter's calls.  Its native unwind ends there:
+ * each stack must come out as the Python frames, the gap marker and the
+ * JIT frame (a partial merge, counted as a native gap), not as a merge
+ * error with the Python frames alone. */
+static void test_record_jit(struct native_test *nt)
+{
+	static const char *const opts[] = { "-r", "200", "-d", RECORD_SECONDS, "-f",
+					     "collapsed", NULL };
+	char script[PATH_MAX], why[512], path[PATH_MAX + 64], gaps[24], merge[24];
+	struct target t;
+	struct run r;
+	char *truth;
+
+	test_interp_script(nt->ti, "tests/targets/jit_spin.py", script, sizeof(script));
+	if (target_start(&t, nt->ti, why, sizeof(why), script, NULL) < 0 ||
+	    target_wait_file(&t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "record jit: jit_spin.py: %s", why);
+		if (t.pid > 0)
+			target_stop(&t);
+		return;
+	}
+	truth = slurp(t.truth);
+	if (truth && strstr(truth, "\"skip\"")) {
+		test_skip("native: %s: record jit: %s", nt->ti->label, truth);
+		goto out;
+	}
+	if (record(nt, "record jit", &t, opts, "jit.txt", path, sizeof(path), &r) == 0) {
+		snprintf(gaps, sizeof(gaps), "%ld", summary_count(r.err, " native gap"));
+		snprintf(merge, sizeof(merge), "%ld", summary_count(r.err, " merge error"));
+		verify(nt, "record jit", (char *[]){ "record-jit", t.truth, path, gaps, merge,
+						     NULL });
+	}
+	run_free(&r);
+out:
+	free(truth);
 	target_stop(&t);
 }
 
@@ -738,6 +784,7 @@ START_TEST(test_native)
 		test_agree(&nt);
 		test_record_qsort(&nt);
 		test_record_burn(&nt);
+		test_record_jit(&nt);
 		test_flame(&nt);
 		test_top(&nt);
 		test_signals(&nt);
@@ -770,7 +817,7 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 	struct native_snap snap = { 0 };
 	struct symbolizer *s = NULL;
 	struct merge_native nat[NATIVE_MAX_DEPTH];
-	struct merged_ref refs[NATIVE_MAX_DEPTH + PYSTACK_MAX_DEPTH];
+	struct merged_ref refs[NATIVE_MAX_DEPTH + PYSTACK_MAX_DEPTH + 1];
 	struct py_tstate ts[16];
 	struct pyinterp pi;
 	struct pause p;
@@ -843,7 +890,8 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 			nat[k].sp = pcs[k].sp;
 		}
 		if (merge_py_groups(m, &pi.layout, &ts[main], 0, &groups, &ngroups, &npy) == 0)
-			pf->nmerged = merge_stacks(nat, n, groups, ngroups, npy, refs, err, errlen);
+			pf->nmerged = merge_stacks(nat, n, false, groups, ngroups, npy, refs, err,
+						   errlen);
 		free(groups);
 	}
 	pf->merge_us = (now_us() - t0) / PERF_REPS;

@@ -43,16 +43,21 @@ def code_name(code):
     return code.co_name
 
 
+def python_names(frame):
+    """The functions of frame and its callers, innermost first."""
+    python = []
+    while frame is not None:
+        python.append(code_name(frame.f_code))
+        frame = frame.f_back
+    return python
+
+
 def report(outdir, main):
     if not parking.wait(60):
         sys.stderr.write("native_stack.py: never parked\n")
         os._exit(3)
     time.sleep(0.3)
-    frame = sys._current_frames().get(main.ident)
-    python = []
-    while frame is not None:
-        python.append(code_name(frame.f_code))
-        frame = frame.f_back
+    python = python_names(sys._current_frames().get(main.ident))
     truth = {
         "pid": os.getpid(),
         "tid": getattr(main, "native_id", None),

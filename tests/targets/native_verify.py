@@ -8,6 +8,7 @@ Usage:
   native_verify.py agree TRUTH PYDUMP NATIVEDUMP
   native_verify.py record-qsort TRUTH COLLAPSED MERGE_ERRORS
   native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS
+  native_verify.py record-jit TRUTH COLLAPSED GAPS MERGE_ERRORS
   native_verify.py flame SVG
 
 TRUTH is what tests/targets/native_stack.py (qsort, descend) or parked.py
@@ -40,6 +41,13 @@ record-burn   `record --native -f collapsed` of native_burn.py: every
          at the bottom (LEVELS + 1 of each there), as native_burn.py's code
          calls them; stacks without a native frame (merge fallbacks) number
          at most MERGE_ERRORS, and both the C spin and Python work show up.
+record-jit    `record --native -f collapsed` of jit_spin.py, whose main
+         thread runs code without unwind tables: a stack through caller()
+         reads TRUTH's Python frames, then either native frames (ctypes on
+         its way in or out), or the gap marker right after caller() and
+         native frames only after it (the JIT code).  The stacks with a gap
+         are exactly GAPS (the summary's "native gap"), at least half of
+         caller()'s; stacks with no native frame at most MERGE_ERRORS.
 flame    the flame graph of native_burn.py: strobe_spin and strobe_descend
          boxes in the native palette (blue to purple), py_level and py_work
          outside it.
@@ -257,6 +265,42 @@ def verify_record_burn(path, levels, merge_errors, fails):
     return total, spin, work, fallback
 
 
+GAP = "<unknown native frames>"
+
+
+def verify_record_jit(truth, path, gaps, merge_errors, fails):
+    want = list(reversed(truth["python"]))
+    total = with_gap = fallback = 0
+    for st, n in collapsed(path):
+        if GAP in st and not any(label_name(l)[0] == "caller" for l in st):
+            fails.append("a gap outside caller(): %s" % ";".join(st))
+        if not any(label_name(l)[0] == "caller" for l in st):
+            continue
+        total += n
+        py = [label_name(l)[0] for l in st if is_python(l)]
+        if py[:len(want)] != want:
+            fails.append("Python frames %s, want %s first" % (py, want))
+        if all(is_python(l) for l in st):
+            fallback += n
+            continue
+        if GAP not in st:
+            continue
+        with_gap += n
+        k = st.index(GAP)
+        if label_name(st[k - 1])[0] != "caller" or k + 1 == len(st) or \
+                any(is_python(l) or l == GAP for l in st[k + 1:]):
+            fails.append("want caller, the gap, then native frames: %s" % ";".join(st))
+    if with_gap != gaps:
+        fails.append("%d stacks with a gap, the summary counts %d" % (with_gap, gaps))
+    if with_gap * 2 < total:
+        fails.append("%d stacks of %d with a gap: the JIT code is not merged"
+                     % (with_gap, total))
+    if fallback > merge_errors:
+        fails.append("%d stacks without native frames, but %d merge errors counted"
+                     % (fallback, merge_errors))
+    return total, with_gap, fallback
+
+
 def is_native_colour(hexrgb):
     # out_flamegraph.c: CAT_NATIVE is r 100-180, g 100-140, b 210-255.
     r, g, b = (int(hexrgb[i:i + 2], 16) for i in (0, 2, 4))
@@ -323,6 +367,13 @@ def main():
         print("OK (%d boxes)" % n)
         return 0
     truth = load(args[1])
+    if mode == "record-jit":
+        r = verify_record_jit(truth, args[2], int(args[3]), int(args[4]), fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(fails[:10]))
+            return 1
+        print("OK (%d samples in caller: %d with the gap, %d Python only)" % r)
+        return 0
     if mode == "record-qsort":
         verify_record_qsort(truth, args[2], int(args[3]), fails)
         if fails:
