@@ -30,6 +30,9 @@
  * often, for the share of threads running that top shows. */
 #define STATE_EVERY_NS 10000000ull
 #define NO_FRAME UINT32_MAX
+/* A stack that fails its recheck is read again at once, from fresh
+ * memory, at most this many times (see count_held()). */
+#define TORN_RETRIES 3
 
 struct sthread {
 	uint64_t ident;
@@ -47,6 +50,10 @@ struct pending {
 	uint32_t pthread;
 	size_t off;		/* its frames in pend_frames */
 	uint32_t depth;
+	struct redo {		/* whose it is, to read it again if torn */
+		int thread;	/* in s->threads */
+		int ts;		/* in s->ts */
+	} who;
 };
 
 struct sampler {
@@ -54,6 +61,11 @@ struct sampler {
 	struct sampler_opts o;
 	struct mem *m;		/* through the page cache */
 	struct mem *direct;
+	/* The walk's reader: m, or (reading torn stacks again) fresh, a
+	 * cache of its own, so that m keeps the round's pages for the next
+	 * round's prefetch. */
+	struct mem *wm;
+	struct mem *fresh;
 	struct pyinterp pi;
 	struct profile *p;
 	struct code_cache *cc;
@@ -86,6 +98,9 @@ struct sampler {
 	size_t npend_frames, pend_frames_cap;
 	bool *torn;
 	size_t torn_cap;
+	struct redo *redo;		/* the threads of the torn ones */
+	size_t nredo, redo_cap;
+	uint64_t reread;		/* stacks read again (see count_held()) */
 	uint32_t owner;			/* the pending stack being walked */
 	uint64_t link;			/* where the walk came from: see collect_frame() */
 	struct nsample *ns;		/* with --native */
@@ -134,6 +149,7 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->p = p;
 	s->direct = mem_proc_open(pid);
 	s->m = mem_cache_new(s->direct);
+	s->wm = s->m;
 	recheck_reset(&s->rc);
 	s->tid_offset = -2;
 	nsmap_open(&s->nsm, NULL, pid);
@@ -177,6 +193,7 @@ void sampler_close(struct sampler *s)
 	free(s->pend);
 	free(s->pend_frames);
 	free(s->torn);
+	free(s->redo);
 	nsample_close(s->ns);
 	pause_hint_free(&s->pause_hint);
 	code_cache_free(s->cc);
@@ -185,6 +202,7 @@ void sampler_close(struct sampler *s)
 	nsmap_free(&s->nsm);
 	pyinterp_free(&s->pi);
 	mem_close(s->m);
+	mem_close(s->fresh);
 	mem_close(s->direct);
 	free(s);
 }
@@ -355,8 +373,8 @@ static void recheck_skipped(struct sampler *s, uint64_t from, uint64_t to)
 	const struct py_layout *L = &s->pi.layout;
 
 	for (int steps = 0; from && from != to && steps < 4 * PYSTACK_MAX_DEPTH; steps++) {
-		recheck_frame(&s->rc, s->owner, s->m, L, from, true);
-		if (mem_read_u64(s->m, from + L->frame.back, &from) < 0)
+		recheck_frame(&s->rc, s->owner, s->wm, L, from, true);
+		if (mem_read_u64(s->wm, from + L->frame.back, &from) < 0)
 			return;
 	}
 }
@@ -371,8 +389,8 @@ static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t last
 		const struct py_layout *L = &s->pi.layout;
 
 		recheck_skipped(s, s->link, frame);
-		recheck_frame(&s->rc, s->owner, s->m, L, frame, s->nframes == 0);
-		if (mem_read_u64(s->m, frame + L->frame.back, &s->link) < 0)
+		recheck_frame(&s->rc, s->owner, s->wm, L, frame, s->nframes == 0);
+		if (mem_read_u64(s->wm, frame + L->frame.back, &s->link) < 0)
 			s->link = 0;
 	}
 	if (s->nframes < PYSTACK_MAX_DEPTH)
@@ -434,7 +452,7 @@ static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 		s->link = ts[p].frame;
 		if (max <= 0)
 			return WALK_TRUNCATED;
-		end = pystack_walk(s->m, &s->pi.layout, ts[p].frame, max, collect_frame, s,
+		end = pystack_walk(s->wm, &s->pi.layout, ts[p].frame, max, collect_frame, s,
 				   &n, &rc);
 		/* The frames after the outermost shown: had a shim's back
 		 * pointer been read as the end, outer frames would be lost. */
@@ -458,7 +476,8 @@ static enum walk_end resolve_frames(struct sampler *s, struct sthread *t, enum w
 }
 
 /* Keep a stack of this round until the recheck has proved it. */
-static void hold(struct sampler *s, uint32_t pthread, const uint32_t *stack, uint32_t depth)
+static void hold(struct sampler *s, const struct sthread *t, const struct py_tstate *ts,
+		 const uint32_t *stack, uint32_t depth)
 {
 	struct pending *pd;
 
@@ -466,32 +485,11 @@ static void hold(struct sampler *s, uint32_t pthread, const uint32_t *stack, uin
 	memcpy(s->pend_frames + s->npend_frames, stack, depth * sizeof(*stack));
 	ALLOC_GROW(s->pend, s->npend + 1, s->pend_cap);
 	pd = &s->pend[s->npend++];
-	pd->pthread = pthread;
+	pd->pthread = t->pthread;
 	pd->off = s->npend_frames;
 	pd->depth = depth;
+	pd->who = (struct redo){ (int)(t - s->threads), (int)(ts - s->ts) };
 	s->npend_frames += depth;
-}
-
-/* Count the stacks held this round whose words all still hold; the others
- * were torn by the thread running on during the walk. */
-static void count_held(struct sampler *s, uint64_t t_ns)
-{
-	ALLOC_GROW(s->torn, s->npend + 1, s->torn_cap);
-	memset(s->torn, 0, (s->npend + 1) * sizeof(*s->torn));
-	recheck_run(&s->rc, s->direct, s->torn, (uint32_t)s->npend);
-	for (size_t i = 0; i < s->npend; i++) {
-		const struct pending *pd = &s->pend[i];
-
-		if (s->torn[i]) {
-			s->errors[SERR_TORN]++;
-			continue;
-		}
-		s->stacks++;
-		profile_add(s->p, pd->pthread, s->pend_frames + pd->off, pd->depth, t_ns, 1);
-	}
-	s->npend = 0;
-	s->npend_frames = 0;
-	recheck_reset(&s->rc);
 }
 
 /* --- asyncio tasks --------------------------------------------------------- */
@@ -522,14 +520,14 @@ static int running_task_head(struct sampler *s, const struct py_tstate *ts, uint
 	int n, k;
 
 	if (!s->o.async || !s->async_ready ||
-	    asyncio_running_task(s->m, &s->pi, &s->A, ts, &task, &cframe) < 0)
+	    asyncio_running_task(s->wm, &s->pi, &s->A, ts, &task, &cframe) < 0)
 		return s->nframes - 1;
 	for (k = s->nframes - 1; k >= 0; k--)
 		if (s->raw[k].frame == cframe)
 			break;
 	if (k < 0)
 		return s->nframes - 1;	/* not on this stack: a torn view */
-	n = asyncio_awaiter_chain(s->m, &s->pi, &s->A, task, names, ASYNCIO_CHAIN_MAX);
+	n = asyncio_awaiter_chain(s->wm, &s->pi, &s->A, task, names, ASYNCIO_CHAIN_MAX);
 	push_task_frames(s, names, n, stack, depth);
 	return k;
 }
@@ -671,11 +669,75 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 		return;
 	}
 	if (!s->o.blocking) {
-		hold(s, t->pthread, stack, depth);
+		hold(s, t, ts, stack, depth);
 		return;
 	}
 	s->stacks++;
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
+}
+
+/* Count the stacks held whose words all still hold; the others were torn
+ * by the thread running on during the walk: their threads go to s->redo. */
+static void count_proved(struct sampler *s, uint64_t t_ns)
+{
+	ALLOC_GROW(s->torn, s->npend + 1, s->torn_cap);
+	memset(s->torn, 0, (s->npend + 1) * sizeof(*s->torn));
+	recheck_run(&s->rc, s->direct, s->torn, (uint32_t)s->npend);
+	s->nredo = 0;
+	for (size_t i = 0; i < s->npend; i++) {
+		const struct pending *pd = &s->pend[i];
+
+		if (s->torn[i]) {
+			ALLOC_GROW(s->redo, s->nredo + 1, s->redo_cap);
+			s->redo[s->nredo++] = pd->who;
+			continue;
+		}
+		s->stacks++;
+		profile_add(s->p, pd->pthread, s->pend_frames + pd->off, pd->depth, t_ns, 1);
+	}
+	s->npend = 0;
+	s->npend_frames = 0;
+	recheck_reset(&s->rc);
+}
+
+/* Walk the threads in s->redo again, from what they run now: the round's
+ * cache holds the bytes they were torn from, so a cache of their own,
+ * emptied first, reads them afresh (in one call: it prefetches what the
+ * last such walk read).  Their stacks are held for a recheck of their own. */
+static void reread_torn(struct sampler *s, uint64_t t_ns)
+{
+	if (!s->fresh)
+		s->fresh = mem_cache_new(s->direct);
+	mem_cache_reset(s->fresh);
+	s->wm = s->fresh;
+	for (size_t i = 0; i < s->nredo; i++) {
+		struct py_tstate *ts = &s->ts[s->redo[i].ts];
+
+		for (int p = 0; p < ts->nparts; p++)
+			pystack_reread_frame(s->fresh, &s->pi.layout, &ts[p]);
+		s->reread++;
+		record_thread(s, &s->threads[s->redo[i].thread], ts, t_ns);
+	}
+	s->wm = s->m;
+}
+
+/* Count the stacks held this round that the recheck proves.  Dropping the
+ * torn ones would under-count the threads whose stacks change fastest (a
+ * loop calling a small function tears far more often than one spinning in
+ * one frame): each is read and proved again, a few times at most, and
+ * only what still fails is counted as torn. */
+static void count_held(struct sampler *s, uint64_t t_ns)
+{
+	for (int tries = 0;; tries++) {
+		count_proved(s, t_ns);
+		if (!s->nredo)
+			return;
+		if (tries == TORN_RETRIES) {
+			s->errors[SERR_TORN] += s->nredo;
+			return;
+		}
+		reread_torn(s, t_ns);
+	}
 }
 
 /* With --blocking: stop the target, timing the stop from the first
