@@ -31,8 +31,10 @@
 #define STATE_EVERY_NS 10000000ull
 #define NO_FRAME UINT32_MAX
 /* A stack that fails its recheck is read again at once, from fresh
- * memory, at most this many times (see count_held()). */
-#define TORN_RETRIES 3
+ * memory, at most this many times (see count_held()).  A thread calling
+ * tiny functions in a loop (tests/targets/torn_calls.py) still tears in
+ * about 18% of its torn rounds after 3 tries, under 1% after 8. */
+#define TORN_RETRIES 8
 
 struct sthread {
 	uint64_t ident;
@@ -98,9 +100,13 @@ struct sampler {
 	size_t npend_frames, pend_frames_cap;
 	bool *torn;
 	size_t torn_cap;
-	struct redo *redo;		/* the threads of the torn ones */
+	/* Reading torn stacks again: see count_held(). */
+	struct redo *redo;		/* the threads none of whose stacks held */
 	size_t nredo, redo_cap;
-	uint64_t reread;		/* stacks read again (see count_held()) */
+	uint8_t *settle;		/* each thread's enum settle, this round */
+	size_t settle_cap;
+	uint32_t *renum;		/* held stacks kept: their new numbers */
+	size_t renum_cap;
 	uint32_t owner;			/* the pending stack being walked */
 	uint64_t link;			/* where the walk came from: see collect_frame() */
 	struct nsample *ns;		/* with --native */
@@ -194,6 +200,8 @@ void sampler_close(struct sampler *s)
 	free(s->pend_frames);
 	free(s->torn);
 	free(s->redo);
+	free(s->settle);
+	free(s->renum);
 	nsample_close(s->ns);
 	pause_hint_free(&s->pause_hint);
 	code_cache_free(s->cc);
@@ -627,7 +635,8 @@ static bool collecting(const struct py_tstate *ts)
 	return false;
 }
 
-static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+/* Returns whether a stack was held for the recheck. */
+static bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
 	uint32_t stack[PYSTACK_MAX_DEPTH + ASYNCIO_CHAIN_MAX + 4];
@@ -641,12 +650,12 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->rc.n = words;	/* only a stack that is held needs them */
 		s->errors[SERR_TORN]++;
-		return;
+		return false;
 	}
 	/* A thread with no Python frame (starting, or only in C) adds nothing. */
 	if (s->nframes == 0) {
 		s->rc.n = words;
-		return;
+		return false;
 	}
 	if (s->proc_root != NO_FRAME)
 		stack[depth++] = s->proc_root;
@@ -666,44 +675,78 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 		s->stacks++;
 		nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
 				end == WALK_DONE);
-		return;
+		return false;
 	}
 	if (!s->o.blocking) {
 		hold(s, t, ts, stack, depth);
-		return;
+		return true;
 	}
 	s->stacks++;
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
+	return false;
 }
 
-/* Count the stacks held whose words all still hold; the others were torn
- * by the thread running on during the walk: their threads go to s->redo. */
+/* Where a thread's stack stands in count_held(). */
+enum settle {
+	OPEN,		/* none of its stacks proved yet */
+	SETTLED,	/* counted, or given up */
+	LISTED,		/* OPEN, and in s->redo (while it is made) */
+};
+
+/* Count, for each thread not settled yet, the first of its held stacks
+ * whose words all still hold. */
 static void count_proved(struct sampler *s, uint64_t t_ns)
 {
 	ALLOC_GROW(s->torn, s->npend + 1, s->torn_cap);
 	memset(s->torn, 0, (s->npend + 1) * sizeof(*s->torn));
 	recheck_run(&s->rc, s->direct, s->torn, (uint32_t)s->npend);
-	s->nredo = 0;
 	for (size_t i = 0; i < s->npend; i++) {
 		const struct pending *pd = &s->pend[i];
 
-		if (s->torn[i]) {
-			ALLOC_GROW(s->redo, s->nredo + 1, s->redo_cap);
-			s->redo[s->nredo++] = pd->who;
+		if (s->torn[i] || s->settle[pd->who.thread] != OPEN)
 			continue;
-		}
+		s->settle[pd->who.thread] = SETTLED;
 		s->stacks++;
 		profile_add(s->p, pd->pthread, s->pend_frames + pd->off, pd->depth, t_ns, 1);
 	}
-	s->npend = 0;
-	s->npend_frames = 0;
-	recheck_reset(&s->rc);
+}
+
+/* The threads still open into s->redo, keeping their held stacks (and the
+ * words that prove them) for the next recheck; the others' are dropped.
+ * Returns how many. */
+static size_t keep_open(struct sampler *s)
+{
+	size_t kept = 0;
+
+	s->nredo = 0;
+	ALLOC_GROW(s->renum, s->npend + 1, s->renum_cap);
+	for (size_t i = 0; i < s->npend; i++) {
+		const struct pending *pd = &s->pend[i];
+		uint8_t *st = &s->settle[pd->who.thread];
+
+		s->renum[i] = UINT32_MAX;
+		if (*st == SETTLED)
+			continue;
+		if (*st == OPEN) {
+			*st = LISTED;
+			ALLOC_GROW(s->redo, s->nredo + 1, s->redo_cap);
+			s->redo[s->nredo++] = pd->who;
+		}
+		s->renum[i] = (uint32_t)kept;
+		s->pend[kept++] = *pd;
+	}
+	recheck_renumber(&s->rc, s->renum, (uint32_t)s->npend);
+	s->npend = kept;
+	for (size_t i = 0; i < s->nredo; i++)
+		s->settle[s->redo[i].thread] = OPEN;
+	return s->nredo;
 }
 
 /* Walk the threads in s->redo again, from what they run now: the round's
  * cache holds the bytes they were torn from, so a cache of their own,
  * emptied first, reads them afresh (in one call: it prefetches what the
- * last such walk read).  Their stacks are held for a recheck of their own. */
+ * last such walk read).  A thread that now has no stack to hold (it left
+ * Python, or its walk failed and was counted) is settled. */
 static void reread_torn(struct sampler *s, uint64_t t_ns)
 {
 	if (!s->fresh)
@@ -715,8 +758,8 @@ static void reread_torn(struct sampler *s, uint64_t t_ns)
 
 		for (int p = 0; p < ts->nparts; p++)
 			pystack_reread_frame(s->fresh, &s->pi.layout, &ts[p]);
-		s->reread++;
-		record_thread(s, &s->threads[s->redo[i].thread], ts, t_ns);
+		if (!record_thread(s, &s->threads[s->redo[i].thread], ts, t_ns))
+			s->settle[s->redo[i].thread] = SETTLED;
 	}
 	s->wm = s->m;
 }
@@ -724,20 +767,27 @@ static void reread_torn(struct sampler *s, uint64_t t_ns)
 /* Count the stacks held this round that the recheck proves.  Dropping the
  * torn ones would under-count the threads whose stacks change fastest (a
  * loop calling a small function tears far more often than one spinning in
- * one frame): each is read and proved again, a few times at most, and
- * only what still fails is counted as torn. */
+ * one frame): each such thread is read again and rechecked, a few times at
+ * most, with its earlier walks kept, as any of them may hold at the next
+ * recheck (the thread is back where it was).  A thread's first stack
+ * proved is counted; one with none is counted as torn. */
 static void count_held(struct sampler *s, uint64_t t_ns)
 {
+	ALLOC_GROW(s->settle, (size_t)s->nthreads + 1, s->settle_cap);
+	memset(s->settle, OPEN, (size_t)s->nthreads + 1);
 	for (int tries = 0;; tries++) {
 		count_proved(s, t_ns);
-		if (!s->nredo)
-			return;
+		if (!keep_open(s))
+			break;
 		if (tries == TORN_RETRIES) {
 			s->errors[SERR_TORN] += s->nredo;
-			return;
+			break;
 		}
 		reread_torn(s, t_ns);
 	}
+	s->npend = 0;
+	s->npend_frames = 0;
+	recheck_reset(&s->rc);
 }
 
 /* With --blocking: stop the target, timing the stop from the first
