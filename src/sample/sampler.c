@@ -55,6 +55,7 @@ struct pending {
 	uint32_t pthread;
 	size_t off;		/* its frames in pend_frames */
 	uint32_t depth;
+	bool failed;		/* its walk failed: never proved */
 	struct redo {		/* whose it is, to read it again if torn */
 		int thread;	/* in s->threads */
 		int ts;		/* in s->ts */
@@ -486,19 +487,22 @@ static enum walk_end resolve_frames(struct sampler *s, struct sthread *t, enum w
 	return end;
 }
 
-/* Keep a stack of this round until the recheck has proved it. */
+/* Keep a stack of this round until the recheck has proved it; a failed
+ * walk (stack NULL) is kept too, for its thread to be read again. */
 static void hold(struct sampler *s, const struct sthread *t, const struct py_tstate *ts,
 		 const uint32_t *stack, uint32_t depth)
 {
 	struct pending *pd;
 
 	ALLOC_GROW(s->pend_frames, s->npend_frames + depth, s->pend_frames_cap);
-	memcpy(s->pend_frames + s->npend_frames, stack, depth * sizeof(*stack));
+	if (depth)
+		memcpy(s->pend_frames + s->npend_frames, stack, depth * sizeof(*stack));
 	ALLOC_GROW(s->pend, s->npend + 1, s->pend_cap);
 	pd = &s->pend[s->npend++];
 	pd->pthread = t->pthread;
 	pd->off = s->npend_frames;
 	pd->depth = depth;
+	pd->failed = !stack;
 	pd->who = (struct redo){ (int)(t - s->threads), (int)(ts - s->ts) };
 	s->npend_frames += depth;
 }
@@ -638,7 +642,7 @@ static bool collecting(const struct py_tstate *ts)
 	return false;
 }
 
-/* Returns whether a stack was held for the recheck. */
+/* Returns whether a stack (or a failed walk) was held for the recheck. */
 static bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
@@ -652,6 +656,14 @@ static bool record_thread(struct sampler *s, struct sthread *t, const struct py_
 	end = resolve_frames(s, t, walk_parts(s, ts));
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->rc.n = words;	/* only a stack that is held needs them */
+		/* Read from a running thread, a walk fails when it is
+		 * torn too (a frame freed, a chain changed under it): it is
+		 * read again as a torn stack is, and counted if it stays
+		 * so. */
+		if (!s->o.blocking) {
+			hold(s, t, ts, NULL, 0);
+			return true;
+		}
 		s->errors[SERR_TORN]++;
 		return false;
 	}
@@ -706,7 +718,7 @@ static void count_proved(struct sampler *s, uint64_t t_ns)
 	for (size_t i = 0; i < s->npend; i++) {
 		const struct pending *pd = &s->pend[i];
 
-		if (s->torn[i] || s->settle[pd->who.thread] != OPEN)
+		if (s->torn[i] || pd->failed || s->settle[pd->who.thread] != OPEN)
 			continue;
 		s->settle[pd->who.thread] = SETTLED;
 		s->stacks++;
@@ -749,7 +761,7 @@ static size_t keep_open(struct sampler *s)
  * cache holds the bytes they were torn from, so a cache of their own,
  * emptied first, reads them afresh (in one call: it prefetches what the
  * last such walk read).  A thread that now has no stack to hold (it left
- * Python, or its walk failed and was counted) is settled. */
+ * Python) is settled. */
 static void reread_torn(struct sampler *s, uint64_t t_ns)
 {
 	if (!s->fresh)
