@@ -111,6 +111,7 @@ struct sampler {
 	size_t settle_cap;
 	uint32_t *renum;		/* held stacks kept: their new numbers */
 	size_t renum_cap;
+	uint64_t round_ns;		/* when this round started (mono_ns()) */
 	uint32_t owner;			/* the pending stack being walked */
 	uint64_t link;			/* where the walk came from: see collect_frame() */
 	struct nsample *ns;		/* with --native */
@@ -779,6 +780,17 @@ static void reread_torn(struct sampler *s, uint64_t t_ns)
 	s->wm = s->m;
 }
 
+/* Reading torn stacks again may take the round to half the interval
+ * between samples, no further: re-reads alone never make the sampler fall
+ * behind its rate (at 20 kHz a round whose every stack tears has time for
+ * one or two, at 1 kHz for all). */
+static bool retry_time_left(const struct sampler *s)
+{
+	if (s->o.rate_hz <= 0)
+		return true;
+	return (double)(mono_ns() - s->round_ns) < 0.5e9 / s->o.rate_hz;
+}
+
 /* Count the stacks held this round that the recheck proves.  Dropping the
  * torn ones would under-count the threads whose stacks change fastest (a
  * loop calling a small function tears far more often than one spinning in
@@ -794,9 +806,10 @@ static void count_held(struct sampler *s, uint64_t t_ns)
 		count_proved(s, t_ns);
 		if (!keep_open(s))
 			break;
-		/* Also when their words no longer all fit: the walks after
-		 * would go unproved. */
-		if (tries == TORN_RETRIES || s->rc.overflow != UINT32_MAX) {
+		/* Also when their words no longer all fit (the walks after
+		 * would go unproved), or the round's time is up. */
+		if (tries == TORN_RETRIES || s->rc.overflow != UINT32_MAX ||
+		    !retry_time_left(s)) {
 			s->errors[SERR_TORN] += s->nredo;
 			break;
 		}
@@ -896,6 +909,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	bool states;
 	int n, rc;
 
+	s->round_ns = mono_ns();
 	mem_cache_reset(s->m);
 	code_cache_round(s->cc);
 	async_prepare(s, t_ns);
