@@ -49,9 +49,17 @@ struct sthread {
 	uint32_t root;		/* its root frame (with --threads) */
 	bool seen;
 	struct frame_reuse reuse;	/* its frames of the last round */
+	/* Where its last proved stack (reuse) was read from: see quiet(). */
+	struct {
+		bool valid;
+		uint64_t tstate, frame, switches;
+		int64_t interp;
+		enum walk_end end;
+	} quiet;
 };
 
 struct pending {
+	int thread;		/* its index in threads */
 	uint32_t pthread;
 	size_t off;		/* its frames in pend_frames */
 	uint32_t depth;
@@ -87,6 +95,7 @@ struct sampler {
 	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
 	int nframes;
 	uint64_t stacks;
+	uint64_t quiet_stacks;		/* of which taken whole from the last round */
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
 	uint64_t checked;		/* threads whose state was read */
@@ -643,6 +652,51 @@ static bool collecting(const struct py_tstate *ts)
 	return false;
 }
 
+/* Has the thread run no Python code since its last proved stack was read?
+ * Only a thread holding its interpreter's GIL runs Python code, and the
+ * GIL's switch count goes up whenever a thread other than its last holder
+ * takes it (take_gil()).  So a thread that is not the last holder now,
+ * with the count what it was when its stack was read, has not taken the
+ * GIL since: its frames are as they were, and the code objects they hold
+ * references to are alive.  The count is read before the frames in a
+ * round, and a stack read without a pause is proved by the recheck after
+ * them, so nothing between the two reads escapes.  Not with --native (C
+ * code runs without the GIL) or --async (the running task is looked up
+ * from the walk), nor for a thread in more than one interpreter. */
+static bool quiet(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
+{
+	return t->quiet.valid && !s->ns && !s->o.async && ts->nparts == 1 &&
+	       ts->gil_counted && !ts->gil_last && !ts->gil && !ts->frame_err &&
+	       ts->addr == t->quiet.tstate && ts->frame == t->quiet.frame &&
+	       ts->interp == t->quiet.interp && ts->gil_switches == t->quiet.switches;
+}
+
+/* The thread's last stack, as the walk and resolve_frames() leave it. */
+static enum walk_end quiet_stack(struct sampler *s, struct sthread *t)
+{
+	s->nframes = (int)t->reuse.n;
+	for (uint32_t i = 0; i < t->reuse.n; i++) {
+		s->raw[i] = t->reuse.v[i];
+		s->frames[i] = t->reuse.v[i].id;
+	}
+	s->quiet_stacks++;
+	return t->quiet.end;
+}
+
+/* Remember where this round's stack of t was read from; without a pause
+ * it counts once the recheck has proved it (count_held()). */
+static void note_quiet(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+		       enum walk_end end)
+{
+	t->quiet.valid = (end == WALK_DONE || end == WALK_TRUNCATED) && !s->ns &&
+			 !s->o.async && ts->nparts == 1 && ts->gil_counted;
+	t->quiet.tstate = ts->addr;
+	t->quiet.frame = ts->frame;
+	t->quiet.interp = ts->interp;
+	t->quiet.switches = ts->gil_switches;
+	t->quiet.end = end;
+}
+
 /* Returns whether a stack (or a failed walk) was held for the recheck. */
 static bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
@@ -654,7 +708,12 @@ static bool record_thread(struct sampler *s, struct sthread *t, const struct py_
 	int outer;
 
 	s->owner = (uint32_t)s->npend;
-	end = resolve_frames(s, t, walk_parts(s, ts));
+	if (quiet(s, t, ts)) {
+		end = quiet_stack(s, t);
+	} else {
+		end = resolve_frames(s, t, walk_parts(s, ts));
+		note_quiet(s, t, ts, end);
+	}
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->rc.n = words;	/* only a stack that is held needs them */
 		/* Read from a running thread, a walk fails when it is
@@ -747,6 +806,8 @@ static size_t keep_open(struct sampler *s)
 			*st = LISTED;
 			ALLOC_GROW(s->redo, s->nredo + 1, s->redo_cap);
 			s->redo[s->nredo++] = pd->who;
+			/* Its last walk (reuse) is not proved. */
+			s->threads[pd->who.thread].quiet.valid = false;
 		}
 		s->renum[i] = (uint32_t)kept;
 		s->pend[kept++] = *pd;
@@ -771,11 +832,16 @@ static void reread_torn(struct sampler *s, uint64_t t_ns)
 	s->wm = s->fresh;
 	for (size_t i = 0; i < s->nredo; i++) {
 		struct py_tstate *ts = &s->ts[s->redo[i].ts];
+		struct sthread *t = &s->threads[s->redo[i].thread];
 
 		for (int p = 0; p < ts->nparts; p++)
 			pystack_reread_frame(s->fresh, &s->pi.layout, &ts[p]);
-		if (!record_thread(s, &s->threads[s->redo[i].thread], ts, t_ns))
+		if (!record_thread(s, t, ts, t_ns))
 			s->settle[s->redo[i].thread] = SETTLED;
+		/* The stack counted may be an earlier walk than the one its
+		 * reuse now holds: taken whole again only once a round's
+		 * own walk is proved. */
+		t->quiet.valid = false;
 	}
 	s->wm = s->m;
 }
@@ -978,6 +1044,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->active = s->active;
 	c->checked = s->checked;
 	c->stacks = s->stacks;
+	c->quiet_stacks = s->quiet_stacks;
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;
 	c->unready = s->unready;
