@@ -688,12 +688,12 @@ static bool tstate_listed(const struct py_tstate *ts, int n, uint64_t addr)
 	return false;
 }
 
-/* The innermost frame of a thread, from its PyThreadState block. */
-static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *tb,
+/* The innermost frame of a thread, from its PyThreadState's frame field
+ * f. */
+static int first_frame(struct mem *m, const struct py_layout *L, uint64_t f,
 		       struct py_tstate *t)
 {
-	uint64_t f = field_u64(tb, L->tstate.frame);
-
+	t->cframe = 0;
 	/* 3.11 and 3.12 reach the frame through the thread's _PyCFrame. */
 	if (L->tstate.cframe_frame != NONE && f) {
 		t->cframe = f;
@@ -701,6 +701,18 @@ static int first_frame(struct mem *m, const struct py_layout *L, const uint8_t *
 	}
 	t->frame = f;
 	return 0;
+}
+
+int pystack_reread_frame(struct mem *m, const struct py_layout *L, struct py_tstate *t)
+{
+	uint64_t f = 0;
+
+	t->frame = 0;
+	t->cframe = 0;
+	t->frame_err = mem_read_u64(m, t->addr + L->tstate.frame, &f);
+	if (t->frame_err == 0)
+		t->frame_err = first_frame(m, L, f, t);
+	return t->frame_err;
 }
 
 /* The thread states of one interpreter, up to max.  Returns the count, or
@@ -780,7 +792,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		t->ident = field_u64(tb, L->tstate.thread_id);
 		t->tid = L->tstate.native_thread_id != NONE
 			 ? (pid_t)field_u64(tb, L->tstate.native_thread_id) : 0;
-		t->frame_err = first_frame(m, L, tb, t);
+		t->frame_err = first_frame(m, L, field_u64(tb, L->tstate.frame), t);
 		t->interp = id;
 		t->gil = gil.holder && gil.holder == ts;
 		t->gil_counted = gil.counted;

@@ -102,6 +102,11 @@ struct py_tstate {
 int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *ts, int max,
 		    uint64_t *gil, char *err, size_t errlen);
 
+/* Read a thread state's innermost frame (and 3.11/3.12's _PyCFrame) again
+ * into t, as pystack_tstates() read it: a stack torn while it was walked
+ * is walked again from what the thread runs now.  Returns t->frame_err. */
+int pystack_reread_frame(struct mem *m, const struct py_layout *L, struct py_tstate *t);
+
 /* Called for each Python frame, innermost first; a negative return stops
  * the walk with that error. */
 typedef int (*pyframe_fn)(void *arg, uint64_t frame, uint64_t code, uint64_t lasti);

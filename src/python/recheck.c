@@ -251,3 +251,24 @@ void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t now
 			bad[w->owner] = true;
 	}
 }
+
+void recheck_renumber(struct recheck *rc, const uint32_t *to, uint32_t nowners)
+{
+	uint32_t first = UINT32_MAX;
+	size_t j = 0;
+
+	/* Owners from the first that lost a word on stay unproved. */
+	for (uint32_t k = rc->overflow; k < nowners && first == UINT32_MAX; k++)
+		first = to[k];
+	rc->overflow = first;
+	for (size_t k = 0; k < rc->n; k++) {
+		uint32_t owner = rc->w[k].owner;
+
+		if (owner >= nowners || to[owner] == UINT32_MAX)
+			continue;
+		rc->w[j] = rc->w[k];
+		rc->w[j++].owner = to[owner];
+	}
+	rc->n = j;
+	rc->nblocks = 0;
+}

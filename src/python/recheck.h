@@ -61,4 +61,10 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
  * are 0..nowners), given in order, and bad[] has room for them. */
 void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t nowners);
 
+/* Keep, for another recheck_run() (with words added since), the words of
+ * the owners that to[] renumbers, dropping those it maps to UINT32_MAX:
+ * a stack torn by the first recheck is read again, and its first walk may
+ * still be proved by the next (the thread is back where it was). */
+void recheck_renumber(struct recheck *rc, const uint32_t *to, uint32_t nowners);
+
 #endif

@@ -620,6 +620,63 @@ START_TEST(test_recheck_join)
 }
 END_TEST
 
+/* Words kept for another run under new numbers (a torn stack's walks,
+ * read again): a walk torn by one recheck is proved by the next once its
+ * words hold again, a dropped owner's words are gone, and the owner that
+ * lost a word stays unproved under its new number. */
+START_TEST(test_recheck_renumber)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t *map = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)map;
+	struct mem *m = mem_proc_open(getpid());
+	struct recheck rc = { 0 };
+	bool bad[3] = { false };
+	uint32_t keep12[3] = { UINT32_MAX, 0, 1 }, keep1[2] = { UINT32_MAX, 0 };
+	uint32_t keep0[2] = { 0, UINT32_MAX };
+
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	for (long i = 0; i < pg / 8; i++)
+		map[i] = (uint64_t)i;
+	recheck_reset(&rc);
+	recheck_add(&rc, 0, base + 8 * 1, 1, 8);
+	recheck_add(&rc, 1, base + 8 * 2, 2, 8);
+	recheck_add(&rc, 1, base + 8 * 3, 3, 8);
+	recheck_add(&rc, 2, base + 8 * 4, 4, 8);
+	map[2] = 99;
+	recheck_run(&rc, m, bad, 3);
+	ck_assert(!bad[0] && bad[1] && !bad[2]);
+	/* 0 is dropped, 1 and 2 become 0 and 1; a new walk (2) is added. */
+	recheck_renumber(&rc, keep12, 3);
+	ck_assert_uint_eq(rc.n, 3);
+	recheck_add(&rc, 2, base + 8 * 5, 5, 8);
+	map[1] = 42;	/* the dropped owner's word: no longer looked at */
+	map[2] = 2;	/* old owner 1 holds again */
+	map[5] = 7;	/* the new walk is torn */
+	memset(bad, 0, sizeof(bad));
+	recheck_run(&rc, m, bad, 3);
+	ck_assert(!bad[0] && !bad[1] && bad[2]);
+	/* Past RECHECK_MAX_WORDS: owner 1 lost a word, and stays unproved
+	 * as 0; dropping it instead clears the mark. */
+	for (int drop = 0; drop < 2; drop++) {
+		recheck_reset(&rc);
+		for (int i = 0; i < RECHECK_MAX_WORDS; i++)
+			recheck_add(&rc, 0, base + 8 * 1, 42, 8);
+		recheck_add(&rc, 1, base + 8 * 1, 42, 8);
+		ck_assert_uint_eq(rc.overflow, 1);
+		recheck_renumber(&rc, drop ? keep0 : keep1, 2);
+		ck_assert_uint_eq(rc.overflow, drop ? UINT32_MAX : 0);
+		ck_assert_uint_eq(rc.n, drop ? RECHECK_MAX_WORDS : 0);
+		memset(bad, 0, sizeof(bad));
+		recheck_run(&rc, m, bad, 1);
+		ck_assert(bad[0] == !drop);
+	}
+	recheck_release(&rc);
+	mem_close(m);
+	munmap(map, pg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mem");
@@ -641,6 +698,7 @@ int main(void)
 	tcase_add_test(tc, test_proc_batch);
 	tcase_add_test(tc, test_recheck);
 	tcase_add_test(tc, test_recheck_join);
+	tcase_add_test(tc, test_recheck_renumber);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
