@@ -92,6 +92,8 @@ struct sampler {
 	uint64_t pauses, pause_ns, max_pause_ns;
 	struct hist pause_hist;
 	struct pause_hint pause_hint;	/* the threads the last pause stopped */
+	pid_t *asleep;			/* the threads a pause leaves running */
+	size_t asleep_cap;
 	struct asyncio_layout A;	/* with o.async, once async_ready */
 	bool async_ready;
 	struct asyncio_memo *amemo;	/* --async=all: tasks kept across samples */
@@ -179,6 +181,7 @@ void sampler_close(struct sampler *s)
 	free(s->torn);
 	nsample_close(s->ns);
 	pause_hint_free(&s->pause_hint);
+	free(s->asleep);
 	code_cache_free(s->cc);
 	asyncio_memo_free(s->amemo);
 	task_ids_free(s->tids);
@@ -389,9 +392,15 @@ static bool holds_gil(const struct py_tstate *ts)
 	return false;
 }
 
-static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
+static bool wanted(const struct sampler *s, const struct sthread *t, const struct pause *pause,
+		   bool gil)
 {
 	if (s->o.gil_only && !gil)
+		return false;
+	/* A thread the pause left running (see sleeping()), or one started
+	 * by such a thread after the pause's last listing, is not read as if
+	 * it held still: --native could not unwind it either. */
+	if (s->o.blocking && !pause_holds(pause, t->tid))
 		return false;
 	/* A thread seen for the first time has no state read before the
 	 * pause: count it rather than guess it idle. */
@@ -678,18 +687,50 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
 }
 
-/* With --blocking: stop the target, timing the stop from the first
- * interrupt (*since) to the last thread let go (see release()). */
+/* The threads a pause leaves running, into s->asleep: without --idle,
+ * those whose state, read before the pause, says they are not running.
+ * wanted() records none of them this round, so their stacks need not hold
+ * still; and stopping a sleeping thread means waking it and waiting until
+ * it is scheduled only to enter its stop, which takes milliseconds when
+ * the job's other threads keep every CPU busy.  What stays right:
+ *  - the reads of what threads share (the interpreter's thread list, code
+ *    objects) are of hostile memory anyway, as without --blocking;
+ *  - a thread that wakes during the round is not recorded, as one that
+ *    wakes after its state was read always was;
+ *  - a thread with no state yet (new, or of unknown tid) is stopped, and a
+ *    thread the pause did not stop is never read as stopped nor unwound
+ *    (pause_holds() in wanted());
+ *  - with --idle every thread is wanted, so every thread is stopped. */
+static int sleeping(struct sampler *s)
+{
+	int n = 0;
+
+	if (s->o.idle)
+		return 0;
+	for (int i = 0; i < s->nthreads; i++) {
+		const struct sthread *t = &s->threads[i];
+
+		if (!t->tid || !t->state || t->state == 'R')
+			continue;
+		ALLOC_GROW(s->asleep, n + 1, s->asleep_cap);
+		s->asleep[n++] = t->tid;
+	}
+	return n;
+}
+
+/* With --blocking: stop the target's running threads, timing the stop from
+ * the first interrupt (*since) to the last thread let go (see release()). */
 static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t *since)
 {
-	int rc;
+	int rc, n;
 
 	if (!s->o.blocking)
 		return 0;
 	if (s->ns)
 		nsample_begin(s->ns, t_ns);
+	n = sleeping(s);
 	*since = mono_ns();
-	rc = pause_process_hinted(s->pid, pause, &s->pause_hint);
+	rc = pause_process_except(s->pid, pause, &s->pause_hint, s->asleep, n);
 	if (rc < 0) {
 		if (proc_exiting(s->pid))
 			return -EXIT_EXITED;
@@ -815,7 +856,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			s->checked++;
 			s->active += !t->state || t->state == 'R';
 		}
-		if (wanted(s, t, holds_gil(&s->ts[i])))
+		if (wanted(s, t, &pause, holds_gil(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
 	if (!s->o.blocking)
