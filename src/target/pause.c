@@ -349,9 +349,24 @@ static int keep_hint(const struct pause *p, struct pause_hint *h)
 	return n;
 }
 
+void pause_hint_rest(const struct pause_hint *h, pid_t pid, pid_t *keep, int nkeep,
+		     pid_t **skip, int *n, size_t *cap)
+{
+	if (h->listed_pid != pid)
+		return;
+	qsort(keep, nkeep, sizeof(*keep), cmp_tid);
+	for (int i = 0; i < h->nlisted; i++) {
+		if (nkeep && bsearch(&h->listed[i], keep, nkeep, sizeof(*keep), cmp_tid))
+			continue;
+		ALLOC_GROW(*skip, *n + 1, *cap);
+		(*skip)[(*n)++] = h->listed[i];
+	}
+}
+
 void pause_hint_free(struct pause_hint *h)
 {
 	free(h->tids);
+	free(h->listed);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -394,10 +409,23 @@ static int seize_listed(pid_t pid, struct pause *p, const pid_t *tids, int n, si
 	return added;
 }
 
+/* Keep the last listing for the next pause's caller (h may be NULL). */
+static void keep_listing(struct pause_hint *h, pid_t pid, pid_t *tids, int n)
+{
+	if (!h) {
+		free(tids);
+		return;
+	}
+	free(h->listed);
+	h->listed = tids;
+	h->nlisted = n;
+	h->listed_pid = pid;
+}
+
 /* Every listing is made with all threads seized so far stopped: one that
  * finds no new thread proves that none can start, but from a thread left
  * running (see pause_holds()). */
-static int seize_all(pid_t pid, struct pause *p, size_t *cap)
+static int seize_all(pid_t pid, struct pause *p, struct pause_hint *h, size_t *cap)
 {
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		pid_t *tids;
@@ -408,7 +436,7 @@ static int seize_all(pid_t pid, struct pause *p, size_t *cap)
 		if (round == 0)
 			drop_strangers(p, tids, n);
 		added = seize_listed(pid, p, tids, n, cap);
-		free(tids);
+		keep_listing(h, pid, tids, n);
 		if (added < 0)
 			return added;
 		wait_stops(p, from);
@@ -435,7 +463,7 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 	p->realtime = realtime(true);
 	sweep_leftovers();
 	seize_hinted(pid, p, h, &cap);
-	rc = seize_all(pid, p, &cap);
+	rc = seize_all(pid, p, h, &cap);
 	/* Only this call reads the caller's array. */
 	p->skip = NULL;
 	p->nskip = 0;
@@ -507,6 +535,9 @@ void pause_release(struct pause *p)
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
 	}
 	sweep_leftovers();
+	/* Before the policy drops back: from then on pystrobe may wait for a
+	 * CPU behind the target's own threads, which run already. */
+	p->released_ns = mono_ns();
 	if (p->realtime)
 		realtime(false);
 	free(p->threads);

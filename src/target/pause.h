@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct paused_thread {
@@ -29,6 +30,7 @@ struct pause {
 	bool left_running;	/* and a listing found one of them */
 	const pid_t *skip;	/* those threads, sorted: during the call only */
 	int nskip;
+	uint64_t released_ns;	/* mono_ns() when pause_release() let the last go */
 };
 
 /* Stop all threads of pid.  Returns 0, or -EXIT_PERMISSION, -EXIT_NO_PROCESS
@@ -45,6 +47,11 @@ struct pause_hint {
 	pid_t *tids;
 	int n;
 	size_t cap;
+	/* The last listing of /proc/PID/task that pause made (sorted),
+	 * every thread in it, stopped or left running. */
+	pid_t listed_pid;
+	pid_t *listed;
+	int nlisted;
 };
 
 /* pause_process(), seizing h's threads first when h is of pid, and
@@ -64,7 +71,15 @@ void pause_hint_free(struct pause_hint *h);
  * may be read as stopped. */
 int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t *skip, int nskip);
 
-/* Let every thread go.  Safe to call on a zeroed struct. */
+/* Append to (*skip)[0..*n) (grown as ALLOC_GROW does, *cap) every thread
+ * of h's last listing of pid that is not in keep[0..nkeep) (sorted here):
+ * for a caller that reads only keep's threads, the ones it need not stop.
+ * A thread started since that listing is in neither, and is stopped. */
+void pause_hint_rest(const struct pause_hint *h, pid_t pid, pid_t *keep, int nkeep,
+		     pid_t **skip, int *n, size_t *cap);
+
+/* Let every thread go, and note when in released_ns.  Safe to call on a
+ * zeroed struct. */
 void pause_release(struct pause *p);
 
 /* Did a pause reap the exit status of process pid (our own child)?  Then
