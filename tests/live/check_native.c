@@ -622,10 +622,29 @@ static long voluntary_switches(pid_t pid, pid_t tid)
 	return v;
 }
 
-/* The --blocking recording: the spinning worker's stacks read worker,
- * py_level, as native_burn.py calls them; the other threads (the sleepers,
- * the main thread in join()) are counted only in the first rounds, while
- * their state is unknown, at most FIRST_ROUNDS samples each. */
+/* Are the frames of a collapsed line from its worker frame on (up to the
+ * count at the end) all of native_burn.py's code (py_level, py_work) and
+ * native_stack.py's (the descent into C)? */
+static bool burn_frames(const char *worker)
+{
+	const char *end = strrchr(worker, ' ');
+
+	for (const char *f = worker; f && f < end; f = strchr(f, ';'), f = f ? f + 1 : NULL) {
+		const char *next = strchr(f, ';'), *file = strstr(f, " (");
+
+		if (!next || next > end)
+			next = end;
+		if (!file || file > next ||
+		    (strncmp(file, " (native_burn.py:", 17) && strncmp(file, " (native_stack.py:", 18)))
+			return false;
+	}
+	return true;
+}
+
+/* The --blocking recording: the spinning worker's stacks read as
+ * native_burn.py calls them; the other threads (the sleepers, the main
+ * thread in join()) are counted only in the first rounds, while their
+ * state is unknown, at most FIRST_ROUNDS samples each. */
 #define FIRST_ROUNDS 3
 static void check_worker(struct native_test *nt, const char *what, const char *path, int others)
 {
@@ -635,16 +654,17 @@ static void check_worker(struct native_test *nt, const char *what, const char *p
 	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		const char *count = strrchr(line, ' ');
+		char *w = strstr(line, ";worker (native_burn.py:");
 		long c = count ? strtol(count + 1, NULL, 10) : 0;
 
-		if (!strstr(line, ";worker (native_burn.py:")) {
+		if (!w) {
 			rest += c;
 			continue;
 		}
 		worker += c;
-		if (!strstr(line, "py_level (native_burn.py:"))
-			msg_add(&nt->failures, "%s: a worker stack without py_level: %.500s",
-				what, line);
+		if (!burn_frames(w + 1))
+			msg_add(&nt->failures, "%s: a worker stack with a frame native_burn.py "
+				"does not call: %.500s", what, line);
 	}
 	if (worker < MIN_SLEEPER_STACKS || rest > FIRST_ROUNDS * others)
 		msg_add(&nt->failures, "%s: %ld worker samples, %ld of other threads in %s",
@@ -684,7 +704,7 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 	if (stacks < MIN_SLEEPER_STACKS)
 		msg_add(&nt->failures, "%s: %ld stacks: %.2000s", what, stacks, r.err);
 	if (strcmp(mode, "--native")) {
-		check_worker(nt, what, path, n + 1);
+		check_worker(nt, what, path, atoi(SLEEPERS) + 1);
 		goto out;
 	}
 	snprintf(levels, sizeof(levels), "%d", LEVELS);
