@@ -354,7 +354,9 @@ void pause_hint_rest(const struct pause_hint *h, pid_t pid, pid_t *keep, int nke
 {
 	if (h->listed_pid != pid)
 		return;
-	qsort(keep, nkeep, sizeof(*keep), cmp_tid);
+	/* keep may be NULL when empty, which qsort() must not get. */
+	if (nkeep)
+		qsort(keep, nkeep, sizeof(*keep), cmp_tid);
 	for (int i = 0; i < h->nlisted; i++) {
 		if (nkeep && bsearch(&h->listed[i], keep, nkeep, sizeof(*keep), cmp_tid))
 			continue;

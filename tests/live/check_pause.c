@@ -236,6 +236,10 @@ static void check_left_running(pid_t pid, pid_t spinner, pid_t *sleepers)
 	ck_assert_int_eq(p.n, 0);
 	ck_assert(!pause_holds(&p, spinner));
 	pause_release(&p);
+	/* Nothing kept: every listed thread, the spinner too. */
+	n = 0;
+	pause_hint_rest(&h, pid, NULL, 0, &skip, &n, &cap);
+	ck_assert_int_eq(n, SLEEPERS + 2);
 	ck_assert_msg(proc_stopped_thread(pid, &st) == 0, "the target was left stopped");
 	free(skip);
 	pause_hint_free(&h);
