@@ -114,6 +114,10 @@ static const struct dbg_field fields[] = {
 static const uint16_t gil_state_pos[COLUMNS] = { 120, 128, 128 };
 static const uint16_t gil_locked_pos[COLUMNS] = { 136, 144, 144 };
 static const uint16_t gil_holder_pos[COLUMNS] = { 144, 152, 152 };
+/* The table leaves out switch_number: it follows last_holder by 16 bytes
+ * (ptype /o struct _gil_runtime_state: pyenv's 3.13.0, Debian's 3.14-dbg
+ * and 3.15-dbg, as in every version before). */
+static const uint16_t gil_switches_after_holder[COLUMNS] = { 16, 16, 16 };
 static const uint16_t table_size[COLUMNS] = { 584, 760, 888 };
 /* The GC state within the interpreter (interpreter_state.gc), and within
  * it the size and `collecting` (the gc section; ptype /o struct
@@ -239,6 +243,7 @@ static int read_gil(const uint8_t *table, int col, struct py_layout *out,
 	}
 	out->gil.locked = (uint32_t)(lk - gs);
 	out->gil.holder = (uint32_t)(hd - gs);
+	out->gil.switches = out->gil.holder + gil_switches_after_holder[col];
 	return 0;
 }
 

@@ -66,7 +66,8 @@ struct py_layout {
 		uint32_t interpreters_head;
 		uint32_t finalizing;	/* thread state running Py_Finalize, or NULL */
 		uint32_t gil_locked;	/* GIL inside _PyRuntime (<= 3.11) */
-		uint32_t gil_holder;
+		uint32_t gil_holder;	/* its last_holder */
+		uint32_t gil_switches;	/* its switch_number */
 		uint32_t gc_collecting;	/* <= 3.8: the GC's int collecting (one GC) */
 	} runtime;
 
@@ -83,7 +84,10 @@ struct py_layout {
 
 	struct {
 		uint32_t locked;	/* within _gil_runtime_state, via interp.gil_ptr */
-		uint32_t holder;
+		uint32_t holder;	/* last_holder */
+		/* switch_number: counts every take of the GIL by a thread
+		 * other than its last holder (take_gil() in ceval_gil.c) */
+		uint32_t switches;
 	} gil;
 
 	struct {

@@ -51,8 +51,9 @@ static const struct py_layout py37 = {
 	.minor = 7, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 24, .finalizing = 8, .gil_locked = 1280, .gil_holder = 1272,
+		     .gil_switches = 1288,
 		     .gc_collecting = 632 },
-	INTERP_OLD(16, 40, NONE), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	INTERP_OLD(16, 40, NONE), .gil = { NONE, NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	.code = { .argcount = 16, .kwonlyargcount = 20, .nlocals = 24, .flags = 32,
 		  .firstlineno = 36, .varnames = 64, .localspluskinds = NONE,
 		  .filename = 96, .name = 104, .qualname = NONE, .linetable = 112,
@@ -71,8 +72,9 @@ static const struct py_layout py38 = {
 	.minor = 8, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 1168, .gil_holder = 1160,
+		     .gil_switches = 1176,
 		     .gc_collecting = 544 },
-	INTERP_OLD(16, 56, NONE), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	INTERP_OLD(16, 56, NONE), .gil = { NONE, NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, NO_GEN, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
@@ -80,8 +82,9 @@ static const struct py_layout py39 = {
 	.minor = 9, .frames = FRAMES_OBJECTS, .lasti = LASTI_BYTES, .lines = LT_LNOTAB,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360,
+		     .gil_switches = 376,
 		     .gc_collecting = NONE },
-	INTERP_OLD(24, 856, 816), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
+	INTERP_OLD(24, 856, 816), .gil = { NONE, NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(104, 360),
 	CODE_38, NO_GEN, COMMON_OBJ(864), STR_OLD, COMMON_O(0, 24),
 };
 
@@ -89,8 +92,9 @@ static const struct py_layout py310 = {
 	.minor = 10, .frames = FRAMES_OBJECTS, .lasti = LASTI_UNITS, .lines = LT_LINETABLE,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_DICTOFFSET, .dictkeys = DICTKEYS_310,
 	.runtime = { .interpreters_head = 32, .finalizing = 16, .gil_locked = 368, .gil_holder = 360,
+		     .gil_switches = 376,
 		     .gc_collecting = NONE },
-	INTERP_OLD(24, 856, 816), .gil = { NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
+	INTERP_OLD(24, 856, 816), .gil = { NONE, NONE, NONE }, TSTATE_OLD, FRAME_OBJECTS(96, 352),
 	CODE_38, NO_GEN, COMMON_OBJ(872), STR_OLD, COMMON_O(0, 24),
 };
 
@@ -98,10 +102,11 @@ static const struct py_layout py311 = {
 	.minor = 11, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_OB_SIZE, .attrs = ATTRS_MANAGED_311, .dictkeys = DICTKEYS_311,
 	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = 376, .gil_holder = 368,
+		     .gil_switches = 384,
 		     .gc_collecting = NONE },
 	.interp = { .next = 0, .id = 48, .threads_head = 16, .modules = 888, .gil_ptr = NONE,
 		    .gc_collecting = 848 },
-	.gil = { NONE, NONE },
+	.gil = { NONE, NONE, NONE },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
 		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
 	/* 3.11 has no shim frames; is_entry marks where a C call began. */
@@ -118,10 +123,10 @@ static const struct py_layout py312 = {
 	.minor = 12, .frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
 	.longs = LONG_LV_TAG, .attrs = ATTRS_MANAGED_312, .dictkeys = DICTKEYS_311,
 	.runtime = { .interpreters_head = 40, .finalizing = 24, .gil_locked = NONE, .gil_holder = NONE,
-		     .gc_collecting = NONE },
+		     .gil_switches = NONE, .gc_collecting = NONE },
 	.interp = { .next = 0, .id = 8, .threads_head = 72, .modules = 944, .gil_ptr = 384,
 		    .gc_collecting = 312 },
-	.gil = { .locked = 16, .holder = 8 },
+	.gil = { .locked = 16, .holder = 8, .switches = 24 },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
 		    .thread_id = 136, .native_thread_id = 144, .base_frame = NONE },
 	/* Owner 3 (FRAME_OWNED_BY_CSTACK) marks the shim frame a C call pushes. */
@@ -139,10 +144,11 @@ static const struct py_layout py312 = {
 #define MODELS_313 \
 	.frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS, \
 	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311, \
-	.gil = { .locked = 16, .holder = 8 }
+	.gil = { .locked = 16, .holder = 8, .switches = 24 }
 #define RUNTIME_313(head, fin) \
 	.runtime = { .interpreters_head = (head), .finalizing = (fin), \
-		     .gil_locked = NONE, .gil_holder = NONE, .gc_collecting = NONE }
+		     .gil_locked = NONE, .gil_holder = NONE, .gil_switches = NONE, \
+		     .gc_collecting = NONE }
 #define INTERP_313(next_off, id_off, threads, modules_off, collecting) \
 	.interp = { .next = (next_off), .id = (id_off), .threads_head = (threads), \
 		    .modules = (modules_off), .gil_ptr = 16, .gc_collecting = (collecting) }

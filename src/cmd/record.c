@@ -243,6 +243,10 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
 	sb_release(&sb);
+	if (getenv("PYSTROBE_STATS"))
+		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
+			"(their thread had not held the GIL)\n",
+			(unsigned long long)st->stacks, (unsigned long long)r->counts.quiet_stacks);
 }
 
 /* --- the command ---------------------------------------------------------- */

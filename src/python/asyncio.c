@@ -151,29 +151,34 @@ static bool is_future(struct reader *r, uint64_t obj)
 
 /* --- the task lists ------------------------------------------------------ */
 
-static int task_index(const struct reader *r, uint64_t addr)
+int py_tasks_lookup(const struct hashidx *ix, const struct py_tasks *t, uint64_t addr)
 {
 	struct hashidx_pos pos;
 
-	for (uint32_t id = hashidx_first(&r->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
-	     id = hashidx_next(&r->ix, &pos))
-		if (r->out->v[id].addr == addr)
+	for (uint32_t id = hashidx_first(ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(ix, &pos))
+		if (t->v[id].addr == addr)
 			return (int)id;
 	return -1;
 }
 
-static char *task_name(struct reader *r, uint64_t obj)
+static int task_index(const struct reader *r, uint64_t addr)
+{
+	return py_tasks_lookup(&r->ix, r->out, addr);
+}
+
+char *asyncio_task_name(const struct pyctx *c, uint64_t obj)
 {
 	char type[16];
 	int64_t n;
 	char *s;
 
-	if (py_type_name(&r->c, obj, type, sizeof(type)) < 0)
+	if (py_type_name(c, obj, type, sizeof(type)) < 0)
 		return NULL;
-	if (!strcmp(type, "str") && py_str(&r->c, obj, NAME_MAX_CHARS, &s) == 0)
+	if (!strcmp(type, "str") && py_str(c, obj, NAME_MAX_CHARS, &s) == 0)
 		return s;
 	/* 3.13+ names a task lazily: an int n stands for "Task-n". */
-	if (!strcmp(type, "int") && py_long(&r->c, obj, &n) == 0)
+	if (!strcmp(type, "int") && py_long(c, obj, &n) == 0)
 		return xasprintf("Task-%lld", (long long)n);
 	return NULL;
 }
@@ -207,7 +212,7 @@ static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t 
 	rt.is_set = rt.bytes[A->task.awaited_by_is_set];
 	t.state = state ? TASK_DONE : addr == running ? TASK_RUNNING : TASK_PENDING;
 	/* With a memo, the name is part of the task's result (memo_result). */
-	t.name = r->memo ? NULL : task_name(r, field_u64(rt.bytes, A->task.name));
+	t.name = r->memo ? NULL : asyncio_task_name(&r->c, field_u64(rt.bytes, A->task.name));
 	if (!t.name && !r->memo)
 		return -EAGAIN;
 	ALLOC_GROW(r->out->v, r->out->n + 1, r->cap);
@@ -1010,7 +1015,7 @@ static bool memo_compute(struct reader *r, int i, struct memo_task *e, struct co
 
 	readset_begin(&r->memo->rs);
 	r->m = r->c.m = readset_mem(&r->memo->rs);
-	t->name = task_name(r, field_u64(bytes, r->A->task.name));
+	t->name = asyncio_task_name(&r->c, field_u64(bytes, r->A->task.name));
 	task_frames(r, i, cf);
 	record_codes(r, cf, t->nframes);
 	if (r->raw[i].waiter && py_type_name(&r->c, r->raw[i].waiter, type, sizeof(type)) == 0)
@@ -1035,7 +1040,7 @@ static bool memo_result(struct reader *r, int i, struct coro_frame *cf)
 	struct memo_task *e;
 
 	if (t->state != TASK_PENDING) {
-		t->name = task_name(r, field_u64(r->raw[i].bytes, r->A->task.name));
+		t->name = asyncio_task_name(&r->c, field_u64(r->raw[i].bytes, r->A->task.name));
 		task_frames(r, i, cf);
 		return t->name != NULL;
 	}
@@ -1100,14 +1105,10 @@ int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio
 
 const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr)
 {
-	struct hashidx_pos pos;
-
 	if (t->ix.count) {
-		for (uint32_t id = hashidx_first(&t->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
-		     id = hashidx_next(&t->ix, &pos))
-			if (t->v[id].addr == addr)
-				return &t->v[id];
-		return NULL;
+		int k = py_tasks_lookup(&t->ix, t, addr);
+
+		return k < 0 ? NULL : &t->v[k];
 	}
 	for (int i = 0; i < t->n; i++)
 		if (t->v[i].addr == addr)
@@ -1243,7 +1244,7 @@ int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct
 			if (seen[i] == task)
 				return n;	/* a cycle: each task once */
 		if (mem_read_u64(m, task + A->task.name, &name) < 0 ||
-		    !(names[n] = task_name(&r, name)))
+		    !(names[n] = asyncio_task_name(&r.c, name)))
 			break;
 		seen[n++] = task;
 		task = first_awaiter(&r, task, 0);

@@ -120,6 +120,14 @@ void py_task_free_one(struct py_task *t);
 /* Number the deadlock cycles of t's awaits graph (each task's cycle,
  * t->ncycles). */
 void py_tasks_mark_cycles(struct py_tasks *t);
+/* The index in t->v of the task at addr, or -1: ix indexes t->v by
+ * hash_u64 of each task's address (t->ix, or a reader's own while it
+ * fills t). */
+int py_tasks_lookup(const struct hashidx *ix, const struct py_tasks *t, uint64_t addr);
+struct pyctx;
+/* A task's name from its name object: a str, or (3.13+, named lazily)
+ * an int n for "Task-n"; NULL if it is neither.  Caller frees. */
+char *asyncio_task_name(const struct pyctx *c, uint64_t obj);
 /* A frame of a task's coroutine chain, as read. */
 struct coro_frame {
 	uint64_t frame, code, lasti;

@@ -160,19 +160,6 @@ static int task_kind(struct lreader *r, uint64_t obj, uint64_t *typep)
 	return 0;
 }
 
-static char *name_of(struct lreader *r, uint64_t obj)
-{
-	int64_t n;
-	char *s;
-
-	if (type_is(r, obj, "str") && py_str(&r->c, obj, NAME_MAX_CHARS, &s) == 0)
-		return s;
-	/* 3.13 names a C task lazily: an int n stands for "Task-n". */
-	if (type_is(r, obj, "int") && py_long(&r->c, obj, &n) == 0)
-		return xasprintf("Task-%lld", (long long)n);
-	return NULL;
-}
-
 /* A pure-Python task's _state: a str, on the instance once it is done
  * (the class says PENDING until then). */
 static int32_t py_state(struct lreader *r, uint64_t obj)
@@ -253,13 +240,7 @@ static uint64_t loop_tstate(struct lreader *r, uint64_t loop)
 
 static int task_index(const struct lreader *r, uint64_t addr)
 {
-	struct hashidx_pos pos;
-
-	for (uint32_t id = hashidx_first(&r->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
-	     id = hashidx_next(&r->ix, &pos))
-		if (r->out->v[id].addr == addr)
-			return (int)id;
-	return -1;
+	return py_tasks_lookup(&r->ix, r->out, addr);
 }
 
 static bool is_running(const struct lreader *r, uint64_t obj)
@@ -293,7 +274,7 @@ static void add_task(struct lreader *r, uint64_t obj, const uint8_t *b)
 		return;
 	rc = b && kind == 1 ? c_fields(r->A, b, &raw) : read_fields(r, obj, kind, &raw);
 	if (rc < 0 ||
-	    !(t.name = name_of(r, raw.name))) {
+	    !(t.name = asyncio_task_name(&r->c, raw.name))) {
 		r->out->torn++;
 		return;
 	}

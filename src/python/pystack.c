@@ -636,23 +636,48 @@ static int list_interps(struct mem *m, const struct pyinterp *pi, uint64_t *out,
 	return n;
 }
 
-/* The thread state holding this interpreter's GIL, or 0.  Before 3.12 the
- * one GIL is in _PyRuntime; since, each interpreter points at its own or
- * at the main interpreter's. */
-static uint64_t gil_holder(struct mem *m, const struct pyinterp *pi, uint64_t interp)
+/* This interpreter's GIL as one read (its fields are neighbours: a copy
+ * of them is of one moment): who holds it (0: nobody), who took it last,
+ * and how many times a thread other than the last holder has taken it.
+ * Before 3.12 the one GIL is in _PyRuntime; since, each interpreter
+ * points at its own or at the main interpreter's. */
+struct gil_state {
+	uint64_t holder, last, switches;
+	bool counted;		/* switches (and last) were read */
+};
+
+static void read_gil(struct mem *m, const struct pyinterp *pi, uint64_t interp,
+		     struct gil_state *g)
 {
 	const struct py_layout *L = &pi->layout;
-	uint64_t base, holder = 0;
-	int32_t locked = 0;
+	uint32_t offs[3];
+	uint64_t base = 0;
+	uint8_t b[64];
+	uint32_t from, size;
 
+	memset(g, 0, sizeof(*g));
 	if (L->runtime.gil_locked != NONE) {
-		mem_read_i32(m, pi->runtime + L->runtime.gil_locked, &locked);
-		mem_read_u64(m, pi->runtime + L->runtime.gil_holder, &holder);
-	} else if (mem_read_u64(m, interp + L->interp.gil_ptr, &base) == 0 && base) {
-		mem_read_i32(m, base + L->gil.locked, &locked);
-		mem_read_u64(m, base + L->gil.holder, &holder);
+		base = pi->runtime;
+		offs[0] = L->runtime.gil_locked;
+		offs[1] = L->runtime.gil_holder;
+		offs[2] = L->runtime.gil_switches;
+	} else if (mem_read_u64(m, interp + L->interp.gil_ptr, &base) < 0 || !base) {
+		return;
+	} else {
+		offs[0] = L->gil.locked;
+		offs[1] = L->gil.holder;
+		offs[2] = L->gil.switches;
 	}
-	return locked ? holder : 0;
+	from = offs[0] < offs[1] ? offs[0] : offs[1];
+	size = layout_span(offs, 3);
+	if (size - from > sizeof(b) || mem_read(m, base + from, b, size - from) < 0)
+		return;
+	g->last = field_u64(b, offs[1] - from);
+	g->holder = field_i32(b, offs[0] - from) ? g->last : 0;
+	if (offs[2] != NONE) {
+		g->switches = field_u64(b, offs[2] - from);
+		g->counted = true;
+	}
 }
 
 static bool tstate_listed(const struct py_tstate *ts, int n, uint64_t addr)
@@ -704,8 +729,9 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 	uint32_t offs[] = { L->tstate.next, L->tstate.interp, L->tstate.frame,
 			    L->tstate.thread_id, L->tstate.native_thread_id };
 	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
-	uint64_t ts, holder;
+	struct gil_state gil;
 	int64_t id = -1;
+	uint64_t ts;
 	bool collecting;
 	struct cycle cy;
 	int n = 0, rc;
@@ -720,7 +746,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 	}
 	if (mem_read_u64(m, interp + L->interp.id, (uint64_t *)&id) < 0 || id < 0)
 		id = -1;
-	holder = gil_holder(m, pi, interp);
+	read_gil(m, pi, interp, &gil);
 	collecting = gc_running(m, pi, interp);
 	cycle_init(&cy, ts);
 	while (ts && n < max) {
@@ -756,7 +782,10 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 			 ? (pid_t)field_u64(tb, L->tstate.native_thread_id) : 0;
 		t->frame_err = first_frame(m, L, tb, t);
 		t->interp = id;
-		t->gil = holder && holder == ts;
+		t->gil = gil.holder && gil.holder == ts;
+		t->gil_counted = gil.counted;
+		t->gil_last = gil.last == ts;
+		t->gil_switches = gil.switches;
 		t->gc = t->gil && collecting;
 		t->nparts = 1;
 		ts = field_u64(tb, L->tstate.next);

@@ -81,6 +81,13 @@ struct py_tstate {
 	int frame_err;		/* < 0 when the frame pointer was unreadable */
 	int64_t interp;		/* its interpreter's id (0: main), -1 if unreadable */
 	bool gil;		/* holds its interpreter's GIL */
+	/* Its interpreter's GIL switch count, when gil_counted, and whether
+	 * it was the GIL's last holder: a thread that was not, while the
+	 * count stays the same, has not run Python code since (see
+	 * sampler.c's quiet()). */
+	bool gil_counted;
+	bool gil_last;
+	uint64_t gil_switches;
 	bool gc;		/* runs its interpreter's garbage collector (below) */
 	/* The parts of one OS thread's stack are listed together, innermost
 	 * first: nparts is their count on the first (1 for a thread in one

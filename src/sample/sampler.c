@@ -41,9 +41,17 @@ struct sthread {
 	uint32_t root;		/* its root frame (with --threads) */
 	bool seen;
 	struct frame_reuse reuse;	/* its frames of the last round */
+	/* Where its last proved stack (reuse) was read from: see quiet(). */
+	struct {
+		bool valid;
+		uint64_t tstate, frame, switches;
+		int64_t interp;
+		enum walk_end end;
+	} quiet;
 };
 
 struct pending {
+	int thread;		/* its index in threads */
 	uint32_t pthread;
 	size_t off;		/* its frames in pend_frames */
 	uint32_t depth;
@@ -69,6 +77,7 @@ struct sampler {
 	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
 	int nframes;
 	uint64_t stacks;
+	uint64_t quiet_stacks;		/* of which taken whole from the last round */
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
 	uint64_t checked;		/* threads whose state was read */
@@ -470,7 +479,8 @@ static enum walk_end resolve_frames(struct sampler *s, struct sthread *t, enum w
 }
 
 /* Keep a stack of this round until the recheck has proved it. */
-static void hold(struct sampler *s, uint32_t pthread, const uint32_t *stack, uint32_t depth)
+static void hold(struct sampler *s, const struct sthread *t, const uint32_t *stack,
+		 uint32_t depth)
 {
 	struct pending *pd;
 
@@ -478,7 +488,8 @@ static void hold(struct sampler *s, uint32_t pthread, const uint32_t *stack, uin
 	memcpy(s->pend_frames + s->npend_frames, stack, depth * sizeof(*stack));
 	ALLOC_GROW(s->pend, s->npend + 1, s->pend_cap);
 	pd = &s->pend[s->npend++];
-	pd->pthread = pthread;
+	pd->thread = (int)(t - s->threads);
+	pd->pthread = t->pthread;
 	pd->off = s->npend_frames;
 	pd->depth = depth;
 	s->npend_frames += depth;
@@ -496,6 +507,7 @@ static void count_held(struct sampler *s, uint64_t t_ns)
 
 		if (s->torn[i]) {
 			s->errors[SERR_TORN]++;
+			s->threads[pd->thread].quiet.valid = false;
 			continue;
 		}
 		s->stacks++;
@@ -641,6 +653,51 @@ static bool collecting(const struct py_tstate *ts)
 	return false;
 }
 
+/* Has the thread run no Python code since its last proved stack was read?
+ * Only a thread holding its interpreter's GIL runs Python code, and the
+ * GIL's switch count goes up whenever a thread other than its last holder
+ * takes it (take_gil()).  So a thread that is not the last holder now,
+ * with the count what it was when its stack was read, has not taken the
+ * GIL since: its frames are as they were, and the code objects they hold
+ * references to are alive.  The count is read before the frames in a
+ * round, and a stack read without a pause is proved by the recheck after
+ * them, so nothing between the two reads escapes.  Not with --native (C
+ * code runs without the GIL) or --async (the running task is looked up
+ * from the walk), nor for a thread in more than one interpreter. */
+static bool quiet(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
+{
+	return t->quiet.valid && !s->ns && !s->o.async && ts->nparts == 1 &&
+	       ts->gil_counted && !ts->gil_last && !ts->gil && !ts->frame_err &&
+	       ts->addr == t->quiet.tstate && ts->frame == t->quiet.frame &&
+	       ts->interp == t->quiet.interp && ts->gil_switches == t->quiet.switches;
+}
+
+/* The thread's last stack, as the walk and resolve_frames() leave it. */
+static enum walk_end quiet_stack(struct sampler *s, struct sthread *t)
+{
+	s->nframes = (int)t->reuse.n;
+	for (uint32_t i = 0; i < t->reuse.n; i++) {
+		s->raw[i] = t->reuse.v[i];
+		s->frames[i] = t->reuse.v[i].id;
+	}
+	s->quiet_stacks++;
+	return t->quiet.end;
+}
+
+/* Remember where this round's stack of t was read from; without a pause
+ * it counts once the recheck has proved it (count_held()). */
+static void note_quiet(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+		       enum walk_end end)
+{
+	t->quiet.valid = (end == WALK_DONE || end == WALK_TRUNCATED) && !s->ns &&
+			 !s->o.async && ts->nparts == 1 && ts->gil_counted;
+	t->quiet.tstate = ts->addr;
+	t->quiet.frame = ts->frame;
+	t->quiet.interp = ts->interp;
+	t->quiet.switches = ts->gil_switches;
+	t->quiet.end = end;
+}
+
 static void record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 			  uint64_t t_ns)
 {
@@ -651,7 +708,12 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 	int outer;
 
 	s->owner = (uint32_t)s->npend;
-	end = resolve_frames(s, t, walk_parts(s, ts));
+	if (quiet(s, t, ts)) {
+		end = quiet_stack(s, t);
+	} else {
+		end = resolve_frames(s, t, walk_parts(s, ts));
+		note_quiet(s, t, ts, end);
+	}
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->rc.n = words;	/* only a stack that is held needs them */
 		s->errors[SERR_TORN]++;
@@ -683,7 +745,7 @@ static void record_thread(struct sampler *s, struct sthread *t, const struct py_
 		return;
 	}
 	if (!s->o.blocking) {
-		hold(s, t->pthread, stack, depth);
+		hold(s, t, stack, depth);
 		return;
 	}
 	s->stacks++;
@@ -889,6 +951,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->active = s->active;
 	c->checked = s->checked;
 	c->stacks = s->stacks;
+	c->quiet_stacks = s->quiet_stacks;
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;
 	c->unready = s->unready;

@@ -53,6 +53,8 @@ struct sampler_status {
 	double elapsed_s;
 	uint64_t rounds;		/* sampling rounds done */
 	uint64_t stacks;		/* thread stacks recorded */
+	uint64_t quiet_stacks;		/* ... of which taken whole from the last
+					 * round (the thread had not run) */
 	uint64_t errors[SERR_COUNT];
 	uint64_t lagged;		/* rounds that started late by an interval or more */
 	uint64_t skipped;		/* rounds skipped to catch up after those */
@@ -73,6 +75,8 @@ struct sampler_counts {
 					 * --idle, not every round) */
 	uint64_t active;		/* ... and found running (state R) */
 	uint64_t stacks;		/* thread stacks recorded */
+	uint64_t quiet_stacks;		/* ... of which taken whole from the last
+					 * round (the thread had not run) */
 	uint64_t errors[SERR_COUNT];
 	int nthreads;			/* threads in the latest round */
 	uint64_t unready;		/* rounds before the interpreter could be read */

@@ -28,6 +28,7 @@
 #include "target/mem.h"
 #include "util/util.h"
 #include "suite.h"
+#include "tasks.h"
 
 /* Where our fake thread and interpreter states keep the task fields: the
  * section says so, and these fit the fake states. */
@@ -213,24 +214,6 @@ static int read_tasks(struct scene *sc, struct py_tasks *out, struct mem **mp)
 	return rc;
 }
 
-static const struct py_task *named(const struct py_tasks *t, const char *name)
-{
-	for (int i = 0; i < t->n; i++)
-		if (t->v[i].name && !strcmp(t->v[i].name, name))
-			return &t->v[i];
-	ck_abort_msg("no task %s", name);
-	return NULL;
-}
-
-static void expect_frames(const struct py_task *t, const char *const *fn, const int *lines, int n)
-{
-	ck_assert_msg(t->nframes == n, "%s: %d frames, expected %d", t->name, t->nframes, n);
-	for (int i = 0; i < n; i++) {
-		ck_assert_str_eq(t->frames[i].function, fn[i]);
-		ck_assert_int_eq(t->frames[i].line, lines[i]);
-	}
-}
-
 START_TEST(test_graph)
 {
 	static const char *const main_fn[] = { "Event.wait", "step", "work" };
@@ -245,14 +228,14 @@ START_TEST(test_graph)
 	read_tasks(&sc, &t, NULL);
 	ck_assert_int_eq(t.n, 7);
 	ck_assert_int_eq(t.torn, 0);
-	m = named(&t, "main");
-	w = named(&t, "worker");
-	g = named(&t, "gathered");
-	a = named(&t, "dl-a");
-	b = named(&t, "dl-b");
-	r = named(&t, "runner");
-	o = named(&t, "orphan");
-	expect_frames(m, main_fn, main_lines, 3);
+	m = tasks_named(&t, "main");
+	w = tasks_named(&t, "worker");
+	g = tasks_named(&t, "gathered");
+	a = tasks_named(&t, "dl-a");
+	b = tasks_named(&t, "dl-b");
+	r = tasks_named(&t, "runner");
+	o = tasks_named(&t, "orphan");
+	tasks_expect_frames(m, main_fn, main_lines, 3);
 	ck_assert_int_eq(m->state, TASK_PENDING);
 	ck_assert_int_eq(m->cycle, 0);
 	ck_assert_str_eq(m->waiting_on, "_GatheringFuture");
@@ -267,7 +250,7 @@ START_TEST(test_graph)
 	ck_assert_int_eq(t.ncycles, 1);
 	ck_assert_int_eq(r->state, TASK_RUNNING);
 	ck_assert(r->joined);
-	expect_frames(r, run_fn, run_lines, 2);
+	tasks_expect_frames(r, run_fn, run_lines, 2);
 	ck_assert_uint_eq(r->tstate, sc.tstate);
 	ck_assert_uint_eq(o->tstate, 0);
 	ck_assert_int_eq(o->nframes, 1);
@@ -340,9 +323,9 @@ START_TEST(test_hostile)
 	fp_w64(sc.fp, s + sc.A.set_mask, (1u << 20) - 1);
 	fp_w8(sc.fp, sc.dlb + sc.A.task.is_task, 0);
 	read_tasks(&sc, &t, NULL);
-	ck_assert_int_eq(named(&t, "worker")->nframes, 1);
-	ck_assert_int_eq(named(&t, "gathered")->nframes, 1);
-	ck_assert_int_eq(named(&t, "gathered")->nawaited_by, 0);
+	ck_assert_int_eq(tasks_named(&t, "worker")->nframes, 1);
+	ck_assert_int_eq(tasks_named(&t, "gathered")->nframes, 1);
+	ck_assert_int_eq(tasks_named(&t, "gathered")->nawaited_by, 0);
 	ck_assert_int_eq(t.torn, 1);	/* dl-b */
 	ck_assert_int_eq(t.n, 6);
 	py_tasks_free(&t);
@@ -447,7 +430,7 @@ START_TEST(test_memo)
 	L = sc.fp->L;
 	memo_round(&sc, &sn, memo, &t);
 	ck_assert_int_eq(t.n, 7);
-	ck_assert(!named(&t, "main")->same);
+	ck_assert(!tasks_named(&t, "main")->same);
 	py_tasks_free(&t);
 
 	memo_round(&sc, &sn, memo, &t);
@@ -456,8 +439,8 @@ START_TEST(test_memo)
 	for (int i = 0; i < t.n; i++)
 		ck_assert_msg(t.v[i].same == (t.v[i].state == TASK_PENDING), "%s: same %d",
 			      t.v[i].name, t.v[i].same);
-	expect_frames(named(&t, "main"), main_fn, main_lines, 3);
-	ck_assert_int_eq(named(&t, "main")->nawaiting, 2);
+	tasks_expect_frames(tasks_named(&t, "main"), main_fn, main_lines, 3);
+	ck_assert_int_eq(tasks_named(&t, "main")->nawaiting, 2);
 	py_tasks_free(&t);
 
 	/* worker's coroutine moves on one instruction; gathered's name is
@@ -469,19 +452,19 @@ START_TEST(test_memo)
 	fp_w64(sc.fp, sc.dla + sc.A.task.name, fp_str(sc.fp, "dl-z"));
 	memo_round(&sc, &sn, memo, &t);
 	ck_assert_int_eq(t.n, 7);
-	ck_assert(!named(&t, "worker")->same);
-	expect_frames(named(&t, "worker"), moved_fn, moved_lines, 1);
-	ck_assert(!named(&t, "Gathered")->same);
-	ck_assert(!named(&t, "dl-z")->same);
-	ck_assert(named(&t, "main")->same);
-	ck_assert(named(&t, "orphan")->same);
-	ck_assert_int_eq(named(&t, "dl-z")->cycle, named(&t, "dl-b")->cycle);
+	ck_assert(!tasks_named(&t, "worker")->same);
+	tasks_expect_frames(tasks_named(&t, "worker"), moved_fn, moved_lines, 1);
+	ck_assert(!tasks_named(&t, "Gathered")->same);
+	ck_assert(!tasks_named(&t, "dl-z")->same);
+	ck_assert(tasks_named(&t, "main")->same);
+	ck_assert(tasks_named(&t, "orphan")->same);
+	ck_assert_int_eq(tasks_named(&t, "dl-z")->cycle, tasks_named(&t, "dl-b")->cycle);
 	py_tasks_free(&t);
 
 	/* And then they are memoized as they are now. */
 	memo_round(&sc, &sn, memo, &t);
-	ck_assert(named(&t, "worker")->same);
-	ck_assert(named(&t, "Gathered")->same);
+	ck_assert(tasks_named(&t, "worker")->same);
+	ck_assert(tasks_named(&t, "Gathered")->same);
 	py_tasks_free(&t);
 	asyncio_memo_free(memo);
 	mem_close(sn.cur);

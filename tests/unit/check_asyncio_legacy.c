@@ -30,6 +30,7 @@
 #include "target/mem.h"
 #include "util/util.h"
 #include "suite.h"
+#include "tasks.h"
 
 enum { C_WORK, C_STEP, C_WAIT, C_LOOP, NCODES };
 
@@ -244,30 +245,12 @@ static int locate_and_read(struct scene *sc, struct py_tasks *out, char *err, si
 	return rc;
 }
 
-static const struct py_task *named(const struct py_tasks *t, const char *name)
-{
-	for (int i = 0; i < t->n; i++)
-		if (t->v[i].name && !strcmp(t->v[i].name, name))
-			return &t->v[i];
-	ck_abort_msg("no task %s", name);
-	return NULL;
-}
-
 static bool has(const uint64_t *v, int n, uint64_t x)
 {
 	for (int i = 0; i < n; i++)
 		if (v[i] == x)
 			return true;
 	return false;
-}
-
-static void expect_frames(const struct py_task *t, const char *const *fn, const int *lines, int n)
-{
-	ck_assert_msg(t->nframes == n, "%s: %d frames, expected %d", t->name, t->nframes, n);
-	for (int i = 0; i < n; i++) {
-		ck_assert_str_eq(t->frames[i].function, fn[i]);
-		ck_assert_int_eq(t->frames[i].line, lines[i]);
-	}
 }
 
 START_TEST(test_graph)
@@ -285,15 +268,15 @@ START_TEST(test_graph)
 	ck_assert_msg(locate_and_read(&sc, &t, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(t.n, 8);
 	ck_assert_int_eq(t.torn, 0);
-	m = named(&t, "main");
-	w = named(&t, "worker");
-	g = named(&t, "gathered");
-	a = named(&t, "dl-a");
-	b = named(&t, "dl-b");
-	r = named(&t, "runner");
-	p = named(&t, "py");
-	named(&t, "eager");
-	expect_frames(m, main_fn, main_lines, 3);
+	m = tasks_named(&t, "main");
+	w = tasks_named(&t, "worker");
+	g = tasks_named(&t, "gathered");
+	a = tasks_named(&t, "dl-a");
+	b = tasks_named(&t, "dl-b");
+	r = tasks_named(&t, "runner");
+	p = tasks_named(&t, "py");
+	tasks_named(&t, "eager");
+	tasks_expect_frames(m, main_fn, main_lines, 3);
 	ck_assert_int_eq(m->state, TASK_PENDING);
 	ck_assert_int_eq(m->nawaiting, 2);
 	ck_assert(has(m->awaiting, m->nawaiting, sc.gathered));
@@ -304,7 +287,7 @@ START_TEST(test_graph)
 	ck_assert_int_eq(t.ncycles, 1);
 	ck_assert_int_eq(r->state, TASK_RUNNING);
 	ck_assert(r->joined);
-	expect_frames(r, run_fn, run_lines, 2);
+	tasks_expect_frames(r, run_fn, run_lines, 2);
 	ck_assert(r->tstate != 0 && r->tstate == m->tstate);
 	ck_assert_int_eq(p->state, TASK_PENDING);
 	ck_assert_int_eq(p->nframes, 1);
@@ -343,7 +326,7 @@ START_TEST(test_hostile)
 	ck_assert_msg(locate_and_read(&sc, &t, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(t.n, 7);	/* not the future, not dl-b */
 	ck_assert_int_eq(t.torn, 1);	/* dl-b's state is no state */
-	ck_assert_int_eq(named(&t, "dl-a")->nframes, 1);
+	ck_assert_int_eq(tasks_named(&t, "dl-a")->nframes, 1);
 	py_tasks_free(&t);
 	/* A set with 2^41 slots. */
 	fp_w64(sc.fp, sc.data + L->o.set_mask, (1ull << 41) - 1);
