@@ -127,6 +127,10 @@ struct sampler {
 	uint64_t pauses, pause_ns, max_pause_ns;
 	struct hist pause_hist;
 	struct pause_hint pause_hint;	/* the threads the last pause stopped */
+	pid_t *asleep;			/* the threads a pause leaves running */
+	size_t asleep_cap;
+	pid_t *keep;			/* and the Python threads it stops */
+	size_t keep_cap;
 	struct asyncio_layout A;	/* with o.async, once async_ready */
 	bool async_ready;
 	struct asyncio_memo *amemo;	/* --async=all: tasks kept across samples */
@@ -219,6 +223,8 @@ void sampler_close(struct sampler *s)
 	free(s->renum);
 	nsample_close(s->ns);
 	pause_hint_free(&s->pause_hint);
+	free(s->asleep);
+	free(s->keep);
 	code_cache_free(s->cc);
 	asyncio_memo_free(s->amemo);
 	task_ids_free(s->tids);
@@ -430,9 +436,15 @@ static bool holds_gil(const struct py_tstate *ts)
 	return false;
 }
 
-static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
+static bool wanted(const struct sampler *s, const struct sthread *t, const struct pause *pause,
+		   bool gil)
 {
 	if (s->o.gil_only && !gil)
+		return false;
+	/* A thread the pause left running (see leave_running()), or one started
+	 * by such a thread after the pause's last listing, is not read as if
+	 * it held still: --native could not unwind it either. */
+	if (s->o.blocking && !pause_holds(pause, t->tid))
 		return false;
 	/* A thread seen for the first time has no state read before the
 	 * pause: count it rather than guess it idle. */
@@ -887,18 +899,60 @@ static void count_held(struct sampler *s, uint64_t t_ns)
 	recheck_reset(&s->rc);
 }
 
-/* With --blocking: stop the target, timing the stop from the first
- * interrupt (*since) to the last thread let go (see release()). */
+/* The threads a pause leaves running, into s->asleep: without --idle,
+ * every thread but the Python threads whose state, read before the pause,
+ * says they run.  wanted() records none of the others this round, so
+ * their stacks need not hold still; and stopping a sleeping thread means
+ * waking it and waiting until it is scheduled only to enter its stop,
+ * which takes milliseconds when the job's other threads keep every CPU
+ * busy.  A thread with no Python state (a C library's worker) is never
+ * recorded.  What stays right:
+ *  - the reads of what threads share (the interpreter's thread list, code
+ *    objects) are of hostile memory anyway, as without --blocking;
+ *  - a thread that wakes during the round is not recorded, as one that
+ *    wakes after its state was read always was;
+ *  - a thread with no state yet, or started since the last pause, is
+ *    stopped; a thread the pause did not stop (one that took Python up
+ *    since, or was started by one left running) is neither read as
+ *    stopped nor unwound (pause_holds() in wanted());
+ *  - a thread of unknown tid might be any: then every thread is stopped;
+ *  - with --idle every thread is wanted, so every thread is stopped. */
+static int leave_running(struct sampler *s)
+{
+	int n = 0, nkeep = 0;
+
+	if (s->o.idle)
+		return 0;
+	for (int i = 0; i < s->nthreads; i++) {
+		const struct sthread *t = &s->threads[i];
+
+		if (!t->tid)
+			return 0;
+		if (!t->state || t->state == 'R') {
+			ALLOC_GROW(s->keep, nkeep + 1, s->keep_cap);
+			s->keep[nkeep++] = t->tid;
+			continue;
+		}
+		ALLOC_GROW(s->asleep, n + 1, s->asleep_cap);
+		s->asleep[n++] = t->tid;
+	}
+	pause_hint_rest(&s->pause_hint, s->pid, s->keep, nkeep, &s->asleep, &n, &s->asleep_cap);
+	return n;
+}
+
+/* With --blocking: stop the target's running threads, timing the stop from
+ * the first interrupt (*since) to the last thread let go (see release()). */
 static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t *since)
 {
-	int rc;
+	int rc, n;
 
 	if (!s->o.blocking)
 		return 0;
 	if (s->ns)
 		nsample_begin(s->ns, t_ns);
+	n = leave_running(s);
 	*since = mono_ns();
-	rc = pause_process_hinted(s->pid, pause, &s->pause_hint);
+	rc = pause_process_except(s->pid, pause, &s->pause_hint, s->asleep, n);
 	if (rc < 0) {
 		if (proc_exiting(s->pid))
 			return -EXIT_EXITED;
@@ -916,7 +970,7 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 	if (!s->o.blocking)
 		return;
 	pause_release(pause);
-	ns = mono_ns() - since;
+	ns = pause->released_ns - since;
 	s->pauses++;
 	s->pause_ns += ns;
 	if (ns > s->max_pause_ns)
@@ -1026,7 +1080,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			s->checked++;
 			s->active += !t->state || t->state == 'R';
 		}
-		if (wanted(s, t, holds_gil(&s->ts[i])))
+		if (wanted(s, t, &pause, holds_gil(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
 	if (!s->o.blocking)

@@ -174,6 +174,27 @@ bool pause_has(const struct pause *p, pid_t tid)
 	return false;
 }
 
+bool pause_holds(const struct pause *p, pid_t tid)
+{
+	if (!p->partial)
+		return true;
+	/* A gone thread's entry has tid 0: an unknown tid proves nothing. */
+	return tid > 0 && (pause_has(p, tid) || is_leftover(tid));
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Is tid one the caller of pause_process_except() leaves running? */
+static bool skipped(const struct pause *p, pid_t tid)
+{
+	return p->nskip && bsearch(&tid, p->skip, p->nskip, sizeof(*p->skip), cmp_tid);
+}
+
 /* Seize and interrupt one thread.  0, 1 if it is already gone, or an error. */
 static int seize(pid_t pid, pid_t tid)
 {
@@ -282,20 +303,13 @@ static void seize_hinted(pid_t pid, struct pause *p, const struct pause_hint *h,
 	for (int i = 0; i < h->n; i++) {
 		pid_t tid = h->tids[i];
 
-		if (is_leftover(tid) || syscall(SYS_tgkill, pid, tid, 0) != 0 ||
-		    seize(pid, tid) != 0)
+		if (is_leftover(tid) || skipped(p, tid) ||
+		    syscall(SYS_tgkill, pid, tid, 0) != 0 || seize(pid, tid) != 0)
 			continue;
 		ALLOC_GROW(p->threads, p->n + 1, *cap);
 		p->threads[p->n++] = (struct paused_thread){ .tid = tid };
 	}
 	wait_stops(p, 0);
-}
-
-static int cmp_tid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* A seized thread missing from a listing of the process's threads (tids,
@@ -335,65 +349,126 @@ static int keep_hint(const struct pause *p, struct pause_hint *h)
 	return n;
 }
 
+void pause_hint_rest(const struct pause_hint *h, pid_t pid, pid_t *keep, int nkeep,
+		     pid_t **skip, int *n, size_t *cap)
+{
+	if (h->listed_pid != pid)
+		return;
+	/* keep may be NULL when empty, which qsort() must not get. */
+	if (nkeep)
+		qsort(keep, nkeep, sizeof(*keep), cmp_tid);
+	for (int i = 0; i < h->nlisted; i++) {
+		if (nkeep && bsearch(&h->listed[i], keep, nkeep, sizeof(*keep), cmp_tid))
+			continue;
+		ALLOC_GROW(*skip, *n + 1, *cap);
+		(*skip)[(*n)++] = h->listed[i];
+	}
+}
+
 void pause_hint_free(struct pause_hint *h)
 {
 	free(h->tids);
+	free(h->listed);
 	memset(h, 0, sizeof(*h));
 }
 
 int pause_process(pid_t pid, struct pause *p)
 {
-	return pause_process_hinted(pid, p, NULL);
+	return pause_process_except(pid, p, NULL, NULL, 0);
 }
 
 int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h)
 {
-	size_t cap = 0;
-	int rc = 0;
+	return pause_process_except(pid, p, h, NULL, 0);
+}
 
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	block_signals(p);
-	p->realtime = realtime(true);
-	sweep_leftovers();
-	seize_hinted(pid, p, h, &cap);
-	/* Every listing is made with all threads seized so far stopped:
-	 * one that finds no new thread proves that none can start. */
+/* Seize the threads of one listing of the process (tids[0..n)) that are
+ * not seized yet, nor left running on purpose.  Returns how many it
+ * seized, or an error.  A leftover is read while running, as one that
+ * does not stop in time is. */
+static int seize_listed(pid_t pid, struct pause *p, const pid_t *tids, int n, size_t *cap)
+{
+	int added = 0;
+
+	for (int i = 0; i < n; i++) {
+		int r;
+
+		if (pause_has(p, tids[i]) || is_leftover(tids[i]))
+			continue;
+		if (skipped(p, tids[i])) {
+			p->left_running = true;
+			continue;
+		}
+		r = seize(pid, tids[i]);
+		if (r == 1)
+			continue;
+		if (r < 0)
+			return r;
+		ALLOC_GROW(p->threads, p->n + 1, *cap);
+		p->threads[p->n++] = (struct paused_thread){ .tid = tids[i] };
+		added++;
+	}
+	return added;
+}
+
+/* Keep the last listing for the next pause's caller (h may be NULL). */
+static void keep_listing(struct pause_hint *h, pid_t pid, pid_t *tids, int n)
+{
+	if (!h) {
+		free(tids);
+		return;
+	}
+	free(h->listed);
+	h->listed = tids;
+	h->nlisted = n;
+	h->listed_pid = pid;
+}
+
+/* Every listing is made with all threads seized so far stopped: one that
+ * finds no new thread proves that none can start, but from a thread left
+ * running (see pause_holds()). */
+static int seize_all(pid_t pid, struct pause *p, struct pause_hint *h, size_t *cap)
+{
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		pid_t *tids;
-		int n = proc_tasks(pid, &tids), from = p->n, added = 0;
+		int n = proc_tasks(pid, &tids), from = p->n, added;
 
-		if (n < 0) {
-			rc = p->n ? 0 : -EXIT_NO_PROCESS;
-			break;
-		}
+		if (n < 0)
+			return p->n || p->left_running ? 0 : -EXIT_NO_PROCESS;
 		if (round == 0)
 			drop_strangers(p, tids, n);
-		for (int i = 0; i < n; i++) {
-			int r;
-
-			/* A leftover is read while running, as one that
-			 * does not stop in time is. */
-			if (pause_has(p, tids[i]) || is_leftover(tids[i]))
-				continue;
-			r = seize(pid, tids[i]);
-			if (r == 1)
-				continue;
-			if (r < 0) {
-				rc = r;
-				break;
-			}
-			ALLOC_GROW(p->threads, p->n + 1, cap);
-			p->threads[p->n++] = (struct paused_thread){ .tid = tids[i] };
-			added++;
-		}
-		free(tids);
-		if (rc < 0)
-			break;
+		added = seize_listed(pid, p, tids, n, cap);
+		keep_listing(h, pid, tids, n);
+		if (added < 0)
+			return added;
 		wait_stops(p, from);
 		if (!added)
 			break;
 	}
+	return 0;
+}
+
+int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t *skip, int nskip)
+{
+	size_t cap = 0;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	if (nskip > 0) {
+		qsort(skip, nskip, sizeof(*skip), cmp_tid);
+		p->skip = skip;
+		p->nskip = nskip;
+		p->partial = true;
+	}
+	block_signals(p);
+	p->realtime = realtime(true);
+	sweep_leftovers();
+	seize_hinted(pid, p, h, &cap);
+	rc = seize_all(pid, p, h, &cap);
+	/* Only this call reads the caller's array. */
+	p->skip = NULL;
+	p->nskip = 0;
 	if (rc < 0) {
 		/* Threads seized but not yet stopped cannot be detached:
 		 * collect their stops first, then let everything go. */
@@ -401,7 +476,9 @@ int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h)
 		pause_release(p);
 		return rc;
 	}
-	if (!keep_hint(p, h)) {
+	/* Nothing stopped is a pause only when threads were left running on
+	 * purpose: otherwise the process has gone. */
+	if (!keep_hint(p, h) && !p->left_running) {
 		pause_release(p);
 		return -EXIT_NO_PROCESS;
 	}
@@ -460,6 +537,9 @@ void pause_release(struct pause *p)
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
 	}
 	sweep_leftovers();
+	/* Before the policy drops back: from then on pystrobe may wait for a
+	 * CPU behind the target's own threads, which run already. */
+	p->released_ns = mono_ns();
 	if (p->realtime)
 		realtime(false);
 	free(p->threads);

@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct paused_thread {
@@ -25,6 +26,11 @@ struct pause {
 	int n;
 	sigset_t saved_mask;
 	bool realtime;		/* pystrobe may run SCHED_FIFO to stop and release */
+	bool partial;		/* asked to leave some threads running */
+	bool left_running;	/* and a listing found one of them */
+	const pid_t *skip;	/* those threads, sorted: during the call only */
+	int nskip;
+	uint64_t released_ns;	/* mono_ns() when pause_release() let the last go */
 };
 
 /* Stop all threads of pid.  Returns 0, or -EXIT_PERMISSION, -EXIT_NO_PROCESS
@@ -41,6 +47,11 @@ struct pause_hint {
 	pid_t *tids;
 	int n;
 	size_t cap;
+	/* The last listing of /proc/PID/task that pause made (sorted),
+	 * every thread in it, stopped or left running. */
+	pid_t listed_pid;
+	pid_t *listed;
+	int nlisted;
 };
 
 /* pause_process(), seizing h's threads first when h is of pid, and
@@ -48,7 +59,27 @@ struct pause_hint {
 int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h);
 void pause_hint_free(struct pause_hint *h);
 
-/* Let every thread go.  Safe to call on a zeroed struct. */
+/* pause_process_hinted(), but the threads in skip[0..nskip) (sorted here)
+ * are left running: the caller will not read them this round (a sleeping
+ * thread, whose stack it does not record, would have to be woken and
+ * scheduled only to reach its stop).  Every other thread is stopped, one
+ * started since the last pause included.  It succeeds with no thread
+ * stopped when every thread of pid is in skip.  Signals, leftovers and
+ * pause_release() are as for any pause: a thread left running was never
+ * seized.  A thread left running may start a thread after the last
+ * listing, which is then not stopped: pause_holds() says which threads
+ * may be read as stopped. */
+int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t *skip, int nskip);
+
+/* Append to (*skip)[0..*n) (grown as ALLOC_GROW does, *cap) every thread
+ * of h's last listing of pid that is not in keep[0..nkeep) (sorted here):
+ * for a caller that reads only keep's threads, the ones it need not stop.
+ * A thread started since that listing is in neither, and is stopped. */
+void pause_hint_rest(const struct pause_hint *h, pid_t pid, pid_t *keep, int nkeep,
+		     pid_t **skip, int *n, size_t *cap);
+
+/* Let every thread go, and note when in released_ns.  Safe to call on a
+ * zeroed struct. */
 void pause_release(struct pause *p);
 
 /* Did a pause reap the exit status of process pid (our own child)?  Then
@@ -68,5 +99,12 @@ int pause_leftovers(void);
 
 /* Is tid one of the threads stopped by p? */
 bool pause_has(const struct pause *p, pid_t tid);
+
+/* May thread tid be read as one p stopped?  Every thread of a full pause
+ * may (one that does not reach its stop in time, or is still a leftover,
+ * is read while running: see STOP_TIMEOUT_NS in pause.c); of a partial
+ * one (pause_process_except()) only those it stopped or tried to.  Call
+ * it before pause_release(). */
+bool pause_holds(const struct pause *p, pid_t tid);
 
 #endif

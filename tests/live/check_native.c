@@ -101,6 +101,16 @@
 /* A pause that waits out the stop timeout lasts 200 ms; under load a
  * normal one can take a few ms. */
 #define MAX_PAUSE_SIGCHLD_IGNORED_US 100000
+/* The sleepers check: threads blocked for good beside one spinning.  A
+ * ptrace stop costs a sleeping thread at least two voluntary context
+ * switches (into the stop, and back to sleep); one that never wakes has
+ * none.  Without --idle a pause leaves sleeping threads running, so each
+ * is stopped at most in the first rounds, before its state is known. */
+#define SLEEPERS "15"
+#define MAX_SLEEPERS 64
+#define SLEEPER_RATE "200"
+#define MAX_SLEEPER_SWITCHES 8
+#define MIN_SLEEPER_STACKS 50
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -466,12 +476,12 @@ static void summary_counts(const char *err, long *stacks, long *merge)
 	*merge = summary_count(err, " merge error");
 }
 
-/* pystrobe record --native OPTS... -o T.DIR/FILE --pid T (opts ends with
+/* pystrobe record MODE OPTS... -o T.DIR/FILE --pid T (opts ends with
  * NULL), the file's path in path.  0 when it exited 0; run_free(r) after,
  * either way. */
-static int record(struct native_test *nt, const char *what, struct target *t,
-		  const char *const opts[], const char *file, char *path, size_t size,
-		  struct run *r)
+static int record_mode(struct native_test *nt, const char *what, struct target *t,
+		       const char *mode, const char *const opts[], const char *file,
+		       char *path, size_t size, struct run *r)
 {
 	char *argv[24], pid[16], how[96];
 	int n = 0;
@@ -480,7 +490,7 @@ static int record(struct native_test *nt, const char *what, struct target *t,
 	snprintf(path, size, "%s/%s", t->dir, file);
 	argv[n++] = (char *)pystrobe_path();
 	argv[n++] = "record";
-	argv[n++] = "--native";
+	argv[n++] = (char *)mode;
 	for (int i = 0; opts[i] && n < 18; i++)
 		argv[n++] = (char *)opts[i];
 	argv[n++] = "-o";
@@ -498,6 +508,13 @@ static int record(struct native_test *nt, const char *what, struct target *t,
 	msg_add(&nt->failures, "%s: pystrobe %s: %.2000s", what,
 		run_describe(r, how, sizeof(how)), r->err);
 	return -1;
+}
+
+static int record(struct native_test *nt, const char *what, struct target *t,
+		  const char *const opts[], const char *file, char *path, size_t size,
+		  struct run *r)
+{
+	return record_mode(nt, what, t, "--native", opts, file, path, size, r);
 }
 
 /* record --native of native_stack.py qsort: the parked main thread. */
@@ -613,6 +630,164 @@ static void test_record_jit(struct native_test *nt)
 out:
 	free(truth);
 	target_stop(&t);
+}
+
+/* The native ids of native_burn.py's sleepers, from its truth.json;
+ * 0 when it has none (3.7: no native_id) or it is unreadable. */
+static int read_sleepers(const struct target *t, pid_t *tids, int max)
+{
+	char *json = slurp(t->truth), *p, *end;
+	int n = 0;
+
+	p = json ? strstr(json, "\"sleepers\": [") : NULL;
+	for (p = p ? p + 13 : NULL; p && n < max; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v <= 0)
+			break;
+		tids[n++] = (pid_t)v;
+		if (*end == ',')
+			end++;
+	}
+	free(json);
+	return n;
+}
+
+/* The kernel's count of a thread's voluntary context switches, or -1. */
+static long voluntary_switches(pid_t pid, pid_t tid)
+{
+	char path[64], *status, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	status = slurp(path);
+	p = status ? strstr(status, "\nvoluntary_ctxt_switches:") : NULL;
+	if (p)
+		v = strtol(p + 25, NULL, 10);
+	free(status);
+	return v;
+}
+
+/* Are the frames of a collapsed line from its worker frame on (up to the
+ * count at the end) all of native_burn.py's code (py_level, py_work) and
+ * native_stack.py's (the descent into C)? */
+static bool burn_frames(const char *worker)
+{
+	const char *end = strrchr(worker, ' ');
+
+	for (const char *f = worker; f && f < end; f = strchr(f, ';'), f = f ? f + 1 : NULL) {
+		const char *next = strchr(f, ';'), *file = strstr(f, " (");
+
+		if (!next || next > end)
+			next = end;
+		if (!file || file > next ||
+		    (strncmp(file, " (native_burn.py:", 17) && strncmp(file, " (native_stack.py:", 18)))
+			return false;
+	}
+	return true;
+}
+
+/* The --blocking recording: the spinning worker's stacks read as
+ * native_burn.py calls them; the other threads (the sleepers, the main
+ * thread in join()) are counted only in the first rounds, while their
+ * state is unknown, at most FIRST_ROUNDS samples each. */
+#define FIRST_ROUNDS 3
+static void check_worker(struct native_test *nt, const char *what, const char *path, int others)
+{
+	char *out = slurp(path), *line, *save = NULL;
+	long worker = 0, rest = 0;
+
+	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *count = strrchr(line, ' ');
+		char *w = strstr(line, ";worker (native_burn.py:");
+		long c = count ? strtol(count + 1, NULL, 10) : 0;
+
+		if (!w) {
+			rest += c;
+			continue;
+		}
+		worker += c;
+		if (!burn_frames(w + 1))
+			msg_add(&nt->failures, "%s: a worker stack with a frame native_burn.py "
+				"does not call: %.500s", what, line);
+	}
+	if (worker < MIN_SLEEPER_STACKS || rest > FIRST_ROUNDS * others)
+		msg_add(&nt->failures, "%s: %ld worker samples, %ld of other threads in %s",
+			what, worker, rest, path);
+	free(out);
+}
+
+/* One recording of the sleepers' target in mode (--native or --blocking):
+ * the sleepers must not be stopped once their state is known, and the
+ * worker's stacks must read as native_burn.py's code calls them. */
+static void sleepers_run(struct native_test *nt, struct target *t, const char *mode,
+			 const pid_t *tids, int n)
+{
+	static const char *const opts[] = { "-r", SLEEPER_RATE, "-d", "1", "-f", "collapsed",
+					     NULL };
+	char what[64], path[PATH_MAX + 64], levels[8], merge_arg[24];
+	long before[MAX_SLEEPERS], most = 0, stacks, merge;
+	struct run r;
+
+	snprintf(what, sizeof(what), "sleepers %s", mode);
+	for (int i = 0; i < n; i++)
+		before[i] = voluntary_switches(t->py_pid, tids[i]);
+	if (record_mode(nt, what, t, mode, opts, "sleepers.txt", path, sizeof(path), &r) < 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		long d = voluntary_switches(t->py_pid, tids[i]) - before[i];
+
+		if (before[i] < 0 || d > MAX_SLEEPER_SWITCHES || d < 0)
+			msg_add(&nt->failures, "%s: sleeper %d: %ld voluntary switches while "
+				"recorded (was %ld): it was stopped", what, (int)tids[i], d,
+				before[i]);
+		most = d > most ? d : most;
+	}
+	summary_counts(r.err, &stacks, &merge);
+	printf("native: %s: %s: %ld stacks, a sleeper switched at most %ld times (%d sleepers)\n",
+	       nt->ti->label, what, stacks, most, n);
+	if (stacks < MIN_SLEEPER_STACKS)
+		msg_add(&nt->failures, "%s: %ld stacks: %.2000s", what, stacks, r.err);
+	if (strcmp(mode, "--native")) {
+		check_worker(nt, what, path, atoi(SLEEPERS) + 1);
+		goto out;
+	}
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
+	verify(nt, what, (char *[]){ "record-burn", path, levels, merge_arg, NULL });
+out:
+	run_free(&r);
+}
+
+/* One thread spinning through the library's levels beside SLEEPERS that
+ * never wake: see MAX_SLEEPER_SWITCHES. */
+static void test_sleepers(struct native_test *nt)
+{
+	char script[PATH_MAX], why[512], levels[8];
+	pid_t tids[MAX_SLEEPERS];
+	struct target t;
+	int n;
+
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	test_interp_script(nt->ti, "tests/targets/native_burn.py", script, sizeof(script));
+	if (target_start(&t, nt->ti, why, sizeof(why), script, nt->b.mode, nt->b.dir_inside,
+			 levels, "1", "0", "0", SLEEPERS, NULL) < 0 ||
+	    target_wait_file(&t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(&nt->failures, "sleepers: native_burn.py: %s", why);
+		goto out;
+	}
+	n = read_sleepers(&t, tids, MAX_SLEEPERS);
+	if (!n && nt->ti->minor >= 8)
+		msg_add(&nt->failures, "sleepers: no sleepers' ids in truth.json");
+	if (!n)
+		msg_add(&nt->notes, "sleepers: no native thread ids (3.7): only the stacks "
+			"checked\n");
+	sleepers_run(nt, &t, "--native", tids, n);
+	sleepers_run(nt, &t, "--blocking", tids, n);
+out:
+	if (t.pid > 0)
+		target_stop(&t);
 }
 
 /* The flame graph of a short recording: C frames in their own colours.
@@ -785,6 +960,7 @@ START_TEST(test_native)
 		test_record_qsort(&nt);
 		test_record_burn(&nt);
 		test_record_jit(&nt);
+		test_sleepers(&nt);
 		test_flame(&nt);
 		test_top(&nt);
 		test_signals(&nt);

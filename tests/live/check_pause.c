@@ -185,6 +185,95 @@ START_TEST(test_realtime_policy)
 }
 END_TEST
 
+/* pause_process_except(): the threads it is told to leave running are
+ * never stopped (the kernel's state for them is never t while the others
+ * are held), pause_holds() says so, a pause that leaves every thread
+ * running succeeds with none stopped, and the hint's listing gives
+ * pause_hint_rest() every thread but those kept. */
+#define SLEEPERS 3
+static void read_ids(const struct target *t, pid_t *spinner, pid_t *sleepers)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ids.txt", t->dir);
+	f = fopen(path, "r");
+	ck_assert_msg(f && fscanf(f, "%d", spinner) == 1, "no ids.txt");
+	for (int i = 0; i < SLEEPERS; i++)
+		ck_assert_int_eq(fscanf(f, "%d", &sleepers[i]), 1);
+	fclose(f);
+}
+
+static void check_left_running(pid_t pid, pid_t spinner, pid_t *sleepers)
+{
+	struct pause_hint h = { 0 };
+	pid_t rest[8], *skip = NULL, keep = spinner;
+	struct pause p;
+	size_t cap = 0;
+	int n = 0;
+	char st;
+
+	memcpy(rest, sleepers, SLEEPERS * sizeof(*rest));
+	ck_assert_int_eq(pause_process_except(pid, &p, &h, rest, SLEEPERS), 0);
+	ck_assert_int_eq(proc_state(pid, spinner), 't');
+	ck_assert(pause_has(&p, spinner) && pause_holds(&p, spinner));
+	for (int i = 0; i < SLEEPERS; i++) {
+		ck_assert_msg(proc_state(pid, sleepers[i]) != 't', "sleeper %d was stopped",
+			      (int)sleepers[i]);
+		ck_assert(!pause_has(&p, sleepers[i]) && !pause_holds(&p, sleepers[i]));
+	}
+	pause_release(&p);
+	ck_assert_msg(proc_stopped_thread(pid, &st) == 0, "the target was left stopped");
+
+	/* Every thread but the spinner: the sleepers and the main thread. */
+	pause_hint_rest(&h, pid, &keep, 1, &skip, &n, &cap);
+	ck_assert_int_eq(n, SLEEPERS + 1);
+	ck_assert_int_eq(pause_process_except(pid, &p, &h, skip, n), 0);
+	ck_assert_int_eq(p.n, 1);
+	skip[n++] = spinner;
+	pause_release(&p);
+	ck_assert_int_eq(pause_process_except(pid, &p, &h, skip, n), 0);
+	ck_assert_int_eq(p.n, 0);
+	ck_assert(!pause_holds(&p, spinner));
+	pause_release(&p);
+	/* Nothing kept: every listed thread, the spinner too. */
+	n = 0;
+	pause_hint_rest(&h, pid, NULL, 0, &skip, &n, &cap);
+	ck_assert_int_eq(n, SLEEPERS + 2);
+	ck_assert_msg(proc_stopped_thread(pid, &st) == 0, "the target was left stopped");
+	free(skip);
+	pause_hint_free(&h);
+}
+
+START_TEST(test_partial_pause)
+{
+	const struct test_interp *ti = pick();
+	pid_t spinner, sleepers[SLEEPERS];
+	struct target t;
+	char why[256], code[768];
+
+	ck_assert_msg(ti, "no Python 3.8+ to run a target on");
+	snprintf(code, sizeof(code),
+		 "import threading, time, sys\n"
+		 "def spin():\n"
+		 "    while True: pass\n"
+		 "ts = [threading.Thread(target=spin, daemon=True)] + [threading.Thread(\n"
+		 "    target=time.sleep, args=(60,), daemon=True) for i in range(%d)]\n"
+		 "for t in ts: t.start()\n"
+		 "with open(sys.argv[-1] + '/ids.txt', 'w') as f:\n"
+		 "    f.write(' '.join(str(t.native_id) for t in ts))\n"
+		 "open(sys.argv[-1] + '/ready.json', 'w').close(); time.sleep(60)\n", SLEEPERS);
+	ck_assert_msg(target_start(&t, ti, why, sizeof(why), "-c", code, NULL) == 0, "%s", why);
+	ck_assert_msg(target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) == 0,
+		      "%s", why);
+	read_ids(&t, &spinner, sleepers);
+	check_left_running(t.py_pid ? t.py_pid : t.pid, spinner, sleepers);
+	target_stop(&t);
+	printf("pause: %s: %d sleeping threads left running, the spinning one stopped\n",
+	       ti->label, SLEEPERS);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pause");
@@ -196,6 +285,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_unstoppable_thread);
 	tcase_add_test(tc, test_realtime_policy);
+	tcase_add_test(tc, test_partial_pause);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

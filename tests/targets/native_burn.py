@@ -27,6 +27,13 @@ window, count, expected, median_gap, max_gap} (gaps between handler calls,
 seconds).  A profiler that held the signals back (a thread it keeps in a
 ptrace stop) shows as gaps longer than the interval and fewer calls.
 
+With SLEEPERS after ALARM_MS (0: no alarms), that many more threads
+block for good on an Event, without a timeout, so that they never wake on
+their own, and truth.json lists their native ids as "sleepers": the test
+watches their voluntary context switches (/proc/PID/task/TID/status), of
+which a ptrace stop costs at least one and a thread that never wakes has
+none.
+
 Keeps to Python 3.7 syntax and the standard library.
 """
 import json
@@ -102,6 +109,7 @@ def main():
     mode, libdir, levels, nthreads, rounds = sys.argv[1:6]
     outdir = sys.argv[-1]
     alarm_ms = int(sys.argv[6]) if len(sys.argv) > 7 else 0
+    nsleepers = int(sys.argv[7]) if len(sys.argv) > 8 else 0
     levels, nthreads, rounds = int(levels), int(nthreads), int(rounds)
     if rounds < 0:
         bottom, _ = os.pipe()
@@ -117,9 +125,15 @@ def main():
         t.start()
     for _ in threads:
         started.acquire()
+    never = threading.Event()
+    sleepers = [threading.Thread(target=never.wait, name="sleeper-%d" % k, daemon=True)
+                for k in range(nsleepers)]
+    for t in sleepers:
+        t.start()
     write_json(outdir, "truth.json", {
         "pid": os.getpid(),
         "threads": [getattr(t, "native_id", None) for t in threads],
+        "sleepers": [getattr(t, "native_id", None) for t in sleepers],
     })
     if alarm_ms:
         time_alarms(outdir, alarm_ms / 1000.0)
