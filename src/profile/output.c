@@ -4,6 +4,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -133,9 +134,30 @@ void out_flush_sb(struct strbuf *sb, FILE *f)
 	sb->len = 0;
 }
 
+/* A path that is there and is not a plain file (/dev/null, a FIFO, the
+ * /dev/fd/N of a shell's >(...), a symbolic link) is written in place:
+ * a new file renamed over it would replace the device, the pipe or the
+ * link itself. */
+static int write_in_place(const struct out_format *fmt, const struct profile *p,
+			  const struct out_opts *o, const char *path, const char *cmd)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	int rc = -1;
+
+	if (f && fmt->write(p, f, o) == 0 && out_finish(f) == 0)
+		rc = 0;
+	if (f ? fclose(f) != 0 : (fd >= 0 && close(fd) != 0))
+		rc = -1;
+	if (rc < 0)
+		errorf("%s: cannot write '%s': %s", cmd, path, strerror(errno));
+	return rc;
+}
+
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd)
 {
+	struct stat st;
 	char *tmp;
 	int fd, rc = -1;
 	uid_t uid;
@@ -144,6 +166,8 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 
 	if (!strcmp(path, "-"))
 		return write_stdout(fmt, p, o, cmd);
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(fmt, p, o, path, cmd);
 	tmp = xasprintf("%s.tmp.XXXXXX", path);
 	fd = mkstemp(tmp);
 	if (fd < 0) {

@@ -11,9 +11,13 @@
  * commands, whose files are read back by their content.
  */
 #include <check.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "folded.h"
@@ -76,7 +80,7 @@ static const char *format_of(const char *data, size_t len)
 {
 	struct profile q;
 	enum profile_format fmt;
-	char err[256];
+	static char err[256];	/* returned when the file cannot be read */
 
 	if (len > 5 && !strncmp(data, "<?xml", 5))
 		return "flamegraph";
@@ -185,6 +189,61 @@ START_TEST(test_stdout)
 }
 END_TEST
 
+/* An output that is there and is not a plain file is written in place,
+ * never replaced by a new file renamed over it (record -o /dev/null once
+ * left a plain file at /dev/null): a symbolic link keeps pointing at its
+ * file, a FIFO stays a FIFO and its reader gets the profile. */
+START_TEST(test_in_place)
+{
+	char *dir = test_tmpdir("check_outnames");
+	char *in = test_file(dir, "in.txt", "main;work 7\n");
+	char *real = test_file(dir, "real.txt", "old\n");
+	char link[PATH_MAX], fifo[PATH_MAX], got[PATH_MAX], why[64], *text;
+	struct stat st;
+	struct run r;
+	int status;
+	pid_t pid;
+
+	snprintf(link, sizeof(link), "%s/link.txt", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(got, sizeof(got), "%s/got.txt", dir);
+	ck_assert_int_eq(symlink("real.txt", link), 0);
+	ck_assert_int_eq(run_pystrobe(&r, "merge", "-f", "collapsed", "-o", link, in, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0, "%s; %s", run_describe(&r, why, sizeof(why)), r.err);
+	run_free(&r);
+	ck_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	text = test_slurp(real);
+	ck_assert_str_eq(text, "main;work 7\n");
+	free(text);
+
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		char buf[256];
+		int fd = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT, 0600);
+		ssize_t n;
+
+		while (fd >= 0 && out >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				_exit(1);
+		_exit(fd < 0 || out < 0);
+	}
+	ck_assert_int_eq(run_pystrobe(&r, "merge", "-f", "collapsed", "-o", fifo, in, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0, "%s; %s", run_describe(&r, why, sizeof(why)), r.err);
+	run_free(&r);
+	ck_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status));
+	ck_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	text = test_slurp(got);
+	ck_assert_str_eq(text, "main;work 7\n");
+	free(text);
+	free(real);
+	free(in);
+	test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("outnames");
@@ -194,6 +253,7 @@ int main(void)
 	tcase_add_test(tc, test_settle);
 	tcase_add_test(tc, test_format_from_name);
 	tcase_add_test(tc, test_stdout);
+	tcase_add_test(tc, test_in_place);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
