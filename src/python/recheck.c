@@ -127,26 +127,9 @@ static int cmp_placed(const void *a, const void *b)
 	return x->b.addr < y->b.addr ? -1 : x->b.addr > y->b.addr;
 }
 
-/* Blocks up to this many are sorted on the stack by insertion: a round's
- * dozen blocks, most in order already, without the allocations and the
- * merge sort that were a visible part of a cheap round. */
-#define SMALL_BLOCKS 64
-
-static void sort_placed(struct placed *p, size_t n)
-{
-	if (n > SMALL_BLOCKS) {
-		qsort(p, n, sizeof(*p), cmp_placed);
-		return;
-	}
-	for (size_t i = 1; i < n; i++) {
-		struct placed x = p[i];
-		size_t j = i;
-
-		for (; j > 0 && p[j - 1].b.addr > x.b.addr; j--)
-			p[j] = p[j - 1];
-		p[j] = x;
-	}
-}
+/* Blocks up to this many are placed on the stack: a round's dozen
+ * blocks, without allocations (sorted by sort_small()). */
+#define SMALL_BLOCKS SORT_SMALL_MAX
 
 /* Put the blocks in address order, each stretched to the next when the gap
  * is small: the reader sends a run of touching blocks (a data stack's
@@ -166,7 +149,7 @@ static void order_blocks(struct recheck *rc)
 	}
 	for (size_t k = 0; k < n; k++)
 		p[k] = (struct placed){ rc->blocks[k], (uint16_t)k };
-	sort_placed(p, n);
+	sort_small(p, n, sizeof(*p), cmp_placed);
 	for (size_t k = 0; k < n; k++) {
 		rc->blocks[k] = p[k].b;
 		to[p[k].from] = (uint16_t)k;

@@ -258,26 +258,6 @@ static int cmp_want(const void *a, const void *b)
 	return x->page < y->page ? -1 : x->page > y->page;
 }
 
-/* The few ranges of a cheap round, mostly in order already (pages are
- * listed as a round first touches them, and rounds repeat): an insertion
- * sort is a pass over them, where qsort's merge sort was a visible part of
- * the round.  Many ranges go to qsort, so the worst case stays n log n. */
-static void sort_wants(struct want *w, unsigned n)
-{
-	if (n > 32) {
-		qsort(w, n, sizeof(*w), cmp_want);
-		return;
-	}
-	for (unsigned i = 1; i < n; i++) {
-		struct want x = w[i];
-		unsigned j = i;
-
-		for (; j > 0 && w[j - 1].page > x.page; j--)
-			w[j] = w[j - 1];
-		w[j] = x;
-	}
-}
-
 void mem_cache_reset(struct mem *m)
 {
 	struct mem_cache *c = (struct mem_cache *)m;
@@ -303,7 +283,7 @@ void mem_cache_reset(struct mem *m)
 	c->last_tag = 0;
 	/* In address order: the reader joins ranges that touch (a data
 	 * stack's pages) into one piece for the kernel. */
-	sort_wants(c->want, c->nwant);
+	sort_small(c->want, c->nwant, sizeof(*c->want), cmp_want);
 	/* Fetched on the first read, not now: the sample may pause the
 	 * target first, and the memory must be read in the pause. */
 	c->prefetch_due = c->nwant > 0;

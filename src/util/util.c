@@ -331,6 +331,28 @@ int sudo_user(uid_t *uid, gid_t *gid)
 	return 1;
 }
 
+void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	unsigned char x[SORT_SMALL_SIZE], *a = base;
+
+	if (n > SORT_SMALL_MAX || size > sizeof(x)) {
+		if (n > 1)
+			qsort(base, n, size, cmp);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+
+		memcpy(x, a + i * size, size);
+		while (j > 0 && cmp(a + (j - 1) * size, x) > 0)
+			j--;
+		if (j == i)
+			continue;
+		memmove(a + (j + 1) * size, a + j * size, (i - j) * size);
+		memcpy(a + j * size, x, size);
+	}
+}
+
 uint64_t mono_ns(void)
 {
 	struct timespec ts;

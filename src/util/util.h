@@ -109,6 +109,16 @@ int parse_number(const char *s, double min, double max, double *out);
 /* CLOCK_MONOTONIC in nanoseconds: deadlines, pauses, intervals. */
 uint64_t mono_ns(void);
 
+/* qsort() for the short, nearly sorted arrays of a sampling round (a
+ * round's dozen ranges or blocks, in the order the last round left them):
+ * up to SORT_SMALL_MAX elements of at most SORT_SMALL_SIZE bytes are
+ * sorted by insertion, in place and without allocating, where glibc's
+ * merge sort was a visible part of a cheap round; anything larger goes to
+ * qsort(), so the worst case stays n log n. */
+#define SORT_SMALL_MAX 64
+#define SORT_SMALL_SIZE 64
+void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* Run by root under sudo: the invoking user's ids from SUDO_UID and
  * SUDO_GID.  1 with them set, 0 when not under sudo (or not root), -EINVAL
  * when they do not parse. */
