@@ -59,7 +59,6 @@ struct sthread {
 };
 
 struct pending {
-	int thread;		/* its index in threads */
 	uint32_t pthread;
 	size_t off;		/* its frames in pend_frames */
 	uint32_t depth;
@@ -676,10 +675,15 @@ static bool collecting(const struct py_tstate *ts)
  * them, so nothing between the two reads escapes.  Not with --native (C
  * code runs without the GIL) or --async (the running task is looked up
  * from the walk), nor for a thread in more than one interpreter. */
+static bool quiet_kind(const struct sampler *s, const struct py_tstate *ts)
+{
+	return !s->ns && !s->o.async && ts->nparts == 1 && ts->gil_counted;
+}
+
+/* (The holder is the last holder: !gil_last covers it.) */
 static bool quiet(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
 {
-	return t->quiet.valid && !s->ns && !s->o.async && ts->nparts == 1 &&
-	       ts->gil_counted && !ts->gil_last && !ts->gil && !ts->frame_err &&
+	return t->quiet.valid && quiet_kind(s, ts) && !ts->gil_last && !ts->frame_err &&
 	       ts->addr == t->quiet.tstate && ts->frame == t->quiet.frame &&
 	       ts->interp == t->quiet.interp && ts->gil_switches == t->quiet.switches;
 }
@@ -701,8 +705,7 @@ static enum walk_end quiet_stack(struct sampler *s, struct sthread *t)
 static void note_quiet(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		       enum walk_end end)
 {
-	t->quiet.valid = (end == WALK_DONE || end == WALK_TRUNCATED) && !s->ns &&
-			 !s->o.async && ts->nparts == 1 && ts->gil_counted;
+	t->quiet.valid = (end == WALK_DONE || end == WALK_TRUNCATED) && quiet_kind(s, ts);
 	t->quiet.tstate = ts->addr;
 	t->quiet.frame = ts->frame;
 	t->quiet.interp = ts->interp;
