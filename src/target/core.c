@@ -377,8 +377,8 @@ static void parse_nt_file(struct core *c, const uint8_t *p, size_t len, const ch
 	uint64_t count, page;
 	const char *name, *end = (const char *)p + len;
 
-	if (c->maps.n || len < 16)
-		return;
+	if (c->maps.v || len < 16)
+		return;	/* only the first NT_FILE, even one that named nothing */
 	memcpy(&count, p, 8);
 	memcpy(&page, p + 8, 8);
 	if (count > CORE_MAX_FILES || count > (len - 16) / 24 || page == 0 || page > (1u << 30))
