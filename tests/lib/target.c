@@ -40,6 +40,17 @@ static void before_fork(void)
  * it, but every run is bounded by its time limit anyway. */
 static void after_fork_child(void)
 {
+	static const int sent[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+	sigset_t none;
+
+	/* A suite started in the background or under nohup inherits these
+	 * ignored, and exec keeps them so: a target would then shrug off the
+	 * SIGQUIT a test sends for a core, and Python installs no KeyboardInterrupt
+	 * handler for an ignored SIGINT.  Every child starts as from a terminal. */
+	for (size_t i = 0; i < sizeof(sent) / sizeof(sent[0]); i++)
+		signal(sent[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
 		return;
 	if (getppid() != forking_pid)	/* we died before the prctl */
