@@ -184,7 +184,8 @@ static uint64_t total_errors(const uint64_t *e)
 	uint64_t n = 0;
 
 	for (int i = 0; i < SERR_COUNT; i++)
-		n += e[i];
+		if (serr_is_error(i))
+			n += e[i];
 	return n;
 }
 
@@ -219,7 +220,7 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 	} else {
 		sb_printf(&sb, ", %llu errors (", (unsigned long long)errors);
 		for (int i = 0, first = 1; i < SERR_COUNT; i++) {
-			if (!st->errors[i])
+			if (!st->errors[i] || !serr_is_error(i))
 				continue;
 			sb_printf(&sb, "%s%llu %s", first ? "" : ", ",
 				  (unsigned long long)st->errors[i], serr_name(i));
@@ -227,6 +228,9 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		}
 		sb_putc(&sb, ')');
 	}
+	if (st->errors[SERR_GAP])
+		sb_printf(&sb, ", %llu stacks with a %s", (unsigned long long)st->errors[SERR_GAP],
+			  serr_name(SERR_GAP));
 	if (r->counts.pauses)
 		sb_printf(&sb, ", target paused %.0f us per sample (median %.0f us, p99 %.0f us, "
 			  "at most %.1f ms)", r->counts.pause_ns / 1e3 / r->counts.pauses,
@@ -251,11 +255,14 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 
 /* --- the command ---------------------------------------------------------- */
 
-/* Asked to stop (Ctrl-C, SIGTERM, SIGHUP), we end the command as a
- * terminal's Ctrl-C would, then firmer; else it is waited for. */
-static int finish_child(struct record *r)
+/* Asked to stop (Ctrl-C, SIGTERM, SIGHUP), or at the end of --duration,
+ * we end the command as a terminal's Ctrl-C would, then firmer: what was
+ * launched to be profiled does not outlive its profile, and a user's
+ * terminal is not held by a job nobody is watching.  Else (it exited, or
+ * ran exec() into something else) it is waited for. */
+static int finish_child(struct record *r, bool over)
 {
-	return child_finish(&r->child, quit_requested);
+	return child_finish(&r->child, quit_requested || over);
 }
 
 /* The wall clock, to the nanosecond: timelines from several hosts or
@@ -302,7 +309,7 @@ int cmd_record(int argc, char **argv)
 	    child_start(&r.child, r.t.command, "record", false, r.t.fo.subprocesses,
 			&quit_requested, &status) < 0) {
 		if (quit_requested)
-			status = finish_child(&r);
+			status = finish_child(&r, false);
 		profile_free(&p);
 		return status;
 	}
@@ -311,7 +318,7 @@ int cmd_record(int argc, char **argv)
 	f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
 	if (!f) {
 		errorf("%s", err);
-		status = r.child.pid ? finish_child(&r) : rc;
+		status = r.child.pid ? finish_child(&r, false) : rc;
 		profile_free(&p);
 		return status;
 	}
@@ -336,7 +343,7 @@ int cmd_record(int argc, char **argv)
 		if (r.status_shown)
 			fputs("\r\033[K", stderr);
 		errorf("%s", err);
-		status = r.child.pid ? finish_child(&r) : none;
+		status = r.child.pid ? finish_child(&r, st.duration_over) : none;
 		goto out;
 	}
 	/* The samplers are gone, and with them every frame id they kept:
@@ -344,7 +351,10 @@ int cmd_record(int argc, char **argv)
 	profile_settle(&p);
 	rc = out_write_file(r.fmt, &p, &r.oo, path, "record");
 	summary(&r, &st, rc == 0 ? path : NULL);
-	status = r.child.pid ? finish_child(&r) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
+	status = r.child.pid ? finish_child(&r, st.duration_over) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
+	/* Ended by us at the duration's end: its status is ours to give. */
+	if (st.duration_over && r.child.ended && !quit_requested)
+		status = EXIT_OK;
 	if (rc != 0 && status == EXIT_OK)
 		status = EXIT_ERROR;
 out:

@@ -640,8 +640,10 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	fill_status(f, &c, final);
 	final->target_exited = rc == -EXIT_EXITED;
 	final->target_execd = rc == -EXIT_NOT_PYTHON;
+	final->duration_over = rc == FLEET_OVER;
 	f->p->duration_ns = mono_ns() - c.start_ns;
 	f->p->errors = 0;
 	for (int i = 0; i < SERR_COUNT; i++)
-		f->p->errors += final->errors[i];
+		if (serr_is_error(i))
+			f->p->errors += final->errors[i];
 }

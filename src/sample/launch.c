@@ -341,6 +341,7 @@ int child_finish(struct child *ch, bool stop)
 	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
 		if (wait_tree(ch, 0))
 			break;
+		ch->ended |= !ch->reaped;
 		signal_tree(ch, steps[i].sig);
 		if (wait_tree(ch, steps[i].grace_ms))
 			break;

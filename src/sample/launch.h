@@ -17,6 +17,7 @@ struct child {
 	bool reaped;
 	bool lost;		/* the wait failed: its status is unknown */
 	int status;		/* its wait status, once reaped */
+	bool ended;		/* child_finish() signalled it before it exited */
 	pid_t pgid;		/* its own process group, or 0 */
 	int tty_fd;		/* the terminal it was given, or -1 */
 };

@@ -38,6 +38,13 @@ enum serr {
 	SERR_COUNT,
 };
 
+/* A gap's stack is recorded whole as far as it is known: summaries and
+ * error rates count it apart from the samples that were lost or cut. */
+static inline bool serr_is_error(enum serr e)
+{
+	return e != SERR_GAP;
+}
+
 struct sampler;
 
 /* Attach to pid (which must already be a Python process: locate it first).
@@ -66,6 +73,7 @@ struct sampler_status {
 	int processes_ever;		/* sampled at some point */
 	bool target_exited;
 	bool target_execd;		/* it ran exec(): no longer the program sampled */
+	bool duration_over;		/* stopped because --duration ran out */
 };
 
 /* Running totals since sampler_open, for a live view (top). */

@@ -382,7 +382,8 @@ static void figures(struct top_model *m, const struct top_tick *t)
 	uint64_t rounds = c->rounds - b->rounds, errors = 0, stacks;
 
 	for (int i = 0; i < SERR_COUNT; i++)
-		errors += c->errors[i] - b->errors[i];
+		if (serr_is_error(i))
+			errors += c->errors[i] - b->errors[i];
 	/* A merge error's stack is counted too, with its Python frames,
 	 * as is a gap's: out of the stacks, not on top of them. */
 	stacks = c->stacks - b->stacks - (c->errors[SERR_MERGE] - b->errors[SERR_MERGE]) -

@@ -585,7 +585,7 @@ static void test_record_burn(struct native_test *nt)
 			msg_add(&nt->failures, "record burn: %ld merge errors in %ld stacks: %s",
 				merge, stacks, r.err);
 		snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
-		snprintf(gap_arg, sizeof(gap_arg), "%ld", summary_count(r.err, " native gap"));
+		snprintf(gap_arg, sizeof(gap_arg), "%ld", summary_count(r.err, " stacks with a native gap"));
 		verify(nt, "record burn", (char *[]){ "record-burn", path, levels, merge_arg,
 						      gap_arg, NULL });
 	}
@@ -622,7 +622,7 @@ static void test_record_jit(struct native_test *nt)
 		goto out;
 	}
 	if (record(nt, "record jit", &t, opts, "jit.txt", path, sizeof(path), &r) == 0) {
-		snprintf(gaps, sizeof(gaps), "%ld", summary_count(r.err, " native gap"));
+		snprintf(gaps, sizeof(gaps), "%ld", summary_count(r.err, " stacks with a native gap"));
 		snprintf(merge, sizeof(merge), "%ld", summary_count(r.err, " merge error"));
 		verify(nt, "record jit", (char *[]){ "record-jit", t.truth, path, gaps, merge,
 						     NULL });
@@ -758,7 +758,7 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 	}
 	snprintf(levels, sizeof(levels), "%d", LEVELS);
 	snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
-	snprintf(gap_arg, sizeof(gap_arg), "%ld", summary_count(r.err, " native gap"));
+	snprintf(gap_arg, sizeof(gap_arg), "%ld", summary_count(r.err, " stacks with a native gap"));
 	verify(nt, what, (char *[]){ "record-burn", path, levels, merge_arg, gap_arg, NULL });
 out:
 	run_free(&r);

@@ -5,7 +5,9 @@
  * fork and by forkserver, for ever, and writes down the pids of its tree
  * (main, workers, forkserver).  It is launched, with a marker in its
  * environment, under `pystrobe record --` (then SIGINT to pystrobe, as
- * Ctrl-C) and under `pystrobe top --` in a tmux pane (then the key q).
+ * Ctrl-C), under `pystrobe record -d 8 --` (the duration ends first: pystrobe
+ * ends the pool itself and exits 0) and under `pystrobe top --` in a tmux
+ * pane (then the key q).
  * Afterwards no process may carry the marker (a scan of every
  * /proc/PID/environ and cmdline), none of the pids it wrote may be left,
  * and the program itself must say that its cleanup ran (quit_tree.py writes
@@ -37,6 +39,8 @@
 #define READY_MS	60000	/* the pool up and ready.json written */
 #define STOP_MS		20000	/* pystrobe gone after SIGINT or q */
 #define TMUX_MS		10000	/* one tmux command */
+#define DURATION_S	8	/* record -d: the pool is ready well before */
+#define CASES		8	/* per interpreter: 4 ways x 2 start methods */
 
 static const struct test_interp *chosen[3];
 static int nchosen;
@@ -183,6 +187,14 @@ static void judge(const char *what, const char *dir, const char *mark, const cha
 	       by_sigint ? ", cleanup ran" : "; its Pool hung in cleanup: ended by SIGTERM");
 }
 
+static bool cleanup_ran(const char *dir)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/cleaned", dir);
+	return access(path, F_OK) == 0;
+}
+
 /* Wait for a file in the shared directory (host side); its text. */
 static char *wait_file(const char *dir, const char *name, pid_t watch)
 {
@@ -199,40 +211,36 @@ static char *wait_file(const char *dir, const char *name, pid_t watch)
 	return NULL;
 }
 
-/* record -- the pool, then SIGINT to pystrobe alone. */
-static void via_record(const struct test_interp *ti, const char *method)
+/* The end of record -d, with the pool still running: ended as by SIGINT,
+ * and pystrobe's own status is 0, the profile written. */
+static void by_duration(const char *what, pid_t pid, const char *out)
 {
-	char script[PATH_MAX], dir[PATH_MAX], inside[PATH_MAX], mark[64], env[96];
-	char what[160], out[PATH_MAX + 16], *ready;
-	struct argv_buf a = { .n = 0 };
+	long long t0 = now_ms();
 	int status = 0;
-	long long t0;
-	pid_t pid;
 
-	snprintf(what, sizeof(what), "%s: record, %s pool, SIGINT", ti->label, method);
-	snprintf(mark, sizeof(mark), "quitmark-%d-%s-r", (int)getpid(), method);
-	snprintf(env, sizeof(env), "PYSTROBE_QUIT_MARK=%s", mark);
-	test_interp_script(ti, "tests/targets/quit_tree.py", script, sizeof(script));
-	test_interp_shared_dir(ti, dir, inside, sizeof(dir));
-	snprintf(out, sizeof(out), "%s/out.txt", dir);
-	arg(&a, pystrobe_path());
-	arg(&a, "record");
-	arg(&a, "-q");
-	arg(&a, "-f");
-	arg(&a, "collapsed");
-	arg(&a, "-o");
-	arg(&a, out);
-	arg(&a, "--");
-	launched_argv(&a, ti, env, script, method, false, inside);
-	pid = spawn_cmd(a.v);
-	ck_assert_msg(pid > 0, "%s: cannot start pystrobe", what);
-	ready = wait_file(dir, "ready.json", pid);
-	if (!ready) {
+	while (now_ms() - t0 < DURATION_S * 1000 + STOP_MS && waitpid(pid, &status, WNOHANG) != pid)
+		sleep_ms(20);
+	if (kill(pid, 0) == 0 && waitpid(pid, &status, WNOHANG) == 0) {
 		kill_descendants(pid);
 		kill_reap(pid);
-		ck_abort_msg("%s: no ready.json within %d ms", what, READY_MS);
+		ck_abort_msg("%s: pystrobe still running %d ms after its -d %d", what, STOP_MS,
+			     DURATION_S);
 	}
-	t0 = now_ms();
+	printf("quit: %s: pystrobe ended %lld ms after the pool was ready, status 0x%x\n", what,
+	       now_ms() - t0, status);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "%s: pystrobe's status 0x%x, not 0 (it ended the command itself)", what,
+		      status);
+	ck_assert_msg(access(out, F_OK) == 0, "%s: no profile written", what);
+}
+
+/* SIGINT to pystrobe alone, as a terminal's Ctrl-C to a pystrobe running
+ * in the background would.  Whether the pool's cleanup ran. */
+static bool by_sigint(const char *what, pid_t pid, const char *out)
+{
+	long long t0 = now_ms();
+	int status = 0;
+
 	kill(pid, SIGINT);
 	for (int ms = 0; ms < STOP_MS && waitpid(pid, &status, WNOHANG) != pid; ms += 20)
 		sleep_ms(20);
@@ -251,7 +259,55 @@ static void via_record(const struct test_interp *ti, const char *method)
 					    WEXITSTATUS(status) == 128 + SIGTERM),
 		      "%s: pystrobe's status 0x%x is not the interrupted command's", what, status);
 	ck_assert_msg(access(out, F_OK) == 0, "%s: no profile written", what);
-	judge(what, dir, mark, ready, WEXITSTATUS(status) != 128 + SIGTERM);
+	return WEXITSTATUS(status) != 128 + SIGTERM;
+}
+
+/* record -- the pool, then SIGINT to pystrobe alone, or (duration) the
+ * end of its -d. */
+static void via_record(const struct test_interp *ti, const char *method, bool duration)
+{
+	char script[PATH_MAX], dir[PATH_MAX], inside[PATH_MAX], mark[64], env[96];
+	char what[160], out[PATH_MAX + 16], secs[16], *ready;
+	struct argv_buf a = { .n = 0 };
+	bool cleaned = true;
+	pid_t pid;
+
+	snprintf(what, sizeof(what), "%s: record, %s pool, %s", ti->label, method,
+		 duration ? "-d" : "SIGINT");
+	snprintf(mark, sizeof(mark), "quitmark-%d-%s-r", (int)getpid(), method);
+	snprintf(env, sizeof(env), "PYSTROBE_QUIT_MARK=%s", mark);
+	test_interp_script(ti, "tests/targets/quit_tree.py", script, sizeof(script));
+	test_interp_shared_dir(ti, dir, inside, sizeof(dir));
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	arg(&a, pystrobe_path());
+	arg(&a, "record");
+	arg(&a, "-q");
+	arg(&a, "-f");
+	arg(&a, "collapsed");
+	arg(&a, "-o");
+	arg(&a, out);
+	if (duration) {
+		snprintf(secs, sizeof(secs), "%d", DURATION_S);
+		arg(&a, "-d");
+		arg(&a, secs);
+	}
+	arg(&a, "--");
+	launched_argv(&a, ti, env, script, method, false, inside);
+	pid = spawn_cmd(a.v);
+	ck_assert_msg(pid > 0, "%s: cannot start pystrobe", what);
+	ready = wait_file(dir, "ready.json", pid);
+	if (!ready) {
+		kill_descendants(pid);
+		kill_reap(pid);
+		ck_abort_msg("%s: no ready.json within %d ms", what, READY_MS);
+	}
+	if (duration)
+		by_duration(what, pid, out);
+	else
+		cleaned = by_sigint(what, pid, out);
+	/* After -d pystrobe's status is its own: whether the pool hung in
+	 * its cleanup (see by_sigint()) shows only in the file. */
+	judge(what, dir, mark, ready, duration ? cleanup_ran(dir) : cleaned);
 	free(ready);
 	rm_rf(dir);
 }
@@ -366,15 +422,16 @@ static void via_tmux(const struct test_interp *ti, const char *method, bool reco
 
 START_TEST(test_quit)
 {
-	const struct test_interp *ti = chosen[_i / 6];
+	const struct test_interp *ti = chosen[_i / CASES];
 	const char *method = _i % 2 ? "forkserver" : "fork";
+	int way = _i % CASES / 2;	/* record + SIGINT, record -d, top, record in tmux */
 
-	if (_i % 6 < 2) {
-		via_record(ti, method);
+	if (way < 2) {
+		via_record(ti, method, way == 1);
 		return;
 	}
 	ck_assert_msg(have_tmux, "MISSING tmux: apt-get install tmux");
-	via_tmux(ti, method, _i % 6 >= 4);
+	via_tmux(ti, method, way == 3);
 }
 END_TEST
 START_TEST(test_interps_chosen)
@@ -432,7 +489,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	add_have_interps(tc, n);
 	tcase_add_test(tc, test_interps_chosen);
-	tcase_add_loop_test(tc, test_quit, 0, nchosen * 6);
+	tcase_add_loop_test(tc, test_quit, 0, nchosen * CASES);
 	suite_add_tcase(s, tc);
 	status = run_suite(s);
 	if (have_tmux)
