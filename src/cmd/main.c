@@ -3,15 +3,22 @@
 #include "config.h"
 
 #include "cmd/cmd.h"
+#include "interp/layout.h"
 #include "util/util.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* The versions come from interp/'s tables, so that a new release's table
+ * is all it takes for the help to say so. */
+#define QUOTE(x) #x
+#define NUMBER(x) QUOTE(x)
+
 static const char usage[] =
 	"usage: pystrobe COMMAND [options]\n"
 	"\n"
-	"Read the state of a running Python (CPython 3.7-3.14) process from outside.\n"
+	"Read the state of a running Python (CPython 3." NUMBER(LAYOUT_MIN_MINOR) "-3."
+	NUMBER(LAYOUT_MAX_MINOR) ") process from outside.\n"
 	"\n"
 	"Commands:\n"
 	"  dump      print every thread's Python stack now (why is it hung?)\n"
@@ -26,7 +33,8 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 ok, 1 error, 2 usage, 3 no such process, 4 permission denied,\n"
 	"5 not a Python process, 6 unsupported Python version, 7 process exited,\n"
-	"8 interpreter state unreadable, 9 input profile unreadable.  See pystrobe(1).\n";
+	"8 interpreter state unreadable, 9 input profile unreadable, 10 core file\n"
+	"unreadable, 11 core incomplete (files it maps missing).  See pystrobe(1).\n";
 
 struct command {
 	const char *name;
