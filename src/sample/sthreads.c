@@ -2,9 +2,9 @@
  * thread id (found once, through the PID namespace), its /proc stat file
  * kept open for its state, its name and root frame in the profile, and its
  * frames of the last round.  Separate from sampler.c because it is
- * bookkeeping across rounds, not the reading of one: a round only asks it
- * for the entry of a thread state (find_thread()) and tells it which
- * threads were seen (drop_gone()). */
+ * bookkeeping kept across rounds, not the reading of one: a round asks it
+ * for a thread state's entry (find_thread()) and, around its walks, to
+ * read the states, refresh the names and forget the threads gone. */
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
 #include "target/mem.h"
