@@ -128,7 +128,7 @@ static void dump(struct mem *m, const struct pyinterp *pi, int max_depth, bool l
 		}
 		/* Before 3.11 the OS thread ids are found inside the C
 		 * library's thread structs the idents point at (snapshot.c,
-		 * sampler.c); the ids themselves come from /proc. */
+		 * sthreads.c); the ids themselves come from /proc. */
 		if (!locals) {
 			static const pid_t tids[] = { 100, 101, 102, 5000, 5001, 5002, 5003 };
 

@@ -1,0 +1,170 @@
+/* The sampler's table of the target's threads: each Python thread's OS
+ * thread id (found once, through the PID namespace), its /proc stat file
+ * kept open for its state, its name and root frame in the profile, and its
+ * frames of the last round.  Separate from sampler.c because it is
+ * bookkeeping kept across rounds, not the reading of one: a round asks it
+ * for a thread state's entry (find_thread()) and, around its walks, to
+ * read the states, refresh the names and forget the threads gone. */
+#include "sample/sampler_int.h"
+#include "python/pystack.h"
+#include "target/mem.h"
+#include "target/nsmap.h"
+#include "util/util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char read_state(int fd)
+{
+	char buf[256], *p;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	/* pread at 0 makes /proc generate the line afresh. */
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+void read_states(struct sampler *s)
+{
+	for (int i = 0; i < s->nthreads; i++)
+		s->threads[i].state = read_state(s->threads[i].stat_fd);
+}
+
+static uint32_t thread_root(struct sampler *s, struct sthread *t)
+{
+	struct pframe f = { PF_THREAD, NULL, NULL, -1, -1 };
+	uint32_t id;
+
+	if (t->name)
+		f.name = xasprintf("thread %d \"%s\"", (int)t->tid, t->name);
+	else
+		f.name = xasprintf("thread %d", (int)t->tid);
+	id = profile_frame(s->p, &f);
+	free(f.name);
+	return id;
+}
+
+static void name_thread(struct sampler *s, struct sthread *t, char *name)
+{
+	if (name && t->name && !strcmp(name, t->name)) {
+		free(name);
+		return;
+	}
+	free(t->name);
+	t->name = name;
+	t->pthread = profile_thread(s->p, s->pid, t->tid, t->name);
+	t->root = thread_root(s, t);
+}
+
+/* The OS thread id of a thread state, in the process's own PID namespace
+ * (what the interpreter and its C library record). */
+static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	int32_t tid;
+
+	if (ts->tid)
+		return ts->tid;
+	if (s->tid_offset == -2) {
+		pid_t *tids;
+		int ntids = nsmap_ns_tids(&s->nsm, &tids);
+		uint64_t idents[MAX_THREADS];
+		int k = 0;
+
+		if (ntids < 0)
+			return 0;
+		/* Once per OS thread: the offset must give each a tid of its own. */
+		for (int i = 0; i < n; i++)
+			if (s->ts[i].nparts)
+				idents[k++] = s->ts[i].ident;
+		s->tid_offset = pystack_tid_offset(s->m, idents, k, tids, ntids);
+		free(tids);
+	}
+	if (s->tid_offset < 0 || mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
+		return 0;
+	return tid;
+}
+
+/* Ours, which its /proc entry, ptrace and the profile's thread use. */
+static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	return nsmap_host_tid(&s->nsm, ns_tid_of(s, ts, n));
+}
+
+struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n)
+{
+	struct sthread *t;
+	char path[96];
+
+	for (int i = 0; i < s->nthreads; i++)
+		if (s->threads[i].ident == ts->ident)
+			return &s->threads[i];
+	ALLOC_GROW(s->threads, s->nthreads + 1, s->threads_alloc);
+	t = &s->threads[s->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->ident = ts->ident;
+	t->tid = tid_of(s, ts, n);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)t->tid);
+	t->stat_fd = t->tid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);
+	t->root = thread_root(s, t);
+	/* Not paused: its state now is as good as before the round. */
+	if (!s->o.blocking)
+		t->state = read_state(t->stat_fd);
+	s->names_stale = true;
+	return t;
+}
+
+/* Forget threads that were not in this round's thread list. */
+void drop_gone(struct sampler *s)
+{
+	int j = 0;
+
+	for (int i = 0; i < s->nthreads; i++) {
+		struct sthread *t = &s->threads[i];
+
+		if (t->seen) {
+			t->seen = false;
+			s->threads[j++] = *t;
+			continue;
+		}
+		if (t->stat_fd >= 0)
+			close(t->stat_fd);
+		free(t->name);
+		frame_reuse_release(&t->reuse);
+	}
+	s->nthreads = j;
+}
+
+/* Thread names are set after a thread starts: look them up when new
+ * threads appear and once a second. */
+void refresh_names(struct sampler *s, uint64_t t_ns)
+{
+	uint64_t idents[MAX_THREADS] = { 0 };
+	char *names[MAX_THREADS];
+	int n = s->nthreads < MAX_THREADS ? s->nthreads : MAX_THREADS;
+
+	if (!s->names_stale && t_ns - s->names_at_ns < NAME_REFRESH_NS)
+		return;
+	for (int i = 0; i < n; i++)
+		idents[i] = s->threads[i].ident;
+	pystack_names(s->m, &s->pi, idents, n, names);
+	for (int i = 0; i < n; i++) {
+		struct sthread *t = &s->threads[i];
+
+		if (!names[i] && !t->name && t->tid == s->pid)
+			names[i] = xstrdup(PY_MAIN_THREAD_NAME);
+		if (names[i])
+			name_thread(s, t, names[i]);
+	}
+	s->names_stale = false;
+	s->names_at_ns = t_ns;
+}
