@@ -97,12 +97,8 @@ void sampler_close(struct sampler *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < s->nthreads; i++) {
-		if (s->threads[i].stat_fd >= 0)
-			close(s->threads[i].stat_fd);
-		free(s->threads[i].name);
-		frame_reuse_release(&s->threads[i].reuse);
-	}
+	for (int i = 0; i < s->nthreads; i++)
+		sthread_release(&s->threads[i]);
 	free(s->threads);
 	recheck_release(&s->rc);
 	free(s->pend);

@@ -135,6 +135,7 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 void read_states(struct sampler *s);
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n);
 void drop_gone(struct sampler *s);
+void sthread_release(struct sthread *t);	/* its file, name and frames */
 void refresh_names(struct sampler *s, uint64_t t_ns);
 
 /* sample_tasks.c */

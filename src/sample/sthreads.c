@@ -136,12 +136,17 @@ void drop_gone(struct sampler *s)
 			s->threads[j++] = *t;
 			continue;
 		}
-		if (t->stat_fd >= 0)
-			close(t->stat_fd);
-		free(t->name);
-		frame_reuse_release(&t->reuse);
+		sthread_release(t);
 	}
 	s->nthreads = j;
+}
+
+void sthread_release(struct sthread *t)
+{
+	if (t->stat_fd >= 0)
+		close(t->stat_fd);
+	free(t->name);
+	frame_reuse_release(&t->reuse);
 }
 
 /* Thread names are set after a thread starts: look them up when new
