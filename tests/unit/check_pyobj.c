@@ -951,49 +951,19 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pyobj");
-	TCase *tc;
 	const int lo = LAYOUT_MIN_MINOR, hi = LAYOUT_MAX_MINOR + 1;
+	const struct test_group groups[] = {
+		{ "str", .tests = { test_str_kinds, test_str_truncate, test_str_odd_chars,
+		                    test_str_bad, test_bytes } },
+		{ "int", .tests = { test_long, test_long_encoding, test_long_range } },
+		{ "repr", .tests = { test_repr_scalars, test_repr_float, test_repr_text,
+		                     test_repr_containers, test_repr_deep } },
+		{ "dict", .tests = { test_dict_str, test_dict_int, test_dict_slot, test_dict_big,
+		                     test_dict_corrupt, test_instance_attr, test_tuple_item,
+		                     test_type_name } },
+		{ "regressions", .tests = { test_float_exponent, test_int_key_type,
+		                            test_legacy_ascii, test_non_ascii_key } },
+	};
 
-	tc = tcase_create("str");
-	tcase_add_loop_test(tc, test_str_kinds, lo, hi);
-	tcase_add_loop_test(tc, test_str_truncate, lo, hi);
-	tcase_add_loop_test(tc, test_str_odd_chars, lo, hi);
-	tcase_add_loop_test(tc, test_str_bad, lo, hi);
-	tcase_add_loop_test(tc, test_bytes, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("int");
-	tcase_add_loop_test(tc, test_long, lo, hi);
-	tcase_add_loop_test(tc, test_long_encoding, lo, hi);
-	tcase_add_loop_test(tc, test_long_range, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("repr");
-	tcase_add_loop_test(tc, test_repr_scalars, lo, hi);
-	tcase_add_loop_test(tc, test_repr_float, lo, hi);
-	tcase_add_loop_test(tc, test_repr_text, lo, hi);
-	tcase_add_loop_test(tc, test_repr_containers, lo, hi);
-	tcase_add_loop_test(tc, test_repr_deep, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("dict");
-	tcase_add_loop_test(tc, test_dict_str, lo, hi);
-	tcase_add_loop_test(tc, test_dict_int, lo, hi);
-	tcase_add_loop_test(tc, test_dict_slot, lo, hi);
-	tcase_add_loop_test(tc, test_dict_big, lo, hi);
-	tcase_add_loop_test(tc, test_dict_corrupt, lo, hi);
-	tcase_add_loop_test(tc, test_instance_attr, lo, hi);
-	tcase_add_loop_test(tc, test_tuple_item, lo, hi);
-	tcase_add_loop_test(tc, test_type_name, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("regressions");
-	tcase_add_loop_test(tc, test_float_exponent, lo, hi);
-	tcase_add_loop_test(tc, test_int_key_type, lo, hi);
-	tcase_add_loop_test(tc, test_legacy_ascii, lo, hi);
-	tcase_add_loop_test(tc, test_non_ascii_key, lo, hi);
-	suite_add_tcase(s, tc);
-
-	return run_suite(s);
+	return run_groups("pyobj", groups, ARRAY_SIZE(groups), lo, hi);
 }

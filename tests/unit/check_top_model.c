@@ -693,42 +693,19 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("top_model");
-	TCase *tc;
+	const struct test_group groups[] = {
+		{ "rows", .tests = { test_rows_own_and_total, test_rows_recursion_counted_once,
+		                     test_rows_only_functions, test_rows_by_function,
+		                     test_rows_many_entries } },
+		{ "sort and filter", .tests = { test_sort_orders, test_sort_ties_by_label,
+		                                test_filter } },
+		{ "views", .tests = { test_views_threads, test_views_processes,
+		                      test_views_one_process } },
+		{ "counting", .tests = { test_idle_toggle, test_reset, test_paused,
+		                         test_interval_window, test_interval_figures,
+		                         test_exited } },
+		{ "labels", .tests = { test_labels_printable, test_full_filenames } },
+	};
 
-	tc = tcase_create("rows");
-	tcase_add_test(tc, test_rows_own_and_total);
-	tcase_add_test(tc, test_rows_recursion_counted_once);
-	tcase_add_test(tc, test_rows_only_functions);
-	tcase_add_test(tc, test_rows_by_function);
-	tcase_add_test(tc, test_rows_many_entries);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("sort and filter");
-	tcase_add_test(tc, test_sort_orders);
-	tcase_add_test(tc, test_sort_ties_by_label);
-	tcase_add_test(tc, test_filter);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("views");
-	tcase_add_test(tc, test_views_threads);
-	tcase_add_test(tc, test_views_processes);
-	tcase_add_test(tc, test_views_one_process);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("counting");
-	tcase_add_test(tc, test_idle_toggle);
-	tcase_add_test(tc, test_reset);
-	tcase_add_test(tc, test_paused);
-	tcase_add_test(tc, test_interval_window);
-	tcase_add_test(tc, test_interval_figures);
-	tcase_add_test(tc, test_exited);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("labels");
-	tcase_add_test(tc, test_labels_printable);
-	tcase_add_test(tc, test_full_filenames);
-	suite_add_tcase(s, tc);
-
-	return run_suite(s);
+	return run_groups("top_model", groups, ARRAY_SIZE(groups), 0, 1);
 }

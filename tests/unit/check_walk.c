@@ -1533,48 +1533,20 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("walk");
-	TCase *tc;
 	const int lo = LAYOUT_MIN_MINOR, hi = LAYOUT_MAX_MINOR + 1;
+	const struct test_group groups[] = {
+		{ "walk", .tests = { test_three_threads, test_gil, test_shims, test_not_started,
+		                     test_lines, test_no_line, test_locals, test_locals_not_started,
+		                     test_thread_names, test_subinterp, test_subinterp_order,
+		                     test_subinterp_borrowed_tstate } },
+		{ "corrupt", .timeout = 60, .tests = { test_corrupt_back, test_frame_cycle,
+		                                       test_thread_cycle, test_deep,
+		                                       test_bad_code_type, test_absurd_names,
+		                                       test_no_interp, test_interp_mismatch,
+		                                       test_interp_chain, test_many_interps } },
+		{ "fuzz", .timeout = 600, .tests = { test_fuzz } },
+		{ "regressions", .tests = { test_thread_cycle_once, test_lasti_wrap } },
+	};
 
-	tc = tcase_create("walk");
-	tcase_add_loop_test(tc, test_three_threads, lo, hi);
-	tcase_add_loop_test(tc, test_gil, lo, hi);
-	tcase_add_loop_test(tc, test_shims, lo, hi);
-	tcase_add_loop_test(tc, test_not_started, lo, hi);
-	tcase_add_loop_test(tc, test_lines, lo, hi);
-	tcase_add_loop_test(tc, test_no_line, lo, hi);
-	tcase_add_loop_test(tc, test_locals, lo, hi);
-	tcase_add_loop_test(tc, test_locals_not_started, lo, hi);
-	tcase_add_loop_test(tc, test_thread_names, lo, hi);
-	tcase_add_loop_test(tc, test_subinterp, lo, hi);
-	tcase_add_loop_test(tc, test_subinterp_order, lo, hi);
-	tcase_add_loop_test(tc, test_subinterp_borrowed_tstate, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("corrupt");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_corrupt_back, lo, hi);
-	tcase_add_loop_test(tc, test_frame_cycle, lo, hi);
-	tcase_add_loop_test(tc, test_thread_cycle, lo, hi);
-	tcase_add_loop_test(tc, test_deep, lo, hi);
-	tcase_add_loop_test(tc, test_bad_code_type, lo, hi);
-	tcase_add_loop_test(tc, test_absurd_names, lo, hi);
-	tcase_add_loop_test(tc, test_no_interp, lo, hi);
-	tcase_add_loop_test(tc, test_interp_mismatch, lo, hi);
-	tcase_add_loop_test(tc, test_interp_chain, lo, hi);
-	tcase_add_loop_test(tc, test_many_interps, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("fuzz");
-	tcase_set_timeout(tc, 600);
-	tcase_add_loop_test(tc, test_fuzz, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("regressions");
-	tcase_add_loop_test(tc, test_thread_cycle_once, lo, hi);
-	tcase_add_loop_test(tc, test_lasti_wrap, lo, hi);
-	suite_add_tcase(s, tc);
-
-	return run_suite(s);
+	return run_groups("walk", groups, ARRAY_SIZE(groups), lo, hi);
 }
