@@ -1250,6 +1250,21 @@ static void add_threading(struct scene *sc, uint64_t *keys, uint64_t *vals)
 	fp_set_modules(sc->fp, fp_dict(sc->fp, keys, vals, 3));
 }
 
+/* Walk sc and name its threads: the main thread gets no name. */
+static void check_main_unnamed(struct scene *sc, const struct pyinterp *pi)
+{
+	struct py_thread *t;
+	struct mem *m;
+	int n;
+
+	n = walk(sc, &t);
+	m = fp_mem(sc->fp);
+	pystack_thread_names(m, pi, t, n);
+	ck_assert_ptr_null(t[0].name);
+	mem_close(m);
+	py_threads_free(t, n);
+}
+
 START_TEST(test_thread_names)
 {
 	struct scene sc;
@@ -1276,19 +1291,9 @@ START_TEST(test_thread_names)
 
 	/* No sys.modules, or no threading in it: names stay unknown. */
 	fp_set_modules(sc.fp, 0);
-	n = walk(&sc, &t);
-	m = fp_mem(sc.fp);
-	pystack_thread_names(m, &pi, t, n);
-	ck_assert_ptr_null(t[0].name);
-	mem_close(m);
-	py_threads_free(t, n);
+	check_main_unnamed(&sc, &pi);
 	fp_set_modules(sc.fp, fp_dict(sc.fp, keys, vals, 1));
-	n = walk(&sc, &t);
-	m = fp_mem(sc.fp);
-	pystack_thread_names(m, &pi, t, n);
-	ck_assert_ptr_null(t[0].name);
-	mem_close(m);
-	py_threads_free(t, n);
+	check_main_unnamed(&sc, &pi);
 	scene_done(&sc);
 }
 END_TEST
