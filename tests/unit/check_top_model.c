@@ -104,13 +104,11 @@ static void assert_total(const struct top_model *m, const char *name, uint64_t o
 	ck_assert_double_eq_tol(top_row_total_pct(m, r), total_pct, 1e-9);
 }
 
-/* The row's own samples, in all and in the last interval, and its own
- * share of the last. */
-static void assert_own(const struct top_model *m, const char *name, uint64_t own,
+/* Row r's own samples, in all and in the last interval, and its own share
+ * of the last. */
+static void assert_own(const struct top_model *m, const struct top_row *r, uint64_t own,
 		       uint64_t own_last, double own_pct)
 {
-	const struct top_row *r = must_row(m, name);
-
 	ck_assert_uint_eq(r->own, own);
 	ck_assert_uint_eq(r->own_last, own_last);
 	ck_assert_double_eq_tol(top_row_own_pct(m, r), own_pct, 1e-9);
@@ -557,6 +555,7 @@ START_TEST(test_interval_window)
 {
 	struct fixture fx;
 	uint32_t t0;
+	const struct top_row *r;
 
 	t0 = first_interval(&fx, "80 main hot; 20 main cold");
 	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, must_row(&fx.m, "hot")), 80, 1e-9);
@@ -564,9 +563,10 @@ START_TEST(test_interval_window)
 	/* The second interval: hot only, half as long. */
 	sample(&fx, t0, 50, "main hot");
 	interval(&fx, 500);
-	assert_own(&fx.m, "hot", 130, 50, 100);
-	ck_assert_double_eq_tol(top_row_own_s(&fx.m, must_row(&fx.m, "hot")), 1.3, 1e-9);
-	assert_own(&fx.m, "cold", 20, 0, 0);	/* still a row: it has time */
+	r = must_row(&fx.m, "hot");
+	assert_own(&fx.m, r, 130, 50, 100);
+	ck_assert_double_eq_tol(top_row_own_s(&fx.m, r), 1.3, 1e-9);
+	assert_own(&fx.m, must_row(&fx.m, "cold"), 20, 0, 0);	/* still a row: it has time */
 	ck_assert_uint_eq(fx.m.shown.rounds, 50);
 	ck_assert_uint_eq(fx.m.shown.samples, 150);
 	ck_assert_double_eq_tol(fx.m.shown.interval_s, 0.5, 1e-9);
@@ -641,7 +641,7 @@ START_TEST(test_exited)
 	top_model_exited(&fx.m, &fx.t);
 	ck_assert(fx.m.exited);
 	ck_assert(!fx.m.paused);
-	assert_own(&fx.m, "hot", 110, 100, 100);
+	assert_own(&fx.m, must_row(&fx.m, "hot"), 110, 100, 100);
 	ck_assert_uint_eq(fx.m.shown.samples, 110);
 	top_model_free(&fx.m);
 
