@@ -48,3 +48,22 @@ int run_suite(Suite *s)
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+int run_groups(const char *name, const struct test_group *groups, size_t n, int lo, int hi)
+{
+	Suite *s = suite_create(name);
+
+	for (size_t g = 0; g < n; g++) {
+		const struct test_group *gr = &groups[g];
+		TCase *tc = tcase_create(gr->name);
+		int glo = gr->lo == gr->hi ? lo : gr->lo;
+		int ghi = gr->lo == gr->hi ? hi : gr->hi;
+
+		if (gr->timeout)
+			tcase_set_timeout(tc, gr->timeout);
+		for (size_t i = 0; i < TEST_GROUP_MAX && gr->tests[i]; i++)
+			tcase_add_loop_test(tc, gr->tests[i], glo, ghi);
+		suite_add_tcase(s, tc);
+	}
+	return run_suite(s);
+}

@@ -3,6 +3,7 @@
 #define PYSTROBE_TEST_SUITE_H
 
 #include <check.h>
+#include <stddef.h>
 
 /* Add to tc a test that fails when ninterps is 0: a machine with no
  * interpreter must fail the suite, not pass it with nothing run. */
@@ -24,5 +25,22 @@ void test_used(const char *tool);
 /* Run every test of s (and free it); the exit status for the test
  * driver. */
 int run_suite(Suite *s);
+
+/* One Check test case as data, so that a main() is a table of what it
+ * runs: its name, a timeout in seconds (0: Check's default), the loop
+ * range each test runs over (lo == hi: the suite's range) and its tests,
+ * up to the first NULL. */
+#define TEST_GROUP_MAX 32
+struct test_group {
+	const char *name;
+	int timeout;
+	int lo, hi;
+	const TTest *tests[TEST_GROUP_MAX];
+};
+
+/* A suite named name of the n groups, each test run for _i in [lo, hi)
+ * unless its group says otherwise (lo 0, hi 1: once); run_suite()'s
+ * status. */
+int run_groups(const char *name, const struct test_group *groups, size_t n, int lo, int hi);
 
 #endif

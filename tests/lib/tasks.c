@@ -4,6 +4,28 @@
 
 #include "tasks.h"
 
+static const int work_lines[] = { 20, 21, 22 };
+static const int step_lines[] = { 30, 31, 32 };
+static const int wait_lines[] = { 210, 213, 214 };
+static const int loop_lines[] = { 600, 601 };
+
+void tasks_codes(struct fakepy *fp, uint64_t code[NCODES], int step_ninstr)
+{
+	const struct fp_code_spec specs[NCODES] = {
+		[C_WORK] = { .name = "work", .filename = "/app/svc.py", .firstlineno = 20,
+			     .lines = work_lines, .ninstr = 3 },
+		[C_STEP] = { .name = "step", .filename = "/app/svc.py", .firstlineno = 30,
+			     .lines = step_lines, .ninstr = step_ninstr },
+		[C_WAIT] = { .name = "wait", .qualname = "Event.wait", .filename = "/lib/locks.py",
+			     .firstlineno = 210, .lines = wait_lines, .ninstr = 3 },
+		[C_LOOP] = { .name = "run_forever", .filename = "/lib/base_events.py",
+			     .firstlineno = 600, .lines = loop_lines, .ninstr = 2 },
+	};
+
+	for (int c = 0; c < NCODES; c++)
+		code[c] = fp_code(fp, &specs[c]);
+}
+
 const struct py_task *tasks_named(const struct py_tasks *t, const char *name)
 {
 	for (int i = 0; i < t->n; i++)
@@ -20,4 +42,17 @@ void tasks_expect_frames(const struct py_task *t, const char *const *fn, const i
 		ck_assert_str_eq(t->frames[i].function, fn[i]);
 		ck_assert_int_eq(t->frames[i].line, lines[i]);
 	}
+}
+
+void tasks_scene(const struct py_tasks *t, const struct py_task **main_task,
+		 const struct py_task **worker, const struct py_task **gathered,
+		 const struct py_task **dl_a, const struct py_task **dl_b,
+		 const struct py_task **runner)
+{
+	*main_task = tasks_named(t, "main");
+	*worker = tasks_named(t, "worker");
+	*gathered = tasks_named(t, "gathered");
+	*dl_a = tasks_named(t, "dl-a");
+	*dl_b = tasks_named(t, "dl-b");
+	*runner = tasks_named(t, "runner");
 }

@@ -38,24 +38,6 @@
 #define TS_HEAD 1520
 #define INTERP_HEAD 4000	/* unused, zeroed space in the fake interpreter */
 
-enum { C_WORK, C_STEP, C_WAIT, C_LOOP, NCODES };
-
-static const int work_lines[] = { 20, 21, 22 };
-static const int step_lines[] = { 30, 31 };
-static const int wait_lines[] = { 210, 213, 214 };
-static const int loop_lines[] = { 600, 601 };
-
-static const struct fp_code_spec code_specs[NCODES] = {
-	[C_WORK] = { .name = "work", .filename = "/app/svc.py", .firstlineno = 20,
-		     .lines = work_lines, .ninstr = 3 },
-	[C_STEP] = { .name = "step", .filename = "/app/svc.py", .firstlineno = 30,
-		     .lines = step_lines, .ninstr = 2 },
-	[C_WAIT] = { .name = "wait", .qualname = "Event.wait", .filename = "/lib/locks.py",
-		     .firstlineno = 210, .lines = wait_lines, .ninstr = 3 },
-	[C_LOOP] = { .name = "run_forever", .filename = "/lib/base_events.py",
-		     .firstlineno = 600, .lines = loop_lines, .ninstr = 2 },
-};
-
 struct scene {
 	struct fakepy *fp;
 	struct asyncio_layout A;
@@ -151,8 +133,7 @@ static void build(struct scene *sc, int minor)
 	ck_assert_int_eq(asyncio_layout_parse(minor, section, sizeof(section), &sc->A, err,
 					      sizeof(err)), 0);
 	fp = sc->fp = fp_new(L);
-	for (int c = 0; c < NCODES; c++)
-		sc->code[c] = fp_code(fp, &code_specs[c]);
+	tasks_codes(fp, sc->code, 2);
 	sc->coro_type = fp_type(fp, "coroutine");
 	sc->gen_type = fp_type(fp, "generator");
 	sc->fut_type = fp_type(fp, "_asyncio.Future");
@@ -228,12 +209,7 @@ START_TEST(test_graph)
 	read_tasks(&sc, &t, NULL);
 	ck_assert_int_eq(t.n, 7);
 	ck_assert_int_eq(t.torn, 0);
-	m = tasks_named(&t, "main");
-	w = tasks_named(&t, "worker");
-	g = tasks_named(&t, "gathered");
-	a = tasks_named(&t, "dl-a");
-	b = tasks_named(&t, "dl-b");
-	r = tasks_named(&t, "runner");
+	tasks_scene(&t, &m, &w, &g, &a, &b, &r);
 	o = tasks_named(&t, "orphan");
 	tasks_expect_frames(m, main_fn, main_lines, 3);
 	ck_assert_int_eq(m->state, TASK_PENDING);
@@ -359,7 +335,6 @@ START_TEST(test_section)
 			 -EXIT_BAD_STATE);
 }
 END_TEST
-
 
 /* --- the memo of record --async=all ---------------------------------------- */
 

@@ -32,24 +32,6 @@
 #include "suite.h"
 #include "tasks.h"
 
-enum { C_WORK, C_STEP, C_WAIT, C_LOOP, NCODES };
-
-static const int work_lines[] = { 20, 21, 22 };
-static const int step_lines[] = { 30, 31, 32 };
-static const int wait_lines[] = { 210, 213, 214 };
-static const int loop_lines[] = { 600, 601 };
-
-static const struct fp_code_spec code_specs[NCODES] = {
-	[C_WORK] = { .name = "work", .filename = "/app/svc.py", .firstlineno = 20,
-		     .lines = work_lines, .ninstr = 3 },
-	[C_STEP] = { .name = "step", .filename = "/app/svc.py", .firstlineno = 30,
-		     .lines = step_lines, .ninstr = 3 },
-	[C_WAIT] = { .name = "wait", .qualname = "Event.wait", .filename = "/lib/locks.py",
-		     .firstlineno = 210, .lines = wait_lines, .ninstr = 3 },
-	[C_LOOP] = { .name = "run_forever", .filename = "/lib/base_events.py",
-		     .firstlineno = 600, .lines = loop_lines, .ninstr = 2 },
-};
-
 #define IDENT 0x1000
 
 struct scene {
@@ -133,8 +115,7 @@ static void make_types(struct scene *sc)
 {
 	struct fakepy *fp = sc->fp;
 
-	for (int c = 0; c < NCODES; c++)
-		sc->code[c] = fp_code(fp, &code_specs[c]);
+	tasks_codes(fp, sc->code, 3);
 	sc->coro_type = fp_type(fp, "coroutine");
 	sc->fut_type = fp_type(fp, "_asyncio.Future");
 	sc->ctask = fp_type(fp, "_asyncio.Task");
@@ -268,12 +249,7 @@ START_TEST(test_graph)
 	ck_assert_msg(locate_and_read(&sc, &t, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(t.n, 8);
 	ck_assert_int_eq(t.torn, 0);
-	m = tasks_named(&t, "main");
-	w = tasks_named(&t, "worker");
-	g = tasks_named(&t, "gathered");
-	a = tasks_named(&t, "dl-a");
-	b = tasks_named(&t, "dl-b");
-	r = tasks_named(&t, "runner");
+	tasks_scene(&t, &m, &w, &g, &a, &b, &r);
 	p = tasks_named(&t, "py");
 	tasks_named(&t, "eager");
 	tasks_expect_frames(m, main_fn, main_lines, 3);

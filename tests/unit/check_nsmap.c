@@ -4,6 +4,7 @@
  * that lie or are garbage, and how little is read again. */
 #include <check.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,37 @@ static void teardown(void)
 	rm_rf(root);
 }
 
+/* The map of pid under root (NULL: /proc) opens, nested in another pid
+ * namespace or not, and pid's id in its own namespace is ns_pid. */
+static void open_map(struct nsmap *m, const char *dir, pid_t pid, bool nested, pid_t ns_pid)
+{
+	ck_assert_int_eq(nsmap_open(m, dir, pid), 0);
+	ck_assert(m->nested == nested);
+	ck_assert_int_eq(m->ns_pid, ns_pid);
+}
+
+/* Each namespace id ids[i][0] is host id ids[i][1] (0: no such thread). */
+static void expect_host_tids(struct nsmap *m, const pid_t ids[][2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		pid_t got = nsmap_host_tid(m, ids[i][0]);
+
+		ck_assert_msg(got == ids[i][1], "id %d: %d, not %d", (int)ids[i][0], (int)got,
+			      (int)ids[i][1]);
+	}
+}
+
+/* The namespace ids of the process's threads are want[], in order. */
+static void expect_ns_tids(struct nsmap *m, const pid_t *want, int n)
+{
+	pid_t *tids;
+
+	ck_assert_int_eq(nsmap_ns_tids(m, &tids), n);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(tids[i], want[i]);
+	free(tids);
+}
+
 START_TEST(test_parse)
 {
 	pid_t first = 0, last = 0;
@@ -113,46 +145,33 @@ END_TEST
  * the process's own status. */
 START_TEST(test_same_namespace)
 {
+	static const pid_t ids[][2] = { { 502, 502 }, { 12345, 12345 } };
 	struct nsmap m;
-	pid_t *tids;
 
 	put_thread(500, 500, "500");
 	put_thread(500, 502, "502");
-	ck_assert_int_eq(nsmap_open(&m, root, 500), 0);
-	ck_assert(!m.nested);
-	ck_assert_int_eq(m.ns_pid, 500);
-	ck_assert_int_eq(nsmap_host_tid(&m, 502), 502);
-	ck_assert_int_eq(nsmap_host_tid(&m, 12345), 12345);
+	open_map(&m, root, 500, false, 500);
+	expect_host_tids(&m, ids, sizeof(ids) / sizeof(*ids));
 	ck_assert_uint_eq(m.status_reads, 1);
-	ck_assert_int_eq(nsmap_ns_tids(&m, &tids), 2);
-	ck_assert_int_eq(tids[0], 500);
-	ck_assert_int_eq(tids[1], 502);
-	free(tids);
+	expect_ns_tids(&m, (const pid_t[]){ 500, 502 }, 2);
 	nsmap_free(&m);
 }
 END_TEST
 
 START_TEST(test_one_level)
 {
+	static const pid_t ids[][2] = {
+		{ 1, 1838 }, { 42, 1901 }, { 3, 1840 },
+		{ 7, 0 },	/* not a thread of the process */
+	};
 	struct nsmap m;
-	pid_t *tids;
 
 	put_thread(1838, 1838, "1838\t1");
 	put_thread(1838, 1840, "1840\t3");
 	put_thread(1838, 1901, "1901\t42");
-	ck_assert_int_eq(nsmap_open(&m, root, 1838), 0);
-	ck_assert(m.nested);
-	ck_assert_int_eq(m.ns_pid, 1);
-	ck_assert_int_eq(nsmap_host_tid(&m, 1), 1838);
-	ck_assert_int_eq(nsmap_host_tid(&m, 42), 1901);
-	ck_assert_int_eq(nsmap_host_tid(&m, 3), 1840);
-	/* Not a thread of the process. */
-	ck_assert_int_eq(nsmap_host_tid(&m, 7), 0);
-	ck_assert_int_eq(nsmap_ns_tids(&m, &tids), 3);
-	ck_assert_int_eq(tids[0], 1);
-	ck_assert_int_eq(tids[1], 3);
-	ck_assert_int_eq(tids[2], 42);
-	free(tids);
+	open_map(&m, root, 1838, true, 1);
+	expect_host_tids(&m, ids, sizeof(ids) / sizeof(*ids));
+	expect_ns_tids(&m, (const pid_t[]){ 1, 3, 42 }, 3);
 	nsmap_free(&m);
 }
 END_TEST
@@ -161,17 +180,16 @@ END_TEST
  * last, whatever lies between. */
 START_TEST(test_nested)
 {
+	static const pid_t ids[][2] = {
+		{ 6, 905 }, { 1, 900 },
+		{ 50, 0 },	/* the middle namespace's ids are not the interpreter's */
+	};
 	struct nsmap m;
 
 	put_thread(900, 900, "900\t45\t1");
 	put_thread(900, 905, "905\t50\t6");
-	ck_assert_int_eq(nsmap_open(&m, root, 900), 0);
-	ck_assert(m.nested);
-	ck_assert_int_eq(m.ns_pid, 1);
-	ck_assert_int_eq(nsmap_host_tid(&m, 6), 905);
-	ck_assert_int_eq(nsmap_host_tid(&m, 1), 900);
-	/* The middle namespace's ids are not the interpreter's. */
-	ck_assert_int_eq(nsmap_host_tid(&m, 50), 0);
+	open_map(&m, root, 900, true, 1);
+	expect_host_tids(&m, ids, sizeof(ids) / sizeof(*ids));
 	nsmap_free(&m);
 }
 END_TEST
@@ -216,6 +234,7 @@ END_TEST
  * nothing: such a thread is not mapped, the others are. */
 START_TEST(test_lying_status)
 {
+	static const pid_t ids[][2] = { { 2, 0 }, { 5, 604 }, { 1, 600 } };
 	struct nsmap m;
 
 	put_thread(600, 600, "600\t1");
@@ -224,9 +243,7 @@ START_TEST(test_lying_status)
 	put_status(600, 603, "");
 	put_thread(600, 604, "604\t5");
 	ck_assert_int_eq(nsmap_open(&m, root, 600), 0);
-	ck_assert_int_eq(nsmap_host_tid(&m, 2), 0);
-	ck_assert_int_eq(nsmap_host_tid(&m, 5), 604);
-	ck_assert_int_eq(nsmap_host_tid(&m, 1), 600);
+	expect_host_tids(&m, ids, sizeof(ids) / sizeof(*ids));
 	nsmap_free(&m);
 }
 END_TEST
@@ -255,9 +272,7 @@ START_TEST(test_real_self)
 {
 	struct nsmap m;
 
-	ck_assert_int_eq(nsmap_open(&m, NULL, getpid()), 0);
-	ck_assert(!m.nested);
-	ck_assert_int_eq(m.ns_pid, getpid());
+	open_map(&m, NULL, getpid(), false, getpid());
 	nsmap_free(&m);
 }
 END_TEST

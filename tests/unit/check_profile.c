@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "util/util.h"
 #include "sample_profile.h"
 #include "suite.h"
 
@@ -865,53 +866,21 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("profile");
-	TCase *tc;
+	const struct test_group groups[] = {
+		{ "frames", .tests = { test_frame_same_and_different, test_frame_null_strings,
+		                       test_frame_strings_copied, test_frame_growth } },
+		{ "stacks", .tests = { test_stack_interning, test_stack_counts,
+		                       test_stack_growth } },
+		{ "threads", .tests = { test_threads, test_thread_name_copied,
+		                        test_thread_growth } },
+		{ "runs", .tests = { test_init_interval, test_runs_merge, test_runs_split,
+		                     test_runs_weight, test_runs_per_thread, test_no_timeline } },
+		{ "names", .tests = { test_display_file, test_category, test_label } },
+		{ "settle", .lo = 0, .hi = 2, .tests = { test_settle_merges,
+		                                         test_settle_unrenamed } },
+		/* Under ASan/valgrind a million samples take a while. */
+		{ "stress", .timeout = 300, .tests = { test_stress } },
+	};
 
-	tc = tcase_create("frames");
-	tcase_add_test(tc, test_frame_same_and_different);
-	tcase_add_test(tc, test_frame_null_strings);
-	tcase_add_test(tc, test_frame_strings_copied);
-	tcase_add_test(tc, test_frame_growth);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("stacks");
-	tcase_add_test(tc, test_stack_interning);
-	tcase_add_test(tc, test_stack_counts);
-	tcase_add_test(tc, test_stack_growth);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("threads");
-	tcase_add_test(tc, test_threads);
-	tcase_add_test(tc, test_thread_name_copied);
-	tcase_add_test(tc, test_thread_growth);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("runs");
-	tcase_add_test(tc, test_init_interval);
-	tcase_add_test(tc, test_runs_merge);
-	tcase_add_test(tc, test_runs_split);
-	tcase_add_test(tc, test_runs_weight);
-	tcase_add_test(tc, test_runs_per_thread);
-	tcase_add_test(tc, test_no_timeline);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("names");
-	tcase_add_test(tc, test_display_file);
-	tcase_add_test(tc, test_category);
-	tcase_add_test(tc, test_label);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("settle");
-	tcase_add_loop_test(tc, test_settle_merges, 0, 2);
-	tcase_add_loop_test(tc, test_settle_unrenamed, 0, 2);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("stress");
-	/* Under ASan/valgrind a million samples take a while. */
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_stress);
-	suite_add_tcase(s, tc);
-
-	return run_suite(s);
+	return run_groups("profile", groups, ARRAY_SIZE(groups), 0, 1);
 }

@@ -82,31 +82,35 @@ static int str_error(struct env *e, uint64_t s, size_t max)
 START_TEST(test_str_kinds)
 {
 	static const uint32_t legacy[] = { 0x65e5, 0x672c };
+	/* Each text, and the kind bits CPython would give it (0: not
+	 * checked). */
+	static const struct {
+		const char *text;
+		unsigned state;
+	} strs[] = {
+		{ "hello", FP_STATE_ASCII | FP_STATE_COMPACT | 4 },
+		{ "h\xc3\xa9llo", FP_STATE_COMPACT | 4 },
+		{ "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", FP_STATE_COMPACT | 8 },
+		{ "\xf0\x9f\x98\x80", FP_STATE_COMPACT | 16 },
+		{ "a\xf0\x9f\x98\x80\xc3\xa9z", 0 },
+		{ "", 0 },
+	};
 	struct env e;
-	uint64_t ascii, latin, ucs2, ucs4, mixed, empty, old;
+	uint64_t objs[ARRAY_SIZE(strs)], old;
 
 	env_init(&e, _i);
-	ascii = fp_str(e.fp, "hello");
-	latin = fp_str(e.fp, "h\xc3\xa9llo");
-	ucs2 = fp_str(e.fp, "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e");
-	ucs4 = fp_str(e.fp, "\xf0\x9f\x98\x80");
-	mixed = fp_str(e.fp, "a\xf0\x9f\x98\x80\xc3\xa9z");
-	empty = fp_str(e.fp, "");
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+		objs[i] = fp_str(e.fp, strs[i].text);
 	old = fp_str_cps(e.fp, legacy, 2, 2, false, false);
 
 	/* The builder picked the kinds CPython would have. */
-	ck_assert_uint_eq(fp_str_state(e.fp, ascii) & 0x7c, FP_STATE_ASCII | FP_STATE_COMPACT | 4);
-	ck_assert_uint_eq(fp_str_state(e.fp, latin) & 0x7c, FP_STATE_COMPACT | 4);
-	ck_assert_uint_eq(fp_str_state(e.fp, ucs2) & 0x7c, FP_STATE_COMPACT | 8);
-	ck_assert_uint_eq(fp_str_state(e.fp, ucs4) & 0x7c, FP_STATE_COMPACT | 16);
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+		if (strs[i].state)
+			ck_assert_uint_eq(fp_str_state(e.fp, objs[i]) & 0x7c, strs[i].state);
 	env_mem(&e);
 
-	check_str(&e, ascii, 100, "hello");
-	check_str(&e, latin, 100, "h\xc3\xa9llo");
-	check_str(&e, ucs2, 100, "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e");
-	check_str(&e, ucs4, 100, "\xf0\x9f\x98\x80");
-	check_str(&e, mixed, 100, "a\xf0\x9f\x98\x80\xc3\xa9z");
-	check_str(&e, empty, 100, "");
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+		check_str(&e, objs[i], 100, strs[i].text);
 	check_str(&e, old, 100, "\xe6\x97\xa5\xe6\x9c\xac");
 	env_done(&e);
 }
@@ -488,27 +492,34 @@ START_TEST(test_repr_float)
 }
 END_TEST
 
+/* Strs print quoted and escaped, cut at max characters. */
+static const struct {
+	const char *text;
+	size_t max;
+	const char *want;
+} str_reprs[] = {
+	{ "it's \"x\"", 64, "'it\\'s \"x\"'" },
+	{ "a\\b", 64, "'a\\\\b'" },
+	{ "t\tn\nb\x01\x7f", 64, "'t\\tn\\nb\\x01\\x7f'" },
+	{ "h\xc3\xa9llo \xe6\x97\xa5", 64, "'h\xc3\xa9llo \xe6\x97\xa5'" },
+	{ "abcdefgh", 5, "'abcde'\xe2\x80\xa6 (8 characters)" },
+};
+
 START_TEST(test_repr_text)
 {
 	static const uint8_t raw[] = { 'h', 'i', 0xff, '\'', '\\', '\n' };
 	struct env e;
-	uint64_t quotes, slash, ctl, uni, longs, b, bnul;
+	uint64_t strs[ARRAY_SIZE(str_reprs)], b, bnul;
 
 	env_init(&e, _i);
-	quotes = fp_str(e.fp, "it's \"x\"");
-	slash = fp_str(e.fp, "a\\b");
-	ctl = fp_str(e.fp, "t\tn\nb\x01\x7f");
-	uni = fp_str(e.fp, "h\xc3\xa9llo \xe6\x97\xa5");
-	longs = fp_str(e.fp, "abcdefgh");
+	for (size_t i = 0; i < ARRAY_SIZE(str_reprs); i++)
+		strs[i] = fp_str(e.fp, str_reprs[i].text);
 	b = fp_bytes(e.fp, raw, sizeof(raw));
 	bnul = fp_bytes(e.fp, "ab\0cd", 5);
 	env_mem(&e);
 
-	check_repr(&e, quotes, 64, "str", "'it\\'s \"x\"'");
-	check_repr(&e, slash, 64, "str", "'a\\\\b'");
-	check_repr(&e, ctl, 64, "str", "'t\\tn\\nb\\x01\\x7f'");
-	check_repr(&e, uni, 64, "str", "'h\xc3\xa9llo \xe6\x97\xa5'");
-	check_repr(&e, longs, 5, "str", "'abcde'\xe2\x80\xa6 (8 characters)");
+	for (size_t i = 0; i < ARRAY_SIZE(str_reprs); i++)
+		check_repr(&e, strs[i], str_reprs[i].max, "str", str_reprs[i].want);
 	/* Only ' in it: repr() quotes it with ". */
 	check_repr(&e, b, 64, "bytes", "b\"hi\\xff'\\\\\\n\"");
 	/* Every byte, NULs too. */
@@ -556,6 +567,18 @@ START_TEST(test_repr_containers)
 END_TEST
 
 /* ---- dicts --------------------------------------------------------------- */
+
+/* A dict of one entry, {key: 1}, in e's memory from now on; *v is the 1. */
+static uint64_t dict_of_one(struct env *e, const char *key, uint64_t *v)
+{
+	uint64_t k, d;
+
+	k = fp_str(e->fp, key);
+	*v = fp_long(e->fp, 1);
+	d = fp_dict(e->fp, &k, v, 1);
+	env_mem(e);
+	return d;
+}
 
 static void check_get_str(struct env *e, uint64_t d, const char *key, uint64_t want)
 {
@@ -917,13 +940,10 @@ END_TEST
 START_TEST(test_non_ascii_key)
 {
 	struct env e;
-	uint64_t k, v, d;
+	uint64_t v, d;
 
 	env_init(&e, _i);
-	k = fp_str(e.fp, "g\xc3\xa9mma");
-	v = fp_long(e.fp, 1);
-	d = fp_dict(e.fp, &k, &v, 1);
-	env_mem(&e);
+	d = dict_of_one(&e, "g\xc3\xa9mma", &v);
 	check_get_str(&e, d, "g\xc3\xa9mma", v);
 	env_done(&e);
 }
@@ -935,13 +955,10 @@ END_TEST
 START_TEST(test_int_key_type)
 {
 	struct env e;
-	uint64_t k, v, d;
+	uint64_t v, d;
 
 	env_init(&e, _i);
-	k = fp_str(e.fp, "x");
-	v = fp_long(e.fp, 1);
-	d = fp_dict(e.fp, &k, &v, 1);
-	env_mem(&e);
+	d = dict_of_one(&e, "x", &v);
 	/* "x" has length 1 and hash -1: as an ob_size int that is one
 	 * digit 0x3fffffff; as an lv_tag int, zero. */
 	check_get_int(&e, d, e.c.L->longs == LONG_LV_TAG ? 0 : 0x3fffffff, 0);
@@ -951,49 +968,19 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pyobj");
-	TCase *tc;
 	const int lo = LAYOUT_MIN_MINOR, hi = LAYOUT_MAX_MINOR + 1;
+	const struct test_group groups[] = {
+		{ "str", .tests = { test_str_kinds, test_str_truncate, test_str_odd_chars,
+		                    test_str_bad, test_bytes } },
+		{ "int", .tests = { test_long, test_long_encoding, test_long_range } },
+		{ "repr", .tests = { test_repr_scalars, test_repr_float, test_repr_text,
+		                     test_repr_containers, test_repr_deep } },
+		{ "dict", .tests = { test_dict_str, test_dict_int, test_dict_slot, test_dict_big,
+		                     test_dict_corrupt, test_instance_attr, test_tuple_item,
+		                     test_type_name } },
+		{ "regressions", .tests = { test_float_exponent, test_int_key_type,
+		                            test_legacy_ascii, test_non_ascii_key } },
+	};
 
-	tc = tcase_create("str");
-	tcase_add_loop_test(tc, test_str_kinds, lo, hi);
-	tcase_add_loop_test(tc, test_str_truncate, lo, hi);
-	tcase_add_loop_test(tc, test_str_odd_chars, lo, hi);
-	tcase_add_loop_test(tc, test_str_bad, lo, hi);
-	tcase_add_loop_test(tc, test_bytes, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("int");
-	tcase_add_loop_test(tc, test_long, lo, hi);
-	tcase_add_loop_test(tc, test_long_encoding, lo, hi);
-	tcase_add_loop_test(tc, test_long_range, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("repr");
-	tcase_add_loop_test(tc, test_repr_scalars, lo, hi);
-	tcase_add_loop_test(tc, test_repr_float, lo, hi);
-	tcase_add_loop_test(tc, test_repr_text, lo, hi);
-	tcase_add_loop_test(tc, test_repr_containers, lo, hi);
-	tcase_add_loop_test(tc, test_repr_deep, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("dict");
-	tcase_add_loop_test(tc, test_dict_str, lo, hi);
-	tcase_add_loop_test(tc, test_dict_int, lo, hi);
-	tcase_add_loop_test(tc, test_dict_slot, lo, hi);
-	tcase_add_loop_test(tc, test_dict_big, lo, hi);
-	tcase_add_loop_test(tc, test_dict_corrupt, lo, hi);
-	tcase_add_loop_test(tc, test_instance_attr, lo, hi);
-	tcase_add_loop_test(tc, test_tuple_item, lo, hi);
-	tcase_add_loop_test(tc, test_type_name, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("regressions");
-	tcase_add_loop_test(tc, test_float_exponent, lo, hi);
-	tcase_add_loop_test(tc, test_int_key_type, lo, hi);
-	tcase_add_loop_test(tc, test_legacy_ascii, lo, hi);
-	tcase_add_loop_test(tc, test_non_ascii_key, lo, hi);
-	suite_add_tcase(s, tc);
-
-	return run_suite(s);
+	return run_groups("pyobj", groups, ARRAY_SIZE(groups), lo, hi);
 }

@@ -92,6 +92,28 @@ static const struct top_row *must_row(const struct top_model *m, const char *nam
 	return r;
 }
 
+/* The row's samples, own and total, and its share of the interval's in
+ * total. */
+static void assert_total(const struct top_model *m, const char *name, uint64_t own,
+			 uint64_t total, double total_pct)
+{
+	const struct top_row *r = must_row(m, name);
+
+	ck_assert_uint_eq(r->own, own);
+	ck_assert_uint_eq(r->total, total);
+	ck_assert_double_eq_tol(top_row_total_pct(m, r), total_pct, 1e-9);
+}
+
+/* Row r's own samples, in all and in the last interval, and its own share
+ * of the last. */
+static void assert_own(const struct top_model *m, const struct top_row *r, uint64_t own,
+		       uint64_t own_last, double own_pct)
+{
+	ck_assert_uint_eq(r->own, own);
+	ck_assert_uint_eq(r->own_last, own_last);
+	ck_assert_double_eq_tol(top_row_own_pct(m, r), own_pct, 1e-9);
+}
+
 /* The rows' function names in order, space-separated. */
 static const char *order(const struct top_model *m)
 {
@@ -119,6 +141,25 @@ static uint32_t setup_one(struct fixture *fx)
 	return thread(fx, 100, 100, NULL);
 }
 
+/* A model with one thread, of process 100, that ran batches ("count
+ * stack; count stack; ...", each stack as sample() takes it) in a first
+ * interval of a second. */
+static uint32_t first_interval(struct fixture *fx, const char *batches)
+{
+	char buf[256], *save = NULL;
+	uint32_t t0 = setup_one(fx);
+
+	snprintf(buf, sizeof(buf), "%s", batches);
+	for (char *b = strtok_r(buf, ";", &save); b; b = strtok_r(NULL, ";", &save)) {
+		char *stack;
+		long n = strtol(b, &stack, 10);
+
+		sample(fx, t0, (int)n, stack);
+	}
+	interval(fx, 1000);
+	return t0;
+}
+
 /* --- rows ----------------------------------------------------------------- */
 
 START_TEST(test_rows_own_and_total)
@@ -136,23 +177,16 @@ START_TEST(test_rows_own_and_total)
 	interval(&fx, 1000);
 
 	ck_assert_uint_eq(fx.m.nrows, 4);
+	assert_total(&fx.m, "leaf", 6, 6, 60);
 	r = must_row(&fx.m, "leaf");
-	ck_assert_uint_eq(r->own, 6);
-	ck_assert_uint_eq(r->total, 6);
 	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 60, 1e-9);
-	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 60, 1e-9);
 	ck_assert_double_eq_tol(top_row_own_s(&fx.m, r), 0.06, 1e-9);
+	assert_total(&fx.m, "work", 2, 8, 80);
 	r = must_row(&fx.m, "work");
-	ck_assert_uint_eq(r->own, 2);
-	ck_assert_uint_eq(r->total, 8);
 	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 20, 1e-9);
-	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 80, 1e-9);
 	ck_assert_double_eq_tol(top_row_total_s(&fx.m, r), 0.08, 1e-9);
 	/* Both threads' roots are the same line: one row. */
-	r = must_row(&fx.m, "main");
-	ck_assert_uint_eq(r->own, 0);
-	ck_assert_uint_eq(r->total, 10);
-	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 100, 1e-9);
+	assert_total(&fx.m, "main", 0, 10, 100);
 	r = must_row(&fx.m, "other");
 	ck_assert_uint_eq(r->own_last, 2);
 	ck_assert_uint_eq(r->total_last, 2);
@@ -165,16 +199,9 @@ END_TEST
 START_TEST(test_rows_recursion_counted_once)
 {
 	struct fixture fx;
-	uint32_t a;
-	const struct top_row *r;
 
-	a = setup_one(&fx);
-	sample(&fx, a, 4, "main fib fib fib");
-	interval(&fx, 1000);
-	r = must_row(&fx.m, "fib");
-	ck_assert_uint_eq(r->own, 4);
-	ck_assert_uint_eq(r->total, 4);
-	ck_assert_double_eq_tol(top_row_total_pct(&fx.m, r), 100, 1e-9);
+	first_interval(&fx, "4 main fib fib fib");
+	assert_total(&fx.m, "fib", 4, 4, 100);
 	top_model_free(&fx.m);
 }
 END_TEST
@@ -202,13 +229,9 @@ END_TEST
 START_TEST(test_rows_by_function)
 {
 	struct fixture fx;
-	uint32_t a;
 	const struct top_row *r;
 
-	a = setup_one(&fx);
-	sample(&fx, a, 3, "main work:10");
-	sample(&fx, a, 2, "main work:12");
-	interval(&fx, 1000);
+	first_interval(&fx, "3 main work:10; 2 main work:12");
 	ck_assert_uint_eq(fx.m.nrows, 3);	/* main, work:10, work:12 */
 
 	top_model_set_by_function(&fx.m, true);
@@ -273,9 +296,7 @@ START_TEST(test_sort_orders)
 	struct fixture fx;
 	uint32_t t0;
 
-	t0 = setup_one(&fx);
-	sample(&fx, t0, 10, "a x");
-	interval(&fx, 1000);
+	t0 = first_interval(&fx, "10 a x");
 	sample(&fx, t0, 5, "b y");
 	sample(&fx, t0, 1, "b");
 	interval(&fx, 1000);
@@ -297,13 +318,8 @@ END_TEST
 START_TEST(test_sort_ties_by_label)
 {
 	struct fixture fx;
-	uint32_t t0;
 
-	t0 = setup_one(&fx);
-	sample(&fx, t0, 2, "gamma");
-	sample(&fx, t0, 2, "alpha");
-	sample(&fx, t0, 2, "beta");
-	interval(&fx, 1000);
+	first_interval(&fx, "2 gamma; 2 alpha; 2 beta");
 	ck_assert_str_eq(order(&fx.m), "alpha beta gamma");
 	top_model_free(&fx.m);
 }
@@ -314,12 +330,8 @@ END_TEST
 START_TEST(test_filter)
 {
 	struct fixture fx;
-	uint32_t t0;
 
-	t0 = setup_one(&fx);
-	sample(&fx, t0, 3, "main load_data");
-	sample(&fx, t0, 2, "main train_step");
-	interval(&fx, 1000);
+	first_interval(&fx, "3 main load_data; 2 main train_step");
 	ck_assert_uint_eq(top_model_rows_shown(&fx.m), 3);
 	snprintf(fx.m.filter, sizeof(fx.m.filter), "TRAIN");	/* any case */
 	ck_assert_uint_eq(top_model_rows_shown(&fx.m), 1);
@@ -350,6 +362,17 @@ static const char *describe(const struct top_model *m)
 	return buf;
 }
 
+/* T pressed once a step: each step's view, described, and its rows in
+ * order. */
+static void assert_views(struct fixture *fx, const char *const steps[][2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		top_model_next_view(&fx->m);
+		ck_assert_str_eq(describe(&fx->m), steps[i][0]);
+		ck_assert_str_eq(order(&fx->m), steps[i][1]);
+	}
+}
+
 /* Threads seen out of order, in two processes. */
 static void two_processes(struct fixture *fx)
 {
@@ -377,11 +400,7 @@ START_TEST(test_views_threads)
 	two_processes(&fx);
 	top_model_set_sort(&fx.m, TOP_SORT_TOTAL_TIME);
 	ck_assert_str_eq(describe(&fx.m), "all threads");
-	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
-		top_model_next_view(&fx.m);
-		ck_assert_str_eq(describe(&fx.m), steps[i][0]);
-		ck_assert_str_eq(order(&fx.m), steps[i][1]);
-	}
+	assert_views(&fx, steps, sizeof(steps) / sizeof(*steps));
 	top_model_free(&fx.m);
 }
 END_TEST
@@ -406,11 +425,7 @@ START_TEST(test_views_processes)
 	two_processes(&fx);
 	top_model_set_sort(&fx.m, TOP_SORT_TOTAL_TIME);
 	ck_assert_str_eq(describe(&fx.m), "all processes");
-	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
-		top_model_next_view(&fx.m);
-		ck_assert_str_eq(describe(&fx.m), steps[i][0]);
-		ck_assert_str_eq(order(&fx.m), steps[i][1]);
-	}
+	assert_views(&fx, steps, sizeof(steps) / sizeof(*steps));
 	/* The shares stay shares of the whole interval. */
 	r = must_row(&fx.m, "p100");
 	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100.0 * 4 / 9, 1e-9);
@@ -449,6 +464,23 @@ static void assert_counted_afresh(const struct fixture *fx)
 	ck_assert_int_eq(fx->m.shown.nthreads, 2);	/* kept until the next */
 }
 
+/* After a fresh start, n samples of "main name" in an interval of ms are
+ * all that is counted. */
+static void assert_counts_only(struct fixture *fx, uint32_t t0, int n, const char *name,
+			       uint64_t ms)
+{
+	char stack[64], rows[64];
+
+	snprintf(stack, sizeof(stack), "main %s", name);
+	snprintf(rows, sizeof(rows), "%s main", name);
+	sample(fx, t0, n, stack);
+	interval(fx, ms);
+	ck_assert_str_eq(order(&fx->m), rows);
+	ck_assert_uint_eq(must_row(&fx->m, name)->own, n);
+	ck_assert_uint_eq(fx->m.shown.samples, n);
+	ck_assert_double_eq_tol(fx->m.shown.elapsed_s, ms / 1000.0, 1e-9);
+}
+
 START_TEST(test_idle_toggle)
 {
 	struct fixture fx;
@@ -469,12 +501,7 @@ START_TEST(test_idle_toggle)
 	ck_assert(fx.m.idle);
 	assert_counted_afresh(&fx);
 
-	sample(&fx, t0, 2, "main wait");
-	interval(&fx, 1000);
-	ck_assert_str_eq(order(&fx.m), "wait main");
-	ck_assert_uint_eq(must_row(&fx.m, "wait")->own, 2);
-	ck_assert_uint_eq(fx.m.shown.samples, 2);
-	ck_assert_double_eq_tol(fx.m.shown.elapsed_s, 1.0, 1e-9);
+	assert_counts_only(&fx, t0, 2, "wait", 1000);
 
 	top_model_set_idle(&fx.m, false, &fx.t);
 	ck_assert(!fx.m.idle);
@@ -496,13 +523,8 @@ START_TEST(test_reset)
 	top_model_reset(&fx.m, &fx.t);
 	assert_counted_afresh(&fx);
 
-	sample(&fx, t0, 4, "main new");
-	interval(&fx, 500);
-	ck_assert_str_eq(order(&fx.m), "new main");
-	ck_assert_uint_eq(must_row(&fx.m, "new")->own, 4);
-	ck_assert_uint_eq(fx.m.shown.samples, 4);
+	assert_counts_only(&fx, t0, 4, "new", 500);
 	ck_assert_uint_eq(fx.m.shown.rounds, 4);
-	ck_assert_double_eq_tol(fx.m.shown.elapsed_s, 0.5, 1e-9);
 	top_model_free(&fx.m);
 }
 END_TEST
@@ -512,9 +534,7 @@ START_TEST(test_paused)
 	struct fixture fx;
 	uint32_t t0;
 
-	t0 = setup_one(&fx);
-	sample(&fx, t0, 5, "main first");
-	interval(&fx, 1000);
+	t0 = first_interval(&fx, "5 main first");
 	top_model_set_paused(&fx.m, true);
 	sample(&fx, t0, 5, "main second");
 	interval(&fx, 1000);
@@ -537,24 +557,16 @@ START_TEST(test_interval_window)
 	uint32_t t0;
 	const struct top_row *r;
 
-	t0 = setup_one(&fx);
-	sample(&fx, t0, 80, "main hot");
-	sample(&fx, t0, 20, "main cold");
-	interval(&fx, 1000);
+	t0 = first_interval(&fx, "80 main hot; 20 main cold");
 	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, must_row(&fx.m, "hot")), 80, 1e-9);
 
 	/* The second interval: hot only, half as long. */
 	sample(&fx, t0, 50, "main hot");
 	interval(&fx, 500);
 	r = must_row(&fx.m, "hot");
-	ck_assert_uint_eq(r->own_last, 50);
-	ck_assert_uint_eq(r->own, 130);
-	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100, 1e-9);
+	assert_own(&fx.m, r, 130, 50, 100);
 	ck_assert_double_eq_tol(top_row_own_s(&fx.m, r), 1.3, 1e-9);
-	r = must_row(&fx.m, "cold");	/* still a row: it has time */
-	ck_assert_uint_eq(r->own_last, 0);
-	ck_assert_uint_eq(r->own, 20);
-	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 0, 1e-9);
+	assert_own(&fx.m, must_row(&fx.m, "cold"), 20, 0, 0);	/* still a row: it has time */
 	ck_assert_uint_eq(fx.m.shown.rounds, 50);
 	ck_assert_uint_eq(fx.m.shown.samples, 150);
 	ck_assert_double_eq_tol(fx.m.shown.interval_s, 0.5, 1e-9);
@@ -622,25 +634,18 @@ START_TEST(test_exited)
 	uint32_t t0;
 	const struct top_row *r;
 
-	t0 = setup_one(&fx);
-	sample(&fx, t0, 100, "main hot");
-	interval(&fx, 1000);
+	t0 = first_interval(&fx, "100 main hot");
 	top_model_set_paused(&fx.m, true);
 	sample(&fx, t0, 10, "main hot");
 	fx.t.now_ns += 100 * MS;
 	top_model_exited(&fx.m, &fx.t);
 	ck_assert(fx.m.exited);
 	ck_assert(!fx.m.paused);
-	r = must_row(&fx.m, "hot");
-	ck_assert_uint_eq(r->own, 110);
-	ck_assert_uint_eq(r->own_last, 100);
-	ck_assert_double_eq_tol(top_row_own_pct(&fx.m, r), 100, 1e-9);
+	assert_own(&fx.m, must_row(&fx.m, "hot"), 110, 100, 100);
 	ck_assert_uint_eq(fx.m.shown.samples, 110);
 	top_model_free(&fx.m);
 
-	t0 = setup_one(&fx);
-	sample(&fx, t0, 100, "main hot");
-	interval(&fx, 1000);
+	t0 = first_interval(&fx, "100 main hot");
 	sample(&fx, t0, 60, "main cold");
 	fx.t.now_ns += 600 * MS;
 	top_model_exited(&fx.m, &fx.t);
@@ -693,42 +698,19 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("top_model");
-	TCase *tc;
+	const struct test_group groups[] = {
+		{ "rows", .tests = { test_rows_own_and_total, test_rows_recursion_counted_once,
+		                     test_rows_only_functions, test_rows_by_function,
+		                     test_rows_many_entries } },
+		{ "sort and filter", .tests = { test_sort_orders, test_sort_ties_by_label,
+		                                test_filter } },
+		{ "views", .tests = { test_views_threads, test_views_processes,
+		                      test_views_one_process } },
+		{ "counting", .tests = { test_idle_toggle, test_reset, test_paused,
+		                         test_interval_window, test_interval_figures,
+		                         test_exited } },
+		{ "labels", .tests = { test_labels_printable, test_full_filenames } },
+	};
 
-	tc = tcase_create("rows");
-	tcase_add_test(tc, test_rows_own_and_total);
-	tcase_add_test(tc, test_rows_recursion_counted_once);
-	tcase_add_test(tc, test_rows_only_functions);
-	tcase_add_test(tc, test_rows_by_function);
-	tcase_add_test(tc, test_rows_many_entries);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("sort and filter");
-	tcase_add_test(tc, test_sort_orders);
-	tcase_add_test(tc, test_sort_ties_by_label);
-	tcase_add_test(tc, test_filter);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("views");
-	tcase_add_test(tc, test_views_threads);
-	tcase_add_test(tc, test_views_processes);
-	tcase_add_test(tc, test_views_one_process);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("counting");
-	tcase_add_test(tc, test_idle_toggle);
-	tcase_add_test(tc, test_reset);
-	tcase_add_test(tc, test_paused);
-	tcase_add_test(tc, test_interval_window);
-	tcase_add_test(tc, test_interval_figures);
-	tcase_add_test(tc, test_exited);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("labels");
-	tcase_add_test(tc, test_labels_printable);
-	tcase_add_test(tc, test_full_filenames);
-	suite_add_tcase(s, tc);
-
-	return run_suite(s);
+	return run_groups("top_model", groups, ARRAY_SIZE(groups), 0, 1);
 }

@@ -1250,6 +1250,21 @@ static void add_threading(struct scene *sc, uint64_t *keys, uint64_t *vals)
 	fp_set_modules(sc->fp, fp_dict(sc->fp, keys, vals, 3));
 }
 
+/* Walk sc and name its threads: the main thread gets no name. */
+static void check_main_unnamed(struct scene *sc, const struct pyinterp *pi)
+{
+	struct py_thread *t;
+	struct mem *m;
+	int n;
+
+	n = walk(sc, &t);
+	m = fp_mem(sc->fp);
+	pystack_thread_names(m, pi, t, n);
+	ck_assert_ptr_null(t[0].name);
+	mem_close(m);
+	py_threads_free(t, n);
+}
+
 START_TEST(test_thread_names)
 {
 	struct scene sc;
@@ -1276,19 +1291,9 @@ START_TEST(test_thread_names)
 
 	/* No sys.modules, or no threading in it: names stay unknown. */
 	fp_set_modules(sc.fp, 0);
-	n = walk(&sc, &t);
-	m = fp_mem(sc.fp);
-	pystack_thread_names(m, &pi, t, n);
-	ck_assert_ptr_null(t[0].name);
-	mem_close(m);
-	py_threads_free(t, n);
+	check_main_unnamed(&sc, &pi);
 	fp_set_modules(sc.fp, fp_dict(sc.fp, keys, vals, 1));
-	n = walk(&sc, &t);
-	m = fp_mem(sc.fp);
-	pystack_thread_names(m, &pi, t, n);
-	ck_assert_ptr_null(t[0].name);
-	mem_close(m);
-	py_threads_free(t, n);
+	check_main_unnamed(&sc, &pi);
 	scene_done(&sc);
 }
 END_TEST
@@ -1533,48 +1538,20 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("walk");
-	TCase *tc;
 	const int lo = LAYOUT_MIN_MINOR, hi = LAYOUT_MAX_MINOR + 1;
+	const struct test_group groups[] = {
+		{ "walk", .tests = { test_three_threads, test_gil, test_shims, test_not_started,
+		                     test_lines, test_no_line, test_locals, test_locals_not_started,
+		                     test_thread_names, test_subinterp, test_subinterp_order,
+		                     test_subinterp_borrowed_tstate } },
+		{ "corrupt", .timeout = 60, .tests = { test_corrupt_back, test_frame_cycle,
+		                                       test_thread_cycle, test_deep,
+		                                       test_bad_code_type, test_absurd_names,
+		                                       test_no_interp, test_interp_mismatch,
+		                                       test_interp_chain, test_many_interps } },
+		{ "fuzz", .timeout = 600, .tests = { test_fuzz } },
+		{ "regressions", .tests = { test_thread_cycle_once, test_lasti_wrap } },
+	};
 
-	tc = tcase_create("walk");
-	tcase_add_loop_test(tc, test_three_threads, lo, hi);
-	tcase_add_loop_test(tc, test_gil, lo, hi);
-	tcase_add_loop_test(tc, test_shims, lo, hi);
-	tcase_add_loop_test(tc, test_not_started, lo, hi);
-	tcase_add_loop_test(tc, test_lines, lo, hi);
-	tcase_add_loop_test(tc, test_no_line, lo, hi);
-	tcase_add_loop_test(tc, test_locals, lo, hi);
-	tcase_add_loop_test(tc, test_locals_not_started, lo, hi);
-	tcase_add_loop_test(tc, test_thread_names, lo, hi);
-	tcase_add_loop_test(tc, test_subinterp, lo, hi);
-	tcase_add_loop_test(tc, test_subinterp_order, lo, hi);
-	tcase_add_loop_test(tc, test_subinterp_borrowed_tstate, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("corrupt");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_corrupt_back, lo, hi);
-	tcase_add_loop_test(tc, test_frame_cycle, lo, hi);
-	tcase_add_loop_test(tc, test_thread_cycle, lo, hi);
-	tcase_add_loop_test(tc, test_deep, lo, hi);
-	tcase_add_loop_test(tc, test_bad_code_type, lo, hi);
-	tcase_add_loop_test(tc, test_absurd_names, lo, hi);
-	tcase_add_loop_test(tc, test_no_interp, lo, hi);
-	tcase_add_loop_test(tc, test_interp_mismatch, lo, hi);
-	tcase_add_loop_test(tc, test_interp_chain, lo, hi);
-	tcase_add_loop_test(tc, test_many_interps, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("fuzz");
-	tcase_set_timeout(tc, 600);
-	tcase_add_loop_test(tc, test_fuzz, lo, hi);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("regressions");
-	tcase_add_loop_test(tc, test_thread_cycle_once, lo, hi);
-	tcase_add_loop_test(tc, test_lasti_wrap, lo, hi);
-	suite_add_tcase(s, tc);
-
-	return run_suite(s);
+	return run_groups("walk", groups, ARRAY_SIZE(groups), lo, hi);
 }
