@@ -32,7 +32,7 @@
 #include "interp/layout.h"
 #include "python/asyncio.h"
 #include "python/locate.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "python/pyobj.h"
 #include "python/pystack.h"
 

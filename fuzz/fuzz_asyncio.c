@@ -13,7 +13,7 @@
  *   - asyncio_awaiter_chain() for every task found (record --async);
  *   - asyncio_tasks_memo() over the first snapshot and then the second
  *     (FZA_TWO_PHASE), as record --async=all reads round after round: the
- *     memo's proofs (target/readset.c) must drop what changed.
+ *     memo's proofs (process/readset.c) must drop what changed.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,7 +24,7 @@
 #include "fuzzmem.h"
 #include "interp/layout.h"
 #include "python/asyncio.h"
-#include "target/mem.h"
+#include "process/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

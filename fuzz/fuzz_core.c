@@ -1,4 +1,4 @@
-/* libFuzzer harness: the core file reader (src/target/core.c) on arbitrary
+/* libFuzzer harness: the core file reader (src/process/core.c) on arbitrary
  * files, as a core from a crash, a full disk or a stranger can be any:
  * program headers, the notes (NT_PRSTATUS, NT_PRPSINFO, NT_SIGINFO,
  * NT_AUXV, NT_FILE), and memory read through the segments they describe.
@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "target/core.h"
-#include "target/mem.h"
+#include "process/core.h"
+#include "process/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "interp/layout.h"
-#include "target/mem.h"
+#include "process/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* libFuzzer harness: the ELF reader (src/target/elffile.c) on arbitrary
+/* libFuzzer harness: the ELF reader (src/process/elffile.c) on arbitrary
  * files, as a target's root can hold any: symbols from .dynsym and
  * .symtab, sections by name, load biases from the program headers.
  *
@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "target/elffile.h"
+#include "process/elffile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 
 #include "fuzzmem.h"
 #include "interp/layout.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "python/pyobj.h"
 #include "python/deeprepr.h"
 

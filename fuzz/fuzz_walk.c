@@ -27,7 +27,7 @@
 #include "fuzzmem.h"
 #include "interp/layout.h"
 #include "python/locate.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "profile/profile.h"
 #include "python/pystack.h"
 

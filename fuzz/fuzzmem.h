@@ -27,7 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "target/mem.h"
+#include "process/mem.h"
 
 #define FZ_WALK_MAGIC "PSW1"
 #define FZ_PYOBJ_MAGIC "PSO1"

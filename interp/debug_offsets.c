@@ -10,7 +10,7 @@
  * offsets.
  */
 #include "interp/layout.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -3,10 +3,10 @@
 #include "util/json.h"
 #include "util/escape.h"
 #include "cmd/dump_group.h"
-#include "target/source.h"
-#include "target/proctree.h"
+#include "process/source.h"
+#include "process/proctree.h"
 #include "sample/snapshot.h"
-#include "target/core.h"
+#include "process/core.h"
 #include "util/util.h"
 
 #include <getopt.h>

@@ -13,7 +13,7 @@
 #include "sample/fleet.h"
 #include "sample/target_opts.h"
 #include "sample/launch.h"
-#include "target/proc.h"
+#include "process/proc.h"
 #include "top/keys.h"
 #include "top/model.h"
 #include "top/view.h"

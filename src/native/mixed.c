@@ -1,8 +1,8 @@
 /* Merging native and Python stacks; see mixed.h. */
 #include "native/mixed.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "native/unwind.h"
-#include "target/pause.h"
+#include "process/pause.h"
 #include "python/pystack.h"
 #include "native/symbolize.h"
 #include "util/util.h"

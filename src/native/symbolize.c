@@ -11,7 +11,7 @@
  */
 #include "native/symbolize.h"
 #include "native/symhelper.h"
-#include "target/proc.h"
+#include "process/proc.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 

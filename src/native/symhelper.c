@@ -9,7 +9,7 @@
  */
 #include "native/symhelper.h"
 #include "native/symbolize.h"
-#include "target/proc.h"
+#include "process/proc.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -9,7 +9,7 @@
  * when it is busy.  Lock order: an owner's, then the store's.
  */
 #include "native/symstore.h"
-#include "target/proc.h"
+#include "process/proc.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 

@@ -39,8 +39,8 @@
  * tables are read live: they do not change while an object stays mapped.
  */
 #include "native/unwind.h"
-#include "target/mem.h"
-#include "target/proc.h"
+#include "process/mem.h"
+#include "process/proc.h"
 #include "util/util.h"
 
 #include <elf.h>

@@ -16,8 +16,8 @@
 #include "python/asyncio.h"
 #include "python/asyncio_legacy.h"
 #include "python/pyobj.h"
-#include "target/mem.h"
-#include "target/readset.h"
+#include "process/mem.h"
+#include "process/readset.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 

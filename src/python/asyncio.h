@@ -92,7 +92,7 @@ int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio
  * (record --async=all): what each pending task's name, frames and future
  * were computed from is kept in memo and re-read each time in a few
  * merged batches through memo's direct reader; a task whose bytes all
- * still hold is not decoded again (see target/readset.h). */
+ * still hold is not decoded again (see process/readset.h). */
 struct asyncio_memo;
 struct asyncio_memo *asyncio_memo_new(struct mem *direct);
 void asyncio_memo_free(struct asyncio_memo *memo);

@@ -1,6 +1,6 @@
 #include "python/codecache.h"
 #include "interp/linetable.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "python/pyobj.h"
 #include "util/hashidx.h"
 #include "util/util.h"

@@ -1,7 +1,7 @@
 #include "python/locate.h"
-#include "target/elffile.h"
-#include "target/mem.h"
-#include "target/proc.h"
+#include "process/elffile.h"
+#include "process/mem.h"
+#include "process/proc.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 #include "python/pyobj.h"
 #include "python/repr.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/util.h"
 
 #include <errno.h>

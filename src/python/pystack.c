@@ -8,7 +8,7 @@
  */
 #include "python/pystack.h"
 #include "interp/linetable.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "python/pyobj.h"
 #include "util/hashidx.h"
 #include "python/deeprepr.h"

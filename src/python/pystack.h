@@ -43,7 +43,7 @@ struct py_thread {
 	uint64_t ident;		/* threading.get_ident() */
 	pid_t tid;		/* OS thread id, 0 when unknown */
 	/* The id the process gives it in its own PID namespace (what the
-	 * interpreter records); tid is ours (see target/nsmap.h), the same
+	 * interpreter records); tid is ours (see process/nsmap.h), the same
 	 * outside containers.  snapshot.c sets both. */
 	pid_t ns_tid;
 	char *name;		/* threading name, NULL when unknown */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "interp/layout.h"
-#include "target/mem.h"
+#include "process/mem.h"
 
 struct recheck_word {
 	uint64_t addr;

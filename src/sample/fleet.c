@@ -8,8 +8,8 @@
  * image means a new sampler.
  */
 #include "sample/fleet.h"
-#include "target/proc.h"
-#include "target/proctree.h"
+#include "process/proc.h"
+#include "process/proctree.h"
 #include "util/util.h"
 
 #include <ctype.h>

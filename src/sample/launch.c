@@ -1,8 +1,8 @@
 /* Starting the command `record` or `top` profiles, and ending it. */
 #include "sample/launch.h"
 #include "python/locate.h"
-#include "target/mem.h"
-#include "target/pause.h"
+#include "process/mem.h"
+#include "process/pause.h"
 #include "python/pystack.h"
 #include "util/util.h"
 

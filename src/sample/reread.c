@@ -7,7 +7,7 @@
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
 #include "python/recheck.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/util.h"
 
 #include <string.h>

@@ -19,9 +19,9 @@
 #include "python/framereuse.h"
 #include "python/pystack.h"
 #include "python/recheck.h"
-#include "target/mem.h"
-#include "target/nsmap.h"
-#include "target/pause.h"
+#include "process/mem.h"
+#include "process/nsmap.h"
+#include "process/pause.h"
 
 #define MAX_THREADS 1024
 #define NAME_REFRESH_NS 1000000000ull

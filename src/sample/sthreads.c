@@ -7,8 +7,8 @@
  * read the states, refresh the names and forget the threads gone. */
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
-#include "target/mem.h"
-#include "target/nsmap.h"
+#include "process/mem.h"
+#include "process/nsmap.h"
 #include "util/util.h"
 
 #include <fcntl.h>

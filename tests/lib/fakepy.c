@@ -6,7 +6,7 @@
  * more than the table would hide the table's mistakes.
  */
 #include "fakepy.h"
-#include "target/mem.h"
+#include "process/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>

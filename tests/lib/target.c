@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #endif
 #include "target.h"
-#include "target/proctree.h"
+#include "process/proctree.h"
 #include "util/util.h"
 
 #include <dirent.h>

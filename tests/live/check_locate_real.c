@@ -22,8 +22,8 @@
 #include "interpreters.h"
 #include "interp/layout.h"
 #include "python/locate.h"
-#include "target/mem.h"
-#include "target/elffile.h"
+#include "process/mem.h"
+#include "process/elffile.h"
 #include "util/util.h"
 #include "suite.h"
 

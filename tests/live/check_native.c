@@ -63,13 +63,13 @@
 #include "target.h"
 
 #include "python/locate.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "native/mixed.h"
 #include "native/unwind.h"
-#include "target/pause.h"
+#include "process/pause.h"
 #include "python/pystack.h"
 #include "native/symbolize.h"
-#include "target/elffile.h"
+#include "process/elffile.h"
 #include "util/util.h"
 #include "suite.h"
 

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "interpreters.h"
-#include "target/pause.h"
+#include "process/pause.h"
 #include "target.h"
 #include "suite.h"
 

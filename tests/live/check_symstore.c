@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "native/symstore.h"
-#include "target/proc.h"
+#include "process/proc.h"
 #include "suite.h"
 
 #define LIBZ "/lib/x86_64-linux-gnu/libz.so.1"

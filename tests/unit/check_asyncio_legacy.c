@@ -27,7 +27,7 @@
 #include "python/asyncio_legacy.h"
 #include "python/locate.h"
 #include "python/pystack.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/util.h"
 #include "suite.h"
 #include "tasks.h"

@@ -7,7 +7,7 @@
 
 #include "interp/layout.h"
 #include "python/locate.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "suite.h"
 
 #define RUNTIME 0x7f0000001000ull

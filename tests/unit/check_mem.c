@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "target/mem.h"
+#include "process/mem.h"
 #include "python/recheck.h"
 #include "util/hashidx.h"
 #include "suite.h"

@@ -1,4 +1,4 @@
-/* Tests for the PID namespace map (src/target/nsmap.c) over a fake proc
+/* Tests for the PID namespace map (src/process/nsmap.c) over a fake proc
  * tree under /tmp: NSpid lines one, two and three namespaces deep, threads
  * that come and go (a namespace id reused by a new thread), status files
  * that lie or are garbage, and how little is read again. */
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "target/nsmap.h"
+#include "process/nsmap.h"
 #include "target.h"
 #include "suite.h"
 

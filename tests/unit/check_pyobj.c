@@ -17,7 +17,7 @@
 
 #include "fakepy.h"
 #include "interp/layout.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "python/pyobj.h"
 #include "python/deeprepr.h"
 #include "util/util.h"

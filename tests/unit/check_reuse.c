@@ -18,7 +18,7 @@
 #include "python/codecache.h"
 #include "python/framereuse.h"
 #include "python/pystack.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "suite.h"
 
 static const int outer_lines[] = { 1, 2, 3, 4 };

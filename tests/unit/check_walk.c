@@ -21,7 +21,7 @@
 #include "fakepy.h"
 #include "interp/layout.h"
 #include "python/locate.h"
-#include "target/mem.h"
+#include "process/mem.h"
 #include "python/pystack.h"
 #include "util/util.h"
 #include "suite.h"

@@ -1,6 +1,6 @@
 /* Proving cached results by re-reading what they were computed from: see
  * readset.h. */
-#include "target/readset.h"
+#include "process/readset.h"
 #include "util/util.h"
 
 #include <errno.h>

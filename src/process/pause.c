@@ -1,5 +1,5 @@
-#include "target/pause.h"
-#include "target/proc.h"
+#include "process/pause.h"
+#include "process/proc.h"
 #include "util/util.h"
 
 #include <errno.h>

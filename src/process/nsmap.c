@@ -1,5 +1,5 @@
-#include "target/nsmap.h"
-#include "target/proc.h"
+#include "process/nsmap.h"
+#include "process/proc.h"
 #include "util/util.h"
 
 #include <limits.h>

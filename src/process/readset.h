@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/hashidx.h"
 
 #define READSET_RANGE_MAX 4096	/* a longer read makes the result unprovable */

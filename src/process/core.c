@@ -1,6 +1,6 @@
 /* A core file as a struct mem: see core.h. */
-#include "target/core.h"
-#include "target/mem.h"
+#include "process/core.h"
+#include "process/mem.h"
 #include "util/util.h"
 
 #include <elf.h>

@@ -1,4 +1,4 @@
-#include "target/elffile.h"
+#include "process/elffile.h"
 #include "util/util.h"
 
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* Memory of a live process through process_vm_readv(2): one system call per
  * read, no ptrace stop needed, and no writes possible. */
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/util.h"
 
 #include <errno.h>

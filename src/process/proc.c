@@ -1,4 +1,4 @@
-#include "target/proc.h"
+#include "process/proc.h"
 #include "util/util.h"
 
 #include <dirent.h>

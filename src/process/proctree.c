@@ -7,7 +7,7 @@
  * It may miss a child forked during the read; the next walk, tens of
  * milliseconds later, finds it.
  */
-#include "target/proctree.h"
+#include "process/proctree.h"
 #include "util/util.h"
 
 

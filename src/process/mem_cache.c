@@ -13,7 +13,7 @@
  * the byte range of each page the last sample used (see struct page).
  * Then only pages not seen before cost a call of their own.
  */
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 

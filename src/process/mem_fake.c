@@ -1,6 +1,6 @@
 /* A fake address space for tests and the fuzzer: a handful of regions copied
  * in by the test, everything else unmapped. */
-#include "target/mem.h"
+#include "process/mem.h"
 #include "util/util.h"
 
 #include <errno.h>

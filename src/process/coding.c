@@ -1,4 +1,4 @@
-#include "target/coding.h"
+#include "process/coding.h"
 #include "util/util.h"
 
 #include <ctype.h>

@@ -1,4 +1,4 @@
-#include "target/mem.h"
+#include "process/mem.h"
 
 #include <errno.h>
 #include <string.h>

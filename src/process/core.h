@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target/proc.h"
+#include "process/proc.h"
 
 #define CORE_MAX_SEGMENTS (1 << 20)
 #define CORE_MAX_THREADS 65536

@@ -1,5 +1,5 @@
-#include "target/source.h"
-#include "target/coding.h"
+#include "process/source.h"
+#include "process/coding.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
