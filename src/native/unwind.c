@@ -42,6 +42,7 @@
 #include "process/mem.h"
 #include "process/proc.h"
 #include "util/util.h"
+#include "util/sigmask.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -791,37 +792,6 @@ void native_snap_free(struct native_snap *s)
 	s->cap = s->len = 0;
 }
 
-/* libunwind blocks every signal around each use of its cache of unwind
- * rules, so that a signal handler that unwinds its own process cannot
- * deadlock on the cache's lock: two rt_sigprocmask system calls per frame,
- * about 670 a sample for 5 threads 50 native frames deep, most of what a
- * warm unwind costs.  pystrobe never unwinds in a signal handler (its
- * handlers set flags and return), so while a thread of pystrobe unwinds,
- * its sigprocmask calls are answered here without a system call and the
- * lock is taken with signals as they were.  libunwind calls sigprocmask
- * through its PLT, which this definition in the executable takes over;
- * every other caller gets the real thing. */
-static __thread bool unwinding;
-
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	int rc;
-
-	if (unwinding) {
-		/* The old mask is only handed back by the matching
-		 * release, which is answered here too. */
-		if (old)
-			sigemptyset(old);
-		return 0;
-	}
-	rc = pthread_sigmask(how, set, old);
-	if (rc) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
-}
-
 static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct native_pc *out,
 		  int max, bool *truncated)
 {
@@ -830,9 +800,10 @@ static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct nati
 	bool prev_signal = false;
 	int n = 0, rc;
 
-	unwinding = true;
+	/* libunwind's sigprocmask calls cost no system call (util/sigmask.c). */
+	sigmask_hold_begin();
 	if (unw_init_remote(&c, u->as, ctx) < 0) {
-		unwinding = false;
+		sigmask_hold_end();
 		return -EIO;
 	}
 	while (n < max) {
@@ -875,7 +846,7 @@ static int unwind(struct native_unwinder *u, struct unwind_ctx *ctx, struct nati
 		if (n == max)
 			*truncated = true;
 	}
-	unwinding = false;
+	sigmask_hold_end();
 	return n;
 }
 

@@ -12,15 +12,6 @@
 
 const char *progname = "pystrobe";
 
-int exit_code_for_errno(int rc)
-{
-	if (rc == -EPERM || rc == -EACCES)
-		return EXIT_PERMISSION;
-	if (rc == -ESRCH)
-		return EXIT_EXITED;
-	return EXIT_BAD_STATE;
-}
-
 static void oom(void)
 {
 	fprintf(stderr, "%s: out of memory\n", progname);

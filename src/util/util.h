@@ -1,5 +1,5 @@
 /* Small things every module uses: allocation that cannot fail silently,
- * a growable string, error codes that are also the exit status. */
+ * a growable string; the exit statuses (status.h). */
 #ifndef PYSTROBE_UTIL_H
 #define PYSTROBE_UTIL_H
 
@@ -9,28 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Exit statuses, documented in the README and man page.  Functions that can
- * fail for a reason the user must hear return the negative of one of these. */
-enum {
-	EXIT_OK = 0,
-	EXIT_ERROR = 1,		/* anything else: an internal error, an I/O error */
-	EXIT_USAGE = 2,		/* bad command line */
-	EXIT_NO_PROCESS = 3,	/* no such process */
-	EXIT_PERMISSION = 4,	/* not allowed to read or trace it */
-	EXIT_NOT_PYTHON = 5,	/* no Python interpreter found in it */
-	EXIT_UNSUPPORTED = 6,	/* a Python version or build we cannot read */
-	EXIT_EXITED = 7,	/* the process exited while we were reading it */
-	EXIT_BAD_STATE = 8,	/* interpreter state unreadable (not initialised, corrupt) */
-	EXIT_BAD_INPUT = 9,	/* an input profile (diff, merge) missing or unreadable */
-	EXIT_BAD_CORE = 10,	/* dump --core: not a core file, or unreadable */
-	EXIT_CORE_INCOMPLETE = 11, /* the core is truncated, or files it maps are missing
-				    * or changed: what could be read was shown */
-};
-
-/* The exit code for a negative errno from a memory read: -EPERM is a
- * permission problem, -ESRCH a process that went away, anything else is
- * state we could not read. */
-int exit_code_for_errno(int neg_errno);
+#include "util/status.h"
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -1,0 +1,46 @@
+#include <errno.h>
+
+#include "util/status.h"
+
+/* The man pages' EXIT STATUS sections say the same (a test holds them to
+ * this table); --help prints the briefs. */
+const struct exit_status exit_statuses[EXIT_NR] = {
+	[EXIT_OK] = { EXIT_OK, "ok", "Success." },
+	[EXIT_ERROR] = { EXIT_ERROR, "error", "Any other error (I/O, internal)." },
+	[EXIT_USAGE] = { EXIT_USAGE, "usage", "Bad command line, or an output that cannot be written." },
+	[EXIT_NO_PROCESS] = { EXIT_NO_PROCESS, "no such process", "No such process." },
+	[EXIT_PERMISSION] = { EXIT_PERMISSION, "permission denied",
+			      "Not allowed to read or trace the process." },
+	[EXIT_NOT_PYTHON] = { EXIT_NOT_PYTHON, "not a Python process",
+			      "No Python interpreter was found in the process." },
+	[EXIT_UNSUPPORTED] = { EXIT_UNSUPPORTED, "unsupported Python version",
+			       "A Python version or build that cannot be read." },
+	[EXIT_EXITED] = { EXIT_EXITED, "process exited", "The process exited while it was being read." },
+	[EXIT_BAD_STATE] = { EXIT_BAD_STATE, "interpreter state unreadable",
+			     "The interpreter state could not be read (not initialised yet, or corrupt)." },
+	[EXIT_BAD_INPUT] = { EXIT_BAD_INPUT, "input profile unreadable",
+			     "An input profile of diff or merge is missing, unreadable or not a profile." },
+	[EXIT_BAD_CORE] = { EXIT_BAD_CORE, "core file unreadable",
+			    "dump --core: not a core file, or unreadable." },
+	[EXIT_CORE_INCOMPLETE] = { EXIT_CORE_INCOMPLETE, "core incomplete",
+				   "dump --core: the core is incomplete (truncated, or files it maps "
+				   "missing or changed); what could be read was shown." },
+};
+
+int exit_code_for_errno(int rc)
+{
+	if (rc == -EPERM || rc == -EACCES)
+		return EXIT_PERMISSION;
+	if (rc == -ESRCH)
+		return EXIT_EXITED;
+	return EXIT_BAD_STATE;
+}
+
+int exit_code(int rc)
+{
+	if (rc >= 0)
+		return EXIT_OK;
+	if (is_status_fail(rc))
+		return -rc - STATUS_BASE;
+	return exit_code_for_errno(rc);
+}
