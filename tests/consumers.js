@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Opens pystrobe's files with the importers real users open them with, and
 // prints what those importers made of them, for tests/live/check_consumers.c
-// and tests/unit/check_consumers.c to hold against what was written.
+// to hold against what was written.
 //
 //   node consumers.js speedscope FILE     speedscope's own importer
 //   node consumers.js pprof-format FILE   the pprof-format package's decoder

@@ -5,7 +5,7 @@
 
 Run it with the newest Python at hand (the table records which one and
 its Unicode version): pystrobe shows reprs with the printability of that
-version, whatever the target's (see "Locals" in the README).
+version, whatever the target's (see "Locals" in doc/how-it-works.md).
 
 Two tables of code-point ranges, sorted, inclusive:
 

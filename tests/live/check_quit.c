@@ -393,7 +393,7 @@ static void via_tmux(const struct test_interp *ti, const char *method, bool reco
 		line = wait_exit_line(name, STOP_MS);
 	}
 	/* A Pool can hang in cleanup through a second Ctrl-C too (3.14 under
-	 * load, once): then the README's way out is SIGTERM to pystrobe, which
+	 * load, once): then the documented way out is SIGTERM to pystrobe, which
 	 * must end the command's group by its SIGTERM and SIGKILL steps. */
 	if (!line && record) {
 		pid_t ps = pystrobe_writing(out);
