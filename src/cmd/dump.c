@@ -654,12 +654,12 @@ static int list_processes(pid_t pid, bool tree, struct proc_node **out)
  * Python (a shell, a launcher), or has gone since the walk. */
 static bool skippable(int rc)
 {
-	return rc == -EXIT_NOT_PYTHON || rc == -EXIT_UNSUPPORTED || rc == -EXIT_NO_PROCESS ||
-	       rc == -EXIT_EXITED;
+	return is_fail(rc, EXIT_NOT_PYTHON) || is_fail(rc, EXIT_UNSUPPORTED) ||
+	       is_fail(rc, EXIT_NO_PROCESS) || is_fail(rc, EXIT_EXITED);
 }
 
-/* Read every process; returns how many were read, or a negative EXIT_*
- * code when the target itself (or, with a tree, every process) failed. */
+/* Read every process; returns how many were read, or status_fail(EXIT_*)
+ * when the target itself (or, with a tree, every process) failed. */
 static int take_all(const struct proc_node *procs, int n, const struct snapshot_opts *so,
 		    bool tree, struct snapshot *snaps)
 {
@@ -691,7 +691,7 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 	if (!got) {
 		errorf("dump: no Python process in the tree of %d (%s)", (int)procs[0].pid,
 		       first_err);
-		return first_rc ? first_rc : -EXIT_NOT_PYTHON;
+		return first_rc ? first_rc : status_fail(EXIT_NOT_PYTHON);
 	}
 	return got;
 }
@@ -992,7 +992,7 @@ static int dump_core(struct dump_args *a)
 	rc = snapshot_core(&a->core, &a->so, &snap, err, sizeof(err));
 	if (rc < 0) {
 		errorf("%s", err);
-		return -rc;
+		return exit_code(rc);
 	}
 	a->o.locals = a->so.locals;
 	format_all(&out, &snap, 1, NULL, 0, &a->o);
@@ -1031,7 +1031,7 @@ int cmd_dump(int argc, char **argv)
 	snaps = xcalloc(nprocs, sizeof(*snaps));
 	n = take_all(procs, nprocs, &a.so, a.tree, snaps);
 	if (n < 0) {
-		status = -n;
+		status = exit_code(n);
 		goto out;
 	}
 	a.o.locals = a.so.locals;
