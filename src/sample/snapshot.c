@@ -193,6 +193,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		goto out;
 	}
 	map_tids(m, &s->pi, &nsm, s->threads, n, tids, ntids);
+	s->idle_known = true;
 	for (int i = 0; i < n; i++) {
 		struct py_thread *t = &s->threads[i];
 

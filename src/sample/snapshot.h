@@ -30,6 +30,9 @@ struct snapshot {
 	struct py_thread *threads;
 	int nthreads;
 	struct mixed_stack *mixed;	/* with opts.native: threads[i]'s merged stack */
+	/* threads[].idle was read from the scheduler (a live process).  A
+	 * core records no run state: there idle is unknown, not false. */
+	bool idle_known;
 	/* With opts.async: its tasks, or why there are none (no asyncio
 	 * imported: tasks stays empty and async_note says so). */
 	struct py_tasks tasks;
