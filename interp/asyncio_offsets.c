@@ -75,7 +75,7 @@ static int check_task(const uint8_t *sec, const struct asyncio_layout *k, char *
 			snprintf(err, errlen, "the asyncio task layout of this build is unverified "
 				 "(debug offset %d is %llu, expected %llu)", i,
 				 (unsigned long long)word(sec, i), (unsigned long long)want[i]);
-			return -EXIT_UNSUPPORTED;
+			return status_fail(EXIT_UNSUPPORTED);
 		}
 	}
 	return 0;
@@ -91,7 +91,7 @@ static int check_states(const uint8_t *sec, char *err, size_t errlen)
 	    word(sec, W_INTERP_HEAD) + 16 > isz || word(sec, W_LOOP) + 8 > tsz ||
 	    word(sec, W_RUNNING) + 8 > tsz || word(sec, W_TSTATE_HEAD) + 16 > tsz) {
 		snprintf(err, errlen, "the asyncio debug offsets are corrupt");
-		return -EXIT_BAD_STATE;
+		return status_fail(EXIT_BAD_STATE);
 	}
 	return 0;
 }
@@ -105,11 +105,11 @@ int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct async
 	if (!v) {
 		snprintf(err, errlen, "asyncio tasks are not readable on Python 3.%d yet "
 			 "(pystrobe reads them on 3.11 to 3.15)", minor);
-		return -EXIT_UNSUPPORTED;
+		return status_fail(EXIT_UNSUPPORTED);
 	}
 	if (len < ASYNCIO_SECTION_SIZE) {
 		snprintf(err, errlen, "the asyncio debug offsets are cut short (%zu bytes)", len);
-		return -EXIT_BAD_STATE;
+		return status_fail(EXIT_BAD_STATE);
 	}
 	if ((rc = check_task(sec, &v->L, err, errlen)) < 0 ||
 	    (rc = check_states(sec, err, errlen)) < 0)

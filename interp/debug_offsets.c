@@ -169,22 +169,22 @@ static int table_column(const struct debug_offsets_info *info, char *err, size_t
 	if ((info->version_hex >> 24) != 3 || minor < FIRST_MINOR) {
 		snprintf(err, errlen, "_Py_DebugOffsets has an impossible version 0x%llx",
 			 (unsigned long long)info->version_hex);
-		return -EXIT_BAD_STATE;
+		return status_fail(EXIT_BAD_STATE);
 	}
 	if (minor >= FIRST_MINOR + COLUMNS || !layout_for_minor(minor)) {
 		snprintf(err, errlen, "unsupported Python version 3.%d (pystrobe reads 3.%d to 3.%d)",
 			 minor, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
-		return -EXIT_UNSUPPORTED;
+		return status_fail(EXIT_UNSUPPORTED);
 	}
 	if (info->free_threaded == 1) {
 		snprintf(err, errlen, "free-threaded CPython is not supported yet (this is 3.%dt)",
 			 minor);
-		return -EXIT_UNSUPPORTED;
+		return status_fail(EXIT_UNSUPPORTED);
 	}
 	if (info->free_threaded != 0) {
 		snprintf(err, errlen, "_Py_DebugOffsets has a corrupt free-threaded flag %d",
 			 info->free_threaded);
-		return -EXIT_BAD_STATE;
+		return status_fail(EXIT_BAD_STATE);
 	}
 	return minor - FIRST_MINOR;
 }
@@ -201,7 +201,7 @@ static int read_sizes(const uint8_t *table, int col, uint64_t *sizes, char *err,
 		if (sizes[s] == 0 || sizes[s] > size_max[s]) {
 			snprintf(err, errlen, "_Py_DebugOffsets: implausible struct size %llu",
 				 (unsigned long long)sizes[s]);
-			return -EXIT_BAD_STATE;
+			return status_fail(EXIT_BAD_STATE);
 		}
 	}
 	return 0;
@@ -221,7 +221,7 @@ static int read_fields(const uint8_t *table, int col, const uint64_t *sizes,
 		if (v >= sizes[f->within]) {
 			snprintf(err, errlen, "_Py_DebugOffsets: %s = %llu is outside its struct",
 				 f->name, (unsigned long long)v);
-			return -EXIT_BAD_STATE;
+			return status_fail(EXIT_BAD_STATE);
 		}
 		memcpy((char *)out + f->ours, &(uint32_t){ (uint32_t)v }, sizeof(uint32_t));
 	}
@@ -239,7 +239,7 @@ static int read_gil(const uint8_t *table, int col, struct py_layout *out,
 
 	if (lk < gs || hd < gs || lk - gs >= 256 || hd - gs >= 256) {
 		snprintf(err, errlen, "_Py_DebugOffsets: GIL fields out of place");
-		return -EXIT_BAD_STATE;
+		return status_fail(EXIT_BAD_STATE);
 	}
 	out->gil.locked = (uint32_t)(lk - gs);
 	out->gil.holder = (uint32_t)(hd - gs);
@@ -257,7 +257,7 @@ static int read_gc(const uint8_t *table, int col, uint64_t interp_size, struct p
 
 	if (size > interp_size || gc > interp_size - size || collecting + 4 > size) {
 		snprintf(err, errlen, "_Py_DebugOffsets: GC state out of place");
-		return -EXIT_BAD_STATE;
+		return status_fail(EXIT_BAD_STATE);
 	}
 	out->interp.gc_collecting = (uint32_t)(gc + collecting);
 	return 0;
@@ -274,7 +274,7 @@ int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
 	rc = debug_offsets_probe(m, runtime, &info);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot read _Py_DebugOffsets at _PyRuntime");
-		return rc == -ENOENT ? -EXIT_BAD_STATE : -exit_code_for_errno(rc);
+		return status_fail(rc == -ENOENT ? EXIT_BAD_STATE : exit_code_for_errno(rc));
 	}
 	col = table_column(&info, err, errlen);
 	if (col < 0)
@@ -282,7 +282,7 @@ int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
 	rc = mem_read(m, runtime, table, table_size[col]);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot read _Py_DebugOffsets");
-		return -exit_code_for_errno(rc);
+		return status_fail(exit_code_for_errno(rc));
 	}
 	*out = *layout_for_minor(FIRST_MINOR + col);
 	out->str.compact_size = NONE;

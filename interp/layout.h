@@ -208,8 +208,10 @@ const struct py_layout *layout_for_minor(int minor);
 
 /* _Py_DebugOffsets (3.13+).  Read from `runtime` (the address of _PyRuntime)
  * in the target, validate them, and fill *out: the per-version table for what
- * they do not cover, their values for the rest.  Returns 0 or a negative
- * error (see util.h) with a reason in err. */
+ * they do not cover, their values for the rest.  debug_offsets_probe():
+ * 0, or -errno (-ENOENT: no offsets there).  debug_offsets_layout(): 0, or
+ * status_fail(EXIT_BAD_STATE / EXIT_UNSUPPORTED / exit_code_for_errno()'s)
+ * with a reason in err (see util/status.h). */
 struct debug_offsets_info {
 	uint64_t version_hex;	/* PY_VERSION_HEX from the offsets */
 	int free_threaded;
@@ -282,7 +284,7 @@ struct asyncio_layout {
 };
 
 /* Check the section's bytes (len of them) for 3.minor and fill *out.
- * Returns 0, or -EXIT_UNSUPPORTED / -EXIT_BAD_STATE with a reason. */
+ * Returns 0, or status_fail(EXIT_UNSUPPORTED / EXIT_BAD_STATE) with a reason. */
 int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct asyncio_layout *out,
 			 char *err, size_t errlen);
 

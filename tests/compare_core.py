@@ -15,6 +15,8 @@ live:  CORE is the dump of a gcore of the target LIVE was dumped from, while
        (moving in TRUTH) moves between the two: of its innermost frame
        only function and file are compared, and its locals not at all.
        CORE must name CORE_PATH, record no crash and mark no thread crashed.
+       A core records no run state: every thread of CORE has "idle": null,
+       every thread of LIVE true or false.
 
 quit:  the same for the kernel's core of the target killed by SIGQUIT
        after LIVE: the crash is SIGQUIT (no address) in the one thread
@@ -24,7 +26,8 @@ crash: TRUTH is tests/targets/crash_core.py's truth.json, CORE the dump of
        its kernel core.  The crash must be SIGSEGV at TRUTH's fault address
        in TRUTH's thread, that thread (and only it) marked crashed, its
        Python frames ctypes' string_at() then exactly TRUTH's crash_frames,
-       and every parked thread's frames exactly TRUTH's.
+       and every parked thread's frames exactly TRUTH's; "idle" null in
+       every thread.
 
 crash-native: the same for a dump with --native, whose crashing thread
        must also have merged native frames (no native_error), the innermost
@@ -65,6 +68,13 @@ def frame_keys(f, moving_top):
     return f
 
 
+def check_idle_unknown(core):
+    """A core records no run state: idle is null (present, not false)."""
+    return ["thread %s %r: idle is %r in a core, not null"
+            % (t["tid"], t.get("name"), t.get("idle", "absent"))
+            for t in core["threads"] if "idle" not in t or t["idle"] is not None]
+
+
 def check_quit(core):
     crash = core.get("crash") or {}
     if crash.get("signal") != "SIGQUIT" or crash.get("address", 0) is not None:
@@ -96,6 +106,8 @@ def compare_live(truth, live, core, core_path, quit):
                 bad.append("%s: %s live %r, core %r" % (label, key, lt.get(key), ct.get(key)))
         if not quit and ct.get("crashed") is not False:
             bad.append("%s: crashed is %r" % (label, ct.get("crashed")))
+        if not isinstance(lt.get("idle"), bool):
+            bad.append("%s: idle is %r live, not true or false" % (label, lt.get("idle")))
         mv = lt["ident"] in moving
         lf, cf = lt["frames"], ct["frames"]
         if len(lf) != len(cf):
@@ -108,7 +120,7 @@ def compare_live(truth, live, core, core_path, quit):
                 bad.append("%s: frame #%d differs:\n    live %r\n    core %r" % (label, i, a, b))
     if len(core["threads"]) != len(live["threads"]):
         bad.append("%d threads live, %d in the core" % (len(live["threads"]), len(core["threads"])))
-    return bad
+    return bad + check_idle_unknown(core)
 
 
 def py_frames(t):
@@ -149,6 +161,7 @@ def compare_crash(truth, core, native=False):
         bad.append("threads marked crashed: %r, want [%r]" % (marked, me["tid"]))
     if native:
         bad += check_native(me)
+    bad += check_idle_unknown(core)
     got = py_frames(me)
     if not got or not got[0]["function"].endswith("string_at"):
         bad.append("innermost frame is not ctypes' string_at: %r" % (got[:1],))

@@ -187,8 +187,13 @@ static void text_thread_header(struct strbuf *sb, const struct py_thread *t,
 		put_name(sb, t->name);
 		sb_putc(sb, '"');
 	}
-	sb_printf(sb, " (%s%s) ident 0x%llx", t->idle ? "idle" : "active",
-		  t->gil ? ", holds the GIL" : "", (unsigned long long)t->ident);
+	/* A core records no run state: neither idle nor active. */
+	if (s->idle_known)
+		sb_printf(sb, " (%s%s)", t->idle ? "idle" : "active",
+			  t->gil ? ", holds the GIL" : "");
+	else if (t->gil)
+		sb_puts(sb, " (holds the GIL)");
+	sb_printf(sb, " ident 0x%llx", (unsigned long long)t->ident);
 	if (crashed(s, t)) {
 		sb_puts(sb, " [");
 		text_crash(sb, s);
@@ -484,7 +489,12 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 	json_kuint(j, "ident", t->ident);
 	json_kstr(j, "name", t->name);
 	json_kbool(j, "gil", t->gil);
-	json_kbool(j, "idle", t->idle);
+	/* null from a core, which records no run state */
+	json_key(j, "idle");
+	if (s->idle_known)
+		json_bool(j, t->idle);
+	else
+		json_null(j);
 	json_kbool(j, "truncated", t->truncated);
 	json_kstr(j, "error", t->error);
 	json_key(j, "interpreters");
@@ -654,12 +664,12 @@ static int list_processes(pid_t pid, bool tree, struct proc_node **out)
  * Python (a shell, a launcher), or has gone since the walk. */
 static bool skippable(int rc)
 {
-	return rc == -EXIT_NOT_PYTHON || rc == -EXIT_UNSUPPORTED || rc == -EXIT_NO_PROCESS ||
-	       rc == -EXIT_EXITED;
+	return is_fail(rc, EXIT_NOT_PYTHON) || is_fail(rc, EXIT_UNSUPPORTED) ||
+	       is_fail(rc, EXIT_NO_PROCESS) || is_fail(rc, EXIT_EXITED);
 }
 
-/* Read every process; returns how many were read, or a negative EXIT_*
- * code when the target itself (or, with a tree, every process) failed. */
+/* Read every process; returns how many were read, or status_fail(EXIT_*)
+ * when the target itself (or, with a tree, every process) failed. */
 static int take_all(const struct proc_node *procs, int n, const struct snapshot_opts *so,
 		    bool tree, struct snapshot *snaps)
 {
@@ -691,7 +701,7 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 	if (!got) {
 		errorf("dump: no Python process in the tree of %d (%s)", (int)procs[0].pid,
 		       first_err);
-		return first_rc ? first_rc : -EXIT_NOT_PYTHON;
+		return first_rc ? first_rc : status_fail(EXIT_NOT_PYTHON);
 	}
 	return got;
 }
@@ -748,12 +758,14 @@ static int group_processes(const struct dump_group *g, const struct member *mem)
 }
 
 /* "16 threads, 2 processes (15 idle, 1 active, 1 holds the GIL): 101/101 ..."
+ * (a core's threads are neither idle nor active: it records no run state),
  * or, for one thread, its usual header. */
 static void text_group_header(struct strbuf *sb, const struct dump_group *g, const struct member *mem,
 			      const struct snapshot *snaps, bool multi)
 {
-	uint32_t idle = 0, gil = 0;
+	uint32_t idle = 0, known = 0, gil = 0;
 	int nprocs = group_processes(g, mem);
+	const char *sep = " (";
 
 	if (g->n == 1) {
 		if (multi)
@@ -763,16 +775,28 @@ static void text_group_header(struct strbuf *sb, const struct dump_group *g, con
 		return;
 	}
 	for (uint32_t i = 0; i < g->n; i++) {
-		idle += member_thread(snaps, &mem[g->members[i]])->idle;
-		gil += member_thread(snaps, &mem[g->members[i]])->gil;
+		const struct member *m = &mem[g->members[i]];
+
+		if (snaps[m->snap].idle_known) {
+			known++;
+			idle += member_thread(snaps, m)->idle;
+		}
+		gil += member_thread(snaps, m)->gil;
 	}
 	sb_printf(sb, "%u threads", g->n);
 	if (multi)
 		sb_printf(sb, ", %d process%s", nprocs, nprocs == 1 ? "" : "es");
-	sb_printf(sb, " (%u idle, %u active", idle, g->n - idle);
-	if (gil)
-		sb_printf(sb, ", %u hold%s the GIL", gil, gil == 1 ? "s" : "");
-	sb_puts(sb, "):");
+	if (known) {
+		sb_printf(sb, "%s%u idle, %u active", sep, idle, known - idle);
+		sep = ", ";
+	}
+	if (gil) {
+		sb_printf(sb, "%s%u hold%s the GIL", sep, gil, gil == 1 ? "s" : "");
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		sb_putc(sb, ')');
+	sb_putc(sb, ':');
 	for (uint32_t i = 0; i < g->n; i++) {
 		const struct member *m = &mem[g->members[i]];
 
@@ -992,7 +1016,7 @@ static int dump_core(struct dump_args *a)
 	rc = snapshot_core(&a->core, &a->so, &snap, err, sizeof(err));
 	if (rc < 0) {
 		errorf("%s", err);
-		return -rc;
+		return exit_code(rc);
 	}
 	a->o.locals = a->so.locals;
 	format_all(&out, &snap, 1, NULL, 0, &a->o);
@@ -1031,7 +1055,7 @@ int cmd_dump(int argc, char **argv)
 	snaps = xcalloc(nprocs, sizeof(*snaps));
 	n = take_all(procs, nprocs, &a.so, a.tree, snaps);
 	if (n < 0) {
-		status = -n;
+		status = exit_code(n);
 		goto out;
 	}
 	a.o.locals = a.so.locals;

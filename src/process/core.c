@@ -578,13 +578,13 @@ static int read_phdrs(struct core *c, const Elf64_Ehdr *eh, const char *root, ch
 	    eh->e_phoff > c->size || n * sizeof(*ph) > c->size - eh->e_phoff) {
 		snprintf(err, errlen, "%s: truncated or corrupt core (its program headers "
 			 "are cut off)", path);
-		return -EXIT_BAD_CORE;
+		return status_fail(EXIT_BAD_CORE);
 	}
 	ph = xmalloc(n ? n * sizeof(*ph) : 1);
 	if (pread_all(c->fd, ph, n * sizeof(*ph), eh->e_phoff) < 0) {
 		free(ph);
 		snprintf(err, errlen, "%s: cannot read the core's program headers", path);
-		return -EXIT_BAD_CORE;
+		return status_fail(EXIT_BAD_CORE);
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		if (ph[i].p_type == PT_LOAD)
@@ -612,21 +612,21 @@ static int check_header(int fd, Elf64_Ehdr *eh, const char *path, char *err, siz
 	memset(eh, 0, sizeof(*eh));
 	if (pread_all(fd, eh, sizeof(*eh), 0) < 0 && !memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
 		snprintf(err, errlen, "%s: truncated core (cut inside its ELF header)", path);
-		return -EXIT_BAD_CORE;
+		return status_fail(EXIT_BAD_CORE);
 	}
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
 		snprintf(err, errlen, "%s: not a core file (not an ELF file)", path);
-		return -EXIT_BAD_CORE;
+		return status_fail(EXIT_BAD_CORE);
 	}
 	if (eh->e_type != ET_CORE) {
 		snprintf(err, errlen, "%s: not a core file (an ELF file of another type)", path);
-		return -EXIT_BAD_CORE;
+		return status_fail(EXIT_BAD_CORE);
 	}
 	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh->e_machine != EM_X86_64 || eh->e_phentsize != sizeof(Elf64_Phdr)) {
 		snprintf(err, errlen, "%s: a core of another architecture (pystrobe reads "
 			 "x86-64 cores)", path);
-		return -EXIT_BAD_CORE;
+		return status_fail(EXIT_BAD_CORE);
 	}
 	return 0;
 }
@@ -689,7 +689,7 @@ int core_open(const char *path, const char *root, const char *exe, struct core *
 	c->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0 || fstat(c->fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open core %s: %s", path, strerror(errno));
-		rc = -EXIT_BAD_CORE;
+		rc = status_fail(EXIT_BAD_CORE);
 		goto fail;
 	}
 	c->size = (uint64_t)st.st_size;
@@ -701,7 +701,7 @@ int core_open(const char *path, const char *root, const char *exe, struct core *
 		goto fail;
 	if (!c->nthreads) {
 		snprintf(err, errlen, "%s: truncated or corrupt core (no thread in its notes)", path);
-		rc = -EXIT_BAD_CORE;
+		rc = status_fail(EXIT_BAD_CORE);
 		goto fail;
 	}
 	find_exe(c, exe);

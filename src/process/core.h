@@ -49,7 +49,8 @@ struct core_info {
 };
 
 /* Open a core; files are looked up under root (NULL: "/"), the executable
- * at exe when given.  Returns 0, or -EXIT_BAD_CORE with one line in err. */
+ * at exe when given.  Returns 0, or status_fail(EXIT_BAD_CORE) with one
+ * line in err. */
 int core_open(const char *path, const char *root, const char *exe, struct core **out,
 	      char *err, size_t errlen);
 void core_close(struct core *c);

@@ -205,7 +205,7 @@ static int seize(pid_t pid, pid_t tid)
 		 * that thread is as good as gone, not a permission problem. */
 		if (errno == EPERM && proc_task_exiting(pid, tid))
 			return 1;
-		return errno == EPERM ? -EXIT_PERMISSION : -EXIT_ERROR;
+		return status_fail(errno == EPERM ? EXIT_PERMISSION : EXIT_ERROR);
 	}
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
 		/* It exited between the two calls; the kernel dropped it. */
@@ -434,7 +434,7 @@ static int seize_all(pid_t pid, struct pause *p, struct pause_hint *h, size_t *c
 		int n = proc_tasks(pid, &tids), from = p->n, added;
 
 		if (n < 0)
-			return p->n || p->left_running ? 0 : -EXIT_NO_PROCESS;
+			return p->n || p->left_running ? 0 : status_fail(EXIT_NO_PROCESS);
 		if (round == 0)
 			drop_strangers(p, tids, n);
 		added = seize_listed(pid, p, tids, n, cap);
@@ -480,7 +480,7 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 	 * purpose: otherwise the process has gone. */
 	if (!keep_hint(p, h) && !p->left_running) {
 		pause_release(p);
-		return -EXIT_NO_PROCESS;
+		return status_fail(EXIT_NO_PROCESS);
 	}
 	if (p->realtime && p->n > REALTIME_READ_THREADS)
 		realtime(false);

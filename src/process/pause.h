@@ -33,8 +33,8 @@ struct pause {
 	uint64_t released_ns;	/* mono_ns() when pause_release() let the last go */
 };
 
-/* Stop all threads of pid.  Returns 0, or -EXIT_PERMISSION, -EXIT_NO_PROCESS
- * (nothing attached remains after an error).  While paused, SIGINT, SIGTERM,
+/* Stop all threads of pid.  Returns 0, or status_fail() of EXIT_PERMISSION,
+ * EXIT_NO_PROCESS or EXIT_ERROR (nothing attached remains after an error).  While paused, SIGINT, SIGTERM,
  * SIGHUP and SIGQUIT to pystrobe are held back until pause_release(), so
  * no exit path can leave the target stopped. */
 int pause_process(pid_t pid, struct pause *p);

@@ -17,14 +17,14 @@ int proc_check(pid_t pid)
 	struct stat st;
 
 	if (pid <= 0)
-		return -EXIT_NO_PROCESS;
+		return status_fail(EXIT_NO_PROCESS);
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (stat(path, &st) != 0)
-		return -EXIT_NO_PROCESS;
+		return status_fail(EXIT_NO_PROCESS);
 	/* A thread id also has a /proc entry; only a thread group leader is a process. */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)pid);
 	if (stat(path, &st) != 0)
-		return -EXIT_NO_PROCESS;
+		return status_fail(EXIT_NO_PROCESS);
 	return 0;
 }
 
@@ -51,8 +51,10 @@ int proc_maps_read(pid_t pid, struct proc_maps *maps)
 	maps->n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	text = read_file(path, NULL);
+	if (!text && (errno == EACCES || errno == EPERM))
+		return status_fail(EXIT_PERMISSION);
 	if (!text)
-		return errno == EACCES || errno == EPERM ? -EXIT_PERMISSION : -EXIT_NO_PROCESS;
+		return status_fail(EXIT_NO_PROCESS);
 	proc_maps_parse(text, maps);
 	return 0;
 }

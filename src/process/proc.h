@@ -19,8 +19,10 @@ struct proc_maps {
 	size_t n;
 };
 
-/* 0 when the process exists, -EXIT_NO_PROCESS when it does not. */
+/* 0 when the process exists, status_fail(EXIT_NO_PROCESS) when it does not. */
 int proc_check(pid_t pid);
+/* 0 (proc_maps_free() maps when done), or status_fail(EXIT_PERMISSION)
+ * when not allowed to read them, status_fail(EXIT_NO_PROCESS) otherwise. */
 int proc_maps_read(pid_t pid, struct proc_maps *maps);
 /* The lines of a maps file in text (which it frees) into maps. */
 void proc_maps_parse(char *text, struct proc_maps *maps);

@@ -1142,11 +1142,11 @@ static int layout_from(int rc, const char *what, const struct pyinterp *pi, cons
 	if (rc == -ENOENT) {
 		snprintf(err, errlen, "%s has no C _asyncio module loaded "
 			 "(it has not imported asyncio)", what);
-		return -ENOENT;
+		return ASYNCIO_NOT_IMPORTED;
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot read the asyncio debug offsets (%s)", strerror(-rc));
-		return -exit_code_for_errno(rc);
+		return status_fail(exit_code_for_errno(rc));
 	}
 	return asyncio_layout_parse(pi->minor, sec, len, A, err, errlen);
 }
@@ -1172,7 +1172,7 @@ int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
 	if (asyncio_legacy_version(pi->minor, A))
 		return asyncio_legacy_locate(m, pi, what, A, err, errlen);
 	if (!readable_version(pi, err, errlen))
-		return -EXIT_UNSUPPORTED;
+		return status_fail(EXIT_UNSUPPORTED);
 	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
 	return layout_from(rc, what, pi, sec, len, A, err, errlen);
 }
@@ -1187,7 +1187,7 @@ int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct 
 	if (asyncio_legacy_version(pi->minor, A))
 		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
 	if (!readable_version(pi, err, errlen))
-		return -EXIT_UNSUPPORTED;
+		return status_fail(EXIT_UNSUPPORTED);
 	rc = locate_section_in(src, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
 	return layout_from(rc, src->what, pi, sec, len, A, err, errlen);
 }

@@ -73,8 +73,13 @@ struct py_tasks {
 };
 
 /* Find and check the target's asyncio offsets (reads its ELF files: do it
- * before pausing it).  0, or a negative EXIT_* code with a reason in err
- * (-EXIT_UNSUPPORTED for a version or build we cannot read tasks of). */
+ * before pausing it).  0; ASYNCIO_NOT_IMPORTED when the target has not
+ * imported asyncio (no C _asyncio module, no asyncio.tasks: not a failure,
+ * the reason is in err for a note); or status_fail(EXIT_*) with a reason in
+ * err (EXIT_UNSUPPORTED for a version or build we cannot read tasks of,
+ * EXIT_BAD_STATE for corrupt offsets, exit_code_for_errno()'s code when
+ * they cannot be read). */
+#define ASYNCIO_NOT_IMPORTED 1
 int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
 		   struct asyncio_layout *A, char *err, size_t errlen);
 /* The same among src's mapped objects (a core's). */
@@ -83,8 +88,8 @@ int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct 
 
 /* Read every task of every thread and interpreter through m.  recheck
  * (NULL when the process is paused) re-reads each task uncached after its
- * frames, to drop the ones that changed meanwhile.  0, or a negative
- * EXIT_* code with a reason in err. */
+ * frames, to drop the ones that changed meanwhile.  0, or
+ * status_fail(EXIT_*) with a reason in err. */
 int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen);
 

@@ -916,7 +916,7 @@ int asyncio_legacy_locate(struct mem *m, const struct pyinterp *pi, const char *
 				snprintf(err, errlen, "the asyncio task layout of this build is "
 					 "unverified (its _asyncio.Task is %llu bytes, expected %u)",
 					 (unsigned long long)size, A->task.size);
-				return -EXIT_UNSUPPORTED;
+				return status_fail(EXIT_UNSUPPORTED);
 			}
 			A->legacy.c_task |= r.ctask != 0;
 		}
@@ -925,7 +925,7 @@ int asyncio_legacy_locate(struct mem *m, const struct pyinterp *pi, const char *
 	}
 	if (!found) {
 		snprintf(err, errlen, "%s has not imported asyncio", what);
-		return -ENOENT;
+		return ASYNCIO_NOT_IMPORTED;
 	}
 	return 0;
 }

@@ -25,9 +25,9 @@
 bool asyncio_legacy_version(int minor, struct asyncio_layout *A);
 
 /* With *A from asyncio_legacy_version: check the target has imported
- * asyncio (-ENOENT otherwise, with what names it) and that its C Task
- * type, when it uses one, has the size of the verified layout
- * (-EXIT_UNSUPPORTED otherwise: never a guess). */
+ * asyncio (ASYNCIO_NOT_IMPORTED otherwise, with what names it) and that
+ * its C Task type, when it uses one, has the size of the verified layout
+ * (status_fail(EXIT_UNSUPPORTED) otherwise: never a guess). */
 int asyncio_legacy_locate(struct mem *m, const struct pyinterp *pi, const char *what,
 			  struct asyncio_layout *A, char *err, size_t errlen);
 

@@ -230,23 +230,23 @@ static int no_interpreter(const struct locate_src *src, char *err, size_t errlen
 			snprintf(err, errlen, "unsupported Python version 2.%d in %s "
 				 "(pystrobe reads 3.%d to 3.%d)", minor2, src->what,
 				 LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
-			return -EXIT_UNSUPPORTED;
+			return status_fail(EXIT_UNSUPPORTED);
 		}
 		if (minor >= 0 && minor < LAYOUT_MIN_MINOR &&
 		    (!strncmp(base, "python3.", 8) || !strncmp(base, "libpython3.", 11))) {
 			snprintf(err, errlen, "unsupported Python version 3.%d in %s "
 				 "(pystrobe reads 3.%d to 3.%d)", minor, src->what,
 				 LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
-			return -EXIT_UNSUPPORTED;
+			return status_fail(EXIT_UNSUPPORTED);
 		}
 	}
 	if (src->pid && proc_exiting(src->pid)) {
 		snprintf(err, errlen, "%s has exited", src->what);
-		return -EXIT_EXITED;
+		return status_fail(EXIT_EXITED);
 	}
 	snprintf(err, errlen, "%s is not a Python process (no CPython interpreter found in its mappings)",
 		 src->what);
-	return -EXIT_NOT_PYTHON;
+	return status_fail(EXIT_NOT_PYTHON);
 }
 
 /* The layout of pi's version: from the tables in interp/, or for 3.13+ from
@@ -257,14 +257,14 @@ static int choose_layout(const struct locate_src *src, struct mem *m, struct pyi
 	if (pi->minor < 0) {
 		snprintf(err, errlen, "cannot tell the Python version of %s (%s)",
 			 src->what, pi->path);
-		return -EXIT_UNSUPPORTED;
+		return status_fail(EXIT_UNSUPPORTED);
 	}
 	if (pi->minor >= 13)
 		return debug_offsets_layout(m, pi->runtime, &pi->layout, err, errlen);
 	if (pi->minor < LAYOUT_MIN_MINOR || !layout_for_minor(pi->minor)) {
 		snprintf(err, errlen, "unsupported Python version %s (pystrobe reads 3.%d to 3.%d)",
 			 pi->version, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
-		return -EXIT_UNSUPPORTED;
+		return status_fail(EXIT_UNSUPPORTED);
 	}
 	pi->layout = *layout_for_minor(pi->minor);
 	return 0;
@@ -298,27 +298,27 @@ int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size
 	memset(pi, 0, sizeof(*pi));
 	if (proc_check(pid) < 0) {
 		snprintf(err, errlen, "no such process: %d", (int)pid);
-		return -EXIT_NO_PROCESS;
+		return status_fail(EXIT_NO_PROCESS);
 	}
 	rc = proc_maps_read(pid, &maps);
-	if (rc == -EXIT_PERMISSION) {
+	if (is_fail(rc, EXIT_PERMISSION)) {
 		permission_message(pid, err, errlen);
 		return rc;
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "process %d exited", (int)pid);
-		return -EXIT_EXITED;
+		return status_fail(EXIT_EXITED);
 	}
 	if (maps.n == 0) {
 		proc_maps_free(&maps);
 		/* A process that has exited but not been reaped maps nothing. */
 		if (proc_exiting(pid)) {
 			snprintf(err, errlen, "process %d has exited", (int)pid);
-			return -EXIT_EXITED;
+			return status_fail(EXIT_EXITED);
 		}
 		snprintf(err, errlen, "process %d is not a Python process (no memory mappings)",
 			 (int)pid);
-		return -EXIT_NOT_PYTHON;
+		return status_fail(EXIT_NOT_PYTHON);
 	}
 	snprintf(what, sizeof(what), "process %d", (int)pid);
 	src.what = what;

@@ -45,7 +45,7 @@ int locate_python_in(const struct locate_src *src, struct mem *m, struct pyinter
 		     char *err, size_t errlen);
 
 /* Locate the interpreter of pid, reading memory through m.  Returns 0
- * (pyinterp_free() out when done), or a negative EXIT_* code with a
+ * (pyinterp_free() out when done), or status_fail(EXIT_*) with a
  * one-line reason in err and nothing to free. */
 int locate_python(pid_t pid, struct mem *m, struct pyinterp *out, char *err, size_t errlen);
 void pyinterp_free(struct pyinterp *pi);

@@ -715,9 +715,6 @@ int pystack_reread_frame(struct mem *m, const struct py_layout *L, struct py_tst
 	return t->frame_err;
 }
 
-/* The thread states of one interpreter, up to max.  Returns the count, or
- * a negative EXIT_* code with a reason in err when not even the first
- * could be read. */
 /* Is a collection under way in this interpreter (the process's one GC
  * before 3.9)?  Any value but 0 and 1 is not the int CPython keeps
  * there: read as no. */
@@ -734,6 +731,9 @@ static bool gc_running(struct mem *m, const struct pyinterp *pi, uint64_t interp
 	return rc == 0 && collecting == 1;
 }
 
+/* The thread states of one interpreter, up to max.  Returns the count, or
+ * status_fail(EXIT_*) with a reason in err when not even the first could
+ * be read. */
 static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t interp,
 			  struct py_tstate *out, int max, char *err, size_t errlen)
 {
@@ -750,11 +750,11 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 
 	if ((rc = mem_read_u64(m, interp + L->interp.threads_head, &ts)) < 0) {
 		snprintf(err, errlen, "cannot read the interpreter state");
-		return -exit_code_for_errno(rc);
+		return status_fail(exit_code_for_errno(rc));
 	}
 	if (tsize > 512) {
 		snprintf(err, errlen, "thread state layout too large");
-		return -EXIT_BAD_STATE;
+		return status_fail(EXIT_BAD_STATE);
 	}
 	if (mem_read_u64(m, interp + L->interp.id, (uint64_t *)&id) < 0 || id < 0)
 		id = -1;
@@ -768,7 +768,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		if ((rc = mem_read(m, ts, tb, tsize)) < 0) {
 			if (n == 0) {
 				snprintf(err, errlen, "cannot read a thread state");
-				return -exit_code_for_errno(rc);
+				return status_fail(exit_code_for_errno(rc));
 			}
 			break;
 		}
@@ -778,7 +778,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 			if (n == 0) {
 				snprintf(err, errlen, "thread state does not belong to the interpreter "
 					 "(wrong layout for Python %s?)", pi->version);
-				return -EXIT_BAD_STATE;
+				return status_fail(EXIT_BAD_STATE);
 			}
 			break;
 		}
@@ -816,10 +816,10 @@ static int no_interp(struct mem *m, const struct pyinterp *pi, char *err, size_t
 	 * way out, which is not the same as not started yet. */
 	if (mem_read_u64(m, pi->runtime + pi->layout.runtime.finalizing, &fin) == 0 && fin) {
 		snprintf(err, errlen, "the interpreter has shut down");
-		return -EXIT_EXITED;
+		return status_fail(EXIT_EXITED);
 	}
 	snprintf(err, errlen, "the interpreter is not initialised yet");
-	return -EXIT_BAD_STATE;
+	return status_fail(EXIT_BAD_STATE);
 }
 
 int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *out, int max,
@@ -834,7 +834,7 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
 		return no_interp(m, pi, err, errlen);
 	if (ni < 0) {
 		snprintf(err, errlen, "cannot read the interpreter state");
-		return -exit_code_for_errno(ni);
+		return status_fail(exit_code_for_errno(ni));
 	}
 	/* The main interpreter's threads first, as before there were others.
 	 * One that cannot be read is left out (a garbage `next`, one being

@@ -98,7 +98,7 @@ struct py_tstate {
 /* List up to max thread states of every interpreter, the main one's first,
  * the parts of each OS thread's stack together (see nparts).  *gil gets the
  * address of a thread state holding a GIL (0 if none).  Returns the count,
- * or a negative EXIT_* code with a reason in err. */
+ * or status_fail(EXIT_*) with a reason in err. */
 int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *ts, int max,
 		    uint64_t *gil, char *err, size_t errlen);
 
@@ -125,7 +125,7 @@ enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t fr
 			   int max_depth, pyframe_fn fn, void *arg, int *nframes, int *rc);
 
 /* Read every OS thread of every interpreter.  Returns the number of threads
- * (*threads allocated), or a negative EXIT_* code with a reason in err.
+ * (*threads allocated), or status_fail(EXIT_*) with a reason in err.
  * A thread whose stack cannot be read gets its error set; it does not fail
  * the whole walk. */
 int pystack_threads(struct mem *m, const struct pyinterp *pi, const struct walk_opts *o,

@@ -258,7 +258,7 @@ struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct 
 	f->fo = *fo;
 	f->p = p;
 	if (fo->subprocesses) {
-		if ((*rc = -proc_check(pid)) != 0) {
+		if ((*rc = exit_code(proc_check(pid))) != EXIT_OK) {
 			snprintf(err, errlen, "no such process: %d", (int)pid);
 			goto fail;
 		}
@@ -324,24 +324,24 @@ static int fleet_sample(struct fleet *f, uint64_t t_ns)
 		if (mb->state != M_SAMPLING || !mb->s)
 			continue;
 		rc = sampler_sample(mb->s, t_ns);
-		if (rc == -EXIT_EXITED) {
+		if (is_fail(rc, EXIT_EXITED)) {
 			/* Gone, or going: the next walk drops it. */
 			stop_sampling(f, mb);
 			mb->state = M_SKIPPED;
-		} else if (rc == -EXIT_NOT_PYTHON) {
+		} else if (is_fail(rc, EXIT_NOT_PYTHON)) {
 			/* It ran exec().  The target alone ends the run; a
 			 * process of the tree may become Python again (a
 			 * launcher, or spawn's fork then exec of a fresh
 			 * interpreter, without ASLR to tell the walk). */
 			stop_sampling(f, mb);
 			if (!f->fo.subprocesses)
-				return -EXIT_NOT_PYTHON;
+				return status_fail(EXIT_NOT_PYTHON);
 			mb->state = M_PENDING;
 			mb->tries = 0;
 		}
 	}
 	if (target_gone(f))
-		return -EXIT_EXITED;
+		return status_fail(EXIT_EXITED);
 	/* The target may be a shell that has exited while its children
 	 * live on; then the walk no longer finds it and the run ends. */
 	return 0;
@@ -638,8 +638,8 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 		wait_until(&w, fleet_due(f, &c), stop);
 	}
 	fill_status(f, &c, final);
-	final->target_exited = rc == -EXIT_EXITED;
-	final->target_execd = rc == -EXIT_NOT_PYTHON;
+	final->target_exited = is_fail(rc, EXIT_EXITED);
+	final->target_execd = is_fail(rc, EXIT_NOT_PYTHON);
 	final->duration_over = rc == FLEET_OVER;
 	f->p->duration_ns = mono_ns() - c.start_ns;
 	f->p->errors = 0;

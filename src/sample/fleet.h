@@ -67,8 +67,9 @@ void fleet_start(struct fleet *f, struct fleet_clock *c);
 
 /* Do what is due by now: a round, or with subprocesses a walk of the tree
  * between rounds.  Returns FLEET_WAIT, FLEET_ROUND or FLEET_OVER,
- * -EXIT_EXITED once the target is gone, or without subprocesses
- * -EXIT_NOT_PYTHON once it has run exec() (see sampler_sample()). */
+ * status_fail(EXIT_EXITED) once the target is gone, or without
+ * subprocesses status_fail(EXIT_NOT_PYTHON) once it has run exec() (see
+ * sampler_sample()). */
 int fleet_step(struct fleet *f, struct fleet_clock *c);
 
 /* A timer slack for the process that fits sampling every interval_ns. */

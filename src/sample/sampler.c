@@ -70,13 +70,12 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	nsmap_open(&s->nsm, NULL, pid);
 	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
 	if (rc < 0) {
-		*rcp = -rc;
+		*rcp = exit_code(rc);
 		sampler_close(s);
 		return NULL;
 	}
-	if (o->async && (rc = asyncio_locate(pid, s->direct, &s->pi, &s->A, err, errlen)) < 0 &&
-	    rc != -ENOENT) {
-		*rcp = -rc;
+	if (o->async && (rc = asyncio_locate(pid, s->direct, &s->pi, &s->A, err, errlen)) < 0) {
+		*rcp = exit_code(rc);
 		sampler_close(s);
 		return NULL;
 	}
@@ -420,7 +419,7 @@ static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, u
 	rc = pause_process_except(s->pid, pause, &s->pause_hint, s->asleep, n);
 	if (rc < 0) {
 		if (proc_exiting(s->pid))
-			return -EXIT_EXITED;
+			return status_fail(EXIT_EXITED);
 		s->errors[SERR_PAUSE]++;
 		return -1;
 	}
@@ -505,17 +504,17 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		read_states(s);
 	rc = pause_target(s, &pause, t_ns, &since);
 	if (rc < 0)
-		return rc == -EXIT_EXITED ? rc : 0;
+		return is_fail(rc, EXIT_EXITED) ? rc : 0;
 	n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
 	if (n < 0) {
 		release(s, &pause, t_ns, since);
-		if (n == -EXIT_EXITED || proc_exiting(s->pid))
-			return -EXIT_EXITED;
+		if (is_fail(n, EXIT_EXITED) || proc_exiting(s->pid))
+			return status_fail(EXIT_EXITED);
 		if (replaced(s, t_ns))
-			return -EXIT_NOT_PYTHON;
+			return status_fail(EXIT_NOT_PYTHON);
 		/* A worker found while its interpreter starts up is not
 		 * failing: it has nothing to show yet. */
-		if (!s->rounds && n == -EXIT_BAD_STATE)
+		if (!s->rounds && is_fail(n, EXIT_BAD_STATE))
 			s->unready++;
 		else
 			s->errors[SERR_STATE]++;

@@ -54,8 +54,9 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 void sampler_close(struct sampler *s);
 
 /* One sample of every thread, t_ns after the start.  Returns 0,
- * -EXIT_EXITED once the process is gone, or -EXIT_NOT_PYTHON once it has
- * replaced itself with another program (exec). */
+ * status_fail(EXIT_EXITED) once the process is gone, or
+ * status_fail(EXIT_NOT_PYTHON) once it has replaced itself with another
+ * program (exec). */
 int sampler_sample(struct sampler *s, uint64_t t_ns);
 
 struct sampler_status {

@@ -75,26 +75,24 @@ static bool process_exiting(pid_t pid)
 /* After a failed read, tell "it exited" apart from "it is garbage". */
 static int classify_failure(pid_t pid, int rc, char *err, size_t errlen)
 {
-	if (rc == -EXIT_EXITED || process_exiting(pid)) {
+	if (is_fail(rc, EXIT_EXITED) || process_exiting(pid)) {
 		snprintf(err, errlen, "process %d exited while it was being read", (int)pid);
-		return -EXIT_EXITED;
+		return status_fail(EXIT_EXITED);
 	}
-	if (rc == -EXIT_PERMISSION)
+	if (is_fail(rc, EXIT_PERMISSION))
 		permission_message(pid, err, errlen);
 	return rc;
 }
 
-/* Before pausing: where the tasks are.  1 when there is nothing to read
- * (asyncio not imported: noted, not an error), 0, or a negative EXIT_*. */
+/* Before pausing: where the tasks are.  ASYNCIO_NOT_IMPORTED when there
+ * is nothing to read (noted, not an error), 0, or status_fail(EXIT_*). */
 static int async_prepare(pid_t pid, struct mem *m, struct snapshot *s, struct asyncio_layout *A,
 			 char *err, size_t errlen)
 {
 	int rc = asyncio_locate(pid, m, &s->pi, A, err, errlen);
 
-	if (rc == -ENOENT) {
+	if (rc == ASYNCIO_NOT_IMPORTED)
 		s->async_note = xstrdup(err);
-		return 1;
-	}
 	return rc;
 }
 
@@ -142,7 +140,8 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 	s->ns_pid = nsm.ns_pid;
 	rc = locate_python(pid, m, &s->pi, err, errlen);
 	if (rc < 0) {
-		rc = rc == -EXIT_PERMISSION || rc == -EXIT_EXITED ? classify_failure(pid, rc, err, errlen) : rc;
+		if (is_fail(rc, EXIT_PERMISSION) || is_fail(rc, EXIT_EXITED))
+			rc = classify_failure(pid, rc, err, errlen);
 		goto out;
 	}
 	s->argv = proc_cmdline(pid, &s->argc);
@@ -155,7 +154,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 	/* Scheduler states first: once we stop a thread it is not running. */
 	ntids = proc_tasks(pid, &tids);
 	if (ntids < 0) {
-		rc = classify_failure(pid, -EXIT_EXITED, err, errlen);
+		rc = classify_failure(pid, status_fail(EXIT_EXITED), err, errlen);
 		goto out;
 	}
 	states = xcalloc(ntids + 1, 1);
@@ -184,7 +183,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		arc = async_read(m, s, &A, o->nonblocking, err, errlen);
 	pause_release(&pause);
 	if (n < 0) {
-		rc = n == -EXIT_PERMISSION || n == -EXIT_EXITED || proc_check(pid) < 0
+		rc = is_fail(n, EXIT_PERMISSION) || is_fail(n, EXIT_EXITED) || proc_check(pid) < 0
 			? classify_failure(pid, n, err, errlen) : n;
 		goto out;
 	}
@@ -194,6 +193,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		goto out;
 	}
 	map_tids(m, &s->pi, &nsm, s->threads, n, tids, ntids);
+	s->idle_known = true;
 	for (int i = 0; i < n; i++) {
 		struct py_thread *t = &s->threads[i];
 
@@ -309,11 +309,11 @@ static int core_failure(const struct core *c, const char *path, int rc, char *er
 	if (!core_incomplete(c) || core_notes(c, &notes) <= 0)
 		return rc;
 	snprintf(buf, sizeof(buf), "%s", err);
-	if (rc == -EXIT_NOT_PYTHON)
+	if (is_fail(rc, EXIT_NOT_PYTHON))
 		snprintf(err, errlen, "no Python interpreter found in core %s: %s", path, notes[0]);
 	else
 		snprintf(err, errlen, "%s (%s)", buf, notes[0]);
-	return -EXIT_CORE_INCOMPLETE;
+	return status_fail(EXIT_CORE_INCOMPLETE);
 }
 
 static int core_io_open(void *arg, const char *path)
@@ -362,7 +362,7 @@ static int core_async(struct snapshot *s, const struct locate_src *src, struct m
 	struct asyncio_layout A;
 	int rc = asyncio_locate_in(src, m, &s->pi, &A, err, errlen);
 
-	if (rc == -ENOENT) {
+	if (rc == ASYNCIO_NOT_IMPORTED) {
 		s->async_note = xstrdup(err);
 		return 0;
 	}

@@ -30,6 +30,9 @@ struct snapshot {
 	struct py_thread *threads;
 	int nthreads;
 	struct mixed_stack *mixed;	/* with opts.native: threads[i]'s merged stack */
+	/* threads[].idle was read from the scheduler (a live process).  A
+	 * core records no run state: there idle is unknown, not false. */
+	bool idle_known;
 	/* With opts.async: its tasks, or why there are none (no asyncio
 	 * imported: tasks stays empty and async_note says so). */
 	struct py_tasks tasks;
@@ -54,11 +57,11 @@ struct core_opts {
 	const char *root;	/* --root, or NULL */
 };
 
-/* Returns 0, or a negative EXIT_* code with a one-line message in err.
+/* Returns 0, or status_fail(EXIT_*) with a one-line message in err.
  * The target is never left paused, whatever happens. */
 int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		  char *err, size_t errlen);
-/* The same from a core file: 0, or a negative EXIT_* code with a line in
+/* The same from a core file: 0, or status_fail(EXIT_*) with a line in
  * err.  s->notes say what could not be read (files missing, a truncated
  * core): what could be is there all the same. */
 int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,

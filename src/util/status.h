@@ -12,7 +12,8 @@
  * status_fail() puts the verdicts at -STATUS_BASE and below, where no errno
  * lives (the kernel's errno values stop at 4095), so neither can be read
  * as the other; exit_code() maps either kind to the exit status once, at
- * the boundary.  A bare -EXIT_* would be -ENOENT, -EPERM or -EIO. */
+ * the boundary.  An exit code merely negated would be -ENOENT, -EPERM or
+ * -EIO (tests/unit/check_status.c keeps that form out of the sources). */
 #ifndef PYSTROBE_STATUS_H
 #define PYSTROBE_STATUS_H
 

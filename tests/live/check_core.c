@@ -4,7 +4,8 @@
  * (--json --locals), takes a gcore of it while it stays parked, and
  * tests/compare_core.py holds the core's dump against the live one: the
  * same threads with identical frames.  A target in the sid root is read
- * with --root.
+ * with --root.  A core records no run state: its threads are neither idle
+ * nor active (JSON "idle": null, no word in text, also with --group).
  *
  * crash: tests/targets/crash_core.py writes what it sees itself and dies
  * of SIGSEGV in ctypes with RLIMIT_CORE raised; the kernel writes its core
@@ -164,6 +165,30 @@ static void check_quit_core(const struct test_interp *ti, struct target *t, char
 	compare(ti->label, "SIGQUIT core", cmp);
 }
 
+/* The thread and group headers of a core's text dump say nothing of idle
+ * or active: the core does not record it.  Returns how many it saw. */
+static int check_no_run_state(const char *label, const char *what, const char *text)
+{
+	int headers = 0;
+
+	for (const char *line = text, *next; line && *line; line = next) {
+		size_t len = strcspn(line, "\n");
+		char buf[1024];
+		unsigned n;
+
+		next = line[len] ? line + len + 1 : NULL;
+		/* "Thread TID ... (idle) ident" and "N threads (N idle, N active):" */
+		if (strncmp(line, "Thread ", 7) && sscanf(line, "%u threads", &n) != 1)
+			continue;
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+		headers++;
+		ck_assert_msg(!strstr(buf, "(idle") && !strstr(buf, "(active") &&
+			      !strstr(buf, " idle,") && !strstr(buf, " active"),
+			      "%s: %s: a core's header says idle or active: %s", label, what, buf);
+	}
+	return headers;
+}
+
 START_TEST(test_gcore)
 {
 	const struct test_interp *ti = &interps[_i];
@@ -172,12 +197,15 @@ START_TEST(test_gcore)
 	char core[PATH_MAX + 32];
 	char *live_args[] = { "--pid", pid, "--json", "--locals", NULL };
 	char *text_args[] = { "--core", core, "--root", (char *)ti->root, NULL };
+	char *group_args[] = { "--core", core, "--group", "--root", (char *)ti->root, NULL };
 	char *cmp_live[] = { t.truth, live };
 	struct run r;
 	char *text;
 
-	if (!ti->root[0])
+	if (!ti->root[0]) {
 		text_args[2] = NULL;
+		group_args[3] = NULL;
+	}
 	test_interp_script(ti, "tests/targets/parked.py", parked, sizeof(parked));
 	if (target_start_script(&t, ti, "tests/targets/parked_here.py", why, sizeof(why)) < 0)
 		ck_abort_msg("%s: parked_here.py: %s", ti->label, why);
@@ -196,6 +224,16 @@ START_TEST(test_gcore)
 		      strstr(text, "nested_c") && !strstr(text, "crashed:"),
 		      "%s: the text dump of the core lacks its header or frames:\n%.2000s",
 		      ti->label, text ? text : "(none)");
+	ck_assert_msg(check_no_run_state(ti->label, "text", text) > 0, "%s: no thread header in:\n%.2000s",
+		      ti->label, text);
+	free(text);
+	dump_run(ti->label, t.dir, "gcore-group.txt", group_args, &r);
+	run_free(&r);
+	snprintf(txt, sizeof(txt), "%s/gcore-group.txt", t.dir);
+	text = slurp(txt);
+	ck_assert_msg(text && check_no_run_state(ti->label, "--group", text) > 0,
+		      "%s: no group header in the --group dump of the core:\n%.2000s", ti->label,
+		      text ? text : "(none)");
 	free(text);
 	unlink(core);	/* hundreds of MB: not two at once */
 	check_quit_core(ti, &t, cmp_live);

@@ -201,7 +201,7 @@ START_TEST(test_bad_cookie)
 		return;
 	memcpy(b, t->bytes, sizeof(b));
 	b[0] = 'X';
-	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
+	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_BAD_STATE));
 }
 END_TEST
 
@@ -216,13 +216,13 @@ START_TEST(test_unknown_version)
 		return;
 	memcpy(b, t->bytes, sizeof(b));
 	put64(b, 8, 0x031000a1);	/* 3.16.0a1 */
-	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
+	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_UNSUPPORTED));
 	ck_assert_msg(strstr(err, "unsupported Python version 3.16 (pystrobe reads 3.7 to 3.15)"),
 		      "message names the versions: %s", err);
 	put64(b, 8, 0x031400f0);	/* 3.20.0 */
-	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
+	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_UNSUPPORTED));
 	put64(b, 8, 0x020700f0);	/* not 3.x at all */
-	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
+	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_BAD_STATE));
 }
 END_TEST
 
@@ -237,10 +237,10 @@ START_TEST(test_free_threaded)
 		return;
 	memcpy(b, t->bytes, sizeof(b));
 	put64(b, 16, 1);
-	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_UNSUPPORTED);
+	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_UNSUPPORTED));
 	ck_assert_msg(strstr(err, "free-threaded CPython is not supported yet"), "%s", err);
 	put64(b, 16, 7);
-	ck_assert_int_eq(layout_from(b, &L, err), -EXIT_BAD_STATE);
+	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_BAD_STATE));
 }
 END_TEST
 
@@ -272,7 +272,7 @@ START_TEST(test_absurd_fields)
 
 		memcpy(b, t->bytes, sizeof(b));
 		put64(b, pos, 1ull << 40);
-		if (layout_from(b, &L, err) == -EXIT_BAD_STATE)
+		if (layout_from(b, &L, err) == status_fail(EXIT_BAD_STATE))
 			refused++;
 	}
 	/* Fields we do not use may take any value; every one we use is checked. */

@@ -320,19 +320,19 @@ START_TEST(test_section)
 	ck_assert_int_eq(asyncio_layout_parse(14, section, sizeof(section), &A, err, sizeof(err)), 0);
 	ck_assert_uint_eq(A.task.fut_waiter, 120);
 	ck_assert_int_eq(asyncio_layout_parse(13, section, sizeof(section), &A, err, sizeof(err)),
-			 -EXIT_UNSUPPORTED);
+			 status_fail(EXIT_UNSUPPORTED));
 	ck_assert_int_eq(asyncio_layout_parse(14, section, 64, &A, err, sizeof(err)),
-			 -EXIT_BAD_STATE);
+			 status_fail(EXIT_BAD_STATE));
 	w = 144;	/* task_name moved: a layout we have not verified */
 	memcpy(section + 8, &w, 8);
 	ck_assert_int_eq(asyncio_layout_parse(15, section, sizeof(section), &A, err, sizeof(err)),
-			 -EXIT_UNSUPPORTED);
+			 status_fail(EXIT_UNSUPPORTED));
 	ck_assert_msg(strstr(err, "unverified"), "%s", err);
 	make_section();
 	w = TS_SIZE;	/* the list head past the thread state's end */
 	memcpy(section + 8 * 12, &w, 8);
 	ck_assert_int_eq(asyncio_layout_parse(15, section, sizeof(section), &A, err, sizeof(err)),
-			 -EXIT_BAD_STATE);
+			 status_fail(EXIT_BAD_STATE));
 }
 END_TEST
 

@@ -327,7 +327,8 @@ START_TEST(test_unverified)
 
 	build(&sc, _i);
 	fp_w64(sc.fp, sc.ctask + sc.fp->L->obj.tp_basicsize, sc.A.task.size + 8);
-	ck_assert_int_eq(locate_and_read(&sc, &t, err, sizeof(err)), -EXIT_UNSUPPORTED);
+	ck_assert_int_eq(locate_and_read(&sc, &t, err, sizeof(err)),
+			 status_fail(EXIT_UNSUPPORTED));
 	ck_assert_msg(strstr(err, "unverified"), "%s", err);
 	fp_free(sc.fp);
 	/* Checked when located, another size when read: no C task is read. */

@@ -587,7 +587,7 @@ static void check_bad_state(struct scene *sc, const char *what)
 	struct py_thread *t = (struct py_thread *)1;
 	int n = walk(sc, &t);
 
-	ck_assert_msg(n == -EXIT_BAD_STATE, "3.%d: %d, want -EXIT_BAD_STATE (%s)",
+	ck_assert_msg(is_fail(n, EXIT_BAD_STATE), "3.%d: %d, want status_fail(EXIT_BAD_STATE) (%s)",
 		      sc->fp->L->minor, n, sc->err);
 	ck_assert_ptr_null(t);
 	ck_assert_msg(sc->err[0], "no reason given");
