@@ -15,6 +15,8 @@ pkgs="$pkgs check python3 debootstrap util-linux sudo tmux valgrind chromium lib
 pkgs="$pkgs nodejs g++ python3-dev"
 # gdb's gcore takes the cores check_core and check_async read back.
 pkgs="$pkgs gdb"
+# man-db's man renders the man pages for check_docs (man --warnings).
+pkgs="$pkgs man-db"
 # fuzz/ (libFuzzer, run by .ci/run).
 pkgs="$pkgs clang libclang-rt-dev"
 

@@ -4,6 +4,7 @@
 
 #include "cmd/cmd.h"
 #include "interp/layout.h"
+#include "util/status.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -24,17 +25,62 @@ static const char usage[] =
 	"  dump      print every thread's Python stack now (why is it hung?)\n"
 	"  record    sample at a fixed rate into a flame graph or profile file\n"
 	"  top       a live, top-like view of the functions taking the time\n"
-	"  diff      compare two profiles: what grew, what shrank (differential flame graph)\n"
+	"  diff      compare two profiles: a flame graph of what grew and what shrank\n"
 	"  merge     combine profiles (ranks, hosts) into one, side by side or summed\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help     show this help (pystrobe COMMAND --help for a command's)\n"
 	"  -V, --version  show the version\n"
-	"\n"
-	"Exit status: 0 ok, 1 error, 2 usage, 3 no such process, 4 permission denied,\n"
-	"5 not a Python process, 6 unsupported Python version, 7 process exited,\n"
-	"8 interpreter state unreadable, 9 input profile unreadable, 10 core file\n"
-	"unreadable, 11 core incomplete (files it maps missing).  See pystrobe(1).\n";
+	"\n";
+
+/* The help's last lines, "Exit status: 0 ok, 1 error, ...  See pystrobe(1).",
+ * from the table of statuses (util/status.c), wrapped under 80 columns. */
+#define HELP_WIDTH 79
+
+/* word after sep, or at the start of a new line when the line would be
+ * too long (a comma of sep stays at the end of the old one). */
+static void put_word(FILE *out, int *col, const char *sep, const char *word)
+{
+	int n = (int)strlen(word), nsep = (int)strlen(sep);
+
+	if (*col + nsep + n > HELP_WIDTH) {
+		fputs(sep[0] == ',' ? ",\n" : "\n", out);
+		*col = 0;
+	} else {
+		fputs(sep, out);
+		*col += nsep;
+	}
+	fputs(word, out);
+	*col += n;
+}
+
+static void print_exit_statuses(FILE *out)
+{
+	char word[128];
+	int col = 0;
+
+	put_word(out, &col, "", "Exit");
+	put_word(out, &col, " ", "status:");
+	for (int i = 0; i < EXIT_NR; i++) {
+		const char *b = exit_statuses[i].brief;
+		const char *end = i == EXIT_NR - 1 ? "." : "";
+		int n = (int)strcspn(b, " ");
+
+		/* The code and the first word of its brief stay together. */
+		snprintf(word, sizeof(word), "%d %.*s%s", exit_statuses[i].code, n, b,
+			 b[n] ? "" : end);
+		put_word(out, &col, i ? ", " : " ", word);
+		for (b += n; *b; b += n) {
+			b++;
+			n = (int)strcspn(b, " ");
+			snprintf(word, sizeof(word), "%.*s%s", n, b, b[n] ? "" : end);
+			put_word(out, &col, " ", word);
+		}
+	}
+	put_word(out, &col, "  ", "See");
+	put_word(out, &col, " ", "pystrobe(1).");
+	fputc('\n', out);
+}
 
 struct command {
 	const char *name;
@@ -57,6 +103,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		fputs(usage, stdout);
+		print_exit_statuses(stdout);
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {

@@ -2,29 +2,42 @@
 
 #include "util/status.h"
 
-/* The man pages' EXIT STATUS sections say the same (a test holds them to
- * this table); --help prints the briefs. */
+/* The man pages' EXIT STATUS sections start each entry with its meaning,
+ * word for word (tests/unit/check_docs holds them to this table); --help
+ * prints the briefs.  Plain ASCII, no markup: the test compares the pages'
+ * text, markup removed, with these strings. */
 const struct exit_status exit_statuses[EXIT_NR] = {
 	[EXIT_OK] = { EXIT_OK, "ok", "Success." },
-	[EXIT_ERROR] = { EXIT_ERROR, "error", "Any other error (I/O, internal)." },
-	[EXIT_USAGE] = { EXIT_USAGE, "usage", "Bad command line, or an output that cannot be written." },
+	[EXIT_ERROR] = { EXIT_ERROR, "error",
+			 "Any other error: an output that cannot be written, an I/O or "
+			 "internal error." },
+	[EXIT_USAGE] = { EXIT_USAGE, "usage",
+			 "Bad command line: an unknown option, a bad value, or options "
+			 "that cannot go together." },
 	[EXIT_NO_PROCESS] = { EXIT_NO_PROCESS, "no such process", "No such process." },
 	[EXIT_PERMISSION] = { EXIT_PERMISSION, "permission denied",
 			      "Not allowed to read or trace the process." },
 	[EXIT_NOT_PYTHON] = { EXIT_NOT_PYTHON, "not a Python process",
 			      "No Python interpreter was found in the process." },
 	[EXIT_UNSUPPORTED] = { EXIT_UNSUPPORTED, "unsupported Python version",
-			       "A Python version or build that cannot be read." },
-	[EXIT_EXITED] = { EXIT_EXITED, "process exited", "The process exited while it was being read." },
+			       "The Python version or build cannot be read: 3.6 and older, "
+			       "3.16 and newer, free-threaded builds; with --async, 3.7 to 3.10 "
+			       "and builds whose asyncio task layout is not verified." },
+	[EXIT_EXITED] = { EXIT_EXITED, "process exited",
+			  "The process exited while it was being read." },
 	[EXIT_BAD_STATE] = { EXIT_BAD_STATE, "interpreter state unreadable",
-			     "The interpreter state could not be read (not initialised yet, or corrupt)." },
+			     "The interpreter state could not be read (not initialised yet, "
+			     "or corrupt)." },
 	[EXIT_BAD_INPUT] = { EXIT_BAD_INPUT, "input profile unreadable",
-			     "An input profile of diff or merge is missing, unreadable or not a profile." },
+			     "An input profile of diff or merge is missing, unreadable or not "
+			     "a profile." },
 	[EXIT_BAD_CORE] = { EXIT_BAD_CORE, "core file unreadable",
-			    "dump --core: not a core file, or unreadable." },
+			    "dump --core: not a core file (or one cut before its notes), or "
+			    "it cannot be opened." },
 	[EXIT_CORE_INCOMPLETE] = { EXIT_CORE_INCOMPLETE, "core incomplete",
-				   "dump --core: the core is incomplete (truncated, or files it maps "
-				   "missing or changed); what could be read was shown." },
+				   "dump --core: the core is incomplete (truncated, files it maps "
+				   "missing or of another build, a thread stack it holds as "
+				   "zeros); what could be read was shown." },
 };
 
 int exit_code_for_errno(int rc)

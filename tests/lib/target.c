@@ -5,6 +5,7 @@
 #include "process/proctree.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -708,6 +709,44 @@ void run_free(struct run *r)
 	free(r->out);
 	free(r->err);
 	r->out = r->err = NULL;
+}
+
+char *help_long_options(const char *cmd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct run r;
+	const char *p;
+
+	if ((cmd ? run_pystrobe(&r, cmd, "--help", NULL) : run_pystrobe(&r, "--help", NULL)) < 0)
+		return NULL;
+	if (run_exit(&r) != 0) {
+		run_free(&r);
+		return NULL;
+	}
+	for (p = r.out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *s = p;
+
+		while (*s == ' ')
+			s++;
+		if (s[0] == '-' && isalpha((unsigned char)s[1]) && s[2] == ',' && s[3] == ' ')
+			s += 4;
+		if (s == p || strncmp(s, "--", 2))
+			continue;
+		sb_printf(&sb, "%s%.*s", sb.len ? " " : "",
+			  (int)strspn(s, "-abcdefghijklmnopqrstuvwxyz"), s);
+	}
+	run_free(&r);
+	return sb_detach(&sb);
+}
+
+bool has_word(const char *words, const char *w)
+{
+	char *x = xasprintf(" %s ", words), *pat = xasprintf(" %s ", w);
+	bool found = strstr(x, pat) != NULL;
+
+	free(x);
+	free(pat);
+	return found;
 }
 
 int run_exit(const struct run *r)

@@ -11,6 +11,7 @@
 #define PYSTROBE_TEST_TARGET_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -136,6 +137,15 @@ int run_cmd_signal(struct run *r, int timeout_ms, int signal_ms, int sig, char *
 int run_pystrobe(struct run *r, ...) __attribute__((sentinel));
 
 void run_free(struct run *r);
+
+/* The long options `pystrobe CMD --help` lists (cmd NULL: `pystrobe
+ * --help`), space-separated, in the order listed: the first word of each
+ * line that is "--name", after an optional "-x, ".  NULL when pystrobe
+ * did not run, or did not exit 0. */
+char *help_long_options(const char *cmd);
+
+/* Whether w is one of the space-separated words. */
+bool has_word(const char *words, const char *w);
 
 /* Exit code, or -1 when it did not exit normally. */
 int run_exit(const struct run *r);

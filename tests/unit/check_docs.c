@@ -1,0 +1,835 @@
+/* The documentation held to the code, and the layout of the sources to its
+ * rule.
+ *
+ * man/: every page renders with `man --warnings` and not a word on stderr,
+ * in the test's locale and in C's (a SKIP where man-db's man is missing),
+ * and `make install` installs every one (Makefile.am's dist_man_MANS).
+ * The OPTIONS entries of pystrobe-CMD(1) are the long options `pystrobe
+ * CMD --help` lists, and those of pystrobe(1) the ones `pystrobe --help`
+ * lists, both ways, written \-\-name in the roff source.  Each page's
+ * EXIT STATUS lists codes of the table in src/util/status.c, each entry's
+ * text starting with the table's meaning word for word; pystrobe(1) lists
+ * every code, each command's page at least 0, 1 and 2.  `pystrobe --help`
+ * names every status by its brief, in lines under 80 columns.
+ *
+ * tests/README names every program of tests/Makefile.am's UNIT_TESTS and
+ * LIVE_TESTS.
+ *
+ * src/ and interp/: every #include "DIR/..." names a layer at or below the
+ * including file's own (the table below, lowest first), and sigprocmask()
+ * is defined once, in src/util/sigmask.c.
+ *
+ * Each test collects everything it finds wrong, with the file and the line
+ * or the option, and fails once with the whole list.
+ */
+#include <check.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "folded.h"
+#include "interpreters.h"
+#include "suite.h"
+#include "target.h"
+#include "util/status.h"
+#include "util/util.h"
+
+/* The pages, and the command whose --help each one's OPTIONS must match
+ * (NULL: pystrobe's own). */
+static const struct page {
+	const char *name;
+	const char *cmd;
+} pages[] = {
+	{ "pystrobe", NULL },
+	{ "pystrobe-dump", "dump" },
+	{ "pystrobe-record", "record" },
+	{ "pystrobe-top", "top" },
+	{ "pystrobe-diff", "diff" },
+	{ "pystrobe-merge", "merge" },
+};
+
+/* The layers of the sources, lowest first: a file may include from its own
+ * directory and the ones before it (Makefile.am lists the sources in this
+ * order). */
+static const char *const layers[] = {
+	"util", "profile", "process", "interp", "python", "native", "sample", "top", "cmd",
+};
+
+/* Fail with everything collected, if anything was. */
+static void fail_if_any(char *msg, const char *what)
+{
+	ck_assert_msg(!msg, "%s:\n%s", what, msg ? msg : "");
+}
+
+static char *page_path(const char *name)
+{
+	return xasprintf("%s/man/%s.1", test_srcdir(), name);
+}
+
+/* --- roff ----------------------------------------------------------------- */
+
+/* A page's lines (pointers into text, which it modifies). */
+struct roff {
+	char *text;
+	char **line;
+	int n;
+};
+
+static void roff_read(struct roff *r, const char *path)
+{
+	char *p;
+
+	r->text = test_slurp(path);
+	r->n = 0;
+	r->line = NULL;
+	for (p = r->text; *p; r->n++) {
+		char *nl = strchr(p, '\n');
+
+		r->line = realloc(r->line, (r->n + 1) * sizeof(*r->line));
+		r->line[r->n] = p;
+		if (!nl)
+			break;
+		*nl = 0;
+		p = nl + 1;
+	}
+}
+
+static void roff_free(struct roff *r)
+{
+	free(r->line);
+	free(r->text);
+}
+
+/* Is line the request .NAME (alone, or with arguments)? */
+static bool is_request(const char *line, const char *name)
+{
+	size_t n = strlen(name);
+
+	return line[0] == '.' && !strncmp(line + 1, name, n) &&
+	       (line[n + 1] == 0 || line[n + 1] == ' ');
+}
+
+/* The lines of section name: [*from, *to), the .SH line itself left out.
+ * false when the page has no such section. */
+static bool roff_section(const struct roff *r, const char *name, int *from, int *to)
+{
+	for (int i = 0; i < r->n; i++) {
+		const char *s = r->line[i] + 3;
+
+		if (!is_request(r->line[i], "SH"))
+			continue;
+		s += strspn(s, " ");
+		if (*s == '"')
+			s++;
+		if (strncmp(s, name, strlen(name)) || (s[strlen(name)] && s[strlen(name)] != '"'))
+			continue;
+		*from = i + 1;
+		for (*to = *from; *to < r->n && !is_request(r->line[*to], "SH"); (*to)++)
+			;
+		return true;
+	}
+	return false;
+}
+
+/* Text with roff's escapes undone, as far as the pages use them. */
+static void unescape(struct strbuf *sb, const char *s)
+{
+	static const struct {
+		const char *name, *text;
+	} chars[] = {
+		{ "dq", "\"" }, { "lq", "\"" }, { "rq", "\"" }, { "aq", "'" }, { "em", "--" },
+		{ "en", "-" }, { "mu", "x" }, { "bu", "*" }, { "co", "(C)" },
+	};
+
+	for (; *s; s++) {
+		if (*s != '\\') {
+			sb_putc(sb, *s);
+			continue;
+		}
+		switch (*++s) {
+		case 0:
+			return;
+		case '-':
+			sb_putc(sb, '-');
+			break;
+		case 'e':
+		case '\\':
+			sb_putc(sb, '\\');
+			break;
+		case ' ':
+		case '~':
+		case '0':
+			sb_putc(sb, ' ');
+			break;
+		case '&':
+		case '%':
+		case ':':
+		case '|':
+		case '^':
+			break;
+		case '(': {
+			const char *t = "?";
+
+			if (!s[1] || !s[2])
+				return;
+			for (size_t i = 0; i < ARRAY_SIZE(chars); i++)
+				if (!strncmp(s + 1, chars[i].name, 2))
+					t = chars[i].text;
+			sb_puts(sb, t);
+			s += 2;
+			break;
+		}
+		case '[':
+			sb_putc(sb, '?');
+			while (s[1] && s[1] != ']')
+				s++;
+			if (s[1])
+				s++;
+			break;
+		case 'f':
+		case '*':
+			if (s[1] == '[') {
+				while (s[1] && s[1] != ']')
+					s++;
+			} else if (s[1] == '(' && s[2] && s[3]) {
+				s += 2;
+			}
+			if (s[1])
+				s++;
+			break;
+		default:
+			sb_putc(sb, *s);
+		}
+	}
+}
+
+/* The text one line puts on the page: a font macro's arguments (run
+ * together for the alternating ones, BR, IR...), nothing for any other
+ * request, the line itself for text. */
+static void deroff_line(struct strbuf *sb, const char *line)
+{
+	static const char *const fonts[] = { "B", "I", "SM", "SB" };
+	static const char *const alternating[] = { "BR", "RB", "IR", "RI", "BI", "IB" };
+	struct strbuf arg = STRBUF_INIT;
+	bool alt = false, font = false;
+	const char *s = line;
+	int nargs = 0;
+
+	if (line[0] != '.' && line[0] != '\'') {
+		unescape(sb, line);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(fonts); i++)
+		font |= is_request(line, fonts[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(alternating); i++)
+		alt |= is_request(line, alternating[i]);
+	if (!font && !alt)
+		return;
+	s += strcspn(s, " ");
+	while (*s) {
+		bool quoted;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		quoted = *s == '"';
+		if (quoted)
+			s++;
+		while (*s && (quoted ? *s != '"' : *s != ' ')) {
+			if (*s == '\\' && s[1])
+				sb_putc(&arg, *s++);
+			sb_putc(&arg, *s++);
+		}
+		if (quoted && *s)
+			s++;
+		if (nargs++ && !alt)
+			sb_putc(sb, ' ');
+		unescape(sb, arg.buf ? arg.buf : "");
+		sb_release(&arg);
+	}
+}
+
+/* A new string: line i's text. */
+static char *deroff(const struct roff *r, int i)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	deroff_line(&sb, r->line[i]);
+	return sb_detach(&sb);
+}
+
+/* Does line i end the body of a .TP entry? */
+static bool ends_entry(const struct roff *r, int i)
+{
+	static const char *const ends[] = { "TP", "PP", "LP", "P", "IP", "SH", "SS" };
+
+	for (size_t k = 0; k < ARRAY_SIZE(ends); k++)
+		if (is_request(r->line[i], ends[k]))
+			return true;
+	return false;
+}
+
+/* Spaces collapsed to one, none at either end. */
+static void squeeze(char *s)
+{
+	char *w = s;
+
+	for (char *p = s; *p; p++) {
+		if (isspace((unsigned char)*p)) {
+			if (w > s && w[-1] != ' ')
+				*w++ = ' ';
+		} else {
+			*w++ = *p;
+		}
+	}
+	if (w > s && w[-1] == ' ')
+		w--;
+	*w = 0;
+}
+
+/* --- (a) the pages render, and are installed ------------------------------ */
+
+/* `man --warnings -l path`, its warnings (stderr) appended to msg. */
+static void render(const char *path, const char *locale, char **msg)
+{
+	char *env_locale = xasprintf("LC_ALL=%s", locale ? locale : "");
+	char *const with[] = { "env", "MANWIDTH=80", env_locale, "man", "--warnings", "-l",
+			       (char *)path, NULL };
+	char *const without[] = { "env", "MANWIDTH=80", "man", "--warnings", "-l",
+				  (char *)path, NULL };
+	struct run r;
+	char why[64];
+
+	ck_assert_int_eq(run_cmd(&r, 30000, locale ? with : without), 0);
+	if (run_exit(&r) != 0 || r.err[0] || !r.out[0])
+		msg_add(msg, "%s%s%s: man --warnings -l: %s, %s%s", path,
+			locale ? " with LC_ALL=" : "", locale ? locale : "",
+			run_describe(&r, why, sizeof(why)), r.out[0] ? "" : "no output; ",
+			r.err[0] ? r.err : "no warning");
+	run_free(&r);
+	free(env_locale);
+}
+
+START_TEST(test_pages_render)
+{
+	char *dir = xasprintf("%s/man", test_srcdir()), *msg = NULL;
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	if (system("command -v man >/dev/null 2>&1") != 0) {
+		test_skip("check_docs: man is not installed (apt-get install man-db): the man "
+			  "pages were not rendered");
+		free(dir);
+		return;
+	}
+	d = opendir(dir);
+	ck_assert_msg(d, "cannot open %s", dir);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char *path;
+
+		if (len < 3 || strcmp(e->d_name + len - 2, ".1"))
+			continue;
+		path = xasprintf("%s/%s", dir, e->d_name);
+		render(path, NULL, &msg);
+		render(path, "C", &msg);
+		free(path);
+		n++;
+	}
+	closedir(d);
+	test_used("man");
+	ck_assert_msg(n >= (int)ARRAY_SIZE(pages), "%s: %d pages, not %zu", dir, n,
+		      ARRAY_SIZE(pages));
+	fail_if_any(msg, "man pages that do not render cleanly");
+	free(dir);
+}
+END_TEST
+
+/* Every page in man/ is one of pages[], and Makefile.am installs it. */
+START_TEST(test_pages_installed)
+{
+	char *dir = xasprintf("%s/man", test_srcdir()), *msg = NULL;
+	char *mk_path = xasprintf("%s/Makefile.am", test_srcdir()), *mk = test_slurp(mk_path);
+	char *mans = strstr(mk, "dist_man_MANS"), *end;
+	struct dirent *e;
+	DIR *d;
+
+	ck_assert_msg(mans, "%s: no dist_man_MANS", mk_path);
+	/* The variable's value: to the first line not continued. */
+	for (end = mans; *end && !(end[0] == '\n' && end[-1] != '\\'); end++)
+		;
+	*end = 0;
+	d = opendir(dir);
+	ck_assert_msg(d, "cannot open %s", dir);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		bool known = false;
+
+		if (e->d_name[0] == '.')
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(pages); i++)
+			known |= len == strlen(pages[i].name) + 2 &&
+				 !strncmp(e->d_name, pages[i].name, len - 2) &&
+				 !strcmp(e->d_name + len - 2, ".1");
+		if (!known)
+			msg_add(&msg, "man/%s: not one of the pages this test knows (add it to "
+				"pages[] in tests/unit/check_docs.c)", e->d_name);
+	}
+	closedir(d);
+	for (size_t i = 0; i < ARRAY_SIZE(pages); i++) {
+		char *path = page_path(pages[i].name), *word = xasprintf("man/%s.1", pages[i].name);
+		FILE *f = fopen(path, "r");
+
+		if (!f)
+			msg_add(&msg, "%s: missing", path);
+		else
+			fclose(f);
+		if (!strstr(mans, word))
+			msg_add(&msg, "%s: %s is not in dist_man_MANS (make install would leave it "
+				"out)", mk_path, word);
+		free(word);
+		free(path);
+	}
+	fail_if_any(msg, "man pages");
+	free(mk);
+	free(mk_path);
+	free(dir);
+}
+END_TEST
+
+/* --- (b) OPTIONS against --help ------------------------------------------- */
+
+/* "--a-b" as the roff source writes it: \-\-a\-b. */
+static char *roff_option(const char *opt)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (; *opt; opt++)
+		sb_puts(&sb, *opt == '-' ? "\\-" : (char[]){ *opt, 0 });
+	return sb_detach(&sb);
+}
+
+/* The long options of the .TP entry whose tag is line k+1 of path: each
+ * one is appended to in_page, and must be one of help's and be written
+ * \-\-name; an entry must have one. */
+static void entry_options(const struct roff *r, int k, const char *path, const char *help,
+			  const char *what, struct strbuf *in_page, char **msg)
+{
+	char *tag = deroff(r, k + 1), *p = tag;
+	int found = 0;
+
+	while ((p = strstr(p, "--"))) {
+		size_t n = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+		char *opt, *raw;
+
+		/* Not the start of an option: "a--b", "---", a lone "--". */
+		if ((p > tag && (isalnum((unsigned char)p[-1]) || p[-1] == '-')) || n == 2) {
+			p += 2;
+			continue;
+		}
+		opt = strndup(p, n);
+		raw = roff_option(opt);
+		found++;
+		sb_printf(in_page, " %s", opt);
+		if (!has_word(help, opt))
+			msg_add(msg, "%s:%d: OPTIONS has %s, which %s does not list", path, k + 2,
+				opt, what);
+		if (!strstr(r->line[k + 1], raw))
+			msg_add(msg, "%s:%d: write %s as %s in the roff source", path, k + 2, opt,
+				raw);
+		free(raw);
+		free(opt);
+		p += n;
+	}
+	if (!found)
+		msg_add(msg, "%s:%d: an OPTIONS entry without a long option: '%s'", path, k + 2,
+			tag);
+	free(tag);
+}
+
+START_TEST(test_options)
+{
+	char *msg = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(pages); i++) {
+		const struct page *pg = &pages[i];
+		char *path = page_path(pg->name), *help = help_long_options(pg->cmd);
+		char *what = xasprintf("pystrobe%s%s --help", pg->cmd ? " " : "",
+				       pg->cmd ? pg->cmd : "");
+		struct strbuf in_page = STRBUF_INIT;
+		char *words, *w, *save = NULL;
+		struct roff r;
+		int from, to;
+
+		ck_assert_msg(help, "%s did not run, or failed", what);
+		roff_read(&r, path);
+		if (!roff_section(&r, "OPTIONS", &from, &to)) {
+			msg_add(&msg, "%s: no OPTIONS section", path);
+			from = to = 0;
+		}
+		for (int k = from; k + 1 < to; k++)
+			if (is_request(r.line[k], "TP"))
+				entry_options(&r, k, path, help, what, &in_page, &msg);
+		/* The other way: what --help lists, the page has. */
+		words = xstrdup(help);
+		for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+			if (!in_page.buf || !has_word(in_page.buf, w))
+				msg_add(&msg, "%s: %s lists %s, which is no entry of its OPTIONS", path,
+					what, w);
+		free(words);
+		sb_release(&in_page);
+		roff_free(&r);
+		free(what);
+		free(help);
+		free(path);
+	}
+	fail_if_any(msg, "man pages and --help disagree on options");
+}
+END_TEST
+
+/* --- (c) EXIT STATUS against util/status.c -------------------------------- */
+
+START_TEST(test_exit_status)
+{
+	char *msg = NULL;
+
+	for (int c = 0; c < EXIT_NR; c++)
+		ck_assert_msg(exit_statuses[c].code == c && exit_statuses[c].brief &&
+			      exit_statuses[c].meaning,
+			      "src/util/status.c: exit_statuses[%d] is not status %d", c, c);
+	for (size_t i = 0; i < ARRAY_SIZE(pages); i++) {
+		char *path = page_path(pages[i].name);
+		bool listed[EXIT_NR] = { false };
+		int from, to, last = -1;
+		struct roff r;
+
+		roff_read(&r, path);
+		if (!roff_section(&r, "EXIT STATUS", &from, &to)) {
+			msg_add(&msg, "%s: no EXIT STATUS section", path);
+			goto next;
+		}
+		for (int k = from; k + 1 < to; k++) {
+			struct strbuf body = STRBUF_INIT;
+			char *tag, *meaning, *text;
+			int code, line = k + 2;
+
+			if (!is_request(r.line[k], "TP"))
+				continue;
+			tag = deroff(&r, k + 1);
+			squeeze(tag);
+			if (!tag[0] || strspn(tag, "0123456789") != strlen(tag)) {
+				free(tag);
+				continue;
+			}
+			code = atoi(tag);
+			free(tag);
+			/* The entry's text: to the next entry or paragraph. */
+			for (k += 2; k < to && !ends_entry(&r, k); k++) {
+				deroff_line(&body, r.line[k]);
+				sb_putc(&body, ' ');
+			}
+			k--;
+			text = sb_detach(&body);
+			if (code >= EXIT_NR) {
+				msg_add(&msg, "%s:%d: EXIT STATUS lists %d, which src/util/status.c "
+					"does not have (0-%d)", path, line, code, EXIT_NR - 1);
+				free(text);
+				continue;
+			}
+			if (code <= last)
+				msg_add(&msg, "%s:%d: EXIT STATUS lists %d after %d", path, line, code,
+					last);
+			last = code;
+			listed[code] = true;
+			meaning = xstrdup(exit_statuses[code].meaning);
+			squeeze(text);
+			squeeze(meaning);
+			if (strncmp(text, meaning, strlen(meaning)))
+				msg_add(&msg, "%s:%d: EXIT STATUS %d says \"%s\"; it must start with "
+					"src/util/status.c's meaning, \"%s\"", path, line, code, text,
+					meaning);
+			free(meaning);
+			free(text);
+		}
+		for (int c = 0; c < EXIT_NR; c++)
+			if (!listed[c] && (!pages[i].cmd || c <= EXIT_USAGE))
+				msg_add(&msg, "%s: EXIT STATUS does not list %d (%s)", path, c,
+					exit_statuses[c].brief);
+next:
+		roff_free(&r);
+		free(path);
+	}
+	fail_if_any(msg, "man pages and src/util/status.c disagree on exit statuses");
+}
+END_TEST
+
+/* `pystrobe --help`: "Exit status: 0 ok, 1 error, ..." from the table, every
+ * line under 80 columns. */
+START_TEST(test_help_statuses)
+{
+	struct strbuf want = STRBUF_INIT;
+	char *msg = NULL, *all, *p;
+	struct run r;
+	int lineno = 1;
+
+	ck_assert_int_eq(run_pystrobe(&r, "--help", NULL), 0);
+	ck_assert_int_eq(run_exit(&r), 0);
+	for (p = r.out; *p; lineno++) {
+		size_t n = strcspn(p, "\n");
+
+		if (n >= 80)
+			msg_add(&msg, "pystrobe --help: line %d is %zu columns: %.*s", lineno, n,
+				(int)n, p);
+		p += n + (p[n] == '\n');
+	}
+	all = strstr(r.out, "Exit status:");
+	ck_assert_msg(all, "pystrobe --help says nothing of exit statuses:\n%s", r.out);
+	all = xstrdup(all);
+	squeeze(all);
+	for (int c = 0; c < EXIT_NR; c++) {
+		sb_printf(&want, "%s%d %s%s", c ? " " : "Exit status: ", c, exit_statuses[c].brief,
+			  c == EXIT_NR - 1 ? "." : ",");
+	}
+	if (strncmp(all, want.buf, want.len))
+		msg_add(&msg, "pystrobe --help says \"%s\"; the table says \"%s\"", all, want.buf);
+	fail_if_any(msg, "pystrobe --help");
+	sb_release(&want);
+	free(all);
+	run_free(&r);
+}
+END_TEST
+
+/* --- (d) tests/README names every test program ---------------------------- */
+
+/* The words of make variable name in makefile text (continuation lines
+ * followed), space-separated. */
+static char *make_words(const char *text, const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = text;
+	size_t n = strlen(name);
+
+	while (p && (p[0] != '\n' || strncmp(p + 1, name, n) || (p[n + 1] != ' ' && p[n + 1] != '=')))
+		p = strchr(p + 1, '\n');
+	ck_assert_msg(p, "tests/Makefile.am: no %s", name);
+	p = strchr(p + 1, '=') + 1;
+	for (;;) {
+		size_t w;
+
+		p += strspn(p, " \t");
+		if (p[0] == '\\' && p[1] == '\n') {
+			p += 2;
+			continue;
+		}
+		if (!*p || *p == '\n')
+			break;
+		w = strcspn(p, " \t\n\\");
+		sb_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)w, p);
+		p += w;
+	}
+	return sb_detach(&sb);
+}
+
+/* Is word in text, not as part of a longer name? */
+static bool names(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = text; (p = strstr(p, word)); p++) {
+		bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
+
+		if (!before && !after)
+			return true;
+	}
+	return false;
+}
+
+START_TEST(test_tests_readme)
+{
+	char *mk_path = xasprintf("%s/tests/Makefile.am", test_srcdir()), *mk = test_slurp(mk_path);
+	char *readme_path = xasprintf("%s/tests/README", test_srcdir());
+	char *readme = slurp(readme_path), *msg = NULL;
+	const char *vars[] = { "UNIT_TESTS", "LIVE_TESTS" };
+	int n = 0;
+
+	ck_assert_msg(readme, "%s is missing: it must name every test program of %s", readme_path,
+		      mk_path);
+	for (size_t v = 0; v < ARRAY_SIZE(vars); v++) {
+		char *words = make_words(mk, vars[v]), *save = NULL;
+
+		for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save), n++) {
+			const char *base = strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
+
+			if (!names(readme, base))
+				msg_add(&msg, "%s: %s (%s in %s) is not named", readme_path, base,
+					vars[v], mk_path);
+		}
+		free(words);
+	}
+	ck_assert_msg(n > 40, "%s: only %d test programs found", mk_path, n);
+	fail_if_any(msg, "tests/README");
+	free(readme);
+	free(readme_path);
+	free(mk);
+	free(mk_path);
+}
+END_TEST
+
+/* --- (e) the layers of the sources ---------------------------------------- */
+
+static int layer_of(const char *dir, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(layers); i++)
+		if (strlen(layers[i]) == len && !strncmp(layers[i], dir, len))
+			return (int)i;
+	return -1;
+}
+
+struct walk {
+	char *msg;
+	char order[128];		/* " util profile ...", for messages */
+	struct strbuf definers;		/* files defining sigprocmask(), one per line */
+	int files;
+};
+
+/* Does the text at p, a "sigprocmask(" after a return type, define it (a
+ * '{' before any ';')? */
+static bool defines(const char *p)
+{
+	size_t n = strcspn(p, ";{");
+
+	return p[n] == '{';
+}
+
+/* The includes and sigprocmask() definitions of one source file, rel its
+ * path from the top, own its layer. */
+static void check_file(struct walk *w, const char *path, const char *rel, int own)
+{
+	char *text = test_slurp(path), *p = text;
+	int lineno = 1;
+
+	w->files++;
+	for (; *p; lineno++) {
+		size_t n = strcspn(p, "\n");
+		const char *s = p + strspn(p, " \t");
+
+		/* int sigprocmask(...) {, the definition; not a prototype. */
+		if (!strncmp(s, "int", 3) && isspace((unsigned char)s[3])) {
+			const char *name = s + 3 + strspn(s + 3, " \t");
+
+			if (!strncmp(name, "sigprocmask", 11) &&
+			    name[11 + strspn(name + 11, " \t")] == '(' && defines(name))
+				sb_printf(&w->definers, "%s:%d\n", rel, lineno);
+		}
+		if (*s == '#') {
+			s += 1 + strspn(s + 1, " \t");
+			if (!strncmp(s, "include", 7)) {
+				s += 7 + strspn(s + 7, " \t");
+				if (*s == '"' && memchr(s + 1, '/', strcspn(s + 1, "\"\n"))) {
+					size_t dlen = strcspn(s + 1, "/");
+					int layer = layer_of(s + 1, dlen);
+
+					if (layer < 0)
+						msg_add(&w->msg, "%s:%d: #include \"%.*s/...\": %.*s is no "
+							"layer of the table", rel, lineno, (int)dlen, s + 1,
+							(int)dlen, s + 1);
+					else if (layer > own)
+						msg_add(&w->msg, "%s:%d: #include \"%.*s/...\" reaches up, "
+							"from %s to %s (the layers, lowest first:%s)",
+							rel, lineno, (int)dlen, s + 1, layers[own],
+							layers[layer], w->order);
+				}
+			}
+		}
+		p += n + (p[n] == '\n');
+	}
+	free(text);
+}
+
+/* Every .c and .h under dir (rel: its path from the top), in layer own, or,
+ * when own is -1, in the layer its first directory names. */
+static void walk_dir(struct walk *w, const char *dir, const char *rel, int own)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	ck_assert_msg(d, "cannot open %s", dir);
+	while ((e = readdir(d))) {
+		char *path, *sub;
+		size_t len = strlen(e->d_name);
+		int layer = own;
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		path = xasprintf("%s/%s", dir, e->d_name);
+		sub = xasprintf("%s/%s", rel, e->d_name);
+		if (e->d_type == DT_DIR ||
+		    (e->d_type == DT_UNKNOWN && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+			if (own < 0) {
+				layer = layer_of(e->d_name, len);
+				if (layer < 0)
+					msg_add(&w->msg, "%s/: a directory that is no layer of the "
+						"table", sub);
+			}
+			if (layer >= 0)
+				walk_dir(w, path, sub, layer);
+		} else if (len > 2 && (!strcmp(e->d_name + len - 2, ".c") ||
+				       !strcmp(e->d_name + len - 2, ".h"))) {
+			if (own < 0)
+				msg_add(&w->msg, "%s: a source file in no layer", sub);
+			else
+				check_file(w, path, sub, own);
+		}
+		free(sub);
+		free(path);
+	}
+	closedir(d);
+}
+
+START_TEST(test_layers)
+{
+	struct walk w = { .msg = NULL, .definers = STRBUF_INIT };
+	char *src = xasprintf("%s/src", test_srcdir());
+	char *interp = xasprintf("%s/interp", test_srcdir());
+
+	for (size_t i = 0; i < ARRAY_SIZE(layers); i++)
+		snprintf(w.order + strlen(w.order), sizeof(w.order) - strlen(w.order), " %s",
+			 layers[i]);
+	walk_dir(&w, src, "src", -1);
+	walk_dir(&w, interp, "interp", layer_of("interp", 6));
+	ck_assert_msg(w.files > 100, "only %d source files under src/ and interp/", w.files);
+	if (!w.definers.buf || strncmp(w.definers.buf, "src/util/sigmask.c:", 19) ||
+	    strchr(w.definers.buf, '\n')[1])
+		msg_add(&w.msg, "sigprocmask() must be defined once, in src/util/sigmask.c; "
+			"definitions found:\n%s", w.definers.buf ? w.definers.buf : "(none)\n");
+	fail_if_any(w.msg, "the layers of the sources");
+	sb_release(&w.definers);
+	free(interp);
+	free(src);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("docs");
+	TCase *tc = tcase_create("docs");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_pages_render);
+	tcase_add_test(tc, test_pages_installed);
+	tcase_add_test(tc, test_options);
+	tcase_add_test(tc, test_exit_status);
+	tcase_add_test(tc, test_help_statuses);
+	tcase_add_test(tc, test_tests_readme);
+	tcase_add_test(tc, test_layers);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
