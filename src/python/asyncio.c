@@ -79,15 +79,6 @@ static void task_wait(struct reader *r, struct py_task *t, const struct coro_fra
  * of futures could otherwise multiply without end. */
 #define RESOLVE_BUDGET 1000000L
 
-const char *task_state_name(enum task_state s)
-{
-	switch (s) {
-	case TASK_RUNNING: return "running";
-	case TASK_DONE: return "done";
-	default: return "pending";
-	}
-}
-
 /* --- types ------------------------------------------------------------- */
 
 static int type_cached(const struct type_cache *tc, uint64_t type)
@@ -150,17 +141,6 @@ static bool is_future(struct reader *r, uint64_t obj)
 }
 
 /* --- the task lists ------------------------------------------------------ */
-
-int py_tasks_lookup(const struct hashidx *ix, const struct py_tasks *t, uint64_t addr)
-{
-	struct hashidx_pos pos;
-
-	for (uint32_t id = hashidx_first(ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
-	     id = hashidx_next(ix, &pos))
-		if (t->v[id].addr == addr)
-			return (int)id;
-	return -1;
-}
 
 static int task_index(const struct reader *r, uint64_t addr)
 {
@@ -390,69 +370,6 @@ static void resolve_awaiters(struct reader *r)
 		if (py_type_name(&r->c, w, type, sizeof(type)) == 0)
 			r->out->v[i].waiting_on = xstrdup(type);
 	}
-}
-
-/* --- deadlocks ----------------------------------------------------------- */
-
-/* Tasks awaiting each other in a ring can never finish.  A depth-first
- * walk of the awaits graph: an edge back into the current path closes a
- * cycle, whose members get its number. */
-static void mark_cycle(struct py_tasks *t, const int *path, int from, int len)
-{
-	int id = t->ncycles + 1;
-	bool new = false;
-
-	for (int i = from; i < len; i++) {
-		if (!t->v[path[i]].cycle) {
-			t->v[path[i]].cycle = id;
-			new = true;
-		}
-	}
-	t->ncycles += new;	/* another way round a ring already found */
-}
-
-static void find_cycles(struct reader *r)
-{
-	struct py_tasks *t = r->out;
-	uint8_t *colour = xcalloc(t->n ? t->n : 1, 1);	/* 0 new, 1 on path, 2 done */
-	int *path = xcalloc(t->n ? t->n : 1, sizeof(int));
-	int *edge = xcalloc(t->n ? t->n : 1, sizeof(int));
-
-	for (int s = 0; s < t->n; s++) {
-		int len = 0;
-
-		if (colour[s])
-			continue;
-		path[len] = s;
-		edge[len++] = 0;
-		colour[s] = 1;
-		while (len) {
-			int u = path[len - 1], v;
-
-			if (edge[len - 1] >= t->v[u].nawaiting) {
-				colour[u] = 2;
-				len--;
-				continue;
-			}
-			v = task_index(r, t->v[u].awaiting[edge[len - 1]++]);
-			if (v < 0 || colour[v] == 2)
-				continue;
-			if (colour[v] == 1) {
-				int from = len - 1;
-
-				while (from > 0 && path[from] != v)
-					from--;
-				mark_cycle(t, path, from, len);
-				continue;
-			}
-			colour[v] = 1;
-			path[len] = v;
-			edge[len++] = 0;
-		}
-	}
-	free(colour);
-	free(path);
-	free(edge);
 }
 
 /* --- coroutine stacks ---------------------------------------------------- */
@@ -737,26 +654,6 @@ static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed
 	free(now);
 }
 
-/* What a task's result owns: name, frames, what it waits on. */
-static void result_release(struct py_task *t)
-{
-	for (int k = 0; k < t->nframes; k++)
-		py_frame_release(&t->frames[k]);
-	free(t->frames);
-	free(t->name);
-	free(t->waiting_on);
-	free(t->wait.kind);
-	free(t->wait.state);
-}
-
-static void py_task_release(struct py_task *t)
-{
-	free(t->awaiting);
-	free(t->awaited_by);
-	if (!t->borrowed)
-		result_release(t);
-}
-
 /* Frames of every task, dropping (and counting) the torn ones. */
 static void read_frames(struct reader *r, struct mem *recheck)
 {
@@ -870,7 +767,7 @@ static void memo_forget(struct asyncio_memo *memo, struct memo_task *e)
 {
 	readset_drop(&memo->rs, e->ids, e->nids);
 	free(e->ids);
-	result_release(&e->res);
+	py_task_result_release(&e->res);
 	memset(&e->res, 0, sizeof(e->res));
 	e->ids = NULL;
 	e->nids = 0;
@@ -1085,13 +982,13 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 		memo_sweep(memo);
 
 	resolve_awaiters(&r);
-	find_cycles(&r);
+	out->ix = r.ix;	/* address -> index: py_tasks_find's */
+	py_tasks_mark_cycles(out);
 	frame_decoder_free(r.fd);
 	for (int i = 0; i < WAITS_SEEN; i++) {
 		free(r.waits_seen[i].w.kind);
 		free(r.waits_seen[i].w.state);
 	}
-	out->ix = r.ix;	/* address -> index: py_tasks_find's */
 	free(r.raw);
 	free(ts);
 	return 0;
@@ -1101,37 +998,6 @@ int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio
 		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
 {
 	return asyncio_tasks_memo(m, pi, A, recheck, NULL, out, err, errlen);
-}
-
-const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr)
-{
-	if (t->ix.count) {
-		int k = py_tasks_lookup(&t->ix, t, addr);
-
-		return k < 0 ? NULL : &t->v[k];
-	}
-	for (int i = 0; i < t->n; i++)
-		if (t->v[i].addr == addr)
-			return &t->v[i];
-	return NULL;
-}
-
-void py_tasks_index(struct py_tasks *t)
-{
-	if (t->ix.count == (uint32_t)t->n)
-		return;	/* indexed as read */
-	hashidx_clear(&t->ix);
-	for (int i = 0; i < t->n; i++)
-		hashidx_add(&t->ix, hash_u64(t->v[i].addr), (uint32_t)i);
-}
-
-void py_tasks_free(struct py_tasks *t)
-{
-	for (int i = 0; i < t->n; i++)
-		py_task_release(&t->v[i]);
-	hashidx_release(&t->ix);
-	free(t->v);
-	memset(t, 0, sizeof(*t));
 }
 
 /* The section as read (rc from locate_section*), parsed; what names the
@@ -1254,12 +1120,6 @@ int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct
 
 /* --- shared with asyncio_legacy.c ------------------------------------------ */
 
-void py_task_free_one(struct py_task *t)
-{
-	py_task_release(t);
-	memset(t, 0, sizeof(*t));
-}
-
 void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
 		       const uint64_t *frames)
 {
@@ -1271,16 +1131,6 @@ void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task 
 		free(r.waits_seen[i].w.kind);
 		free(r.waits_seen[i].w.state);
 	}
-}
-
-void py_tasks_mark_cycles(struct py_tasks *t)
-{
-	struct reader r = { .out = t };
-
-	for (int i = 0; i < t->n; i++)
-		hashidx_add(&r.ix, hash_u64(t->v[i].addr), (uint32_t)i);
-	find_cycles(&r);
-	hashidx_release(&r.ix);
 }
 
 int asyncio_running_task(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
