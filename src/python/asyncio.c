@@ -14,7 +14,6 @@
  * task that awaits it; so awaiters are resolved through futures to tasks.
  */
 #include "python/asyncio.h"
-#include "python/asyncio_legacy.h"
 #include "python/pyobj.h"
 #include "process/mem.h"
 #include "process/readset.h"
@@ -953,9 +952,9 @@ static bool memo_result(struct reader *r, int i, struct coro_frame *cf)
 	return memo_compute(r, i, e, cf);
 }
 
-int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		       struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
-		       char *err, size_t errlen)
+int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		     struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
+		     char *err, size_t errlen)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A, .memo = memo,
 			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET,
@@ -964,8 +963,6 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 	uint64_t gil;
 	int nts;
 
-	if (A->legacy.on)
-		return asyncio_legacy_tasks(m, pi, A, recheck, out, err, errlen);
 	ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
 	memset(out, 0, sizeof(*out));
 	nts = pystack_tstates(m, pi, ts, ASYNCIO_MAX_THREADS, &gil, err, errlen);
@@ -994,12 +991,6 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 	return 0;
 }
 
-int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
-{
-	return asyncio_tasks_memo(m, pi, A, recheck, NULL, out, err, errlen);
-}
-
 /* The section as read (rc from locate_section*), parsed; what names the
  * process in messages. */
 static int layout_from(int rc, const char *what, const struct pyinterp *pi, const uint8_t *sec,
@@ -1026,32 +1017,26 @@ static bool readable_version(const struct pyinterp *pi, char *err, size_t errlen
 	return false;
 }
 
-int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
-		   struct asyncio_layout *A, char *err, size_t errlen)
-{
-	uint8_t sec[ASYNCIO_SECTION_SIZE];
-	char what[32];
-	size_t len = 0;
-	int rc;
-
-	snprintf(what, sizeof(what), "process %d", (int)pid);
-	if (asyncio_legacy_version(pi->minor, A))
-		return asyncio_legacy_locate(m, pi, what, A, err, errlen);
-	if (!readable_version(pi, err, errlen))
-		return -EXIT_UNSUPPORTED;
-	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
-	return layout_from(rc, what, pi, sec, len, A, err, errlen);
-}
-
-int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+int asyncio314_locate(pid_t pid, const char *what, struct mem *m, const struct pyinterp *pi,
 		      struct asyncio_layout *A, char *err, size_t errlen)
 {
 	uint8_t sec[ASYNCIO_SECTION_SIZE];
 	size_t len = 0;
 	int rc;
 
-	if (asyncio_legacy_version(pi->minor, A))
-		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
+	if (!readable_version(pi, err, errlen))
+		return -EXIT_UNSUPPORTED;
+	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
+	return layout_from(rc, what, pi, sec, len, A, err, errlen);
+}
+
+int asyncio314_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+			 struct asyncio_layout *A, char *err, size_t errlen)
+{
+	uint8_t sec[ASYNCIO_SECTION_SIZE];
+	size_t len = 0;
+	int rc;
+
 	if (!readable_version(pi, err, errlen))
 		return -EXIT_UNSUPPORTED;
 	rc = locate_section_in(src, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
@@ -1091,16 +1076,14 @@ static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
 	return 0;
 }
 
-int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-			  uint64_t task, char **names, int max)
+int asyncio314_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		     uint64_t task, char **names, int max)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
 			    .c = { m, &pi->layout } };
 	uint64_t seen[ASYNCIO_CHAIN_MAX];
 	int n = 0;
 
-	if (A->legacy.on)
-		return asyncio_legacy_chain(m, pi, A, task, names, max);
 	if (max > ASYNCIO_CHAIN_MAX)
 		max = ASYNCIO_CHAIN_MAX;
 	while (task && n < max) {
@@ -1118,6 +1101,18 @@ int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct
 	return n;
 }
 
+int asyncio314_running(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		       const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame)
+{
+	uint64_t coro;
+
+	if (mem_read_u64(m, ts->addr + A->tstate.running_task, task) < 0 || !*task ||
+	    mem_read_u64(m, *task + A->task.coro, &coro) < 0)
+		return -ENOENT;
+	*coro_frame = coro + pi->layout.gen.iframe;
+	return 0;
+}
+
 /* --- shared with asyncio_legacy.c ------------------------------------------ */
 
 void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
@@ -1131,18 +1126,4 @@ void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task 
 		free(r.waits_seen[i].w.kind);
 		free(r.waits_seen[i].w.state);
 	}
-}
-
-int asyncio_running_task(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-			 const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame)
-{
-	uint64_t coro;
-
-	if (A->legacy.on)
-		return asyncio_legacy_running(m, pi, A, ts->ident, task, coro_frame);
-	if (mem_read_u64(m, ts->addr + A->tstate.running_task, task) < 0 || !*task ||
-	    mem_read_u64(m, *task + A->task.coro, &coro) < 0)
-		return -ENOENT;
-	*coro_frame = coro + pi->layout.gen.iframe;
-	return 0;
 }
