@@ -57,7 +57,7 @@ struct reader {
 	} *raw;
 	size_t rawcap;
 	struct type_cache coro_types, fut_types;
-	long resolve_left;	/* objects looked at resolving awaiters */
+	long resolve_left;	/* objects and set slots looked at resolving awaiters */
 	struct asyncio_memo *memo;	/* NULL: no memo (see memo_result) */
 	long nodes_left;	/* list nodes visited, over all lists */
 	/* The objects tasks wait in, as seen in this read: thousands of
@@ -74,8 +74,9 @@ static bool memo_result(struct reader *r, int i, struct coro_frame *cf);
 static void memo_torn(struct reader *r, uint64_t addr);
 static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *cf, int n);
 
-/* Awaiters resolved over the whole read: sets of futures awaited by sets
- * of futures could otherwise multiply without end. */
+/* Awaiters resolved, and set slots read, over the whole read (or one
+ * awaiter chain): sets of futures awaited by sets of futures could
+ * otherwise multiply without end. */
 #define RESOLVE_BUDGET 1000000L
 
 /* --- types ------------------------------------------------------------- */
@@ -282,24 +283,25 @@ static void read_lists(struct reader *r, const struct py_tstate *ts, int nts)
 
 /* --- who awaits whom ----------------------------------------------------- */
 
-static bool listed(const uint64_t *v, int n, uint64_t x)
-{
-	for (int i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
+/* Slots of one awaited-by set read.  A set is at most 3/5 full, so one
+ * of more awaiters than ASYNCIO_MAX_AWAITERS is read whole and the model
+ * cuts (and counts) the edges past that bound; a larger table (a set that
+ * once held some ten thousand awaiters, or garbage) is not read. */
+#define SET_SLOTS_MAX (16 * ASYNCIO_MAX_AWAITERS)
 
-static void add_edge(struct reader *r, int awaiter, int awaited)
+/* The table of the awaited-by set at set and its number of slots, which
+ * are charged to the read's budget: false where it is unreadable, too
+ * large, or past the budget. */
+static bool awaiter_set(struct reader *r, uint64_t set, uint64_t *table, uint64_t *nslots)
 {
-	struct py_task *a = &r->out->v[awaiter], *b = &r->out->v[awaited];
+	uint64_t mask;
 
-	if (listed(b->awaited_by, b->nawaited_by, a->addr))
-		return;
-	b->awaited_by = xrealloc(b->awaited_by, (b->nawaited_by + 1) * sizeof(uint64_t));
-	b->awaited_by[b->nawaited_by++] = a->addr;
-	a->awaiting = xrealloc(a->awaiting, (a->nawaiting + 1) * sizeof(uint64_t));
-	a->awaiting[a->nawaiting++] = b->addr;
+	if (mem_read_u64(r->m, set + r->A->set_mask, &mask) < 0 ||
+	    mem_read_u64(r->m, set + r->A->set_table, table) < 0 || mask >= SET_SLOTS_MAX)
+		return false;
+	*nslots = mask + 1;
+	r->resolve_left -= (long)*nslots;
+	return r->resolve_left >= 0;
 }
 
 static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops);
@@ -314,7 +316,7 @@ static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
 	if (--r->resolve_left < 0)
 		return;
 	if (k >= 0) {
-		add_edge(r, k, ti);
+		py_tasks_link(r->out, k, ti);
 		return;
 	}
 	if (hops >= ASYNCIO_MAX_HOPS || !is_future(r, obj))
@@ -328,7 +330,7 @@ static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
 /* A future's awaited_by: one object, or a set of them. */
 static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops)
 {
-	uint64_t mask, table;
+	uint64_t nslots, table;
 
 	if (!field)
 		return;
@@ -336,11 +338,9 @@ static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_s
 		resolve_one(r, ti, field, hops);
 		return;
 	}
-	if (mem_read_u64(r->m, field + r->A->set_mask, &mask) < 0 ||
-	    mem_read_u64(r->m, field + r->A->set_table, &table) < 0 ||
-	    mask >= ASYNCIO_MAX_AWAITERS)
+	if (!awaiter_set(r, field, &table, &nslots))
 		return;
-	for (uint64_t i = 0; i <= mask; i++) {
+	for (uint64_t i = 0; i < nslots; i++) {
 		uint64_t key;
 
 		/* Empty slots are NULL; deleted ones hold a dummy object,
@@ -363,7 +363,7 @@ static void resolve_awaiters(struct reader *r)
 		if (!w)
 			continue;
 		if ((k = task_index(r, w)) >= 0)
-			add_edge(r, i, k);
+			py_tasks_link(r->out, i, k);
 		if (r->memo && r->out->v[i].state == TASK_PENDING)
 			continue;	/* part of the memo's result */
 		if (py_type_name(&r->c, w, type, sizeof(type)) == 0)
@@ -1050,17 +1050,15 @@ int asyncio314_locate_in(const struct locate_src *src, struct mem *m, const stru
 static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
 {
 	const struct asyncio_layout *A = r->A;
-	uint64_t field, mask = 0, table = 0;
+	uint64_t field, nslots = 1, table = 0;
 	uint8_t is_set;
 
 	if (mem_read_u64(r->m, obj + A->task.awaited_by, &field) < 0 || !field ||
 	    mem_read_u8(r->m, obj + A->task.awaited_by_is_set, &is_set) < 0)
 		return 0;
-	if (is_set && (mem_read_u64(r->m, field + A->set_mask, &mask) < 0 ||
-		       mem_read_u64(r->m, field + A->set_table, &table) < 0 ||
-		       mask >= ASYNCIO_MAX_AWAITERS))
+	if (is_set && !awaiter_set(r, field, &table, &nslots))
 		return 0;
-	for (uint64_t i = 0; i <= mask; i++) {
+	for (uint64_t i = 0; i < nslots; i++) {
 		uint64_t cand = field, t;
 		uint8_t is_task;
 
@@ -1080,7 +1078,7 @@ int asyncio314_chain(struct mem *m, const struct pyinterp *pi, const struct asyn
 		     uint64_t task, char **names, int max)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
-			    .c = { m, &pi->layout } };
+			    .c = { m, &pi->layout }, .resolve_left = RESOLVE_BUDGET };
 	uint64_t seen[ASYNCIO_CHAIN_MAX];
 	int n = 0;
 

@@ -1,4 +1,5 @@
-/* The asyncio task model (see asynctasks.h): lookups, cycles, freeing. */
+/* The asyncio task model (see asynctasks.h): lookups, edges, cycles,
+ * freeing. */
 #include "python/asynctasks.h"
 #include "util/hashidx.h"
 #include "util/util.h"
@@ -48,6 +49,35 @@ void py_tasks_index(struct py_tasks *t)
 	hashidx_clear(&t->ix);
 	for (int i = 0; i < t->n; i++)
 		hashidx_add(&t->ix, hash_u64(t->v[i].addr), (uint32_t)i);
+}
+
+/* --- who awaits whom ----------------------------------------------------- */
+
+static bool listed(const uint64_t *v, int n, uint64_t x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+void py_tasks_link(struct py_tasks *t, int awaiter, int awaited)
+{
+	struct py_task *a = &t->v[awaiter], *b = &t->v[awaited];
+
+	/* Each edge is on both sides: the shorter says whether it is known
+	 * (a TaskGroup's parent awaits every task of the group). */
+	if (a->nawaiting <= b->nawaited_by ? listed(a->awaiting, a->nawaiting, b->addr)
+					   : listed(b->awaited_by, b->nawaited_by, a->addr))
+		return;
+	if (a->nawaiting >= ASYNCIO_MAX_AWAITERS || b->nawaited_by >= ASYNCIO_MAX_AWAITERS) {
+		t->edges_cut++;
+		return;
+	}
+	a->awaiting = xrealloc(a->awaiting, (a->nawaiting + 1) * sizeof(uint64_t));
+	a->awaiting[a->nawaiting++] = b->addr;
+	b->awaited_by = xrealloc(b->awaited_by, (b->nawaited_by + 1) * sizeof(uint64_t));
+	b->awaited_by[b->nawaited_by++] = a->addr;
 }
 
 /* --- deadlocks ----------------------------------------------------------- */

@@ -3,11 +3,11 @@
  * for 3.14+, asyncio_legacy.c for 3.11-3.13 and pure-Python tasks); dump,
  * record and the sampler read it.  Nothing here reads the target.
  *
- * Everything is bounded: tasks per process, coroutines per chain, entries
- * per awaited-by set, futures between two tasks.  A task that changes or
- * goes while it is read (it finished in between: only possible when the
- * process is not paused) is dropped and counted as torn, never shown with
- * a stack that is not its own.
+ * Everything is bounded: tasks per process, coroutines per chain, tasks
+ * one task awaits or is awaited by, futures between two tasks.  A task
+ * that changes or goes while it is read (it finished in between: only
+ * possible when the process is not paused) is dropped and counted as
+ * torn, never shown with a stack that is not its own.
  */
 #ifndef PYSTROBE_ASYNCTASKS_H
 #define PYSTROBE_ASYNCTASKS_H
@@ -21,7 +21,9 @@
 
 #define ASYNCIO_MAX_TASKS 100000
 #define ASYNCIO_MAX_CORO_DEPTH 256	/* coroutines awaiting coroutines */
-#define ASYNCIO_MAX_AWAITERS 1024	/* entries of one awaited-by set */
+/* Most tasks one task awaits, and most tasks awaiting one: the one bound
+ * of the awaits graph, for both readers, kept by py_tasks_link(). */
+#define ASYNCIO_MAX_AWAITERS 1024
 #define ASYNCIO_MAX_HOPS 8		/* futures between a task and its awaiter */
 #define ASYNCIO_MAX_THREADS 4096
 #define ASYNCIO_MAX_INTERPS 64
@@ -66,6 +68,7 @@ struct py_tasks {
 	int torn;		/* tasks dropped because they changed under us */
 	bool truncated;		/* more than ASYNCIO_MAX_TASKS */
 	int ncycles;
+	int edges_cut;		/* awaits left out at ASYNCIO_MAX_AWAITERS */
 	struct hashidx ix;	/* address -> index, once py_tasks_index() */
 };
 
@@ -86,6 +89,10 @@ void py_task_release(struct py_task *t);
 /* What a task's result owns: name, frames, what it waits on (a reader's
  * memo frees the results it lent this way). */
 void py_task_result_release(struct py_task *t);
+/* Task t->v[awaiter] awaits t->v[awaited]: the edge recorded on both
+ * (awaiting, awaited_by), once.  Where either already has
+ * ASYNCIO_MAX_AWAITERS, it is left out and counted in t->edges_cut. */
+void py_tasks_link(struct py_tasks *t, int awaiter, int awaited);
 /* Number the deadlock cycles of t's awaits graph (each task's cycle,
  * t->ncycles), indexing t first (py_tasks_index). */
 void py_tasks_mark_cycles(struct py_tasks *t);
