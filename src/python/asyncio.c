@@ -14,6 +14,7 @@
  * task that awaits it; so awaiters are resolved through futures to tasks.
  */
 #include "python/asyncio.h"
+#include "python/codecache.h"
 #include "python/pyobj.h"
 #include "process/mem.h"
 #include "process/readset.h"
@@ -891,14 +892,10 @@ static void memo_lend(struct py_task *t, const struct memo_task *e)
  * through the recording reader so that the result depends on it. */
 static void record_codes(struct reader *r, const struct coro_frame *cf, int n)
 {
-	const struct py_layout *L = r->L;
-	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
-			    L->code.name, L->code.qualname, L->obj.ob_type };
-	uint32_t span = layout_span(offs, ARRAY_SIZE(offs));
-	uint8_t buf[READSET_RANGE_MAX];
+	struct code_identity id;
 
-	for (int k = 0; k < n && span <= sizeof(buf); k++)
-		mem_read(r->m, cf[k].code, buf, span);
+	for (int k = 0; k < n; k++)
+		code_identity_read(r->m, r->L, cf[k].code, &id);
 }
 
 /* Compute task i's result through the recording reader and keep it. */

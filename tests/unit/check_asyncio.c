@@ -475,6 +475,50 @@ START_TEST(test_memo)
 }
 END_TEST
 
+/* frame_decode()'s memo proves a hit by the code object's identity
+ * (python/codecache.h): the same (code, lasti) after the code object's
+ * name became another object is decoded anew, and then served by the
+ * memo with one read, of that identity. */
+START_TEST(test_decode_reborn)
+{
+	struct snap sn = { .mem = { .read = snap_read, .close = snap_close } };
+	struct frame_decoder *d;
+	struct pyinterp pi;
+	struct py_frame f;
+	struct scene sc;
+	uint64_t g, frame, code, lasti;
+	unsigned long reads;
+
+	build(&sc, _i);
+	g = coro(&sc, C_STEP, 1, 0, false);
+	frame = g + sc.fp->L->gen.iframe;
+	code = sc.code[C_STEP];
+	lasti = fp_r64(sc.fp, frame + sc.fp->L->frame.lasti);
+	fp_pyinterp(sc.fp, &pi);
+	sn.cur = fp_mem(sc.fp);
+	d = frame_decoder_new(&sn.mem, &pi);
+	ck_assert_int_eq(frame_decode(d, frame, code, lasti, &f), 0);
+	ck_assert_str_eq(f.function, "step");
+	py_frame_release(&f);
+
+	fp_w64(sc.fp, code + sc.fp->L->code.qualname, fp_str(sc.fp, "reborn"));
+	mem_close(sn.cur);
+	sn.cur = fp_mem(sc.fp);
+	ck_assert_int_eq(frame_decode(d, frame, code, lasti, &f), 0);
+	ck_assert_str_eq(f.function, "reborn");
+	ck_assert_int_eq(f.line, 31);
+	py_frame_release(&f);
+	reads = mem_fake_reads(sn.cur);
+	ck_assert_int_eq(frame_decode(d, frame, code, lasti, &f), 0);
+	ck_assert_str_eq(f.function, "reborn");
+	ck_assert_uint_eq(mem_fake_reads(sn.cur) - reads, 1);
+	py_frame_release(&f);
+	frame_decoder_free(d);
+	mem_close(sn.cur);
+	fp_free(sc.fp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("asyncio");
@@ -486,6 +530,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_hostile, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_memo, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_bound, 14, LAYOUT_MAX_MINOR + 1);
+	tcase_add_loop_test(tc, test_decode_reborn, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_test(tc, test_section);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
