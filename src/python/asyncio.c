@@ -14,7 +14,7 @@
  * task that awaits it; so awaiters are resolved through futures to tasks.
  */
 #include "python/asyncio.h"
-#include "python/asyncio_legacy.h"
+#include "python/codecache.h"
 #include "python/pyobj.h"
 #include "process/mem.h"
 #include "process/readset.h"
@@ -58,7 +58,7 @@ struct reader {
 	} *raw;
 	size_t rawcap;
 	struct type_cache coro_types, fut_types;
-	long resolve_left;	/* objects looked at resolving awaiters */
+	long resolve_left;	/* objects and set slots looked at resolving awaiters */
 	struct asyncio_memo *memo;	/* NULL: no memo (see memo_result) */
 	long nodes_left;	/* list nodes visited, over all lists */
 	/* The objects tasks wait in, as seen in this read: thousands of
@@ -75,18 +75,10 @@ static bool memo_result(struct reader *r, int i, struct coro_frame *cf);
 static void memo_torn(struct reader *r, uint64_t addr);
 static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *cf, int n);
 
-/* Awaiters resolved over the whole read: sets of futures awaited by sets
- * of futures could otherwise multiply without end. */
+/* Awaiters resolved, and set slots read, over the whole read (or one
+ * awaiter chain): sets of futures awaited by sets of futures could
+ * otherwise multiply without end. */
 #define RESOLVE_BUDGET 1000000L
-
-const char *task_state_name(enum task_state s)
-{
-	switch (s) {
-	case TASK_RUNNING: return "running";
-	case TASK_DONE: return "done";
-	default: return "pending";
-	}
-}
 
 /* --- types ------------------------------------------------------------- */
 
@@ -150,17 +142,6 @@ static bool is_future(struct reader *r, uint64_t obj)
 }
 
 /* --- the task lists ------------------------------------------------------ */
-
-int py_tasks_lookup(const struct hashidx *ix, const struct py_tasks *t, uint64_t addr)
-{
-	struct hashidx_pos pos;
-
-	for (uint32_t id = hashidx_first(ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
-	     id = hashidx_next(ix, &pos))
-		if (t->v[id].addr == addr)
-			return (int)id;
-	return -1;
-}
 
 static int task_index(const struct reader *r, uint64_t addr)
 {
@@ -303,24 +284,25 @@ static void read_lists(struct reader *r, const struct py_tstate *ts, int nts)
 
 /* --- who awaits whom ----------------------------------------------------- */
 
-static bool listed(const uint64_t *v, int n, uint64_t x)
-{
-	for (int i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
+/* Slots of one awaited-by set read.  A set is at most 3/5 full, so one
+ * of more awaiters than ASYNCIO_MAX_AWAITERS is read whole and the model
+ * cuts (and counts) the edges past that bound; a larger table (a set that
+ * once held some ten thousand awaiters, or garbage) is not read. */
+#define SET_SLOTS_MAX (16 * ASYNCIO_MAX_AWAITERS)
 
-static void add_edge(struct reader *r, int awaiter, int awaited)
+/* The table of the awaited-by set at set and its number of slots, which
+ * are charged to the read's budget: false where it is unreadable, too
+ * large, or past the budget. */
+static bool awaiter_set(struct reader *r, uint64_t set, uint64_t *table, uint64_t *nslots)
 {
-	struct py_task *a = &r->out->v[awaiter], *b = &r->out->v[awaited];
+	uint64_t mask;
 
-	if (listed(b->awaited_by, b->nawaited_by, a->addr))
-		return;
-	b->awaited_by = xrealloc(b->awaited_by, (b->nawaited_by + 1) * sizeof(uint64_t));
-	b->awaited_by[b->nawaited_by++] = a->addr;
-	a->awaiting = xrealloc(a->awaiting, (a->nawaiting + 1) * sizeof(uint64_t));
-	a->awaiting[a->nawaiting++] = b->addr;
+	if (mem_read_u64(r->m, set + r->A->set_mask, &mask) < 0 ||
+	    mem_read_u64(r->m, set + r->A->set_table, table) < 0 || mask >= SET_SLOTS_MAX)
+		return false;
+	*nslots = mask + 1;
+	r->resolve_left -= (long)*nslots;
+	return r->resolve_left >= 0;
 }
 
 static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops);
@@ -335,7 +317,7 @@ static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
 	if (--r->resolve_left < 0)
 		return;
 	if (k >= 0) {
-		add_edge(r, k, ti);
+		py_tasks_link(r->out, k, ti);
 		return;
 	}
 	if (hops >= ASYNCIO_MAX_HOPS || !is_future(r, obj))
@@ -349,7 +331,7 @@ static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
 /* A future's awaited_by: one object, or a set of them. */
 static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops)
 {
-	uint64_t mask, table;
+	uint64_t nslots, table;
 
 	if (!field)
 		return;
@@ -357,11 +339,9 @@ static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_s
 		resolve_one(r, ti, field, hops);
 		return;
 	}
-	if (mem_read_u64(r->m, field + r->A->set_mask, &mask) < 0 ||
-	    mem_read_u64(r->m, field + r->A->set_table, &table) < 0 ||
-	    mask >= ASYNCIO_MAX_AWAITERS)
+	if (!awaiter_set(r, field, &table, &nslots))
 		return;
-	for (uint64_t i = 0; i <= mask; i++) {
+	for (uint64_t i = 0; i < nslots; i++) {
 		uint64_t key;
 
 		/* Empty slots are NULL; deleted ones hold a dummy object,
@@ -384,75 +364,12 @@ static void resolve_awaiters(struct reader *r)
 		if (!w)
 			continue;
 		if ((k = task_index(r, w)) >= 0)
-			add_edge(r, i, k);
+			py_tasks_link(r->out, i, k);
 		if (r->memo && r->out->v[i].state == TASK_PENDING)
 			continue;	/* part of the memo's result */
 		if (py_type_name(&r->c, w, type, sizeof(type)) == 0)
 			r->out->v[i].waiting_on = xstrdup(type);
 	}
-}
-
-/* --- deadlocks ----------------------------------------------------------- */
-
-/* Tasks awaiting each other in a ring can never finish.  A depth-first
- * walk of the awaits graph: an edge back into the current path closes a
- * cycle, whose members get its number. */
-static void mark_cycle(struct py_tasks *t, const int *path, int from, int len)
-{
-	int id = t->ncycles + 1;
-	bool new = false;
-
-	for (int i = from; i < len; i++) {
-		if (!t->v[path[i]].cycle) {
-			t->v[path[i]].cycle = id;
-			new = true;
-		}
-	}
-	t->ncycles += new;	/* another way round a ring already found */
-}
-
-static void find_cycles(struct reader *r)
-{
-	struct py_tasks *t = r->out;
-	uint8_t *colour = xcalloc(t->n ? t->n : 1, 1);	/* 0 new, 1 on path, 2 done */
-	int *path = xcalloc(t->n ? t->n : 1, sizeof(int));
-	int *edge = xcalloc(t->n ? t->n : 1, sizeof(int));
-
-	for (int s = 0; s < t->n; s++) {
-		int len = 0;
-
-		if (colour[s])
-			continue;
-		path[len] = s;
-		edge[len++] = 0;
-		colour[s] = 1;
-		while (len) {
-			int u = path[len - 1], v;
-
-			if (edge[len - 1] >= t->v[u].nawaiting) {
-				colour[u] = 2;
-				len--;
-				continue;
-			}
-			v = task_index(r, t->v[u].awaiting[edge[len - 1]++]);
-			if (v < 0 || colour[v] == 2)
-				continue;
-			if (colour[v] == 1) {
-				int from = len - 1;
-
-				while (from > 0 && path[from] != v)
-					from--;
-				mark_cycle(t, path, from, len);
-				continue;
-			}
-			colour[v] = 1;
-			path[len] = v;
-			edge[len++] = 0;
-		}
-	}
-	free(colour);
-	free(path);
-	free(edge);
 }
 
 /* --- coroutine stacks ---------------------------------------------------- */
@@ -737,26 +654,6 @@ static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed
 	free(now);
 }
 
-/* What a task's result owns: name, frames, what it waits on. */
-static void result_release(struct py_task *t)
-{
-	for (int k = 0; k < t->nframes; k++)
-		py_frame_release(&t->frames[k]);
-	free(t->frames);
-	free(t->name);
-	free(t->waiting_on);
-	free(t->wait.kind);
-	free(t->wait.state);
-}
-
-static void py_task_release(struct py_task *t)
-{
-	free(t->awaiting);
-	free(t->awaited_by);
-	if (!t->borrowed)
-		result_release(t);
-}
-
 /* Frames of every task, dropping (and counting) the torn ones. */
 static void read_frames(struct reader *r, struct mem *recheck)
 {
@@ -870,7 +767,7 @@ static void memo_forget(struct asyncio_memo *memo, struct memo_task *e)
 {
 	readset_drop(&memo->rs, e->ids, e->nids);
 	free(e->ids);
-	result_release(&e->res);
+	py_task_result_release(&e->res);
 	memset(&e->res, 0, sizeof(e->res));
 	e->ids = NULL;
 	e->nids = 0;
@@ -995,14 +892,10 @@ static void memo_lend(struct py_task *t, const struct memo_task *e)
  * through the recording reader so that the result depends on it. */
 static void record_codes(struct reader *r, const struct coro_frame *cf, int n)
 {
-	const struct py_layout *L = r->L;
-	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
-			    L->code.name, L->code.qualname, L->obj.ob_type };
-	uint32_t span = layout_span(offs, ARRAY_SIZE(offs));
-	uint8_t buf[READSET_RANGE_MAX];
+	struct code_identity id;
 
-	for (int k = 0; k < n && span <= sizeof(buf); k++)
-		mem_read(r->m, cf[k].code, buf, span);
+	for (int k = 0; k < n; k++)
+		code_identity_read(r->m, r->L, cf[k].code, &id);
 }
 
 /* Compute task i's result through the recording reader and keep it. */
@@ -1056,9 +949,9 @@ static bool memo_result(struct reader *r, int i, struct coro_frame *cf)
 	return memo_compute(r, i, e, cf);
 }
 
-int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		       struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
-		       char *err, size_t errlen)
+int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		     struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
+		     char *err, size_t errlen)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A, .memo = memo,
 			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET,
@@ -1067,8 +960,6 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 	uint64_t gil;
 	int nts;
 
-	if (A->legacy.on)
-		return asyncio_legacy_tasks(m, pi, A, recheck, out, err, errlen);
 	ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*ts));
 	memset(out, 0, sizeof(*out));
 	nts = pystack_tstates(m, pi, ts, ASYNCIO_MAX_THREADS, &gil, err, errlen);
@@ -1085,53 +976,16 @@ int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct as
 		memo_sweep(memo);
 
 	resolve_awaiters(&r);
-	find_cycles(&r);
+	out->ix = r.ix;	/* address -> index: py_tasks_find's */
+	py_tasks_mark_cycles(out);
 	frame_decoder_free(r.fd);
 	for (int i = 0; i < WAITS_SEEN; i++) {
 		free(r.waits_seen[i].w.kind);
 		free(r.waits_seen[i].w.state);
 	}
-	out->ix = r.ix;	/* address -> index: py_tasks_find's */
 	free(r.raw);
 	free(ts);
 	return 0;
-}
-
-int asyncio_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		  struct mem *recheck, struct py_tasks *out, char *err, size_t errlen)
-{
-	return asyncio_tasks_memo(m, pi, A, recheck, NULL, out, err, errlen);
-}
-
-const struct py_task *py_tasks_find(const struct py_tasks *t, uint64_t addr)
-{
-	if (t->ix.count) {
-		int k = py_tasks_lookup(&t->ix, t, addr);
-
-		return k < 0 ? NULL : &t->v[k];
-	}
-	for (int i = 0; i < t->n; i++)
-		if (t->v[i].addr == addr)
-			return &t->v[i];
-	return NULL;
-}
-
-void py_tasks_index(struct py_tasks *t)
-{
-	if (t->ix.count == (uint32_t)t->n)
-		return;	/* indexed as read */
-	hashidx_clear(&t->ix);
-	for (int i = 0; i < t->n; i++)
-		hashidx_add(&t->ix, hash_u64(t->v[i].addr), (uint32_t)i);
-}
-
-void py_tasks_free(struct py_tasks *t)
-{
-	for (int i = 0; i < t->n; i++)
-		py_task_release(&t->v[i]);
-	hashidx_release(&t->ix);
-	free(t->v);
-	memset(t, 0, sizeof(*t));
 }
 
 /* The section as read (rc from locate_section*), parsed; what names the
@@ -1160,32 +1014,26 @@ static bool readable_version(const struct pyinterp *pi, char *err, size_t errlen
 	return false;
 }
 
-int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
-		   struct asyncio_layout *A, char *err, size_t errlen)
-{
-	uint8_t sec[ASYNCIO_SECTION_SIZE];
-	char what[32];
-	size_t len = 0;
-	int rc;
-
-	snprintf(what, sizeof(what), "process %d", (int)pid);
-	if (asyncio_legacy_version(pi->minor, A))
-		return asyncio_legacy_locate(m, pi, what, A, err, errlen);
-	if (!readable_version(pi, err, errlen))
-		return status_fail(EXIT_UNSUPPORTED);
-	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
-	return layout_from(rc, what, pi, sec, len, A, err, errlen);
-}
-
-int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+int asyncio314_locate(pid_t pid, const char *what, struct mem *m, const struct pyinterp *pi,
 		      struct asyncio_layout *A, char *err, size_t errlen)
 {
 	uint8_t sec[ASYNCIO_SECTION_SIZE];
 	size_t len = 0;
 	int rc;
 
-	if (asyncio_legacy_version(pi->minor, A))
-		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
+	if (!readable_version(pi, err, errlen))
+		return status_fail(EXIT_UNSUPPORTED);
+	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
+	return layout_from(rc, what, pi, sec, len, A, err, errlen);
+}
+
+int asyncio314_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+			 struct asyncio_layout *A, char *err, size_t errlen)
+{
+	uint8_t sec[ASYNCIO_SECTION_SIZE];
+	size_t len = 0;
+	int rc;
+
 	if (!readable_version(pi, err, errlen))
 		return status_fail(EXIT_UNSUPPORTED);
 	rc = locate_section_in(src, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
@@ -1199,17 +1047,15 @@ int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct 
 static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
 {
 	const struct asyncio_layout *A = r->A;
-	uint64_t field, mask = 0, table = 0;
+	uint64_t field, nslots = 1, table = 0;
 	uint8_t is_set;
 
 	if (mem_read_u64(r->m, obj + A->task.awaited_by, &field) < 0 || !field ||
 	    mem_read_u8(r->m, obj + A->task.awaited_by_is_set, &is_set) < 0)
 		return 0;
-	if (is_set && (mem_read_u64(r->m, field + A->set_mask, &mask) < 0 ||
-		       mem_read_u64(r->m, field + A->set_table, &table) < 0 ||
-		       mask >= ASYNCIO_MAX_AWAITERS))
+	if (is_set && !awaiter_set(r, field, &table, &nslots))
 		return 0;
-	for (uint64_t i = 0; i <= mask; i++) {
+	for (uint64_t i = 0; i < nslots; i++) {
 		uint64_t cand = field, t;
 		uint8_t is_task;
 
@@ -1225,16 +1071,14 @@ static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
 	return 0;
 }
 
-int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-			  uint64_t task, char **names, int max)
+int asyncio314_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		     uint64_t task, char **names, int max)
 {
 	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
-			    .c = { m, &pi->layout } };
+			    .c = { m, &pi->layout }, .resolve_left = RESOLVE_BUDGET };
 	uint64_t seen[ASYNCIO_CHAIN_MAX];
 	int n = 0;
 
-	if (A->legacy.on)
-		return asyncio_legacy_chain(m, pi, A, task, names, max);
 	if (max > ASYNCIO_CHAIN_MAX)
 		max = ASYNCIO_CHAIN_MAX;
 	while (task && n < max) {
@@ -1252,13 +1096,19 @@ int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct
 	return n;
 }
 
-/* --- shared with asyncio_legacy.c ------------------------------------------ */
-
-void py_task_free_one(struct py_task *t)
+int asyncio314_running(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
+		       const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame)
 {
-	py_task_release(t);
-	memset(t, 0, sizeof(*t));
+	uint64_t coro;
+
+	if (mem_read_u64(m, ts->addr + A->tstate.running_task, task) < 0 || !*task ||
+	    mem_read_u64(m, *task + A->task.coro, &coro) < 0)
+		return -ENOENT;
+	*coro_frame = coro + pi->layout.gen.iframe;
+	return 0;
 }
+
+/* --- shared with asyncio_legacy.c ------------------------------------------ */
 
 void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
 		       const uint64_t *frames)
@@ -1271,28 +1121,4 @@ void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task 
 		free(r.waits_seen[i].w.kind);
 		free(r.waits_seen[i].w.state);
 	}
-}
-
-void py_tasks_mark_cycles(struct py_tasks *t)
-{
-	struct reader r = { .out = t };
-
-	for (int i = 0; i < t->n; i++)
-		hashidx_add(&r.ix, hash_u64(t->v[i].addr), (uint32_t)i);
-	find_cycles(&r);
-	hashidx_release(&r.ix);
-}
-
-int asyncio_running_task(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-			 const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame)
-{
-	uint64_t coro;
-
-	if (A->legacy.on)
-		return asyncio_legacy_running(m, pi, A, ts->ident, task, coro_frame);
-	if (mem_read_u64(m, ts->addr + A->tstate.running_task, task) < 0 || !*task ||
-	    mem_read_u64(m, *task + A->task.coro, &coro) < 0)
-		return -ENOENT;
-	*coro_frame = coro + pi->layout.gen.iframe;
-	return 0;
 }

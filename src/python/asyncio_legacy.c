@@ -672,19 +672,6 @@ static bool listed(const uint64_t *v, int n, uint64_t x)
 	return false;
 }
 
-static void link_tasks(struct lreader *r, int awaiter, int awaited)
-{
-	struct py_task *a = &r->out->v[awaiter], *b = &r->out->v[awaited];
-
-	if (listed(a->awaiting, a->nawaiting, b->addr) || a->nawaiting >= ASYNCIO_MAX_AWAITERS ||
-	    b->nawaited_by >= ASYNCIO_MAX_AWAITERS)
-		return;
-	a->awaiting = xrealloc(a->awaiting, (a->nawaiting + 1) * sizeof(uint64_t));
-	a->awaiting[a->nawaiting++] = b->addr;
-	b->awaited_by = xrealloc(b->awaited_by, (b->nawaited_by + 1) * sizeof(uint64_t));
-	b->awaited_by[b->nawaited_by++] = a->addr;
-}
-
 /* Task i waits on gather future fut: it awaits the tasks fut gathers,
  * and those of the gathers among them. */
 static void gather_edges(struct lreader *r, int i, uint64_t fut, int hops)
@@ -702,7 +689,7 @@ static void gather_edges(struct lreader *r, int i, uint64_t fut, int hops)
 		int k = task_index(r, items[j]);
 
 		if (k >= 0)
-			link_tasks(r, i, k);
+			py_tasks_link(r->out, i, k);
 		else if (type_is(r, items[j], "_GatheringFuture"))
 			gather_edges(r, i, items[j], hops + 1);
 	}
@@ -721,7 +708,7 @@ static void callback_edge(struct lreader *r, int i, uint64_t cb)
 	    !type_is(r, self, "TaskGroup") || attr(r, self, "_parent_task", &parent) < 0 ||
 	    (k = task_index(r, parent)) < 0)
 		return;
-	link_tasks(r, k, i);
+	py_tasks_link(r->out, k, i);
 }
 
 /* The done callbacks of task i: the C task's first one apart, then a list
@@ -759,7 +746,7 @@ static void resolve(struct lreader *r)
 		if (!w || type_is(r, w, "NoneType"))
 			continue;
 		if ((k = task_index(r, w)) >= 0)
-			link_tasks(r, i, k);
+			py_tasks_link(r->out, i, k);
 		else if (type_is(r, w, "_GatheringFuture"))
 			gather_edges(r, i, w, 0);
 		if ((type = type_name(r, w)))

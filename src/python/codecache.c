@@ -13,12 +13,6 @@
 #define LINETABLE_MAX (1u << 20)
 #define MAX_ENTRIES (1u << 16)
 
-/* The fields that tell one code object from another. */
-struct code_identity {
-	uint64_t type, filename, name, linetable;
-	int32_t firstlineno;
-};
-
 struct line_frame {
 	int line;
 	uint32_t frame_id;
@@ -119,47 +113,60 @@ static struct code_entry *entry_find(struct code_cache *cc, uint64_t code)
 	return NULL;
 }
 
-static int read_identity(struct code_cache *cc, uint64_t code, struct code_identity *id)
+/* A code object's identity, for every reader of code objects (codecache.h). */
+
+uint32_t code_identity_span(const struct py_layout *L)
 {
-	const struct py_layout *L = cc->L;
 	uint32_t offs[] = { L->obj.ob_type, L->code.filename, L->code.name, L->code.qualname,
 			    L->code.linetable, L->code.firstlineno };
-	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
-	uint8_t buf[512];
-	const uint8_t *cb;
-	int rc;
 
-	if (size > sizeof(buf))
-		return -EINVAL;
-	if (!(cb = mem_peek(cc->m, code, size))) {
-		if ((rc = mem_read(cc->m, code, buf, size)) < 0)
-			return rc;
-		cb = buf;
-	}
+	return layout_span(offs, ARRAY_SIZE(offs));
+}
+
+void code_identity_parse(const struct py_layout *L, const uint8_t *cb, struct code_identity *id)
+{
 	memset(id, 0, sizeof(*id));
 	id->type = field_u64(cb, L->obj.ob_type);
 	id->filename = field_u64(cb, L->code.filename);
 	id->name = field_u64(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
 	id->linetable = field_u64(cb, L->code.linetable);
 	id->firstlineno = field_i32(cb, L->code.firstlineno);
+}
+
+int code_identity_read(struct mem *m, const struct py_layout *L, uint64_t code,
+		       struct code_identity *id)
+{
+	uint32_t size = code_identity_span(L);
+	uint8_t buf[512];
+	const uint8_t *cb;
+	int rc;
+
+	if (size > sizeof(buf))
+		return -EINVAL;
+	if (!(cb = mem_peek(m, code, size))) {
+		if ((rc = mem_read(m, code, buf, size)) < 0)
+			return rc;
+		cb = buf;
+	}
+	code_identity_parse(L, cb, id);
 	return 0;
 }
 
-static bool same_identity(const struct code_identity *a, const struct code_identity *b)
+bool code_identity_same(const struct code_identity *a, const struct code_identity *b)
 {
 	return a->type == b->type && a->filename == b->filename && a->name == b->name &&
 	       a->linetable == b->linetable && a->firstlineno == b->firstlineno;
 }
 
-static int check_type(struct code_cache *cc, uint64_t code, uint64_t type)
+int code_type_check(const struct pyctx *c, uint64_t *code_type, uint64_t code, uint64_t type)
 {
 	char name[16];
 
-	if (cc->code_type)
-		return type == cc->code_type ? 0 : -EINVAL;
-	if (py_type_name(&cc->c, code, name, sizeof(name)) < 0 || strcmp(name, "code") != 0)
+	if (*code_type)
+		return type == *code_type ? 0 : -EINVAL;
+	if (py_type_name(c, code, name, sizeof(name)) < 0 || strcmp(name, "code") != 0)
 		return -EINVAL;
-	cc->code_type = type;
+	*code_type = type;
 	return 0;
 }
 
@@ -298,13 +305,13 @@ static int entry_checked(struct code_cache *cc, uint64_t code, struct code_entry
 		*ep = e;
 		return 0;
 	}
-	if ((rc = read_identity(cc, code, &id)) < 0)
+	if ((rc = code_identity_read(cc->m, cc->L, code, &id)) < 0)
 		return rc;
-	if ((rc = check_type(cc, code, id.type)) < 0)
+	if ((rc = code_type_check(&cc->c, &cc->code_type, code, id.type)) < 0)
 		return rc;
 	if (!e)
 		rc = entry_new(cc, code, &id, &e);
-	else if (!same_identity(&e->id, &id))
+	else if (!code_identity_same(&e->id, &id))
 		rc = decode(cc, e, code, &id);
 	else
 		cc->hits++;

@@ -20,7 +20,33 @@
 #include "profile/profile.h"
 
 struct mem;
+struct pyctx;
 struct code_cache;
+
+/* A code object's identity: the fields that tell one code object from
+ * another at one address (above), read here for every reader of code
+ * objects -- this cache, the thread walk and frame_decode() (pystack.c)
+ * -- and recorded by asyncio.c's memo. */
+struct code_identity {
+	uint64_t type, filename, name, linetable;	/* name: the qualified one, 3.11+ */
+	int32_t firstlineno;
+};
+
+/* How many bytes from a code object's start hold its identity: a reader
+ * that reads more of it in one go (the walk: its locals too) reads at
+ * least these and parses them with code_identity_parse(). */
+uint32_t code_identity_span(const struct py_layout *L);
+void code_identity_parse(const struct py_layout *L, const uint8_t *cb, struct code_identity *id);
+/* Read the identity of the code object at code: 0, or a negative errno. */
+int code_identity_read(struct mem *m, const struct py_layout *L, uint64_t code,
+		       struct code_identity *id);
+bool code_identity_same(const struct code_identity *a, const struct code_identity *b);
+
+/* Is the object at code, of the given type (its identity's), a code
+ * object?  *code_type is PyCode_Type once learnt (0 before): from the
+ * first object whose type is named "code", and every later one must have
+ * exactly that type.  0, or -EINVAL. */
+int code_type_check(const struct pyctx *c, uint64_t *code_type, uint64_t code, uint64_t type);
 
 struct code_cache *code_cache_new(struct mem *m, const struct py_layout *L,
 				  struct profile *p, bool by_function);

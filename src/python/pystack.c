@@ -9,6 +9,7 @@
 #include "python/pystack.h"
 #include "interp/linetable.h"
 #include "process/mem.h"
+#include "python/codecache.h"
 #include "python/pyobj.h"
 #include "util/hashidx.h"
 #include "python/deeprepr.h"
@@ -36,7 +37,7 @@ struct walk {
 	struct pyctx c;
 	const struct pyinterp *pi;
 	const struct walk_opts *o;
-	uint64_t code_type;	/* address of PyCode_Type once seen */
+	uint64_t code_type;	/* PyCode_Type once seen (code_type_check()) */
 	int frames_left;	/* for the whole walk: corrupt memory can
 				 * otherwise make one dump take hours */
 	uint64_t table_addr;	/* the last line table decoded, kept: frames */
@@ -78,27 +79,13 @@ static bool cycle_step(struct cycle *cy, uint64_t next)
 	return false;
 }
 
-/* Is addr a code object?  Compares its type with PyCode_Type, which is
- * learnt from the first object whose type is named "code". */
-static int check_code(struct walk *w, uint64_t code, uint64_t type)
-{
-	char name[16];
-
-	if (w->code_type)
-		return type == w->code_type ? 0 : -EINVAL;
-	if (py_type_name(&w->c, code, name, sizeof(name)) < 0 || strcmp(name, "code") != 0)
-		return -EINVAL;
-	w->code_type = type;
-	return 0;
-}
-
 /* --- code objects --------------------------------------------------------- */
 
-static int code_line(struct walk *w, const uint8_t *cb, int64_t offset)
+static int code_line(struct walk *w, const struct code_identity *id, int64_t offset)
 {
 	const struct py_layout *L = w->c.L;
-	int firstlineno = field_i32(cb, L->code.firstlineno);
-	uint64_t table = field_u64(cb, L->code.linetable);
+	int firstlineno = id->firstlineno;
+	uint64_t table = id->linetable;
 	uint8_t *bytes;
 	size_t len;
 	int rc;
@@ -135,27 +122,28 @@ static int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t fra
 		     struct py_frame *pf)
 {
 	const struct py_layout *L = w->c.L;
-	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
-			    L->code.name, L->code.qualname, L->code.argcount,
-			    L->code.kwonlyargcount, L->code.nlocals, L->code.flags,
-			    L->code.varnames, L->code.localspluskinds, L->obj.ob_type };
+	/* Its identity and what read_locals() reads, in one read. */
+	uint32_t offs[] = { L->code.argcount, L->code.kwonlyargcount, L->code.nlocals,
+			    L->code.flags, L->code.varnames, L->code.localspluskinds };
 	uint8_t cb[512];
 	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
-	uint64_t nameobj;
+	struct code_identity id;
 	int64_t offset;
 	int rc;
 
+	if (size < code_identity_span(L))
+		size = code_identity_span(L);
 	if (size > sizeof(cb))
 		return -EINVAL;
 	if ((rc = mem_read(w->c.m, code, cb, size)) < 0)
 		return rc;
-	if ((rc = check_code(w, code, field_u64(cb, L->obj.ob_type))) < 0)
+	code_identity_parse(L, cb, &id);
+	if ((rc = code_type_check(&w->c, &w->code_type, code, id.type)) < 0)
 		return rc;
 	pf->code = code;
-	nameobj = field_u64(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
-	if ((rc = py_str(&w->c, nameobj, NAME_MAX_CHARS, &pf->function)) < 0)
+	if ((rc = py_str(&w->c, id.name, NAME_MAX_CHARS, &pf->function)) < 0)
 		return rc;
-	if ((rc = py_str(&w->c, field_u64(cb, L->code.filename), NAME_MAX_CHARS, &pf->file)) < 0)
+	if ((rc = py_str(&w->c, id.filename, NAME_MAX_CHARS, &pf->file)) < 0)
 		return rc;
 	switch (L->lasti) {
 	case LASTI_BYTES:
@@ -168,7 +156,7 @@ static int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t fra
 		offset = (int64_t)(lasti - (code + L->code.code_adaptive));
 		break;
 	}
-	pf->line = code_line(w, cb, offset);
+	pf->line = code_line(w, &id, offset);
 	if (w->o->locals)
 		read_locals(w, cb, frame, pf);
 	return 0;
@@ -1030,16 +1018,15 @@ void py_threads_free(struct py_thread *threads, int n)
 /* Thousands of tasks suspended in the same few places decode the same
  * (code, lasti) over and over, alternating line tables the walk's
  * one-table cache cannot keep: a small direct-mapped memo, each entry
- * holding the code object's bytes it was decoded from.  A hit must find
- * those bytes unchanged (the same names, file, line table and first line
- * at the same addresses), so a code object reborn at the address is
- * decoded anew. */
+ * holding the identity of the code object it was decoded from (see
+ * codecache.h).  A hit must read that identity unchanged (the same type,
+ * names, file, line table and first line at the same addresses), so a
+ * code object reborn at the address is decoded anew. */
 #define MEMO_SLOTS 256
-#define MEMO_CODE_BYTES 256
 
 struct frame_memo {
 	uint64_t code, lasti;
-	uint8_t cb[MEMO_CODE_BYTES];
+	struct code_identity id;
 	char *function, *file;
 	int line;
 	bool used;
@@ -1048,31 +1035,26 @@ struct frame_memo {
 struct frame_decoder {
 	struct walk w;
 	struct walk_opts o;
-	uint32_t span;		/* bytes of a code object compared */
 	struct frame_memo memo[MEMO_SLOTS];
 };
 
 struct frame_decoder *frame_decoder_new(struct mem *m, const struct pyinterp *pi)
 {
 	struct frame_decoder *d = xcalloc(1, sizeof(*d));
-	const struct py_layout *L = &pi->layout;
-	uint32_t offs[] = { L->code.firstlineno, L->code.linetable, L->code.filename,
-			    L->code.name, L->code.qualname, L->obj.ob_type };
 
 	d->w = (struct walk){ .c = { m, &pi->layout }, .pi = pi, .o = &d->o,
 			      .frames_left = WALK_FRAME_BUDGET };
-	d->span = layout_span(offs, ARRAY_SIZE(offs));
 	return d;
 }
 
-static void memo_fill(struct frame_memo *e, uint64_t code, uint64_t lasti, const uint8_t *cb,
-		      uint32_t span, const struct py_frame *pf)
+static void memo_fill(struct frame_memo *e, uint64_t code, uint64_t lasti,
+		      const struct code_identity *id, const struct py_frame *pf)
 {
 	free(e->function);
 	free(e->file);
 	e->code = code;
 	e->lasti = lasti;
-	memcpy(e->cb, cb, span);
+	e->id = *id;
 	e->function = xstrdup(pf->function);
 	e->file = xstrdup(pf->file);
 	e->line = pf->line;
@@ -1083,14 +1065,14 @@ int frame_decode(struct frame_decoder *d, uint64_t frame, uint64_t code, uint64_
 		 struct py_frame *out)
 {
 	struct frame_memo *e = &d->memo[hash_u64(code * 31 + lasti) % MEMO_SLOTS];
-	uint8_t cb[MEMO_CODE_BYTES];
-	bool have_cb;
+	struct code_identity id;
+	bool have_id;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	have_cb = d->span <= sizeof(cb) && mem_read(d->w.c.m, code, cb, d->span) == 0;
-	if (have_cb && e->used && e->code == code && e->lasti == lasti &&
-	    !memcmp(e->cb, cb, d->span)) {
+	have_id = code_identity_read(d->w.c.m, d->w.c.L, code, &id) == 0;
+	if (have_id && e->used && e->code == code && e->lasti == lasti &&
+	    code_identity_same(&e->id, &id)) {
 		out->code = code;
 		out->function = xstrdup(e->function);
 		out->file = xstrdup(e->file);
@@ -1102,8 +1084,8 @@ int frame_decode(struct frame_decoder *d, uint64_t frame, uint64_t code, uint64_
 		py_frame_release(out);
 		return rc;
 	}
-	if (have_cb && out->function && out->file)
-		memo_fill(e, code, lasti, cb, d->span, out);
+	if (have_id && out->function && out->file)
+		memo_fill(e, code, lasti, &id, out);
 	return 0;
 }
 

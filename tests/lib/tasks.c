@@ -44,6 +44,19 @@ void tasks_expect_frames(const struct py_task *t, const char *const *fn, const i
 	}
 }
 
+void tasks_expect_bound(const struct py_tasks *t, int n, uint64_t hub)
+{
+	const struct py_task *h = tasks_named(t, "hub"), *p = tasks_named(t, "parent");
+
+	ck_assert_int_eq(t->n, n);
+	ck_assert_int_eq(t->torn, 0);
+	ck_assert_uint_eq(h->addr, hub);
+	ck_assert_int_eq(h->nawaited_by, ASYNCIO_MAX_AWAITERS);
+	ck_assert_int_eq(p->nawaiting, ASYNCIO_MAX_AWAITERS);
+	ck_assert_int_eq(t->edges_cut, 2 * TASKS_EXTRA);
+	ck_assert_int_eq(t->ncycles, 1);
+}
+
 void tasks_scene(const struct py_tasks *t, const struct py_task **main_task,
 		 const struct py_task **worker, const struct py_task **gathered,
 		 const struct py_task **dl_a, const struct py_task **dl_b,

@@ -31,4 +31,13 @@ void tasks_scene(const struct py_tasks *t, const struct py_task **main_task,
 		 const struct py_task **dl_a, const struct py_task **dl_b,
 		 const struct py_task **runner);
 
+/* More awaiters than the task model's one bound, as both asyncio scenes
+ * add them (test_bound): "hub", at hub, awaited by TASKS_OVER tasks and
+ * "parent" awaiting as many, among n tasks read.  Both must stop at the
+ * bound, the 2 * TASKS_EXTRA edges past it counted cut, and nothing else
+ * change (the scene's one cycle). */
+#define TASKS_EXTRA 16
+#define TASKS_OVER (ASYNCIO_MAX_AWAITERS + TASKS_EXTRA)
+void tasks_expect_bound(const struct py_tasks *t, int n, uint64_t hub);
+
 #endif

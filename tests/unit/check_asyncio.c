@@ -11,7 +11,8 @@
  * thread's running task, whose frames are on the thread's stack; plus
  * "orphan" on the interpreter's list (its thread has exited).  Then
  * hostile variants: rings, torn links, loops, huge sets, a wrong table;
- * and the memo of record --async=all across changing snapshots.
+ * more awaiters than the one bound; and the memo of record --async=all
+ * across changing snapshots.
  */
 #include <check.h>
 #include <errno.h>
@@ -309,6 +310,33 @@ START_TEST(test_hostile)
 }
 END_TEST
 
+/* More awaiters than the model's one bound, either way: a task awaited by
+ * a set of TASKS_OVER tasks (its table twice as large, as CPython grows
+ * it), and one that a TaskGroup's as many children each record as their
+ * awaiter.  Each keeps ASYNCIO_MAX_AWAITERS edges, the rest counted cut
+ * (check_asyncio_legacy.c: the same of the 3.11-3.13 reader). */
+START_TEST(test_bound)
+{
+	uint64_t *awaiters = xcalloc(2 * TASKS_OVER, sizeof(uint64_t)), set, hub, parent;
+	struct scene sc;
+	struct py_tasks t;
+
+	build(&sc, _i);
+	for (int i = 0; i < TASKS_OVER; i++)
+		awaiters[i] = task(&sc, "awaiter", coro(&sc, C_STEP, 1, 0, false), 0, false, true);
+	set = set_of(&sc, awaiters, 2048);
+	hub = task(&sc, "hub", coro(&sc, C_WAIT, 1, 0, false), set, true, true);
+	parent = task(&sc, "parent", coro(&sc, C_WORK, 1, 0, false), 0, false, true);
+	for (int i = 0; i < TASKS_OVER; i++)
+		task(&sc, "child", coro(&sc, C_STEP, 0, 0, false), parent, false, true);
+	read_tasks(&sc, &t, NULL);
+	tasks_expect_bound(&t, 7 + 2 * TASKS_OVER + 2, hub);
+	py_tasks_free(&t);
+	free(awaiters);
+	fp_free(sc.fp);
+}
+END_TEST
+
 /* The table: our TaskObj or nothing; state offsets inside their states. */
 START_TEST(test_section)
 {
@@ -447,6 +475,50 @@ START_TEST(test_memo)
 }
 END_TEST
 
+/* frame_decode()'s memo proves a hit by the code object's identity
+ * (python/codecache.h): the same (code, lasti) after the code object's
+ * name became another object is decoded anew, and then served by the
+ * memo with one read, of that identity. */
+START_TEST(test_decode_reborn)
+{
+	struct snap sn = { .mem = { .read = snap_read, .close = snap_close } };
+	struct frame_decoder *d;
+	struct pyinterp pi;
+	struct py_frame f;
+	struct scene sc;
+	uint64_t g, frame, code, lasti;
+	unsigned long reads;
+
+	build(&sc, _i);
+	g = coro(&sc, C_STEP, 1, 0, false);
+	frame = g + sc.fp->L->gen.iframe;
+	code = sc.code[C_STEP];
+	lasti = fp_r64(sc.fp, frame + sc.fp->L->frame.lasti);
+	fp_pyinterp(sc.fp, &pi);
+	sn.cur = fp_mem(sc.fp);
+	d = frame_decoder_new(&sn.mem, &pi);
+	ck_assert_int_eq(frame_decode(d, frame, code, lasti, &f), 0);
+	ck_assert_str_eq(f.function, "step");
+	py_frame_release(&f);
+
+	fp_w64(sc.fp, code + sc.fp->L->code.qualname, fp_str(sc.fp, "reborn"));
+	mem_close(sn.cur);
+	sn.cur = fp_mem(sc.fp);
+	ck_assert_int_eq(frame_decode(d, frame, code, lasti, &f), 0);
+	ck_assert_str_eq(f.function, "reborn");
+	ck_assert_int_eq(f.line, 31);
+	py_frame_release(&f);
+	reads = mem_fake_reads(sn.cur);
+	ck_assert_int_eq(frame_decode(d, frame, code, lasti, &f), 0);
+	ck_assert_str_eq(f.function, "reborn");
+	ck_assert_uint_eq(mem_fake_reads(sn.cur) - reads, 1);
+	py_frame_release(&f);
+	frame_decoder_free(d);
+	mem_close(sn.cur);
+	fp_free(sc.fp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("asyncio");
@@ -457,6 +529,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_torn_link, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_hostile, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_memo, 14, LAYOUT_MAX_MINOR + 1);
+	tcase_add_loop_test(tc, test_bound, 14, LAYOUT_MAX_MINOR + 1);
+	tcase_add_loop_test(tc, test_decode_reborn, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_test(tc, test_section);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

@@ -12,7 +12,7 @@
  * reference; the eager set holds "eager".  Then hostile variants: a
  * future that is not a task in the registry (skipped), a task with a state
  * that is none (torn), an await chain that loops, a huge set, a Task type
- * of another size.
+ * of another size; and more awaiters than the one bound.
  */
 #include <check.h>
 #include <errno.h>
@@ -41,6 +41,7 @@ struct scene {
 	uint64_t coro_type, ctask, fut_type, wr_type, set_type, none, pytask;
 	uint64_t main, worker, gathered, dla, dlb, runner, py, eager;
 	uint64_t data;			/* the WeakSet's set */
+	uint64_t eager_set, loop;
 	uint64_t md;			/* asyncio.tasks' dict */
 };
 
@@ -88,11 +89,11 @@ static uint64_t task(struct scene *sc, const char *name, uint64_t g, uint64_t wa
 	return t;
 }
 
-/* A set of n objects (table of n slots, mask n - 1: n a power of two). */
-static uint64_t set_of(struct scene *sc, const uint64_t *items, int n)
+/* Set s holds the n objects (table of n slots, mask n - 1: n a power of
+ * two). */
+static void set_fill(struct scene *sc, uint64_t s, const uint64_t *items, int n)
 {
 	const struct py_layout *L = sc->fp->L;
-	uint64_t s = fp_object(sc->fp, FP_OBJ, sc->set_type, 200);
 	uint64_t table = fp_alloc(sc->fp, FP_OBJ, 16 * n);
 
 	for (int i = 0; i < n; i++)
@@ -100,6 +101,13 @@ static uint64_t set_of(struct scene *sc, const uint64_t *items, int n)
 	fp_w64(sc->fp, s + L->o.set_used, n);
 	fp_w64(sc->fp, s + L->o.set_mask, n - 1);
 	fp_w64(sc->fp, s + L->o.set_table, table);
+}
+
+static uint64_t set_of(struct scene *sc, const uint64_t *items, int n)
+{
+	uint64_t s = fp_object(sc->fp, FP_OBJ, sc->set_type, 200);
+
+	set_fill(sc, s, items, n);
 	return s;
 }
 
@@ -126,12 +134,24 @@ static void make_types(struct scene *sc)
 	fp_w64(fp, sc->ctask + fp->L->obj.tp_basicsize, sc->A.task.size);
 }
 
+/* A TaskGroup's done callback, its _on_task_done bound to a group whose
+ * _parent_task is parent: a task that has it is awaited by parent. */
+static uint64_t group_callback(struct scene *sc, uint64_t parent)
+{
+	const char *const names[] = { "_parent_task" };
+	uint64_t tg = fp_instance(sc->fp, "TaskGroup", names, &parent, 1, false);
+	uint64_t method = fp_object(sc->fp, FP_OBJ, fp_type(sc->fp, "method"), 48);
+
+	fp_w64(sc->fp, method + sc->A.legacy.im_self, tg);
+	return method;
+}
+
 /* main awaits a gather of "gathered"; worker is main's TaskGroup's. */
 static void make_graph(struct scene *sc, uint64_t loop)
 {
 	struct fakepy *fp = sc->fp;
-	const char *const children[] = { "_children" }, *const parent[] = { "_parent_task" };
-	uint64_t inner, list, gfut, tg, method;
+	const char *const children[] = { "_children" };
+	uint64_t inner, list, gfut;
 
 	inner = coro(sc, C_WAIT, 1, 0, false);
 	inner = coro(sc, C_STEP, 1, inner, false);
@@ -141,10 +161,7 @@ static void make_graph(struct scene *sc, uint64_t loop)
 	gfut = fp_instance(fp, "_GatheringFuture", children, &list, 1, false);
 	fp_w64(fp, sc->main + sc->A.task.fut_waiter, gfut);
 	sc->worker = task(sc, "worker", coro(sc, C_STEP, 0, 0, false), 0, loop);
-	tg = fp_instance(fp, "TaskGroup", parent, &sc->main, 1, false);
-	method = fp_object(fp, FP_OBJ, fp_type(fp, "method"), 48);
-	fp_w64(fp, method + sc->A.legacy.im_self, tg);
-	fp_w64(fp, sc->worker + sc->A.legacy.callback0, method);
+	fp_w64(fp, sc->worker + sc->A.legacy.callback0, group_callback(sc, sc->main));
 	sc->dla = task(sc, "dl-a", coro(sc, C_STEP, 1, 0, false), 0, loop);
 	sc->dlb = task(sc, "dl-b", coro(sc, C_STEP, 1, 0, false), sc->dla, loop);
 	fp_w64(fp, sc->dla + sc->A.task.fut_waiter, sc->dlb);
@@ -180,7 +197,7 @@ static void build(struct scene *sc, int minor)
 	fp = sc->fp = fp_new(layout_for_minor(minor));
 	make_types(sc);
 	v[0] = fp_long(fp, IDENT);
-	loop = fp_instance(fp, "_UnixSelectorEventLoop", tid, v, 1, false);
+	loop = sc->loop = fp_instance(fp, "_UnixSelectorEventLoop", tid, v, 1, false);
 	make_graph(sc, loop);
 	vals[MD_CURRENT] = make_runner(sc, loop);
 	v[0] = coro(sc, C_WAIT, 0, 0, false);
@@ -204,7 +221,7 @@ static void build(struct scene *sc, int minor)
 	vals[MD_CTASK] = sc->ctask;
 	vals[MD_PYTASK] = sc->pytask;
 	vals[MD_WEAK] = fp_instance(fp, "WeakSet", data, &sc->data, 1, false);
-	vals[MD_EAGER] = set_of(sc, &sc->eager, 1);
+	vals[MD_EAGER] = sc->eager_set = set_of(sc, &sc->eager, 1);
 	sc->md = fp_dict(fp, keys, vals, MD_N);
 	keys[0] = fp_str(fp, "asyncio.tasks");
 	vals[0] = fp_module(fp, sc->md);
@@ -314,6 +331,40 @@ START_TEST(test_hostile)
 }
 END_TEST
 
+/* More awaiters than the model's one bound, either way: a task that
+ * TASKS_OVER tasks are blocked on, and one that as many children of its
+ * TaskGroup have as their awaiter (all of them in the eager set, of 4096
+ * slots).  Each keeps ASYNCIO_MAX_AWAITERS edges, the rest counted cut:
+ * what check_asyncio.c asks of the 3.14+ reader. */
+START_TEST(test_bound)
+{
+	uint64_t *eager = xcalloc(4096, sizeof(uint64_t)), hub, parent, cb;
+	struct py_tasks t;
+	struct scene sc;
+	char err[256];
+	int n = 0;
+
+	build(&sc, _i);
+	eager[n++] = sc.eager;
+	hub = eager[n++] = task(&sc, "hub", coro(&sc, C_WAIT, 1, 0, false), 0, sc.loop);
+	parent = eager[n++] = task(&sc, "parent", coro(&sc, C_WORK, 1, 0, false), 0, sc.loop);
+	cb = group_callback(&sc, parent);
+	for (int i = 0; i < TASKS_OVER; i++) {
+		uint64_t child = task(&sc, "child", coro(&sc, C_STEP, 0, 0, false), 0, sc.loop);
+
+		fp_w64(sc.fp, child + sc.A.legacy.callback0, cb);
+		eager[n++] = child;
+		eager[n++] = task(&sc, "awaiter", coro(&sc, C_STEP, 1, 0, false), hub, sc.loop);
+	}
+	set_fill(&sc, sc.eager_set, eager, 4096);
+	ck_assert_msg(locate_and_read(&sc, &t, err, sizeof(err)) == 0, "%s", err);
+	tasks_expect_bound(&t, 8 + 2 * TASKS_OVER + 2, hub);
+	py_tasks_free(&t);
+	free(eager);
+	fp_free(sc.fp);
+}
+END_TEST
+
 /* A Task type of another size than the verified layout's: exit 6, and
  * one that changes after it was checked is not read. */
 START_TEST(test_unverified)
@@ -357,6 +408,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_graph, 11, 14);
 	tcase_add_loop_test(tc, test_hostile, 11, 14);
 	tcase_add_loop_test(tc, test_unverified, 11, 14);
+	tcase_add_loop_test(tc, test_bound, 11, 14);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
