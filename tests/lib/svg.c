@@ -130,7 +130,7 @@ static void parse_node(const char *g, struct gnode *n)
 				&n->rgb[1], &n->rgb[2]), 3);
 }
 
-/* Each node's path: its parent is the node one row below whose samples
+/* Each node's path: its parent is the node one row above whose samples
  * [s, s+n) hold its start. */
 static void make_paths(struct svg *svg)
 {
@@ -140,7 +140,7 @@ static void make_paths(struct svg *svg)
 		for (size_t j = 0; j < svg->n; j++) {
 			struct gnode *p = &svg->nodes[j];
 
-			if (p->y == c->y + ROW && p->s <= c->s && c->s < p->s + p->n)
+			if (p->y == c->y - ROW && p->s <= c->s && c->s < p->s + p->n)
 				parent = p;
 		}
 		if (!parent) {
@@ -154,9 +154,9 @@ static void make_paths(struct svg *svg)
 	}
 }
 
-static int cmp_y_desc(const void *a, const void *b)
+static int cmp_y(const void *a, const void *b)
 {
-	return ((const struct gnode *)b)->y - ((const struct gnode *)a)->y;
+	return ((const struct gnode *)a)->y - ((const struct gnode *)b)->y;
 }
 
 void svg_parse(const char *text, struct svg *svg)
@@ -175,8 +175,9 @@ void svg_parse(const char *text, struct svg *svg)
 		parse_node(p, &svg->nodes[svg->n++]);
 	}
 	ck_assert_msg(svg->n > 0, "no frames in the SVG");
-	/* Parents first, so each finds its parent's path made. */
-	qsort(svg->nodes, svg->n, sizeof(*svg->nodes), cmp_y_desc);
+	/* Parents first (the root is at the top), so each finds its parent's
+	 * path made. */
+	qsort(svg->nodes, svg->n, sizeof(*svg->nodes), cmp_y);
 	make_paths(svg);
 }
 
