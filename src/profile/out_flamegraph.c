@@ -17,12 +17,20 @@
  * at all is marked (data-mark, drawn dashed).  Changes are in AFTER's
  * samples: BEFORE's counts are scaled to AFTER's total unless diff_raw.
  *
+ * The drawing is pruned and labels are cut, so the picture cannot be read
+ * back; the file also carries the profile itself, every stack as
+ * `record -f collapsed` writes it, XML-escaped in a <metadata> element
+ * (SVG_STACKS_TAG in profile_read.h), so that diff and merge take what
+ * record writes by default.  A differential graph carries none: it is a
+ * comparison, not a profile.
+ *
  * Every string comes from the target and may hold anything: it is made
  * valid XML text (no invalid UTF-8, no control characters) and escaped.
  * The script never builds code or markup from it: it reads attributes and
  * text content, and writes only text content, attributes and styles.
  */
 #include "profile/output.h"
+#include "profile/profile_read.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -653,6 +661,37 @@ static void put_head(struct fg *g, int height)
 		put_legend(f);
 }
 
+/* The profile's stacks, for diff and merge.  Folded text holds no control
+ * characters (out_collapsed.c escapes them) and is valid UTF-8, so
+ * escaping the markup characters is all XML needs.  Returns -1 when
+ * memory for the text ran out (errno set). */
+static int put_stacks(struct fg *g)
+{
+	const struct profile *p = g->p;
+	struct out_opts o = { .full_filenames = g->o->full_filenames };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m || out_collapsed(p, m, &o) < 0 || fclose(m) == EOF) {
+		free(text);
+		return -1;
+	}
+	fputs("<!-- The profile's stacks, as `pystrobe record -f collapsed` writes them: "
+	      "pystrobe diff and merge read them back. -->\n", g->f);
+	fprintf(g->f, SVG_STACKS_TAG " data-duration-ns=\"%llu\" data-start-unix-ns=\"%llu\"",
+		(unsigned long long)p->duration_ns, (unsigned long long)p->start_unix_ns);
+	if (p->rate_hz > 0)
+		fprintf(g->f, " data-rate-hz=\"%.17g\"", p->rate_hz);
+	if (p->wall)
+		fputs(" data-wall=\"1\"", g->f);
+	fputs(">\n", g->f);
+	put_esc(g->f, text, len);
+	fputs("</metadata>\n", g->f);
+	free(text);
+	return 0;
+}
+
 static void put_tail(struct fg *g)
 {
 	fprintf(g->f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n"
@@ -666,7 +705,7 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 {
 	static const struct out_opts defaults = { .full_filenames = false };
 	struct fg g = { .p = p, .o = o ? o : &defaults, .f = f };
-	int height;
+	int height, rc = 0;
 
 	build_tree(&g);
 	if (diff_mode(&g)) {
@@ -683,6 +722,8 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	else
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples</text>\n", FG_XPAD, FG_TOP + 12);
 	fputs("</g>\n", f);
+	if (!diff_mode(&g))
+		rc = put_stacks(&g);
 	put_tail(&g);
 
 	for (uint32_t i = 0; i < p->nframes; i++)
@@ -691,5 +732,5 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	free(g.in_base);
 	free(g.nodes);
 	hashidx_release(&g.index);
-	return out_finish(f);
+	return out_finish(f) < 0 || rc < 0 ? -1 : 0;
 }

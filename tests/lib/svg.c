@@ -130,6 +130,30 @@ static void parse_node(const char *g, struct gnode *n)
 				&n->rgb[1], &n->rgb[2]), 3);
 }
 
+char *svg_stacks(const char *svg_text)
+{
+	const char *tag = strstr(svg_text, "<metadata id=\"pystrobe-stacks\""), *body, *end;
+
+	if (!tag)
+		return NULL;
+	body = strchr(tag, '>');
+	end = body ? strstr(body, "</metadata>") : NULL;
+	ck_assert_msg(end, "the stacks of a flame graph are cut short");
+	return xml_unescape(body + 1, end - body - 1);
+}
+
+char *profile_text(const char *path)
+{
+	char *text = test_slurp(path), *stacks;
+
+	if (strncmp(text, "<?xml", 5))
+		return text;
+	stacks = svg_stacks(text);
+	ck_assert_msg(stacks, "%s: a flame graph without its stacks", path);
+	free(text);
+	return stacks;
+}
+
 /* Each node's path: its parent is the node one row above whose samples
  * [s, s+n) hold its start. */
 static void make_paths(struct svg *svg)
@@ -307,7 +331,7 @@ void diff_and_check(const char *dir, const char *before, const char *after, bool
 		    bool negate, struct svg *svg)
 {
 	const char *out = svg_path(dir, raw, negate);
-	char *tb = test_slurp(before), *ta = test_slurp(after), *text, *summary;
+	char *tb = profile_text(before), *ta = profile_text(after), *text, *summary;
 	struct folded fb, fa;
 	struct expect e = { &fb, &fa, raw, negate };
 
