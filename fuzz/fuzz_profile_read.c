@@ -1,11 +1,12 @@
-/* libFuzzer harness: the folded and pprof readers (profile_read.c), and
- * the writers on whatever they accept.
+/* libFuzzer harness: the folded, pprof and flame graph readers
+ * (profile_read.c), and the writers on whatever they accept.
  *
  * Input: [mode u8] then the file.  Mode 0 reads the bytes as they are (a
- * folded file, or a gzip stream when they start with its magic); mode 1
- * gzips them first, so the fuzzer works on the protobuf inside rather than
- * on deflate's bit stream.  A profile that reads is written as collapsed,
- * pprof and a differential flame graph against itself, to /dev/null.
+ * folded file, a flame graph's SVG, or a gzip stream when they start with
+ * its magic); mode 1 gzips them first, so the fuzzer works on the protobuf
+ * inside rather than on deflate's bit stream.  A profile that reads is written as collapsed,
+ * pprof, a flame graph and a differential one against itself, to
+ * /dev/null.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ static void write_all(const struct profile *p)
 
 	out_collapsed(p, devnull, &o);
 	out_pprof(p, devnull, &o);
+	out_flamegraph(p, devnull, &o);
 	o.diff_base = p;
 	out_flamegraph(p, devnull, &o);
 	out_collapsed(p, devnull, &o);
@@ -54,7 +56,7 @@ static void write_all(const struct profile *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct profile p;
-	char err[512], *buf = NULL;
+	char err[PROFILE_READ_ERR], *buf = NULL;
 	const char *in;
 	size_t len;
 

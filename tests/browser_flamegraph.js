@@ -5,7 +5,8 @@
 // not only the script's functions.
 //
 //   node browser_flamegraph.js FILE.svg [--click=LABEL] [--hover=LABEL]
-//        [--ic=REGEX=EXPECTED] [--hostile] [--diff] [--screenshot=PNG] [REGEX=EXPECTED]...
+//        [--ic=REGEX=EXPECTED] [--hostile] [--diff] [--screenshot=PNG]
+//        [--viewport=WxH] [--first-screen=LABEL]... [REGEX=EXPECTED]...
 //
 // Each REGEX=EXPECTED is a search (through the Search button, Ctrl-F or "/")
 // whose "Matched: ..." text must equal EXPECTED.  --ic searches with the
@@ -14,6 +15,9 @@
 // the sample profile's hostile function name is there as literal text.
 // --diff: the file is a differential flame graph (pystrobe diff), whose
 // details line also gives the self and total change, before and after.
+// --viewport sets the window (default 1200x800); each --first-screen
+// frame must be drawn whole inside it as the file opens, unscrolled, and a
+// frame clicked must still be inside it after the zoom.
 //
 // No npm packages: the WebSocket client below is a minimal RFC 6455 one
 // (text frames, fragmentation, ping), since node 20 has none built in.
@@ -27,7 +31,7 @@ const http = require('http');
 const os = require('os');
 const path = require('path');
 
-const W = 1200, PAD = 10;
+const W = 1200, PAD = 10;	// the SVG's width and margin (out_flamegraph.c)
 
 function die(msg) {
 	console.error('browser_flamegraph: FAIL: ' + msg);
@@ -273,13 +277,13 @@ function findChromium() {
 	}
 }
 
-function startChromium(bin) {
+function startChromium(bin, view) {
 	profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pystrobe-chromium-'));
 	chrome = spawn(bin, [
 		'--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
 		'--disable-background-networking', '--disable-component-update', '--disable-sync',
 		'--user-data-dir=' + profileDir, '--remote-debugging-port=0',
-		'--window-size=' + W + ',800', 'about:blank',
+		'--window-size=' + view.w + ',' + view.h, 'about:blank',
 	], { stdio: ['ignore', 'ignore', 'pipe'] });
 	return new Promise((resolve, reject) => {
 		let err = '';
@@ -300,7 +304,7 @@ function startChromium(bin) {
 
 function parseArgs(argv) {
 	const a = { file: null, searches: [], ic: null, click: null, hover: null, screenshot: null,
-		hostile: false, diff: false };
+		hostile: false, diff: false, view: { w: W, h: 800 }, firstScreen: [] };
 	const spec = (s) => {
 		const i = s.lastIndexOf('=');
 		if (i <= 0)
@@ -314,6 +318,16 @@ function parseArgs(argv) {
 		}
 		if (arg === '--hostile') {
 			a.hostile = true;
+			continue;
+		}
+		const v = /^--viewport=(\d+)x(\d+)$/.exec(arg);
+		if (v) {
+			a.view = { w: +v[1], h: +v[2] };
+			continue;
+		}
+		const fs1 = /^--first-screen=(.*)$/s.exec(arg);
+		if (fs1) {
+			a.firstScreen.push(fs1[1]);
 			continue;
 		}
 		const m = /^--(click|hover|ic|screenshot)=(.*)$/s.exec(arg);
@@ -338,7 +352,7 @@ async function main() {
 		process.exit(2);
 	}
 	const watchdog = setTimeout(() => die('timed out after 150 s'), 150000);
-	const cdp = new Cdp(await WebSocketClient.connect(await startChromium(bin)));
+	const cdp = new Cdp(await WebSocketClient.connect(await startChromium(bin, args.view)));
 	const { targetInfos } = await cdp.send('Target.getTargets');
 	const page = targetInfos.find((t) => t.type === 'page');
 	const targetId = page ? page.targetId
@@ -360,7 +374,7 @@ async function main() {
 	await s('Page.enable');
 	await s('Runtime.enable');
 	await s('Emulation.setDeviceMetricsOverride',
-		{ width: W, height: 800, deviceScaleFactor: 1, mobile: false });
+		{ width: args.view.w, height: args.view.h, deviceScaleFactor: 1, mobile: false });
 	const loaded = cdp.waitFor('Page.loadEventFired', 30000);
 	const nav = await s('Page.navigate', { url: 'file://' + path.resolve(args.file) });
 	if (nav.errorText)
@@ -403,6 +417,11 @@ async function main() {
 	};
 	const frameBox = (label) => ev(`(function () { var g = __frame(${q(label)});
 		return g && __box(g.getElementsByTagName('rect')[0]); })()`);
+	// Whether the frame is drawn whole inside the window as it is scrolled.
+	const onScreen = (b) => b && b.w >= 1 && b.x - b.w / 2 >= 0 &&
+		b.x + b.w / 2 <= args.view.w && b.y - b.h / 2 >= 0 && b.y + b.h / 2 <= args.view.h;
+	const where = (b) => b ? `${b.w.toFixed(1)}x${b.h.toFixed(1)} px at ` +
+		`(${(b.x - b.w / 2).toFixed(1)}, ${(b.y - b.h / 2).toFixed(1)})` : 'not drawn';
 	const matched = () => ev(`document.getElementById('matched').textContent`);
 	const highlighted = () => ev(`(function () { var n = 0,
 		r = document.getElementById('frames').getElementsByTagName('rect');
@@ -429,6 +448,13 @@ async function main() {
 		return false; })()`);
 	if (args.hostile)
 		check(hostile, 'a hostile function name is shown as literal text');
+	for (const label of args.firstScreen) {
+		const b = await frameBox(label);
+		check(onScreen(b), `${label} is on the first ${args.view.w}x${args.view.h} ` +
+			`screen: ${where(b)}`);
+	}
+	if (args.screenshot && args.firstScreen.length)
+		await screenshot(s, args.screenshot.replace(/(\.png)?$/, '-first.png'));
 
 	if (args.hover) {
 		const b = await frameBox(args.hover);
@@ -483,6 +509,8 @@ async function main() {
 		const after = await frameBox(args.click);
 		check(Math.abs(after.w - (W - 2 * PAD)) < 1 && Math.abs(after.x - W / 2) < 1,
 			`after a click it fills the width (${after.w.toFixed(1)} px)`);
+		check(onScreen(after) && Math.abs(after.y - before.y) < 1,
+			`and stays where it was clicked: ${where(after)}`);
 		const state = await ev(`(function () {
 			var gs = document.getElementById('frames').getElementsByTagName('g'),
 			    z = __frame(${q(args.click)}),
@@ -491,7 +519,7 @@ async function main() {
 			for (var i = 0; i < gs.length; i++) {
 				var c = gs[i].getAttribute('class') || '', rect = gs[i].getElementsByTagName('rect')[0],
 				    y = +rect.getAttribute('y'), w = rect.getBoundingClientRect().width;
-				if (c === 'dim') { r.dim++; if (y <= zy || Math.abs(w - ${W - 2 * PAD}) > 1) r.bad++; }
+				if (c === 'dim') { r.dim++; if (y >= zy || Math.abs(w - ${W - 2 * PAD}) > 1) r.bad++; }
 				else if (c === 'hide') { r.hidden++; if (w !== 0) r.bad++; }
 				else r.shown++;
 			}

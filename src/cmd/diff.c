@@ -3,15 +3,20 @@
  *
  * Frames are compared by the text they show ("function (file:line)", as
  * `record -f collapsed` writes it), because that is all a folded file
- * has; pprof inputs are turned into the same text.  When one profile has
- * line numbers and the other has none (recorded with --function), lines are
- * dropped from both, or nothing would match.  Thread and process roots
+ * has (a flame graph carries its stacks as folded text); pprof inputs are
+ * turned into the same text.  When one profile has line numbers and the
+ * other has none (recorded with --function), lines are dropped from both,
+ * or nothing would match.  Thread and process roots
  * (--threads, -s) lose their ids, which no two runs share.
  *
  * Counts are compared as shares of each profile's total, so a recording of
  * 30 s and one of 60 s compare; the changes are then given in AFTER's
  * samples (BEFORE scaled to AFTER's total).  --no-normalize compares the
  * raw counts, for recordings of the same fixed amount of work.
+ *
+ * The summary's tables leave out functions under --min-share of the samples
+ * in both profiles: a few samples of a short run's imports would otherwise
+ * fill them with [new] and [gone] rows that are only sampling luck.
  */
 #include "cmd/cmd.h"
 #include "profile/output.h"
@@ -28,9 +33,10 @@
 static const char diff_usage[] =
 	"usage: pystrobe diff [options] BEFORE AFTER\n"
 	"\n"
-	"Compare two profiles (folded/collapsed stacks or pprof): a differential flame\n"
-	"graph of AFTER, each frame red where its own time grew and blue where it\n"
-	"shrank, and a summary on stdout of the functions that changed most.\n"
+	"Compare two profiles (flame graphs from pystrobe record, pprof, or folded\n"
+	"stacks): a differential flame graph of AFTER, each frame red where its own\n"
+	"time grew and blue where it shrank, and a summary on stdout of the functions\n"
+	"that changed most.\n"
 	"Thread and process roots (--threads, -s) match by thread name and command\n"
 	"line: their ids differ from run to run.\n"
 	"\n"
@@ -45,6 +51,8 @@ static const char diff_usage[] =
 
 	"      --full-filenames   whole paths for frames read from pprof\n"
 	"  -n, --top N            rows per table in the summary (default 10, 0: none)\n"
+	"      --min-share PCT    leave out of the tables functions under PCT% of the\n"
+	"                         samples in both profiles (default 0.5; 0 keeps all)\n"
 	"  -q, --quiet            no summary, no messages\n"
 	"  -h, --help             show this help\n";
 
@@ -55,9 +63,12 @@ struct diff {
 	const char *output;
 	bool by_function, quiet;
 	double top;
+	double min_share;	/* in percent */
 };
 
-enum { OPT_NEGATE = 256, OPT_RAW, OPT_FUNCTION, OPT_FULL };
+#define DIFF_MIN_SHARE 0.5
+
+enum { OPT_NEGATE = 256, OPT_RAW, OPT_FUNCTION, OPT_FULL, OPT_MIN_SHARE };
 
 static int parse_args(struct diff *d, int argc, char **argv)
 {
@@ -69,6 +80,7 @@ static int parse_args(struct diff *d, int argc, char **argv)
 		{ "function", no_argument, NULL, OPT_FUNCTION },
 		{ "full-filenames", no_argument, NULL, OPT_FULL },
 		{ "top", required_argument, NULL, 'n' },
+		{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -77,6 +89,7 @@ static int parse_args(struct diff *d, int argc, char **argv)
 	int c;
 
 	d->top = 10;
+	d->min_share = DIFF_MIN_SHARE;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:f:n:qh", longopts, NULL)) != -1) {
@@ -91,6 +104,11 @@ static int parse_args(struct diff *d, int argc, char **argv)
 			if (parse_number(optarg, 0, 1e6, &d->top) < 0)
 				return usage_error("diff", "--top must be a number of rows, not '%s'",
 						   optarg);
+			break;
+		case OPT_MIN_SHARE:
+			if (parse_number(optarg, 0, 100, &d->min_share) < 0)
+				return usage_error("diff", "--min-share must be a percentage (0 to "
+						   "100), not '%s'", optarg);
 			break;
 		case 'q': d->quiet = true; break;
 		case 'h':
@@ -199,6 +217,14 @@ struct summary {
 	uint32_t nrows;
 };
 
+/* Under --min-share in both profiles. */
+static bool noise(const struct summary *s, uint64_t before, uint64_t after)
+{
+	double min = s->d->min_share;
+
+	return 100.0 * before < min * s->tb && 100.0 * after < min * s->ta;
+}
+
 static void make_rows(struct summary *s, const uint64_t *before, const uint64_t *after)
 {
 	uint32_t n = s->a->nframes;
@@ -208,7 +234,7 @@ static void make_rows(struct summary *s, const uint64_t *before, const uint64_t 
 	for (uint32_t f = 0; f < n; f++) {
 		struct row *r = &s->rows[s->nrows];
 
-		if (!before[f] && !after[f])
+		if ((!before[f] && !after[f]) || noise(s, before[f], after[f]))
 			continue;
 		r->frame = f;
 		r->before = before[f];
@@ -293,6 +319,9 @@ static void print_summary(const struct diff *d, const struct profile *b, const s
 	printf("Deltas are in AFTER's samples%s; pts: change of the share of all samples.\n",
 	       d->oo.diff_raw ? " (raw counts, --no-normalize)" :
 	       ", BEFORE scaled to AFTER's total");
+	if (d->min_share > 0 && d->top > 0)
+		printf("Left out: functions under %g%% of the samples in both (--min-share).\n",
+		       d->min_share);
 	if (d->top > 0) {
 		print_table(&s, "Self", cb.self, ca.self, cb.total, ca.total);
 		print_table(&s, "Total", cb.total, ca.total, cb.total, ca.total);
@@ -357,7 +386,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff d = { 0 };
 	struct profile in[2], b, a;
 	struct append_opts ao = { .roots_by_name = true };
-	char err[512];
+	char err[PROFILE_READ_ERR];
 	int rc, status = EXIT_OK, nread = 0;
 
 	rc = parse_args(&d, argc, argv);

@@ -25,7 +25,8 @@
 static const char merge_usage[] =
 	"usage: pystrobe merge [options] FILE[=VALUE]...\n"
 	"\n"
-	"Combine profiles (folded/collapsed stacks or pprof) into one.\n"
+	"Combine profiles (flame graphs from pystrobe record, pprof, or folded stacks)\n"
+	"into one.\n"
 	"\n"
 	"  -o, --output FILE      where to write (default: pystrobe-merge-DATE-TIME.EXT;\n"
 	"                         -: standard output; its ending names the format)\n"
@@ -210,7 +211,7 @@ int cmd_merge(int argc, char **argv)
 {
 	struct merge m = { 0 };
 	struct profile out;
-	char err[512], *path = NULL, *subtitle = NULL;
+	char err[PROFILE_READ_ERR], *path = NULL, *subtitle = NULL;
 	int rc, status = EXIT_OK, nread = 0;
 
 	rc = parse_args(&m, argc, argv);

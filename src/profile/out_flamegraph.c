@@ -1,10 +1,13 @@
 /* The flame graph: one self-contained, interactive SVG.
  *
  * The profile's stacks (root first) are merged into a tree whose nodes are
- * (parent, frame) with a sample count, and drawn as a classic flame graph:
- * the root at the bottom and callees above their callers, as flamegraph.pl
- * draws it, so people who know those pictures can read this one.  Siblings
- * are ordered by label, so the layout does not depend on sampling order.
+ * (parent, frame) with a sample count, and drawn root at the top, callees
+ * below their callers (an icicle graph, py-spy's and speedscope's layout).
+ * The rows near the root are the program's own: drawn the other way up, as
+ * flamegraph.pl does, a deep but thin stack (imports are 30 frames deep)
+ * pushes them below the first screen.  The hover details are drawn at the
+ * top for the same reason.  Siblings are ordered by label, so the layout
+ * does not depend on sampling order.
  *
  * A differential flame graph (out_opts.diff_base) draws the same tree, each
  * node coloured by how its self time changed from BEFORE to AFTER: red
@@ -14,12 +17,20 @@
  * at all is marked (data-mark, drawn dashed).  Changes are in AFTER's
  * samples: BEFORE's counts are scaled to AFTER's total unless diff_raw.
  *
+ * The drawing is pruned and labels are cut, so the picture cannot be read
+ * back; the file also carries the profile itself, every stack as
+ * `record -f collapsed` writes it, XML-escaped in a <metadata> element
+ * (SVG_STACKS_TAG in profile_read.h), so that diff and merge take what
+ * record writes by default.  A differential graph carries none: it is a
+ * comparison, not a profile.
+ *
  * Every string comes from the target and may hold anything: it is made
  * valid XML text (no invalid UTF-8, no control characters) and escaped.
  * The script never builds code or markup from it: it reads attributes and
  * text content, and writes only text content, attributes and styles.
  */
 #include "profile/output.h"
+#include "profile/profile_read.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -32,8 +43,10 @@
 #define FG_WIDTH	1200
 #define FG_XPAD		10
 #define FG_ROW		16		/* a row; the rect is one pixel shorter */
-#define FG_TOP		80		/* title, subtitle, buttons */
-#define FG_BOTTOM	34		/* details line */
+#define FG_BAR_Y	66		/* the legend and buttons */
+#define FG_DETAILS_Y	88		/* the hovered frame, what a search matched */
+#define FG_TOP		100		/* the root's row */
+#define FG_BOTTOM	10
 #define FG_CHAR_W	7.08		/* 12px Verdana, as flamegraph.pl estimates */
 /* Nodes narrower than 1/FG_PRUNE of all samples are left out with their
  * subtrees: they would be barely a pixel wide, and without pruning a long
@@ -398,7 +411,7 @@ static void draw_node(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
 	const struct fnode *n = &g->nodes[id];
 	double scale = (double)(FG_WIDTH - 2 * FG_XPAD) / g->total;
 	double x = FG_XPAD + start * scale, w = n->value * scale;
-	int y = FG_TOP + (g->max_depth - depth) * FG_ROW;
+	int y = FG_TOP + depth * FG_ROW;
 	const char *l = label(g, n->frame);
 	char colour[8];
 	size_t len;
@@ -540,11 +553,12 @@ static const char script[] =
 	" f.t.textContent=fit(f.l,w);}\n"
 	"function cls(f,c){f.g.setAttribute('class',c);}\n"
 	/* Frames are intervals [s, s+n) of samples: the subtree of z lies inside
-	 * its interval at or above its row, its ancestors contain it below. */
+	 * its interval at or below its row, its ancestors contain it above.
+	 * Rows do not move: the frame clicked stays where the pointer is. */
 	"function zoom(z){var sc=(W-2*PAD)/z.n;$('unzoom').setAttribute('class','btn');\n"
 	" for(var i=0;i<fr.length;i++){var f=fr[i];\n"
-	"  if(f.s>=z.s&&f.s+f.n<=z.s+z.n&&f.y<=z.y){cls(f,'');place(f,PAD+(f.s-z.s)*sc,f.n*sc);}\n"
-	"  else if(f.y>z.y&&f.s<=z.s&&f.s+f.n>=z.s+z.n){cls(f,'dim');place(f,PAD,W-2*PAD);}\n"
+	"  if(f.s>=z.s&&f.s+f.n<=z.s+z.n&&f.y>=z.y){cls(f,'');place(f,PAD+(f.s-z.s)*sc,f.n*sc);}\n"
+	"  else if(f.y<z.y&&f.s<=z.s&&f.s+f.n>=z.s+z.n){cls(f,'dim');place(f,PAD,W-2*PAD);}\n"
 	"  else cls(f,'hide');}}\n"
 	"function unzoom(){$('unzoom').setAttribute('class','btn hide');\n"
 	" for(var i=0;i<fr.length;i++){cls(fr[i],'');place(fr[i],fr[i].x,fr[i].w);}}\n"
@@ -557,7 +571,7 @@ static const char script[] =
 	/* A match inside a matched ancestor is not counted again: sorted by
 	 * start, ancestors first, a match starting inside the last counted one
 	 * is nested in it. */
-	" m.sort(function(a,b){return a.s-b.s||b.n-a.n||b.y-a.y;});\n"
+	" m.sort(function(a,b){return a.s-b.s||b.n-a.n||a.y-b.y;});\n"
 	" var sum=0,end=-1;\n"
 	" for(i=0;i<m.length;i++)if(m[i].s>=end){sum+=m[i].n;end=m[i].s+m[i].n;}\n"
 	" var txt='Matched: '+fmt(sum);$('matched').textContent=txt;\n"
@@ -577,9 +591,9 @@ static void put_diff_legend(struct fg *g)
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		fprintf(g->f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" "
 			"fill=\"%s\" stroke=\"#000\" stroke-width=\"%s\"%s/>"
-			"<text x=\"%d\" y=\"%d\">%s</text>\n", x, FG_TOP - 24,
+			"<text x=\"%d\" y=\"%d\">%s</text>\n", x, FG_BAR_Y - 10,
 			i < 3 ? colours[i] : "#ffffff", i < 3 ? ".3" : "1",
-			i < 3 ? "" : " stroke-dasharray=\"4,2\"", x + 16, FG_TOP - 14, names[i]);
+			i < 3 ? "" : " stroke-dasharray=\"4,2\"", x + 16, FG_BAR_Y, names[i]);
 		x += 30 + 7 * (int)strlen(names[i]);
 	}
 }
@@ -592,7 +606,7 @@ static void put_legend(FILE *f)
 	for (size_t i = 0; i < ARRAY_SIZE(cat_names); i++) {
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\">%s</text>\n",
-			x, FG_TOP - 24, colours[i], x + 16, FG_TOP - 14, cat_names[i]);
+			x, FG_BAR_Y - 10, colours[i], x + 16, FG_BAR_Y, cat_names[i]);
 		x += 30 + 7 * (int)strlen(cat_names[i]);
 	}
 }
@@ -639,19 +653,50 @@ static void put_head(struct fg *g, int height)
 		"<title>Ignore case when searching</title>ic</text>\n"
 		"<text id=\"clear\" class=\"btn hide\" x=\"%d\" y=\"%d\">"
 		"<title>Clear the search (Esc)</title>Clear</text>\n",
-		FG_XPAD, FG_TOP - 14, FG_WIDTH - FG_XPAD - 150, FG_TOP - 14,
-		FG_WIDTH - FG_XPAD - 100, FG_TOP - 14, FG_WIDTH - FG_XPAD - 70, FG_TOP - 14);
+		FG_XPAD, FG_BAR_Y, FG_WIDTH - FG_XPAD - 150, FG_BAR_Y,
+		FG_WIDTH - FG_XPAD - 100, FG_BAR_Y, FG_WIDTH - FG_XPAD - 70, FG_BAR_Y);
 	if (diff_mode(g))
 		put_diff_legend(g);
 	else
 		put_legend(f);
 }
 
-static void put_tail(struct fg *g, int height)
+/* The profile's stacks, for diff and merge.  Folded text holds no control
+ * characters (out_collapsed.c escapes them) and is valid UTF-8, so
+ * escaping the markup characters is all XML needs.  Returns -1 when
+ * memory for the text ran out (errno set). */
+static int put_stacks(struct fg *g)
+{
+	const struct profile *p = g->p;
+	struct out_opts o = { .full_filenames = g->o->full_filenames };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m || out_collapsed(p, m, &o) < 0 || fclose(m) == EOF) {
+		free(text);
+		return -1;
+	}
+	fputs("<!-- The profile's stacks, as `pystrobe record -f collapsed` writes them: "
+	      "pystrobe diff and merge read them back. -->\n", g->f);
+	fprintf(g->f, SVG_STACKS_TAG " data-duration-ns=\"%llu\" data-start-unix-ns=\"%llu\"",
+		(unsigned long long)p->duration_ns, (unsigned long long)p->start_unix_ns);
+	if (p->rate_hz > 0)
+		fprintf(g->f, " data-rate-hz=\"%.17g\"", p->rate_hz);
+	if (p->wall)
+		fputs(" data-wall=\"1\"", g->f);
+	fputs(">\n", g->f);
+	put_esc(g->f, text, len);
+	fputs("</metadata>\n", g->f);
+	free(text);
+	return 0;
+}
+
+static void put_tail(struct fg *g)
 {
 	fprintf(g->f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%d\" style=\"text-anchor:end\"></text>\n",
-		FG_XPAD, height - 12, FG_WIDTH - FG_XPAD, height - 12);
+		FG_XPAD, FG_DETAILS_Y, FG_WIDTH - FG_XPAD, FG_DETAILS_Y);
 	fputs(script, g->f);
 	fputs("</svg>\n", g->f);
 }
@@ -660,7 +705,7 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 {
 	static const struct out_opts defaults = { .full_filenames = false };
 	struct fg g = { .p = p, .o = o ? o : &defaults, .f = f };
-	int height;
+	int height, rc = 0;
 
 	build_tree(&g);
 	if (diff_mode(&g)) {
@@ -677,7 +722,9 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	else
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples</text>\n", FG_XPAD, FG_TOP + 12);
 	fputs("</g>\n", f);
-	put_tail(&g, height);
+	if (!diff_mode(&g))
+		rc = put_stacks(&g);
+	put_tail(&g);
 
 	for (uint32_t i = 0; i < p->nframes; i++)
 		free(g.labels[i]);
@@ -685,5 +732,5 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	free(g.in_base);
 	free(g.nodes);
 	hashidx_release(&g.index);
-	return out_finish(f);
+	return out_finish(f) < 0 || rc < 0 ? -1 : 0;
 }

@@ -1,4 +1,5 @@
-/* Reading folded and pprof profiles; see profile_read.h. */
+/* Reading folded and pprof profiles and pystrobe's flame graphs; see
+ * profile_read.h. */
 #include "profile/profile_read.h"
 #include "util/util.h"
 #include "util/escape.h"
@@ -25,7 +26,7 @@ static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(pr
 
 static int fail(struct reader *r, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[PROFILE_READ_ERR - 256];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -207,10 +208,12 @@ static int folded_line(struct reader *r, const char *s, const char *e, size_t li
 	return end_stack(r, count, where);
 }
 
-static int read_folded(struct reader *r, const char *data, size_t len)
+/* Folded stacks; line numbers in messages count from first_line + 1 (the
+ * text may be part of a bigger file). */
+static int read_folded(struct reader *r, const char *data, size_t len, size_t first_line)
 {
 	const char *s = data, *end = data + len;
-	size_t lineno = 0;
+	size_t lineno = first_line;
 
 	if (memchr(data, 0, len))
 		return fail(r, "binary data that is neither folded stacks nor pprof");
@@ -782,6 +785,134 @@ static int gunzip(struct reader *r, const char *data, size_t len, struct strbuf 
 	return fail(r, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
 }
 
+/* --- pystrobe's flame graph --------------------------------------------- */
+
+/* The character the entity at s stands for, and the entity's length; 0
+ * for none that out_flamegraph.c writes.  (An XML tool that rewrote the
+ * file may have left a quote bare, which is fine.) */
+static size_t xml_entity(const char *s, size_t len, char *c)
+{
+	static const struct { const char *ent; char c; } ents[] = {
+		{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' },
+		{ "&#39;", '\'' }, { "&apos;", '\'' },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(ents); k++) {
+		size_t n = strlen(ents[k].ent);
+
+		if (n <= len && !memcmp(s, ents[k].ent, n)) {
+			*c = ents[k].c;
+			return n;
+		}
+	}
+	return 0;
+}
+
+/* The XML text of the stacks element, entities undone.  out_flamegraph.c
+ * writes no markup inside it. */
+static int xml_text(struct reader *r, const char *s, size_t len, struct strbuf *out)
+{
+	for (size_t i = 0; i < len; i++) {
+		size_t n;
+		char c;
+
+		if (s[i] == '<')
+			return fail(r, "markup inside pystrobe's stack data: not as pystrobe writes it");
+		if (s[i] != '&') {
+			sb_putc(out, s[i]);
+			continue;
+		}
+		n = xml_entity(s + i, len - i, &c);
+		if (!n)
+			return fail(r, "an XML entity in pystrobe's stack data that pystrobe "
+				    "does not write");
+		sb_putc(out, c);
+		i += n - 1;
+	}
+	return 0;
+}
+
+/* The value [*v, *ve) of attribute name="..." in the tag [s, e). */
+static bool attr_value(const char *s, const char *e, const char *name, const char **v,
+		       const char **ve)
+{
+	size_t n = strlen(name);
+	const char *a;
+
+	for (a = s; (a = memmem(a, e - a, name, n)); a += n)
+		if (a > s && a[-1] == ' ' && e - a > (ptrdiff_t)n + 1 && !memcmp(a + n, "=\"", 2))
+			break;
+	if (!a)
+		return false;
+	*v = a + n + 2;
+	*ve = memchr(*v, '"', e - *v);
+	return *ve != NULL;
+}
+
+static bool attr_u64(const char *s, const char *e, const char *name, uint64_t *out)
+{
+	const char *v, *ve;
+
+	return attr_value(s, e, name, &v, &ve) && parse_count(v, ve, out) == 0;
+}
+
+/* What the stacks element's attributes say about the recording. */
+static void svg_metadata(struct reader *r, const char *s, const char *e)
+{
+	struct profile *p = r->p;
+	const char *v, *ve;
+	char buf[32];
+	double hz;
+	uint64_t wall = 0;
+
+	if (attr_value(s, e, "data-rate-hz", &v, &ve) && ve - v < (ptrdiff_t)sizeof(buf)) {
+		memcpy(buf, v, ve - v);
+		buf[ve - v] = 0;
+		if (parse_number(buf, 1e-3, 1e9, &hz) == 0) {
+			p->rate_hz = hz;
+			p->interval_ns = (uint64_t)(1e9 / hz);
+		}
+	}
+	attr_u64(s, e, "data-duration-ns", &p->duration_ns);
+	attr_u64(s, e, "data-start-unix-ns", &p->start_unix_ns);
+	p->wall = attr_u64(s, e, "data-wall", &wall) && wall == 1;
+}
+
+static size_t count_lines(const char *s, const char *e)
+{
+	size_t n = 0;
+
+	while ((s = memchr(s, '\n', e - s))) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+/* The stacks a flame graph of pystrobe's carries (out_flamegraph.c). */
+static int read_svg(struct reader *r, const char *data, size_t len)
+{
+	const char *end = data + len, *tag, *body, *stop;
+	struct strbuf text = STRBUF_INIT;
+	int ret;
+
+	tag = memmem(data, len, SVG_STACKS_TAG, strlen(SVG_STACKS_TAG));
+	if (!tag)
+		return fail(r, "an SVG or XML file without pystrobe's stack data (another tool's, "
+			    "pystrobe diff's or an older pystrobe's flame graph); "
+			    PROFILE_READ_FORMATS);
+	body = memchr(tag, '>', end - tag);
+	stop = body ? memmem(body, end - body, "</metadata>", 11) : NULL;
+	if (!stop)
+		return fail(r, "pystrobe's stack data is cut short (no </metadata>)");
+	svg_metadata(r, tag, body++);
+	ret = xml_text(r, body, stop - body, &text);
+	if (!ret)
+		ret = read_folded(r, text.buf ? text.buf : "", text.len, count_lines(data, body));
+	sb_release(&text);
+	return ret;
+}
+
 /* --- telling formats apart --------------------------------------------- */
 
 static bool is_gzip(const char *data, size_t len)
@@ -813,7 +944,19 @@ static int read_binary(struct reader *r, const char *data, size_t len)
 	if (read_pprof_proto(r, (const uint8_t *)data, len) == 0)
 		return 0;
 	snprintf(why, sizeof(why), "%s", strlen(r->err) > skip ? r->err + skip : r->err);
-	return fail(r, "binary data that is neither folded stacks nor pprof (as pprof: %s)", why);
+	return fail(r, "binary data that is not pprof (as pprof: %s); " PROFILE_READ_FORMATS, why);
+}
+
+/* Whether the text (after blanks) starts as XML does: a flame graph, or
+ * some other SVG or XML.  Not a bare '<': "<module> (x.py:1);f 3" is
+ * folded. */
+static bool is_xml(const char *data, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && is_blank(data[i]))
+		i++;
+	return len - i >= 5 && (!strncmp(data + i, "<?xml", 5) || !strncmp(data + i, "<svg", 4));
 }
 
 /* What a text file we do not read is, by its first bytes: NULL when it
@@ -833,9 +976,6 @@ static const char *unreadable_text(const char *data, size_t len)
 			return "a Chrome trace (JSON)";
 		return "JSON that is not a profile format";
 	}
-	/* Not a bare '<': "<module> (x.py:1);f (x.py:2) 3" is folded. */
-	if (len - i >= 5 && (!strncmp(data + i, "<?xml", 5) || !strncmp(data + i, "<svg", 4)))
-		return "SVG or XML (a flame graph is a picture, not its data)";
 	return NULL;
 }
 
@@ -861,11 +1001,12 @@ static int read_any(struct reader *r, const char *data, size_t len, enum profile
 		return read_binary(r, data, len);
 	}
 	*fmt = PROFILE_FOLDED;
+	if (is_xml(data, len))
+		return read_svg(r, data, len);
 	what = unreadable_text(data, len);
 	if (what)
-		return fail(r, "%s: diff and merge read pprof (gzip-compressed or not) and "
-			    "folded stacks (collapsed), plain or gzip-compressed", what);
-	return read_folded(r, data, len);
+		return fail(r, "%s; " PROFILE_READ_FORMATS, what);
+	return read_folded(r, data, len, 0);
 }
 
 /* --- entry points ------------------------------------------------------- */

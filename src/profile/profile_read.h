@@ -1,7 +1,7 @@
 /* Reading profiles back from files, for `diff` and `merge`.
  *
- * Two formats are read, told apart by their content, not their name;
- * either may be gzip-compressed (the stream is opened and looked at again):
+ * Three formats are read, told apart by their content, not their name;
+ * each may be gzip-compressed (the stream is opened and looked at again):
  *
  *  - pprof (profile.proto), compressed as `record -f pprof` writes it and
  *    as most pprof producers do, or not: binary data (control characters
@@ -17,8 +17,14 @@
  *    undone), since a folded file does not say what is a function, a file
  *    or a line.
  *
- * What is neither is named in the error: speedscope JSON, a Chrome trace,
- * other JSON, SVG or XML.
+ *  - pystrobe's flame graph (SVG), which carries the profile's stacks as
+ *    folded text in an SVG_STACKS_TAG element (XML-escaped; its attributes
+ *    give the rate, duration and start), read as a folded file is.  An
+ *    SVG without it (another tool's, pystrobe diff's) is refused.
+ *
+ * What is none of these is named in the error (speedscope JSON, a Chrome
+ * trace, other JSON, SVG or XML), which also says what is read and how to
+ * get it (PROFILE_READ_FORMATS).
  *
  * Files are hostile input: sizes, depths and counts are bounded, and
  * anything that does not parse is an error with one line saying where,
@@ -37,10 +43,22 @@
  * "<truncated>" frame, as `record` does. */
 #define PROFILE_READ_DEPTH	4096
 
+#define PROFILE_READ_ERR 1024
+
+/* What the readers take, for messages about a file they do not. */
+#define PROFILE_READ_FORMATS \
+	"diff and merge read the flame graphs (.svg) pystrobe record writes by default, pprof " \
+	"(record -f pprof) and folded stacks (record -f collapsed), plain or gzip-compressed"
+
+/* The start of the element of a flame graph that holds its stacks; its
+ * text runs to the next "</metadata>". */
+#define SVG_STACKS_TAG "<metadata id=\"pystrobe-stacks\""
+
+/* A flame graph's stacks are folded text: PROFILE_FOLDED. */
 enum profile_format { PROFILE_FOLDED, PROFILE_PPROF };
 
 /* Read path into p (initialised here).  Returns 0, or -1 with p empty and
- * a message naming the file in err. */
+ * a message naming the file in err (PROFILE_READ_ERR bytes hold any). */
 int profile_read(const char *path, struct profile *p, enum profile_format *fmt,
 		 char *err, size_t errlen);
 

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/util.h"
+
 static uint32_t py(struct profile *p, const char *name, const char *file, int line)
 {
 	struct pframe f = { PF_PYTHON, (char *)name, (char *)file, line, line > 1 ? line - 1 : 1 };
@@ -60,6 +62,34 @@ void sample_profile(struct profile *p, bool hostile)
 		add_n(p, tworker, st, 3, 5, &t);
 	}
 	p->duration_ns = 900000000ull;
+}
+
+void import_tower(struct profile *p, uint32_t depth)
+{
+	static const char *const steps[] = {
+		"_find_and_load", "_find_and_load_unlocked", "_load_unlocked",
+		"exec_module", "_call_with_frames_removed", "<module>",
+	};
+	uint32_t tmain = profile_thread(p, 4242, 4242, "MainThread"), st[256];
+	uint64_t t = p->duration_ns;
+	char file[32];
+
+	if (depth > ARRAY_SIZE(st) - 3)
+		depth = ARRAY_SIZE(st) - 3;
+	st[0] = root(p, PF_PROCESS, "process 4242: python3 app.py --epochs 3");
+	st[1] = root(p, PF_THREAD, "thread 4242 \"MainThread\"");
+	st[2] = py(p, "<module>", "/home/u/app.py", 40);
+	for (uint32_t d = 0; d < depth; d++) {
+		const char *name = steps[d % ARRAY_SIZE(steps)];
+
+		if (d % ARRAY_SIZE(steps) == ARRAY_SIZE(steps) - 1)
+			snprintf(file, sizeof(file), "/usr/lib/python3.12/mod%u.py", d);
+		else
+			snprintf(file, sizeof(file), "<frozen importlib._bootstrap>");
+		st[3 + d] = py(p, name, file, 100 + (int)d);
+	}
+	add_n(p, tmain, st, 3 + depth, 2, &t);
+	p->duration_ns = t;
 }
 
 static uint32_t native(struct profile *p, const char *name)

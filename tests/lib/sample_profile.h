@@ -12,6 +12,11 @@
  * "</text><script>alert(1)</script>" (5 samples). */
 void sample_profile(struct profile *p, bool hostile);
 
+/* Add to sample_profile()'s main thread what a program's imports look like
+ * to a sampler: under <module>, a thin stack depth frames deep (2 samples)
+ * of importlib's frames and modules' <module>s. */
+void import_tower(struct profile *p, uint32_t depth);
+
 /* A profile of n samples spread over many distinct stacks, for size tests. */
 void big_profile(struct profile *p, unsigned long n);
 

@@ -130,7 +130,31 @@ static void parse_node(const char *g, struct gnode *n)
 				&n->rgb[1], &n->rgb[2]), 3);
 }
 
-/* Each node's path: its parent is the node one row below whose samples
+char *svg_stacks(const char *svg_text)
+{
+	const char *tag = strstr(svg_text, "<metadata id=\"pystrobe-stacks\""), *body, *end;
+
+	if (!tag)
+		return NULL;
+	body = strchr(tag, '>');
+	end = body ? strstr(body, "</metadata>") : NULL;
+	ck_assert_msg(end, "the stacks of a flame graph are cut short");
+	return xml_unescape(body + 1, end - body - 1);
+}
+
+char *profile_text(const char *path)
+{
+	char *text = test_slurp(path), *stacks;
+
+	if (strncmp(text, "<?xml", 5))
+		return text;
+	stacks = svg_stacks(text);
+	ck_assert_msg(stacks, "%s: a flame graph without its stacks", path);
+	free(text);
+	return stacks;
+}
+
+/* Each node's path: its parent is the node one row above whose samples
  * [s, s+n) hold its start. */
 static void make_paths(struct svg *svg)
 {
@@ -140,7 +164,7 @@ static void make_paths(struct svg *svg)
 		for (size_t j = 0; j < svg->n; j++) {
 			struct gnode *p = &svg->nodes[j];
 
-			if (p->y == c->y + ROW && p->s <= c->s && c->s < p->s + p->n)
+			if (p->y == c->y - ROW && p->s <= c->s && c->s < p->s + p->n)
 				parent = p;
 		}
 		if (!parent) {
@@ -154,9 +178,9 @@ static void make_paths(struct svg *svg)
 	}
 }
 
-static int cmp_y_desc(const void *a, const void *b)
+static int cmp_y(const void *a, const void *b)
 {
-	return ((const struct gnode *)b)->y - ((const struct gnode *)a)->y;
+	return ((const struct gnode *)a)->y - ((const struct gnode *)b)->y;
 }
 
 void svg_parse(const char *text, struct svg *svg)
@@ -175,8 +199,9 @@ void svg_parse(const char *text, struct svg *svg)
 		parse_node(p, &svg->nodes[svg->n++]);
 	}
 	ck_assert_msg(svg->n > 0, "no frames in the SVG");
-	/* Parents first, so each finds its parent's path made. */
-	qsort(svg->nodes, svg->n, sizeof(*svg->nodes), cmp_y_desc);
+	/* Parents first (the root is at the top), so each finds its parent's
+	 * path made. */
+	qsort(svg->nodes, svg->n, sizeof(*svg->nodes), cmp_y);
 	make_paths(svg);
 }
 
@@ -306,7 +331,7 @@ void diff_and_check(const char *dir, const char *before, const char *after, bool
 		    bool negate, struct svg *svg)
 {
 	const char *out = svg_path(dir, raw, negate);
-	char *tb = test_slurp(before), *ta = test_slurp(after), *text, *summary;
+	char *tb = profile_text(before), *ta = profile_text(after), *text, *summary;
 	struct folded fb, fa;
 	struct expect e = { &fb, &fa, raw, negate };
 

@@ -28,6 +28,15 @@ uint64_t frame_samples(const struct profile *p, const char *name, uint32_t *id);
 /* n of total as the flame graph shows it: "57.1%", "0.95%". */
 void percent(char *buf, size_t size, uint64_t n, uint64_t total);
 
+/* The folded stacks a flame graph carries (its <metadata
+ * id="pystrobe-stacks">), entities undone here, not by pystrobe's reader:
+ * a new string, NULL when it has none. */
+char *svg_stacks(const char *svg_text);
+
+/* The folded text of a profile file: a flame graph's stacks, or the file
+ * as it is.  Fails the test for a flame graph without stacks. */
+char *profile_text(const char *path);
+
 /* --- pystrobe diff --- */
 
 struct gnode {
@@ -69,8 +78,8 @@ char *run_diff(const char *out, const char *before, const char *after,
 /* Where diff_and_check() writes (a string that lives until the next call). */
 const char *svg_path(const char *dir, bool raw, bool negate);
 
-/* Diff before and after (folded files) into an SVG and check all of it:
- * every frame's counts, deltas, colour and new/gone mark. */
+/* Diff before and after (folded files or flame graphs) into an SVG and
+ * check all of it: every frame's counts, deltas, colour and new/gone mark. */
 void diff_and_check(const char *dir, const char *before, const char *after, bool raw,
 		    bool negate, struct svg *svg);
 

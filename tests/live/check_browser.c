@@ -66,6 +66,34 @@ START_TEST(test_flamegraph)
 }
 END_TEST
 
+/* What a short run of a real program looks like (a thin tower of imports
+ * 60 frames deep beside the program's own frames), opened at 1400x900:
+ * the program's frames must be on the first screen, and a frame clicked
+ * must stay there when zoomed.  The screenshots stay in the build
+ * directory for a person to look at. */
+START_TEST(test_first_screen)
+{
+	struct profile p;
+	char path[64], *shot = xasprintf("%s/tests/browser-first-screen.png", test_builddir());
+	char *args;
+
+	sample_profile(&p, false);
+	import_tower(&p, 60);
+	write_svg(&p, NULL, path, sizeof(path));
+	args = xasprintf("--viewport=1400x900 --first-screen='<module> (app.py:40)' "
+			 "--first-screen='main (app.py:30)' --first-screen='work (app.py:12)' "
+			 "--first-screen='Event.wait (threading.py:655)' "
+			 "--first-screen='load (torch/data.py:77)' --click='work (app.py:12)' "
+			 "--screenshot='%s'", shot);
+	browse(path, args);
+	printf("browser: screenshots of the first screen in %s\n", shot);
+	free(args);
+	free(shot);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
 START_TEST(test_diff)
 {
 	struct diff_files fs = diff_files("b.txt", diff_hostile_before, "a.txt",
@@ -91,6 +119,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_flamegraph);
+	tcase_add_test(tc, test_first_screen);
 	tcase_add_test(tc, test_diff);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

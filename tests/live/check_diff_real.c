@@ -1,5 +1,7 @@
 /* `pystrobe diff` of a real target recorded twice: tests/targets/diff_target.py,
  * the second time with one function 3x slower, one removed and one added.
+ * The recordings are what `record` writes by default, flame graphs, which
+ * diff reads the stacks of; the test reads them itself (tests/lib/svg.c).
  * diff must mark exactly those red, blue (in --negate) and new, and every
  * number it shows must be what the two recordings hold (tests/lib/svg.c).
  * On Python 3.12 and 3.11 only: the point is diff, not the sampler, which
@@ -63,7 +65,7 @@ static void record(const struct test_interp *ti, const char *out, bool after)
 	struct run r;
 	char why[64];
 
-	ck_assert_int_eq(run_pystrobe(&r, "record", "--function", "-r", "200", "-f", "collapsed",
+	ck_assert_int_eq(run_pystrobe(&r, "record", "--function", "-r", "200",
 				      "-q", "-o", out, "--", "env", "-u", "PYTHONPATH",
 				      "PYTHONDONTWRITEBYTECODE=1", ti->path, script,
 				      after ? "--after" : "--rounds", after ? "--rounds" : "25",
@@ -95,7 +97,7 @@ static int nchosen;
 START_TEST(test_recorded)
 {
 	const struct test_interp *ti = chosen[_i];
-	struct diff_files fs = diff_files("before.txt", NULL, "after.txt", NULL);
+	struct diff_files fs = diff_files("before.svg", NULL, "after.svg", NULL);
 	char *dir = fs.dir, *b = fs.b, *a = fs.a, why[160] = "";
 	struct folded fb, fa;
 	struct svg svg;
@@ -107,8 +109,8 @@ START_TEST(test_recorded)
 
 		record(ti, b, false);
 		record(ti, a, true);
-		tb = test_slurp(b);
-		ta = test_slurp(a);
+		tb = profile_text(b);
+		ta = profile_text(a);
 		ck_assert_int_eq(folded_parse(tb, &fb), 0);
 		ck_assert_int_eq(folded_parse(ta, &fa), 0);
 		shows = knob_shows(&fb, &fa, why, sizeof(why));

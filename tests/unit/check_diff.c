@@ -13,6 +13,10 @@
  *  - Hostile names stay escaped, in the SVG (xmllint) and in the summary on
  *    the terminal; broken inputs give exit 9 and one line.
  *  - A profile with line numbers against one recorded with --function.
+ *  - Flame graphs (what record writes by default) as inputs, alone and
+ *    mixed with folded ones, give the same diff.
+ *  - The summary's tables leave out functions under --min-share (0.5%) in
+ *    both profiles.
  *
  * A real target recorded twice is live/check_diff_real.c; the hostile SVG
  * in a real Chromium, live/check_browser.c.
@@ -80,26 +84,28 @@ START_TEST(test_fixtures)
 }
 END_TEST
 
-/* pprof inputs, alone and mixed with folded ones, give the same diff: the
- * frames compare by their text.  The pprof files are made by merge. */
-START_TEST(test_pprof_inputs)
+/* BEFORE and AFTER converted by merge (-f format, NULL for its default,
+ * the flame graph) into conv[], new paths; the diff of the converted files,
+ * alone and each mixed with an original, must be the diff of the
+ * originals. */
+static void same_diff_converted(const struct diff_files *fs, const char *format,
+				const char *ext, char *conv[2])
 {
-	struct diff_files fs = diff_files("before.txt", before_txt, "after.txt", after_txt);
-	char *pb[2], *out = xasprintf("%s/mixed.svg", fs.dir), *want, *got, *s;
+	char *out = xasprintf("%s/mixed.svg", fs->dir), *want, *got, *s;
 	struct run r;
 
 	for (int i = 0; i < 2; i++) {
-		pb[i] = xasprintf("%s/%d.pb.gz", fs.dir, i);
-		ck_assert_int_eq(run_pystrobe(&r, "merge", "-q", "-f", "pprof", "-o", pb[i],
-					      i ? fs.a : fs.b, NULL), 0);
+		conv[i] = xasprintf("%s/%d%s", fs->dir, i, ext);
+		ck_assert_int_eq(run_pystrobe(&r, "merge", "-q", "-o", conv[i], i ? fs->a : fs->b,
+					      format ? "-f" : NULL, format, NULL), 0);
 		ck_assert_int_eq(run_exit(&r), 0);
 		run_free(&r);
 	}
-	s = run_diff(out, fs.b, fs.a, NULL, NULL);
+	s = run_diff(out, fs->b, fs->a, NULL, NULL);
 	free(s);
 	want = test_slurp(out);
 	for (int k = 1; k < 4; k++) {
-		s = run_diff(out, k & 1 ? pb[0] : fs.b, k & 2 ? pb[1] : fs.a, NULL, NULL);
+		s = run_diff(out, k & 1 ? conv[0] : fs->b, k & 2 ? conv[1] : fs->a, NULL, NULL);
 		free(s);
 		got = test_slurp(out);
 		/* Only the title, which names the files, differs. */
@@ -108,9 +114,37 @@ START_TEST(test_pprof_inputs)
 		free(got);
 	}
 	free(want);
+	free(out);
+}
+
+/* pprof inputs, alone and mixed with folded ones, give the same diff: the
+ * frames compare by their text. */
+START_TEST(test_pprof_inputs)
+{
+	struct diff_files fs = diff_files("before.txt", before_txt, "after.txt", after_txt);
+	char *pb[2];
+
+	same_diff_converted(&fs, "pprof", ".pb.gz", pb);
 	free(pb[0]);
 	free(pb[1]);
-	free(out);
+	diff_files_free(&fs);
+}
+END_TEST
+
+/* Flame graphs (what record writes by default) as inputs, alone and mixed
+ * with folded ones: the same diff, checked number by number against the
+ * stacks they carry. */
+START_TEST(test_flamegraph_inputs)
+{
+	struct diff_files fs = diff_files("before.txt", before_txt, "after.txt", after_txt);
+	char *svg[2];
+	struct svg parsed;
+
+	same_diff_converted(&fs, NULL, ".svg", svg);
+	diff_and_check(fs.dir, svg[0], svg[1], false, false, &parsed);
+	svg_free(&parsed);
+	free(svg[0]);
+	free(svg[1]);
 	diff_files_free(&fs);
 }
 END_TEST
@@ -224,6 +258,38 @@ START_TEST(test_summary)
 			       "old_cache  [gone]\n"), "%s", s);
 	row = strchr(row, '\n') + 1;
 	ck_assert_msg(strstr(row, "step\n") == strchr(row, '\n') - 4, "%s", s);
+	free(s);
+	free(out);
+	diff_files_free(&fs);
+}
+END_TEST
+
+/* A short run's imports, a sample here and there, are not what changed:
+ * under 0.5% in both they stay out of the tables, unless --min-share says
+ * otherwise; a function at 0.5% in one of them is in. */
+START_TEST(test_min_share)
+{
+	struct diff_files fs = diff_files("before.txt",
+				"main;work 900\nmain;idle 96\nmain;_find_and_load;old_import 4\n",
+				"after.txt",
+				"main;work 800\nmain;idle 194\nmain;_find_and_load;new_import 1\n"
+				"main;grown 5\n");
+	char *out = xasprintf("%s/d.svg", fs.dir), *s;
+
+	s = run_diff(out, fs.b, fs.a, NULL, NULL);
+	ck_assert_msg(strstr(s, "Left out: functions under 0.5% of the samples in both "
+			     "(--min-share).\n"), "%s", s);
+	ck_assert_msg(!strstr(s, "import"), "noise in the tables:\n%s", s);
+	ck_assert_msg(strstr(s, "  idle\n") && strstr(s, "  work\n"), "%s", s);
+	ck_assert_msg(strstr(s, "  grown  [new]\n"), "0.5%% in AFTER left out:\n%s", s);
+	free(s);
+	s = run_diff(out, fs.b, fs.a, "--min-share", "0");
+	ck_assert_msg(strstr(s, "  new_import  [new]\n") && strstr(s, "  old_import  [gone]\n") &&
+		      !strstr(s, "Left out"), "%s", s);
+	free(s);
+	s = run_diff(out, fs.b, fs.a, "--min-share", "20");
+	ck_assert_msg(strstr(s, "under 20% of") && !strstr(s, "  idle\n") &&
+		      strstr(s, "  work\n"), "%s", s);
 	free(s);
 	free(out);
 	diff_files_free(&fs);
@@ -362,9 +428,17 @@ START_TEST(test_errors)
 	char *nocount = test_file(dir, "nocount.txt", "a;b 3\na;c\n");
 	char *frac = test_file(dir, "frac.txt", "a;b 1.5\n");
 	char *empty = test_file(dir, "empty.txt", "\n\n");
+	char *foreign = test_file(dir, "other.svg", "<?xml version=\"1.0\"?>\n<svg/>\n");
 	char *bin = xasprintf("%s/bin", dir), *out = xasprintf("%s/o.svg", dir);
 
 	ck_assert_int_eq(write_file(bin, "\x7f" "ELF\0\0\0", 7), 0);
+	/* What is not read says what is, and how to get it. */
+	expect_error(9, "other.svg: an SVG or XML file without pystrobe's stack data",
+		     "-o", out, foreign, good);
+	expect_error(9, "read the flame graphs (.svg) pystrobe record writes by default, pprof "
+		     "(record -f pprof) and folded stacks (record -f collapsed)", "-o", out, good,
+		     foreign);
+	expect_error(2, "--min-share must be a percentage", "--min-share", "x", good, good);
 	expect_error(9, "No such file", "-o", out, "/nonexistent/x.txt", good);
 	expect_error(9, "line 2: no sample count", "-o", out, good, nocount);
 	expect_error(9, "'1.5' is not a sample count", "-o", out, frac, good);
@@ -381,6 +455,7 @@ START_TEST(test_errors)
 	free(nocount);
 	free(frac);
 	free(empty);
+	free(foreign);
 	test_rmdir(dir);
 	free(dir);
 }
@@ -395,8 +470,10 @@ int main(void)
 	tcase_add_test(tc, test_fixtures);
 	tcase_add_test(tc, test_collapsed_output);
 	tcase_add_test(tc, test_pprof_inputs);
+	tcase_add_test(tc, test_flamegraph_inputs);
 	tcase_add_test(tc, test_normalize);
 	tcase_add_test(tc, test_summary);
+	tcase_add_test(tc, test_min_share);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_function_vs_lines);
 	tcase_add_test(tc, test_roots_by_name);

@@ -1,6 +1,7 @@
 /* Tests for the flame graph SVG: well-formed XML whatever the target's
  * names hold, the expected frames with their counts, the title, the colours
- * per category, pruning of big profiles, write errors.  (Search, zoom and
+ * per category, pruning of big profiles, write errors, and the stacks it
+ * carries for diff and merge.  (Search, zoom and
  * hover in a real headless Chromium are live/check_browser.c.)
  *
  * Expected counts and percentages are computed from the profile, not copied
@@ -155,6 +156,58 @@ static char *element_text(const char *svg, const char *id)
 	free(key);
 	return strndup(s, e - s);
 }
+
+/* The collapsed text of p, as record -f collapsed writes it. */
+static char *collapsed_text(const struct profile *p, bool full)
+{
+	struct out_opts o = { .full_filenames = full };
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_int_eq(out_collapsed(p, f, &o), 0);
+	fclose(f);
+	return text;
+}
+
+/* The SVG carries every stack, as collapsed output has them (whole paths
+ * with --full-filenames), and the recording's rate, duration and start;
+ * a differential one carries none. */
+START_TEST(test_stacks_carried)
+{
+	struct out_opts o = { .full_filenames = true };
+	struct profile p;
+	char path[64], *svg, *stacks, *want, *attrs;
+
+	sample_profile(&p, true);
+	for (int full = 0; full < 2; full++) {
+		write_svg(&p, full ? &o : NULL, path, sizeof(path));
+		assert_wellformed(path);
+		svg = slurp(path, NULL);
+		stacks = svg_stacks(svg);
+		ck_assert_msg(stacks, "no stacks in the SVG");
+		want = collapsed_text(&p, full);
+		ck_assert_str_eq(stacks + (*stacks == '\n'), want);
+		attrs = xasprintf("<metadata id=\"pystrobe-stacks\" data-duration-ns=\"%llu\" "
+				  "data-start-unix-ns=\"%llu\" data-rate-hz=\"100\">",
+				  (unsigned long long)p.duration_ns,
+				  (unsigned long long)p.start_unix_ns);
+		ck_assert_msg(strstr(svg, attrs), "no %s", attrs);
+		free(attrs);
+		free(want);
+		free(stacks);
+		free(svg);
+		unlink(path);
+	}
+	o.diff_base = &p;
+	write_svg(&p, &o, path, sizeof(path));
+	svg = slurp(path, NULL);
+	ck_assert_ptr_null(strstr(svg, "<metadata"));
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
 
 START_TEST(test_title)
 {
@@ -363,6 +416,7 @@ int main(void)
 
 	tcase_add_test(tc, test_wellformed_and_frames);
 	tcase_add_test(tc, test_hostile_names);
+	tcase_add_test(tc, test_stacks_carried);
 	tcase_add_test(tc, test_title);
 	tcase_add_test(tc, test_title_override);
 	tcase_add_test(tc, test_full_filenames);

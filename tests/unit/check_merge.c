@@ -10,8 +10,11 @@
  *    and process/thread roots included.
  *  - Folded files written by other tools (perf-style frames, odd spacing,
  *    frames with spaces, [unknown]) are read.
- *  - Inputs are told by content: folded and pprof, each plain or gzipped,
- *    are read; speedscope, Chrome trace and SVG are named in the error.
+ *  - Inputs are told by content: folded, pprof and pystrobe's flame graphs
+ *    (the stacks they carry), each plain or gzipped, are read; speedscope,
+ *    Chrome trace and an SVG without stacks are named in the error, which
+ *    says what is read and how to get it.
+ *  - merge takes the flame graphs record writes by default.
  *  - Hostile files: truncated gzip, varints past the end, absurd lengths,
  *    random bytes: an error, never a crash (run under ASan in CI), and from
  *    the command line exit 9 with one line.
@@ -114,6 +117,34 @@ START_TEST(test_sum)
 	ck_assert_uint_eq(folded_count(&m, "main;train;forward"), 160);
 	folded_free(&m);
 	free(text);
+	free(out);
+	fixture_free(&fx);
+}
+END_TEST
+
+/* The inputs as flame graphs (what record writes by default) merge as
+ * their folded stacks do. */
+START_TEST(test_sum_flamegraphs)
+{
+	struct fixture fx;
+	char *svg[3], *out, *want, *got;
+
+	fixture_init(&fx);
+	out = xasprintf("%s/merged.txt", fx.dir);
+	for (int i = 0; i < 3; i++) {
+		svg[i] = xasprintf("%s/rank%d.svg", fx.dir, i);
+		free(merge(svg[i], fx.path[i]));
+	}
+	want = merge(out, "-f", "collapsed", fx.path[0], fx.path[1], fx.path[2]);
+	got = merge(out, "-f", "collapsed", svg[0], svg[1], svg[2]);
+	ck_assert_str_eq(got, want);
+	free(got);
+	got = merge(out, "-f", "collapsed", svg[0], fx.path[1], svg[2]);
+	ck_assert_str_eq(got, want);
+	for (int i = 0; i < 3; i++)
+		free(svg[i]);
+	free(got);
+	free(want);
 	free(out);
 	fixture_free(&fx);
 }
@@ -268,17 +299,25 @@ END_TEST
 
 /* --- the readers, in process ----------------------------------------------- */
 
-/* What a writer writes of p, and its length. */
-static char *out_of(int (*write)(const struct profile *, FILE *, const struct out_opts *),
-		    const struct profile *p, size_t *len)
+typedef int (*writer)(const struct profile *, FILE *, const struct out_opts *);
+
+/* What a writer writes of p with options o, and its length. */
+static char *out_opts_of(writer write, const struct profile *p, const struct out_opts *o,
+			 size_t *len)
 {
-	struct out_opts o = { .full_filenames = false };
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
-	ck_assert_int_eq(write(p, f, &o), 0);
+	ck_assert_int_eq(write(p, f, o), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *out_of(writer write, const struct profile *p, size_t *len)
+{
+	struct out_opts o = { .full_filenames = false };
+
+	return out_opts_of(write, p, &o, len);
 }
 
 static char *collapsed_of(const struct profile *p)
@@ -293,13 +332,13 @@ static char *pprof_of(const struct profile *p, size_t *len)
 	return out_of(out_pprof, p, len);
 }
 
-/* What record writes, read back, is what record wrote: collapsed and
- * pprof, hostile names, process and thread roots. */
+/* What record writes, read back, is what record wrote: collapsed, pprof
+ * and the flame graph, hostile names, process and thread roots. */
 START_TEST(test_read_back)
 {
 	struct profile p, q;
 	enum profile_format fmt;
-	char err[256], *want, *got, *data;
+	char err[PROFILE_READ_ERR], *want, *got, *data;
 	size_t len;
 
 	sample_profile(&p, true);
@@ -322,6 +361,23 @@ START_TEST(test_read_back)
 	for (uint32_t i = 0; i < q.nframes; i++)
 		if (q.frames[i].kind == PF_THREAD || q.frames[i].kind == PF_PROCESS)
 			ck_assert_ptr_null(q.frames[i].file);
+	free(got);
+	profile_free(&q);
+	free(data);
+
+	/* The flame graph carries its stacks and the recording's rate,
+	 * duration and start. */
+	p.wall = true;
+	data = out_of(out_flamegraph, &p, &len);
+	ck_assert_msg(profile_read_mem(data, len, "mem.svg", &q, &fmt, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(fmt, PROFILE_FOLDED);
+	got = collapsed_of(&q);
+	ck_assert_str_eq(got, want);
+	ck_assert(q.rate_hz == p.rate_hz && q.wall);
+	ck_assert_uint_eq(q.interval_ns, p.interval_ns);
+	ck_assert_uint_eq(q.duration_ns, p.duration_ns);
+	ck_assert_uint_eq(q.start_unix_ns, p.start_unix_ns);
 	free(got);
 	profile_free(&q);
 	free(data);
@@ -441,7 +497,7 @@ static char *gzip_of(const void *data, size_t len, size_t *out_len)
 static void expect_bad(const void *data, size_t len, const char *needle)
 {
 	struct profile q;
-	char err[256] = "";
+	char err[PROFILE_READ_ERR] = "";
 
 	ck_assert_int_eq(profile_read_mem(data, len, "bad", &q, NULL, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, needle), "'%s' does not say '%s'", err, needle);
@@ -460,7 +516,7 @@ static void expect_bad_proto(const void *msg, size_t len, const char *needle)
 /* The good profile with one byte changed: read or refused, never a crash. */
 static void mutate_and_read(const char *good, size_t len)
 {
-	char *mut = xmalloc(len), err[256];
+	char *mut = xmalloc(len), err[PROFILE_READ_ERR];
 	struct profile q;
 
 	memcpy(mut, good, len);
@@ -521,6 +577,42 @@ START_TEST(test_hostile_input)
 }
 END_TEST
 
+#define SVG_HEAD "<?xml version=\"1.0\"?>\n<svg>\n" SVG_STACKS_TAG " data-rate-hz=\"x\">\n"
+#define BAD_SVG(text, needle) expect_bad(text, sizeof(text) - 1, needle)
+
+/* A flame graph's stacks that are not as pystrobe writes them: refused
+ * with a reason, a bad line named by its line in the file; a flame graph
+ * with a byte changed: read or refused, never a crash. */
+START_TEST(test_svg_broken)
+{
+	struct profile p, q;
+	char err[PROFILE_READ_ERR];
+	size_t len;
+	char *good;
+
+	BAD_SVG(SVG_HEAD "main 3\n", "cut short");
+	BAD_SVG(SVG_HEAD "main&nbsp; 3\n</metadata></svg>", "XML entity");
+	BAD_SVG(SVG_HEAD "main 3&amp</metadata></svg>", "XML entity");
+	BAD_SVG(SVG_HEAD "<![CDATA[main 3]]></metadata></svg>", "markup");
+	BAD_SVG(SVG_HEAD "main 3\nmain x\n</metadata></svg>", "line 5: 'x' is not a sample count");
+	BAD_SVG(SVG_HEAD "</metadata></svg>", "no samples");
+	/* A rate that is not a number is left out, the stacks are read. */
+	ck_assert_int_eq(profile_read_mem(SVG_HEAD "a;b 3\n</metadata>",
+					  sizeof(SVG_HEAD "a;b 3\n</metadata>") - 1, "svg", &q,
+					  NULL, err, sizeof(err)), 0);
+	ck_assert(q.rate_hz == 0 && q.samples == 3);
+	profile_free(&q);
+
+	sample_profile(&p, true);
+	good = out_of(out_flamegraph, &p, &len);
+	srand(11);
+	for (int i = 0; i < 3000; i++)
+		mutate_and_read(good, len);
+	free(good);
+	profile_free(&p);
+}
+END_TEST
+
 /* Deep stacks are cut, not followed into the writers' recursion. */
 START_TEST(test_deep)
 {
@@ -558,23 +650,25 @@ static char *gunzip_of(const char *gz, size_t len, size_t *out_len)
 	return raw;
 }
 
-/* Input is told by its content: folded stacks and pprof, each plain or
- * gzip-compressed, read alike; speedscope, a Chrome trace, an SVG are
- * named in the one-line error. */
+/* Input is told by its content: folded stacks, pprof and flame graphs,
+ * each plain or gzip-compressed, read alike; speedscope, a Chrome trace, an
+ * SVG without stacks are named in the one-line error, which says what is
+ * read and how to get it. */
 START_TEST(test_detect_by_content)
 {
 	struct profile p, q;
 	enum profile_format fmt;
-	char err[256], *want, *got, *gz, *raw, *pb, *js;
+	char err[PROFILE_READ_ERR], *want, *got, *gz, *raw, *pb, *js;
 	size_t len, gzlen, rawlen, jslen;
 	static const struct {
-		int (*write)(const struct profile *, FILE *, const struct out_opts *);
+		writer write;
 		const char *named;
 	} unread[] = {
-		{ out_speedscope, "a speedscope JSON profile" },
+		{ out_speedscope, "a speedscope JSON profile; " PROFILE_READ_FORMATS },
 		{ out_chrometrace, "a Chrome trace" },
-		{ out_flamegraph, "SVG" },
 	};
+	struct out_opts diff = { .diff_base = &p };
+	const char *foreign = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n";
 
 	sample_profile(&p, true);
 	want = collapsed_of(&p);
@@ -604,6 +698,21 @@ START_TEST(test_detect_by_content)
 		free(js);
 	}
 	expect_bad("{\"a\": 1}", 8, "JSON that is not a profile");
+	/* A flame graph gzipped; one of diff, another tool's SVG: no stacks. */
+	free(gz);
+	js = out_of(out_flamegraph, &p, &jslen);
+	gz = gzip_of(js, jslen, &gzlen);
+	free(js);
+	ck_assert_int_eq(profile_read_mem(gz, gzlen, "f.svg.gz", &q, &fmt, err, sizeof(err)), 0);
+	got = collapsed_of(&q);
+	ck_assert_str_eq(got, want);
+	free(got);
+	profile_free(&q);
+	js = out_opts_of(out_flamegraph, &p, &diff, &jslen);
+	expect_bad(js, jslen, "without pystrobe's stack data");
+	free(js);
+	expect_bad(foreign, strlen(foreign), "without pystrobe's stack data (another tool's, pystrobe "
+		   "diff's or an older pystrobe's flame graph); " PROFILE_READ_FORMATS);
 	free(raw);
 	free(pb);
 	free(gz);
@@ -650,12 +759,14 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sum);
+	tcase_add_test(tc, test_sum_flamegraphs);
 	tcase_add_test(tc, test_labels);
 	tcase_add_test(tc, test_pprof_labels);
 	tcase_add_test(tc, test_read_back);
 	tcase_add_test(tc, test_pprof_metadata);
 	tcase_add_test(tc, test_foreign_folded);
 	tcase_add_test(tc, test_hostile_input);
+	tcase_add_test(tc, test_svg_broken);
 	tcase_add_test(tc, test_deep);
 	tcase_add_test(tc, test_detect_by_content);
 	tcase_add_test(tc, test_cli_errors);
