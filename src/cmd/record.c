@@ -13,6 +13,7 @@
 #include "sample/target_opts.h"
 #include "sample/snapshot.h"
 #include "cmd/quit.h"
+#include "util/status.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -68,6 +69,7 @@ struct record {
 	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
+	const char *out_dir;	/* for the default name: NULL (here) or $TMPDIR */
 	bool quiet;
 	struct child child;	/* launch mode */
 	bool status_shown;
@@ -174,7 +176,59 @@ static char *default_output(const struct record *r, char **argv, int argc)
 	for (p = out; *p; p++)
 		if (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20)
 			*p = '_';
+	if (r->out_dir) {
+		p = xasprintf("%s/%s", r->out_dir, out);
+		free(out);
+		out = p;
+	}
 	return out;
+}
+
+/* Before the first sample: where the profile goes must be writable, or a
+ * whole recording is lost at its end.  -o somewhere we cannot write is
+ * refused now; the default name, in a directory we cannot write (the
+ * current one), goes to $TMPDIR instead, said now and in the summary. */
+static int settle_output(struct record *r)
+{
+	char *probe, *cwd;
+	int err, tmp_err;
+
+	if (r->output)
+		return out_check_path(r->output, "record");
+	if ((err = out_probe("pystrobe")) == 0)
+		return 0;
+	r->out_dir = out_tmpdir();
+	probe = xasprintf("%s/pystrobe", r->out_dir);
+	tmp_err = out_probe(probe);
+	free(probe);
+	cwd = getcwd(NULL, 0);
+	if (tmp_err)
+		usage_error("record", "cannot write in the current directory %s (%s), nor in "
+			    "%s: give -o a file where you can write", cwd ? cwd : "", strerror(err),
+			    r->out_dir);
+	else
+		errorf("record: cannot write in the current directory %s (%s): the profile goes "
+		       "to %s", cwd ? cwd : "", strerror(err), r->out_dir);
+	free(cwd);
+	return tmp_err ? status_fail(EXIT_USAGE) : 0;
+}
+
+/* Writing failed at the end (a full disk, a closed pipe): the recording
+ * is not lost, it goes to $TMPDIR under the default name.  Returns the
+ * path written (a new string), or NULL. */
+static char *write_fallback(struct record *r, const struct profile *p, char **pargv,
+			    int pargc)
+{
+	char *path;
+
+	r->out_dir = out_tmpdir();
+	path = default_output(r, pargv, pargc);
+	if (out_write_file(r->fmt, p, &r->oo, path, "record") == 0) {
+		errorf("record: the profile was written to %s instead", path);
+		return path;
+	}
+	free(path);
+	return NULL;
 }
 
 /* --- status --------------------------------------------------------------- */
@@ -292,12 +346,14 @@ int cmd_record(int argc, char **argv)
 	struct profile p;
 	struct fleet *f = NULL;
 	struct sampler_status st;
-	char err[512], *path = NULL, **pargv = NULL;
+	char err[512], *path = NULL, *written = NULL, **pargv = NULL;
 	int rc, none, pargc = 0, status = EXIT_OK;
 
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	if ((rc = settle_output(&r)) < 0)
+		return exit_code(rc);
 	quit_on_signals();
 	profile_init(&p, r.t.so.rate_hz);
 	/* Formats that aggregate need no timeline: memory stays flat. */
@@ -350,7 +406,11 @@ int cmd_record(int argc, char **argv)
 	 * frames named alike by the symbol store may now become one. */
 	profile_settle(&p);
 	rc = out_write_file(r.fmt, &p, &r.oo, path, "record");
-	summary(&r, &st, rc == 0 ? path : NULL);
+	if (rc < 0 && (written = write_fallback(&r, &p, pargv, pargc))) {
+		free(path);
+		path = written;
+	}
+	summary(&r, &st, rc == 0 || written ? path : NULL);
 	status = r.child.pid ? finish_child(&r, st.duration_over) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
 	/* Ended by us at the duration's end: its status is ours to give. */
 	if (st.duration_over && r.child.ended && !quit_requested)
