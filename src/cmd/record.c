@@ -7,6 +7,7 @@
 #include "profile/output.h"
 #include "process/pause.h"
 #include "process/proc.h"
+#include "process/proctree.h"
 #include "profile/profile.h"
 #include "python/pystack.h"
 #include "sample/sampler.h"
@@ -75,6 +76,10 @@ struct record {
 	bool status_shown;
 	struct sampler_counts counts;	/* at the end */
 	char merge_error[256];		/* the latest, or "" */
+	const char *path;		/* where the profile goes */
+	/* CPU time of the target and of its subprocesses while recorded. */
+	struct tree_cpu cpu;
+	bool cpu_known;
 };
 
 enum { OPT_THREADS = TOPT_NEXT, OPT_GROUP };
@@ -233,68 +238,94 @@ static char *write_fallback(struct record *r, const struct profile *p, char **pa
 
 /* --- status --------------------------------------------------------------- */
 
-static uint64_t total_errors(const uint64_t *e)
+/* Sampling fell behind often enough to tell: one late round in a hundred
+ * or more, or one very late.  A single hiccup of the machine is not news. */
+static bool lag_worth_telling(uint64_t lagged, uint64_t rounds, double max_lag_ms)
 {
-	uint64_t n = 0;
-
-	for (int i = 0; i < SERR_COUNT; i++)
-		if (serr_is_error(i))
-			n += e[i];
-	return n;
+	return lagged && (lagged * 100 >= rounds || max_lag_ms >= 100);
 }
 
+/* Counts, in the one vocabulary of every file and view: a sample is one
+ * thread's stack, a round samples every thread once, --rate is rounds
+ * per second. */
 static void show_status(void *arg, const struct sampler_status *st)
 {
 	struct record *r = arg;
 
-	fprintf(stderr, "\r\033[Kpystrobe: %.1f s, %llu samples, %.1f Hz, %llu errors%s",
-		st->elapsed_s, (unsigned long long)st->rounds, st->rate_hz,
-		(unsigned long long)total_errors(st->errors),
-		st->lagged ? ", LAGGING" : "");
+	fprintf(stderr, "\r\033[Kpystrobe: %.1f s, %llu samples, %.1f Hz%s; Ctrl-C stops and "
+		"writes %s", st->elapsed_s, (unsigned long long)st->stacks, st->rate_hz,
+		lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms) ? ", falling behind" : "",
+		out_path_name(r->path));
 	r->status_shown = true;
 }
 
-static void summary(const struct record *r, const struct sampler_status *st, const char *path)
+/* End the status line before anything else is said. */
+static void end_status(struct record *r)
 {
-	struct strbuf sb = STRBUF_INIT;
-	uint64_t errors = total_errors(st->errors);
-
 	if (r->status_shown)
 		fputs("\r\033[K", stderr);
+	r->status_shown = false;
+}
+
+/* What became of the samples that were not recorded whole, in plain
+ * words. */
+static void put_lost(struct strbuf *sb, const struct sampler_status *st)
+{
+	static const struct { const char *unit, *why; } lost[SERR_COUNT] = {
+		[SERR_TORN] = { "sample", "discarded: the stack changed while it was read" },
+		[SERR_STATE] = { "sample", "lost: the interpreter state could not be read" },
+		[SERR_PAUSE] = { "sample", "lost: the threads could not be paused" },
+		[SERR_MERGE] = { "merge error", "(the native stack did not fit: Python frames "
+				 "only)" },
+		[SERR_SYMBOLS] = { "sample", "with native frames unnamed (symbolization helper "
+				   "lost)" },
+	};
+	bool any = false;
+
+	for (int i = 0; i < SERR_COUNT; i++) {
+		if (!st->errors[i] || !serr_is_error(i))
+			continue;
+		sb_printf(sb, ", %llu %s%s %s", (unsigned long long)st->errors[i], lost[i].unit,
+			  st->errors[i] == 1 ? "" : "s", lost[i].why);
+		any = true;
+	}
+	if (!any)
+		sb_puts(sb, ", no errors");
+	if (st->errors[SERR_GAP])
+		sb_printf(sb, ", %llu stacks with a %s", (unsigned long long)st->errors[SERR_GAP],
+			  serr_name(SERR_GAP));
+}
+
+static void put_lag(struct strbuf *sb, const struct sampler_status *st)
+{
+	if (!lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms))
+		return;
+	sb_printf(sb, ", sampling fell behind %llu time%s (up to %.1f ms late, %llu rounds "
+		  "skipped: try a lower --rate)", (unsigned long long)st->lagged,
+		  st->lagged == 1 ? "" : "s", st->max_lag_ms, (unsigned long long)st->skipped);
+}
+
+static void summary(struct record *r, const struct sampler_status *st, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	end_status(r);
 	if (r->quiet)
 		return;
-	sb_printf(&sb, "%llu samples (%llu stacks) in %.2f s, %.1f Hz",
-		  (unsigned long long)st->rounds, (unsigned long long)st->stacks, st->elapsed_s,
-		  st->rate_hz);
+	sb_printf(&sb, "%llu sample%s from %llu rounds in %.2f s, %.1f Hz",
+		  (unsigned long long)st->stacks, st->stacks == 1 ? "" : "s",
+		  (unsigned long long)st->rounds, st->elapsed_s, st->rate_hz);
 	/* Below the rate asked for by more than the clock's own jitter. */
 	if (r->t.so.rate_hz > 0 && st->elapsed_s >= 1 && st->rate_hz < 0.99 * r->t.so.rate_hz)
 		sb_printf(&sb, " of %.0f Hz asked", r->t.so.rate_hz);
-	if (!errors) {
-		sb_puts(&sb, ", no errors");
-	} else {
-		sb_printf(&sb, ", %llu errors (", (unsigned long long)errors);
-		for (int i = 0, first = 1; i < SERR_COUNT; i++) {
-			if (!st->errors[i] || !serr_is_error(i))
-				continue;
-			sb_printf(&sb, "%s%llu %s", first ? "" : ", ",
-				  (unsigned long long)st->errors[i], serr_name(i));
-			first = 0;
-		}
-		sb_putc(&sb, ')');
-	}
-	if (st->errors[SERR_GAP])
-		sb_printf(&sb, ", %llu stacks with a %s", (unsigned long long)st->errors[SERR_GAP],
-			  serr_name(SERR_GAP));
+	put_lost(&sb, st);
 	if (r->counts.pauses)
-		sb_printf(&sb, ", target paused %.0f us per sample (median %.0f us, p99 %.0f us, "
+		sb_printf(&sb, ", target paused %.0f us per round (median %.0f us, p99 %.0f us, "
 			  "at most %.1f ms)", r->counts.pause_ns / 1e3 / r->counts.pauses,
 			  hist_quantile(&r->counts.pause_hist, 0.5) / 1e3,
 			  hist_quantile(&r->counts.pause_hist, 0.99) / 1e3,
 			  r->counts.max_pause_ns / 1e6);
-	if (st->lagged)
-		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms, %llu samples skipped)",
-			  (unsigned long long)st->lagged, st->max_lag_ms,
-			  (unsigned long long)st->skipped);
+	put_lag(&sb, st);
 	if (path)
 		sb_printf(&sb, "; wrote %s", out_path_name(path));
 	if (r->merge_error[0])
@@ -305,6 +336,34 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
 			"(their thread had not held the GIL)\n",
 			(unsigned long long)st->stacks, (unsigned long long)r->counts.quiet_stacks);
+}
+
+/* Why nothing, or little, was recorded, and what to add: a program that
+ * waited (--idle), or whose work was in subprocesses not followed (-s). */
+static void hint(const struct record *r, const struct sampler_status *st)
+{
+	const struct tree_cpu *c = &r->cpu;
+	struct strbuf sb = STRBUF_INIT;
+	bool children = !r->t.fo.subprocesses && r->cpu_known && c->others_ns >= 10000000 &&
+			c->others_ns > c->self_ns;
+
+	if (r->quiet)
+		return;
+	if (children)
+		errorf("record: most of the CPU time was in subprocesses of process %d (%.1f s, "
+		       "%.1f s in the process itself), which were not recorded: add -s to record "
+		       "them", (int)r->t.pid, c->others_ns / 1e9, c->self_ns / 1e9);
+	if (r->t.so.idle || children || !st->rounds || st->stacks * 20 >= st->rounds)
+		return;
+	if (!st->stacks)
+		sb_puts(&sb, "no thread was running whenever it was sampled");
+	else
+		sb_printf(&sb, "threads were running in only %llu of %llu rounds",
+			  (unsigned long long)st->stacks, (unsigned long long)st->rounds);
+	errorf("record: %s (the program waited: sleep, I/O, a lock, a subprocess): add --idle "
+	       "to record waiting threads too%s", sb.buf, r->t.fo.subprocesses ? "" :
+	       ", -s to record its subprocesses");
+	sb_release(&sb);
 }
 
 /* --- the command ---------------------------------------------------------- */
@@ -346,6 +405,7 @@ int cmd_record(int argc, char **argv)
 	struct profile p;
 	struct fleet *f = NULL;
 	struct sampler_status st;
+	struct tree_cpu cpu0;
 	char err[512], *path = NULL, *written = NULL, **pargv = NULL;
 	int rc, none, pargc = 0, status = EXIT_OK;
 
@@ -381,9 +441,19 @@ int cmd_record(int argc, char **argv)
 	pargv = proc_cmdline(r.t.pid, &pargc);
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
+	r.path = path;
 	p.start_unix_ns = realtime_ns();
 	p.wall = r.t.so.idle;	/* every thread, running or not: wall time */
+	r.cpu_known = proctree_cpu(r.t.pid, &cpu0) == 0;
 	fleet_run(f, &quit_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
+	end_status(&r);
+	if (r.cpu_known && (r.cpu_known = proctree_cpu(r.t.pid, &r.cpu) == 0)) {
+		/* Descendants that left the tree unwaited for take their
+		 * time with them: never below zero. */
+		r.cpu.self_ns -= cpu0.self_ns;
+		r.cpu.others_ns = r.cpu.others_ns > cpu0.others_ns ?
+				  r.cpu.others_ns - cpu0.others_ns : 0;
+	}
 	describe(&p, f, r.t.pid, pargv, pargc);
 	fleet_counts(f, &r.counts);
 	if (fleet_merge_error(f))
@@ -396,8 +466,6 @@ int cmd_record(int argc, char **argv)
 		errorf("record: process %d ran exec() and is no longer the Python program "
 		       "it was; recording stopped", (int)r.t.pid);
 	if (none) {
-		if (r.status_shown)
-			fputs("\r\033[K", stderr);
 		errorf("%s", err);
 		status = r.child.pid ? finish_child(&r, st.duration_over) : none;
 		goto out;
@@ -411,6 +479,7 @@ int cmd_record(int argc, char **argv)
 		path = written;
 	}
 	summary(&r, &st, rc == 0 || written ? path : NULL);
+	hint(&r, &st);
 	status = r.child.pid ? finish_child(&r, st.duration_over) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
 	/* Ended by us at the duration's end: its status is ours to give. */
 	if (st.duration_over && r.child.ended && !quit_requested)

@@ -366,25 +366,38 @@ static const char churn_code[] =
 	"    json.dump({'threads': n, 'seconds': el}, f)\n"
 	"os.rename(os.path.join(d, 'churn.tmp'), os.path.join(d, 'churn.json'))\n";
 
-/* "N samples (M stacks) in X s, ..., E errors (...)" or "no errors". */
+/* The number before each of the summary's ways a sample was lost
+ * ("N samples discarded: ...", "N samples lost: ...", "N merge errors"),
+ * summed. */
+static unsigned long long summary_lost(const char *line)
+{
+	static const char *const kinds[] = { " discarded: ", " lost: ", " merge error",
+					     " native frames unnamed" };
+	unsigned long long n = 0;
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++) {
+		const char *e = strstr(line, kinds[k]);
+
+		/* ", N samples discarded: ...": N follows the comma. */
+		while (e && e > line && e[-1] != ',')
+			e--;
+		if (e)
+			n += strtoull(e, NULL, 10);
+	}
+	return n;
+}
+
+/* "N samples from M rounds in X s, ..." and the samples lost. */
 static bool summary_errors(const char *err, unsigned long long *samples,
 			   unsigned long long *errors)
 {
-	const char *p = strstr(err, "pystrobe: "), *e;
+	const char *p = strstr(err, "pystrobe: ");
 
-	while (p && sscanf(p, "pystrobe: %llu samples", samples) != 1)
+	while (p && sscanf(p, "pystrobe: %llu samples from", samples) != 1)
 		p = strstr(p + 1, "pystrobe: ");
 	if (!p)
 		return false;
-	*errors = 0;
-	if (strstr(p, ", no errors"))
-		return true;
-	e = strstr(p, " errors (");
-	if (!e)
-		return false;
-	while (e > p && e[-1] >= '0' && e[-1] <= '9')
-		e--;
-	*errors = strtoull(e, NULL, 10);
+	*errors = summary_lost(p);
 	return true;
 }
 

@@ -8,6 +8,11 @@
  *             in a current directory nobody can write (/proc), goes to
  *             $TMPDIR, and a profile that cannot be written at the end
  *             (/dev/full) is written to $TMPDIR instead, exit 1.
+ *   counts    the summary's "N samples" is what the file holds: the sum of
+ *             the collapsed counts, the flame graph's "N samples"; a
+ *             sleeping process recorded gives 0 samples and the summary
+ *             says to add --idle; a program whose work is in a subprocess
+ *             it waits for is told to add -s.
  *
  * On one plain interpreter (a 3.12 first): none of this depends on the
  * Python.  Nothing here asserts a rate or a time.
@@ -158,6 +163,121 @@ START_TEST(test_output_fallback)
 }
 END_TEST
 
+/* --- counts --------------------------------------------------------------- */
+
+/* Sleeps forever once it has said it is up. */
+static const char sleep_code[] =
+	"import os, sys, time\n"
+	"open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
+	"time.sleep(3600)\n";
+
+/* Waits for a subprocess that burns a second of CPU. */
+static const char parent_code[] =
+	"import subprocess, sys\n"
+	"subprocess.run([sys.executable, '-c', 'import time\\n'\n"
+	"                't = time.process_time()\\n'\n"
+	"                'while time.process_time() - t < 1.0: pass\\n'], check=True)\n";
+
+/* The summary's "N samples from", or -1. */
+static long long summary_samples(const char *err)
+{
+	const char *p = strstr(err, "pystrobe: ");
+	long long n;
+
+	for (; p; p = strstr(p + 1, "pystrobe: "))
+		if (sscanf(p, "pystrobe: %lld samples from", &n) == 1)
+			return n;
+	return -1;
+}
+
+static long long collapsed_total(const char *path)
+{
+	char *text = slurp(path), *line, *save = NULL;
+	long long n = 0;
+
+	ck_assert_msg(text, "no profile at %s", path);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		n += strtoll(strrchr(line, ' ') + 1, NULL, 10);
+	free(text);
+	return n;
+}
+
+/* The number before " samples" in the flame graph's subtitle. */
+static long long svg_total(const char *path)
+{
+	char *text = slurp(path);
+	const char *sub = text ? strstr(text, "<text id=\"subtitle\"") : NULL;
+	const char *end = sub ? strstr(sub, " samples") : NULL;
+	long long n = -1;
+
+	while (end && end > sub && end[-1] >= '0' && end[-1] <= '9')
+		end--;
+	if (end)
+		n = strtoll(end, NULL, 10);
+	free(text);
+	return n;
+}
+
+START_TEST(test_counts_one_vocabulary)
+{
+	const char *names[] = { "p.txt", "p.svg" };
+
+	for (int i = 0; i < 2; i++) {
+		char dir[64], out[128];
+		long long said, held;
+		struct run r;
+
+		fresh_dir(dir, sizeof(dir));
+		snprintf(out, sizeof(out), "%s/%s", dir, names[i]);
+		record_in(&r, NULL, dir, (char *[]){ "-o", out, NULL }, spin_code, dir);
+		assert_exit(&r, names[i], 0);
+		said = summary_samples(r.err);
+		held = i ? svg_total(out) : collapsed_total(out);
+		ck_assert_msg(said > 0 && said == held, "%s: the summary says %lld samples, the "
+			      "file %lld: %s", names[i], said, held, r.err);
+		run_free(&r);
+		rm_rf(dir);
+	}
+}
+END_TEST
+
+START_TEST(test_counts_idle_hint)
+{
+	char why[512], pid[16], out[PATH_MAX + 16];
+	struct target t;
+	struct run r;
+
+	if (target_start(&t, chosen[0], why, sizeof(why), "-c", sleep_code, NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0)
+		ck_abort_msg("sleeper: %s", why);
+	snprintf(pid, sizeof(pid), "%d", t.py_pid ? t.py_pid : t.pid);
+	snprintf(out, sizeof(out), "%s/p.txt", t.dir);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-d", "0.5", "-o", out, "--pid", pid, NULL),
+			 0);
+	target_stop(&t);
+	assert_exit(&r, "a sleeper", 0);
+	ck_assert_msg(summary_samples(r.err) == 0, "a sleeper: want 0 samples: %s", r.err);
+	ck_assert_msg(strstr(r.err, "add --idle"), "a sleeper: no hint to add --idle: %s", r.err);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_counts_subprocess_hint)
+{
+	char dir[64], out[128];
+	struct run r;
+
+	fresh_dir(dir, sizeof(dir));
+	snprintf(out, sizeof(out), "%s/p.txt", dir);
+	record_in(&r, NULL, dir, (char *[]){ "-o", out, NULL }, parent_code, dir);
+	assert_exit(&r, "work in a subprocess", 0);
+	ck_assert_msg(strstr(r.err, "add -s"), "work in a subprocess: no hint to add -s: %s",
+		      r.err);
+	run_free(&r);
+	rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_interp_chosen)
 {
 	ck_assert_msg(nchosen > 0, "no plain interpreter to run record on");
@@ -169,6 +289,9 @@ int main(void)
 	const struct test_group groups[] = {
 		{ "output", 120, 0, 1,
 		  { test_output_refused, test_output_default_tmpdir, test_output_fallback } },
+		{ "counts", 120, 0, 1,
+		  { test_counts_one_vocabulary, test_counts_idle_hint,
+		    test_counts_subprocess_hint } },
 	};
 	const struct test_group none[] = { { "interp", 0, 0, 1, { test_interp_chosen } } };
 	const struct test_interp *all;
