@@ -431,6 +431,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (r.t.command)
 		r.t.pid = r.child.pid;
+	/* A launcher: what it runs is recorded as with -s. */
+	if (r.child.python_below)
+		r.t.fo.subprocesses = true;
 	f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
 	if (!f) {
 		errorf("%s", err);

@@ -310,6 +310,9 @@ static int start(struct top *t, int *status)
 			return -1;
 		}
 		t->o.pid = t->child.pid;
+		/* A launcher: what it runs is watched as with -s. */
+		if (t->child.python_below)
+			t->o.fo.subprocesses = t->m.subprocesses = true;
 	}
 	t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
 	if (!t->f) {

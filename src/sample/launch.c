@@ -3,6 +3,8 @@
 #include "python/locate.h"
 #include "process/mem.h"
 #include "process/pause.h"
+#include "process/proc.h"
+#include "process/proctree.h"
 #include "python/pystack.h"
 #include "util/util.h"
 
@@ -178,6 +180,18 @@ static bool python_ready(pid_t pid)
 	return ready;
 }
 
+int python_descendants(pid_t root, pid_t *out, int max)
+{
+	struct proc_node *v = xcalloc(PROCTREE_MAX, sizeof(*v));
+	int n = proctree_list(root, v, PROCTREE_MAX), found = 0;
+
+	for (int i = 1; i < n && found < max; i++)
+		if (python_ready(v[i].pid))
+			out[found++] = v[i].pid;
+	free(v);
+	return found;
+}
+
 /* Wait until the launched child has run its command.  Returns 0, or -1
  * with the exit status to end with in *status_out when exec failed (said
  * on stderr, prefixed with who). */
@@ -202,24 +216,57 @@ static int wait_for_exec(struct child *ch, char **command, const char *who, int 
 	return 0;
 }
 
+/* The launched command exited before any Python it started could be
+ * sampled: nothing will be recorded, which is a failure even when the
+ * command succeeded. */
+static int exited_first(struct child *ch, char **command, const char *who)
+{
+	int status = exit_status_of(ch->status);
+
+	ch->reaped = true;
+	take_terminal_back(ch);
+	errorf("%s: '%s' exited (status %d) before any Python it ran could be sampled: nothing "
+	       "recorded", who, command[0], status);
+	return status ? status : EXIT_NOT_PYTHON;
+}
+
+/* Say, in one line, that the Python processes the command starts are
+ * what is recorded. */
+static void follow_below(struct child *ch, char **command, const char *who, pid_t below)
+{
+	int argc = 0;
+	char **argv = proc_cmdline(below, &argc);
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; argv && i < argc && sb.len < 80; i++)
+		sb_printf(&sb, "%s%s", i ? " " : "", argv[i]);
+	errorf("%s: '%s' is not Python: following the Python processes it starts (the first: "
+	       "%d, %s)", who, command[0], (int)below, sb.buf ? sb.buf : "?");
+	sb_release(&sb);
+	proc_cmdline_free(argv);
+	ch->python_below = below;
+}
+
+/* How many 1 ms polls apart the launched command's descendants are looked
+ * at: a launcher's Python child takes milliseconds to start anyway. */
+#define DESCENDANT_POLLS 10
+
 /* Wait until the launched child (through env, a shim, taskset...) is
- * Python.  Returns 0, or -1 with the exit status to end with in *status_out
- * when it exited or failed first (said on stderr, prefixed with who) or
- * *stop was set. */
+ * Python, or a process it started is (a shell script, make, uv run): then
+ * ch->python_below is set.  Returns 0, or -1 with the exit status to end
+ * with in *status_out when it exited or failed first (said on stderr,
+ * prefixed with who) or *stop was set. */
 static int wait_for_python(struct child *ch, char **command, const char *who, int err_fd,
 			   volatile sig_atomic_t *stop, int *status_out)
 {
 	struct timespec pause = { 0, 1000000 };
+	pid_t below;
 
 	if (wait_for_exec(ch, command, who, err_fd, status_out) < 0)
 		return -1;
-	for (;;) {
+	for (int polls = 1;; polls++) {
 		if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
-			ch->reaped = true;
-			take_terminal_back(ch);
-			errorf("%s: '%s' exited before Python started (status %d)",
-			       who, command[0], exit_status_of(ch->status));
-			*status_out = exit_status_of(ch->status);
+			*status_out = exited_first(ch, command, who);
 			return -1;
 		}
 		if (*stop) {
@@ -228,6 +275,10 @@ static int wait_for_python(struct child *ch, char **command, const char *who, in
 		}
 		if (python_ready(ch->pid))
 			return 0;
+		if (polls % DESCENDANT_POLLS == 0 && python_descendants(ch->pid, &below, 1)) {
+			follow_below(ch, command, who, below);
+			return 0;
+		}
 		nanosleep(&pause, NULL);
 	}
 }

@@ -20,6 +20,9 @@ struct child {
 	bool ended;		/* child_finish() signalled it before it exited */
 	pid_t pgid;		/* its own process group, or 0 */
 	int tty_fd;		/* the terminal it was given, or -1 */
+	/* It is not Python but started a Python process, this one, first
+	 * found: what it runs is recorded through its descendants. */
+	pid_t python_below;
 };
 
 /* Ending a launched command: SIGINT to its group, then SIGTERM after
@@ -28,8 +31,14 @@ struct child {
 #define CHILD_INT_GRACE_MS	5000
 #define CHILD_TERM_GRACE_MS	2000
 
+/* The Python processes below root (root itself left out) whose
+ * interpreter has a thread state, up to max into out; how many.  For a
+ * launcher, or a --pid that is not Python, they are what to record. */
+int python_descendants(pid_t root, pid_t *out, int max);
+
 /* Start command (argv[0] looked up in PATH) in a process group of its own
- * and wait until it is Python,
+ * and wait until it is Python, or has started a Python process
+ * (ch->python_below),
  * or with any_program only until it has run exec: with --subprocesses the
  * Python may be further down.  It is held before exec until we are ready,
  * so sampling can begin with its first Python instruction.  Under sudo it

@@ -171,7 +171,8 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 	char what[256], out[64];
 	struct run r;
 	struct cmd c;
-	int code;
+	bool early_end;
+	int code, want;
 
 	snprintf(out, sizeof(out), "/tmp/pystrobe-chaos-%d-%d.txt", getpid(), run);
 	snprintf(what, sizeof(what), "launch %d (%s, lives %s s, exits %s%s)", run, ti->label,
@@ -189,9 +190,13 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 		return;
 	}
 	code = run_exit(&r);
-	if (clean_run(&r, what, failures) && code != atoi(status))
-		msg_add(failures, "%s: exit %d, not the command's %s; stderr: %.500s", what,
-			code, status, r.err);
+	/* Ended before it could be sampled, nothing is written: a failure
+	 * (5) even when the command succeeded. */
+	early_end = strstr(r.err, "before any Python it ran could be sampled") != NULL;
+	want = early_end && !atoi(status) ? 5 : atoi(status);
+	if (clean_run(&r, what, failures) && code != want)
+		msg_add(failures, "%s: exit %d, want %d (the command's %s); stderr: %.500s", what,
+			code, want, status, r.err);
 	if (strstr(r.err, "; wrote ")) {
 		char *text = read_file(out, NULL);	/* NULL for an empty profile too */
 		int bad;
@@ -202,9 +207,9 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 			msg_add(failures, "%s: %d malformed lines in %s", what, bad, out);
 		free(text);
 		++*profiles;
-	} else if (strstr(r.err, "exited before Python started")) {
+	} else if (early_end) {
 		++*early;
-	} else if (code == atoi(status)) {
+	} else if (code == want) {
 		msg_add(failures, "%s: neither a profile nor a reason: %.500s", what, r.err);
 	}
 	unlink(out);

@@ -13,6 +13,10 @@
  *             sleeping process recorded gives 0 samples and the summary
  *             says to add --idle; a program whose work is in a subprocess
  *             it waits for is told to add -s.
+ *   launcher  `sh -c 'python ...; true'` (sh forks the Python) is followed
+ *             into its Python child: its function is in the profile, and
+ *             stderr says so in a line; `sh -c 'exit 0'` starts no Python:
+ *             no file, a non-zero exit.
  *
  * On one plain interpreter (a 3.12 first): none of this depends on the
  * Python.  Nothing here asserts a rate or a time.
@@ -34,13 +38,16 @@
 static const struct test_interp *chosen[1];
 static int nchosen;
 
-/* Spins for a second of wall time, after writing OUTDIR/ran. */
+/* Spins in spin_here() for a second of wall time, after writing
+ * OUTDIR/ran. */
 static const char spin_code[] =
 	"import os, sys, time\n"
 	"open(os.path.join(sys.argv[-1], 'ran'), 'w').close()\n"
-	"t = time.time()\n"
-	"while time.time() - t < 1.0:\n"
-	"    pass\n";
+	"def spin_here():\n"
+	"    t = time.time()\n"
+	"    while time.time() - t < 1.0:\n"
+	"        pass\n"
+	"spin_here()\n";
 
 /* A fresh directory for one check; the caller rm_rf()s it. */
 static void fresh_dir(char *dir, size_t size)
@@ -278,6 +285,60 @@ START_TEST(test_counts_subprocess_hint)
 }
 END_TEST
 
+/* --- launchers ------------------------------------------------------------ */
+
+/* pystrobe record -o OUT -- sh -c SCRIPT; OUT in dir. */
+static void record_sh(struct run *r, const char *dir, const char *script, char *out,
+		      size_t size)
+{
+	snprintf(out, size, "%s/p.txt", dir);
+	ck_assert_int_eq(run_pystrobe(r, "record", "-o", out, "--", "sh", "-c", script, NULL), 0);
+}
+
+START_TEST(test_launcher_followed)
+{
+	struct argv_buf a = { .n = 0 };
+	char dir[64], out[128], *words, *script, *text;
+	struct run r;
+
+	fresh_dir(dir, sizeof(dir));
+	arg_python(&a, chosen[0]);
+	arg(&a, "-c");
+	arg(&a, spin_code);
+	arg(&a, dir);
+	words = shell_words(a.v);
+	/* Not the last command: sh forks the Python instead of exec'ing it. */
+	ck_assert_int_ge(asprintf(&script, "%s; true", words), 0);
+	record_sh(&r, dir, script, out, sizeof(out));
+	assert_exit(&r, "sh -c 'python; true'", 0);
+	ck_assert_msg(exists_in(dir, "ran"), "the Python under sh did not run: %s", r.err);
+	text = slurp(out);
+	ck_assert_msg(text && strstr(text, "spin_here ("), "sh -c 'python; true': no spin_here "
+		      "in the profile: %.500s; stderr: %s", text ? text : "(none)", r.err);
+	ck_assert_msg(strstr(r.err, "following"), "sh -c 'python; true': not said: %s", r.err);
+	free(text);
+	free(script);
+	free(words);
+	run_free(&r);
+	rm_rf(dir);
+}
+END_TEST
+
+START_TEST(test_launcher_no_python)
+{
+	char dir[64], out[128];
+	struct run r;
+
+	fresh_dir(dir, sizeof(dir));
+	record_sh(&r, dir, "exit 0", out, sizeof(out));
+	ck_assert_msg(run_exit(&r) > 0, "sh -c 'exit 0': exit %d, want non-zero: %s",
+		      run_exit(&r), r.err);
+	ck_assert_msg(access(out, F_OK) != 0, "sh -c 'exit 0': a profile was written");
+	run_free(&r);
+	rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_interp_chosen)
 {
 	ck_assert_msg(nchosen > 0, "no plain interpreter to run record on");
@@ -292,6 +353,7 @@ int main(void)
 		{ "counts", 120, 0, 1,
 		  { test_counts_one_vocabulary, test_counts_idle_hint,
 		    test_counts_subprocess_hint } },
+		{ "launcher", 120, 0, 1, { test_launcher_followed, test_launcher_no_python } },
 	};
 	const struct test_group none[] = { { "interp", 0, 0, 1, { test_interp_chosen } } };
 	const struct test_interp *all;
