@@ -9,6 +9,7 @@
 #include "process/proc.h"
 #include "process/proctree.h"
 #include "profile/profile.h"
+#include "profile/toplist.h"
 #include "python/pystack.h"
 #include "sample/sampler.h"
 #include "sample/target_opts.h"
@@ -64,6 +65,10 @@ static const char record_usage[] =
 	"A launched command runs in its own process group.  Stopped early (Ctrl-C,\n"
 	"SIGTERM), pystrobe sends SIGINT to that group, SIGTERM 5 s later, SIGKILL\n"
 	"2 s after that, and exits with the command's status.\n";
+
+/* Rows of the text summary: what a terminal shows without scrolling the
+ * summary line away. */
+#define TOPLIST_ROWS 10
 
 struct record {
 	struct target_opts t;
@@ -481,6 +486,10 @@ int cmd_record(int argc, char **argv)
 		free(path);
 		path = written;
 	}
+	if (!r.quiet)
+		/* Every line of ours says whose it is: a launched program
+		 * writes to the same terminal. */
+		toplist_print(&p, TOPLIST_ROWS, r.oo.full_filenames, "pystrobe: ", stderr);
 	summary(&r, &st, rc == 0 || written ? path : NULL);
 	hint(&r, &st);
 	status = r.child.pid ? finish_child(&r, st.duration_over) : (rc == 0 ? EXIT_OK : EXIT_ERROR);

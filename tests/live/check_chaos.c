@@ -396,12 +396,11 @@ static unsigned long long summary_lost(const char *line)
 static bool summary_errors(const char *err, unsigned long long *samples,
 			   unsigned long long *errors)
 {
-	const char *p = strstr(err, "pystrobe: ");
+	const char *p = record_summary(err);
 
-	while (p && sscanf(p, "pystrobe: %llu samples from", samples) != 1)
-		p = strstr(p + 1, "pystrobe: ");
 	if (!p)
 		return false;
+	*samples = strtoull(p + strlen("pystrobe: "), NULL, 10);
 	*errors = summary_lost(p);
 	return true;
 }

@@ -470,7 +470,7 @@ static long summary_count(const char *err, const char *kind)
 /* "N samples" and "N ... merge error" from record's summary line. */
 static void summary_counts(const char *err, long *stacks, long *merge)
 {
-	const char *p = strstr(err, "pystrobe: ");
+	const char *p = record_summary(err);
 
 	*stacks = p ? strtol(p + 10, NULL, 10) : -1;
 	*merge = summary_count(err, " merge error");

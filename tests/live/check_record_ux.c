@@ -17,6 +17,8 @@
  *             into its Python child: its function is in the profile, and
  *             stderr says so in a line; `sh -c 'exit 0'` starts no Python:
  *             no file, a non-zero exit.
+ *   table     after the recording, a table of the functions by own and
+ *             total share, the spinning function first; -q prints nothing.
  *
  * On one plain interpreter (a 3.12 first): none of this depends on the
  * Python.  Nothing here asserts a rate or a time.
@@ -188,13 +190,9 @@ static const char parent_code[] =
 /* The summary's "N samples from", or -1. */
 static long long summary_samples(const char *err)
 {
-	const char *p = strstr(err, "pystrobe: ");
-	long long n;
+	const char *p = record_summary(err);
 
-	for (; p; p = strstr(p + 1, "pystrobe: "))
-		if (sscanf(p, "pystrobe: %lld samples from", &n) == 1)
-			return n;
-	return -1;
+	return p ? strtoll(p + strlen("pystrobe: "), NULL, 10) : -1;
 }
 
 static long long collapsed_total(const char *path)
@@ -339,6 +337,44 @@ START_TEST(test_launcher_no_python)
 }
 END_TEST
 
+/* --- the text summary ------------------------------------------------------ */
+
+/* The line after the one that starts with "pystrobe:    Own%", or NULL. */
+static const char *first_row(const char *err)
+{
+	const char *head = strstr(err, "pystrobe:    Own%");
+	const char *nl = head ? strchr(head, '\n') : NULL;
+
+	return nl ? nl + 1 : NULL;
+}
+
+START_TEST(test_table)
+{
+	char dir[64], out[128];
+	const char *row, *nl;
+	struct run r;
+
+	for (int quiet = 0; quiet < 2; quiet++) {
+		fresh_dir(dir, sizeof(dir));
+		snprintf(out, sizeof(out), "%s/p.txt", dir);
+		record_in(&r, NULL, dir, (char *[]){ "-o", out, quiet ? "-q" : NULL, NULL },
+			  spin_code, dir);
+		assert_exit(&r, quiet ? "-q" : "the table", 0);
+		row = first_row(r.err);
+		nl = row ? strchr(row, '\n') : NULL;
+		ck_assert_msg(all_lines_pystrobe(r.err), "not all lines are pystrobe's: %s", r.err);
+		if (quiet)
+			ck_assert_msg(!r.err[0], "-q: stderr is not empty: %s", r.err);
+		else
+			ck_assert_msg(row && nl && strstr(row, "spin_here (") &&
+				      strstr(row, "spin_here (") < nl,
+				      "the first row of the table is not spin_here: %s", r.err);
+		run_free(&r);
+		rm_rf(dir);
+	}
+}
+END_TEST
+
 START_TEST(test_interp_chosen)
 {
 	ck_assert_msg(nchosen > 0, "no plain interpreter to run record on");
@@ -354,6 +390,7 @@ int main(void)
 		  { test_counts_one_vocabulary, test_counts_idle_hint,
 		    test_counts_subprocess_hint } },
 		{ "launcher", 120, 0, 1, { test_launcher_followed, test_launcher_no_python } },
+		{ "table", 120, 0, 1, { test_table } },
 	};
 	const struct test_group none[] = { { "interp", 0, 0, 1, { test_interp_chosen } } };
 	const struct test_interp *all;

@@ -134,7 +134,7 @@ static void look(struct target *t, struct look *lk)
 
 static void parse_summary(const char *err, struct torn_run *tr)
 {
-	const char *p = err ? strstr(err, "pystrobe: ") : NULL;
+	const char *p = record_summary(err);
 	const char *torn = err ? strstr(err, " discarded: the stack changed") : NULL;
 
 	if (p)
