@@ -16,10 +16,12 @@
 #include "sample/snapshot.h"
 #include "cmd/quit.h"
 #include "util/status.h"
+#include "util/statusline.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,7 +80,7 @@ struct record {
 	const char *out_dir;	/* for the default name: NULL (here) or $TMPDIR */
 	bool quiet;
 	struct child child;	/* launch mode */
-	bool status_shown;
+	struct statusline sl;
 	struct sampler_counts counts;	/* at the end */
 	char merge_error[256];		/* the latest, or "" */
 	const char *path;		/* where the profile goes */
@@ -243,11 +245,12 @@ static char *write_fallback(struct record *r, const struct profile *p, char **pa
 
 /* --- status --------------------------------------------------------------- */
 
-/* Sampling fell behind often enough to tell: one late round in a hundred
- * or more, or one very late.  A single hiccup of the machine is not news. */
+/* Sampling fell behind often enough to tell: a few times and one round in
+ * a hundred or more, or once by a tenth of a second.  A hiccup of the
+ * machine is not news. */
 static bool lag_worth_telling(uint64_t lagged, uint64_t rounds, double max_lag_ms)
 {
-	return lagged && (lagged * 100 >= rounds || max_lag_ms >= 100);
+	return (lagged >= 3 && lagged * 100 >= rounds) || (lagged && max_lag_ms >= 100);
 }
 
 /* Counts, in the one vocabulary of every file and view: a sample is one
@@ -257,20 +260,15 @@ static void show_status(void *arg, const struct sampler_status *st)
 {
 	struct record *r = arg;
 
-	fprintf(stderr, "\r\033[Kpystrobe: %.1f s, %llu samples, %.1f Hz%s; Ctrl-C stops and "
-		"writes %s", st->elapsed_s, (unsigned long long)st->stacks, st->rate_hz,
-		lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms) ? ", falling behind" : "",
-		out_path_name(r->path));
-	r->status_shown = true;
+	char line[512];
+
+	snprintf(line, sizeof(line), "pystrobe: %.1f s, %llu samples, %.1f Hz%s; Ctrl-C stops "
+		 "and writes %s", st->elapsed_s, (unsigned long long)st->stacks, st->rate_hz,
+		 lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms) ? ", falling behind" :
+		 "", out_path_name(r->path));
+	statusline_show(&r->sl, line);
 }
 
-/* End the status line before anything else is said. */
-static void end_status(struct record *r)
-{
-	if (r->status_shown)
-		fputs("\r\033[K", stderr);
-	r->status_shown = false;
-}
 
 /* What became of the samples that were not recorded whole, in plain
  * words. */
@@ -305,16 +303,17 @@ static void put_lag(struct strbuf *sb, const struct sampler_status *st)
 {
 	if (!lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms))
 		return;
-	sb_printf(sb, ", sampling fell behind %llu time%s (up to %.1f ms late, %llu rounds "
+	sb_printf(sb, ", sampling fell behind %llu time%s (up to %.1f ms late, %llu round%s "
 		  "skipped: try a lower --rate)", (unsigned long long)st->lagged,
-		  st->lagged == 1 ? "" : "s", st->max_lag_ms, (unsigned long long)st->skipped);
+		  st->lagged == 1 ? "" : "s", st->max_lag_ms, (unsigned long long)st->skipped,
+		  st->skipped == 1 ? "" : "s");
 }
 
 static void summary(struct record *r, const struct sampler_status *st, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	end_status(r);
+	statusline_end(&r->sl);
 	if (r->quiet)
 		return;
 	sb_printf(&sb, "%llu sample%s from %llu rounds in %.2f s, %.1f Hz",
@@ -404,6 +403,66 @@ static void describe(struct profile *p, const struct fleet *f, pid_t pid, char *
 		p->python_version = xstrdup(version);
 }
 
+/* How a launched program ended, in one line: the last thing said, after
+ * its own last words (a KeyboardInterrupt's traceback) and the summary. */
+static void say_end(const struct record *r, const struct sampler_status *st)
+{
+	const struct child *ch = &r->child;
+	struct strbuf sb = STRBUF_INIT;
+	char *cmd;
+
+	if (r->quiet || !ch->pid)
+		return;
+	child_describe_end(ch, &sb);
+	if (ch->ended && !(WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == ch->sent))
+		sb_printf(&sb, " after SIG%s", sigabbrev_np(ch->sent));
+	/* Not from us: the terminal's Ctrl-C reached the program alone. */
+	if (!ch->ended && WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == SIGINT)
+		sb_puts(&sb, " (Ctrl-C)");
+	if (ch->ended && st->duration_over && !quit_requested)
+		sb_printf(&sb, ", sent by pystrobe at the end of -d %g", r->t.so.duration_s);
+	else if (ch->ended)
+		sb_puts(&sb, ", sent by pystrobe when it was stopped");
+	cmd = join_args(r->t.command, INT_MAX);
+	errorf("record: '%.100s%s' %s", cmd, strlen(cmd) > 100 ? "..." : "", sb.buf);
+	free(cmd);
+	sb_release(&sb);
+}
+
+/* The end of a recording: the file first (nothing may lose it), then the
+ * launched program is ended (its last words come before ours), then the
+ * table, the summary and how the program ended.  Returns the exit
+ * status. */
+static int conclude(struct record *r, struct profile *p, const struct sampler_status *st,
+		    char **path, char **pargv, int pargc)
+{
+	char *written = NULL;
+	int rc, status;
+
+	/* The samplers are gone, and with them every frame id they kept:
+	 * frames named alike by the symbol store may now become one. */
+	profile_settle(p);
+	rc = out_write_file(r->fmt, p, &r->oo, *path, "record");
+	if (rc < 0 && (written = write_fallback(r, p, pargv, pargc))) {
+		free(*path);
+		*path = written;
+	}
+	status = r->child.pid ? finish_child(r, st->duration_over) : EXIT_OK;
+	if (!r->quiet)
+		/* Every line of ours says whose it is: a launched program
+		 * writes to the same terminal. */
+		toplist_print(p, TOPLIST_ROWS, r->oo.full_filenames, "pystrobe: ", stderr);
+	summary(r, st, rc == 0 || written ? *path : NULL);
+	hint(r, st);
+	say_end(r, st);
+	/* Ended by us at the duration's end: its status is ours to give. */
+	if (st->duration_over && r->child.ended && !quit_requested)
+		status = EXIT_OK;
+	if (rc != 0 && status == EXIT_OK)
+		status = EXIT_ERROR;
+	return status;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r = { 0 };
@@ -411,7 +470,7 @@ int cmd_record(int argc, char **argv)
 	struct fleet *f = NULL;
 	struct sampler_status st;
 	struct tree_cpu cpu0;
-	char err[512], *path = NULL, *written = NULL, **pargv = NULL;
+	char err[512], *path = NULL, **pargv = NULL;
 	int rc, none, pargc = 0, status = EXIT_OK;
 
 	rc = parse_args(&r, argc, argv);
@@ -450,11 +509,14 @@ int cmd_record(int argc, char **argv)
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
 	r.path = path;
+	/* A launched program given the terminal writes to it too. */
+	statusline_init(&r.sl, STDERR_FILENO, r.child.tty_fd >= 0);
 	p.start_unix_ns = realtime_ns();
 	p.wall = r.t.so.idle;	/* every thread, running or not: wall time */
 	r.cpu_known = proctree_cpu(r.t.pid, &cpu0) == 0;
 	fleet_run(f, &quit_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
-	end_status(&r);
+	/* Ended before anything else is said. */
+	statusline_end(&r.sl);
 	if (r.cpu_known && (r.cpu_known = proctree_cpu(r.t.pid, &r.cpu) == 0)) {
 		/* Descendants that left the tree unwaited for take their
 		 * time with them: never below zero. */
@@ -478,26 +540,7 @@ int cmd_record(int argc, char **argv)
 		status = r.child.pid ? finish_child(&r, st.duration_over) : none;
 		goto out;
 	}
-	/* The samplers are gone, and with them every frame id they kept:
-	 * frames named alike by the symbol store may now become one. */
-	profile_settle(&p);
-	rc = out_write_file(r.fmt, &p, &r.oo, path, "record");
-	if (rc < 0 && (written = write_fallback(&r, &p, pargv, pargc))) {
-		free(path);
-		path = written;
-	}
-	if (!r.quiet)
-		/* Every line of ours says whose it is: a launched program
-		 * writes to the same terminal. */
-		toplist_print(&p, TOPLIST_ROWS, r.oo.full_filenames, "pystrobe: ", stderr);
-	summary(&r, &st, rc == 0 || written ? path : NULL);
-	hint(&r, &st);
-	status = r.child.pid ? finish_child(&r, st.duration_over) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
-	/* Ended by us at the duration's end: its status is ours to give. */
-	if (st.duration_over && r.child.ended && !quit_requested)
-		status = EXIT_OK;
-	if (rc != 0 && status == EXIT_OK)
-		status = EXIT_ERROR;
+	status = conclude(&r, &p, &st, &path, pargv, pargc);
 out:
 	proc_cmdline_free(pargv);
 	free(path);

@@ -114,7 +114,9 @@ void toplist_print(const struct profile *p, int n, bool full_filenames, const ch
 	if (all && t.nfuncs) {
 		fprintf(f, "%s%7s %7s  %s\n", prefix, "Own%", "Total%", "Function (own: running "
 			"itself, total: anywhere on the stack)");
-		for (uint32_t i = 0; i < t.nfuncs && i < (uint32_t)n; i++) {
+		/* By own share: a function with none is in the totals of
+		 * those it called, shown already. */
+		for (uint32_t i = 0; i < t.nfuncs && i < (uint32_t)n && t.funcs[i].own; i++) {
 			sb.len = 0;
 			/* Names come from the target: keep the terminal sane. */
 			sb_add_printable(&sb, t.funcs[i].label);

@@ -373,6 +373,23 @@ static void signal_tree(const struct child *ch, int sig)
 		kill(ch->pid, sig);
 }
 
+void child_describe_end(const struct child *ch, struct strbuf *sb)
+{
+	const char *name;
+
+	if (ch->lost || !ch->reaped) {
+		sb_puts(sb, "ended (its status could not be read)");
+	} else if (WIFSIGNALED(ch->status)) {
+		name = sigabbrev_np(WTERMSIG(ch->status));
+		if (name)
+			sb_printf(sb, "ended by SIG%s", name);
+		else
+			sb_printf(sb, "ended by signal %d", WTERMSIG(ch->status));
+	} else {
+		sb_printf(sb, "exited with status %d", exit_status_of(ch->status));
+	}
+}
+
 int child_finish(struct child *ch, bool stop)
 {
 	/* What a terminal's Ctrl-C does, so that Python's own cleanup runs
@@ -393,6 +410,7 @@ int child_finish(struct child *ch, bool stop)
 		if (wait_tree(ch, 0))
 			break;
 		ch->ended |= !ch->reaped;
+		ch->sent = steps[i].sig;
 		signal_tree(ch, steps[i].sig);
 		if (wait_tree(ch, steps[i].grace_ms))
 			break;

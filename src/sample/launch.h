@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "util/util.h"
+
 /* A wait status as an exit status: the code, or 128 + the signal. */
 int exit_status_of(int status);
 
@@ -18,6 +20,7 @@ struct child {
 	bool lost;		/* the wait failed: its status is unknown */
 	int status;		/* its wait status, once reaped */
 	bool ended;		/* child_finish() signalled it before it exited */
+	int sent;		/* ... and the last signal it sent */
 	pid_t pgid;		/* its own process group, or 0 */
 	int tty_fd;		/* the terminal it was given, or -1 */
 	/* It is not Python but started a Python process, this one, first
@@ -59,6 +62,10 @@ bool child_reap(struct child *ch, int timeout_ms);
 /* Its exit status once reaped: the code, 128 + the signal, or EXIT_ERROR
  * when it could not be waited for. */
 int child_exit_status(const struct child *ch);
+
+/* How it ended, once reaped, for a line about it: "exited with status
+ * 3", "ended by SIGINT"... */
+void child_describe_end(const struct child *ch, struct strbuf *sb);
 
 /* End it, and return its exit status (EXIT_OK when none was launched).
  * Without stop it has exited (or will, by itself) and is reaped.  With

@@ -17,6 +17,13 @@
  *             into its Python child: its function is in the profile, and
  *             stderr says so in a line; `sh -c 'exit 0'` starts no Python:
  *             no file, a non-zero exit.
+ *   ending    in a tmux pane, a launched program that prints: the status
+ *             line says "Ctrl-C stops and writes FILE"; after Ctrl-C (which
+ *             reaches the program alone) its traceback starts a line of
+ *             its own, the status line is gone, the last line says it
+ *             ended by SIGINT, and the file is there.  With -d (no
+ *             terminal) the program's KeyboardInterrupt comes before the
+ *             summary, and the last line says it ended by SIGINT after -d.
  *   table     after the recording, a table of the functions by own and
  *             total share, the spinning function first; -q prints nothing.
  *
@@ -337,6 +344,138 @@ START_TEST(test_launcher_no_python)
 }
 END_TEST
 
+/* --- the ending --------------------------------------------------------------- */
+
+/* Prints a line every 0.2 s of spinning, for ever. */
+static const char printer_code[] =
+	"import time\n"
+	"def step():\n"
+	"    t = time.time()\n"
+	"    while time.time() - t < 0.2:\n"
+	"        pass\n"
+	"i = 0\n"
+	"while True:\n"
+	"    step()\n"
+	"    i += 1\n"
+	"    print('step', i, flush=True)\n";
+
+/* The pane's screen once it shows needle (within ms), else NULL.  free()
+ * it. */
+static char *wait_screen(const char *sock, const char *needle, int ms)
+{
+	long long end = now_ms() + ms;
+
+	do {
+		char *out = NULL;
+
+		if (tmux_cmd(sock, &out, (char *[]){ "capture-pane", "-p", "-t", "ux", NULL }) == 0 &&
+		    out && strstr(out, needle))
+			return out;
+		free(out);
+		sleep_ms(100);
+	} while (now_ms() < end);
+	return NULL;
+}
+
+/* The line of s that holds needle starts with it, or with "^C" and it. */
+static bool line_starts(const char *s, const char *needle)
+{
+	const char *p = strstr(s, needle);
+
+	if (p && p - s >= 2 && !strncmp(p - 2, "^C", 2))
+		p -= 2;
+	return p && (p == s || p[-1] == '\n');
+}
+
+/* The pane's command: record the printer, then say how pystrobe ended. */
+static char *pane_command(const char *dir)
+{
+	struct argv_buf a = { .n = 0 };
+	char *words, *cmd;
+
+	arg(&a, pystrobe_path());
+	arg(&a, "record");
+	arg(&a, "-o");
+	arg(&a, "p.txt");
+	arg(&a, "--");
+	arg_python(&a, chosen[0]);
+	arg(&a, "-c");
+	arg(&a, printer_code);
+	words = shell_words(a.v);
+	ck_assert_int_ge(asprintf(&cmd, "cd %s && %s; echo EXIT=$?; sleep 60", dir, words), 0);
+	free(words);
+	return cmd;
+}
+
+START_TEST(test_ending_terminal)
+{
+	char dir[64], sock[96], *cmd, *s;
+
+	if (system("tmux -V >/dev/null 2>&1") != 0) {
+		test_skip("tmux is missing: the terminal ending is not checked");
+		return;
+	}
+	fresh_dir(dir, sizeof(dir));
+	snprintf(sock, sizeof(sock), "%s/tmux", dir);
+	cmd = pane_command(dir);
+	ck_assert_int_eq(tmux_cmd(sock, NULL, (char *[]){ "new-session", "-d", "-x", "120", "-y",
+							  "20", "-s", "ux", cmd, NULL }), 0);
+	test_used("tmux");
+	s = wait_screen(sock, "Ctrl-C stops and writes p.txt", RUN_TIMEOUT_MS);
+	ck_assert_msg(s, "no status line that says how to stop and where the file goes");
+	free(s);
+	/* Some steps printed under the status line. */
+	free(wait_screen(sock, "step 3", RUN_TIMEOUT_MS));
+	tmux_cmd(sock, NULL, (char *[]){ "send-keys", "-t", "ux", "C-c", NULL });
+	s = wait_screen(sock, "EXIT=", RUN_TIMEOUT_MS);
+	ck_assert_msg(s, "pystrobe did not end after Ctrl-C");
+	ck_assert_msg(!strstr(s, "Ctrl-C stops"), "the status line is left: %s", s);
+	ck_assert_msg(line_starts(s, "Traceback"), "the traceback does not start a line: %s", s);
+	ck_assert_msg(strstr(s, "ended by SIGINT"), "no line says how it ended: %s", s);
+	ck_assert_msg(exists_in(dir, "p.txt"), "no profile written: %s", s);
+	free(s);
+	tmux_cmd(sock, NULL, (char *[]){ "kill-server", NULL });
+	free(cmd);
+	rm_rf(dir);
+}
+END_TEST
+
+/* The last line of s (without its newline), into a new string. */
+static char *last_line(const char *s)
+{
+	size_t n = strlen(s);
+	const char *p;
+
+	while (n && s[n - 1] == '\n')
+		n--;
+	for (p = s + n; p > s && p[-1] != '\n'; p--)
+		;
+	return strndup(p, n - (p - s));
+}
+
+START_TEST(test_ending_duration)
+{
+	char dir[64], out[128], *last;
+	const char *ki, *wrote;
+	struct run r;
+
+	fresh_dir(dir, sizeof(dir));
+	snprintf(out, sizeof(out), "%s/p.txt", dir);
+	record_in(&r, NULL, dir, (char *[]){ "-d", "1", "-o", out, NULL }, printer_code, dir);
+	assert_exit(&r, "-d 1", 0);
+	ki = strstr(r.err, "KeyboardInterrupt");
+	wrote = strstr(r.err, "; wrote ");
+	ck_assert_msg(ki && wrote && ki < wrote, "-d 1: the program's last words do not come "
+		      "before the summary: %s", r.err);
+	last = last_line(r.err);
+	ck_assert_msg(strstr(last, "ended by SIGINT") && strstr(last, "-d 1"),
+		      "-d 1: the last line does not say how the program ended: %s", r.err);
+	free(last);
+	run_free(&r);
+	rm_rf(dir);
+}
+END_TEST
+
 /* --- the text summary ------------------------------------------------------ */
 
 /* The line after the one that starts with "pystrobe:    Own%", or NULL. */
@@ -391,11 +530,15 @@ int main(void)
 		    test_counts_subprocess_hint } },
 		{ "launcher", 120, 0, 1, { test_launcher_followed, test_launcher_no_python } },
 		{ "table", 120, 0, 1, { test_table } },
+		{ "ending", 180, 0, 1, { test_ending_terminal, test_ending_duration } },
 	};
 	const struct test_group none[] = { { "interp", 0, 0, 1, { test_interp_chosen } } };
 	const struct test_interp *all;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The pane speaks UTF-8; no outer tmux interferes. */
+	setenv("LANG", "C.UTF-8", 1);
+	unsetenv("TMUX");
 	test_interps(&all);
 	nchosen = test_interps_plain(chosen, 1, "record_ux");
 	if (!nchosen)
