@@ -486,7 +486,7 @@ int cmd_record(int argc, char **argv)
 	/* With --subprocesses only until it has started: the Python may be
 	 * further down. */
 	if (r.t.command &&
-	    child_start(&r.child, r.t.command, "record", false, r.t.fo.subprocesses,
+	    child_start(&r.child, r.t.command, "record", -1, r.t.fo.subprocesses,
 			&quit_requested, &status) < 0) {
 		if (quit_requested)
 			status = finish_child(&r, false);

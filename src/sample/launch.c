@@ -39,15 +39,14 @@ static int drop_to_sudo_user(void)
 	return 0;
 }
 
-static void stdio_to_null(void)
+/* The full-screen view owns the terminal: the command reads nothing, and
+ * writes to out_fd (its log). */
+static void stdio_away(int out_fd)
 {
-	int fd = open("/dev/null", O_RDWR);
+	int fd = open("/dev/null", O_RDONLY);
 
-	if (fd < 0)
+	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
 		_exit(126);
-	for (int i = 0; i < 3; i++)
-		if (dup2(fd, i) < 0)
-			_exit(126);
 	if (fd > 2)
 		close(fd);
 }
@@ -105,11 +104,12 @@ static void take_terminal_back(struct child *ch)
 /* Start argv[0] (looked up in PATH) in its own process group.  It waits on
  * a pipe until a byte is written to *go_fd, so that sampling can begin with
  * its first Python instruction; if exec fails it writes its errno to
- * *err_fd.  Under sudo it runs as the user who asked.  With null_stdio its
- * standard input, output and error are /dev/null (a full-screen view owns
- * the terminal); with hold_tty it is to be given the terminal.  Returns
+ * *err_fd.  Under sudo it runs as the user who asked.  With out_fd >= 0
+ * its standard input is /dev/null and its output and error go to out_fd
+ * (a full-screen view owns the terminal); with hold_tty it is to be given
+ * the terminal.  Returns
  * the pid, or -1 with errno set. */
-static pid_t launch(char **argv, bool null_stdio, bool hold_tty, int *go_fd, int *err_fd)
+static pid_t launch(char **argv, int out_fd, bool hold_tty, int *go_fd, int *err_fd)
 {
 	int go[2], errp[2];
 	pid_t pid;
@@ -136,8 +136,8 @@ static pid_t launch(char **argv, bool null_stdio, bool hold_tty, int *go_fd, int
 			 * it with us waiting: not suspendable. */
 			if (hold_tty)
 				signal(SIGTSTP, SIG_IGN);
-			if (null_stdio)
-				stdio_to_null();
+			if (out_fd >= 0)
+				stdio_away(out_fd);
 			execvp(argv[0], argv);
 			e = errno;
 		}
@@ -285,14 +285,14 @@ static int wait_for_python(struct child *ch, char **command, const char *who, in
 
 /* --- a launched command, start to end -------------------------------------- */
 
-int child_start(struct child *ch, char **command, const char *who, bool null_stdio,
+int child_start(struct child *ch, char **command, const char *who, int out_fd,
 		bool any_program, volatile sig_atomic_t *stop, int *status_out)
 {
-	int go_fd = -1, err_fd = -1, rc, tty_fd = null_stdio ? -1 : foreground_tty();
+	int go_fd = -1, err_fd = -1, rc, tty_fd = out_fd >= 0 ? -1 : foreground_tty();
 
 	memset(ch, 0, sizeof(*ch));
 	ch->tty_fd = -1;
-	ch->pid = launch(command, null_stdio, tty_fd >= 0, &go_fd, &err_fd);
+	ch->pid = launch(command, out_fd, tty_fd >= 0, &go_fd, &err_fd);
 	if (ch->pid < 0) {
 		errorf("%s: cannot start '%s': %s", who, command[0], strerror(errno));
 		ch->pid = 0;

@@ -45,14 +45,15 @@ int python_descendants(pid_t root, pid_t *out, int max);
  * or with any_program only until it has run exec: with --subprocesses the
  * Python may be further down.  It is held before exec until we are ready,
  * so sampling can begin with its first Python instruction.  Under sudo it
- * runs as the user who asked.  With null_stdio its standard input, output
- * and error are /dev/null (a full-screen view owns the terminal); else, if
+ * runs as the user who asked.  With out_fd >= 0 its standard input is
+ * /dev/null and its output and error go to out_fd (a full-screen view owns
+ * the terminal); with -1 it has ours, and if
  * we are in the foreground of a terminal, its group is made the foreground
  * until it ends (it can read the terminal, Ctrl-C reaches it) and it
  * ignores SIGTSTP.  Returns 0, or -1 with the exit status to end with in *status_out (said on stderr,
  * prefixed with who) when it could not start, exited first, or *stop was
  * set. */
-int child_start(struct child *ch, char **command, const char *who, bool null_stdio,
+int child_start(struct child *ch, char **command, const char *who, int out_fd,
 		bool any_program, volatile sig_atomic_t *stop, int *status_out);
 
 /* Reap it if it has exited, waiting up to timeout_ms for it (-1: as long as
