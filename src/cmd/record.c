@@ -39,9 +39,11 @@ static const char record_usage[] =
 	"Sample a Python process at a fixed rate and write a profile.\n"
 	"\n"
 	"  -p, --pid PID          profile a running process\n"
-	"  -r, --rate HZ          samples per second (default 100)\n"
+	"  -r, --rate HZ          rounds per second; a round takes a sample of each\n"
+	"                         running thread (default 100)\n"
 	"  -d, --duration SECS    stop after this long (default: Ctrl-C or exit)\n"
-	"  -o, --output FILE      where to write (default: named after the program;\n"
+	"  -o, --output FILE      where to write, checked before sampling (default:\n"
+	"                         named after the program, here, else in $TMPDIR;\n"
 	"                         -: standard output)\n"
 	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope,\n"
 	"                         chrometrace or pprof (default: from -o's ending:\n"
@@ -61,8 +63,11 @@ static const char record_usage[] =
 	"                         frame per process\n"
 	"      --group-processes  with -s: one root for the subprocesses that share\n"
 	"                         a command line (numbers aside)\n"
-	"  -q, --quiet            no status line, no summary\n"
+	"  -q, --quiet            no status line, no table of functions, no summary\n"
 	"  -h, --help             show this help\n"
+	"\n"
+	"A launched command that is not Python (a shell script, make, uv run) is\n"
+	"followed into the Python processes it starts, as with -s.\n"
 	"\n"
 	"A launched command runs in its own process group.  Stopped early (Ctrl-C,\n"
 	"SIGTERM), pystrobe sends SIGINT to that group, SIGTERM 5 s later, SIGKILL\n"
@@ -78,6 +83,7 @@ struct record {
 	struct out_opts oo;
 	const char *output;
 	const char *out_dir;	/* for the default name: NULL (here) or $TMPDIR */
+	const char *out_dir_why;	/* why not here, or NULL */
 	bool quiet;
 	struct child child;	/* launch mode */
 	struct statusline sl;
@@ -199,7 +205,7 @@ static char *default_output(const struct record *r, char **argv, int argc)
 /* Before the first sample: where the profile goes must be writable, or a
  * whole recording is lost at its end.  -o somewhere we cannot write is
  * refused now; the default name, in a directory we cannot write (the
- * current one), goes to $TMPDIR instead, said now and in the summary. */
+ * current one), goes to $TMPDIR instead, as the summary says. */
 static int settle_output(struct record *r)
 {
 	char *probe, *cwd;
@@ -213,16 +219,17 @@ static int settle_output(struct record *r)
 	probe = xasprintf("%s/pystrobe", r->out_dir);
 	tmp_err = out_probe(probe);
 	free(probe);
+	if (!tmp_err) {
+		/* Said with the file's name in the summary: a failure to
+		 * come (not Python, not allowed) stays one line. */
+		r->out_dir_why = strerror(err);
+		return 0;
+	}
 	cwd = getcwd(NULL, 0);
-	if (tmp_err)
-		usage_error("record", "cannot write in the current directory %s (%s), nor in "
-			    "%s: give -o a file where you can write", cwd ? cwd : "", strerror(err),
-			    r->out_dir);
-	else
-		errorf("record: cannot write in the current directory %s (%s): the profile goes "
-		       "to %s", cwd ? cwd : "", strerror(err), r->out_dir);
+	usage_error("record", "cannot write in the current directory %s (%s), nor in %s: give "
+		    "-o a file where you can write", cwd ? cwd : "", strerror(err), r->out_dir);
 	free(cwd);
-	return tmp_err ? status_fail(EXIT_USAGE) : 0;
+	return status_fail(EXIT_USAGE);
 }
 
 /* Writing failed at the end (a full disk, a closed pipe): the recording
@@ -332,6 +339,8 @@ static void summary(struct record *r, const struct sampler_status *st, const cha
 	put_lag(&sb, st);
 	if (path)
 		sb_printf(&sb, "; wrote %s", out_path_name(path));
+	if (path && r->out_dir_why)
+		sb_printf(&sb, " (the current directory cannot be written: %s)", r->out_dir_why);
 	if (r->merge_error[0])
 		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
