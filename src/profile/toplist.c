@@ -22,11 +22,11 @@ static bool is_function(const struct pframe *f)
 	return f->kind == PF_PYTHON || f->kind == PF_NATIVE;
 }
 
-static const char *const *sort_labels;
-
-static int by_label(const void *a, const void *b)
+static int by_label(const void *a, const void *b, void *labels)
 {
-	return strcmp(sort_labels[*(const uint32_t *)a], sort_labels[*(const uint32_t *)b]);
+	char **l = labels;
+
+	return strcmp(l[*(const uint32_t *)a], l[*(const uint32_t *)b]);
 }
 
 /* One function per distinct "name (file)": frames of its lines share it. */
@@ -47,8 +47,7 @@ static void make_funcs(struct toplist *t, const struct profile *p, bool full)
 		labels[i] = pframe_label(&f, full);
 		order[n++] = i;
 	}
-	sort_labels = (const char *const *)labels;
-	qsort(order, n, sizeof(*order), by_label);
+	qsort_r(order, n, sizeof(*order), by_label, labels);
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t id = order[k];
 
