@@ -485,9 +485,10 @@ int cmd_record(int argc, char **argv)
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	/* Before the probe of the output: interrupted, it is removed. */
+	quit_on_signals();
 	if ((rc = settle_output(&r)) < 0)
 		return exit_code(rc);
-	quit_on_signals();
 	profile_init(&p, r.t.so.rate_hz);
 	/* Formats that aggregate need no timeline: memory stays flat. */
 	p.no_timeline = !r.fmt->timeline;
@@ -508,6 +509,12 @@ int cmd_record(int argc, char **argv)
 	if (r.child.python_below)
 		r.t.fo.subprocesses = true;
 	f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
+	/* --pid of a launcher (a shell, make): its Python, as with -s. */
+	if (!f && rc == EXIT_NOT_PYTHON && !r.t.command && !r.t.fo.subprocesses &&
+	    follow_pid_below(r.t.pid, "record")) {
+		r.t.fo.subprocesses = true;
+		f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
+	}
 	if (!f) {
 		errorf("%s", err);
 		status = r.child.pid ? finish_child(&r, false) : rc;

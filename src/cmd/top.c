@@ -364,6 +364,12 @@ static int start(struct top *t, int *status)
 			t->o.fo.subprocesses = t->m.subprocesses = true;
 	}
 	t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
+	/* --pid of a launcher (a shell, make): its Python, as with -s. */
+	if (!t->f && rc == EXIT_NOT_PYTHON && !t->o.command && !t->o.fo.subprocesses &&
+	    follow_pid_below(t->o.pid, "top")) {
+		t->o.fo.subprocesses = t->m.subprocesses = true;
+		t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
+	}
 	if (!t->f) {
 		errorf("%s", err);
 		*status = t->child.pid ? finish_child(t, true) : rc;

@@ -201,7 +201,8 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 
 int out_probe(const char *path)
 {
-	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+	/* Not ".tmp.": that file is the write itself, to whoever watches. */
+	char *tmp = xasprintf("%s.probe.XXXXXX", path);
 	int fd = mkstemp(tmp), err = fd < 0 ? errno : 0;
 
 	if (fd >= 0) {

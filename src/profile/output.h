@@ -77,7 +77,7 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
  * one line that starts with cmd, names path and says what to do. */
 int out_check_path(const char *path, const char *cmd);
 
-/* Whether a file path.tmp.XXXXXX can be made (and is removed at once):
+/* Whether a file path.probe.XXXXXX can be made (and is removed at once):
  * 0, or the errno why not. */
 int out_probe(const char *path);
 

@@ -230,9 +230,9 @@ static int exited_first(struct child *ch, char **command, const char *who)
 	return status ? status : EXIT_NOT_PYTHON;
 }
 
-/* Say, in one line, that the Python processes the command starts are
- * what is recorded. */
-static void follow_below(struct child *ch, char **command, const char *who, pid_t below)
+/* Say, in one line, that the Python processes below what (the command
+ * launched, or a --pid) are what is recorded; below is the first found. */
+static void say_following(const char *who, const char *what, pid_t below)
 {
 	int argc = 0;
 	char **argv = proc_cmdline(below, &argc);
@@ -240,11 +240,32 @@ static void follow_below(struct child *ch, char **command, const char *who, pid_
 
 	for (int i = 0; argv && i < argc && sb.len < 80; i++)
 		sb_printf(&sb, "%s%s", i ? " " : "", argv[i]);
-	errorf("%s: '%s' is not Python: following the Python processes it starts (the first: "
-	       "%d, %s)", who, command[0], (int)below, sb.buf ? sb.buf : "?");
+	errorf("%s: %s is not Python: following the Python processes it starts (the first: "
+	       "%d, %s)", who, what, (int)below, sb.buf ? sb.buf : "?");
 	sb_release(&sb);
 	proc_cmdline_free(argv);
+}
+
+static void follow_below(struct child *ch, char **command, const char *who, pid_t below)
+{
+	char *what = xasprintf("'%s'", command[0]);
+
+	say_following(who, what, below);
+	free(what);
 	ch->python_below = below;
+}
+
+bool follow_pid_below(pid_t pid, const char *who)
+{
+	pid_t below;
+	char *what;
+
+	if (!python_descendants(pid, &below, 1))
+		return false;
+	what = xasprintf("process %d", (int)pid);
+	say_following(who, what, below);
+	free(what);
+	return true;
 }
 
 /* How many 1 ms polls apart the launched command's descendants are looked

@@ -39,6 +39,11 @@ struct child {
  * launcher, or a --pid that is not Python, they are what to record. */
 int python_descendants(pid_t root, pid_t *out, int max);
 
+/* pid (a --pid) is not Python: when a process below it is, say on stderr
+ * that those are followed (prefixed with who) and return true; the caller
+ * then records the tree as with -s. */
+bool follow_pid_below(pid_t pid, const char *who);
+
 /* Start command (argv[0] looked up in PATH) in a process group of its own
  * and wait until it is Python, or has started a Python process
  * (ch->python_below),

@@ -15,8 +15,9 @@
  *             it waits for is told to add -s.
  *   launcher  `sh -c 'python ...; true'` (sh forks the Python) is followed
  *             into its Python child: its function is in the profile, and
- *             stderr says so in a line; `sh -c 'exit 0'` starts no Python:
- *             no file, a non-zero exit.
+ *             stderr says so in a line, and so is `record --pid` of such
+ *             a sh; `sh -c 'exit 0'` starts no Python: no file, a
+ *             non-zero exit.
  *   ending    in a tmux pane, a launched program that prints: the status
  *             line says "Ctrl-C stops and writes FILE"; after Ctrl-C (which
  *             reaches the program alone) its traceback starts a line of
@@ -55,6 +56,16 @@ static const char spin_code[] =
 	"def spin_here():\n"
 	"    t = time.time()\n"
 	"    while time.time() - t < 1.0:\n"
+	"        pass\n"
+	"spin_here()\n";
+
+/* The same for a minute, for a recording to join. */
+static const char spin_long_code[] =
+	"import os, sys, time\n"
+	"open(os.path.join(sys.argv[-1], 'ran'), 'w').close()\n"
+	"def spin_here():\n"
+	"    t = time.time()\n"
+	"    while time.time() - t < 60:\n"
 	"        pass\n"
 	"spin_here()\n";
 
@@ -300,30 +311,73 @@ static void record_sh(struct run *r, const char *dir, const char *script, char *
 	ck_assert_int_eq(run_pystrobe(r, "record", "-o", out, "--", "sh", "-c", script, NULL), 0);
 }
 
-START_TEST(test_launcher_followed)
+/* A shell script that runs python -c code dir, then true: not the last
+ * command, so sh forks the Python instead of exec'ing it.  free() it. */
+static char *sh_then_python(const char *code, const char *dir)
 {
 	struct argv_buf a = { .n = 0 };
-	char dir[64], out[128], *words, *script, *text;
+	char *words, *script;
+
+	arg_python(&a, chosen[0]);
+	arg(&a, "-c");
+	arg(&a, code);
+	arg(&a, dir);
+	words = shell_words(a.v);
+	ck_assert_int_ge(asprintf(&script, "%s; true", words), 0);
+	free(words);
+	return script;
+}
+
+/* The run followed sh into its Python: it said so, and the profile at out
+ * has the Python's function. */
+static void assert_followed(const char *what, const struct run *r, const char *out)
+{
+	char *text = slurp(out);
+
+	assert_exit(r, what, 0);
+	ck_assert_msg(text && strstr(text, "spin_here ("), "%s: no spin_here in the profile: "
+		      "%.500s; stderr: %s", what, text ? text : "(none)", r->err);
+	ck_assert_msg(strstr(r->err, "following"), "%s: not said: %s", what, r->err);
+	free(text);
+}
+
+START_TEST(test_launcher_followed)
+{
+	char dir[64], out[128], *script;
 	struct run r;
 
 	fresh_dir(dir, sizeof(dir));
-	arg_python(&a, chosen[0]);
-	arg(&a, "-c");
-	arg(&a, spin_code);
-	arg(&a, dir);
-	words = shell_words(a.v);
-	/* Not the last command: sh forks the Python instead of exec'ing it. */
-	ck_assert_int_ge(asprintf(&script, "%s; true", words), 0);
+	script = sh_then_python(spin_code, dir);
 	record_sh(&r, dir, script, out, sizeof(out));
-	assert_exit(&r, "sh -c 'python; true'", 0);
-	ck_assert_msg(exists_in(dir, "ran"), "the Python under sh did not run: %s", r.err);
-	text = slurp(out);
-	ck_assert_msg(text && strstr(text, "spin_here ("), "sh -c 'python; true': no spin_here "
-		      "in the profile: %.500s; stderr: %s", text ? text : "(none)", r.err);
-	ck_assert_msg(strstr(r.err, "following"), "sh -c 'python; true': not said: %s", r.err);
-	free(text);
+	assert_followed("sh -c 'python; true'", &r, out);
 	free(script);
-	free(words);
+	run_free(&r);
+	rm_rf(dir);
+}
+END_TEST
+
+/* record --pid of a shell whose Python child spins: followed as well. */
+START_TEST(test_launcher_pid)
+{
+	char dir[64], out[128], pid[16], *script;
+	long long end = now_ms() + TARGET_READY_MS;
+	struct run r;
+	pid_t sh;
+
+	fresh_dir(dir, sizeof(dir));
+	script = sh_then_python(spin_long_code, dir);
+	sh = spawn_cmd((char *[]){ "sh", "-c", script, NULL });
+	ck_assert_int_gt(sh, 0);
+	while (!exists_in(dir, "ran") && now_ms() < end)
+		sleep_ms(20);
+	snprintf(pid, sizeof(pid), "%d", (int)sh);
+	snprintf(out, sizeof(out), "%s/p.txt", dir);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-d", "0.5", "-o", out, "--pid", pid, NULL),
+			 0);
+	kill_descendants(sh);
+	kill_reap(sh);
+	assert_followed("--pid of sh", &r, out);
+	free(script);
 	run_free(&r);
 	rm_rf(dir);
 }
@@ -528,7 +582,8 @@ int main(void)
 		{ "counts", 120, 0, 1,
 		  { test_counts_one_vocabulary, test_counts_idle_hint,
 		    test_counts_subprocess_hint } },
-		{ "launcher", 120, 0, 1, { test_launcher_followed, test_launcher_no_python } },
+		{ "launcher", 120, 0, 1,
+		  { test_launcher_followed, test_launcher_pid, test_launcher_no_python } },
 		{ "table", 120, 0, 1, { test_table } },
 		{ "ending", 180, 0, 1, { test_ending_terminal, test_ending_duration } },
 	};
