@@ -7,16 +7,21 @@
 #include "profile/output.h"
 #include "process/pause.h"
 #include "process/proc.h"
+#include "process/proctree.h"
 #include "profile/profile.h"
+#include "profile/toplist.h"
 #include "python/pystack.h"
 #include "sample/sampler.h"
 #include "sample/target_opts.h"
 #include "sample/snapshot.h"
 #include "cmd/quit.h"
+#include "util/status.h"
+#include "util/statusline.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,9 +39,11 @@ static const char record_usage[] =
 	"Sample a Python process at a fixed rate and write a profile.\n"
 	"\n"
 	"  -p, --pid PID          profile a running process\n"
-	"  -r, --rate HZ          samples per second (default 100)\n"
+	"  -r, --rate HZ          rounds per second; a round takes a sample of each\n"
+	"                         running thread (default 100)\n"
 	"  -d, --duration SECS    stop after this long (default: Ctrl-C or exit)\n"
-	"  -o, --output FILE      where to write (default: named after the program;\n"
+	"  -o, --output FILE      where to write, checked before sampling (default:\n"
+	"                         named after the program, here, else in $TMPDIR;\n"
 	"                         -: standard output)\n"
 	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope,\n"
 	"                         chrometrace or pprof (default: from -o's ending:\n"
@@ -56,23 +63,36 @@ static const char record_usage[] =
 	"                         frame per process\n"
 	"      --group-processes  with -s: one root for the subprocesses that share\n"
 	"                         a command line (numbers aside)\n"
-	"  -q, --quiet            no status line, no summary\n"
+	"  -q, --quiet            no status line, no table of functions, no summary\n"
 	"  -h, --help             show this help\n"
+	"\n"
+	"A launched command that is not Python (a shell script, make, uv run) is\n"
+	"followed into the Python processes it starts, as with -s.\n"
 	"\n"
 	"A launched command runs in its own process group.  Stopped early (Ctrl-C,\n"
 	"SIGTERM), pystrobe sends SIGINT to that group, SIGTERM 5 s later, SIGKILL\n"
 	"2 s after that, and exits with the command's status.\n";
+
+/* Rows of the text summary: what a terminal shows without scrolling the
+ * summary line away. */
+#define TOPLIST_ROWS 10
 
 struct record {
 	struct target_opts t;
 	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
+	const char *out_dir;	/* for the default name: NULL (here) or $TMPDIR */
+	const char *out_dir_why;	/* why not here, or NULL */
 	bool quiet;
 	struct child child;	/* launch mode */
-	bool status_shown;
+	struct statusline sl;
 	struct sampler_counts counts;	/* at the end */
 	char merge_error[256];		/* the latest, or "" */
+	const char *path;		/* where the profile goes */
+	/* CPU time of the target and of its subprocesses while recorded. */
+	struct tree_cpu cpu;
+	bool cpu_known;
 };
 
 enum { OPT_THREADS = TOPT_NEXT, OPT_GROUP };
@@ -174,75 +194,153 @@ static char *default_output(const struct record *r, char **argv, int argc)
 	for (p = out; *p; p++)
 		if (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20)
 			*p = '_';
+	if (r->out_dir) {
+		p = xasprintf("%s/%s", r->out_dir, out);
+		free(out);
+		out = p;
+	}
 	return out;
+}
+
+/* Before the first sample: where the profile goes must be writable, or a
+ * whole recording is lost at its end.  -o somewhere we cannot write is
+ * refused now; the default name, in a directory we cannot write (the
+ * current one), goes to $TMPDIR instead, as the summary says. */
+static int settle_output(struct record *r)
+{
+	char *probe, *cwd;
+	int err, tmp_err;
+
+	if (r->output)
+		return out_check_path(r->output, "record");
+	if ((err = out_probe("pystrobe")) == 0)
+		return 0;
+	r->out_dir = out_tmpdir();
+	probe = xasprintf("%s/pystrobe", r->out_dir);
+	tmp_err = out_probe(probe);
+	free(probe);
+	if (!tmp_err) {
+		/* Said with the file's name in the summary: a failure to
+		 * come (not Python, not allowed) stays one line. */
+		r->out_dir_why = strerror(err);
+		return 0;
+	}
+	cwd = getcwd(NULL, 0);
+	usage_error("record", "cannot write in the current directory %s (%s), nor in %s: give "
+		    "-o a file where you can write", cwd ? cwd : "", strerror(err), r->out_dir);
+	free(cwd);
+	return status_fail(EXIT_USAGE);
+}
+
+/* Writing failed at the end (a full disk, a closed pipe): the recording
+ * is not lost, it goes to $TMPDIR under the default name.  Returns the
+ * path written (a new string), or NULL. */
+static char *write_fallback(struct record *r, const struct profile *p, char **pargv,
+			    int pargc)
+{
+	char *path;
+
+	r->out_dir = out_tmpdir();
+	path = default_output(r, pargv, pargc);
+	if (out_write_file(r->fmt, p, &r->oo, path, "record") == 0) {
+		errorf("record: the profile was written to %s instead", path);
+		return path;
+	}
+	free(path);
+	return NULL;
 }
 
 /* --- status --------------------------------------------------------------- */
 
-static uint64_t total_errors(const uint64_t *e)
+/* Sampling fell behind often enough to tell: a few times and one round in
+ * a hundred or more, or once by a tenth of a second.  A hiccup of the
+ * machine is not news. */
+static bool lag_worth_telling(uint64_t lagged, uint64_t rounds, double max_lag_ms)
 {
-	uint64_t n = 0;
-
-	for (int i = 0; i < SERR_COUNT; i++)
-		if (serr_is_error(i))
-			n += e[i];
-	return n;
+	return (lagged >= 3 && lagged * 100 >= rounds) || (lagged && max_lag_ms >= 100);
 }
 
+/* Counts, in the one vocabulary of every file and view: a sample is one
+ * thread's stack, a round samples every thread once, --rate is rounds
+ * per second. */
 static void show_status(void *arg, const struct sampler_status *st)
 {
 	struct record *r = arg;
 
-	fprintf(stderr, "\r\033[Kpystrobe: %.1f s, %llu samples, %.1f Hz, %llu errors%s",
-		st->elapsed_s, (unsigned long long)st->rounds, st->rate_hz,
-		(unsigned long long)total_errors(st->errors),
-		st->lagged ? ", LAGGING" : "");
-	r->status_shown = true;
+	char line[512];
+
+	snprintf(line, sizeof(line), "pystrobe: %.1f s, %llu samples, %.1f Hz%s; Ctrl-C stops "
+		 "and writes %s", st->elapsed_s, (unsigned long long)st->stacks, st->rate_hz,
+		 lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms) ? ", falling behind" :
+		 "", out_path_name(r->path));
+	statusline_show(&r->sl, line);
 }
 
-static void summary(const struct record *r, const struct sampler_status *st, const char *path)
+
+/* What became of the samples that were not recorded whole, in plain
+ * words. */
+static void put_lost(struct strbuf *sb, const struct sampler_status *st)
+{
+	static const struct { const char *unit, *why; } lost[SERR_COUNT] = {
+		[SERR_TORN] = { "sample", "discarded: the stack changed while it was read" },
+		[SERR_STATE] = { "sample", "lost: the interpreter state could not be read" },
+		[SERR_PAUSE] = { "sample", "lost: the threads could not be paused" },
+		[SERR_MERGE] = { "merge error", "(the native stack did not fit: Python frames "
+				 "only)" },
+		[SERR_SYMBOLS] = { "sample", "with native frames unnamed (symbolization helper "
+				   "lost)" },
+	};
+	bool any = false;
+
+	for (int i = 0; i < SERR_COUNT; i++) {
+		if (!st->errors[i] || !serr_is_error(i))
+			continue;
+		sb_printf(sb, ", %llu %s%s %s", (unsigned long long)st->errors[i], lost[i].unit,
+			  st->errors[i] == 1 ? "" : "s", lost[i].why);
+		any = true;
+	}
+	if (!any)
+		sb_puts(sb, ", no errors");
+	if (st->errors[SERR_GAP])
+		sb_printf(sb, ", %llu stacks with a %s", (unsigned long long)st->errors[SERR_GAP],
+			  serr_name(SERR_GAP));
+}
+
+static void put_lag(struct strbuf *sb, const struct sampler_status *st)
+{
+	if (!lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms))
+		return;
+	sb_printf(sb, ", sampling fell behind %llu time%s (up to %.1f ms late, %llu round%s "
+		  "skipped: try a lower --rate)", (unsigned long long)st->lagged,
+		  st->lagged == 1 ? "" : "s", st->max_lag_ms, (unsigned long long)st->skipped,
+		  st->skipped == 1 ? "" : "s");
+}
+
+static void summary(struct record *r, const struct sampler_status *st, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
-	uint64_t errors = total_errors(st->errors);
 
-	if (r->status_shown)
-		fputs("\r\033[K", stderr);
+	statusline_end(&r->sl);
 	if (r->quiet)
 		return;
-	sb_printf(&sb, "%llu samples (%llu stacks) in %.2f s, %.1f Hz",
-		  (unsigned long long)st->rounds, (unsigned long long)st->stacks, st->elapsed_s,
-		  st->rate_hz);
+	sb_printf(&sb, "%llu sample%s from %llu rounds in %.2f s, %.1f Hz",
+		  (unsigned long long)st->stacks, st->stacks == 1 ? "" : "s",
+		  (unsigned long long)st->rounds, st->elapsed_s, st->rate_hz);
 	/* Below the rate asked for by more than the clock's own jitter. */
 	if (r->t.so.rate_hz > 0 && st->elapsed_s >= 1 && st->rate_hz < 0.99 * r->t.so.rate_hz)
 		sb_printf(&sb, " of %.0f Hz asked", r->t.so.rate_hz);
-	if (!errors) {
-		sb_puts(&sb, ", no errors");
-	} else {
-		sb_printf(&sb, ", %llu errors (", (unsigned long long)errors);
-		for (int i = 0, first = 1; i < SERR_COUNT; i++) {
-			if (!st->errors[i] || !serr_is_error(i))
-				continue;
-			sb_printf(&sb, "%s%llu %s", first ? "" : ", ",
-				  (unsigned long long)st->errors[i], serr_name(i));
-			first = 0;
-		}
-		sb_putc(&sb, ')');
-	}
-	if (st->errors[SERR_GAP])
-		sb_printf(&sb, ", %llu stacks with a %s", (unsigned long long)st->errors[SERR_GAP],
-			  serr_name(SERR_GAP));
+	put_lost(&sb, st);
 	if (r->counts.pauses)
-		sb_printf(&sb, ", target paused %.0f us per sample (median %.0f us, p99 %.0f us, "
+		sb_printf(&sb, ", target paused %.0f us per round (median %.0f us, p99 %.0f us, "
 			  "at most %.1f ms)", r->counts.pause_ns / 1e3 / r->counts.pauses,
 			  hist_quantile(&r->counts.pause_hist, 0.5) / 1e3,
 			  hist_quantile(&r->counts.pause_hist, 0.99) / 1e3,
 			  r->counts.max_pause_ns / 1e6);
-	if (st->lagged)
-		sb_printf(&sb, ", fell behind %llu times (at most %.1f ms, %llu samples skipped)",
-			  (unsigned long long)st->lagged, st->max_lag_ms,
-			  (unsigned long long)st->skipped);
+	put_lag(&sb, st);
 	if (path)
 		sb_printf(&sb, "; wrote %s", out_path_name(path));
+	if (path && r->out_dir_why)
+		sb_printf(&sb, " (the current directory cannot be written: %s)", r->out_dir_why);
 	if (r->merge_error[0])
 		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
@@ -251,6 +349,34 @@ static void summary(const struct record *r, const struct sampler_status *st, con
 		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
 			"(their thread had not held the GIL)\n",
 			(unsigned long long)st->stacks, (unsigned long long)r->counts.quiet_stacks);
+}
+
+/* Why nothing, or little, was recorded, and what to add: a program that
+ * waited (--idle), or whose work was in subprocesses not followed (-s). */
+static void hint(const struct record *r, const struct sampler_status *st)
+{
+	const struct tree_cpu *c = &r->cpu;
+	struct strbuf sb = STRBUF_INIT;
+	bool children = !r->t.fo.subprocesses && r->cpu_known && c->others_ns >= 10000000 &&
+			c->others_ns > c->self_ns;
+
+	if (r->quiet)
+		return;
+	if (children)
+		errorf("record: most of the CPU time was in subprocesses of process %d (%.1f s, "
+		       "%.1f s in the process itself), which were not recorded: add -s to record "
+		       "them", (int)r->t.pid, c->others_ns / 1e9, c->self_ns / 1e9);
+	if (r->t.so.idle || children || !st->rounds || st->stacks * 20 >= st->rounds)
+		return;
+	if (!st->stacks)
+		sb_puts(&sb, "no thread was running whenever it was sampled");
+	else
+		sb_printf(&sb, "threads were running in only %llu of %llu rounds",
+			  (unsigned long long)st->stacks, (unsigned long long)st->rounds);
+	errorf("record: %s (the program waited: sleep, I/O, a lock, a subprocess): add --idle "
+	       "to record waiting threads too%s", sb.buf, r->t.fo.subprocesses ? "" :
+	       ", -s to record its subprocesses");
+	sb_release(&sb);
 }
 
 /* --- the command ---------------------------------------------------------- */
@@ -286,19 +412,83 @@ static void describe(struct profile *p, const struct fleet *f, pid_t pid, char *
 		p->python_version = xstrdup(version);
 }
 
+/* How a launched program ended, in one line: the last thing said, after
+ * its own last words (a KeyboardInterrupt's traceback) and the summary. */
+static void say_end(const struct record *r, const struct sampler_status *st)
+{
+	const struct child *ch = &r->child;
+	struct strbuf sb = STRBUF_INIT;
+	char *cmd;
+
+	if (r->quiet || !ch->pid)
+		return;
+	child_describe_end(ch, &sb);
+	if (ch->ended && !(WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == ch->sent))
+		sb_printf(&sb, " after SIG%s", sigabbrev_np(ch->sent));
+	/* Not from us: the terminal's Ctrl-C reached the program alone. */
+	if (!ch->ended && WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == SIGINT)
+		sb_puts(&sb, " (Ctrl-C)");
+	if (ch->ended && st->duration_over && !quit_requested)
+		sb_printf(&sb, ", sent by pystrobe at the end of -d %g", r->t.so.duration_s);
+	else if (ch->ended)
+		sb_puts(&sb, ", sent by pystrobe when it was stopped");
+	cmd = join_args(r->t.command, INT_MAX);
+	errorf("record: '%.100s%s' %s", cmd, strlen(cmd) > 100 ? "..." : "", sb.buf);
+	free(cmd);
+	sb_release(&sb);
+}
+
+/* The end of a recording: the file first (nothing may lose it), then the
+ * launched program is ended (its last words come before ours), then the
+ * table, the summary and how the program ended.  Returns the exit
+ * status. */
+static int conclude(struct record *r, struct profile *p, const struct sampler_status *st,
+		    char **path, char **pargv, int pargc)
+{
+	char *written = NULL;
+	int rc, status;
+
+	/* The samplers are gone, and with them every frame id they kept:
+	 * frames named alike by the symbol store may now become one. */
+	profile_settle(p);
+	rc = out_write_file(r->fmt, p, &r->oo, *path, "record");
+	if (rc < 0 && (written = write_fallback(r, p, pargv, pargc))) {
+		free(*path);
+		*path = written;
+	}
+	status = r->child.pid ? finish_child(r, st->duration_over) : EXIT_OK;
+	if (!r->quiet)
+		/* Every line of ours says whose it is: a launched program
+		 * writes to the same terminal. */
+		toplist_print(p, TOPLIST_ROWS, r->oo.full_filenames, "pystrobe: ", stderr);
+	summary(r, st, rc == 0 || written ? *path : NULL);
+	hint(r, st);
+	say_end(r, st);
+	/* Ended by us at the duration's end: its status is ours to give. */
+	if (st->duration_over && r->child.ended && !quit_requested)
+		status = EXIT_OK;
+	if (rc != 0 && status == EXIT_OK)
+		status = EXIT_ERROR;
+	return status;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r = { 0 };
 	struct profile p;
 	struct fleet *f = NULL;
 	struct sampler_status st;
+	struct tree_cpu cpu0;
 	char err[512], *path = NULL, **pargv = NULL;
 	int rc, none, pargc = 0, status = EXIT_OK;
 
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	/* Before the probe of the output: interrupted, it is removed. */
 	quit_on_signals();
+	if ((rc = settle_output(&r)) < 0)
+		return exit_code(rc);
 	profile_init(&p, r.t.so.rate_hz);
 	/* Formats that aggregate need no timeline: memory stays flat. */
 	p.no_timeline = !r.fmt->timeline;
@@ -306,7 +496,7 @@ int cmd_record(int argc, char **argv)
 	/* With --subprocesses only until it has started: the Python may be
 	 * further down. */
 	if (r.t.command &&
-	    child_start(&r.child, r.t.command, "record", false, r.t.fo.subprocesses,
+	    child_start(&r.child, r.t.command, "record", -1, r.t.fo.subprocesses,
 			&quit_requested, &status) < 0) {
 		if (quit_requested)
 			status = finish_child(&r, false);
@@ -315,7 +505,16 @@ int cmd_record(int argc, char **argv)
 	}
 	if (r.t.command)
 		r.t.pid = r.child.pid;
+	/* A launcher: what it runs is recorded as with -s. */
+	if (r.child.python_below)
+		r.t.fo.subprocesses = true;
 	f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
+	/* --pid of a launcher (a shell, make): its Python, as with -s. */
+	if (!f && rc == EXIT_NOT_PYTHON && !r.t.command && !r.t.fo.subprocesses &&
+	    follow_pid_below(r.t.pid, "record")) {
+		r.t.fo.subprocesses = true;
+		f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
+	}
 	if (!f) {
 		errorf("%s", err);
 		status = r.child.pid ? finish_child(&r, false) : rc;
@@ -325,9 +524,22 @@ int cmd_record(int argc, char **argv)
 	pargv = proc_cmdline(r.t.pid, &pargc);
 	path = r.output ? xstrdup(r.output) : default_output(&r, pargv, pargc);
 
+	r.path = path;
+	/* A launched program given the terminal writes to it too. */
+	statusline_init(&r.sl, STDERR_FILENO, r.child.tty_fd >= 0);
 	p.start_unix_ns = realtime_ns();
 	p.wall = r.t.so.idle;	/* every thread, running or not: wall time */
+	r.cpu_known = proctree_cpu(r.t.pid, &cpu0) == 0;
 	fleet_run(f, &quit_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
+	/* Ended before anything else is said. */
+	statusline_end(&r.sl);
+	if (r.cpu_known && (r.cpu_known = proctree_cpu(r.t.pid, &r.cpu) == 0)) {
+		/* Descendants that left the tree unwaited for take their
+		 * time with them: never below zero. */
+		r.cpu.self_ns -= cpu0.self_ns;
+		r.cpu.others_ns = r.cpu.others_ns > cpu0.others_ns ?
+				  r.cpu.others_ns - cpu0.others_ns : 0;
+	}
 	describe(&p, f, r.t.pid, pargv, pargc);
 	fleet_counts(f, &r.counts);
 	if (fleet_merge_error(f))
@@ -340,23 +552,11 @@ int cmd_record(int argc, char **argv)
 		errorf("record: process %d ran exec() and is no longer the Python program "
 		       "it was; recording stopped", (int)r.t.pid);
 	if (none) {
-		if (r.status_shown)
-			fputs("\r\033[K", stderr);
 		errorf("%s", err);
 		status = r.child.pid ? finish_child(&r, st.duration_over) : none;
 		goto out;
 	}
-	/* The samplers are gone, and with them every frame id they kept:
-	 * frames named alike by the symbol store may now become one. */
-	profile_settle(&p);
-	rc = out_write_file(r.fmt, &p, &r.oo, path, "record");
-	summary(&r, &st, rc == 0 ? path : NULL);
-	status = r.child.pid ? finish_child(&r, st.duration_over) : (rc == 0 ? EXIT_OK : EXIT_ERROR);
-	/* Ended by us at the duration's end: its status is ours to give. */
-	if (st.duration_over && r.child.ended && !quit_requested)
-		status = EXIT_OK;
-	if (rc != 0 && status == EXIT_OK)
-		status = EXIT_ERROR;
+	status = conclude(&r, &p, &st, &path, pargv, pargc);
 out:
 	proc_cmdline_free(pargv);
 	free(path);

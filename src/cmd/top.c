@@ -10,6 +10,7 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/quit.h"
+#include "profile/output.h"
 #include "sample/fleet.h"
 #include "sample/target_opts.h"
 #include "sample/launch.h"
@@ -19,6 +20,8 @@
 #include "top/view.h"
 #include "util/util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <locale.h>
 #include <poll.h>
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,10 +65,10 @@ static const char top_usage[] =
 	"\n"
 	"When standard output is not a terminal, a plain-text snapshot (the top 20\n"
 	"rows) is printed every --delay seconds until the target exits or SIGINT.\n"
-	"A launched command's input and output are /dev/null while the full-screen\n"
-	"view is shown.  q ends it if it is still running (SIGINT to its process\n"
-	"group, SIGTERM 5 s later, SIGKILL 2 s after that), and pystrobe exits\n"
-	"with its status.\n";
+	"While the full-screen view is shown, a launched command reads /dev/null\n"
+	"and its output goes to $TMPDIR/pystrobe-top-XXXXXX.log, named on exit.\n"
+	"q ends it if it is still running (SIGINT to its process group, SIGTERM\n"
+	"5 s later, SIGKILL 2 s after that), and pystrobe exits with its status.\n";
 
 
 struct top {
@@ -80,6 +84,10 @@ struct top {
 	bool quit;
 	bool dirty;		/* the screen is to be drawn again */
 	uint64_t next_refresh;	/* the end of the interval under way */
+	/* While the full-screen view owns the terminal, a launched
+	 * command's output goes to this file, named when top ends. */
+	char *log;
+	int log_fd;
 };
 
 static void install_signals(void)
@@ -293,6 +301,46 @@ static int parse_args(struct target_opts *o, double *delay_s, int argc, char **a
 
 /* --- the command ---------------------------------------------------------- */
 
+/* A file for the launched command's output (a training loop's logs must
+ * not be lost to the full screen): $TMPDIR/pystrobe-top-XXXXXX.log, the
+ * user's under sudo.  Failing that, /dev/null, said now. */
+static int open_log(struct top *t)
+{
+	uid_t uid;
+	gid_t gid;
+
+	t->log = xasprintf("%s/pystrobe-top-XXXXXX.log", out_tmpdir());
+	t->log_fd = mkostemps(t->log, 4, O_CLOEXEC);
+	if (t->log_fd >= 0) {
+		if (sudo_user(&uid, &gid) > 0 && fchown(t->log_fd, uid, gid) != 0)
+			errorf("top: cannot give '%s' to uid %d: %s", t->log, (int)uid,
+			       strerror(errno));
+		return t->log_fd;
+	}
+	errorf("top: cannot create '%s' (%s): the program's output is discarded", t->log,
+	       strerror(errno));
+	free(t->log);
+	t->log = NULL;
+	return t->log_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+}
+
+/* Once the terminal is ours again: where the program's output is, or
+ * nothing (and no file) when it wrote none. */
+static void close_log(struct top *t)
+{
+	struct stat st;
+
+	if (t->log_fd >= 0)
+		close(t->log_fd);
+	if (!t->log)
+		return;
+	if (stat(t->log, &st) == 0 && st.st_size > 0)
+		errorf("top: the program's output: %s", t->log);
+	else
+		unlink(t->log);
+	free(t->log);
+}
+
 /* Launch the command, if any, and start sampling.  Returns 0, or -1 with
  * the exit status to end with in *status. */
 static int start(struct top *t, int *status)
@@ -303,15 +351,25 @@ static int start(struct top *t, int *status)
 	/* With --subprocesses only until it has started: the Python may be
 	 * further down. */
 	if (t->o.command) {
-		if (child_start(&t->child, t->o.command, "top", t->tty, t->o.fo.subprocesses,
+		if (child_start(&t->child, t->o.command, "top", t->tty ? open_log(t) : -1,
+				t->o.fo.subprocesses,
 				&quit_requested, status) < 0) {
 			if (quit_requested)
 				*status = finish_child(t, true);
 			return -1;
 		}
 		t->o.pid = t->child.pid;
+		/* A launcher: what it runs is watched as with -s. */
+		if (t->child.python_below)
+			t->o.fo.subprocesses = t->m.subprocesses = true;
 	}
 	t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
+	/* --pid of a launcher (a shell, make): its Python, as with -s. */
+	if (!t->f && rc == EXIT_NOT_PYTHON && !t->o.command && !t->o.fo.subprocesses &&
+	    follow_pid_below(t->o.pid, "top")) {
+		t->o.fo.subprocesses = t->m.subprocesses = true;
+		t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
+	}
 	if (!t->f) {
 		errorf("%s", err);
 		*status = t->child.pid ? finish_child(t, true) : rc;
@@ -329,6 +387,7 @@ int cmd_top(int argc, char **argv)
 	int rc, status = EXIT_OK;
 
 	memset(&t, 0, sizeof(t));
+	t.log_fd = -1;
 	rc = parse_args(&t.o, &t.delay_s, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
@@ -352,6 +411,7 @@ int cmd_top(int argc, char **argv)
 	top_view_end();
 	status = finish_child(&t, quit_requested || !t.m.exited);
 out:
+	close_log(&t);
 	fleet_close(t.f);
 	top_model_free(&t.m);
 	return status;

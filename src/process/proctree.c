@@ -21,24 +21,32 @@
 #include <unistd.h>
 
 /* Fields of /proc/PID/stat after the command name, which may itself hold
- * spaces and parentheses: hence from the last ')'. */
-static int read_stat(pid_t pid, struct proc_node *node)
+ * spaces and parentheses: hence from the last ')'.  NULL if unreadable. */
+static const char *stat_fields(pid_t pid, char *buf, size_t size)
 {
-	char path[64], buf[1024], *p, state;
-	unsigned long long st, code, stack;
-	int fd, ppid;
+	char path[64];
+	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return NULL;
 	buf[n] = 0;
-	p = strrchr(buf, ')');
+	return strrchr(buf, ')');
+}
+
+static int read_stat(pid_t pid, struct proc_node *node)
+{
+	char buf[1024], state;
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+	unsigned long long st, code, stack;
+	int ppid;
+
 	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime cutime cstime priority nice threads
 	 * itrealvalue starttime vsize rss rsslim startcode endcode
@@ -175,4 +183,48 @@ int proctree_list(pid_t root, struct proc_node *out, int max)
 	for (int i = 0; i < n && n < max; i++)
 		n = add_children(out[i].pid, out, n, max);
 	return n;
+}
+
+/* --- CPU time of a tree ----------------------------------------------------- */
+
+/* utime + stime and cutime + cstime of pid, in clock ticks; a zombie's
+ * too (a launched command that has exited but is not reaped yet). */
+static int read_cpu(pid_t pid, uint64_t *self, uint64_t *waited)
+{
+	char buf[1024];
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+	unsigned long long ut, st, cut, cst;
+
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			 &ut, &st, &cut, &cst) != 4)
+		return -1;
+	*self = ut + st;
+	*waited = cut + cst;
+	return 0;
+}
+
+int proctree_cpu(pid_t root, struct tree_cpu *c)
+{
+	struct proc_node *v = xcalloc(PROCTREE_MAX, sizeof(*v));
+	double ns_per_tick = 1e9 / sysconf(_SC_CLK_TCK);
+	uint64_t self, others;
+	int n;
+
+	if (read_cpu(root, &self, &others) < 0) {
+		free(v);
+		return -1;
+	}
+	/* The live descendants; those gone were waited for, by root or by
+	 * one of them, and are in its cutime. */
+	n = proctree_list(root, v, PROCTREE_MAX);
+	for (int i = 1; i < n; i++) {
+		uint64_t s, w;
+
+		if (read_cpu(v[i].pid, &s, &w) == 0)
+			others += s + w;
+	}
+	free(v);
+	c->self_ns = (uint64_t)(self * ns_per_tick);
+	c->others_ns = (uint64_t)(others * ns_per_tick);
+	return 0;
 }

@@ -34,4 +34,15 @@ int proctree_list(pid_t root, struct proc_node *out, int max);
 /* The start time of pid, or 0 when it is gone. */
 uint64_t proc_start_time(pid_t pid);
 
+/* CPU time, user and system, that a process has used itself and that its
+ * descendants have (the live ones, and those that were waited for). */
+struct tree_cpu {
+	uint64_t self_ns;
+	uint64_t others_ns;
+};
+
+/* root's, also when it has exited and is not reaped yet.  Returns 0, or
+ * -1 when root is gone. */
+int proctree_cpu(pid_t root, struct tree_cpu *c);
+
 #endif

@@ -1,6 +1,7 @@
 /* The output format table and writing a profile file safely, shared by
  * the commands that write profiles (record, merge, diff). */
 #include "profile/output.h"
+#include "util/status.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -171,7 +172,8 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 	tmp = xasprintf("%s.tmp.XXXXXX", path);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		errorf("%s: cannot create '%s': %s", cmd, tmp, strerror(errno));
+		/* The user's path: the temporary's name is ours. */
+		errorf("%s: cannot create '%s': %s", cmd, path, strerror(errno));
 		free(tmp);
 		return -1;
 	}
@@ -193,4 +195,73 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 	}
 	free(tmp);
 	return rc;
+}
+
+/* --- checking a path before a recording ------------------------------------ */
+
+int out_probe(const char *path)
+{
+	/* Not ".tmp.": that file is the write itself, to whoever watches. */
+	char *tmp = xasprintf("%s.probe.XXXXXX", path);
+	int fd = mkstemp(tmp), err = fd < 0 ? errno : 0;
+
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	return err;
+}
+
+/* The directory part of path ("." for a bare name), a new string. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xasprintf("%.*s", (int)(slash - path), path);
+}
+
+static int refuse(const char *cmd, const char *path, int err)
+{
+	char *dir = dir_of(path);
+
+	if (err == ENOENT)
+		errorf("%s: cannot write '%s': there is no directory '%s'; give -o a file in "
+		       "a directory that exists", cmd, path, dir);
+	else if (err == EISDIR)
+		errorf("%s: cannot write '%s': it is a directory; give -o a file name", cmd,
+		       path);
+	else
+		errorf("%s: cannot write '%s': %s; give -o a file where you can write", cmd,
+		       path, strerror(err));
+	free(dir);
+	return status_fail(EXIT_USAGE);
+}
+
+int out_check_path(const char *path, const char *cmd)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return refuse(cmd, path, EISDIR);
+	/* Written in place (a device, a pipe, a link): it must open. */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return access(path, W_OK) == 0 ? 0 : refuse(cmd, path, errno);
+	/* A new file beside it, renamed over it: the directory decides. */
+	if ((errno = out_probe(path)) != 0)
+		return refuse(cmd, path, errno);
+	return 0;
+}
+
+const char *out_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && *t ? t : "/tmp";
 }

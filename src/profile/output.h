@@ -70,4 +70,19 @@ char *out_default_name(const char *what, const struct out_format *fmt);
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd);
 
+/* Before a recording: will out_write_file() be able to write path?  A
+ * file is made beside it and removed, as the real one will be (so a
+ * missing directory, a read-only one or a full inode table shows now,
+ * not after the recording).  Returns 0, or status_fail(EXIT_USAGE) after
+ * one line that starts with cmd, names path and says what to do. */
+int out_check_path(const char *path, const char *cmd);
+
+/* Whether a file path.probe.XXXXXX can be made (and is removed at once):
+ * 0, or the errno why not. */
+int out_probe(const char *path);
+
+/* Where a profile goes when it cannot go where it was meant to: $TMPDIR,
+ * else /tmp. */
+const char *out_tmpdir(void);
+
 #endif

@@ -3,6 +3,8 @@
 #include "python/locate.h"
 #include "process/mem.h"
 #include "process/pause.h"
+#include "process/proc.h"
+#include "process/proctree.h"
 #include "python/pystack.h"
 #include "util/util.h"
 
@@ -37,15 +39,14 @@ static int drop_to_sudo_user(void)
 	return 0;
 }
 
-static void stdio_to_null(void)
+/* The full-screen view owns the terminal: the command reads nothing, and
+ * writes to out_fd (its log). */
+static void stdio_away(int out_fd)
 {
-	int fd = open("/dev/null", O_RDWR);
+	int fd = open("/dev/null", O_RDONLY);
 
-	if (fd < 0)
+	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
 		_exit(126);
-	for (int i = 0; i < 3; i++)
-		if (dup2(fd, i) < 0)
-			_exit(126);
 	if (fd > 2)
 		close(fd);
 }
@@ -103,11 +104,12 @@ static void take_terminal_back(struct child *ch)
 /* Start argv[0] (looked up in PATH) in its own process group.  It waits on
  * a pipe until a byte is written to *go_fd, so that sampling can begin with
  * its first Python instruction; if exec fails it writes its errno to
- * *err_fd.  Under sudo it runs as the user who asked.  With null_stdio its
- * standard input, output and error are /dev/null (a full-screen view owns
- * the terminal); with hold_tty it is to be given the terminal.  Returns
+ * *err_fd.  Under sudo it runs as the user who asked.  With out_fd >= 0
+ * its standard input is /dev/null and its output and error go to out_fd
+ * (a full-screen view owns the terminal); with hold_tty it is to be given
+ * the terminal.  Returns
  * the pid, or -1 with errno set. */
-static pid_t launch(char **argv, bool null_stdio, bool hold_tty, int *go_fd, int *err_fd)
+static pid_t launch(char **argv, int out_fd, bool hold_tty, int *go_fd, int *err_fd)
 {
 	int go[2], errp[2];
 	pid_t pid;
@@ -134,8 +136,8 @@ static pid_t launch(char **argv, bool null_stdio, bool hold_tty, int *go_fd, int
 			 * it with us waiting: not suspendable. */
 			if (hold_tty)
 				signal(SIGTSTP, SIG_IGN);
-			if (null_stdio)
-				stdio_to_null();
+			if (out_fd >= 0)
+				stdio_away(out_fd);
 			execvp(argv[0], argv);
 			e = errno;
 		}
@@ -178,6 +180,18 @@ static bool python_ready(pid_t pid)
 	return ready;
 }
 
+int python_descendants(pid_t root, pid_t *out, int max)
+{
+	struct proc_node *v = xcalloc(PROCTREE_MAX, sizeof(*v));
+	int n = proctree_list(root, v, PROCTREE_MAX), found = 0;
+
+	for (int i = 1; i < n && found < max; i++)
+		if (python_ready(v[i].pid))
+			out[found++] = v[i].pid;
+	free(v);
+	return found;
+}
+
 /* Wait until the launched child has run its command.  Returns 0, or -1
  * with the exit status to end with in *status_out when exec failed (said
  * on stderr, prefixed with who). */
@@ -202,24 +216,78 @@ static int wait_for_exec(struct child *ch, char **command, const char *who, int 
 	return 0;
 }
 
+/* The launched command exited before any Python it started could be
+ * sampled: nothing will be recorded, which is a failure even when the
+ * command succeeded. */
+static int exited_first(struct child *ch, char **command, const char *who)
+{
+	int status = exit_status_of(ch->status);
+
+	ch->reaped = true;
+	take_terminal_back(ch);
+	errorf("%s: '%s' exited (status %d) before any Python it ran could be sampled: nothing "
+	       "recorded", who, command[0], status);
+	return status ? status : EXIT_NOT_PYTHON;
+}
+
+/* Say, in one line, that the Python processes below what (the command
+ * launched, or a --pid) are what is recorded; below is the first found. */
+static void say_following(const char *who, const char *what, pid_t below)
+{
+	int argc = 0;
+	char **argv = proc_cmdline(below, &argc);
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; argv && i < argc && sb.len < 80; i++)
+		sb_printf(&sb, "%s%s", i ? " " : "", argv[i]);
+	errorf("%s: %s is not Python: following the Python processes it starts (the first: "
+	       "%d, %s)", who, what, (int)below, sb.buf ? sb.buf : "?");
+	sb_release(&sb);
+	proc_cmdline_free(argv);
+}
+
+static void follow_below(struct child *ch, char **command, const char *who, pid_t below)
+{
+	char *what = xasprintf("'%s'", command[0]);
+
+	say_following(who, what, below);
+	free(what);
+	ch->python_below = below;
+}
+
+bool follow_pid_below(pid_t pid, const char *who)
+{
+	pid_t below;
+	char *what;
+
+	if (!python_descendants(pid, &below, 1))
+		return false;
+	what = xasprintf("process %d", (int)pid);
+	say_following(who, what, below);
+	free(what);
+	return true;
+}
+
+/* How many 1 ms polls apart the launched command's descendants are looked
+ * at: a launcher's Python child takes milliseconds to start anyway. */
+#define DESCENDANT_POLLS 10
+
 /* Wait until the launched child (through env, a shim, taskset...) is
- * Python.  Returns 0, or -1 with the exit status to end with in *status_out
- * when it exited or failed first (said on stderr, prefixed with who) or
- * *stop was set. */
+ * Python, or a process it started is (a shell script, make, uv run): then
+ * ch->python_below is set.  Returns 0, or -1 with the exit status to end
+ * with in *status_out when it exited or failed first (said on stderr,
+ * prefixed with who) or *stop was set. */
 static int wait_for_python(struct child *ch, char **command, const char *who, int err_fd,
 			   volatile sig_atomic_t *stop, int *status_out)
 {
 	struct timespec pause = { 0, 1000000 };
+	pid_t below;
 
 	if (wait_for_exec(ch, command, who, err_fd, status_out) < 0)
 		return -1;
-	for (;;) {
+	for (int polls = 1;; polls++) {
 		if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
-			ch->reaped = true;
-			take_terminal_back(ch);
-			errorf("%s: '%s' exited before Python started (status %d)",
-			       who, command[0], exit_status_of(ch->status));
-			*status_out = exit_status_of(ch->status);
+			*status_out = exited_first(ch, command, who);
 			return -1;
 		}
 		if (*stop) {
@@ -228,20 +296,24 @@ static int wait_for_python(struct child *ch, char **command, const char *who, in
 		}
 		if (python_ready(ch->pid))
 			return 0;
+		if (polls % DESCENDANT_POLLS == 0 && python_descendants(ch->pid, &below, 1)) {
+			follow_below(ch, command, who, below);
+			return 0;
+		}
 		nanosleep(&pause, NULL);
 	}
 }
 
 /* --- a launched command, start to end -------------------------------------- */
 
-int child_start(struct child *ch, char **command, const char *who, bool null_stdio,
+int child_start(struct child *ch, char **command, const char *who, int out_fd,
 		bool any_program, volatile sig_atomic_t *stop, int *status_out)
 {
-	int go_fd = -1, err_fd = -1, rc, tty_fd = null_stdio ? -1 : foreground_tty();
+	int go_fd = -1, err_fd = -1, rc, tty_fd = out_fd >= 0 ? -1 : foreground_tty();
 
 	memset(ch, 0, sizeof(*ch));
 	ch->tty_fd = -1;
-	ch->pid = launch(command, null_stdio, tty_fd >= 0, &go_fd, &err_fd);
+	ch->pid = launch(command, out_fd, tty_fd >= 0, &go_fd, &err_fd);
 	if (ch->pid < 0) {
 		errorf("%s: cannot start '%s': %s", who, command[0], strerror(errno));
 		ch->pid = 0;
@@ -322,6 +394,23 @@ static void signal_tree(const struct child *ch, int sig)
 		kill(ch->pid, sig);
 }
 
+void child_describe_end(const struct child *ch, struct strbuf *sb)
+{
+	const char *name;
+
+	if (ch->lost || !ch->reaped) {
+		sb_puts(sb, "ended (its status could not be read)");
+	} else if (WIFSIGNALED(ch->status)) {
+		name = sigabbrev_np(WTERMSIG(ch->status));
+		if (name)
+			sb_printf(sb, "ended by SIG%s", name);
+		else
+			sb_printf(sb, "ended by signal %d", WTERMSIG(ch->status));
+	} else {
+		sb_printf(sb, "exited with status %d", exit_status_of(ch->status));
+	}
+}
+
 int child_finish(struct child *ch, bool stop)
 {
 	/* What a terminal's Ctrl-C does, so that Python's own cleanup runs
@@ -342,6 +431,7 @@ int child_finish(struct child *ch, bool stop)
 		if (wait_tree(ch, 0))
 			break;
 		ch->ended |= !ch->reaped;
+		ch->sent = steps[i].sig;
 		signal_tree(ch, steps[i].sig);
 		if (wait_tree(ch, steps[i].grace_ms))
 			break;

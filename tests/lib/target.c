@@ -815,6 +815,17 @@ int sanitizer_report(const char *text)
 			strstr(text, "runtime error:") || strstr(text, "UndefinedBehaviorSanitizer"));
 }
 
+const char *record_summary(const char *err)
+{
+	unsigned long long n, rounds;
+	const char *p = err ? strstr(err, "pystrobe: ") : NULL;
+
+	for (; p; p = strstr(p + 1, "pystrobe: "))
+		if (sscanf(p, "pystrobe: %llu samples from %llu rounds", &n, &rounds) == 2)
+			return p;
+	return NULL;
+}
+
 int all_lines_pystrobe(const char *err)
 {
 	const char *p = err;

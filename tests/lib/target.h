@@ -177,6 +177,10 @@ int python_argv(const struct test_interp *ti, char **argv, int max);
 /* Whether text holds an AddressSanitizer, LeakSanitizer or UBSan report. */
 int sanitizer_report(const char *text);
 
+/* record's summary line in err, "pystrobe: N samples from M rounds in X s,
+ * ...", or NULL. */
+const char *record_summary(const char *err);
+
 /* Whether err is empty or lines each starting with "pystrobe: ". */
 int all_lines_pystrobe(const char *err);
 

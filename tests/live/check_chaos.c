@@ -171,7 +171,8 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 	char what[256], out[64];
 	struct run r;
 	struct cmd c;
-	int code;
+	bool early_end;
+	int code, want;
 
 	snprintf(out, sizeof(out), "/tmp/pystrobe-chaos-%d-%d.txt", getpid(), run);
 	snprintf(what, sizeof(what), "launch %d (%s, lives %s s, exits %s%s)", run, ti->label,
@@ -189,9 +190,13 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 		return;
 	}
 	code = run_exit(&r);
-	if (clean_run(&r, what, failures) && code != atoi(status))
-		msg_add(failures, "%s: exit %d, not the command's %s; stderr: %.500s", what,
-			code, status, r.err);
+	/* Ended before it could be sampled, nothing is written: a failure
+	 * (5) even when the command succeeded. */
+	early_end = strstr(r.err, "before any Python it ran could be sampled") != NULL;
+	want = early_end && !atoi(status) ? 5 : atoi(status);
+	if (clean_run(&r, what, failures) && code != want)
+		msg_add(failures, "%s: exit %d, want %d (the command's %s); stderr: %.500s", what,
+			code, want, status, r.err);
 	if (strstr(r.err, "; wrote ")) {
 		char *text = read_file(out, NULL);	/* NULL for an empty profile too */
 		int bad;
@@ -202,9 +207,9 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 			msg_add(failures, "%s: %d malformed lines in %s", what, bad, out);
 		free(text);
 		++*profiles;
-	} else if (strstr(r.err, "exited before Python started")) {
+	} else if (early_end) {
 		++*early;
-	} else if (code == atoi(status)) {
+	} else if (code == want) {
 		msg_add(failures, "%s: neither a profile nor a reason: %.500s", what, r.err);
 	}
 	unlink(out);
@@ -366,25 +371,37 @@ static const char churn_code[] =
 	"    json.dump({'threads': n, 'seconds': el}, f)\n"
 	"os.rename(os.path.join(d, 'churn.tmp'), os.path.join(d, 'churn.json'))\n";
 
-/* "N samples (M stacks) in X s, ..., E errors (...)" or "no errors". */
+/* The number before each of the summary's ways a sample was lost
+ * ("N samples discarded: ...", "N samples lost: ...", "N merge errors"),
+ * summed. */
+static unsigned long long summary_lost(const char *line)
+{
+	static const char *const kinds[] = { " discarded: ", " lost: ", " merge error",
+					     " native frames unnamed" };
+	unsigned long long n = 0;
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++) {
+		const char *e = strstr(line, kinds[k]);
+
+		/* ", N samples discarded: ...": N follows the comma. */
+		while (e && e > line && e[-1] != ',')
+			e--;
+		if (e)
+			n += strtoull(e, NULL, 10);
+	}
+	return n;
+}
+
+/* "N samples from M rounds in X s, ..." and the samples lost. */
 static bool summary_errors(const char *err, unsigned long long *samples,
 			   unsigned long long *errors)
 {
-	const char *p = strstr(err, "pystrobe: "), *e;
+	const char *p = record_summary(err);
 
-	while (p && sscanf(p, "pystrobe: %llu samples", samples) != 1)
-		p = strstr(p + 1, "pystrobe: ");
 	if (!p)
 		return false;
-	*errors = 0;
-	if (strstr(p, ", no errors"))
-		return true;
-	e = strstr(p, " errors (");
-	if (!e)
-		return false;
-	while (e > p && e[-1] >= '0' && e[-1] <= '9')
-		e--;
-	*errors = strtoull(e, NULL, 10);
+	*samples = strtoull(p + strlen("pystrobe: "), NULL, 10);
+	*errors = summary_lost(p);
 	return true;
 }
 

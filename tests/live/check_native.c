@@ -467,10 +467,10 @@ static long summary_count(const char *err, const char *kind)
 	return strtol(q, NULL, 10);
 }
 
-/* "N stacks" and "N merge error" from record's summary line. */
+/* "N samples" and "N ... merge error" from record's summary line. */
 static void summary_counts(const char *err, long *stacks, long *merge)
 {
-	const char *p = strstr(err, " samples (");
+	const char *p = record_summary(err);
 
 	*stacks = p ? strtol(p + 10, NULL, 10) : -1;
 	*merge = summary_count(err, " merge error");

@@ -212,7 +212,7 @@ struct rec_run {
 	bool summary;
 	unsigned long long rounds, stacks;
 	double elapsed;
-	double max_lag_s;	/* "fell behind ... (at most X ms)", or 0 */
+	double max_lag_s;	/* "fell behind ... (up to X ms late", or 0 */
 };
 
 static void rec_free(struct rec_run *rr)
@@ -222,24 +222,19 @@ static void rec_free(struct rec_run *rr)
 	rr->profile = NULL;
 }
 
-/* "pystrobe: N samples (M stacks) in X s, ..." */
+/* "pystrobe: M samples from N rounds in X s, ..." */
 static void parse_summary(struct rec_run *rr, const char *err)
 {
-	const char *p = err;
+	const char *p = record_summary(err), *lag;
 
-	while ((p = strstr(p, "pystrobe: "))) {
-		if (sscanf(p, "pystrobe: %llu samples (%llu stacks) in %lf s",
-			   &rr->rounds, &rr->stacks, &rr->elapsed) == 3) {
-			const char *lag = strstr(p, "fell behind");
-
-			lag = lag ? strstr(lag, "(at most ") : NULL;
-			if (lag && sscanf(lag, "(at most %lf ms", &rr->max_lag_s) == 1)
-				rr->max_lag_s /= 1000;
-			rr->summary = true;
-			return;
-		}
-		p++;
-	}
+	if (!p || sscanf(p, "pystrobe: %llu samples from %llu rounds in %lf s", &rr->stacks,
+			 &rr->rounds, &rr->elapsed) != 3)
+		return;
+	lag = strstr(p, "fell behind");
+	lag = lag ? strstr(lag, "(up to ") : NULL;
+	if (lag && sscanf(lag, "(up to %lf ms", &rr->max_lag_s) == 1)
+		rr->max_lag_s /= 1000;
+	rr->summary = true;
 }
 
 static void read_profile(struct rec_test *d, const char *what,

@@ -25,7 +25,8 @@
  *             exit 0.
  *   signals   SIGTERM and Ctrl-C (SIGINT) restore the terminal the same way.
  *   launch    a command that exits with status 3 leaves the last view with
- *             the banner "process PID exited (status 3)"; q ends top with 3.
+ *             the banner "process PID exited (status 3)"; q ends top with 3,
+ *             and names the file that holds what the command wrote.
  *   no tty    --pid with stdout to a file prints snapshots with hot_loop
  *             every 0.5 s and no escape character, and SIGINT ends it with
  *             0; a launched command that exits ends top with its status.
@@ -61,6 +62,7 @@
 #define WAIT_MS		20000	/* for the screen to show something */
 #define TMUX_MS		10000	/* one tmux command */
 #define MARKER		"PRE-TOP-MARKER"
+#define OUTPUT_MARK	"LAUNCHED-PROGRAM-SAID-THIS"
 #define MAX_ROWS	64
 
 /* The odd name as the one escaping rule (src/util/escape.c) shows it:
@@ -700,12 +702,39 @@ static bool start_launch(struct top_test *d, const char *name, const char *opts,
 	return rc == 0;
 }
 
-/* A launched command that exits: the banner, the last view, its status. */
+/* What the launched command wrote while the view owned the terminal: the
+ * file top names on exit must hold it. */
+static void check_output_kept(struct top_test *d, const char *name)
+{
+	char *s = screen(d, name), *text = NULL;
+	const char *p = strstr(s, "the program's output: ");
+	char path[PATH_MAX] = "";
+
+	if (p)
+		sscanf(p + strlen("the program's output: "), "%4095s", path);
+	if (path[0])
+		text = slurp(path);
+	if (!text || !strstr(text, OUTPUT_MARK))
+		flunk(d, "launch, its output", "no file named on exit holds what the program "
+		      "wrote (%s): %s", path[0] ? path : "none named", s);
+	if (path[0])
+		unlink(path);
+	free(text);
+	free(s);
+}
+
+/* A launched command that writes and exits: the banner, the last view,
+ * its status, its output kept. */
 static void launched(struct top_test *d)
 {
 	const char *name = "launch";
 	struct argv_buf a = { .n = 0 };
 
+	/* sh writes, then becomes the Python. */
+	arg(&a, "sh");
+	arg(&a, "-c");
+	arg(&a, "echo " OUTPUT_MARK " >&2; exec \"$@\"");
+	arg(&a, "sh");
 	arg_python(&a, d->ti);
 	arg(&a, d->script);
 	arg(&a, "--duration");
@@ -719,6 +748,7 @@ static void launched(struct top_test *d)
 	       exited_banner, NULL);
 	keys(d, name, "q");
 	check_restored(d, name, "launch, q", "TOP-EXIT=3");
+	check_output_kept(d, name);
 	tmux(d, NULL, "kill-session", "-t", name, NULL);
 }
 

@@ -134,14 +134,14 @@ static void look(struct target *t, struct look *lk)
 
 static void parse_summary(const char *err, struct torn_run *tr)
 {
-	const char *p = err ? strstr(err, "pystrobe: ") : NULL;
-	const char *torn = err ? strstr(err, " torn stack") : NULL;
+	const char *p = record_summary(err);
+	const char *torn = err ? strstr(err, " discarded: the stack changed") : NULL;
 
 	if (p)
-		sscanf(p, "pystrobe: %llu samples (%*u stacks) in %lf s", &tr->rounds,
+		sscanf(p, "pystrobe: %*u samples from %llu rounds in %lf s", &tr->rounds,
 		       &tr->elapsed);
-	/* "N errors (M torn stack": M is the number before the name. */
-	while (torn && torn > err && torn[-1] >= '0' && torn[-1] <= '9')
+	/* ", M samples discarded: the stack changed...": M follows the comma. */
+	while (torn && torn > err && torn[-1] != ',')
 		torn--;
 	if (torn)
 		tr->torn = strtoull(torn, NULL, 10);
