@@ -7,6 +7,7 @@
 #include "process/proctree.h"
 #include "sample/snapshot.h"
 #include "process/core.h"
+#include "profile/profile.h"
 #include "util/util.h"
 
 #include <getopt.h>
@@ -31,6 +32,7 @@ static const char dump_usage[] =
 	"                     deep: lists, tuples, dicts and sets with their first items\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --no-source    without the line of source under each frame\n"
+	"      --full-filenames  whole file paths in text (JSON always has them)\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -s, --subprocesses also every Python process started by it, parents\n"
 	"                     before children\n"
@@ -57,6 +59,7 @@ static void put_repr(struct strbuf *sb, const char *s)
 struct view {
 	bool locals;
 	bool async;
+	bool full_filenames;
 	struct source_cache *src;	/* NULL with --no-source */
 };
 
@@ -84,7 +87,9 @@ static void text_py_frame(struct strbuf *sb, const struct py_frame *f, const str
 	sb_puts(sb, "    ");
 	put_name(sb, f->function);
 	sb_puts(sb, " (");
-	put_name(sb, f->file);
+	/* Shortened as record and top shorten them: the stdlib and
+	 * site-packages prefixes are the same on every line. */
+	put_name(sb, f->file ? profile_display_file(f->file, v->full_filenames) : NULL);
 	if (f->line >= 0)
 		sb_printf(sb, ":%d", f->line);
 	sb_puts(sb, ")\n");
@@ -698,7 +703,7 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 
 /* What the output shows, from the command line. */
 struct dump_opts {
-	bool json, locals, group, no_source, async;
+	bool json, locals, group, no_source, async, full_filenames;
 };
 
 /* A thread of the dump: process snaps[snap], its thread `thread`. */
@@ -711,7 +716,16 @@ static const struct py_thread *member_thread(const struct snapshot *snaps, const
 	return &snaps[m->snap].threads[m->thread];
 }
 
-/* Every thread of every process, grouped by the text of its stack. */
+static void text_member_stack(struct strbuf *sb, const struct snapshot *snaps,
+			      const struct member *m, const struct view *v)
+{
+	const struct snapshot *s = &snaps[m->snap];
+
+	text_thread_stack(sb, &s->threads[m->thread], s->mixed ? &s->mixed[m->thread] : NULL, v);
+}
+
+/* Every thread of every process, grouped by the text of its stack with
+ * whole paths: two files of one short name stay apart. */
 static struct member *group_threads(const struct snapshot *snaps, int n,
 				    const struct view *views, struct grouping *gr)
 {
@@ -720,12 +734,14 @@ static struct member *group_threads(const struct snapshot *snaps, int n,
 	size_t nmem = 0, cap = 0;
 
 	for (int i = 0; i < n; i++) {
+		struct view full = views[i];
+
+		full.full_filenames = true;
 		for (int k = 0; k < snaps[i].nthreads; k++) {
 			ALLOC_GROW(mem, nmem + 1, cap);
 			mem[nmem] = (struct member){ i, k };
 			key.len = 0;
-			text_thread_stack(&key, &snaps[i].threads[k],
-					  snaps[i].mixed ? &snaps[i].mixed[k] : NULL, &views[i]);
+			text_member_stack(&key, snaps, &mem[nmem], &full);
 			grouping_add(gr, key.buf ? key.buf : "", (uint32_t)nmem++);
 		}
 	}
@@ -745,6 +761,24 @@ static int group_processes(const struct dump_group *g, const struct member *mem)
 		last = mem[g->members[i]].snap;
 	}
 	return n;
+}
+
+/* " 101/102 "worker-1"": a member in a group's header, named as in its
+ * thread header, so that a pool's threads can be told apart. */
+static void text_member_id(struct strbuf *sb, const struct snapshot *snaps,
+			   const struct member *m, bool multi)
+{
+	const struct py_thread *t = member_thread(snaps, m);
+
+	if (multi)
+		sb_printf(sb, " %d/%d", (int)snaps[m->snap].pid, (int)t->tid);
+	else
+		sb_printf(sb, " %d", (int)t->tid);
+	if (t->name) {
+		sb_puts(sb, " \"");
+		put_name(sb, t->name);
+		sb_putc(sb, '"');
+	}
 }
 
 /* "16 threads, 2 processes (15 idle, 1 active, 1 holds the GIL): 101/101 ..."
@@ -773,31 +807,27 @@ static void text_group_header(struct strbuf *sb, const struct dump_group *g, con
 	if (gil)
 		sb_printf(sb, ", %u hold%s the GIL", gil, gil == 1 ? "s" : "");
 	sb_puts(sb, "):");
-	for (uint32_t i = 0; i < g->n; i++) {
-		const struct member *m = &mem[g->members[i]];
-
-		if (multi)
-			sb_printf(sb, " %d/%d", (int)snaps[m->snap].pid,
-				  (int)member_thread(snaps, m)->tid);
-		else
-			sb_printf(sb, " %d", (int)member_thread(snaps, m)->tid);
-	}
+	for (uint32_t i = 0; i < g->n; i++)
+		text_member_id(sb, snaps, &mem[g->members[i]], multi);
 	sb_putc(sb, '\n');
 }
 
 static void text_grouped(struct strbuf *out, const struct snapshot *snaps, int n,
-			 const pid_t *ppids, const struct grouping *gr, const struct member *mem)
+			 const pid_t *ppids, const struct view *views, const struct grouping *gr,
+			 const struct member *mem)
 {
 	for (int i = 0; i < n; i++)
 		text_process_header(out, &snaps[i], ppids[i]);
 	for (uint32_t i = 0; i < gr->n; i++) {
+		const struct member *first = &mem[gr->g[i].members[0]];
+
 		sb_putc(out, '\n');
 		text_group_header(out, &gr->g[i], mem, snaps, n > 1);
-		sb_puts(out, gr->g[i].key);
+		text_member_stack(out, snaps, first, &views[first->snap]);
 	}
 }
 
-/* "groups": [{"threads": 16, "processes": 1, "members": [{pid, tid, ident}]}] */
+/* "groups": [{"threads": 16, "processes": 1, "members": [{pid, tid, ident, name}]}] */
 static void json_groups(struct json *j, const struct snapshot *snaps, const struct grouping *gr,
 			const struct member *mem)
 {
@@ -819,6 +849,7 @@ static void json_groups(struct json *j, const struct snapshot *snaps, const stru
 			json_kint(j, "pid", snaps[m->snap].pid);
 			json_kint(j, "tid", t->tid);
 			json_kuint(j, "ident", t->ident);
+			json_kstr(j, "name", t->name);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
@@ -842,6 +873,7 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 				ppids[i] = procs[k].ppid;
 		views[i].locals = o->locals;
 		views[i].async = o->async;
+		views[i].full_filenames = o->full_filenames;
 		if (o->no_source)
 			views[i].src = NULL;
 		else if (snaps[i].core)
@@ -852,7 +884,7 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 	if (o->group)
 		mem = group_threads(snaps, n, views, &gr);
 	if (!o->json && o->group) {
-		text_grouped(out, snaps, n, ppids, &gr, mem);
+		text_grouped(out, snaps, n, ppids, views, &gr, mem);
 		goto out;
 	}
 	if (!o->json) {
@@ -918,6 +950,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		{ "group", no_argument, NULL, 'g' },
 		{ "async", no_argument, NULL, 'a' },
 		{ "no-source", no_argument, NULL, 'S' },
+		{ "full-filenames", no_argument, NULL, 'F' },
 		{ "core", required_argument, NULL, 'C' },
 		{ "executable", required_argument, NULL, 'E' },
 		{ "root", required_argument, NULL, 'R' },
@@ -939,6 +972,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		case 'g': a->o.group = true; break;
 		case 'a': a->o.async = a->so.async = true; break;
 		case 'S': a->o.no_source = true; break;
+		case 'F': a->o.full_filenames = true; break;
 		case 'l':
 			a->so.locals = true;
 			if (optarg && strcmp(optarg, "deep") != 0)
