@@ -39,7 +39,8 @@ static const char dump_usage[] =
 	"  -g, --group        threads (and processes) with the same stack once, with\n"
 	"                     their count and ids, the most common first\n"
 	"  -a, --async        also every asyncio task: its coroutine stack, what it\n"
-	"                     awaits and who awaits it, deadlock cycles (3.11+)\n"
+	"                     awaits and who awaits it, deadlock cycles (3.11+); with\n"
+	"                     --group, tasks that wait the same way once, with their count\n"
 	"  -h, --help         show this help\n";
 
 static void put_name(struct strbuf *sb, const char *s)
@@ -59,6 +60,7 @@ static void put_repr(struct strbuf *sb, const char *s)
 struct view {
 	bool locals;
 	bool async;
+	bool group;
 	bool full_filenames;
 	struct source_cache *src;	/* NULL with --no-source */
 };
@@ -359,17 +361,21 @@ static void text_task_wait(struct strbuf *sb, const struct task_wait *w)
 	sb_putc(sb, '\n');
 }
 
-static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const struct py_task *t,
-		      const struct view *v)
+/* "(pending, thread 123)": what a task's header says besides its name. */
+static void text_task_state(struct strbuf *sb, const struct py_task *t)
 {
-	sb_printf(sb, "Task 0x%llx \"", (unsigned long long)t->addr);
-	put_name(sb, t->name);
-	sb_printf(sb, "\" (%s", task_state_name(t->state));
+	sb_printf(sb, "(%s", task_state_name(t->state));
 	if (t->tid)
 		sb_printf(sb, ", thread %d", (int)t->tid);
 	else if (!t->tstate)
 		sb_puts(sb, ", its thread has exited");
-	sb_puts(sb, ")\n");
+	sb_putc(sb, ')');
+}
+
+/* Everything under a task's header: what --group compares. */
+static void text_task_body(struct strbuf *sb, const struct py_tasks *tasks,
+			   const struct py_task *t, const struct view *v)
+{
 	if (t->cycle)
 		text_cycle(sb, tasks, t);
 	text_task_refs(sb, "awaiting", tasks, t->awaiting, t->nawaiting);
@@ -389,11 +395,113 @@ static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const str
 		sb_puts(sb, "    ... (coroutine chain cut short)\n");
 }
 
-static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct view *v)
+static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const struct py_task *t,
+		      const struct view *v)
+{
+	sb_printf(sb, "Task 0x%llx \"", (unsigned long long)t->addr);
+	put_name(sb, t->name);
+	sb_puts(sb, "\" ");
+	text_task_state(sb, t);
+	sb_putc(sb, '\n');
+	text_task_body(sb, tasks, t, v);
+}
+
+static int by_task_name(const void *a, const void *b, void *arg)
+{
+	const struct py_task *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
+	int c = natural_cmp(x->name ? x->name : "", y->name ? y->name : "");
+
+	if (c)
+		return c;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The tasks as indices into t->v, by name with numbers by value, then by
+ * address.  They are read in the order of a set (3.12+: by hash), new
+ * every dump; asyncio names an unnamed task Task-N from a counter it
+ * counts up as it creates them, so these come in the order created, and
+ * named ones (worker-2 before worker-10) where a reader looks for them. */
+static int *task_order(const struct py_tasks *t)
+{
+	int *order = xcalloc(t->n ? t->n : 1, sizeof(*order));
+
+	for (int i = 0; i < t->n; i++)
+		order[i] = i;
+	qsort_r(order, t->n, sizeof(*order), by_task_name, t->v);
+	return order;
+}
+
+/* Tasks whose state, waits, awaiters and frames print the same (with
+ * whole paths): members are positions in order. */
+static void group_tasks(const struct py_tasks *t, const int *order, const struct view *v,
+			struct grouping *gr)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct view full = *v;
+
+	full.full_filenames = true;
+	for (int i = 0; i < t->n; i++) {
+		key.len = 0;
+		text_task_state(&key, &t->v[order[i]]);
+		sb_putc(&key, '\n');
+		text_task_body(&key, t, &t->v[order[i]], &full);
+		grouping_add(gr, key.buf, (uint32_t)i);
+	}
+	sb_release(&key);
+	grouping_sort(gr);
+}
+
+/* "1000 tasks (pending, thread 7): 0x... "req-1" ...", then the stack
+ * they share; a task alone as without --group. */
+static void text_task_group(struct strbuf *sb, const struct py_tasks *t, const int *order,
+			    const struct dump_group *g, const struct view *v)
+{
+	const struct py_task *first = &t->v[order[g->members[0]]];
+
+	if (g->n == 1) {
+		text_task(sb, t, first, v);
+		return;
+	}
+	sb_printf(sb, "%u tasks ", g->n);
+	text_task_state(sb, first);
+	sb_putc(sb, ':');
+	for (uint32_t k = 0; k < g->n; k++)
+		text_task_ref(sb, t, t->v[order[g->members[k]]].addr);
+	sb_putc(sb, '\n');
+	text_task_body(sb, t, first, v);
+}
+
+static void text_task_list(struct strbuf *sb, const struct py_tasks *t, const struct view *v)
+{
+	struct grouping gr = GROUPING_INIT;
+	int *order = task_order(t);
+
+	if (!v->group) {
+		for (int i = 0; i < t->n; i++) {
+			sb_putc(sb, '\n');
+			text_task(sb, t, &t->v[order[i]], v);
+		}
+		free(order);
+		return;
+	}
+	group_tasks(t, order, v, &gr);
+	for (uint32_t i = 0; i < gr.n; i++) {
+		sb_putc(sb, '\n');
+		text_task_group(sb, t, order, &gr.g[i], v);
+	}
+	grouping_release(&gr);
+	free(order);
+}
+
+/* With --group, after the threads of every process: whose tasks these are. */
+static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct view *v,
+		       bool name_process)
 {
 	const struct py_tasks *t = &s->tasks;
 
 	sb_puts(sb, "\n");
+	if (name_process)
+		sb_printf(sb, "Process %d: ", (int)s->pid);
 	if (s->async_note) {
 		sb_puts(sb, "No asyncio tasks: ");
 		put_name(sb, s->async_note);
@@ -408,10 +516,7 @@ static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct
 	if (t->truncated)
 		sb_printf(sb, ", cut at %d", t->n);
 	sb_putc(sb, '\n');
-	for (int i = 0; i < t->n; i++) {
-		sb_putc(sb, '\n');
-		text_task(sb, t, &t->v[i], v);
-	}
+	text_task_list(sb, t, v);
 }
 
 static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid,
@@ -423,7 +528,7 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppi
 		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v, s);
 	}
 	if (v->async)
-		text_tasks(sb, s, v);
+		text_tasks(sb, s, v, false);
 }
 
 static void json_source(struct json *j, const struct py_frame *f, const struct view *v)
@@ -572,8 +677,34 @@ static void json_task(struct json *j, const struct py_task *t, const struct view
 	json_obj_end(j);
 }
 
+/* "task_groups": [{"tasks": 1000, "members": [address, ...]}], as the
+ * text groups them. */
+static void json_task_groups(struct json *j, const struct py_tasks *t, const int *order,
+			     const struct view *v)
+{
+	struct grouping gr = GROUPING_INIT;
+
+	group_tasks(t, order, v, &gr);
+	json_key(j, "task_groups");
+	json_arr_begin(j);
+	for (uint32_t i = 0; i < gr.n; i++) {
+		json_obj_begin(j);
+		json_kuint(j, "tasks", gr.g[i].n);
+		json_key(j, "members");
+		json_arr_begin(j);
+		for (uint32_t k = 0; k < gr.g[i].n; k++)
+			json_uint(j, t->v[order[gr.g[i].members[k]]].addr);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	grouping_release(&gr);
+}
+
 static void json_tasks(struct json *j, const struct snapshot *s, const struct view *v)
 {
+	int *order = task_order(&s->tasks);
+
 	json_kstr(j, "async_note", s->async_note);
 	json_kint(j, "tasks_torn", s->tasks.torn);
 	json_kbool(j, "tasks_truncated", s->tasks.truncated);
@@ -581,8 +712,11 @@ static void json_tasks(struct json *j, const struct snapshot *s, const struct vi
 	json_key(j, "tasks");
 	json_arr_begin(j);
 	for (int i = 0; i < s->tasks.n; i++)
-		json_task(j, &s->tasks.v[i], v);
+		json_task(j, &s->tasks.v[order[i]], v);
 	json_arr_end(j);
+	if (v->group)
+		json_task_groups(j, &s->tasks, order, v);
+	free(order);
 }
 
 /* "core": path, "crash": {signal, signo, tid, address} or null. */
@@ -825,6 +959,9 @@ static void text_grouped(struct strbuf *out, const struct snapshot *snaps, int n
 		text_group_header(out, &gr->g[i], mem, snaps, n > 1);
 		text_member_stack(out, snaps, first, &views[first->snap]);
 	}
+	for (int i = 0; i < n; i++)
+		if (views[i].async)
+			text_tasks(out, &snaps[i], &views[i], n > 1);
 }
 
 /* "groups": [{"threads": 16, "processes": 1, "members": [{pid, tid, ident, name}]}] */
@@ -874,6 +1011,7 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 		views[i].locals = o->locals;
 		views[i].async = o->async;
 		views[i].full_filenames = o->full_filenames;
+		views[i].group = o->group;
 		if (o->no_source)
 			views[i].src = NULL;
 		else if (snaps[i].core)
@@ -1000,9 +1138,6 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		return usage_error("dump", "%s (see pystrobe dump --help)",
 				   a->pid || a->core.path ? "unexpected argument"
 							  : "--pid PID or --core CORE is required");
-	if (a->o.async && a->o.group)
-		return usage_error("dump", "--async shows tasks per process: it cannot be "
-				   "used with --group");
 	if (a->so.native && a->so.nonblocking)
 		return usage_error("dump", "--native needs the threads paused: it cannot be "
 				   "used with --nonblocking");

@@ -1,6 +1,7 @@
 #include "util/util.h"
 #include "util/escape.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -279,6 +280,39 @@ int parse_pid(const char *s)
 	if (!*s || *end || v <= 0 || v > 0x7fffffff)
 		return 0;
 	return (int)v;
+}
+
+/* The run of digits at *s, its leading zeros skipped: start and length. */
+static size_t digit_run(const char **s)
+{
+	size_t n = 0;
+
+	while (**s == '0' && isdigit((unsigned char)(*s)[1]))
+		(*s)++;
+	while (isdigit((unsigned char)(*s)[n]))
+		n++;
+	return n;
+}
+
+int natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			size_t na = digit_run(&a), nb = digit_run(&b);
+			int c = na != nb ? (na < nb ? -1 : 1) : memcmp(a, b, na);
+
+			if (c)
+				return c;
+			a += na;
+			b += nb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
 }
 
 int parse_number(const char *s, double min, double max, double *out)

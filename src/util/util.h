@@ -83,6 +83,10 @@ char *read_file(const char *path, size_t *len);
 int parse_pid(const char *s);
 int parse_number(const char *s, double min, double max, double *out);
 
+/* strcmp() with runs of digits compared by their value: "Task-2" before
+ * "Task-10", as a person sorts numbered names. */
+int natural_cmp(const char *a, const char *b);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* CLOCK_MONOTONIC in nanoseconds: deadlines, pauses, intervals. */
