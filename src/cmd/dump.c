@@ -1100,7 +1100,9 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":p:jlnsgah", longopts, NULL)) != -1) {
+	/* '+': stop at the first word that is no option, so that the one
+	 * before it can be told (--locals deep). */
+	while ((c = getopt_long(argc, argv, "+:p:jlnsgah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!(a->pid = parse_pid(optarg)))
@@ -1128,16 +1130,17 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 			fputs(dump_usage, stdout);
 			return 1;
 		default:
-			return usage_getopt("dump", c, argv);
+			return usage_getopt("dump", c, argv, longopts);
 		}
 	}
 	conflict = core_conflict(a);
 	if (conflict)
 		return usage_error("dump", "%s", conflict);
-	if ((!a->pid && !a->core.path) || optind < argc)
-		return usage_error("dump", "%s (see pystrobe dump --help)",
-				   a->pid || a->core.path ? "unexpected argument"
-							  : "--pid PID or --core CORE is required");
+	if (optind < argc)
+		return usage_extra("dump", argv, optind, longopts, !a->pid && !a->core.path);
+	if (!a->pid && !a->core.path)
+		return usage_error("dump", "--pid PID or --core CORE is required (see pystrobe "
+				   "dump --help)");
 	if (a->so.native && a->so.nonblocking)
 		return usage_error("dump", "--native needs the threads paused: it cannot be "
 				   "used with --nonblocking");

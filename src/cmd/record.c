@@ -114,12 +114,12 @@ static int parse_args(struct record *r, int argc, char **argv)
 			fputs(record_usage, stdout);
 			return 1;
 		default:
-			if (target_opt(&r->t, c, optarg, argv, "record") < 0)
+			if (target_opt(&r->t, c, optarg, argv, "record", longopts) < 0)
 				return -1;
 		}
 	}
 	if (out_format_settle("record", fname, r->output, &r->fmt) < 0 ||
-	    target_opts_finish(&r->t, argc, argv, "record") < 0)
+	    target_opts_finish(&r->t, argc, argv, "record", longopts) < 0)
 		return -1;
 	if (r->t.fo.group && !r->t.fo.subprocesses)
 		return usage_error("record", "--group-processes needs --subprocesses");

@@ -284,11 +284,11 @@ static int parse_args(struct target_opts *o, double *delay_s, int argc, char **a
 			fputs(top_usage, stdout);
 			return 1;
 		default:
-			if (target_opt(o, c, optarg, argv, "top") < 0)
+			if (target_opt(o, c, optarg, argv, "top", longopts) < 0)
 				return -1;
 		}
 	}
-	return target_opts_finish(o, argc, argv, "top");
+	return target_opts_finish(o, argc, argv, "top", longopts);
 }
 
 /* --- the command ---------------------------------------------------------- */
