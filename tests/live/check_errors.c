@@ -175,6 +175,25 @@ START_TEST(test_help_command)
 }
 END_TEST
 
+/* Root refused pid 1 (a VM's or a sandbox's init) must hear what blocks,
+ * not "run as root".  Where pid 1 can be read, it is no Python: exit 5. */
+START_TEST(test_root_pid1)
+{
+	struct run r;
+
+	ck_assert_msg(geteuid() == 0, "this check must run as root");
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", "1", NULL), 0);
+	if (run_exit(&r) == 4) {
+		assert_error(&r, "dump --pid 1 as root", 4, "process 1");
+		ck_assert_msg(!strstr(r.err, "run as root"), "root told to run as root: %s", r.err);
+		printf("errors: root refused pid 1: %s", r.err);
+	} else {
+		assert_error(&r, "dump --pid 1 as root", 5, NULL);
+	}
+	run_free(&r);
+}
+END_TEST
+
 /* --- processes that are not there, or not Python ------------------------- */
 
 START_TEST(test_no_such_pid)
@@ -648,6 +667,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	add_have_interps(tc, ninterps);
 	tcase_add_test(tc, test_no_such_pid);
+	tcase_add_test(tc, test_root_pid1);
 	tcase_add_test(tc, test_not_python);
 	if (ninterps > 0)
 		tcase_add_test(tc, test_permission);
