@@ -30,7 +30,12 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 	case TOPT_FULL: t->full_filenames = true; return 0;
 	case TOPT_BLOCKING: t->so.blocking = true; return 0;
 	/* Unwinding needs the threads stopped. */
-	case TOPT_NATIVE: t->so.native = t->so.blocking = true; return 0;
+	case TOPT_NATIVE:
+		if (arg && strcmp(arg, "all"))
+			return usage_error(who, "--native takes no value or 'all', not '%s'", arg);
+		t->so.native = t->so.blocking = true;
+		t->so.native_startup = arg != NULL;
+		return 0;
 	case 's': t->fo.subprocesses = true; return 0;
 	case TOPT_ASYNC:
 		if (!arg || !strcmp(arg, "running"))

@@ -47,7 +47,7 @@ enum {
 	{ "function", no_argument, NULL, TOPT_FUNCTION }, \
 	{ "full-filenames", no_argument, NULL, TOPT_FULL }, \
 	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
-	{ "native", no_argument, NULL, TOPT_NATIVE }, \
+	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
 	{ "subprocesses", no_argument, NULL, 's' }
 
