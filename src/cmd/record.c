@@ -276,10 +276,20 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* What the profile says it is of: the target's command and Python. */
+/* What the profile says it is of: the Python program's command (not the
+ * launcher's that -s started with: env, a pyenv shim) and Python. */
 static void describe(struct profile *p, const struct fleet *f, pid_t pid, char **argv, int argc)
 {
 	const char *version = fleet_python_version(f);
+	pid_t ppid;
+	int pargc;
+	char **pargv = fleet_python_cmdline(f, &ppid, &pargc);
+
+	if (pargv) {
+		argv = pargv;
+		argc = pargc;
+		pid = ppid;
+	}
 
 	p->command = argv ? join_args(argv, argc) : xasprintf("pid %d", (int)pid);
 	p->pid = pid;
