@@ -8,6 +8,7 @@
 #include "sample/snapshot.h"
 #include "process/core.h"
 #include "profile/profile.h"
+#include "native/dbghint.h"
 #include "util/util.h"
 
 #include <getopt.h>
@@ -1147,6 +1148,37 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 	return 0;
 }
 
+static bool seen_name(char **names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+/* After the dump, one note on stderr for each object whose frames read
+ * lib+0xOFFSET for want of symbols: how to get them (dbghint.h). */
+static void symbol_hints(const struct snapshot *snaps, int n)
+{
+	char **seen = NULL, note[1024];
+	size_t nseen = 0, cap = 0;
+
+	for (int i = 0; i < n; i++)
+		for (int k = 0; snaps[i].mixed && k < snaps[i].nthreads; k++)
+			for (int j = 0; j < snaps[i].mixed[k].nframes; j++) {
+				const struct mixed_frame *f = &snaps[i].mixed[k].frames[j];
+
+				if (!f->native || f->function || !f->library ||
+				    seen_name(seen, nseen, f->library))
+					continue;
+				ALLOC_GROW(seen, nseen + 1, cap);
+				seen[nseen++] = f->library;
+				if (dbg_hint(snaps[i].pid, f->library, note, sizeof(note)))
+					errorf("%s", note);
+			}
+	free(seen);
+}
+
 /* Every note of a core on stderr, one line each. */
 static void core_notes_out(const struct snapshot *s)
 {
@@ -1213,6 +1245,7 @@ int cmd_dump(int argc, char **argv)
 		errorf("cannot write the output");
 		status = EXIT_ERROR;
 	}
+	symbol_hints(snaps, n);
 out:
 	for (int i = 0; i < (n > 0 ? n : 0); i++)
 		snapshot_free(&snaps[i]);

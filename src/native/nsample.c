@@ -1,4 +1,5 @@
 /* Native stacks for the sampler; see nsample.h. */
+#include "native/dbghint.h"
 #include "native/nsample.h"
 #include "python/locate.h"
 #include "native/mixed.h"
@@ -45,8 +46,13 @@ struct pcinfo {
 struct nsample {
 	const struct pyinterp *pi;
 	struct profile *p;
+	pid_t pid;
 	bool by_function;
 	bool keep_startup;
+	/* How the first object seen without symbols would get them
+	 * (dbghint.h), said at the end; tried once, while it runs. */
+	char *symbols_hint;
+	bool hint_tried;
 	uint32_t marker;
 	uint32_t gap;		/* the frame of a partial merge's gap */
 	unsigned gaps;		/* stacks merged with a gap */
@@ -84,6 +90,7 @@ struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profil
 {
 	struct nsample *ns = xcalloc(1, sizeof(*ns));
 
+	ns->pid = pid;
 	ns->pi = pi;
 	ns->p = p;
 	ns->by_function = by_function;
@@ -121,6 +128,9 @@ void nsample_close(struct nsample *ns)
 		symview_settle(ns->view);
 		name_provisional(ns);
 	}
+	if (ns->symbols_hint)
+		errorf("%s", ns->symbols_hint);
+	free(ns->symbols_hint);
 	free(ns->pend);
 	for (int i = 0; i < ns->nsnaps; i++)
 		native_snap_free(&ns->snaps[i]);
@@ -193,6 +203,19 @@ static bool startup_object(const char *path, const char *interp)
 	       !strncmp(base, "ld-musl", 7);
 }
 
+/* A frame named lib+0xOFFSET for want of symbols: the first such object
+ * gets its hint. */
+static void note_unnamed(struct nsample *ns, const struct native_sym *sym, bool ready)
+{
+	char note[1024];
+
+	if (ns->hint_tried || !ready || sym->function || !sym->path)
+		return;
+	ns->hint_tried = true;
+	if (dbg_hint(ns->pid, sym->path, note, sizeof(note)))
+		ns->symbols_hint = xstrdup(note);
+}
+
 static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *pc)
 {
 	uint64_t key = pc->pc << 1 | pc->exact;
@@ -216,6 +239,7 @@ static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *
 	info->cls = merge_classify(&sym, ns->pi->path);
 	info->anon = !sym.path;
 	info->startup = startup_object(sym.path, ns->pi->path);
+	note_unnamed(ns, &sym, ready);
 	native_pframe(ns, &sym, &f);
 	/* A provisional name is this object's alone: another object of the
 	 * same name, named later, must not rename this frame's stacks. */
@@ -253,6 +277,7 @@ static void name_provisional(struct nsample *ns)
 			continue;
 		info->cls = merge_classify(&sym, ns->pi->path);
 		info->startup = startup_object(sym.path, ns->pi->path);
+		note_unnamed(ns, &sym, ready);
 		native_pframe(ns, &sym, &f);
 		profile_frame_rename(ns->p, info->frame, &f);
 		free(f.name);

@@ -14,7 +14,9 @@
  *   descend   C -> Python -> C recursion through the library: every level
  *             once, in order, the C++ function demangled;
  *   stripped  the same with the stripped copy: library+0xOFFSET, inside the
- *             right function, never the nearest exported name;
+ *             right function, never the nearest exported name, and a note
+ *             on stderr naming the debug file (by build ID) that would
+ *             name them;
  *   debuglink the stripped copy with a .gnu_debuglink to a debug file
  *             (objcopy --only-keep-debug) in .debug/: the static functions
  *             named, with their source file and line, from that file; and
@@ -425,6 +427,20 @@ static void test_descend(struct native_test *nt, enum lib_variant v)
 		verify(nt, what, (char *[]){ "descend", t.truth, path, levels,
 					     nt->b.descend_range, nt->b.park_range,
 					     (char *)flags[v], NULL });
+	/* Frames read lib+0xOFFSET: a note says which debug file names them. */
+	if (v == LIB_STRIPPED || v == LIB_BADCRC) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+		if (run_pystrobe(&r, "dump", "--native", "--pid", pid, NULL) == 0) {
+			if (run_exit(&r) != 0 || !strstr(r.err, "pystrobe: note: ") ||
+			    !strstr(r.err, " has no symbols, so its frames read ") ||
+			    !strstr(r.err, "/usr/lib/debug/.build-id/"))
+				msg_add(&nt->failures, "%s: no note of the debug file that would "
+					"name its frames: %.1000s", what, r.err);
+			run_free(&r);
+		}
+	}
 	/* The text form names the frame as the README shows it. */
 	if (v == LIB_PLAIN) {
 		char pid[16];
