@@ -27,12 +27,24 @@ PID` (3.14+) showed it: the same tasks (id, name, tid), each with the same
 coroutine stack (function names, innermost first) and the same awaiters
 (one row per awaiter); and the cycle pstree reports is the dump's.
 
+Every dump must list its tasks in one stable order: by name, the numbers
+in names by value (many-2 before many-10), then by address.
+
+With --group TRUTH.json DUMP.json TEXT.txt (`dump --async --group`, the
+service without churn): the dump's task_groups must be the target's own
+tasks grouped by state, coroutine frames, awaiters, the tasks each awaits
+and (where the dump reads it) the object it waits in: each group as a set
+of addresses, the largest first; TEXT must show one block per group with
+the same sizes in the same order ("20 tasks (pending, ...): ..." naming
+every member, a "Task ..." line for a task alone).
+
 With --split (tests/targets/async_split.py): the shares of the samples of
 `record --async -f collapsed` rooted in "task t60", "task t30", "task t10"
 must be within 3 points of the shares of CPU time the tasks counted
 themselves between the two accounts.
 """
 import json
+import re
 import sys
 
 UNLISTED = {"ephemeral-": {"ephemeral", "sleep", "__sleep0"},
@@ -220,8 +232,70 @@ def compare_split(acct0, acct1, collapsed):
     return 1 if bad else 0
 
 
+def natural(name):
+    """The dump's order of names: runs of digits by their value."""
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name or ""))]
+
+
+def check_order(tasks, errors):
+    keys = [(natural(d["name"]), d["address"]) for d in tasks]
+    if keys != sorted(keys):
+        errors.append("tasks not in name order: %s" % [d["name"] for d in tasks][:40])
+
+
+def truth_groups(truth, with_wait):
+    """The target's tasks grouped as the dump should group them."""
+    awaiting = {}
+    for t in truth["tasks"]:
+        for a in t["awaited_by"] or ():
+            awaiting.setdefault(a, []).append(t["address"])
+    groups = {}
+    for t in truth["tasks"]:
+        wait = t["waiting_in"] and (t["waiting_in"]["type"], t["waiting_in"]["address"])
+        key = json.dumps([t["state"], frames_of(t), sorted(t["awaited_by"] or ()),
+                          sorted(awaiting.get(t["address"], ())), wait if with_wait else None])
+        groups.setdefault(key, set()).add(t["address"])
+    return sorted(groups.values(), key=lambda g: (-len(g), sorted(g)))
+
+
+def text_group_sizes(text):
+    sizes = []
+    for line in text.split("\n"):
+        m = re.match(r"^(\d+) tasks \(.*?\):((?: 0x[0-9a-f]+ \"[^\"]*\")+)$", line)
+        if m:
+            sizes.append((int(m.group(1)), len(re.findall(r" 0x", m.group(2)))))
+        elif line.startswith("Task 0x"):
+            sizes.append((1, 1))
+    return sizes
+
+
+def compare_group(truth, dump, text):
+    proc = [p for p in dump["processes"] if p["pid"] == truth["pid"]][0]
+    with_wait = any(d.get("waiting_in") for d in proc["tasks"])
+    want = truth_groups(truth, with_wait)
+    got = [set(g["members"]) for g in proc.get("task_groups") or []]
+    errors = []
+    if sorted(map(sorted, got)) != sorted(map(sorted, want)):
+        errors.append("task groups %s, the target's %s"
+                      % ([len(g) for g in got], [len(g) for g in want]))
+    sizes = [len(g) for g in got]
+    if sizes != sorted(sizes, reverse=True):
+        errors.append("task groups not largest first: %s" % sizes)
+    text_sizes = text_group_sizes(text)
+    if text_sizes != [(n, n) for n in sizes]:
+        errors.append("text's task blocks (size, members named) %s, JSON's sizes %s"
+                      % (text_sizes, sizes))
+    print("task groups %s%s" % (sizes, ", waits compared" if with_wait else ""))
+    for e in errors[:40]:
+        print("  " + e)
+    return 1 if errors else 0
+
+
 def main():
     args = sys.argv[1:]
+    if args[0] == "--group":
+        return compare_group(json.load(open(args[1])), json.load(open(args[2])),
+                             open(args[3], encoding="utf-8").read())
     if args[0] == "--split":
         return compare_split(json.load(open(args[1])), json.load(open(args[2])),
                              open(args[3]).read())
@@ -253,6 +327,7 @@ def main():
         if d["address"] not in listed:
             check_unlisted(d, errors)
     check_graph(tasks, errors)
+    check_order(tasks, errors)
     check_lock_pair(truth, by_addr, errors)
     print("%d tasks listed by the target, %d in the dump (%d torn), %d frames compared%s%s"
           % (len(truth["tasks"]), len(tasks), procs[0]["tasks_torn"],

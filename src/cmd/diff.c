@@ -115,7 +115,7 @@ static int parse_args(struct diff *d, int argc, char **argv)
 			fputs(diff_usage, stdout);
 			return 1;
 		default:
-			return usage_getopt("diff", c, argv);
+			return usage_getopt("diff", c, argv, longopts);
 		}
 	}
 	if (out_format_settle("diff", fname, d->output, &d->fmt) < 0)

@@ -7,6 +7,8 @@
 #include "process/proctree.h"
 #include "sample/snapshot.h"
 #include "process/core.h"
+#include "profile/profile.h"
+#include "native/dbghint.h"
 #include "util/util.h"
 
 #include <getopt.h>
@@ -31,13 +33,15 @@ static const char dump_usage[] =
 	"                     deep: lists, tuples, dicts and sets with their first items\n"
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --no-source    without the line of source under each frame\n"
+	"      --full-filenames  whole file paths in text (JSON always has them)\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -s, --subprocesses also every Python process started by it, parents\n"
 	"                     before children\n"
 	"  -g, --group        threads (and processes) with the same stack once, with\n"
 	"                     their count and ids, the most common first\n"
 	"  -a, --async        also every asyncio task: its coroutine stack, what it\n"
-	"                     awaits and who awaits it, deadlock cycles (3.11+)\n"
+	"                     awaits and who awaits it, deadlock cycles (3.11+); with\n"
+	"                     --group, tasks that wait the same way once, with their count\n"
 	"  -h, --help         show this help\n";
 
 static void put_name(struct strbuf *sb, const char *s)
@@ -57,6 +61,8 @@ static void put_repr(struct strbuf *sb, const char *s)
 struct view {
 	bool locals;
 	bool async;
+	bool group;
+	bool full_filenames;
 	struct source_cache *src;	/* NULL with --no-source */
 };
 
@@ -84,7 +90,9 @@ static void text_py_frame(struct strbuf *sb, const struct py_frame *f, const str
 	sb_puts(sb, "    ");
 	put_name(sb, f->function);
 	sb_puts(sb, " (");
-	put_name(sb, f->file);
+	/* Shortened as record and top shorten them: the stdlib and
+	 * site-packages prefixes are the same on every line. */
+	put_name(sb, f->file ? profile_display_file(f->file, v->full_filenames) : NULL);
 	if (f->line >= 0)
 		sb_printf(sb, ":%d", f->line);
 	sb_puts(sb, ")\n");
@@ -359,17 +367,21 @@ static void text_task_wait(struct strbuf *sb, const struct task_wait *w)
 	sb_putc(sb, '\n');
 }
 
-static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const struct py_task *t,
-		      const struct view *v)
+/* "(pending, thread 123)": what a task's header says besides its name. */
+static void text_task_state(struct strbuf *sb, const struct py_task *t)
 {
-	sb_printf(sb, "Task 0x%llx \"", (unsigned long long)t->addr);
-	put_name(sb, t->name);
-	sb_printf(sb, "\" (%s", task_state_name(t->state));
+	sb_printf(sb, "(%s", task_state_name(t->state));
 	if (t->tid)
 		sb_printf(sb, ", thread %d", (int)t->tid);
 	else if (!t->tstate)
 		sb_puts(sb, ", its thread has exited");
-	sb_puts(sb, ")\n");
+	sb_putc(sb, ')');
+}
+
+/* Everything under a task's header: what --group compares. */
+static void text_task_body(struct strbuf *sb, const struct py_tasks *tasks,
+			   const struct py_task *t, const struct view *v)
+{
 	if (t->cycle)
 		text_cycle(sb, tasks, t);
 	text_task_refs(sb, "awaiting", tasks, t->awaiting, t->nawaiting);
@@ -389,11 +401,113 @@ static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const str
 		sb_puts(sb, "    ... (coroutine chain cut short)\n");
 }
 
-static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct view *v)
+static void text_task(struct strbuf *sb, const struct py_tasks *tasks, const struct py_task *t,
+		      const struct view *v)
+{
+	sb_printf(sb, "Task 0x%llx \"", (unsigned long long)t->addr);
+	put_name(sb, t->name);
+	sb_puts(sb, "\" ");
+	text_task_state(sb, t);
+	sb_putc(sb, '\n');
+	text_task_body(sb, tasks, t, v);
+}
+
+static int by_task_name(const void *a, const void *b, void *arg)
+{
+	const struct py_task *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
+	int c = natural_cmp(x->name ? x->name : "", y->name ? y->name : "");
+
+	if (c)
+		return c;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The tasks as indices into t->v, by name with numbers by value, then by
+ * address.  They are read in the order of a set (3.12+: by hash), new
+ * every dump; asyncio names an unnamed task Task-N from a counter it
+ * counts up as it creates them, so these come in the order created, and
+ * named ones (worker-2 before worker-10) where a reader looks for them. */
+static int *task_order(const struct py_tasks *t)
+{
+	int *order = xcalloc(t->n ? t->n : 1, sizeof(*order));
+
+	for (int i = 0; i < t->n; i++)
+		order[i] = i;
+	qsort_r(order, t->n, sizeof(*order), by_task_name, t->v);
+	return order;
+}
+
+/* Tasks whose state, waits, awaiters and frames print the same (with
+ * whole paths): members are positions in order. */
+static void group_tasks(const struct py_tasks *t, const int *order, const struct view *v,
+			struct grouping *gr)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct view full = *v;
+
+	full.full_filenames = true;
+	for (int i = 0; i < t->n; i++) {
+		key.len = 0;
+		text_task_state(&key, &t->v[order[i]]);
+		sb_putc(&key, '\n');
+		text_task_body(&key, t, &t->v[order[i]], &full);
+		grouping_add(gr, key.buf, (uint32_t)i);
+	}
+	sb_release(&key);
+	grouping_sort(gr);
+}
+
+/* "1000 tasks (pending, thread 7): 0x... "req-1" ...", then the stack
+ * they share; a task alone as without --group. */
+static void text_task_group(struct strbuf *sb, const struct py_tasks *t, const int *order,
+			    const struct dump_group *g, const struct view *v)
+{
+	const struct py_task *first = &t->v[order[g->members[0]]];
+
+	if (g->n == 1) {
+		text_task(sb, t, first, v);
+		return;
+	}
+	sb_printf(sb, "%u tasks ", g->n);
+	text_task_state(sb, first);
+	sb_putc(sb, ':');
+	for (uint32_t k = 0; k < g->n; k++)
+		text_task_ref(sb, t, t->v[order[g->members[k]]].addr);
+	sb_putc(sb, '\n');
+	text_task_body(sb, t, first, v);
+}
+
+static void text_task_list(struct strbuf *sb, const struct py_tasks *t, const struct view *v)
+{
+	struct grouping gr = GROUPING_INIT;
+	int *order = task_order(t);
+
+	if (!v->group) {
+		for (int i = 0; i < t->n; i++) {
+			sb_putc(sb, '\n');
+			text_task(sb, t, &t->v[order[i]], v);
+		}
+		free(order);
+		return;
+	}
+	group_tasks(t, order, v, &gr);
+	for (uint32_t i = 0; i < gr.n; i++) {
+		sb_putc(sb, '\n');
+		text_task_group(sb, t, order, &gr.g[i], v);
+	}
+	grouping_release(&gr);
+	free(order);
+}
+
+/* With --group, after the threads of every process: whose tasks these are. */
+static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct view *v,
+		       bool name_process)
 {
 	const struct py_tasks *t = &s->tasks;
 
 	sb_puts(sb, "\n");
+	if (name_process)
+		sb_printf(sb, "Process %d: ", (int)s->pid);
 	if (s->async_note) {
 		sb_puts(sb, "No asyncio tasks: ");
 		put_name(sb, s->async_note);
@@ -408,10 +522,7 @@ static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct
 	if (t->truncated)
 		sb_printf(sb, ", cut at %d", t->n);
 	sb_putc(sb, '\n');
-	for (int i = 0; i < t->n; i++) {
-		sb_putc(sb, '\n');
-		text_task(sb, t, &t->v[i], v);
-	}
+	text_task_list(sb, t, v);
 }
 
 static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppid,
@@ -423,7 +534,7 @@ static void text_snapshot(struct strbuf *sb, const struct snapshot *s, pid_t ppi
 		text_thread(sb, &s->threads[i], s->mixed ? &s->mixed[i] : NULL, v, s);
 	}
 	if (v->async)
-		text_tasks(sb, s, v);
+		text_tasks(sb, s, v, false);
 }
 
 static void json_source(struct json *j, const struct py_frame *f, const struct view *v)
@@ -577,8 +688,34 @@ static void json_task(struct json *j, const struct py_task *t, const struct view
 	json_obj_end(j);
 }
 
+/* "task_groups": [{"tasks": 1000, "members": [address, ...]}], as the
+ * text groups them. */
+static void json_task_groups(struct json *j, const struct py_tasks *t, const int *order,
+			     const struct view *v)
+{
+	struct grouping gr = GROUPING_INIT;
+
+	group_tasks(t, order, v, &gr);
+	json_key(j, "task_groups");
+	json_arr_begin(j);
+	for (uint32_t i = 0; i < gr.n; i++) {
+		json_obj_begin(j);
+		json_kuint(j, "tasks", gr.g[i].n);
+		json_key(j, "members");
+		json_arr_begin(j);
+		for (uint32_t k = 0; k < gr.g[i].n; k++)
+			json_uint(j, t->v[order[gr.g[i].members[k]]].addr);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	grouping_release(&gr);
+}
+
 static void json_tasks(struct json *j, const struct snapshot *s, const struct view *v)
 {
+	int *order = task_order(&s->tasks);
+
 	json_kstr(j, "async_note", s->async_note);
 	json_kint(j, "tasks_torn", s->tasks.torn);
 	json_kbool(j, "tasks_truncated", s->tasks.truncated);
@@ -586,8 +723,11 @@ static void json_tasks(struct json *j, const struct snapshot *s, const struct vi
 	json_key(j, "tasks");
 	json_arr_begin(j);
 	for (int i = 0; i < s->tasks.n; i++)
-		json_task(j, &s->tasks.v[i], v);
+		json_task(j, &s->tasks.v[order[i]], v);
 	json_arr_end(j);
+	if (v->group)
+		json_task_groups(j, &s->tasks, order, v);
+	free(order);
 }
 
 /* "core": path, "crash": {signal, signo, tid, address} or null. */
@@ -708,7 +848,7 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 
 /* What the output shows, from the command line. */
 struct dump_opts {
-	bool json, locals, group, no_source, async;
+	bool json, locals, group, no_source, async, full_filenames;
 };
 
 /* A thread of the dump: process snaps[snap], its thread `thread`. */
@@ -721,7 +861,16 @@ static const struct py_thread *member_thread(const struct snapshot *snaps, const
 	return &snaps[m->snap].threads[m->thread];
 }
 
-/* Every thread of every process, grouped by the text of its stack. */
+static void text_member_stack(struct strbuf *sb, const struct snapshot *snaps,
+			      const struct member *m, const struct view *v)
+{
+	const struct snapshot *s = &snaps[m->snap];
+
+	text_thread_stack(sb, &s->threads[m->thread], s->mixed ? &s->mixed[m->thread] : NULL, v);
+}
+
+/* Every thread of every process, grouped by the text of its stack with
+ * whole paths: two files of one short name stay apart. */
 static struct member *group_threads(const struct snapshot *snaps, int n,
 				    const struct view *views, struct grouping *gr)
 {
@@ -730,12 +879,14 @@ static struct member *group_threads(const struct snapshot *snaps, int n,
 	size_t nmem = 0, cap = 0;
 
 	for (int i = 0; i < n; i++) {
+		struct view full = views[i];
+
+		full.full_filenames = true;
 		for (int k = 0; k < snaps[i].nthreads; k++) {
 			ALLOC_GROW(mem, nmem + 1, cap);
 			mem[nmem] = (struct member){ i, k };
 			key.len = 0;
-			text_thread_stack(&key, &snaps[i].threads[k],
-					  snaps[i].mixed ? &snaps[i].mixed[k] : NULL, &views[i]);
+			text_member_stack(&key, snaps, &mem[nmem], &full);
 			grouping_add(gr, key.buf ? key.buf : "", (uint32_t)nmem++);
 		}
 	}
@@ -755,6 +906,24 @@ static int group_processes(const struct dump_group *g, const struct member *mem)
 		last = mem[g->members[i]].snap;
 	}
 	return n;
+}
+
+/* " 101/102 "worker-1"": a member in a group's header, named as in its
+ * thread header, so that a pool's threads can be told apart. */
+static void text_member_id(struct strbuf *sb, const struct snapshot *snaps,
+			   const struct member *m, bool multi)
+{
+	const struct py_thread *t = member_thread(snaps, m);
+
+	if (multi)
+		sb_printf(sb, " %d/%d", (int)snaps[m->snap].pid, (int)t->tid);
+	else
+		sb_printf(sb, " %d", (int)t->tid);
+	if (t->name) {
+		sb_puts(sb, " \"");
+		put_name(sb, t->name);
+		sb_putc(sb, '"');
+	}
 }
 
 /* "16 threads, 2 processes (15 idle, 1 active, 1 holds the GIL): 101/101 ..."
@@ -797,31 +966,30 @@ static void text_group_header(struct strbuf *sb, const struct dump_group *g, con
 	if (sep[0] == ',')
 		sb_putc(sb, ')');
 	sb_putc(sb, ':');
-	for (uint32_t i = 0; i < g->n; i++) {
-		const struct member *m = &mem[g->members[i]];
-
-		if (multi)
-			sb_printf(sb, " %d/%d", (int)snaps[m->snap].pid,
-				  (int)member_thread(snaps, m)->tid);
-		else
-			sb_printf(sb, " %d", (int)member_thread(snaps, m)->tid);
-	}
+	for (uint32_t i = 0; i < g->n; i++)
+		text_member_id(sb, snaps, &mem[g->members[i]], multi);
 	sb_putc(sb, '\n');
 }
 
 static void text_grouped(struct strbuf *out, const struct snapshot *snaps, int n,
-			 const pid_t *ppids, const struct grouping *gr, const struct member *mem)
+			 const pid_t *ppids, const struct view *views, const struct grouping *gr,
+			 const struct member *mem)
 {
 	for (int i = 0; i < n; i++)
 		text_process_header(out, &snaps[i], ppids[i]);
 	for (uint32_t i = 0; i < gr->n; i++) {
+		const struct member *first = &mem[gr->g[i].members[0]];
+
 		sb_putc(out, '\n');
 		text_group_header(out, &gr->g[i], mem, snaps, n > 1);
-		sb_puts(out, gr->g[i].key);
+		text_member_stack(out, snaps, first, &views[first->snap]);
 	}
+	for (int i = 0; i < n; i++)
+		if (views[i].async)
+			text_tasks(out, &snaps[i], &views[i], n > 1);
 }
 
-/* "groups": [{"threads": 16, "processes": 1, "members": [{pid, tid, ident}]}] */
+/* "groups": [{"threads": 16, "processes": 1, "members": [{pid, tid, ident, name}]}] */
 static void json_groups(struct json *j, const struct snapshot *snaps, const struct grouping *gr,
 			const struct member *mem)
 {
@@ -843,6 +1011,7 @@ static void json_groups(struct json *j, const struct snapshot *snaps, const stru
 			json_kint(j, "pid", snaps[m->snap].pid);
 			json_kint(j, "tid", t->tid);
 			json_kuint(j, "ident", t->ident);
+			json_kstr(j, "name", t->name);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
@@ -866,6 +1035,8 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 				ppids[i] = procs[k].ppid;
 		views[i].locals = o->locals;
 		views[i].async = o->async;
+		views[i].full_filenames = o->full_filenames;
+		views[i].group = o->group;
 		if (o->no_source)
 			views[i].src = NULL;
 		else if (snaps[i].core)
@@ -876,7 +1047,7 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 	if (o->group)
 		mem = group_threads(snaps, n, views, &gr);
 	if (!o->json && o->group) {
-		text_grouped(out, snaps, n, ppids, &gr, mem);
+		text_grouped(out, snaps, n, ppids, views, &gr, mem);
 		goto out;
 	}
 	if (!o->json) {
@@ -942,6 +1113,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		{ "group", no_argument, NULL, 'g' },
 		{ "async", no_argument, NULL, 'a' },
 		{ "no-source", no_argument, NULL, 'S' },
+		{ "full-filenames", no_argument, NULL, 'F' },
 		{ "core", required_argument, NULL, 'C' },
 		{ "executable", required_argument, NULL, 'E' },
 		{ "root", required_argument, NULL, 'R' },
@@ -953,7 +1125,9 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":p:jlnsgah", longopts, NULL)) != -1) {
+	/* '+': stop at the first word that is no option, so that the one
+	 * before it can be told (--locals deep). */
+	while ((c = getopt_long(argc, argv, "+:p:jlnsgah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!(a->pid = parse_pid(optarg)))
@@ -963,6 +1137,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		case 'g': a->o.group = true; break;
 		case 'a': a->o.async = a->so.async = true; break;
 		case 'S': a->o.no_source = true; break;
+		case 'F': a->o.full_filenames = true; break;
 		case 'l':
 			a->so.locals = true;
 			if (optarg && strcmp(optarg, "deep") != 0)
@@ -980,23 +1155,52 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 			fputs(dump_usage, stdout);
 			return 1;
 		default:
-			return usage_getopt("dump", c, argv);
+			return usage_getopt("dump", c, argv, longopts);
 		}
 	}
 	conflict = core_conflict(a);
 	if (conflict)
 		return usage_error("dump", "%s", conflict);
-	if ((!a->pid && !a->core.path) || optind < argc)
-		return usage_error("dump", "%s (see pystrobe dump --help)",
-				   a->pid || a->core.path ? "unexpected argument"
-							  : "--pid PID or --core CORE is required");
-	if (a->o.async && a->o.group)
-		return usage_error("dump", "--async shows tasks per process: it cannot be "
-				   "used with --group");
+	if (optind < argc)
+		return usage_extra("dump", argv, optind, longopts, !a->pid && !a->core.path);
+	if (!a->pid && !a->core.path)
+		return usage_error("dump", "--pid PID or --core CORE is required (see pystrobe "
+				   "dump --help)");
 	if (a->so.native && a->so.nonblocking)
 		return usage_error("dump", "--native needs the threads paused: it cannot be "
 				   "used with --nonblocking");
 	return 0;
+}
+
+static bool seen_name(char **names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+/* After the dump, one note on stderr for each object whose frames read
+ * lib+0xOFFSET for want of symbols: how to get them (dbghint.h). */
+static void symbol_hints(const struct snapshot *snaps, int n)
+{
+	char **seen = NULL, note[1024];
+	size_t nseen = 0, cap = 0;
+
+	for (int i = 0; i < n; i++)
+		for (int k = 0; snaps[i].mixed && k < snaps[i].nthreads; k++)
+			for (int j = 0; j < snaps[i].mixed[k].nframes; j++) {
+				const struct mixed_frame *f = &snaps[i].mixed[k].frames[j];
+
+				if (!f->native || f->function || !f->library ||
+				    seen_name(seen, nseen, f->library))
+					continue;
+				ALLOC_GROW(seen, nseen + 1, cap);
+				seen[nseen++] = f->library;
+				if (dbg_hint(snaps[i].pid, f->library, note, sizeof(note)))
+					errorf("%s", note);
+			}
+	free(seen);
 }
 
 /* Every note of a core on stderr, one line each. */
@@ -1065,6 +1269,7 @@ int cmd_dump(int argc, char **argv)
 		errorf("cannot write the output");
 		status = EXIT_ERROR;
 	}
+	symbol_hints(snaps, n);
 out:
 	for (int i = 0; i < (n > 0 ? n : 0); i++)
 		snapshot_free(&snaps[i]);

@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "interp/layout.h"
 #include "util/status.h"
+#include "util/suggest.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -95,24 +96,60 @@ static const struct command commands[] = {
 	{ "merge", cmd_merge },
 };
 
-int main(int argc, char **argv)
+static const struct command *find_command(const char *name)
 {
-	if (argc < 2) {
-		errorf("no command given (try pystrobe --help)");
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* One line for a word that is no command, with what was likely meant. */
+static int unknown_command(const char *name)
+{
+	const char *names[ARRAY_SIZE(commands)], *near;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		names[i] = commands[i].name;
+	near = suggest(name, names, ARRAY_SIZE(names));
+	if (near)
+		errorf("unknown command '%s' (did you mean %s? try pystrobe --help)", name, near);
+	else if (all_digits(name))
+		errorf("unknown command '%s' (did you mean pystrobe dump --pid %s?)", name, name);
+	else
+		errorf("unknown command '%s' (try pystrobe --help)", name);
+	return EXIT_USAGE;
+}
+
+/* "pystrobe help record" is "pystrobe record --help". */
+static int help(int argc, char **argv)
+{
+	char *args[] = { argv[2], "--help", NULL };
+	const struct command *c;
+
+	if (argc < 3) {
 		fputs(usage, stdout);
 		print_exit_statuses(stdout);
 		return EXIT_OK;
 	}
+	c = find_command(argv[2]);
+	return c ? c->run(2, args) : unknown_command(argv[2]);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		errorf("no command given (try pystrobe --help)");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+		return help(argc, argv);
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
 		printf("pystrobe %s\n", PACKAGE_VERSION);
 		return EXIT_OK;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	errorf("unknown command '%s' (try pystrobe --help)", argv[1]);
-	return EXIT_USAGE;
+	c = find_command(argv[1]);
+	return c ? c->run(argc - 1, argv + 1) : unknown_command(argv[1]);
 }

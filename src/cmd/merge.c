@@ -112,7 +112,7 @@ static int parse_args(struct merge *m, int argc, char **argv)
 			fputs(merge_usage, stdout);
 			return 1;
 		default:
-			return usage_getopt("merge", c, argv);
+			return usage_getopt("merge", c, argv, longopts);
 		}
 	}
 	if (out_format_settle("merge", fname, m->output, &m->fmt) < 0)

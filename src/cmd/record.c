@@ -54,7 +54,8 @@ static const char record_usage[] =
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
-	"      --native           C/C++ frames too, merged with the Python ones\n"
+	"      --native[=all]     C/C++ frames too, merged with the Python ones; all: also\n"
+	"                         the interpreter's start-up below the first Python frame\n"
 	"                         (pauses the threads: implies --blocking)\n"
 	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
@@ -134,12 +135,12 @@ static int parse_args(struct record *r, int argc, char **argv)
 			fputs(record_usage, stdout);
 			return 1;
 		default:
-			if (target_opt(&r->t, c, optarg, argv, "record") < 0)
+			if (target_opt(&r->t, c, optarg, argv, "record", longopts) < 0)
 				return -1;
 		}
 	}
 	if (out_format_settle("record", fname, r->output, &r->fmt) < 0 ||
-	    target_opts_finish(&r->t, argc, argv, "record") < 0)
+	    target_opts_finish(&r->t, argc, argv, "record", longopts) < 0)
 		return -1;
 	if (r->t.fo.group && !r->t.fo.subprocesses)
 		return usage_error("record", "--group-processes needs --subprocesses");
@@ -401,10 +402,20 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* What the profile says it is of: the target's command and Python. */
+/* What the profile says it is of: the Python program's command (not the
+ * launcher's that -s started with: env, a pyenv shim) and Python. */
 static void describe(struct profile *p, const struct fleet *f, pid_t pid, char **argv, int argc)
 {
 	const char *version = fleet_python_version(f);
+	pid_t ppid;
+	int pargc;
+	char **pargv = fleet_python_cmdline(f, &ppid, &pargc);
+
+	if (pargv) {
+		argv = pargv;
+		argc = pargc;
+		pid = ppid;
+	}
 
 	p->command = argv ? join_args(argv, argc) : xasprintf("pid %d", (int)pid);
 	p->pid = pid;

@@ -47,7 +47,8 @@ static const char top_usage[] =
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
-	"      --native           C/C++ functions too, merged with the Python ones\n"
+	"      --native[=all]     C/C++ functions too, merged with the Python ones; all:\n"
+	"                         also the interpreter's start-up frames\n"
 	"                         (pauses the threads: implies --blocking)\n"
 	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
@@ -292,11 +293,11 @@ static int parse_args(struct target_opts *o, double *delay_s, int argc, char **a
 			fputs(top_usage, stdout);
 			return 1;
 		default:
-			if (target_opt(o, c, optarg, argv, "top") < 0)
+			if (target_opt(o, c, optarg, argv, "top", longopts) < 0)
 				return -1;
 		}
 	}
-	return target_opts_finish(o, argc, argv, "top");
+	return target_opts_finish(o, argc, argv, "top", longopts);
 }
 
 /* --- the command ---------------------------------------------------------- */

@@ -1,4 +1,5 @@
 /* Native stacks for the sampler; see nsample.h. */
+#include "native/dbghint.h"
 #include "native/nsample.h"
 #include "python/locate.h"
 #include "native/mixed.h"
@@ -37,6 +38,7 @@ struct pcinfo {
 	uint32_t frame;
 	enum native_class cls;
 	bool anon;		/* in no object: JIT code */
+	bool startup;		/* in the interpreter, its launcher or libc */
 	bool provisional;	/* named library+0xOFFSET until its symbols load */
 	const void *obj;	/* the object it was found in (symview_lookup) */
 };
@@ -44,7 +46,13 @@ struct pcinfo {
 struct nsample {
 	const struct pyinterp *pi;
 	struct profile *p;
+	pid_t pid;
 	bool by_function;
+	bool keep_startup;
+	/* How the first object seen without symbols would get them
+	 * (dbghint.h), said at the end; tried once, while it runs. */
+	char *symbols_hint;
+	bool hint_tried;
 	uint32_t marker;
 	uint32_t gap;		/* the frame of a partial merge's gap */
 	unsigned gaps;		/* stacks merged with a gap */
@@ -78,13 +86,15 @@ struct nsample {
 };
 
 struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profile *p,
-			     bool by_function, uint32_t marker)
+			     bool by_function, bool startup, uint32_t marker)
 {
 	struct nsample *ns = xcalloc(1, sizeof(*ns));
 
+	ns->pid = pid;
 	ns->pi = pi;
 	ns->p = p;
 	ns->by_function = by_function;
+	ns->keep_startup = startup;
 	ns->marker = marker;
 	ns->gap = profile_frame(p, &(struct pframe){ PF_MARKER, NSAMPLE_GAP_FRAME, NULL, -1, -1 });
 	ns->u = native_open(pid);
@@ -118,6 +128,9 @@ void nsample_close(struct nsample *ns)
 		symview_settle(ns->view);
 		name_provisional(ns);
 	}
+	if (ns->symbols_hint)
+		errorf("%s", ns->symbols_hint);
+	free(ns->symbols_hint);
 	free(ns->pend);
 	for (int i = 0; i < ns->nsnaps; i++)
 		native_snap_free(&ns->snaps[i]);
@@ -173,6 +186,36 @@ static void native_pframe(struct nsample *ns, const struct native_sym *sym, stru
 	*pf = f;
 }
 
+/* Code that starts the interpreter or a thread of it: the interpreter's
+ * object, the python launcher (pyenv's python3 over libpython) and the C
+ * library and loader (_start, __libc_start_main, clone, start_thread). */
+static bool startup_object(const char *path, const char *interp)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	if (!path)
+		return false;
+	if (!strcmp(path, interp))
+		return true;
+	base = base ? base + 1 : path;
+	return !strncmp(base, "python", 6) || !strncmp(base, "libc.so", 7) ||
+	       !strncmp(base, "libc-", 5) || !strncmp(base, "ld-linux", 8) ||
+	       !strncmp(base, "ld-musl", 7);
+}
+
+/* A frame named lib+0xOFFSET for want of symbols: the first such object
+ * gets its hint. */
+static void note_unnamed(struct nsample *ns, const struct native_sym *sym, bool ready)
+{
+	char note[1024];
+
+	if (ns->hint_tried || !ready || sym->function || !sym->path)
+		return;
+	ns->hint_tried = true;
+	if (dbg_hint(ns->pid, sym->path, note, sizeof(note)))
+		ns->symbols_hint = xstrdup(note);
+}
+
 static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *pc)
 {
 	uint64_t key = pc->pc << 1 | pc->exact;
@@ -195,6 +238,8 @@ static const struct pcinfo *pc_info(struct nsample *ns, const struct native_pc *
 	info->key = key;
 	info->cls = merge_classify(&sym, ns->pi->path);
 	info->anon = !sym.path;
+	info->startup = startup_object(sym.path, ns->pi->path);
+	note_unnamed(ns, &sym, ready);
 	native_pframe(ns, &sym, &f);
 	/* A provisional name is this object's alone: another object of the
 	 * same name, named later, must not rename this frame's stacks. */
@@ -231,6 +276,8 @@ static void name_provisional(struct nsample *ns)
 		if (obj != info->obj)
 			continue;
 		info->cls = merge_classify(&sym, ns->pi->path);
+		info->startup = startup_object(sym.path, ns->pi->path);
+		note_unnamed(ns, &sym, ready);
 		native_pframe(ns, &sym, &f);
 		profile_frame_rename(ns->p, info->frame, &f);
 		free(f.name);
@@ -303,6 +350,21 @@ static const char *pending_problem(const struct pending *pd)
 	return NULL;
 }
 
+/* How many of the n merged refs, outermost first, are start-up frames
+ * below a Python frame, to leave out.  Not in a stack cut short: its
+ * outermost frames are not the start. */
+static int startup_refs(struct nsample *ns, const struct pending *pd, int n)
+{
+	int k = n;
+
+	if (ns->keep_startup || pd->native_truncated)
+		return 0;
+	while (k > 0 && ns->refs[k - 1].kind == MERGED_NATIVE &&
+	       pc_info(ns, &pd->pcs[ns->refs[k - 1].index])->startup)
+		k--;
+	return k > 0 && ns->refs[k - 1].kind == MERGED_PYTHON ? n - k : 0;
+}
+
 /* The merged stack of pd, root first, into ns->out.  Returns its depth, or
  * -1 with the reason in ns->last_error. */
 static int merge_one(struct nsample *ns, const struct pending *pd)
@@ -343,7 +405,7 @@ static int merge_one(struct nsample *ns, const struct pending *pd)
 		ns->out[depth++] = ns->marker;
 	/* refs are innermost first; Python frame j (innermost first) is
 	 * stack[depth - 1 - j]. */
-	for (int i = n - 1; i >= 0; i--) {
+	for (int i = n - 1 - startup_refs(ns, pd, n); i >= 0; i--) {
 		const struct merged_ref *r = &ns->refs[i];
 
 		if (r->kind == MERGED_GAP)

@@ -23,6 +23,13 @@
  * native frames found (with the Python frames they ran); nsample_gaps()
  * counts those stacks.
  *
+ * The interpreter's start-up, the native frames outer to a thread's
+ * outermost Python frame (_start, __libc_start_main, Py_BytesMain,
+ * Py_RunMain... or clone, start_thread, thread_run), is left out unless
+ * startup is asked for: the same nine frames at the root of every stack.
+ * Only frames of the interpreter, its launcher (python*) and the C
+ * library count as start-up: a program that embeds Python keeps its own.
+ *
  * Native frames are PF_NATIVE profile frames named after the function
  * (demangled), with the source file and line where debug information has
  * them, else the object's path as the file; with no symbol at all,
@@ -42,9 +49,10 @@ struct py_tstate;
 struct nsample;
 
 /* pi must outlive the result.  by_function: no line numbers in frames.
- * marker: the profile frame that marks a truncated stack. */
+ * startup: keep the interpreter's start-up frames.  marker: the profile
+ * frame that marks a truncated stack. */
 struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profile *p,
-			     bool by_function, uint32_t marker);
+			     bool by_function, bool startup, uint32_t marker);
 void nsample_close(struct nsample *ns);
 
 /* Before pausing for the sample taken t_ns after the start. */

@@ -52,7 +52,8 @@ bool proc_task_exiting(pid_t pid, pid_t tid);
 char *proc_root_path(pid_t pid, const char *path);
 
 /* The message for a permission failure on pid, with what to do about it:
- * ptrace_scope, CAP_SYS_PTRACE, containers. */
+ * ptrace_scope, CAP_SYS_PTRACE, containers, and as root what else blocks
+ * (permission.c). */
 void permission_message(pid_t pid, char *err, size_t errlen);
 
 #endif

@@ -24,6 +24,9 @@ const struct out_format out_formats[] = {
 
 const struct out_format *out_format_find(const char *name)
 {
+	/* What people call the flame graph, after its files. */
+	if (!strcmp(name, "svg"))
+		name = "flamegraph";
 	for (const struct out_format *f = out_formats; f->name; f++)
 		if (!strcmp(f->name, name))
 			return f;

@@ -54,6 +54,11 @@ struct fleet {
 	struct sampler_counts gone;	/* totals of samplers closed */
 	uint64_t next_walk_ns;
 	char *version;
+	/* The first Python process's pid and command line, read when it
+	 * was found: what the profile is of, not the launcher above it. */
+	pid_t first_pid;
+	char **first_argv;
+	int first_argc;
 	/* Why the first process that looked like Python could not be read
 	 * (permission, version), to tell when none could. */
 	int why_rc;
@@ -171,8 +176,11 @@ static int try_open(struct fleet *f, struct member *mb, char *err, size_t errlen
 	}
 	mb->state = M_SAMPLING;
 	f->ever++;
-	if (!f->version)
+	if (!f->version) {
 		f->version = xstrdup(sampler_python_version(mb->s));
+		f->first_pid = mb->node.pid;
+		f->first_argv = proc_cmdline(mb->node.pid, &f->first_argc);
+	}
 	set_root(f, mb);
 	return 0;
 }
@@ -292,6 +300,7 @@ void fleet_close(struct fleet *f)
 		sampler_close(f->m[i].s);
 	free(f->m);
 	free(f->version);
+	proc_cmdline_free(f->first_argv);
 	free(f);
 }
 
@@ -398,6 +407,13 @@ const char *fleet_merge_error(const struct fleet *f)
 const char *fleet_python_version(const struct fleet *f)
 {
 	return f->version;
+}
+
+char **fleet_python_cmdline(const struct fleet *f, pid_t *pid, int *argc)
+{
+	*pid = f->first_pid;
+	*argc = f->first_argc;
+	return f->first_argv;
 }
 
 void fleet_set_idle(struct fleet *f, bool idle)

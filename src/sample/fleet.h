@@ -102,6 +102,11 @@ const char *fleet_merge_error(const struct fleet *f);
 
 /* The Python version of the first process sampled, or NULL. */
 const char *fleet_python_version(const struct fleet *f);
+/* That process's pid and command line (argv, *argc words) as read when it
+ * was found, or NULL: with --subprocesses, or a launcher (env, a pyenv
+ * shim) that ran exec() into Python, the target's own differs.  Valid
+ * until fleet_close(). */
+char **fleet_python_cmdline(const struct fleet *f, pid_t *pid, int *argc);
 
 void fleet_set_idle(struct fleet *f, bool idle);
 

@@ -88,7 +88,8 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->gc_frame = profile_frame(p, &(struct pframe){ PF_PYTHON, "<gc>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
 	if (o->native)
-		s->ns = nsample_open(pid, &s->pi, p, o->by_function, s->truncated_marker);
+		s->ns = nsample_open(pid, &s->pi, p, o->by_function, o->native_startup,
+				     s->truncated_marker);
 	return s;
 }
 

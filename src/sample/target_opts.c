@@ -1,5 +1,6 @@
 /* The options record and top share; see target_opts.h. */
 #include "sample/target_opts.h"
+#include "util/suggest.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -10,7 +11,8 @@ void target_opts_init(struct target_opts *t)
 	t->so.rate_hz = 100;
 }
 
-int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const char *who)
+int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const char *who,
+	       const struct option *longopts)
 {
 	switch (c) {
 	case 'p':
@@ -28,7 +30,12 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 	case TOPT_FULL: t->full_filenames = true; return 0;
 	case TOPT_BLOCKING: t->so.blocking = true; return 0;
 	/* Unwinding needs the threads stopped. */
-	case TOPT_NATIVE: t->so.native = t->so.blocking = true; return 0;
+	case TOPT_NATIVE:
+		if (arg && strcmp(arg, "all"))
+			return usage_error(who, "--native takes no value or 'all', not '%s'", arg);
+		t->so.native = t->so.blocking = true;
+		t->so.native_startup = arg != NULL;
+		return 0;
 	case 's': t->fo.subprocesses = true; return 0;
 	case TOPT_ASYNC:
 		if (!arg || !strcmp(arg, "running"))
@@ -39,12 +46,28 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 			return usage_error(who, "--async takes running or all, not '%s'", arg);
 		return 0;
 	default:
-		return usage_getopt(who, c, argv);
+		return usage_getopt(who, c, argv, longopts);
 	}
 }
 
-int target_opts_finish(struct target_opts *t, int argc, char **argv, const char *who)
+static bool has_dashdash(char **argv)
 {
+	for (; *argv; argv++)
+		if (!strcmp(*argv, "--"))
+			return true;
+	return false;
+}
+
+int target_opts_finish(struct target_opts *t, int argc, char **argv, const char *who,
+		       const struct option *longopts)
+{
+	/* No program is named 17784, and a word between --async and the
+	 * "--" before the command is --async's: what was meant is said
+	 * rather than launched. */
+	if (optind < argc && strcmp(argv[optind - 1], "--") &&
+	    ((all_digits(argv[optind]) && optind + 1 == argc) ||
+	     (optional_value_of_previous(argv, optind, longopts) && has_dashdash(argv + optind))))
+		return usage_extra(who, argv, optind, longopts, !t->pid);
 	if (optind < argc)
 		t->command = argv + optind;
 	if (!!t->pid == !!t->command)

@@ -47,7 +47,7 @@ enum {
 	{ "function", no_argument, NULL, TOPT_FUNCTION }, \
 	{ "full-filenames", no_argument, NULL, TOPT_FULL }, \
 	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
-	{ "native", no_argument, NULL, TOPT_NATIVE }, \
+	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
 	{ "subprocesses", no_argument, NULL, 's' }
 
@@ -57,10 +57,13 @@ void target_opts_init(struct target_opts *t);
 /* Option c as getopt_long returned it, with optarg arg.  Returns 0 when
  * handled, -1 when its value is bad or it is unknown (said on stderr as
  * "WHO: ..."; argv names the option). */
-int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const char *who);
+int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const char *who,
+	       const struct option *longopts);
 
 /* After the options: the command to launch, if any, and one of --pid or
- * a command.  Returns 0, or -1 (said on stderr). */
-int target_opts_finish(struct target_opts *t, int argc, char **argv, const char *who);
+ * a command; a bare pid or an optional value given without '=' is said
+ * to be one.  Returns 0, or -1 (said on stderr). */
+int target_opts_finish(struct target_opts *t, int argc, char **argv, const char *who,
+		       const struct option *longopts);
 
 #endif

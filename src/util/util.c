@@ -1,6 +1,8 @@
 #include "util/util.h"
 #include "util/escape.h"
+#include "util/suggest.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -236,13 +238,70 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	return -1;
 }
 
-int usage_getopt(const char *cmd, int c, char **argv)
+/* The long option of longopts nearest to arg ("--lcoals=deep"), or NULL. */
+static const char *near_option(const char *arg, const struct option *longopts)
 {
+	const char *names[64], *best;
+	size_t n = 0, len = strcspn(arg, "=");
+	char *typed;
+
+	if (!longopts || strncmp(arg, "--", 2) || len <= 2)
+		return NULL;
+	for (; longopts[n].name && n < ARRAY_SIZE(names); n++)
+		names[n] = longopts[n].name;
+	typed = xasprintf("%.*s", (int)(len - 2), arg + 2);
+	best = suggest(typed, names, n);
+	free(typed);
+	return best;
+}
+
+int usage_getopt(const char *cmd, int c, char **argv, const struct option *longopts)
+{
+	const char *arg = argv[optind - 1], *near;
+
 	if (c == ':')
-		return usage_error(cmd, "%s needs a value (see pystrobe %s --help)",
-				   argv[optind - 1], cmd);
-	return usage_error(cmd, "unknown option '%s' (see pystrobe %s --help)",
-			   argv[optind - 1], cmd);
+		return usage_error(cmd, "%s needs a value (see pystrobe %s --help)", arg, cmd);
+	near = near_option(arg, longopts);
+	if (near)
+		return usage_error(cmd, "unknown option '%s' (did you mean --%s? see pystrobe %s "
+				   "--help)", arg, near, cmd);
+	return usage_error(cmd, "unknown option '%s' (see pystrobe %s --help)", arg, cmd);
+}
+
+/* The option argv[i] spells, long or short, when its value is optional:
+ * getopt_long() took the word after it for an argument of the command. */
+static const struct option *optional_before(char **argv, int i, const struct option *longopts)
+{
+	const char *prev = i > 1 ? argv[i - 1] : "";
+
+	for (; longopts && longopts->name; longopts++) {
+		if (longopts->has_arg != optional_argument)
+			continue;
+		if ((!strncmp(prev, "--", 2) && !strcmp(prev + 2, longopts->name)) ||
+		    (prev[0] == '-' && prev[1] == longopts->val && !prev[2]))
+			return longopts;
+	}
+	return NULL;
+}
+
+bool optional_value_of_previous(char **argv, int i, const struct option *longopts)
+{
+	return optional_before(argv, i, longopts) != NULL;
+}
+
+int usage_extra(const char *cmd, char **argv, int i, const struct option *longopts,
+		bool pid_hint)
+{
+	const struct option *o = optional_before(argv, i, longopts);
+
+	if (o)
+		return usage_error(cmd, "unexpected argument '%s' (did you mean --%s=%s? its "
+				   "value goes after '=')", argv[i], o->name, argv[i]);
+	if (pid_hint && all_digits(argv[i]))
+		return usage_error(cmd, "unexpected argument '%s' (did you mean --pid %s?)",
+				   argv[i], argv[i]);
+	return usage_error(cmd, "unexpected argument '%s' (see pystrobe %s --help)", argv[i],
+			   cmd);
 }
 
 char *read_file(const char *path, size_t *lenp)
@@ -279,6 +338,39 @@ int parse_pid(const char *s)
 	if (!*s || *end || v <= 0 || v > 0x7fffffff)
 		return 0;
 	return (int)v;
+}
+
+/* The run of digits at *s, its leading zeros skipped: start and length. */
+static size_t digit_run(const char **s)
+{
+	size_t n = 0;
+
+	while (**s == '0' && isdigit((unsigned char)(*s)[1]))
+		(*s)++;
+	while (isdigit((unsigned char)(*s)[n]))
+		n++;
+	return n;
+}
+
+int natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			size_t na = digit_run(&a), nb = digit_run(&b);
+			int c = na != nb ? (na < nb ? -1 : 1) : memcmp(a, b, na);
+
+			if (c)
+				return c;
+			a += na;
+			b += nb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
 }
 
 int parse_number(const char *s, double min, double max, double *out)

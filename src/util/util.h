@@ -71,8 +71,18 @@ void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* getopt_long()'s complaint c (with opterr 0 and ':' leading the option
  * string): ':' for an option missing its value, else an unknown option,
- * the one at argv[optind - 1].  Returns -1. */
-int usage_getopt(const char *cmd, int c, char **argv);
+ * the one at argv[optind - 1], with the nearest of longopts (a getopt_long
+ * table, NULL-terminated) as a "did you mean".  Returns -1. */
+struct option;
+int usage_getopt(const char *cmd, int c, char **argv, const struct option *longopts);
+/* argv[i], a word the command takes none of, said with what was likely
+ * meant: a value of the option before it that takes one only after '='
+ * (--locals=deep), or a bare pid (--pid 17784) when pid_hint.  -1. */
+int usage_extra(const char *cmd, char **argv, int i, const struct option *longopts,
+		bool pid_hint);
+/* Whether argv[i] follows an option of longopts whose value is optional,
+ * as its value would, given without '='. */
+bool optional_value_of_previous(char **argv, int i, const struct option *longopts);
 
 /* Read a whole small file (from /proc) into a NUL-terminated buffer; the
  * length is stored in *len when len is not NULL.  NULL on error, errno set. */
@@ -82,6 +92,10 @@ char *read_file(const char *path, size_t *len);
  * (0, or -1 when invalid). */
 int parse_pid(const char *s);
 int parse_number(const char *s, double min, double max, double *out);
+
+/* strcmp() with runs of digits compared by their value: "Task-2" before
+ * "Task-10", as a person sorts numbered names. */
+int natural_cmp(const char *a, const char *b);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

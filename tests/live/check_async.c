@@ -8,7 +8,7 @@
  * `dump --async --json` against it.
  *
  * On every interpreter from 3.11: the exact graph, paused and
- * --nonblocking, the spinner caught running with its thread's frames, the
+ * --nonblocking, the tasks in name order, --group's blocks of tasks alike, the spinner caught running with its thread's frames, the
  * tasks of a gcore read back, `record --async` of
  * tests/targets/async_split.py (three tasks sharing the CPU 60/30/10 by
  * their own thread_time) finding those shares within 3 points, and `top
@@ -315,6 +315,28 @@ static void check_many(const struct test_interp *ti, char **failures)
 	target_stop(&t);
 }
 
+/* dump --async --group: the service with 20 more tasks alike (many-N, one
+ * Event) gives one block of 20, one of the 3 workers, one of gather-a and
+ * -b, the rest alone; JSON's task_groups and the text's blocks both held
+ * to the target's own objects (compare_async.py --group). */
+static void check_group(const struct test_interp *ti, char **failures)
+{
+	char why[512], pid[16];
+	struct target t;
+
+	if (target_start_script_arg(&t, ti, "tests/targets/async_service.py", "--many=20", why,
+				    sizeof(why)) < 0) {
+		msg_add(failures, "async_service.py --many=20: %s", why);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	if (dump_to(&t, "group.json", failures, "--async", "--group", "--json", "--pid", pid) == 0 &&
+	    dump_to(&t, "group.txt", failures, "--async", "--group", "--pid", pid, NULL) == 0)
+		free(compare(&t, "--group", t.truth, "group.json", "group.txt", failures));
+	kill_descendants(t.py_pid);
+	target_stop(&t);
+}
+
 /* record --async: three tasks sharing the CPU 60/30/10 by their own
  * account are sampled in those shares, within 3 points.  --blocking: on
  * this loaded machine a non-blocking sample can straddle a task switch
@@ -477,6 +499,8 @@ START_TEST(test_async)
 		check_graph(ti, false, &failures);
 	if (!failures && ti->minor >= 14)
 		check_ps(ti, &failures);
+	if (!failures)
+		check_group(ti, &failures);
 	if (!failures)
 		check_core(ti, &failures);
 	if (!failures)

@@ -2,12 +2,13 @@
  *
  * tests/targets/parked.py parks threads in known stacks and writes what it
  * sees itself (truth.json); tests/compare_dump.py holds pystrobe's JSON
- * against that.  Each interpreter is dumped four ways: --json (threads
- * paused), --json --nonblocking, plain text, and --locals --json.  After each
- * run no thread of the target may be left stopped.
+ * against that.  Each interpreter is dumped five ways: --json (threads
+ * paused), --json --nonblocking, plain text (the standard library's paths
+ * short, as record shows them), text with --full-filenames, and --locals
+ * --json.  After each run no thread of the target may be left stopped.
  *
  * Failures are collected while the target runs and reported once it is
- * stopped, so that all four dumps are judged and nothing is left behind.
+ * stopped, so that all five dumps are judged and nothing is left behind.
  *
  * tests/targets/no_threading.py (run with -S) never imports threading:
  * its main thread must still be "MainThread", as Python names it, in
@@ -167,7 +168,22 @@ static void check_text(struct dump_test *d)
 				 names[i]);
 			add_failure(d, "text", buf);
 		}
+		if (strstr(r.out, "/lib/python3") || !strstr(r.out, " (threading.py:"))
+			add_failure(d, "text", "the standard library's paths are not shortened "
+				    "(threading.py:LINE)");
 	}
+	run_free(&r);
+}
+
+/* --full-filenames gives text the whole paths JSON always has. */
+static void check_full_filenames(struct dump_test *d)
+{
+	struct run r;
+
+	if (dump_to(d, "text --full-filenames", "dump-full.txt", &r, "--full-filenames",
+		    NULL) &&
+	    !strstr(r.out, "/threading.py:"))
+		add_failure(d, "text --full-filenames", "no whole path .../threading.py");
 	run_free(&r);
 }
 
@@ -197,6 +213,7 @@ START_TEST(test_dump)
 	check_json(&d, "--json --nonblocking", "dump-nonblocking.json",
 		   "--nonblocking", "--loose-moving");
 	check_text(&d);
+	check_full_filenames(&d);
 	check_json(&d, "--json --locals", "dump-locals.json", "--locals",
 		   "--locals");
 

@@ -104,10 +104,11 @@ static const char *const usage_cases[][5] = {
 	{ "frobnicate", NULL },
 };
 
-START_TEST(test_usage)
+/* pystrobe ARGS... (NULL-terminated, at most 8) must exit 2 with one line,
+ * mentioning needle unless it is NULL. */
+static void assert_usage(const char *const *args, const char *needle)
 {
-	const char *const *args = usage_cases[_i];
-	char *argv[8], what[128] = "pystrobe";
+	char *argv[10], what[128] = "pystrobe";
 	struct run r;
 	int n = 0;
 
@@ -119,7 +120,76 @@ START_TEST(test_usage)
 	}
 	argv[n] = NULL;
 	ck_assert_int_eq(run_cmd(&r, RUN_TIMEOUT_MS, argv), 0);
-	assert_error(&r, what, 2, NULL);
+	assert_error(&r, what, 2, needle);
+	run_free(&r);
+}
+
+START_TEST(test_usage)
+{
+	assert_usage(usage_cases[_i], NULL);
+}
+END_TEST
+
+/* A mistyped command line: exit 2 and one line naming what was meant. */
+static const struct {
+	const char *args[8];
+	const char *says;
+} hint_cases[] = {
+	{ { "recrod", NULL }, "did you mean record?" },
+	{ { "dupm", "--pid", "1", NULL }, "did you mean dump?" },
+	{ { "17784", NULL }, "did you mean pystrobe dump --pid 17784?" },
+	{ { "help", "recrod", NULL }, "did you mean record?" },
+	{ { "dump", "17784", NULL }, "unexpected argument '17784' (did you mean --pid 17784?)" },
+	{ { "dump", "--locals", "deep", "--pid", "1", NULL },
+	  "unexpected argument 'deep' (did you mean --locals=deep?" },
+	{ { "dump", "--lcoals", "--pid", "1", NULL }, "did you mean --locals?" },
+	{ { "dump", "--pid", "1", "--gruop", NULL }, "did you mean --group?" },
+	{ { "record", "--duraton", "1", "--pid", "1", NULL }, "did you mean --duration?" },
+	{ { "record", "17784", NULL }, "did you mean --pid 17784?" },
+	{ { "record", "--async", "all", "--", "true", NULL }, "did you mean --async=all?" },
+	{ { "top", "--natvie", "--pid", "1", NULL }, "did you mean --native?" },
+	{ { "diff", "--negtae", "a", "b", NULL }, "did you mean --negate?" },
+};
+
+START_TEST(test_hints)
+{
+	assert_usage(hint_cases[_i].args, hint_cases[_i].says);
+}
+END_TEST
+
+/* pystrobe help CMD is pystrobe CMD --help. */
+START_TEST(test_help_command)
+{
+	const char *cmds[] = { "dump", "record", "top", "diff", "merge" };
+	char want[64];
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(*cmds); i++) {
+		ck_assert_int_eq(run_pystrobe(&r, "help", cmds[i], NULL), 0);
+		snprintf(want, sizeof(want), "usage: pystrobe %s ", cmds[i]);
+		ck_assert_msg(run_exit(&r) == 0 && !strncmp(r.out, want, strlen(want)),
+			      "pystrobe help %s: exit %d, not %s's help: %.300s", cmds[i],
+			      run_exit(&r), cmds[i], r.out);
+		run_free(&r);
+	}
+}
+END_TEST
+
+/* Root refused pid 1 (a VM's or a sandbox's init) must hear what blocks,
+ * not "run as root".  Where pid 1 can be read, it is no Python: exit 5. */
+START_TEST(test_root_pid1)
+{
+	struct run r;
+
+	ck_assert_msg(geteuid() == 0, "this check must run as root");
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", "1", NULL), 0);
+	if (run_exit(&r) == 4) {
+		assert_error(&r, "dump --pid 1 as root", 4, "process 1");
+		ck_assert_msg(!strstr(r.err, "run as root"), "root told to run as root: %s", r.err);
+		printf("errors: root refused pid 1: %s", r.err);
+	} else {
+		assert_error(&r, "dump --pid 1 as root", 5, NULL);
+	}
 	run_free(&r);
 }
 END_TEST
@@ -589,12 +659,15 @@ int main(void)
 	tc = tcase_create("usage");
 	tcase_add_loop_test(tc, test_usage, 0,
 			    sizeof(usage_cases) / sizeof(*usage_cases));
+	tcase_add_loop_test(tc, test_hints, 0, sizeof(hint_cases) / sizeof(*hint_cases));
+	tcase_add_test(tc, test_help_command);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("processes");
 	tcase_set_timeout(tc, 120);
 	add_have_interps(tc, ninterps);
 	tcase_add_test(tc, test_no_such_pid);
+	tcase_add_test(tc, test_root_pid1);
 	tcase_add_test(tc, test_not_python);
 	if (ninterps > 0)
 		tcase_add_test(tc, test_permission);

@@ -14,7 +14,9 @@
  *   descend   C -> Python -> C recursion through the library: every level
  *             once, in order, the C++ function demangled;
  *   stripped  the same with the stripped copy: library+0xOFFSET, inside the
- *             right function, never the nearest exported name;
+ *             right function, never the nearest exported name, and a note
+ *             on stderr naming the debug file (by build ID) that would
+ *             name them;
  *   debuglink the stripped copy with a .gnu_debuglink to a debug file
  *             (objcopy --only-keep-debug) in .debug/: the static functions
  *             named, with their source file and line, from that file; and
@@ -43,6 +45,10 @@
  *             Then the same recorded by a pystrobe that inherited SIGCHLD
  *             ignored: median pause under 100 ms (it sleeps until SIGCHLD
  *             says a thread stopped).
+ *
+ *   startup   `record --native` of parked.py's idle threads leaves out the
+ *             interpreter's start-up frames below the outermost Python
+ *             frame; --native=all keeps them.
  *
  * No dump may leave a thread of the target stopped.  Last, the cost of
  * unwinding a ~50-frame mixed stack is measured through the library API
@@ -421,6 +427,20 @@ static void test_descend(struct native_test *nt, enum lib_variant v)
 		verify(nt, what, (char *[]){ "descend", t.truth, path, levels,
 					     nt->b.descend_range, nt->b.park_range,
 					     (char *)flags[v], NULL });
+	/* Frames read lib+0xOFFSET: a note says which debug file names them. */
+	if (v == LIB_STRIPPED || v == LIB_BADCRC) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
+		if (run_pystrobe(&r, "dump", "--native", "--pid", pid, NULL) == 0) {
+			if (run_exit(&r) != 0 || !strstr(r.err, "pystrobe: note: ") ||
+			    !strstr(r.err, " has no symbols, so its frames read ") ||
+			    !strstr(r.err, "/usr/lib/debug/.build-id/"))
+				msg_add(&nt->failures, "%s: no note of the debug file that would "
+					"name its frames: %.1000s", what, r.err);
+			run_free(&r);
+		}
+	}
 	/* The text form names the frame as the README shows it. */
 	if (v == LIB_PLAIN) {
 		char pid[16];
@@ -510,11 +530,14 @@ static int record_mode(struct native_test *nt, const char *what, struct target *
 	return -1;
 }
 
+/* With the start-up frames (--native=all): every merged stack then has a
+ * native frame, which tells it from one counted with its Python frames
+ * alone, as native_verify.py counts merge errors. */
 static int record(struct native_test *nt, const char *what, struct target *t,
 		  const char *const opts[], const char *file, char *path, size_t size,
 		  struct run *r)
 {
-	return record_mode(nt, what, t, "--native", opts, file, path, size, r);
+	return record_mode(nt, what, t, "--native=all", opts, file, path, size, r);
 }
 
 /* record --native of native_stack.py qsort: the parked main thread. */
@@ -721,7 +744,8 @@ static void check_worker(struct native_test *nt, const char *what, const char *p
 	free(out);
 }
 
-/* One recording of the sleepers' target in mode (--native or --blocking):
+/* One recording of the sleepers' target in mode (--native=all, see
+ * record(), or --blocking):
  * the sleepers must not be stopped once their state is known, and the
  * worker's stacks must read as native_burn.py's code calls them. */
 static void sleepers_run(struct native_test *nt, struct target *t, const char *mode,
@@ -752,7 +776,7 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 	       nt->ti->label, what, stacks, most, n);
 	if (stacks < MIN_SLEEPER_STACKS)
 		msg_add(&nt->failures, "%s: %ld stacks: %.2000s", what, stacks, r.err);
-	if (strcmp(mode, "--native")) {
+	if (strncmp(mode, "--native", 8)) {
 		check_worker(nt, what, path, atoi(SLEEPERS) + 1);
 		goto out;
 	}
@@ -787,7 +811,7 @@ static void test_sleepers(struct native_test *nt)
 	if (!n)
 		msg_add(&nt->notes, "sleepers: no native thread ids (3.7): only the stacks "
 			"checked\n");
-	sleepers_run(nt, &t, "--native", tids, n);
+	sleepers_run(nt, &t, "--native=all", tids, n);
 	sleepers_run(nt, &t, "--blocking", tids, n);
 out:
 	if (t.pid > 0)
@@ -1147,6 +1171,42 @@ END_TEST
 
 /* unwind.c answers libunwind's sigprocmask calls itself while it unwinds;
  * every other caller must still get the kernel's. */
+/* --- start-up frames ------------------------------------------------------ */
+
+/* record --native of parked.py's idle threads: no stack starts with the
+ * interpreter's start-up (_start ... Py_RunMain, clone ... thread_run);
+ * --native=all keeps it (__libc_start_main, exported by every libc). */
+START_TEST(test_startup_hidden)
+{
+	const struct test_interp *ti = &interps[_i];
+	static const char *const startup[] = { "__libc_start_main", "Py_BytesMain", "Py_RunMain",
+						"start_thread", "thread_run" };
+	char why[512], pid[16], how[96];
+	struct target t;
+	struct run r;
+
+	if (target_start_parked(&t, ti, why, sizeof(why)) < 0)
+		ck_abort_msg("%s: parked.py: %s", ti->label, why);
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-q", "--native", "--idle", "-d", "0.5", "-f",
+				      "collapsed", "-o", "-", "--pid", pid, NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0 && strstr(r.out, "main_park"), "%s: record --native: %s: %.500s",
+		      ti->label, run_describe(&r, how, sizeof(how)), r.err);
+	for (size_t i = 0; i < sizeof(startup) / sizeof(*startup); i++)
+		ck_assert_msg(!strstr(r.out, startup[i]), "%s: record --native shows %s:\n%.2000s",
+			      ti->label, startup[i], r.out);
+	run_free(&r);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-q", "--native=all", "--idle", "-d", "0.5",
+				      "-f", "collapsed", "-o", "-", "--pid", pid, NULL), 0);
+	target_stop(&t);
+	ck_assert_msg(run_exit(&r) == 0 && strstr(r.out, "__libc_start_main"),
+		      "%s: record --native=all: %s, no __libc_start_main in:\n%.2000s", ti->label,
+		      run_describe(&r, how, sizeof(how)), r.out);
+	run_free(&r);
+	printf("native: %s: start-up frames hidden, and kept with --native=all\n", ti->label);
+}
+END_TEST
+
 START_TEST(test_sigmask_passes_through)
 {
 	sigset_t set, now;
@@ -1177,6 +1237,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_native, 0, ninterps);
+	tcase_add_loop_test(tc, test_startup_hidden, 0, ninterps);
 	tcase_add_test(tc, test_cost);
 	tcase_add_test(tc, test_sigmask_passes_through);
 	suite_add_tcase(s, tc);

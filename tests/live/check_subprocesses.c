@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -272,6 +273,32 @@ START_TEST(test_no_python)
 }
 END_TEST
 
+/* record -s -- SHIM, a launcher as pyenv's are (#!/usr/bin/env bash, then
+ * exec python): the profile is named after the Python program, not
+ * "/usr/bin/env bash SHIM" (pprof's File: env). */
+START_TEST(test_named_after_python)
+{
+	const struct test_interp *ti = test_interp_pick(interps, ninterps, 7);
+	char dir[] = "/tmp/pystrobe-shim-XXXXXX", shim[64], script[PATH_MAX + 64], desc[64];
+	struct run r;
+
+	ck_assert_msg(ti && !ti->root[0], "no interpreter of this root to launch");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(shim, sizeof(shim), "%s/python3", dir);
+	snprintf(script, sizeof(script), "#!/usr/bin/env bash\nexec %s \"$@\"\n", ti->path);
+	ck_assert_int_eq(write_file(shim, script, strlen(script)), 0);
+	ck_assert_int_eq(chmod(shim, 0755), 0);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "-q", "-s", "-d", "1.5", "-f", "speedscope", "-o",
+				      "-", "--", shim, "-c", "import time; time.sleep(5)", NULL), 0);
+	unlink(shim);
+	rmdir(dir);
+	ck_assert_msg(r.out && strstr(r.out, "\"name\":") && !strstr(r.out, "/usr/bin/env") &&
+		      strstr(r.out, ti->path), "record -s of a shim: %s, not named after %s: %.600s",
+		      run_describe(&r, desc, sizeof(desc)), ti->path, r.out ? r.out : r.err);
+	run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("subprocesses");
@@ -283,6 +310,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	add_have_interps(tc, ninterps);
 	tcase_add_test(tc, test_no_python);
+	tcase_add_test(tc, test_named_after_python);
 	tcase_add_loop_test(tc, test_subprocesses, 0, ninterps);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

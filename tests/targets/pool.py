@@ -13,7 +13,7 @@ When all are parked a reporter thread takes sys._current_frames() until
 two looks agree, groups the threads by their stacks (function, file, line
 of every frame), writes OUTDIR/truth.json and exits (it is not part of
 what the test dumps).  truth.json: pid, nthreads (of this process), and
-groups: [{"stack": [...], "members": [[pid, ident], ...]}], with the
+groups: [{"stack": [...], "members": [[pid, ident, name], ...]}], with the
 child's threads in them when there is one.  Runs on 3.7 to 3.15.
 """
 import json
@@ -75,9 +75,10 @@ def groups_now():
         if now == last:
             break
         last = now
+    names = dict((t.ident, t.name) for t in parked)
     groups = {}
     for ident, stack in now.items():
-        groups.setdefault(json.dumps(stack), []).append([os.getpid(), ident])
+        groups.setdefault(json.dumps(stack), []).append([os.getpid(), ident, names[ident]])
     return len(parked), groups
 
 

@@ -2,11 +2,12 @@
  * ones bench/dataloader's merges failed on: an unwind that ended in JIT
  * code below every interpreter call, one that ended between two of them,
  * an eval call leaving with its frame already unlinked; and the cases
- * that must stay errors. */
+ * that must stay errors; and the debug package dbghint.c names. */
 #include <check.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "native/dbghint.h"
 #include "native/mixed.h"
 #include "suite.h"
 
@@ -166,6 +167,29 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* The package a stripped object's debug file is in, from its name alone. */
+START_TEST(test_debug_package)
+{
+	static const char *const cases[][2] = {
+		{ "python3.11", "python3.11-dbg" },
+		{ "python3.13t", "python3.13-dbg" },
+		{ "libpython3.12.so.1.0", "python3.12-dbg" },
+		{ "libc.so.6", "libc6-dbg" },
+		{ "python3", NULL },
+		{ "libfoo.so", NULL },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const char *got = dbg_package(cases[i][0], buf, sizeof(buf));
+
+		ck_assert_msg(cases[i][1] ? got && !strcmp(got, cases[i][1]) : !got,
+			      "%s: %s, want %s", cases[i][0], got ? got : "none",
+			      cases[i][1] ? cases[i][1] : "none");
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mixed");
@@ -178,6 +202,7 @@ int main(void)
 	tcase_add_test(tc, test_eval_entering_or_leaving);
 	tcase_add_test(tc, test_marker_below_stays_an_error);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_debug_package);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

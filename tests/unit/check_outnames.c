@@ -55,6 +55,10 @@ START_TEST(test_settle)
 		{ "speedscope", "x.trace.json", NULL },
 		{ "collapsed", "x.json", NULL },
 		{ "nosuch", NULL, NULL },
+		/* svg is what a flame graph is, and its files' ending */
+		{ "svg", NULL, "flamegraph" },
+		{ "svg", "x.svg", "flamegraph" },
+		{ "svg", "x.pb.gz", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
