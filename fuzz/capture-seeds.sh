@@ -6,10 +6,11 @@
 # Usage: capture-seeds.sh CORPUSDIR
 #
 # Writes CORPUSDIR/walk/real-LABEL, CORPUSDIR/debug_offsets/real-LABEL (3.13+)
-# and a few CORPUSDIR/linetable/real-LABEL-N; for 3.14+ also, from
+# and a few CORPUSDIR/linetable/real-LABEL-N; for 3.11+ also, from
 # tests/targets/async_service.py, CORPUSDIR/asyncio/real-async-LABEL (and
-# its walk and debug_offsets seeds, as real-async-LABEL).  Interpreters that are not
-# installed are skipped.  PYENV_ROOT (default /root/.pyenv) and SID_ROOT
+# its walk and debug_offsets seeds, as real-async-LABEL), on 3.11-3.13 also
+# with pure-Python tasks (--pytasks, as real-async-LABEL-pytasks).
+# Interpreters that are not installed are skipped.  PYENV_ROOT (default /root/.pyenv) and SID_ROOT
 # (default /var/cache/pystrobe/sid-root, the chroot tests/setup-sid-root.sh
 # builds, with python3.14, python3.15 and python3.15d) say where to look.
 set -u
@@ -55,7 +56,7 @@ capture_one() {
 		mkdir -p "$tmp/lt-$label"
 		dbg=
 		case $label in 3.1[3-9]*) dbg="-d $corpus/debug_offsets/real-$label" ;; esac
-		# 3.14+ under the asyncio service: its tasks as a fuzz_asyncio seed.
+		# Under the asyncio service: its tasks as a fuzz_asyncio seed.
 		case $label in async-*) dbg="$dbg -a $corpus/asyncio/real-$label" ;; esac
 		# shellcheck disable=SC2086
 		"$capture" $dbg -l "$tmp/lt-$label" "$pid" "$corpus/walk/real-$label" ||
@@ -79,6 +80,15 @@ for v in 7 8 9 10 11 12 13; do
 		[ -x "$py" ] || continue
 		mkdir -p "$tmp/out-3.$v"
 		capture_one "3.$v" "$tmp/out-3.$v" "" "$py" "$parked" "$tmp/out-3.$v"
+		# 3.11-3.13: the legacy task reader's seeds, C and Python tasks.
+		if [ "$v" -ge 11 ]; then
+			for variant in "" -pytasks; do
+				adir=$tmp/async-3.$v$variant
+				mkdir -p "$adir"
+				capture_one "async-3.$v$variant" "$adir" "" "$py" "$service" \
+					${variant:+--pytasks} "$adir"
+			done
+		fi
 		break
 	done
 done

@@ -3,19 +3,22 @@
  * thread with locals, name the threads) through a reader that records every
  * page it touches, and write what was read as a fuzz_walk input.
  *
- * Usage: capture [-d DBGFILE] [-l LTDIR] PID OUTFILE
+ * Usage: capture [-d DBGFILE] [-l LTDIR] [-a ASYNCFILE] PID OUTFILE
  *
  *   OUTFILE	the fuzz_walk seed: the layout's minor version, _PyRuntime,
  *		and the bytes of every touched page that were actually
  *		read (runs under GAP bytes apart joined, so neighbouring
- *		reads make one region)
+ *		reads make one region; wider gaps where that still makes
+ *		more regions than a harness reads)
  *   -d FILE	also the first 1024 bytes at _PyRuntime (3.13+: the
  *		_Py_DebugOffsets table), a fuzz_debug_offsets seed
  *   -l DIR	also each frame's line table, with its offset and first
  *		line, as fuzz_linetable seeds DIR/real-3.X-N
- *   -a FILE	(3.14+) also what `dump --async` reads -- the _asyncio
- *		section, _Py_DebugOffsets, every task list, task, coroutine
- *		and code object -- as a fuzz_asyncio seed
+ *   -a FILE	(3.11+) also what `dump --async` reads -- the _asyncio
+ *		section (3.14+), _Py_DebugOffsets (3.13+), every task list or
+ *		registry (3.11-3.13: asyncio.tasks' sets, found through
+ *		sys.modules), task, coroutine and code object -- as a
+ *		fuzz_asyncio seed
  *
  * Pages are copied the first time they are touched and every read is served
  * from the copies, so the walk sees one consistent snapshot even of threads
@@ -31,6 +34,7 @@
 #include "fuzzmem.h"
 #include "interp/layout.h"
 #include "python/asyncio.h"
+#include "python/asyncio_legacy.h"
 #include "python/locate.h"
 #include "process/mem.h"
 #include "python/pyobj.h"
@@ -141,10 +145,10 @@ static bool touched(const struct mem_rec *r, size_t i, uint32_t off)
 	return r->pages[i]->ok && (r->pages[i]->touched[off / 8] >> (off % 8) & 1);
 }
 
-/* The touched bytes as regions, runs of them less than GAP bytes apart
+/* The touched bytes as regions, runs of them less than gap bytes apart
  * made one (the bytes between are in the captured pages too); returns how
- * many regions. */
-static int write_regions(FILE *f, struct mem_rec *r)
+ * many regions (f NULL: only counts them). */
+static int put_regions(FILE *f, struct mem_rec *r, uint64_t gap)
 {
 	uint8_t *buf = malloc(PAGE);
 	size_t cap = PAGE, len = 0;
@@ -164,7 +168,7 @@ static int write_regions(FILE *f, struct mem_rec *r)
 			/* Join the current region if the gap is small and lies in
 			 * captured pages: this one, or the one before when it
 			 * is its neighbour. */
-			if (len && a - last < GAP &&
+			if (len && a - last < gap &&
 			    (last >= p->base ||
 			     (i > 0 && r->pages[i - 1]->ok && r->pages[i - 1]->base + PAGE == p->base))) {
 				for (uint64_t g = last; g < a; g++) {
@@ -175,10 +179,9 @@ static int write_regions(FILE *f, struct mem_rec *r)
 					buf[len++] = q->data[g - q->base];
 				}
 			} else {
-				if (len) {
+				if (len && f)
 					fz_put_region(f, start, buf, (uint32_t)len, 0);
-					count++;
-				}
+				count += len > 0;
 				start = a;
 				len = 0;
 			}
@@ -188,12 +191,22 @@ static int write_regions(FILE *f, struct mem_rec *r)
 			last = a + 1;
 		}
 	}
-	if (len) {
+	if (len && f)
 		fz_put_region(f, start, buf, (uint32_t)len, 0);
-		count++;
-	}
+	count += len > 0;
 	free(buf);
 	return count;
+}
+
+/* The same, joined over gaps of GAP bytes, or wider where that makes more
+ * regions than the harnesses read (FZ_MAX_REGIONS). */
+static int write_regions(FILE *f, struct mem_rec *r)
+{
+	uint64_t gap = GAP;
+
+	while (gap < PAGE && put_regions(NULL, r, gap) > FZ_MAX_REGIONS)
+		gap *= 2;
+	return put_regions(f, r, gap);
 }
 
 /* --- line tables ---------------------------------------------------------- */
@@ -254,16 +267,22 @@ static int capture_async(struct mem_rec *r, pid_t pid, const struct pyinterp *pi
 	size_t len = 0;
 	FILE *f;
 	int nreg;
+	bool legacy = asyncio_legacy_version(pi->minor, &A);
 
-	if (locate_section(pid, &r->mem, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec),
-			   &len) < 0 || asyncio_layout_parse(pi->minor, sec, len, &A, err,
-							     sizeof(err)) < 0) {
+	if (!legacy &&
+	    (locate_section(pid, &r->mem, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec),
+			    &len) < 0 || asyncio_layout_parse(pi->minor, sec, len, &A, err,
+							      sizeof(err)) < 0)) {
 		fprintf(stderr, "capture: no asyncio section to read tasks by\n");
 		return -1;
 	}
 	for (size_t i = 0; i < r->n; i++)
 		memset(r->pages[i]->touched, 0, sizeof(r->pages[i]->touched));
-	if (debug_offsets_layout(&r->mem, pi->runtime, &L, err, sizeof(err)) < 0 ||
+	/* Read as the harness reads: the layout, where the version publishes
+	 * it, then (3.11-3.13) what locating asyncio.tasks reads, the tasks. */
+	if ((pi->minor >= 13 && debug_offsets_layout(&r->mem, pi->runtime, &L, err,
+						      sizeof(err)) < 0) ||
+	    (legacy && asyncio_legacy_locate(&r->mem, pi, "the target", &A, err, sizeof(err))) ||
 	    asyncio_tasks(&r->mem, pi, &A, NULL, &t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "capture: %s\n", err);
 		return -1;
@@ -274,7 +293,8 @@ static int capture_async(struct mem_rec *r, pid_t pid, const struct pyinterp *pi
 		py_tasks_free(&t);
 		return -1;
 	}
-	fz_put_asyncio_header(f, pi->minor, FZA_TWO_PHASE | FZA_RECHECK, pi->runtime, sec);
+	fz_put_asyncio_header(f, pi->minor, FZA_TWO_PHASE | FZA_RECHECK |
+			      (pi->minor >= 13 ? FZA_DEBUG_OFFSETS : 0), pi->runtime, sec);
 	nreg = write_regions(f, r);
 	fprintf(stderr, "capture: %d tasks, %d regions -> %s\n", t.n, nreg, file);
 	py_tasks_free(&t);

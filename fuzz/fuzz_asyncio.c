@@ -1,16 +1,23 @@
-/* libFuzzer harness: the asyncio task reader on arbitrary memory.
+/* libFuzzer harness: the asyncio task readers on arbitrary memory.
  *
- * Input (see fuzzmem.h): "PSA1", the minor version (14 or 15), flags, two
+ * Input (see fuzzmem.h): "PSA1", the minor version (11 to 15), flags, two
  * bytes of padding, the address of _PyRuntime, the 104 bytes of the
  * _asyncio module's .AsyncioDebug section, then regions of memory.  What
  * the dump and the sampler do with tasks runs on it:
  *
- *   - the section is checked and parsed (asyncio_layout_parse), and the
- *     interpreter's layout taken from _Py_DebugOffsets at _PyRuntime;
+ *   - 3.14+ (asyncio.c): the section is checked and parsed
+ *     (asyncio_layout_parse), and the interpreter's layout taken from
+ *     _Py_DebugOffsets at _PyRuntime;
+ *   - 3.11-3.13 (asyncio_legacy.c): the section is not read; the layout
+ *     is the version's table (3.13: _Py_DebugOffsets' with FZA_DEBUG_OFFSETS,
+ *     as a live 3.13 has it) and asyncio_legacy_locate() finds
+ *     asyncio.tasks and checks its Task type, as asyncio_locate() does;
  *   - asyncio_tasks() (dump --async: lists, awaiters, cycles, frames),
  *     paused, or re-checked against a second snapshot (FZA_RECHECK: the
  *     torn-task path of --nonblocking);
- *   - asyncio_awaiter_chain() for every task found (record --async);
+ *   - asyncio_awaiter_chain() for every task found (record --async; the
+ *     first LEGACY_CHAINS on 3.11-3.13);
+ *   - asyncio_running_task() for each thread (the sampler's running task);
  *   - asyncio_tasks_memo() over the first snapshot and then the second
  *     (FZA_TWO_PHASE), as record --async=all reads round after round: the
  *     memo's proofs (process/readset.c) must drop what changed.
@@ -24,6 +31,8 @@
 #include "fuzzmem.h"
 #include "interp/layout.h"
 #include "python/asyncio.h"
+#include "python/asyncio_legacy.h"
+#include "python/pystack.h"
 #include "process/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,6 +55,10 @@ static void show(const struct py_tasks *t)
 	}
 }
 
+/* The legacy reader reads the whole graph for each awaiter chain: the
+ * chains of a few tasks say as much as all of them. */
+#define LEGACY_CHAINS 3
+
 /* The dump's read, and the sampler's awaiter chains of what it found. */
 static void dump(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 		 struct mem *recheck)
@@ -58,7 +71,8 @@ static void dump(struct mem *m, const struct pyinterp *pi, const struct asyncio_
 	if (getenv("FUZZ_ASYNCIO_VERBOSE"))
 		show(&t);
 	for (int i = 0; i < t.n; i++) {
-		int n = asyncio_awaiter_chain(m, pi, A, t.v[i].addr, names, ASYNCIO_CHAIN_MAX);
+		int n = A->legacy.on && i >= LEGACY_CHAINS ? 0 :
+			asyncio_awaiter_chain(m, pi, A, t.v[i].addr, names, ASYNCIO_CHAIN_MAX);
 
 		for (int k = 0; k < n; k++)
 			free(names[k]);
@@ -66,6 +80,19 @@ static void dump(struct mem *m, const struct pyinterp *pi, const struct asyncio_
 			abort();	/* an address listed twice */
 	}
 	py_tasks_free(&t);
+}
+
+/* The sampler's question for each thread: which task it runs. */
+#define THREADS 64
+static void running(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A)
+{
+	struct py_tstate ts[THREADS];
+	uint64_t gil, task, frame;
+	char err[256];
+	int n = pystack_tstates(m, pi, ts, THREADS, &gil, err, sizeof(err));
+
+	for (int i = 0; i < n; i++)
+		asyncio_running_task(m, pi, A, &ts[i], &task, &frame);
 }
 
 /* record --async=all: rounds through one memo, the memory changing
@@ -99,29 +126,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pyinterp pi;
 	uint8_t flags;
 	char err[256];
+	bool legacy;
 
 	if (size < FZ_ASYNCIO_HDR || memcmp(data, FZ_ASYNCIO_MAGIC, 4) != 0)
 		return 0;
 	flags = data[5];
 	memset(&pi, 0, sizeof(pi));
 	pi.pid = 1;
-	pi.minor = 14 + (data[4] & 1);
+	pi.minor = fz_asyncio_minor(data[4]);
 	pi.runtime = fz_le64(data + 8);
 	snprintf(pi.version, sizeof(pi.version), "3.%d", pi.minor);
 	pi.layout = *layout_for_minor(pi.minor);
-	if (asyncio_layout_parse(pi.minor, data + 16, ASYNCIO_SECTION_SIZE, &A, err,
-				 sizeof(err)) < 0)
+	legacy = asyncio_legacy_version(pi.minor, &A);
+	if (!legacy && asyncio_layout_parse(pi.minor, data + 16, ASYNCIO_SECTION_SIZE, &A, err,
+					    sizeof(err)) < 0)
 		return 0;
 
 	first = mem_fake_new();
 	if (flags & FZA_TWO_PHASE)
 		second = mem_fake_new();
 	fz_add_regions(data + FZ_ASYNCIO_HDR, size - FZ_ASYNCIO_HDR, first, second);
-	if (debug_offsets_layout(first, pi.runtime, &pi.layout, err, sizeof(err)) < 0)
+	if ((!legacy || (flags & FZA_DEBUG_OFFSETS)) &&
+	    debug_offsets_layout(first, pi.runtime, &pi.layout, err, sizeof(err)) < 0)
+		goto out;
+	if (legacy && asyncio_legacy_locate(first, &pi, "fuzz", &A, err, sizeof(err)) != 0)
 		goto out;
 
 	sw.cur = first;
 	dump(&sw.mem, &pi, &A, NULL);
+	running(first, &pi, &A);
 	if (second) {
 		/* Read from the first snapshot, re-checked against the second:
 		 * whatever changed in between must be dropped, not shown. */

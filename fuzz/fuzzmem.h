@@ -15,7 +15,7 @@
  * fuzz_pyobj:	"PSO1" [minor u8][flags u8][keylen u8][pad u8][addr u64]
  *		[intkey i64][key: keylen bytes] regions
  * fuzz_asyncio: "PSA1" [minor u8][flags u8][pad u16][runtime u64]
- *		[the .AsyncioDebug section: 104 bytes] regions
+ *		[the .AsyncioDebug section: 104 bytes (3.14+)] regions
  * fuzz_linetable: [fmt u8][firstlineno i32][offset u32] table bytes
  * fuzz_debug_offsets: the table itself (the first 1024 bytes)
  */
@@ -51,6 +51,7 @@
 /* fuzz_asyncio flags. */
 #define FZA_TWO_PHASE	0x01	/* a second snapshot: re-checks and memo rounds */
 #define FZA_RECHECK	0x02	/* the memo rounds re-check tasks (--nonblocking) */
+#define FZA_DEBUG_OFFSETS 0x04	/* 3.13: take the layout from _Py_DebugOffsets */
 
 /* Region flags. */
 #define FZR_NOT_FIRST	0x01
@@ -80,6 +81,13 @@ static inline uint16_t fz_le16(const uint8_t *p)
 static inline int fz_minor(uint8_t b)
 {
 	return b >= 7 && b <= 14 ? b : 7 + b % 8;
+}
+
+/* fuzz_asyncio's minor version, 11..15 from any byte (the seeds carry the
+ * real one): 11-13 the legacy reader's, 14 and 15 asyncio.c's. */
+static inline int fz_asyncio_minor(uint8_t b)
+{
+	return b >= 11 && b <= 15 ? b : 11 + b % 5;
 }
 
 /* Add the regions in [p, p + n) to first (and to second when not NULL).

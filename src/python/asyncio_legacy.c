@@ -15,6 +15,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -672,26 +673,83 @@ static bool listed(const uint64_t *v, int n, uint64_t x)
 	return false;
 }
 
+/* The gathers of one read's walks (see gather_edges): what is left of its
+ * budget, and each gather expanded, for whose walk and how far down. */
+struct gathers {
+	long left;		/* gathers and children to look at */
+	struct hashidx ix;	/* gather address -> seen[] */
+	struct gather_seen {
+		uint64_t addr;
+		int walk, hops;
+	} *seen;
+	size_t n, cap;
+};
+
+/* n awaits left out (a gather not walked counts one), at a bound. */
+static void count_cut(struct py_tasks *out, uint64_t n)
+{
+	out->edges_cut = n < (uint64_t)(INT_MAX - out->edges_cut) ? out->edges_cut + (int)n : INT_MAX;
+}
+
+/* Is gather fut new to task i's walk, or met nearer the task than
+ * before?  Then it is marked met here and is to be expanded. */
+static bool gather_first(struct gathers *g, int i, uint64_t fut, int hops)
+{
+	uint32_t h = hash_u64(fut), id;
+	struct hashidx_pos pos;
+
+	for (id = hashidx_first(&g->ix, h, &pos); id != HASHIDX_NONE; id = hashidx_next(&g->ix, &pos))
+		if (g->seen[id].addr == fut)
+			break;
+	if (id == HASHIDX_NONE) {
+		ALLOC_GROW(g->seen, g->n + 1, g->cap);
+		id = (uint32_t)g->n++;
+		g->seen[id] = (struct gather_seen){ .addr = fut, .walk = -1 };
+		hashidx_add(&g->ix, h, id);
+	}
+	if (g->seen[id].walk == i && g->seen[id].hops <= hops)
+		return false;
+	g->seen[id].walk = i;
+	g->seen[id].hops = hops;
+	return true;
+}
+
 /* Task i waits on gather future fut: it awaits the tasks fut gathers,
- * and those of the gathers among them. */
-static void gather_edges(struct lreader *r, int i, uint64_t fut, int hops)
+ * and those of the gathers among them.  Garbage may nest gathers in
+ * themselves or each other without end: each is expanded once per walk,
+ * every gather and child is charged to the read's budget, and what is
+ * not followed (too deep, past MAX_CHILDREN, past the budget) counted cut. */
+static void gather_edges(struct lreader *r, struct gathers *g, int i, uint64_t fut, int hops)
 {
 	uint64_t children, *items;
+	int64_t len = 0;
 	size_t n = 0;
 
-	if (hops > ASYNCIO_MAX_HOPS || attr(r, fut, "_children", &children) < 0 ||
-	    !type_is(r, children, "list"))
+	if (!gather_first(g, i, fut, hops))
+		return;
+	if (hops > ASYNCIO_MAX_HOPS || g->left <= 0) {
+		count_cut(r->out, 1);
+		return;
+	}
+	g->left--;
+	if (attr(r, fut, "_children", &children) < 0 || !type_is(r, children, "list"))
 		return;
 	items = xcalloc(MAX_CHILDREN, sizeof(*items));
 	if (py_seq_items(&r->c, children, PY_LIST, items, MAX_CHILDREN, &n) < 0)
 		n = 0;
+	else if (n == MAX_CHILDREN && py_varsize(&r->c, children, &len) == 0 && len > (int64_t)n)
+		count_cut(r->out, (uint64_t)len - n);
 	for (size_t j = 0; j < n; j++) {
 		int k = task_index(r, items[j]);
 
+		if (g->left-- <= 0) {
+			count_cut(r->out, n - j);
+			break;
+		}
 		if (k >= 0)
 			py_tasks_link(r->out, i, k);
 		else if (type_is(r, items[j], "_GatheringFuture"))
-			gather_edges(r, i, items[j], hops + 1);
+			gather_edges(r, g, i, items[j], hops + 1);
 	}
 	free(items);
 }
@@ -736,6 +794,8 @@ static void group_edges(struct lreader *r, int i)
 
 static void resolve(struct lreader *r)
 {
+	struct gathers g = { .left = ASYNCIO_LEGACY_GATHER_VISITS(r->out->n) };
+
 	for (int i = 0; i < r->out->n; i++) {
 		uint64_t w = r->raw[i].waiter;
 		const char *type;
@@ -748,10 +808,12 @@ static void resolve(struct lreader *r)
 		if ((k = task_index(r, w)) >= 0)
 			py_tasks_link(r->out, i, k);
 		else if (type_is(r, w, "_GatheringFuture"))
-			gather_edges(r, i, w, 0);
+			gather_edges(r, &g, i, w, 0);
 		if ((type = type_name(r, w)))
 			r->out->v[i].waiting_on = xstrdup(type);
 	}
+	hashidx_release(&g.ix);
+	free(g.seen);
 }
 
 /* --- entry points -------------------------------------------------------- */

@@ -31,6 +31,15 @@ bool asyncio_legacy_version(int minor, struct asyncio_layout *A);
 int asyncio_legacy_locate(struct mem *m, const struct pyinterp *pi, const char *what,
 			  struct asyncio_layout *A, char *err, size_t errlen);
 
+/* Who awaits whom through gathers is found by walking the children of
+ * the gather future a task waits on, the gathers among them too, down to
+ * ASYNCIO_MAX_HOPS, each gather once per task's walk.  Garbage can list a
+ * gather in itself, or nest them a thousand wide: a read of n tasks looks
+ * at no more than this many gathers and children, each a few reads, and
+ * counts what it leaves out in edges_cut (as it does the children of a
+ * gather past the first 1024). */
+#define ASYNCIO_LEGACY_GATHER_VISITS(n) (65536L + 4L * (long)(n))
+
 /* Like asyncio_tasks(). */
 int asyncio_legacy_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 			 struct mem *recheck, struct py_tasks *out, char *err, size_t errlen);

@@ -68,7 +68,9 @@ struct py_tasks {
 	int torn;		/* tasks dropped because they changed under us */
 	bool truncated;		/* more than ASYNCIO_MAX_TASKS */
 	int ncycles;
-	int edges_cut;		/* awaits left out at ASYNCIO_MAX_AWAITERS */
+	/* Awaits left out at a bound: ASYNCIO_MAX_AWAITERS; on 3.11-3.13
+	 * also the children of gathers not read (asyncio_legacy.h). */
+	int edges_cut;
 	struct hashidx ix;	/* address -> index, once py_tasks_index() */
 };
 

@@ -569,6 +569,15 @@ uint64_t fp_instance(struct fakepy *fp, const char *type_name, const char *const
 	return obj;
 }
 
+uint64_t fp_instance_again(struct fakepy *fp, uint64_t obj)
+{
+	uint64_t block = fp_alloc(fp, FP_OBJ, PREHEADER + 24);
+
+	memcpy(fp_ptr(fp, block, PREHEADER + 24), fp_ptr(fp, obj - PREHEADER, PREHEADER + 24),
+	       PREHEADER + 24);
+	return block + PREHEADER;
+}
+
 /* --- code objects --------------------------------------------------------- */
 
 /* 3.7-3.9 co_lnotab: (address increment, line increment) pairs, each

@@ -156,6 +156,9 @@ uint64_t fp_dict_keys_nentries(struct fakepy *fp, uint64_t keys);
  * managed dict or the values beside the object (shared == true) on 3.11+. */
 uint64_t fp_instance(struct fakepy *fp, const char *type_name, const char *const *names,
 		     const uint64_t *values, size_t n, bool shared);
+/* Another instance of the class of obj (made by fp_instance, shared false)
+ * at a new address, with the very same attributes: its dict is obj's. */
+uint64_t fp_instance_again(struct fakepy *fp, uint64_t obj);
 
 /* --- code and frames ------------------------------------------------------ */
 

@@ -146,20 +146,25 @@ static uint64_t group_callback(struct scene *sc, uint64_t parent)
 	return method;
 }
 
+/* A gather future whose _children is list. */
+static uint64_t gather(struct scene *sc, uint64_t list)
+{
+	const char *const children[] = { "_children" };
+
+	return fp_instance(sc->fp, "_GatheringFuture", children, &list, 1, false);
+}
+
 /* main awaits a gather of "gathered"; worker is main's TaskGroup's. */
 static void make_graph(struct scene *sc, uint64_t loop)
 {
 	struct fakepy *fp = sc->fp;
-	const char *const children[] = { "_children" };
-	uint64_t inner, list, gfut;
+	uint64_t inner;
 
 	inner = coro(sc, C_WAIT, 1, 0, false);
 	inner = coro(sc, C_STEP, 1, inner, false);
 	sc->main = task(sc, "main", coro(sc, C_WORK, 1, inner, false), 0, loop);
 	sc->gathered = task(sc, "gathered", coro(sc, C_WAIT, 1, 0, false), 0, loop);
-	list = fp_list(fp, &sc->gathered, 1);
-	gfut = fp_instance(fp, "_GatheringFuture", children, &list, 1, false);
-	fp_w64(fp, sc->main + sc->A.task.fut_waiter, gfut);
+	fp_w64(fp, sc->main + sc->A.task.fut_waiter, gather(sc, fp_list(fp, &sc->gathered, 1)));
 	sc->worker = task(sc, "worker", coro(sc, C_STEP, 0, 0, false), 0, loop);
 	fp_w64(fp, sc->worker + sc->A.legacy.callback0, group_callback(sc, sc->main));
 	sc->dla = task(sc, "dl-a", coro(sc, C_STEP, 1, 0, false), 0, loop);
@@ -228,19 +233,31 @@ static void build(struct scene *sc, int minor)
 	fp_set_modules(fp, fp_dict(fp, keys, vals, 1));
 }
 
-static int locate_and_read(struct scene *sc, struct py_tasks *out, char *err, size_t errlen)
+/* Locate and read the tasks; *reads (when not NULL): the memory reads
+ * the tasks took. */
+static int read_counted(struct scene *sc, struct py_tasks *out, unsigned long *reads,
+			char *err, size_t errlen)
 {
 	struct pyinterp pi;
 	struct mem *m = fp_mem(sc->fp);
+	unsigned long before;
 	int rc;
 
 	fp_pyinterp(sc->fp, &pi);
 	rc = asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc->A, err,
 			       errlen);
+	before = mem_fake_reads(m);
 	if (rc == 0)
 		rc = asyncio_tasks(m, &pi, &sc->A, NULL, out, err, errlen);
+	if (reads)
+		*reads = mem_fake_reads(m) - before;
 	mem_close(m);
 	return rc;
+}
+
+static int locate_and_read(struct scene *sc, struct py_tasks *out, char *err, size_t errlen)
+{
+	return read_counted(sc, out, NULL, err, errlen);
 }
 
 static bool has(const uint64_t *v, int n, uint64_t x)
@@ -365,6 +382,112 @@ START_TEST(test_bound)
 }
 END_TEST
 
+/* Hostile gathers, WIDE children each (all that is read of one). */
+#define WIDE 1024
+/* Memory reads one gather or child looked at takes, at the most: the
+ * children's attribute and list, a type's name. */
+#define READS_PER_VISIT 32
+
+/* A list of n slots, each holding obj. */
+static uint64_t list_of(struct scene *sc, uint64_t obj, size_t n)
+{
+	uint64_t *items = xcalloc(n, sizeof(*items)), list;
+
+	for (size_t j = 0; j < n; j++)
+		items[j] = obj;
+	list = fp_list(sc->fp, items, n);
+	free(items);
+	return list;
+}
+
+/* A tree of gathers levels deep whose leaves gather "gathered" (WIDE
+ * times; once where distinct, the most reads for the fewest children):
+ * each gathers WIDE of the level below, one gather WIDE times or WIDE
+ * distinct ones (that share one list).  Returns the root. */
+static uint64_t gather_tree(struct scene *sc, int levels, bool distinct)
+{
+	uint64_t list = list_of(sc, sc->gathered, distinct ? 1 : WIDE), g = gather(sc, list);
+
+	for (int k = 1; k < levels; k++) {
+		list = list_of(sc, g, WIDE);
+		if (distinct) {
+			uint64_t arr = fp_r64(sc->fp, list + sc->fp->L->o.list_item);
+
+			for (int j = 1; j < WIDE; j++)
+				fp_w64(sc->fp, arr + 8 * j, fp_instance_again(sc->fp, g));
+		}
+		g = gather(sc, list);
+	}
+	return g;
+}
+
+/* main blocked on gather g: read within the gather budget's reads more
+ * than plain (the scene's own), main awaiting "gathered" where linked,
+ * cut awaits counted cut (-1: some). */
+static void expect_gathers(struct scene *sc, uint64_t g, unsigned long plain, bool linked,
+			   int cut)
+{
+	const struct py_task *m;
+	unsigned long reads;
+	struct py_tasks t;
+	char err[256];
+
+	fp_w64(sc->fp, sc->main + sc->A.task.fut_waiter, g);
+	ck_assert_msg(read_counted(sc, &t, &reads, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(t.n, 8);
+	ck_assert_msg(reads <= plain + READS_PER_VISIT * ASYNCIO_LEGACY_GATHER_VISITS(t.n),
+		      "%lu reads (%lu without the gathers)", reads, plain);
+	m = tasks_named(&t, "main");
+	ck_assert(has(m->awaiting, m->nawaiting, sc->gathered) == linked);
+	ck_assert_int_eq(m->nawaiting, 1 + linked);	/* and worker */
+	if (cut >= 0)
+		ck_assert_int_eq(t.edges_cut, cut);
+	else
+		ck_assert_int_gt(t.edges_cut, 0);
+	py_tasks_free(&t);
+}
+
+/* Garbage gathers: one that gathers itself; trees of gathers WIDE wide,
+ * of one gather at each level or of distinct ones, as deep as gathers are
+ * followed (ASYNCIO_MAX_HOPS) and deeper; a list of more children than
+ * are read.  Each gather is expanded once per task, the whole read stays
+ * within its budget (ASYNCIO_LEGACY_GATHER_VISITS), and what is not
+ * followed is counted cut. */
+START_TEST(test_gathers)
+{
+	const struct py_layout *L;
+	unsigned long plain;
+	struct py_tasks t;
+	struct scene sc;
+	uint64_t list, g, arr;
+	char err[256];
+
+	build(&sc, _i);
+	L = sc.fp->L;
+	ck_assert_msg(read_counted(&sc, &t, &plain, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(t.edges_cut, 0);
+	py_tasks_free(&t);
+	/* Itself WIDE - 1 times, then "gathered". */
+	list = list_of(&sc, sc.gathered, WIDE);
+	g = gather(&sc, list);
+	arr = fp_r64(sc.fp, list + L->o.list_item);
+	for (int j = 0; j < WIDE - 1; j++)
+		fp_w64(sc.fp, arr + 8 * j, g);
+	expect_gathers(&sc, g, plain, true, 0);
+	/* Hops 0 to ASYNCIO_MAX_HOPS are followed, no further: the gather
+	 * one deeper is one await cut. */
+	expect_gathers(&sc, gather_tree(&sc, ASYNCIO_MAX_HOPS + 1, false), plain, true, 0);
+	expect_gathers(&sc, gather_tree(&sc, ASYNCIO_MAX_HOPS + 2, false), plain, false, 1);
+	/* WIDE^8 distinct paths: the budget ends the walk. */
+	expect_gathers(&sc, gather_tree(&sc, 8, true), plain, true, -1);
+	/* WIDE + 100 children, WIDE read. */
+	list = list_of(&sc, sc.gathered, WIDE);
+	fp_w64(sc.fp, list + L->o.ob_size, WIDE + 100);
+	expect_gathers(&sc, gather(&sc, list), plain, true, 100);
+	fp_free(sc.fp);
+}
+END_TEST
+
 /* A Task type of another size than the verified layout's: exit 6, and
  * one that changes after it was checked is not read. */
 START_TEST(test_unverified)
@@ -409,6 +532,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_hostile, 11, 14);
 	tcase_add_loop_test(tc, test_unverified, 11, 14);
 	tcase_add_loop_test(tc, test_bound, 11, 14);
+	tcase_add_loop_test(tc, test_gathers, 11, 14);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
