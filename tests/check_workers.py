@@ -13,7 +13,9 @@ import json
 import re
 import sys
 
-# A worker gets at least this share of the samples its CPU time is worth.
+# A worker gets at least this share of the samples its CPU time is worth, at
+# the rate pystrobe sampled at (its summary's, which another job on the machine
+# can hold below the one it asked for: check_subprocesses.c passes it).
 # Samples of a runnable process count too, so on a busy machine it gets
 # more, never fewer, except for the start (a walk is 50 ms apart) and the
 # end of its life.

@@ -4,6 +4,7 @@ about itself (tests/targets/async_service.py's truth.json).
 Usage: compare_async.py [--nonblocking|--core|--uvloop] TRUTH.json DUMP.json
        compare_async.py --ps PS.txt PSTREE.txt DUMP.json
        compare_async.py --split ACCT0.json ACCT1.json COLLAPSED.txt
+       compare_async.py --switch TRUTH.json DUMP.json
 
 Every task the target listed must be in the dump with the same address,
 name, state, coroutine frames (function, file, line, innermost first) and,
@@ -21,6 +22,19 @@ task its frames are its thread's: busy, spin) or done ones.  With
 the dump counted torn ones, but none may be shown wrong.  Prints a one-line
 summary ("spinner running" when the spinner was caught running with its
 thread's frames); exits 1 with the differences.
+
+Read paused or not, a task shown running is proved so in the read that
+gave its frames: it is joined (its frames are its thread's), its own
+coroutine outermost; one the loop names running whose coroutine was off
+its thread's stack is shown pending, in its own frames, and counted
+(tasks_not_running); one loop runs one task at a time, so at most one is
+either.  With --nonblocking, tasks may be missing only when the dump
+counted torn ones (a list or set caught changing ends its walk: one torn
+read can leave out every task after it).
+
+With --switch (tests/targets/async_switch.py, dumped --nonblocking while
+its loop switches tasks at every sleep(0)): the same of each task, and
+every task the target named is there unless torn, no other.
 
 With --ps: the same process as `python3.X -m asyncio ps PID` and `pstree
 PID` (3.14+) showed it: the same tasks (id, name, tid), each with the same
@@ -55,14 +69,33 @@ def frames_of(task):
     return [(f["function"], f["file"], f["line"]) for f in task["frames"]]
 
 
+def check_running(d, own, errors):
+    """A task shown running: joined, its own coroutine (own) outermost;
+    joined is never said of another."""
+    if d["state"] != "running":
+        if d["joined"]:
+            errors.append("%s, %s: joined" % (d["name"], d["state"]))
+        return
+    if not d["joined"] or not d["frames"] or d["frames"][-1]["function"] != own:
+        errors.append("%s, running: joined %s, frames %s" % (d["name"], d["joined"], frames_of(d)))
+
+
+def check_one_running(proc, errors):
+    """One loop runs one task at a time: shown running, or named running
+    and shown pending (tasks_not_running)."""
+    n = sum(d["state"] == "running" for d in proc["tasks"]) + proc["tasks_not_running"]
+    if n > 1:
+        errors.append("%d tasks running or named running on one loop" % n)
+
+
 def check_listed(t, d, errors):
     name = t["name"]
     # churn runs every millisecond: caught running, its frames are its
     # thread's, the outermost its own coroutine's.
     if name == "churn" and d["state"] == "running":
-        if not d["joined"] or not d["frames"] or d["frames"][-1]["function"] != "churn":
-            errors.append("churn, running: frames %s" % frames_of(d))
+        check_running(d, "churn", errors)
         return
+    check_running(d, None, errors)
     if d["name"] != name:
         errors.append("%s: name %r" % (name, d["name"]))
     if d["state"] != t["state"]:
@@ -102,8 +135,10 @@ def check_unlisted(d, errors):
     allowed = [f for prefix, f in UNLISTED.items() if d["name"].startswith(prefix)]
     # Caught running, a task's frames are its thread's: whatever it called
     # (the loop's create_future under sleep()), its own coroutine outermost.
-    if allowed and d["state"] == "running" and d["joined"] and d["frames"]:
-        funcs = {d["frames"][-1]["function"]}
+    if allowed and d["state"] == "running":
+        check_running(d, {"ephemeral-": "ephemeral", "spinner": "spin"}[
+            next(p for p in UNLISTED if d["name"].startswith(p))], errors)
+        funcs = {d["frames"][-1]["function"]} if d["frames"] else funcs
     if not allowed or not funcs <= allowed[0]:
         errors.append("a task the target did not list: %r with %s"
                       % (d["name"], frames_of(d)))
@@ -208,6 +243,35 @@ def compare_ps(ps_text, pstree_text, dump):
     return 1 if errors else 0
 
 
+def compare_switch(truth, dump):
+    procs = [p for p in dump["processes"] if p["pid"] == truth["pid"] or p["ns_pid"] == truth["pid"]]
+    if len(procs) != 1:
+        print("the dump has no process %d" % truth["pid"])
+        return 1
+    p, errors = procs[0], []
+    names = {d["name"] for d in p["tasks"]}
+    missing = [n for n in truth["tasks"] if n not in names]
+    if missing and not p["tasks_torn"]:
+        errors.append("missing %s, %d torn" % (missing, p["tasks_torn"]))
+    for d in p["tasks"]:
+        own = d["name"].split("-")[0]
+        if d["name"] not in truth["tasks"]:
+            errors.append("a task the target did not name: %r" % d["name"])
+        elif d["state"] != "pending" or not d["frames"] or d["joined"]:
+            check_running(d, own, errors)
+        elif d["frames"][-1]["function"] != own:
+            errors.append("%s, pending: frames %s" % (d["name"], frames_of(d)))
+    check_one_running(p, errors)
+    running = [d["name"] for d in p["tasks"] if d["state"] == "running"]
+    print("%d tasks named by the target, %d in the dump (%d torn), running: %s, "
+          "%d named running off the stack" % (len(truth["tasks"]), len(p["tasks"]),
+                                              p["tasks_torn"], running or "none",
+                                              p["tasks_not_running"]))
+    for e in errors[:40]:
+        print("  " + e)
+    return 1 if errors else 0
+
+
 def compare_split(acct0, acct1, collapsed):
     a0, a1 = acct0["cpu"], acct1["cpu"]
     cpu = {k: a1[k] - a0[k] for k in a0}
@@ -299,6 +363,8 @@ def main():
     if args[0] == "--split":
         return compare_split(json.load(open(args[1])), json.load(open(args[2])),
                              open(args[3]).read())
+    if args[0] == "--switch":
+        return compare_switch(json.load(open(args[1])), json.load(open(args[2])))
     if args[0] == "--ps":
         return compare_ps(open(args[1]).read(), open(args[2]).read(), json.load(open(args[3])))
     nonblocking = args[0] == "--nonblocking"
@@ -315,17 +381,22 @@ def main():
     by_addr = {d["address"]: d for d in tasks}
     listed = {t["address"] for t in truth["tasks"]}
     errors = []
+    missing = []
     for t in truth["tasks"]:
         d = by_addr.get(t["address"])
-        if d is None and nonblocking and procs[0]["tasks_torn"]:
-            continue
         if d is None:
-            errors.append("task %r (0x%x) is missing" % (t["name"], t["address"]))
+            missing.append("%r (0x%x)" % (t["name"], t["address"]))
         else:
             check_listed(t, d, errors)
+    # Read from a process running on, a task that changed while it was
+    # read is left out, and counted (a walk that meets a list or set
+    # changing ends there: the tasks after it are left out with it).
+    if missing and (not nonblocking or not procs[0]["tasks_torn"]):
+        errors.append("missing: %s (%d torn)" % (", ".join(missing), procs[0]["tasks_torn"]))
     for d in tasks:
         if d["address"] not in listed:
             check_unlisted(d, errors)
+    check_one_running(procs[0], errors)
     check_graph(tasks, errors)
     check_order(tasks, errors)
     check_lock_pair(truth, by_addr, errors)

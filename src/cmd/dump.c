@@ -519,6 +519,9 @@ static void text_tasks(struct strbuf *sb, const struct snapshot *s, const struct
 		sb_printf(sb, ", %d DEADLOCK cycle%s", t->ncycles, t->ncycles == 1 ? "" : "s");
 	if (t->torn)
 		sb_printf(sb, ", %d left out (changed while read)", t->torn);
+	if (t->not_running)
+		sb_printf(sb, ", %d named running but off %s thread's stack (shown pending)",
+			  t->not_running, t->not_running == 1 ? "its" : "their");
 	if (t->truncated)
 		sb_printf(sb, ", cut at %d", t->n);
 	sb_putc(sb, '\n');
@@ -718,6 +721,7 @@ static void json_tasks(struct json *j, const struct snapshot *s, const struct vi
 
 	json_kstr(j, "async_note", s->async_note);
 	json_kint(j, "tasks_torn", s->tasks.torn);
+	json_kint(j, "tasks_not_running", s->tasks.not_running);
 	json_kbool(j, "tasks_truncated", s->tasks.truncated);
 	json_kint(j, "deadlock_cycles", s->tasks.ncycles);
 	json_key(j, "tasks");

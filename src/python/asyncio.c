@@ -16,6 +16,7 @@
 #include "python/asyncio.h"
 #include "python/codecache.h"
 #include "python/pyobj.h"
+#include "python/taskrun.h"
 #include "process/mem.h"
 #include "process/readset.h"
 #include "util/hashidx.h"
@@ -60,6 +61,9 @@ struct reader {
 	struct type_cache coro_types, fut_types;
 	long resolve_left;	/* objects and set slots looked at resolving awaiters */
 	struct asyncio_memo *memo;	/* NULL: no memo (see memo_result) */
+	struct mem *direct;		/* the recheck's reader, NULL when paused */
+	const struct py_tstate *ts;	/* the threads, for running tasks' frames */
+	int nts;
 	long nodes_left;	/* list nodes visited, over all lists */
 	/* The objects tasks wait in, as seen in this read: thousands of
 	 * tasks often wait on one Event. */
@@ -421,50 +425,6 @@ static int coro_chain(struct reader *r, uint64_t coro, struct coro_frame *cf, bo
 	return n;
 }
 
-/* The running task's frames are on its thread's stack, from the innermost
- * out to its coroutine's own frame (the event loop's frames are outside). */
-struct join_arg {
-	uint64_t stop;
-	struct coro_frame *cf;
-	int n;
-	bool found;
-};
-
-static int join_visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
-{
-	struct join_arg *j = arg;
-
-	if (j->n >= ASYNCIO_MAX_CORO_DEPTH)
-		return -E2BIG;
-	j->cf[j->n++] = (struct coro_frame){ frame, code, lasti };
-	if (frame == j->stop) {
-		j->found = true;
-		return -ECANCELED;	/* stop the walk here */
-	}
-	return 0;
-}
-
-int asyncio_join_frames(struct mem *m, const struct py_layout *L, uint64_t top,
-			uint64_t stop, struct coro_frame *cf)
-{
-	struct join_arg j = { stop, cf, 0, false };
-	int n, rc;
-
-	if (!top)
-		return -1;
-	pystack_walk(m, L, top, ASYNCIO_MAX_CORO_DEPTH, join_visit, &j, &n, &rc);
-	return j.found ? j.n : -1;
-}
-
-static int joined_frames(struct reader *r, uint64_t tstate, uint64_t coro, struct coro_frame *cf)
-{
-	uint64_t frame;
-
-	if (!tstate || mem_read_u64(r->m, tstate + r->L->tstate.frame, &frame) < 0)
-		return -1;
-	return asyncio_join_frames(r->m, r->L, frame, coro + r->L->gen.iframe, cf);
-}
-
 void asyncio_decode_frames(struct frame_decoder *fd, struct py_task *t, struct coro_frame *cf,
 			   int n, bool outer_first)
 {
@@ -486,20 +446,30 @@ void asyncio_decode_frames(struct frame_decoder *fd, struct py_task *t, struct c
 	}
 }
 
-static void task_frames(struct reader *r, int i, struct coro_frame *cf)
+/* False: a task read as running whose run no read proved (taskrun.h),
+ * left out as torn. */
+static bool task_frames(struct reader *r, int i, struct coro_frame *cf)
 {
 	struct py_task *t = &r->out->v[i];
 	bool cut = false;
 	int n = -1;
 
-	if (t->state == TASK_RUNNING && (n = joined_frames(r, t->tstate, r->raw[i].coro, cf)) > 0)
-		t->joined = true;
-	else
+	if (t->state == TASK_RUNNING) {
+		struct task_run tr;
+
+		task_run_words(r->m, r->pi, r->A, t->tstate, t->addr,
+			       r->raw[i].coro + r->L->gen.iframe, &tr);
+		if (task_run_frames(r->m, r->direct, r->L, r->ts, r->nts, &tr, t, r->out, cf, &n,
+				    &cut) < 0)
+			return false;
+	}
+	if (!t->joined)
 		n = coro_chain(r, r->raw[i].coro, cf, &cut);
 	t->frames_truncated = cut;
 	asyncio_decode_frames(r->fd, t, cf, n, !t->joined);
 	if (n > 0 && !t->joined)
 		task_wait(r, t, cf, t->nframes);
+	return true;
 }
 
 /* --- what a task waits in -------------------------------------------------- */
@@ -665,7 +635,7 @@ static void read_frames(struct reader *r, struct mem *recheck)
 		if (r->memo)
 			changed[i] = !memo_result(r, i, cf);
 		else
-			task_frames(r, i, cf);
+			changed[i] = !task_frames(r, i, cf);
 	}
 	if (recheck)
 		recheck_tasks(r, recheck, changed);
@@ -934,8 +904,7 @@ static bool memo_result(struct reader *r, int i, struct coro_frame *cf)
 
 	if (t->state != TASK_PENDING) {
 		t->name = asyncio_task_name(&r->c, field_u64(r->raw[i].bytes, r->A->task.name));
-		task_frames(r, i, cf);
-		return t->name != NULL;
+		return task_frames(r, i, cf) && t->name != NULL;
 	}
 	e = memo_entry(r->memo, t->addr);
 	e->seen = true;
@@ -968,6 +937,9 @@ int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyn
 		return nts;
 	}
 	r.fd = frame_decoder_new(m, pi);
+	r.direct = recheck;
+	r.ts = ts;
+	r.nts = nts;
 	if (memo)
 		memo_prepare(&r);
 	read_lists(&r, ts, nts);

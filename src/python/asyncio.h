@@ -96,11 +96,6 @@ struct coro_frame {
 	uint64_t frame, code, lasti;
 };
 struct frame_decoder;
-/* A running task's frames: its thread's stack from the frame at top out to
- * stop (its coroutine's own frame), innermost first, at most
- * ASYNCIO_MAX_CORO_DEPTH into cf; how many, or -1 if stop is not there. */
-int asyncio_join_frames(struct mem *m, const struct py_layout *L, uint64_t top,
-			uint64_t stop, struct coro_frame *cf);
 /* Decode a task's n frames into t->frames (innermost first; outer_first:
  * cf holds them the other way round and is turned in place), setting
  * frames_truncated where one does not decode. */

@@ -9,6 +9,7 @@
  */
 #include "python/asyncio_legacy.h"
 #include "python/pyobj.h"
+#include "python/taskrun.h"
 #include "process/mem.h"
 #include "process/readset.h"
 #include "util/hashidx.h"
@@ -32,6 +33,7 @@ struct lraw {
 	uint64_t type, coro, waiter, name, loop;
 	int32_t state;
 	bool py;		/* a pure-Python task (attributes, not fields) */
+	bool unproved;		/* read as running, and no read proved it */
 };
 
 struct lreader {
@@ -41,6 +43,7 @@ struct lreader {
 	const struct asyncio_layout *A;
 	struct pyctx c;
 	struct py_tasks *out;
+	struct mem *direct;		/* the recheck's reader, NULL when paused */
 	size_t cap;
 	struct lraw *raw;
 	size_t rawcap;
@@ -549,25 +552,26 @@ static int coro_chain(struct lreader *r, uint64_t coro, struct coro_frame *cf, b
 	return n;
 }
 
-/* The running task's frames: its thread's, innermost out to its own. */
-static int joined(struct lreader *r, uint64_t tstate, uint64_t coro, struct coro_frame *cf)
-{
-	for (int k = 0; k < r->nts; k++)
-		if (r->ts[k].addr == tstate)
-			return asyncio_join_frames(r->m, r->L, r->ts[k].frame,
-						   coro + r->A->legacy.gen_iframe, cf);
-	return -1;
-}
-
 static void task_frames(struct lreader *r, struct frame_decoder *fd, int i, struct coro_frame *cf)
 {
 	struct py_task *t = &r->out->v[i];
 	bool cut = false;
 	int n = -1;
 
-	if (t->state == TASK_RUNNING && (n = joined(r, t->tstate, r->raw[i].coro, cf)) > 0)
-		t->joined = true;
-	else
+	/* Running: its thread's frames, innermost out to its own, proved
+	 * (taskrun.h); else it is left out as torn (drop_torn()). */
+	if (t->state == TASK_RUNNING) {
+		struct task_run tr;
+
+		task_run_words(r->m, r->pi, r->A, t->tstate, t->addr,
+			       r->raw[i].coro + r->A->legacy.gen_iframe, &tr);
+		if (task_run_frames(r->m, r->direct, r->L, r->ts, r->nts, &tr, t, r->out, cf, &n,
+				    &cut) < 0) {
+			r->raw[i].unproved = true;
+			return;
+		}
+	}
+	if (!t->joined)
 		n = coro_chain(r, r->raw[i].coro, cf, &cut);
 	t->frames_truncated = cut;
 	asyncio_decode_frames(fd, t, cf, n, !t->joined);
@@ -633,8 +637,9 @@ static bool still_same(struct lreader *again, int i, const uint8_t *b, bool ok)
 
 /* Read every task again through recheck (the process runs on): one whose
  * type or fields moved finished or went meanwhile, and its frames may not
- * be its own.  Dropped and counted.  The C tasks' structs are read in a
- * few merged reads, not one call per field. */
+ * be its own.  Dropped and counted, as is one whose run was not proved
+ * (also paused: recheck NULL).  The C tasks' structs are read in a few
+ * merged reads, not one call per field. */
 static void drop_torn(struct lreader *r, struct mem *recheck)
 {
 	struct lreader again = *r;
@@ -645,9 +650,11 @@ static void drop_torn(struct lreader *r, struct mem *recheck)
 
 	again.m = recheck;
 	again.c.m = recheck;
-	reread_structs(r, recheck, bytes, ok);
+	if (recheck)
+		reread_structs(r, recheck, bytes, ok);
 	for (int i = 0; i < r->out->n; i++) {
-		if (!still_same(&again, i, bytes + (size_t)i * size, ok[i])) {
+		if (r->raw[i].unproved ||
+		    (recheck && !still_same(&again, i, bytes + (size_t)i * size, ok[i]))) {
 			py_task_free_one(&r->out->v[i]);
 			r->out->torn++;
 			continue;
@@ -821,8 +828,10 @@ static void resolve(struct lreader *r)
 static int read_all(struct lreader *r, bool frames, struct mem *recheck, char *err,
 		    size_t errlen)
 {
+	bool unproved = false;
 	uint64_t gil;
 
+	r->direct = recheck;
 	r->ts = xcalloc(ASYNCIO_MAX_THREADS, sizeof(*r->ts));
 	r->nts = pystack_tstates(r->m, r->pi, r->ts, ASYNCIO_MAX_THREADS, &gil, err, errlen);
 	if (r->nts < 0)
@@ -832,12 +841,14 @@ static int read_all(struct lreader *r, bool frames, struct mem *recheck, char *e
 		struct frame_decoder *fd = frame_decoder_new(r->m, r->pi);
 		struct coro_frame *cf = xcalloc(ASYNCIO_MAX_CORO_DEPTH + 1, sizeof(*cf));
 
-		for (int i = 0; i < r->out->n; i++)
+		for (int i = 0; i < r->out->n; i++) {
 			task_frames(r, fd, i, cf);
+			unproved |= r->raw[i].unproved;
+		}
 		free(cf);
 		frame_decoder_free(fd);
 	}
-	if (recheck)
+	if (recheck || unproved)
 		drop_torn(r, recheck);
 	resolve(r);
 	py_tasks_mark_cycles(r->out);

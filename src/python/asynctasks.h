@@ -66,6 +66,8 @@ struct py_tasks {
 	struct py_task *v;
 	int n;
 	int torn;		/* tasks dropped because they changed under us */
+	int not_running;	/* named running, off their thread's stack: shown
+				 * pending (python/taskrun.h) */
 	bool truncated;		/* more than ASYNCIO_MAX_TASKS */
 	int ncycles;
 	/* Awaits left out at a bound: ASYNCIO_MAX_AWAITERS; on 3.11-3.13

@@ -6,6 +6,7 @@
  * threads are counted. */
 #include "sample/sampler_int.h"
 #include "python/asyncio.h"
+#include "python/taskrun.h"
 #include "sample/taskids.h"
 #include "util/util.h"
 
@@ -26,25 +27,50 @@ static void push_task_frames(struct sampler *s, char **names, int n, uint32_t *s
 	}
 }
 
+/* Where the frame at cframe is on the stack just walked (s->raw), or -1. */
+static int coro_on_stack(const struct sampler *s, uint64_t cframe)
+{
+	for (int k = s->nframes - 1; k >= 0; k--)
+		if (s->raw[k].frame == cframe)
+			return k;
+	return -1;
+}
+
 /* With --async, a thread running a task: push the chain of tasks awaiting
  * it, root first, and return the index of the task's coroutine frame in
  * s->frames (the event loop's frames outside it are left out); otherwise
- * the outermost frame's index. */
+ * the outermost frame's index.  Without --blocking the words that name
+ * the task running join the stack's own in the recheck (taskrun.h): a
+ * stack counted in a task was that task's when it was proved. */
 int running_task_head(struct sampler *s, const struct py_tstate *ts, uint32_t *stack,
 		      uint32_t *depth)
 {
 	char *names[ASYNCIO_CHAIN_MAX];
+	struct mem *rm = s->wm;
 	uint64_t task, cframe;
 	int n, k;
 
-	if (!s->o.async || !s->async_ready ||
-	    asyncio_running_task(s->wm, &s->pi, &s->A, ts, &task, &cframe) < 0)
+	if (!s->o.async || !s->async_ready)
 		return s->nframes - 1;
-	for (k = s->nframes - 1; k >= 0; k--)
-		if (s->raw[k].frame == cframe)
-			break;
+	k = asyncio_running_task(s->wm, &s->pi, &s->A, ts, &task, &cframe) < 0 ? -1 :
+	    coro_on_stack(s, cframe);
+	/* Running on, the task named may be an earlier one than the stack's
+	 * (the name read from a page cached before the walk): named again,
+	 * uncached, for a thread that runs Python code (holds the GIL), not
+	 * one waiting in its loop's select(). */
+	if (k < 0 && !s->o.blocking && ts->gil &&
+	    asyncio_running_task(s->direct, &s->pi, &s->A, ts, &task, &cframe) == 0) {
+		k = coro_on_stack(s, cframe);
+		rm = s->direct;
+	}
 	if (k < 0)
-		return s->nframes - 1;	/* not on this stack: a torn view */
+		return s->nframes - 1;	/* not on this stack: not running now */
+	if (!s->o.blocking) {
+		struct task_run tr;
+
+		task_run_words(rm, &s->pi, &s->A, ts->addr, task, cframe, &tr);
+		task_run_recheck(&s->rc, s->owner, &tr);
+	}
 	n = asyncio_awaiter_chain(s->wm, &s->pi, &s->A, task, names, ASYNCIO_CHAIN_MAX);
 	push_task_frames(s, names, n, stack, depth);
 	return k;

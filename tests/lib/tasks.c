@@ -35,6 +35,24 @@ const struct py_task *tasks_named(const struct py_tasks *t, const char *name)
 	return NULL;
 }
 
+bool tasks_has(const struct py_tasks *t, const char *name)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i].name && !strcmp(t->v[i].name, name))
+			return true;
+	return false;
+}
+
+void tasks_thread_frame(struct fakepy *fp, uint64_t ts, uint64_t frame)
+{
+	const struct py_layout *L = fp->L;
+
+	if (L->tstate.cframe_frame != NONE)
+		fp_w64(fp, fp_r64(fp, ts + L->tstate.frame) + L->tstate.cframe_frame, frame);
+	else
+		fp_w64(fp, ts + L->tstate.frame, frame);
+}
+
 void tasks_expect_frames(const struct py_task *t, const char *const *fn, const int *lines, int n)
 {
 	ck_assert_msg(t->nframes == n, "%s: %d frames, expected %d", t->name, t->nframes, n);

@@ -2,6 +2,7 @@
 #ifndef PYSTROBE_TEST_TASKS_H
 #define PYSTROBE_TEST_TASKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fakepy.h"
@@ -18,6 +19,13 @@ void tasks_codes(struct fakepy *fp, uint64_t code[NCODES], int step_ninstr);
 
 /* The task called name; fails the test when there is none. */
 const struct py_task *tasks_named(const struct py_tasks *t, const char *name);
+
+/* Is there a task called name? */
+bool tasks_has(const struct py_tasks *t, const char *name);
+
+/* Point thread state ts's innermost frame at frame (3.11/3.12: in its
+ * _PyCFrame, the thread state's own pointer unchanged). */
+void tasks_thread_frame(struct fakepy *fp, uint64_t ts, uint64_t frame);
 
 /* Task t's frames, innermost first, must be exactly fn[i] at lines[i]. */
 void tasks_expect_frames(const struct py_task *t, const char *const *fn, const int *lines,

@@ -8,7 +8,10 @@
  * `dump --async --json` against it.
  *
  * On every interpreter from 3.11: the exact graph, paused and
- * --nonblocking, the tasks in name order, --group's blocks of tasks alike, the spinner caught running with its thread's frames, the
+ * --nonblocking, the tasks in name order, --group's blocks of tasks alike,
+ * the spinner caught running with its thread's frames, a task shown
+ * running only with its thread's frames while a loop switches tasks at
+ * every sleep(0) (tests/targets/async_switch.py), the
  * tasks of a gcore read back, `record --async` of
  * tests/targets/async_split.py (three tasks sharing the CPU 60/30/10 by
  * their own thread_time) finding those shares within 3 points, and `top
@@ -38,6 +41,7 @@
 
 #define DUMPS 5
 #define MANY 10000
+#define SWITCH_DUMPS 20
 
 static struct test_interp *interps;
 static int ninterps;
@@ -195,6 +199,43 @@ static void check_graph(const struct test_interp *ti, bool churn, char **failure
 				text ? text : "(none)");
 		free(text);
 	}
+	kill_descendants(t.py_pid);
+	target_stop(&t);
+}
+
+/* Issue 30: tests/targets/async_switch.py's loop switches task at every
+ * sleep(0), beside one that holds it 0.3 ms at a time, and a dump that
+ * does not pause it races the switches: every task it shows running must
+ * be proved so, with its thread's frames (compare_async.py --switch), in
+ * SWITCH_DUMPS dumps, one in five paused.  pytasks: pure-Python tasks
+ * (3.11-3.13). */
+static void check_switch(const struct test_interp *ti, bool pytasks, char **failures)
+{
+	char why[512], pid[16], file[32];
+	struct target t;
+	int running = 0;
+
+	if (target_start_script_arg(&t, ti, "tests/targets/async_switch.py",
+				    pytasks ? "--pytasks" : NULL, why, sizeof(why)) < 0) {
+		msg_add(failures, "async_switch.py: %s", why);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	for (int i = 0; i < SWITCH_DUMPS && !*failures; i++) {
+		bool nb = i % 5 != 0;
+		char *out;
+
+		snprintf(file, sizeof(file), "switch%d.json", i);
+		if (dump_to(&t, file, failures, "--async", "--json", "--pid", pid,
+			    nb ? "--nonblocking" : NULL) < 0)
+			break;
+		out = compare(&t, "--switch", t.truth, file, NULL, failures);
+		running += out && !strstr(out, "running: none");
+		free(out);
+	}
+	if (!*failures)
+		printf("async: %s: async_switch%s: %d dumps, a task running in %d\n", ti->label,
+		       pytasks ? " --pytasks" : "", SWITCH_DUMPS, running);
 	kill_descendants(t.py_pid);
 	target_stop(&t);
 }
@@ -497,6 +538,10 @@ START_TEST(test_async)
 	check_graph(ti, true, &failures);
 	if (!failures && ti->minor < 14)
 		check_graph(ti, false, &failures);
+	if (!failures)
+		check_switch(ti, false, &failures);
+	if (!failures && ti->minor < 14)
+		check_switch(ti, true, &failures);
 	if (!failures && ti->minor >= 14)
 		check_ps(ti, &failures);
 	if (!failures)

@@ -11,6 +11,12 @@
  * target starved of CPU, or pystrobe of its rate) is tried again; see
  * judge_shares().
  *
+ * No wall-clock limit here is one another job on the machine could break:
+ * --duration is judged by pystrobe's own account (no round after the
+ * duration, none short of it), and the time from a launched target's exit
+ * to pystrobe's is held to EXIT_SLACK over what it is, at that moment, for
+ * the same target run without pystrobe.
+ *
  * Around that: --duration is honoured, SIGINT (and SIGTERM) stop a --pid
  * recording cleanly, the end of a launched command ends the recording and
  * its exit status (or 128 + signal) is pystrobe's, also when the command
@@ -49,8 +55,8 @@
 #define DISTURB_SKEW	1.5	/* points between the CPU and wall truths */
 #define ACC_TRIES	3	/* runs of an accuracy mode, while disturbed */
 #define OPT_SECONDS	"0.8"	/* length of the option runs */
-#define DURATION_SLACK	0.5	/* seconds of wall time --duration may be off */
-#define EXIT_SLACK	1.0	/* seconds from the target's exit to ours */
+#define EXIT_SLACK	1.0	/* seconds from the target's exit to ours, over
+				 * the same unprofiled (see exit_latency_alone()) */
 #define SIGNAL_AFTER_MS	800	/* how long a recording samples before SIGINT */
 #define STOP_TIMEOUT_MS	20000	/* after SIGINT, pystrobe must be gone by then */
 #define EXIT_TIMEOUT_MS	30000	/* a short launched run, start to end */
@@ -213,6 +219,7 @@ struct rec_run {
 	unsigned long long rounds, stacks;
 	double elapsed;
 	double max_lag_s;	/* "fell behind ... (up to X ms late", or 0 */
+	double exit_alone;	/* launched: exit_latency_alone() just before */
 };
 
 static void rec_free(struct rec_run *rr)
@@ -539,6 +546,36 @@ static bool launch_dir(struct rec_test *d, const char *what, struct target *t)
 	return true;
 }
 
+/* How long after burn.py's end_mono (it then _exits at once) its parent
+ * sees it gone, run without pystrobe, now: what the machine's load makes
+ * of a process's exit and its parent's wake-up, the part of pystrobe's
+ * time after its target's exit that is not pystrobe's doing.  0 when it
+ * cannot be run. */
+static double exit_latency_alone(struct rec_test *d)
+{
+	struct argv_buf a = { .n = 0 };
+	struct target t;
+	struct truth tr;
+	struct run r;
+	double lat = 0, end;
+
+	if (!launch_dir(d, "exit alone", &t))
+		return 0;
+	arg_python(&a, d->ti);
+	arg(&a, d->script);
+	arg(&a, "--duration");
+	arg(&a, "0.05");
+	arg(&a, t.dir_inside);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, a.v) == 0) {
+		end = now_s();
+		if (run_exit(&r) == 0 && read_truth(t.dir, &tr) == 0 && end > tr.end_mono)
+			lat = end - tr.end_mono;
+		run_free(&r);
+	}
+	target_stop(&t);
+	return lat;
+}
+
 /* pystrobe record OPTS... -- python burn.py BURN_ARGS... OUTDIR, killed
  * after timeout_ms; the launched target's truth.json in *tr.  Returns
  * whether both are there. */
@@ -547,6 +584,7 @@ static bool launch(struct rec_test *d, const char *what, struct target *t,
 		   int want_exit, int timeout_ms, struct truth *tr)
 {
 	struct argv_buf a = { .n = 0 };
+	double alone = exit_latency_alone(d);
 	bool ok;
 
 	args(&a, opts);
@@ -557,6 +595,7 @@ static bool launch(struct rec_test *d, const char *what, struct target *t,
 	arg(&a, t->dir_inside);
 	if (!record_within(d, what, t->dir, rr, a.v, timeout_ms))
 		return false;
+	rr->exit_alone = alone;
 	ok = check_run(d, what, rr, want_exit);
 	if (read_truth(t->dir, tr) < 0) {
 		flunk(d, what, "burn.py wrote no truth.json; pystrobe stderr: %.1500s",
@@ -565,10 +604,11 @@ static bool launch(struct rec_test *d, const char *what, struct target *t,
 	}
 	/* The target's exit ends the recording: pystrobe must not go on
 	 * sampling a dead process, nor wait for anything else. */
-	if (rr->end - tr->end_mono > EXIT_SLACK)
+	if (rr->end - tr->end_mono > EXIT_SLACK + alone)
 		flunk(d, what, "pystrobe returned %.2f s after the target exited "
-		      "(at most %.1f s allowed)", rr->end - tr->end_mono,
-		      EXIT_SLACK);
+		      "(at most %.1f s allowed: %.1f, and %.2f s as it takes without "
+		      "pystrobe)", rr->end - tr->end_mono, EXIT_SLACK + alone, EXIT_SLACK,
+		      alone);
 	return ok;
 }
 
@@ -601,28 +641,28 @@ static void accuracy_launch(struct rec_test *d, bool blocking)
 	}
 }
 
-/* --duration: sampling stops when asked, and pystrobe soon after.  A
- * pystrobe that was itself starved says by how much it fell behind; that
- * much more is its due, and on a machine found overloaded (judge_shares())
- * so is a slow start. */
+/* --duration: sampling stops when asked: never short of it, and no round
+ * after it (rounds fall on a grid of intervals from the start: at most
+ * one per interval, and one more at the start).  Wall time is printed,
+ * not judged: a starved pystrobe, or one whose exit waits for a CPU, takes
+ * longer, as any program would. */
 static void check_duration(struct rec_test *d, const struct rec_run *rr,
 			   bool loaded)
 {
 	double wall = rr->end - rr->start;
-	double slack = DURATION_SLACK + rr->max_lag_s + (loaded ? 2.0 : 0);
+	double most = ACC_SECONDS * atof(d->rate) + 1;
 
 	printf("record: %s: --duration %.1f: pystrobe took %.2f s, sampled for "
-	       "%.2f s, fell behind by at most %.3f s%s\n", d->ti->label,
-	       ACC_SECONDS, wall, rr->elapsed, rr->max_lag_s,
+	       "%.2f s in %llu rounds, fell behind by at most %.3f s%s\n", d->ti->label,
+	       ACC_SECONDS, wall, rr->elapsed, rr->rounds, rr->max_lag_s,
 	       loaded ? " (machine overloaded)" : "");
-	if (wall < ACC_SECONDS || wall > ACC_SECONDS + slack)
-		flunk(d, "--duration", "asked for %.1f s, pystrobe took %.2f s "
-		      "(at most %.2f s allowed)", ACC_SECONDS, wall,
-		      ACC_SECONDS + slack);
-	if (rr->summary && (rr->elapsed < ACC_SECONDS - 0.05 ||
-			    rr->elapsed > ACC_SECONDS + 0.25 + rr->max_lag_s))
-		flunk(d, "--duration", "asked for %.1f s, the summary says it "
-		      "sampled for %.2f s", ACC_SECONDS, rr->elapsed);
+	if (wall < ACC_SECONDS)
+		flunk(d, "--duration", "asked for %.1f s, pystrobe took %.2f s",
+		      ACC_SECONDS, wall);
+	if (!rr->summary || rr->elapsed < ACC_SECONDS - 0.05 || rr->rounds > most)
+		flunk(d, "--duration", "asked for %.1f s at %s Hz, the summary says it "
+		      "sampled for %.2f s, %llu rounds (at most %.0f)", ACC_SECONDS, d->rate,
+		      rr->elapsed, rr->rounds, most);
 }
 
 /* Record a running burn.py for ACC_SECONDS; without --blocking this is also
@@ -819,10 +859,11 @@ static bool exit_status(struct rec_test *d, const char *what,
 		return false;
 	if (launch(d, what, &t, &rr, opts, burn_args, want, EXIT_TIMEOUT_MS,
 		   &tr)) {
-		printf("record: %s: %s: pystrobe exit %d, %.2f s after the target\n",
-		       d->ti->label, what, run_exit(&rr.r), rr.end - tr.end_mono);
+		printf("record: %s: %s: pystrobe exit %d, %.2f s after the target (%.2f s "
+		       "without pystrobe)\n", d->ti->label, what, run_exit(&rr.r),
+		       rr.end - tr.end_mono, rr.exit_alone);
 		ok = run_exit(&rr.r) == want &&
-		     rr.end - tr.end_mono <= EXIT_SLACK;
+		     rr.end - tr.end_mono <= EXIT_SLACK + rr.exit_alone;
 	}
 	rec_free(&rr);
 	target_stop(&t);

@@ -519,6 +519,101 @@ START_TEST(test_decode_reborn)
 }
 END_TEST
 
+/* Read runner, the thread's running task, through m, proved through
+ * direct (NULL: paused); *out as asyncio_tasks() leaves it. */
+static void read_proved(struct scene *sc, struct mem *m, struct mem *direct, struct py_tasks *out)
+{
+	struct pyinterp pi;
+	char err[256];
+
+	fp_pyinterp(sc->fp, &pi);
+	ck_assert_msg(asyncio_tasks(m, &pi, &sc->A, direct, out, err, sizeof(err)) == 0, "%s",
+		      err);
+}
+
+/* A task shown running is proved so in the read that gives its frames
+ * (issue 30): its coroutine's frame on its thread's stack, with the
+ * thread state's running-task pointer, re-read together.  The loop between
+ * two tasks (runner named running, its coroutine suspended, the thread in
+ * the loop): shown pending with its own frames, and counted.  A read torn
+ * between the two is made again; one that never holds is left out. */
+START_TEST(test_running_proved)
+{
+	static const char *const run_fn[] = { "step", "work" };
+	static const int run_lines[] = { 31, 21 };
+	const struct py_layout *L;
+	const struct py_task *r;
+	struct mem *m, *direct;
+	struct py_tasks t;
+	struct scene sc;
+	uint64_t g, loopf;
+
+	build(&sc, _i);
+	L = sc.fp->L;
+	g = fp_r64(sc.fp, sc.runner + sc.A.task.coro);
+	loopf = fp_r64(sc.fp, g + L->gen.iframe + L->frame.back);
+	m = fp_mem(sc.fp);
+
+	/* Running on, the same as read: proved, joined. */
+	read_proved(&sc, m, m, &t);
+	r = tasks_named(&t, "runner");
+	ck_assert_int_eq(r->state, TASK_RUNNING);
+	ck_assert(r->joined);
+	tasks_expect_frames(r, run_fn, run_lines, 2);
+	ck_assert_int_eq(t.torn, 0);
+	ck_assert_int_eq(t.not_running, 0);
+	py_tasks_free(&t);
+
+	/* By the proof, the thread is back in the loop and runs no task: the
+	 * first read's join does not hold, the second finds the coroutine
+	 * off the whole stack.  runner is pending, in its own frame. */
+	tasks_thread_frame(sc.fp, sc.tstate, loopf);
+	fp_w8(sc.fp, g + L->gen.frame_state, (uint8_t)sc.A.gen_suspended);
+	fp_w64(sc.fp, sc.tstate + TS_RUNNING, 0);
+	direct = fp_mem(sc.fp);
+	read_proved(&sc, m, direct, &t);
+	r = tasks_named(&t, "runner");
+	ck_assert_int_eq(r->state, TASK_PENDING);
+	ck_assert(!r->joined);
+	ck_assert_int_eq(r->nframes, 1);
+	ck_assert_str_eq(r->frames[0].function, "work");
+	ck_assert_int_eq(t.not_running, 1);
+	ck_assert_int_eq(t.torn, 0);
+	ck_assert_int_eq(t.n, 7);
+	py_tasks_free(&t);
+
+	/* Paused between two tasks, still named: the same, from one read. */
+	fp_w64(sc.fp, sc.tstate + TS_RUNNING, sc.runner);
+	mem_close(direct);
+	direct = fp_mem(sc.fp);
+	read_proved(&sc, direct, NULL, &t);
+	r = tasks_named(&t, "runner");
+	ck_assert_int_eq(r->state, TASK_PENDING);
+	ck_assert(!r->joined);
+	ck_assert_int_eq(t.not_running, 1);
+	py_tasks_free(&t);
+	mem_close(direct);
+
+	/* Torn every time: the stack still holds its coroutine, the pointer
+	 * names no task.  Left out, counted torn; the others stand. */
+	mem_close(m);
+	fp_free(sc.fp);
+	build(&sc, _i);
+	m = fp_mem(sc.fp);
+	fp_w64(sc.fp, sc.tstate + TS_RUNNING, 0);
+	direct = fp_mem(sc.fp);
+	read_proved(&sc, m, direct, &t);
+	ck_assert(!tasks_has(&t, "runner"));
+	ck_assert_int_eq(t.torn, 1);
+	ck_assert_int_eq(t.not_running, 0);
+	ck_assert_int_eq(t.n, 6);
+	py_tasks_free(&t);
+	mem_close(direct);
+	mem_close(m);
+	fp_free(sc.fp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("asyncio");
@@ -531,6 +626,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_memo, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_bound, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_loop_test(tc, test_decode_reborn, 14, LAYOUT_MAX_MINOR + 1);
+	tcase_add_loop_test(tc, test_running_proved, 14, LAYOUT_MAX_MINOR + 1);
 	tcase_add_test(tc, test_section);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

@@ -40,6 +40,7 @@ struct scene {
 	uint64_t code[NCODES];
 	uint64_t coro_type, ctask, fut_type, wr_type, set_type, none, pytask;
 	uint64_t main, worker, gathered, dla, dlb, runner, py, eager;
+	uint64_t tstate;		/* the thread running runner */
 	uint64_t data;			/* the WeakSet's set */
 	uint64_t eager_set, loop;
 	uint64_t md;			/* asyncio.tasks' dict */
@@ -185,7 +186,7 @@ static uint64_t make_runner(struct scene *sc, uint64_t loop)
 	fp_w64(fp, g + sc->A.legacy.gen_iframe + L->frame.back, loopf);
 	fp_w8(fp, g + sc->A.legacy.gen_iframe + L->frame.owner, FP_OWNED_BY_GENERATOR);
 	stepf = fp_frame(fp, sc->code[C_STEP], 1, g + sc->A.legacy.gen_iframe);
-	fp_thread(fp, stepf, IDENT, 4242);
+	sc->tstate = fp_thread(fp, stepf, IDENT, 4242);
 	sc->runner = task(sc, "runner", g, 0, loop);
 	return fp_dict(fp, &loop, &sc->runner, 1);
 }
@@ -523,6 +524,103 @@ START_TEST(test_unverified)
 }
 END_TEST
 
+/* Located and read through m, proved through direct (NULL: paused). */
+static void read_proved(struct scene *sc, struct mem *m, struct mem *direct, struct py_tasks *out)
+{
+	struct pyinterp pi;
+	char err[256];
+
+	fp_pyinterp(sc->fp, &pi);
+	ck_assert_msg(asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc->A,
+					err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(asyncio_tasks(m, &pi, &sc->A, direct, out, err, sizeof(err)) == 0, "%s",
+		      err);
+}
+
+/* A task shown running is proved so in the read that gives its frames
+ * (issue 30): its coroutine's frame on its thread's stack (and, a C task,
+ * its coroutine pointer), re-read together.  Between two tasks (runner in
+ * _current_tasks, its coroutine suspended, the thread in the loop): shown
+ * pending with its own frames, and counted.  A read torn between the two
+ * is made again; one that never holds is left out.  A loop whose thread
+ * is not known: every thread's stack is looked at. */
+START_TEST(test_running_proved)
+{
+	static const char *const run_fn[] = { "step", "work" };
+	static const int run_lines[] = { 31, 21 };
+	const struct py_layout *L;
+	const struct py_task *r;
+	struct mem *m, *direct;
+	struct py_tasks t;
+	struct scene sc;
+	uint64_t g, loopf;
+
+	build(&sc, _i);
+	L = sc.fp->L;
+	g = fp_r64(sc.fp, sc.runner + sc.A.task.coro);
+	loopf = fp_r64(sc.fp, g + sc.A.legacy.gen_iframe + L->frame.back);
+	m = fp_mem(sc.fp);
+
+	read_proved(&sc, m, m, &t);
+	r = tasks_named(&t, "runner");
+	ck_assert_int_eq(r->state, TASK_RUNNING);
+	ck_assert(r->joined);
+	tasks_expect_frames(r, run_fn, run_lines, 2);
+	ck_assert_int_eq(t.torn, 0);
+	ck_assert_int_eq(t.not_running, 0);
+	py_tasks_free(&t);
+
+	/* By the proof the thread is back in the loop. */
+	tasks_thread_frame(sc.fp, sc.tstate, loopf);
+	fp_w8(sc.fp, g + sc.A.legacy.gen_frame_state, (uint8_t)sc.A.gen_suspended);
+	direct = fp_mem(sc.fp);
+	read_proved(&sc, m, direct, &t);
+	r = tasks_named(&t, "runner");
+	ck_assert_int_eq(r->state, TASK_PENDING);
+	ck_assert(!r->joined);
+	ck_assert_int_eq(r->nframes, 1);
+	ck_assert_str_eq(r->frames[0].function, "work");
+	ck_assert_int_eq(t.not_running, 1);
+	ck_assert_int_eq(t.torn, 0);
+	ck_assert_int_eq(t.n, 8);
+	py_tasks_free(&t);
+
+	/* Paused there: the same, from one read. */
+	read_proved(&sc, direct, NULL, &t);
+	ck_assert_int_eq(tasks_named(&t, "runner")->state, TASK_PENDING);
+	ck_assert_int_eq(t.not_running, 1);
+	py_tasks_free(&t);
+	mem_close(direct);
+
+	/* Torn every time: by the proof the thread's frame is garbage. */
+	tasks_thread_frame(sc.fp, sc.tstate, 0xdead0000);
+	direct = fp_mem(sc.fp);
+	read_proved(&sc, m, direct, &t);
+	ck_assert(!tasks_has(&t, "runner"));
+	ck_assert_int_eq(t.torn, 1);
+	ck_assert_int_eq(t.n, 7);
+	py_tasks_free(&t);
+	mem_close(direct);
+	mem_close(m);
+	fp_free(sc.fp);
+
+	/* The loop's _thread_id names no thread: found on the stack of the
+	 * one there is. */
+	build(&sc, _i);
+	fp_w64(sc.fp, sc.tstate + sc.fp->L->tstate.thread_id, IDENT + 1);
+	m = fp_mem(sc.fp);
+	read_proved(&sc, m, NULL, &t);
+	r = tasks_named(&t, "runner");
+	ck_assert_int_eq(r->state, TASK_RUNNING);
+	ck_assert(r->joined);
+	ck_assert_uint_eq(r->tstate, sc.tstate);
+	ck_assert_uint_eq(tasks_named(&t, "main")->tstate, 0);
+	py_tasks_free(&t);
+	mem_close(m);
+	fp_free(sc.fp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("asyncio_legacy");
@@ -533,6 +631,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_unverified, 11, 14);
 	tcase_add_loop_test(tc, test_bound, 11, 14);
 	tcase_add_loop_test(tc, test_gathers, 11, 14);
+	tcase_add_loop_test(tc, test_running_proved, 11, 14);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
