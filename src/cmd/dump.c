@@ -5,6 +5,8 @@
 #include "cmd/dump_group.h"
 #include "process/source.h"
 #include "process/proctree.h"
+#include "process/proc.h"
+#include "sample/launch.h"
 #include "sample/snapshot.h"
 #include "process/core.h"
 #include "profile/profile.h"
@@ -812,6 +814,39 @@ static bool skippable(int rc)
 	       is_fail(rc, EXIT_NO_PROCESS) || is_fail(rc, EXIT_EXITED);
 }
 
+/* A launcher (a shell, env, a pyenv shim, torchrun) is not Python, but the
+ * Python it started is what the user is after: name it, so that the next
+ * command is obvious. */
+#define CHILDREN_NAMED 4
+
+static void say_python_children(pid_t pid, const char *err)
+{
+	pid_t kids[CHILDREN_NAMED];
+	int n = python_descendants(pid, kids, CHILDREN_NAMED);
+	struct strbuf sb = STRBUF_INIT;
+
+	if (n <= 0) {
+		errorf("%s", err);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		int argc = 0;
+		char **argv = proc_cmdline(kids[i], &argc);
+
+		sb_printf(&sb, "%s%d", i ? ", " : "", (int)kids[i]);
+		if (argv && argc > 0) {
+			/* The target's own words: escaped for the terminal. */
+			sb_puts(&sb, " (");
+			sb_add_escaped(&sb, argv[0], strnlen(argv[0], 256), ESC_TEXT);
+			sb_putc(&sb, ')');
+		}
+		proc_cmdline_free(argv);
+	}
+	errorf("%s; its Python process%s: %s: give one to --pid, or add -s", err,
+	       n == 1 ? "" : "es", sb.buf);
+	sb_release(&sb);
+}
+
 /* Read every process; returns how many were read, or status_fail(EXIT_*)
  * when the target itself (or, with a tree, every process) failed. */
 static int take_all(const struct proc_node *procs, int n, const struct snapshot_opts *so,
@@ -830,7 +865,10 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 		/* The target itself unreadable for a reason of its own
 		 * (permission, version): the same answer as without -s. */
 		if (!tree || (i == 0 && !skippable(rc))) {
-			errorf("%s", err);
+			if (is_fail(rc, EXIT_NOT_PYTHON))
+				say_python_children(procs[i].pid, err);
+			else
+				errorf("%s", err);
 			return rc;
 		}
 		/* Not being allowed to read one is worth saying; the others

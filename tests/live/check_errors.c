@@ -235,6 +235,45 @@ START_TEST(test_not_python)
 }
 END_TEST
 
+/* A launcher's pid (sh, which forks python3): not Python, but the message
+ * names the Python process below it and what to do with it. */
+START_TEST(test_launcher_pid)
+{
+	char *argv[] = { "sh", "-c", "python3 -c 'import time; time.sleep(100)'; true", NULL };
+	char pid[16], kid[32];
+	struct run r = { 0 };
+	pid_t sh = spawn_cmd(argv), child;
+	const char *p;
+	int tries;
+
+	ck_assert_int_gt(sh, 0);
+	if (proc_wait_exe(sh, "sh", 10000) < 0) {
+		kill_reap(sh);
+		ck_abort_msg("sh did not start");
+	}
+	snprintf(pid, sizeof(pid), "%d", sh);
+	/* Until the child's interpreter is up, it is named by nobody. */
+	for (tries = 0; tries < 100; tries++) {
+		if (tries)
+			run_free(&r);
+		ck_assert_int_eq(run_pystrobe(&r, "dump", "--pid", pid, NULL), 0);
+		if (strstr(r.err, "its Python process"))
+			break;
+		usleep(100 * 1000);
+	}
+	assert_not_stopped(sh, "dump of sh -c python3");
+	/* The python3 is sh's child, not ours: end it by the pid named. */
+	if ((p = strstr(r.err, "its Python process: ")) && (child = atoi(p + 20)) > 0)
+		kill(child, SIGKILL);
+	kill_reap(sh);
+	assert_error(&r, "dump of sh -c python3", 5, "its Python process: ");
+	ck_assert_msg(strstr(r.err, "give one to --pid, or add -s"), "no next step: %s", r.err);
+	snprintf(kid, sizeof(kid), ": %d (", sh);
+	ck_assert_msg(!strstr(r.err, kid), "names sh itself: %s", r.err);
+	run_free(&r);
+}
+END_TEST
+
 /* --- permission ----------------------------------------------------------- */
 
 static int copy_file(const char *from, const char *to, mode_t mode)
@@ -669,6 +708,7 @@ int main(void)
 	tcase_add_test(tc, test_no_such_pid);
 	tcase_add_test(tc, test_root_pid1);
 	tcase_add_test(tc, test_not_python);
+	tcase_add_test(tc, test_launcher_pid);
 	if (ninterps > 0)
 		tcase_add_test(tc, test_permission);
 	tcase_add_test(tc, test_python36);
