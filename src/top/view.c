@@ -172,8 +172,8 @@ static void stats_line(const struct top_model *m, struct strbuf *sb)
 	if (m->subprocesses)
 		sb_printf(sb, ", %d process%s", st->nprocs, st->nprocs == 1 ? "" : "es");
 	if (st->lagged)
-		sb_printf(sb, ", LAGGING (%llu late, up to %.1f ms)",
-			  (unsigned long long)st->lagged, st->max_lag_ms);
+		sb_printf(sb, ", %llu round%s late (up to %.1f ms)", (unsigned long long)st->lagged,
+			  st->lagged == 1 ? "" : "s", st->max_lag_ms);
 }
 
 static const char *titles_text(const struct top_model *m)
