@@ -550,7 +550,7 @@ static const char exec_code[] =
 static void check_exec_run(const struct run *r, const char *what, const char *out,
 			   int want_exit, double duration, char **failures)
 {
-	const char *sum = r->err ? strstr(r->err, " samples (") : NULL;
+	const char *sum = record_summary(r->err);
 	double secs = -1;
 	char *text;
 	int bad;

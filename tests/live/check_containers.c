@@ -646,7 +646,7 @@ static void check_helper(struct target *t, const char *pid, char **failures)
 	}
 	rc = ps > 0 ? wait_exit(ps, 15000) : -1;
 	text = slurp(errpath);
-	if (rc != 0 || !text || !strstr(text, "1 symbolization helper lost") ||
+	if (rc != 0 || !text || !strstr(text, "native frames unnamed (symbolization helper lost)") ||
 	    !strstr(text, "symbolization helper lost ("))
 		msg_add(failures, "helper killed: record exit %d, not 0 with the loss counted: %.1000s",
 			rc, text ? text : "");

@@ -58,7 +58,7 @@ static const char *achieved_rate(const char *err, char *buf, size_t size)
 	double secs, rate = atof(RATE);
 
 	for (; p; p = strstr(p + 1, "pystrobe: "))
-		if (sscanf(p, "pystrobe: %llu samples (%llu stacks) in %lf s", &rounds, &stacks,
+		if (sscanf(p, "pystrobe: %llu samples from %llu rounds in %lf s", &stacks, &rounds,
 			   &secs) == 3 && secs > 0) {
 			if (rounds / secs < rate)
 				rate = rounds / secs;
