@@ -28,7 +28,8 @@ at all during [T0, T1] (nothing to compare: run it again).
 
 has: FILE (any format of record, gzip-compressed pprof too, or top's
 text, made over [T0, T1]) names the <gc> frame; exits 3 when the target
-hardly collected during [T0, T1].
+hardly collected during [T0, T1] (for top: during the time its last
+snapshot says it sampled, the end of [T0, T1]).
 """
 import gzip
 import json
@@ -158,11 +159,24 @@ def check_record(spans, collapsed, t0, t1):
     return None
 
 
+def top_window(data, t0, t1):
+    """top's text is a run of snapshots, each over all of the time sampled
+    so far ("| 1.5 s, 151 samples"): the last one covers its final seconds
+    of [T0, T1], not the start-up before the first sample."""
+    spans = re.findall(rb"^pystrobe top: .*\| ([0-9.]+) s, ", data, re.M)
+    if not spans:
+        print("top printed no snapshot")
+        raise SystemExit(3)
+    return max(t0, t1 - float(spans[-1]) - 0.2), t1
+
+
 def check_has(path, spans, t0, t1):
+    data = open(path, "rb").read()
+    if data.startswith(b"pystrobe top: "):
+        t0, t1 = top_window(data, t0, t1)
     if collected_share(spans, t0, t1) < 0.05:
         print("no collection while it ran")
         raise SystemExit(3)
-    data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)        # pprof: its string table
     if not any(s in data for s in (b"<gc>", b"&lt;gc&gt;", b"\\u003cgc\\u003e")):

@@ -98,7 +98,7 @@ static int run_timed(char *const argv[], int sig, const char *path, double *t0, 
 	int rc;
 
 	*t0 = wall_s();
-	rc = sig ? run_cmd_signal(&r, RUN_TIMEOUT_MS, 2000, sig, argv)
+	rc = sig ? run_cmd_signal(&r, RUN_TIMEOUT_MS, 3000, sig, argv)
 		 : run_cmd(&r, RUN_TIMEOUT_MS, argv);
 	*t1 = wall_s();
 	if (rc < 0) {

@@ -744,9 +744,12 @@ static bool burn_frames(const char *worker)
 
 /* The --blocking recording: the spinning worker's stacks read as
  * native_burn.py calls them; the other threads (the sleepers, the main
- * thread in join()) are counted only in the first rounds, while their
- * state is unknown, at most FIRST_ROUNDS samples each. */
-#define FIRST_ROUNDS 3
+ * thread in join()) are counted only while their state is unknown or
+ * runnable: in the first rounds, and again when a loaded machine leaves
+ * one runnable on its way back to sleep after a stop.  Each such sample
+ * is a stop, which sleepers_run() bounds by their context switches
+ * (two a stop): FIRST_ROUNDS samples each is the same bound. */
+#define FIRST_ROUNDS (MAX_SLEEPER_SWITCHES / 2)
 static void check_worker(struct native_test *nt, const char *what, const char *path, int others,
 			 long rounds)
 {
