@@ -379,13 +379,19 @@ static void check_group(const struct test_interp *ti, char **failures)
 }
 
 /* record --async: three tasks sharing the CPU 60/30/10 by their own
- * account are sampled in those shares, within 3 points.  --blocking: on
- * this loaded machine a non-blocking sample can straddle a task switch
- * (it is then counted outside any task), and short turns switch most. */
+ * account are sampled in those shares, within 3 points (of their CPU or of
+ * the wall time their turns took: compare_async.py --split).  --blocking:
+ * on this loaded machine a non-blocking sample can straddle a task switch
+ * (it is then counted outside any task), and short turns switch most.  A
+ * miss while another job made the two truths part ("disturbed") is
+ * recorded again, up to SPLIT_TRIES times: a sampler that gets the tasks
+ * wrong misses every time. */
+#define SPLIT_TRIES 3
 static void check_split(const struct test_interp *ti, char **failures)
 {
 	char why[512], pid[16], a0[PATH_MAX + 16], a1[PATH_MAX + 16], out[PATH_MAX + 16];
 	char acct[PATH_MAX + 16], how[96], *text;
+	bool again = true;
 	struct target t;
 	struct run r;
 
@@ -397,29 +403,43 @@ static void check_split(const struct test_interp *ti, char **failures)
 	snprintf(a0, sizeof(a0), "%s/acct0.json", t.dir);
 	snprintf(a1, sizeof(a1), "%s/acct1.json", t.dir);
 	snprintf(out, sizeof(out), "%s/split.txt", t.dir);
+	snprintf(acct, sizeof(acct), "%s/acct.json", t.dir);
 	if (target_wait_file(&t, "acct.json", 10000, why, sizeof(why)) < 0) {
 		msg_add(failures, "async_split.py: %s", why);
 		goto out;
 	}
-	snprintf(acct, sizeof(acct), "%s/acct.json", t.dir);
-	text = slurp(acct);
-	if (!text || write_file(a0, text, strlen(text)) < 0)
-		msg_add(failures, "cannot copy acct.json");
-	free(text);
-	if (!*failures && run_pystrobe(&r, "record", "--async", "--blocking", "-d", "8",
-				       "-f", "collapsed",
-				       "-q", "-o", out, "--pid", pid, NULL) == 0) {
-		if (run_exit(&r) != 0)
-			msg_add(failures, "record --async: %s: %.500s",
-				run_describe(&r, how, sizeof(how)), r.err);
-		run_free(&r);
+	for (int try = 1; again && !*failures; try++) {
+		char *miss = NULL, *res;
+
+		again = false;
+		text = slurp(acct);
+		if (!text || write_file(a0, text, strlen(text)) < 0)
+			msg_add(failures, "cannot copy acct.json");
+		free(text);
+		if (!*failures && run_pystrobe(&r, "record", "--async", "--blocking", "-d", "8",
+					       "-f", "collapsed",
+					       "-q", "-o", out, "--pid", pid, NULL) == 0) {
+			if (run_exit(&r) != 0)
+				msg_add(failures, "record --async: %s: %.500s",
+					run_describe(&r, how, sizeof(how)), r.err);
+			run_free(&r);
+		}
+		text = slurp(acct);
+		if (!*failures && (!text || write_file(a1, text, strlen(text)) < 0))
+			msg_add(failures, "cannot copy acct.json");
+		free(text);
+		if (*failures)
+			break;
+		res = compare(&t, "--split", a0, "acct1.json", "split.txt", &miss);
+		if (miss && strstr(miss, "disturbed") && try < SPLIT_TRIES) {
+			printf("async: %s: --split: disturbed, again\n", ti->label);
+			again = true;
+		} else if (miss) {
+			msg_add(failures, "%s", miss);
+		}
+		free(miss);
+		free(res);
 	}
-	text = slurp(acct);
-	if (!*failures && (!text || write_file(a1, text, strlen(text)) < 0))
-		msg_add(failures, "cannot copy acct.json");
-	free(text);
-	if (!*failures)
-		free(compare(&t, "--split", a0, "acct1.json", "split.txt", failures));
 out:
 	kill_descendants(t.py_pid);
 	target_stop(&t);

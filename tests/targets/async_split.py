@@ -10,9 +10,12 @@ on average (each turn a random 0.5 to 1.5 times that, so that the round
 does not alias with the sampling rate), then yielding.  The turns are long
 so that what a turn costs besides burn() (the await, the loop's step into
 the task: counted in the task's samples, not in its account; most in the
-debug builds) stays well under a point.  Each adds the CPU time it used to its own account; every
-0.2 s the accounts go to OUTDIR/acct.json (tmp + rename): {"t": monotonic
-time, "cpu": {name: seconds}}.  Once running, OUTDIR/truth.json says pid
+debug builds) stays well under a point.  Each adds the CPU time it used to its own account, and
+the wall time its turn took (time.monotonic: more than its CPU time when
+another job on the machine takes the CPU from it mid-turn, which a
+sampler sees as the task's time); every 0.2 s the accounts go to
+OUTDIR/acct.json (tmp + rename): {"t": monotonic time, "cpu": {name:
+seconds}, "wall": {name: seconds}}.  Once running, OUTDIR/truth.json says pid
 and nthreads.  The test reads acct.json before and after a recording and
 compares the shares it recorded with the difference.
 """
@@ -31,13 +34,15 @@ def burn(ms):
         pass
 
 
-async def worker(ms, acct, name):
+async def worker(ms, acct, wall, name):
     while True:
+        w0 = time.monotonic()
         t0 = time.thread_time()
         # Turns of random length: a fixed 10 ms round would alias with
         # a 100 Hz sampler and bias it.
         burn(ms * random.uniform(0.5, 1.5))
         acct[name] += time.thread_time() - t0
+        wall[name] += time.monotonic() - w0
         await asyncio.sleep(0)
 
 
@@ -50,13 +55,15 @@ def write(outdir, name, data):
 
 async def main(outdir):
     acct = {"t60": 0.0, "t30": 0.0, "t10": 0.0}
+    wall = dict(acct)
     loop = asyncio.get_running_loop()
     for name, ms in (("t60", 24), ("t30", 12), ("t10", 4)):
-        loop.create_task(worker(ms, acct, name), name=name)
+        loop.create_task(worker(ms, acct, wall, name), name=name)
     write(outdir, "truth.json", {"pid": os.getpid(), "nthreads": threading.active_count()})
     while True:
         await asyncio.sleep(0.2)
-        write(outdir, "acct.json", {"t": time.monotonic(), "cpu": dict(acct)})
+        write(outdir, "acct.json", {"t": time.monotonic(), "cpu": dict(acct),
+                                    "wall": dict(wall)})
 
 
 if __name__ == "__main__":
