@@ -39,21 +39,11 @@ cleanup() {
 }
 
 build_cache() {
-	mirror=$(sh "$src/tests/apt-mirror.sh") ||
-		die "no Debian mirror found in the apt configuration"
-	command -v debootstrap >/dev/null 2>&1 ||
-		die "debootstrap is not installed (apt-get install debootstrap)"
-	say "building the minbase bookworm root from $mirror (a few minutes; log: $cache.log)"
-	rm -rf "$cache.d"
-	mkdir -p "$(dirname "$cache")"
-	debootstrap --variant=minbase bookworm "$cache.d" "$mirror" >"$cache.log" 2>&1 || {
-		tail -n 5 "$cache.log" >&2
-		rm -rf "$cache.d"
-		die "debootstrap failed"
-	}
+	sh "$src/tests/debootstrap-root.sh" bookworm "$cache.d" || exit 1
+	rm -f "$cache.d/.pystrobe-complete"
 	tar --numeric-owner -C "$cache.d" -cf "$cache.tmp" . && mv "$cache.tmp" "$cache" ||
 		die "cannot write $cache"
-	rm -rf "$cache.d"
+	rm -rf "$cache.d" "$cache.d.log"
 }
 
 # The root gets this machine's network and apt transport settings (a

@@ -16,6 +16,18 @@
 #define QUOTE(x) #x
 #define NUMBER(x) QUOTE(x)
 
+/* How this binary was built, second line of --version: pystrobe-static
+ * (Makefile.am) carries every library but the C library, so the one thing
+ * a host must have is a glibc at least as new as the one it was built
+ * against (configure). */
+#ifdef PYSTROBE_STATIC
+static const char build_note[] =
+	"static: every library but the C library linked in; needs glibc " PYSTROBE_GLIBC_FLOOR
+	" or newer (built against glibc " PYSTROBE_GLIBC_FLOOR " in " PYSTROBE_BUILD_SYSTEM ")\n";
+#else
+static const char build_note[] = "";
+#endif
+
 static const char usage[] =
 	"usage: pystrobe COMMAND [options]\n"
 	"\n"
@@ -147,7 +159,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
 		return help(argc, argv);
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("pystrobe %s\n", PACKAGE_VERSION);
+		printf("pystrobe %s\n%s", PACKAGE_VERSION, build_note);
 		return EXIT_OK;
 	}
 	c = find_command(argv[1]);

@@ -17,6 +17,7 @@
 #include "cmd/quit.h"
 #include "util/status.h"
 #include "util/statusline.h"
+#include "util/signame.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -435,7 +436,7 @@ static void say_end(const struct record *r, const struct sampler_status *st)
 		return;
 	child_describe_end(ch, &sb);
 	if (ch->ended && !(WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == ch->sent))
-		sb_printf(&sb, " after SIG%s", sigabbrev_np(ch->sent));
+		sb_printf(&sb, " after SIG%s", sig_abbrev(ch->sent));
 	/* Not from us: the terminal's Ctrl-C reached the program alone. */
 	if (!ch->ended && WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == SIGINT)
 		sb_puts(&sb, " (Ctrl-C)");

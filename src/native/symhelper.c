@@ -68,6 +68,15 @@ struct symhelper {
 	char prefix_root[64], prefix_map_files[64], path_maps[64], path_mem[64];
 };
 
+/* glibc before 2.32 (pystrobe-static's, Makefile.am) names no system call
+ * newer than itself; the kernel's headers do. */
+#ifndef SYS_openat2
+#define SYS_openat2 __NR_openat2
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range __NR_close_range
+#endif
+
 /* --- opening files ------------------------------------------------------ */
 
 static int xopenat2(int dirfd, const char *path, uint64_t resolve)

@@ -1,6 +1,7 @@
 /* A core file as a struct mem: see core.h. */
 #include "process/core.h"
 #include "process/mem.h"
+#include "util/signame.h"
 #include "util/util.h"
 
 #include <elf.h>
@@ -850,7 +851,7 @@ bool core_incomplete(const struct core *c)
 
 const char *core_signal_name(int signo)
 {
-	const char *abbrev = sigabbrev_np(signo);
+	const char *abbrev = sig_abbrev(signo);
 	static __thread char buf[16];
 
 	if (!abbrev)

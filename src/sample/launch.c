@@ -6,6 +6,7 @@
 #include "process/proc.h"
 #include "process/proctree.h"
 #include "python/pystack.h"
+#include "util/signame.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -401,7 +402,7 @@ void child_describe_end(const struct child *ch, struct strbuf *sb)
 	if (ch->lost || !ch->reaped) {
 		sb_puts(sb, "ended (its status could not be read)");
 	} else if (WIFSIGNALED(ch->status)) {
-		name = sigabbrev_np(WTERMSIG(ch->status));
+		name = sig_abbrev(WTERMSIG(ch->status));
 		if (name)
 			sb_printf(sb, "ended by SIG%s", name);
 		else
