@@ -42,6 +42,7 @@ static void proc_release(struct stall_proc *p)
 	free(p->t);
 	free(p->command);
 	free(p->why);
+	free(p->async_why);
 }
 
 void stall_release(struct stall_model *m)
@@ -110,6 +111,7 @@ static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
 	t->few[0].last_ns = now_ns;
 	t->nfew = 1;
 	t->cpu0_known = false;
+	t->readings = t->runnable = 0;
 }
 
 /* Note stack in the thread's set of recent stacks.  Stacks last seen
@@ -179,6 +181,8 @@ void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns,
 	t->cpu_ns = cpu_ns;
 	t->cpu_at_ns = now_ns;
 	t->cpu_known = true;
+	t->readings++;
+	t->runnable += state == 'R';
 	if (!t->cpu0_known) {
 		t->cpu0_ns = cpu_ns;
 		t->cpu0_at_ns = now_ns;
@@ -198,9 +202,10 @@ void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_cl
 	t->sys_known = true;
 }
 
-void stall_set_cycle(struct stall_model *m, int pi, bool cycle)
+void stall_set_async(struct stall_model *m, int pi, const char *why)
 {
-	m->p[pi].cycle = cycle;
+	free(m->p[pi].async_why);
+	m->p[pi].async_why = why ? xstrdup(why) : NULL;
 }
 
 void stall_progress(struct stall_model *m, uint64_t now_ns)
@@ -264,6 +269,11 @@ double stall_thread_busy(const struct stall_thread *t)
 	return (double)(t->cpu_ns - t->cpu0_ns) / (double)(t->cpu_at_ns - t->cpu0_at_ns);
 }
 
+double stall_thread_runnable(const struct stall_thread *t)
+{
+	return t->readings ? (double)t->runnable / t->readings : -1;
+}
+
 /* --- the verdict of one process ----------------------------------------- */
 
 /* Room for the threads a why names before "and N more". */
@@ -285,23 +295,28 @@ static const struct stall_thread *thread_of_class(const struct stall_proc *p,
 	return NULL;
 }
 
-/* The thread that spun: the busiest, when it ran enough of the time. */
+static bool spins(const struct stall_thread *t, uint64_t threshold_ns)
+{
+	/* Half the threshold of readings at least: a fresh reading of a
+	 * thread that just woke says little. */
+	if (!t->cpu0_known || t->cpu_at_ns - t->cpu0_at_ns < threshold_ns / 2)
+		return false;
+	/* A collection under way hides the program's own stack. */
+	if (t->frames_class == WC_GC)
+		return false;
+	return stall_thread_busy(t) >= STALL_LIVELOCK_CPU ||
+	       stall_thread_runnable(t) >= STALL_LIVELOCK_RUNNABLE;
+}
+
+/* The thread that spun: the busiest of those that spin. */
 static const struct stall_thread *spinner(const struct stall_proc *p, uint64_t threshold_ns)
 {
 	const struct stall_thread *best = NULL;
-	double most = STALL_LIVELOCK_CPU;
 
-	for (int i = 0; i < p->nt; i++) {
-		const struct stall_thread *t = &p->t[i];
-		double busy = stall_thread_busy(t);
-
-		/* Half the threshold of readings at least: a fresh reading
-		 * of a thread that just woke says little. */
-		if (busy >= most && t->cpu_at_ns - t->cpu0_at_ns >= threshold_ns / 2) {
-			most = busy;
-			best = t;
-		}
-	}
+	for (int i = 0; i < p->nt; i++)
+		if (spins(&p->t[i], threshold_ns) &&
+		    (!best || stall_thread_busy(&p->t[i]) > stall_thread_busy(best)))
+			best = &p->t[i];
 	return best;
 }
 
@@ -348,8 +363,8 @@ static enum stall_kind judge_proc(const struct stall_model *m, const struct stal
 
 	if (!stall_stuck(m, (int)(p - m->p), now_ns, NULL))
 		return STALL_NONE;
-	if (p->cycle) {
-		sb_puts(why, "its asyncio tasks await each other in a cycle");
+	if (p->async_why) {
+		sb_puts(why, p->async_why);
 		return STALL_ASYNCIO;
 	}
 	if ((t = thread_of_class(p, WC_COLLECTIVE))) {
@@ -363,9 +378,10 @@ static enum stall_kind judge_proc(const struct stall_model *m, const struct stal
 	if ((t = spinner(p, m->o.threshold_ns))) {
 		sb_puts(why, "thread ");
 		put_thread(why, t);
-		sb_printf(why, " ran %.0f%% of the last %.0f s in %d stack%s, in %s",
-			  100 * stall_thread_busy(t), (now_ns - t->few_since_ns) / 1e9, t->nfew,
-			  t->nfew == 1 ? "" : "s", t->where);
+		sb_printf(why, " ran %.0f%% of the last %.0f s (runnable %.0f%%) in %d stack%s, "
+			  "in %s", 100 * stall_thread_busy(t), (now_ns - t->few_since_ns) / 1e9,
+			  100 * stall_thread_runnable(t), t->nfew, t->nfew == 1 ? "" : "s",
+			  t->where);
 		return STALL_LIVELOCK;
 	}
 	if (deadlocked(p)) {

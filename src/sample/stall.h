@@ -10,11 +10,15 @@
  * few stacks began (its first sighting for a new thread).  A process is
  * stuck when none of its threads moved for the threshold.  A stuck
  * process is a stall of a kind when, in this order:
- *   asyncio     its asyncio tasks await each other in a cycle;
+ *   asyncio     its asyncio tasks await each other in a cycle, or every
+ *               task that awaits no other task waits on a locked
+ *               asyncio.Lock while its loop waits without timeout
+ *               (watch.c reads the tasks and says so: stall_set_async());
  *   collective  a thread's stack is in a collective (wait class);
  *   data        a thread's stack waits for the input pipeline;
  *   livelock    a thread ran STALL_LIVELOCK_CPU of the time it has been
- *               in its few stacks;
+ *               in its few stacks, or was runnable in STALL_LIVELOCK_RUNNABLE
+ *               of the readings;
  *   deadlock    every thread sits, without running, in a lock wait with
  *               no timeout (the futex call, from its syscall).
  * A stuck process none of these explains waits for the world (an idle
@@ -33,6 +37,9 @@
 
 #define STALL_FEW_STACKS 4
 #define STALL_LIVELOCK_CPU 0.5		/* of the time, running */
+/* ... or of the readings, runnable: on a loaded machine a spinning thread
+ * waits for a CPU much of the time, but never for anything else. */
+#define STALL_LIVELOCK_RUNNABLE 0.8
 #define STALL_BLOCKED_CPU 0.05		/* at most this much: did not run */
 
 enum stall_kind {
@@ -66,6 +73,7 @@ struct stall_thread {
 	uint64_t cpu_ns, cpu_at_ns;
 	uint64_t cpu0_ns, cpu0_at_ns;
 	bool cpu_known, cpu0_known;
+	uint32_t readings, runnable;	/* since few_since_ns, and in state R */
 	/* The system call it sits in, read while its process is stuck. */
 	enum wait_class sys_class;
 	bool sys_timed, sys_known;
@@ -75,8 +83,8 @@ struct stall_proc {
 	pid_t pid, ppid;
 	int rank;			/* from RANK, -1: none */
 	char *command;
-	bool cycle;			/* its asyncio tasks await in a cycle */
-	uint64_t cycle_at_ns;		/* when that was last looked at */
+	char *async_why;		/* its asyncio tasks are deadlocked: how */
+	uint64_t async_at_ns;		/* when they were last looked at */
 	struct stall_thread *t;
 	int nt;
 	size_t cap;
@@ -139,7 +147,9 @@ void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns,
 /* The system call it sits in. */
 void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_class cls,
 			  bool timed);
-void stall_set_cycle(struct stall_model *m, int pi, bool cycle);
+/* Its asyncio tasks are deadlocked, in the words of why (copied), or not
+ * (NULL). */
+void stall_set_async(struct stall_model *m, int pi, const char *why);
 /* The progress file changed (grew, or was touched) at now_ns. */
 void stall_progress(struct stall_model *m, uint64_t now_ns);
 
@@ -158,5 +168,7 @@ enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns);
 enum wait_class stall_thread_class(const struct stall_thread *t);
 /* Its share of the time since few_since_ns spent running, -1 unknown. */
 double stall_thread_busy(const struct stall_thread *t);
+/* Its share of the readings since then that found it runnable, -1 none. */
+double stall_thread_runnable(const struct stall_thread *t);
 
 #endif

@@ -131,7 +131,9 @@ enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_
 		for (size_t k = 0; k < ARRAY_SIZE(frame_rules); k++) {
 			const struct frame_rule *r = &frame_rules[k];
 
-			if ((best == WC_NONE || r->cls < best) && rule_matches(r, frames[i])) {
+			/* Of one class, the outermost frame decides: the
+			 * DataLoader's _next_data, not the queue's get in it. */
+			if ((best == WC_NONE || r->cls <= best) && rule_matches(r, frames[i])) {
 				best = r->cls;
 				best_at = i;
 			}

@@ -34,7 +34,8 @@ enum wait_class {
 const char *wait_class_name(enum wait_class c);
 
 /* The class of a stack, frames innermost first, or WC_NONE.  *at gets the
- * index of the frame that decided it (when not NULL and not WC_NONE). */
+ * index of the frame that decided it, the outermost of that class (when
+ * not NULL and not WC_NONE). */
 enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
 				     uint32_t *at);
 
