@@ -682,15 +682,47 @@ static void flight_now(struct watch *w)
 	free(path);
 }
 
-static void watch_loop(struct watch *w)
+/* No Python process in any tree NONE_FOUND_NS after the start: said
+ * once.  Returns the exit status for --pid (nothing to watch), or 0 with
+ * a command (a launcher may take its time). */
+#define NONE_FOUND_NS (10 * CHECK_NS)
+
+static int none_found(struct watch *w)
 {
-	uint64_t check_at = mono_ns() + CHECK_NS;
+	char err[512] = "no Python process found";
+	int rc = EXIT_NOT_PYTHON;
+
+	for (int i = 0; i < w->nroots; i++)
+		if (w->fleets[i] && fleet_nprocs_ever(w->fleets[i]))
+			return 0;
+	for (int i = 0; i < w->nroots; i++)
+		if (w->fleets[i] && (rc = fleet_why_none(w->fleets[i], err, sizeof(err))))
+			break;
+	if (w->command) {
+		errorf("watch: %s yet; watching on", err);
+		return 0;
+	}
+	errorf("%s", err);
+	return rc ? rc : EXIT_NOT_PYTHON;
+}
+
+/* Returns 0, or the exit status when there is nothing to watch. */
+static int watch_loop(struct watch *w)
+{
+	uint64_t start = mono_ns(), check_at = start + CHECK_NS;
+	bool looked = false;
 
 	while (!quit_requested) {
 		uint64_t now;
+		int rc;
 
 		if (!step_fleets(w))
 			break;
+		if (!looked && mono_ns() - start >= NONE_FOUND_NS) {
+			looked = true;
+			if ((rc = none_found(w)))
+				return rc;
+		}
 		if (flight_requested)
 			flight_now(w);
 		now = mono_ns();
@@ -702,6 +734,7 @@ static void watch_loop(struct watch *w)
 		}
 		wait_until(next_due(w, check_at));
 	}
+	return 0;
 }
 
 static void say_start(const struct watch *w)
@@ -784,8 +817,9 @@ int cmd_watch(int argc, char **argv)
 		goto out;
 	}
 	say_start(&w);
-	watch_loop(&w);
-	if (w.child.pid) {
+	/* Non-zero with --pid only: nothing of it was Python. */
+	status = watch_loop(&w);
+	if (!status && w.child.pid) {
 		status = child_finish(&w.child, quit_requested);
 		if (!w.quiet) {
 			struct strbuf sb = STRBUF_INIT;
@@ -794,7 +828,7 @@ int cmd_watch(int argc, char **argv)
 			errorf("watch: the command %s", sb.buf);
 			sb_release(&sb);
 		}
-	} else if (!w.quiet && !quit_requested) {
+	} else if (!status && !w.quiet && !quit_requested) {
 		errorf("watch: every watched process has exited");
 	}
 out:
