@@ -140,7 +140,7 @@ START_TEST(test_bash_words)
 			sb_printf(&merge, "%s%s", merge.len ? " " : "", f->name);
 	}
 	complete_lines(lines, got);
-	ck_assert_str_eq(got[0], "dump record top diff merge --help --version");
+	ck_assert_str_eq(got[0], "dump record top diff merge watch --help --version");
 	ck_assert_str_eq(got[1], "merge");
 	ck_assert_msg(same_words(got[2], all.buf), "record -f: %s", got[2]);
 	ck_assert_msg(same_words(got[3], "flamegraph collapsed"), "diff -f: %s", got[3]);
