@@ -49,6 +49,7 @@ static const struct page {
 	{ "pystrobe-top", "top" },
 	{ "pystrobe-diff", "diff" },
 	{ "pystrobe-merge", "merge" },
+	{ "pystrobe-convert", "convert" },
 	{ "pystrobe-watch", "watch" },
 };
 
