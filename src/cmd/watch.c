@@ -54,7 +54,7 @@ static const char watch_usage[] =
 	"  -r, --rate HZ          rounds per second (default 2)\n"
 	"      --keep SECONDS     the flight recording's length (default 300)\n"
 	"      --keep-size MB     the flight recording's most memory (default 64)\n"
-	"  -q, --quiet            no start line\n"
+	"  -q, --quiet            only the lines about stalls\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"SIGUSR1 writes the flight recording into the report directory.  A\n"
