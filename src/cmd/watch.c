@@ -507,9 +507,16 @@ static bool loop_untimed(const struct stall_proc *p)
 	return false;
 }
 
-/* Every task that awaits no other task waits on a locked asyncio.Lock:
- * whoever holds those locks waits too.  How many, or 0 when not so. */
-static int lock_waiters(const struct py_tasks *tasks)
+/* A task that awaits no other task, waiting on a locked asyncio.Lock. */
+static bool waits_on_lock(const struct py_task *t)
+{
+	return t->wait.kind && !strcmp(t->wait.kind, "asyncio.Lock") && t->wait.state &&
+	       !strcmp(t->wait.state, "locked");
+}
+
+/* Whether every pending task that awaits no other task waits on a locked
+ * asyncio.Lock (whoever holds those locks waits too), and there is one. */
+static bool all_on_locks(const struct py_tasks *tasks)
 {
 	int n = 0;
 
@@ -518,27 +525,53 @@ static int lock_waiters(const struct py_tasks *tasks)
 
 		if (t->state != TASK_PENDING || t->nawaiting)
 			continue;
-		if (!t->wait.kind || strcmp(t->wait.kind, "asyncio.Lock") != 0 || !t->wait.state ||
-		    strcmp(t->wait.state, "locked") != 0)
-			return 0;
+		if (!waits_on_lock(t))
+			return false;
 		n++;
 	}
-	return n;
+	return n > 0;
+}
+
+/* The names of the tasks in a cycle, or (cycles 0) of those waiting on
+ * locks, at most WHY_TASKS of them. */
+#define WHY_TASKS 8
+
+static void put_tasks(struct strbuf *sb, const struct py_tasks *tasks, bool cycles)
+{
+	int n = 0;
+
+	for (int i = 0; i < tasks->n; i++) {
+		const struct py_task *t = &tasks->v[i];
+
+		if (cycles ? t->cycle <= 0 : (t->state != TASK_PENDING || t->nawaiting))
+			continue;
+		if (n++ < WHY_TASKS) {
+			sb_puts(sb, n > 1 ? ", \"" : "\"");
+			sb_add_printable(sb, t->name ? t->name : "?");
+			sb_putc(sb, '"');
+		}
+	}
+	if (n > WHY_TASKS)
+		sb_printf(sb, " and %d more", n - WHY_TASKS);
 }
 
 /* Why the tasks of snapshot s are deadlocked (new), or NULL. */
 static char *async_deadlock(const struct snapshot *s, const struct stall_proc *p)
 {
-	int n;
+	struct strbuf sb = STRBUF_INIT;
 
-	if (s->tasks.ncycles)
-		return xasprintf("its asyncio tasks await each other in %d cycle%s",
-				 s->tasks.ncycles, s->tasks.ncycles == 1 ? "" : "s");
-	if (loop_untimed(p) && (n = lock_waiters(&s->tasks)))
-		return xasprintf("every one of its %d asyncio task%s that await%s no other task "
-				 "waits on a locked asyncio.Lock, and its event loop has nothing "
-				 "scheduled", n, n == 1 ? "" : "s", n == 1 ? "s" : "");
-	return NULL;
+	if (s->tasks.ncycles) {
+		sb_puts(&sb, "asyncio tasks ");
+		put_tasks(&sb, &s->tasks, true);
+		sb_printf(&sb, " await each other in %d cycle%s", s->tasks.ncycles,
+			  s->tasks.ncycles == 1 ? "" : "s");
+	} else if (loop_untimed(p) && all_on_locks(&s->tasks)) {
+		sb_puts(&sb, "asyncio tasks ");
+		put_tasks(&sb, &s->tasks, false);
+		sb_puts(&sb, " each wait on a locked asyncio.Lock, and the event loop has "
+			"nothing scheduled: the holders wait too");
+	}
+	return sb.len ? sb_detach(&sb) : NULL;
 }
 
 /* A stuck process's asyncio tasks, looked at once when it gets stuck and

@@ -110,6 +110,7 @@ static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
 	t->few[0].stack = stack;
 	t->few[0].last_ns = now_ns;
 	t->nfew = 1;
+	t->samples = 0;
 	t->cpu0_known = false;
 	t->readings = t->runnable = 0;
 }
@@ -168,6 +169,7 @@ void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid
 	t->stack = stack;
 	t->frames_class = cls;
 	t->seen_ns = now_ns;
+	t->samples++;
 }
 
 void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns, char state,
@@ -302,7 +304,7 @@ static bool spins(const struct stall_thread *t, uint64_t threshold_ns)
 	if (!t->cpu0_known || t->cpu_at_ns - t->cpu0_at_ns < threshold_ns / 2)
 		return false;
 	/* A collection under way hides the program's own stack. */
-	if (t->frames_class == WC_GC)
+	if (t->frames_class == WC_GC || t->samples < STALL_LIVELOCK_REPEATS * (uint32_t)t->nfew)
 		return false;
 	return stall_thread_busy(t) >= STALL_LIVELOCK_CPU ||
 	       stall_thread_runnable(t) >= STALL_LIVELOCK_RUNNABLE;

@@ -18,7 +18,8 @@
  *   data        a thread's stack waits for the input pipeline;
  *   livelock    a thread ran STALL_LIVELOCK_CPU of the time it has been
  *               in its few stacks, or was runnable in STALL_LIVELOCK_RUNNABLE
- *               of the readings;
+ *               of the readings, and came back to each of those stacks
+ *               STALL_LIVELOCK_REPEATS times on average;
  *   deadlock    every thread sits, without running, in a lock wait with
  *               no timeout (the futex call, from its syscall).
  * A stuck process none of these explains waits for the world (an idle
@@ -40,6 +41,10 @@
 /* ... or of the readings, runnable: on a loaded machine a spinning thread
  * waits for a CPU much of the time, but never for anything else. */
 #define STALL_LIVELOCK_RUNNABLE 0.8
+/* A spin comes back to its few stacks: each seen this many times on
+ * average since the run began.  A moving thread sampled a handful of
+ * times in a short threshold is a few stacks too, each seen about once. */
+#define STALL_LIVELOCK_REPEATS 3
 #define STALL_BLOCKED_CPU 0.05		/* at most this much: did not run */
 
 enum stall_kind {
@@ -67,6 +72,7 @@ struct stall_thread {
 	uint64_t few_since_ns;		/* in at most STALL_FEW_STACKS since */
 	struct { uint64_t stack, last_ns; } few[STALL_FEW_STACKS];
 	int nfew;
+	uint32_t samples;		/* since few_since_ns */
 	/* From the scheduler: its state and CPU time, the latest reading and
 	 * the first one since few_since_ns. */
 	char state;

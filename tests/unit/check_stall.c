@@ -214,6 +214,26 @@ START_TEST(test_livelock)
 }
 END_TEST
 
+/* A short threshold sees a moving thread a handful of times, in a few
+ * stacks each seen once or twice: no livelock until the same few have
+ * come back STALL_LIVELOCK_REPEATS times each (a loop over 4 stacks). */
+START_TEST(test_livelock_needs_repeats)
+{
+	struct stall_model m;
+	struct stall_opts so = { .threshold_ns = 3 * SEC, .gone_ns = 2 * SEC };
+	struct fake_job j = { .nt = 1, .rank = { -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = busy(350, 350, STALL_FEW_STACKS, 1, 0.04);
+	stall_init(&m, &so, SEC);
+	run(&m, &j, SEC, 5, &o);
+	ck_assert_msg(!o.stall_at, "reported at %.1f s: %s", (o.stall_at - SEC) / 1e9, o.why);
+	run(&m, &j, 6 * SEC, 4, &o);
+	ck_assert_int_eq(o.kind, STALL_LIVELOCK);
+	stall_release(&m);
+}
+END_TEST
+
 /* Busy and progressing: many stacks within any threshold (a validation
  * pass), or a slow step whose stacks change every few seconds. */
 START_TEST(test_busy_is_no_stall)
@@ -465,6 +485,7 @@ int main(void)
 	tcase_add_test(tc, test_deadlock);
 	tcase_add_test(tc, test_idle_server);
 	tcase_add_test(tc, test_livelock);
+	tcase_add_test(tc, test_livelock_needs_repeats);
 	tcase_add_test(tc, test_busy_is_no_stall);
 	tcase_add_test(tc, test_collective_odd_one_out);
 	tcase_add_test(tc, test_data);
