@@ -574,11 +574,13 @@ static char *async_deadlock(const struct snapshot *s, const struct stall_proc *p
 	return sb.len ? sb_detach(&sb) : NULL;
 }
 
-/* A stuck process's asyncio tasks, looked at once when it gets stuck and
- * again each threshold while it stays so. */
+/* A stuck process's asyncio tasks, looked at when it gets stuck and again
+ * every third of the threshold (a second at least) while it stays so: a
+ * deadlock must last the threshold from the look that first found it. */
 static void look_at_tasks(struct watch *w, uint64_t now)
 {
 	struct snapshot_opts so = { .async = true };
+	uint64_t look_ns = w->m.o.threshold_ns / 3 > CHECK_NS ? w->m.o.threshold_ns / 3 : CHECK_NS;
 
 	for (int i = 0; i < w->m.np; i++) {
 		struct stall_proc *p = &w->m.p[i];
@@ -587,13 +589,13 @@ static void look_at_tasks(struct watch *w, uint64_t now)
 		char err[256], *why;
 
 		if (!stall_stuck(&w->m, i, now, &since) ||
-		    (p->async_at_ns > since && now - p->async_at_ns < w->m.o.threshold_ns))
+		    (p->async_at_ns > since && now - p->async_at_ns < look_ns))
 			continue;
 		p->async_at_ns = now;
 		if (snapshot_take(p->pid, &so, &s, err, sizeof(err)) != 0)
 			continue;
 		why = async_deadlock(&s, p);
-		stall_set_async(&w->m, i, why);
+		stall_set_async(&w->m, i, why, now);
 		free(why);
 		snapshot_free(&s);
 	}

@@ -204,10 +204,14 @@ void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_cl
 	t->sys_known = true;
 }
 
-void stall_set_async(struct stall_model *m, int pi, const char *why)
+void stall_set_async(struct stall_model *m, int pi, const char *why, uint64_t now_ns)
 {
-	free(m->p[pi].async_why);
-	m->p[pi].async_why = why ? xstrdup(why) : NULL;
+	struct stall_proc *p = &m->p[pi];
+
+	if (why && !p->async_why)
+		p->async_since_ns = now_ns;
+	free(p->async_why);
+	p->async_why = why ? xstrdup(why) : NULL;
 }
 
 void stall_progress(struct stall_model *m, uint64_t now_ns)
@@ -358,6 +362,15 @@ static void why_waiting(struct strbuf *sb, const struct stall_thread *t, const c
 		  (now_ns - t->stack_since_ns) / 1e9);
 }
 
+/* Does any process of the job move? */
+static bool job_moves(const struct stall_model *m, uint64_t now_ns)
+{
+	for (int i = 0; i < m->np; i++)
+		if (m->p[i].nt && !stall_stuck(m, i, now_ns, NULL))
+			return true;
+	return false;
+}
+
 static enum stall_kind judge_proc(const struct stall_model *m, const struct stall_proc *p,
 				  uint64_t now_ns, struct strbuf *why)
 {
@@ -365,15 +378,20 @@ static enum stall_kind judge_proc(const struct stall_model *m, const struct stal
 
 	if (!stall_stuck(m, (int)(p - m->p), now_ns, NULL))
 		return STALL_NONE;
-	if (p->async_why) {
+	if (p->async_why && now_ns - p->async_since_ns >= m->o.threshold_ns) {
 		sb_puts(why, p->async_why);
 		return STALL_ASYNCIO;
 	}
+	/* Waiting on others: a stall once the others are stuck too. */
 	if ((t = thread_of_class(p, WC_COLLECTIVE))) {
+		if (job_moves(m, now_ns))
+			return STALL_NONE;
 		why_waiting(why, t, "waits for the other ranks", now_ns);
 		return STALL_COLLECTIVE;
 	}
 	if ((t = thread_of_class(p, WC_DATA))) {
+		if (job_moves(m, now_ns))
+			return STALL_NONE;
 		why_waiting(why, t, "waits for its input pipeline", now_ns);
 		return STALL_DATA;
 	}
@@ -468,6 +486,9 @@ static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_repor
 		r->kind = p->verdict;
 		r->proc = i;
 		stall_stuck(m, i, now_ns, &since);
+		/* Tasks that deadlocked while the thread looked stuck already. */
+		if (p->verdict == STALL_ASYNCIO && p->async_since_ns > since)
+			since = p->async_since_ns;
 		r->since_ns = since;
 	}
 }

@@ -13,9 +13,13 @@
  *   asyncio     its asyncio tasks await each other in a cycle, or every
  *               task that awaits no other task waits on a locked
  *               asyncio.Lock while its loop waits without timeout
- *               (watch.c reads the tasks and says so: stall_set_async());
- *   collective  a thread's stack is in a collective (wait class);
- *   data        a thread's stack waits for the input pipeline;
+ *               (watch.c reads the tasks and says so: stall_set_async()),
+ *               and have since the threshold;
+ *   collective  a thread's stack is in a collective (wait class), and no
+ *               process of the job moves (a rank that moves is late, not
+ *               stuck);
+ *   data        a thread's stack waits for the input pipeline, and no
+ *               process of the job moves (workers that move are slow);
  *   livelock    a thread ran STALL_LIVELOCK_CPU of the time it has been
  *               in its few stacks, or was runnable in STALL_LIVELOCK_RUNNABLE
  *               of the readings, and came back to each of those stacks
@@ -90,6 +94,7 @@ struct stall_proc {
 	int rank;			/* from RANK, -1: none */
 	char *command;
 	char *async_why;		/* its asyncio tasks are deadlocked: how */
+	uint64_t async_since_ns;	/* ... since */
 	uint64_t async_at_ns;		/* when they were last looked at */
 	struct stall_thread *t;
 	int nt;
@@ -154,8 +159,8 @@ void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns,
 void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_class cls,
 			  bool timed);
 /* Its asyncio tasks are deadlocked, in the words of why (copied), or not
- * (NULL). */
-void stall_set_async(struct stall_model *m, int pi, const char *why);
+ * (NULL), as read at now_ns. */
+void stall_set_async(struct stall_model *m, int pi, const char *why, uint64_t now_ns);
 /* The progress file changed (grew, or was touched) at now_ns. */
 void stall_progress(struct stall_model *m, uint64_t now_ns);
 
