@@ -574,9 +574,11 @@ static char *async_deadlock(const struct snapshot *s, const struct stall_proc *p
 	return sb.len ? sb_detach(&sb) : NULL;
 }
 
-/* A stuck process's asyncio tasks, looked at when it gets stuck and again
- * every third of the threshold (a second at least) while it stays so: a
- * deadlock must last the threshold from the look that first found it. */
+/* The asyncio tasks of a process that has not moved for a third of the
+ * threshold (a second at least), read then and again each such time while
+ * it stays so: a deadlock must last the threshold from the read that
+ * first found it (an event loop's thread looks still between the steps of
+ * tasks that move). */
 static void look_at_tasks(struct watch *w, uint64_t now)
 {
 	struct snapshot_opts so = { .async = true };
@@ -588,7 +590,8 @@ static void look_at_tasks(struct watch *w, uint64_t now)
 		uint64_t since;
 		char err[256], *why;
 
-		if (!stall_stuck(&w->m, i, now, &since) ||
+		since = stall_still_since(&w->m, i);
+		if (!p->nt || now - since < look_ns ||
 		    (p->async_at_ns > since && now - p->async_at_ns < look_ns))
 			continue;
 		p->async_at_ns = now;

@@ -242,16 +242,23 @@ void stall_forget(struct stall_model *m, uint64_t now_ns)
 	m->np = k;
 }
 
-bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns)
+uint64_t stall_still_since(const struct stall_model *m, int pi)
 {
 	const struct stall_proc *p = &m->p[pi];
 	uint64_t since = 0;
 
-	if (!p->nt)
-		return false;
 	for (int i = 0; i < p->nt; i++)
 		if (p->t[i].few_since_ns > since)
 			since = p->t[i].few_since_ns;
+	return since;
+}
+
+bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns)
+{
+	uint64_t since = stall_still_since(m, pi);
+
+	if (!m->p[pi].nt)
+		return false;
 	if (since_ns)
 		*since_ns = since;
 	return now_ns >= since && now_ns - since >= m->o.threshold_ns;
@@ -552,9 +559,18 @@ enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns)
 		r.since_ns = m->progress_ns;
 	} else {
 		stalled = r.kind != STALL_NONE;
+		if (!stalled)
+			m->pending_ns = 0;
+		else if (!m->pending_ns)
+			m->pending_ns = now_ns;
+		/* Others still move: what they come to may say more. */
+		if (stalled && job_moves(m, now_ns) &&
+		    now_ns - m->pending_ns < m->o.threshold_ns)
+			return STALL_EV_NONE;
 	}
 	if (!stalled)
 		return STALL_EV_NONE;
+	m->pending_ns = 0;
 	r.why = m->r.why;
 	m->r = r;
 	describe(m, now_ns);

@@ -27,7 +27,11 @@
  *   deadlock    every thread sits, without running, in a lock wait with
  *               no timeout (the futex call, from its syscall).
  * A stuck process none of these explains waits for the world (an idle
- * server, a sleep) and is no stall.  With a progress file, the file alone
+ * server, a sleep) and is no stall.  While another process of the job
+ * still moves, a verdict waits up to one more threshold before it is
+ * reported: a rank or a DataLoader worker that blocks on a lock is a
+ * deadlock of its own a moment before the job is a stuck collective or a
+ * starved pipeline, which says more.  With a progress file, the file alone
  * decides whether the job has stalled; the kinds only name it, and
  * "no-progress" when none applies.
  */
@@ -128,6 +132,7 @@ struct stall_model {
 	int np;
 	size_t cap;
 	uint64_t progress_ns;	/* when the progress file last changed */
+	uint64_t pending_ns;	/* a verdict since, not reported yet (0: none) */
 	bool stalled;		/* reported, not moved yet */
 	pid_t stalled_pid;
 	struct stall_report r;
@@ -169,6 +174,8 @@ void stall_forget(struct stall_model *m, uint64_t now_ns);
 
 /* Whether process pi is stuck, and since when. */
 bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns);
+/* Since when none of its threads has moved (their latest few_since_ns). */
+uint64_t stall_still_since(const struct stall_model *m, int pi);
 
 /* Judge the job as of now_ns: every process's verdict, and the event. */
 enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns);

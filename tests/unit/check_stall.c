@@ -329,6 +329,40 @@ START_TEST(test_data)
 }
 END_TEST
 
+/* A DataLoader's workers block on a lock (each a deadlock of its own)
+ * while the main loop still moves; then it waits for them: the report,
+ * once the whole job is still, says data.  A deadlock beside a process
+ * that keeps moving waits one more threshold, then is reported. */
+START_TEST(test_settles)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 3, .rank = { -1, -1, -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = busy(1100, 1100, 40, 1, 0.9);
+	j.t[1] = blocked(1101, 1101, "Stuck.block_forever (job.py:12)", WC_LOCK, false);
+	j.t[2] = blocked(1102, 1102, "Stuck.block_forever (job.py:12)", WC_LOCK, false);
+	model(&m, false);
+	run(&m, &j, SEC, 5, &o);
+	j.t[0] = blocked(1100, 1100, "_next_data (train.py:40)", WC_IO, true);
+	j.t[0].cls = WC_DATA;
+	run(&m, &j, 6 * SEC, 20, &o);
+	ck_assert_int_eq(o.kind, STALL_DATA);
+	ck_assert_int_eq(o.pid, 1100);
+	ck_assert_uint_le(o.stall_at, 18 * SEC);
+	stall_release(&m);
+
+	memset(&o, 0, sizeof(o));
+	j.t[0] = busy(1100, 1100, 40, 1, 0.9);
+	model(&m, false);
+	run(&m, &j, SEC, 30, &o);
+	ck_assert_int_eq(o.kind, STALL_DEADLOCK);
+	ck_assert_uint_ge(o.stall_at, 21 * SEC);
+	ck_assert_uint_le(o.stall_at, 23 * SEC);
+	stall_release(&m);
+}
+END_TEST
+
 /* watch says when the tasks are deadlocked; the model reports it once the
  * process is stuck, and not before. */
 START_TEST(test_asyncio)
@@ -521,6 +555,7 @@ int main(void)
 	tcase_add_test(tc, test_collective_odd_one_out);
 	tcase_add_test(tc, test_waiting_on_movers);
 	tcase_add_test(tc, test_data);
+	tcase_add_test(tc, test_settles);
 	tcase_add_test(tc, test_asyncio);
 	tcase_add_test(tc, test_progress_overrides);
 	tcase_add_test(tc, test_moves_again);
