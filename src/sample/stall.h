@@ -5,9 +5,12 @@
  *
  * The definitions (pystrobe-watch(1), WHAT A STALL IS, says them to users):
  *
- * A thread moves when it has been in more than STALL_FEW_STACKS distinct
- * stacks within the threshold; few_since_ns is when its current run of
- * few stacks began (its first sighting for a new thread).  A process is
+ * A thread moves when it comes to a stack it has not been in within the
+ * threshold (a spin loop comes back to the same few); few_since_ns is the
+ * last time it did (its first sighting for a new thread).  The stacks seen
+ * within the threshold are kept, STALL_FEW_STACKS at most: one more
+ * starts the set afresh (and the CPU time, readings and samples of a
+ * livelock are counted from then).  A process is
  * stuck when none of its threads moved for the threshold.  A stuck
  * process is a stall of a kind when, in this order:
  *   asyncio     its asyncio tasks await each other in a cycle, or every
@@ -77,7 +80,7 @@ struct stall_thread {
 	char *where;			/* "function (file:line)" of that stack */
 	uint64_t first_ns, seen_ns;	/* first and latest round it was in */
 	uint64_t stack_since_ns;	/* in its latest stack since */
-	uint64_t few_since_ns;		/* in at most STALL_FEW_STACKS since */
+	uint64_t few_since_ns;		/* in no new stack since */
 	struct { uint64_t stack, last_ns; } few[STALL_FEW_STACKS];
 	int nfew;
 	uint32_t samples;		/* since few_since_ns */
