@@ -638,6 +638,23 @@ static int write_encoded(FILE *f, void *arg)
 	return out_finish(f);
 }
 
+int flightrec_profile(const struct flightrec *fr, uint64_t mark_unix_ns,
+		      const struct flightrec_slice *slice, struct profile *p)
+{
+	struct strbuf b = STRBUF_INIT;
+	char err[256];
+	int rc;
+
+	encode(fr, mark_unix_ns, &b);
+	rc = flightrec_parse(b.buf, b.len, slice, p, NULL, err, sizeof(err));
+	sb_release(&b);
+	if (!rc && !p->samples) {
+		profile_free(p);
+		rc = -1;
+	}
+	return rc;
+}
+
 int flightrec_write(const struct flightrec *fr, const char *path, uint64_t mark_unix_ns,
 		    char *err, size_t errlen)
 {

@@ -246,12 +246,27 @@ static void assert_writes(struct flightrec *fr, struct given *g, size_t n, uint6
 START_TEST(test_roundtrip)
 {
 	struct flightrec *fr = flightrec_new(3600 * SEC, 64 << 20);
+	struct flightrec_slice last_minute = { -60 * (int64_t)SEC, INT64_MAX };
 	struct given *g;
+	struct profile p;
+	uint64_t last = 0, want = 0;
 
 	flightrec_set_sampling(fr, 100 * MS, true);
 	g = give(fr, 3000, 0);
 	ck_assert_uint_eq(flightrec_samples(fr), 3000);
 	assert_writes(fr, g, 3000, 100 * MS);
+	/* The same in memory, for a report; and its last minute (without a
+	 * mark, relative to the last sample). */
+	ck_assert_int_eq(flightrec_profile(fr, 0, NULL, &p), 0);
+	assert_profile_is(&p, g, 3000);
+	profile_free(&p);
+	for (size_t i = 0; i < 3000; i++)
+		last = g[i].t > last ? g[i].t : last;
+	for (size_t i = 0; i < 3000; i++)
+		want += g[i].t >= last - 60 * SEC;
+	ck_assert_int_eq(flightrec_profile(fr, 0, &last_minute, &p), 0);
+	ck_assert_uint_eq(p.samples, want);
+	profile_free(&p);
 	flightrec_free(fr);
 	free(g);
 }
