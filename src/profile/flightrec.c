@@ -56,8 +56,9 @@ struct flightrec {
 	size_t head, count, cap;
 
 	struct itab strings, frames, stacks, ctxs;
-	uint32_t *key;		/* a key being built */
+	uint32_t *key;		/* a stack's key being built */
 	size_t key_cap;
+	uint32_t name[FLIGHTREC_NAME_MAX / 4];	/* a string's, padded */
 };
 
 static size_t words_of(uint32_t len)
@@ -290,21 +291,17 @@ static size_t reclaimable(const struct flightrec *fr)
 
 static uint32_t string_id(struct flightrec *fr, const char *s)
 {
-	size_t len = s ? strlen(s) : 0, nw = words_of((uint32_t)len);
-	uint32_t *buf, id;
+	size_t len = s ? strlen(s) : 0;
 
 	if (!s)
 		return NONE;
 	/* A target's hostile name must not take the whole budget. */
-	if (len > FLIGHTREC_NAME_MAX) {
+	if (len > FLIGHTREC_NAME_MAX)
 		len = FLIGHTREC_NAME_MAX;
-		nw = words_of(FLIGHTREC_NAME_MAX);
-	}
-	buf = xcalloc(nw ? nw : 1, sizeof(*buf));
-	memcpy(buf, s, len);
-	id = itab_intern(&fr->strings, buf, (uint32_t)len);
-	free(buf);
-	return id;
+	if (len % 4)
+		fr->name[len / 4] = 0;
+	memcpy(fr->name, s, len);
+	return itab_intern(&fr->strings, fr->name, (uint32_t)len);
 }
 
 static uint32_t *key_room(struct flightrec *fr, size_t words)
@@ -639,6 +636,23 @@ static int write_encoded(FILE *f, void *arg)
 	if (out_write_gzip(f, b->buf, b->len) < 0)
 		return -1;
 	return out_finish(f);
+}
+
+int flightrec_profile(const struct flightrec *fr, uint64_t mark_unix_ns,
+		      const struct flightrec_slice *slice, struct profile *p)
+{
+	struct strbuf b = STRBUF_INIT;
+	char err[256];
+	int rc;
+
+	encode(fr, mark_unix_ns, &b);
+	rc = flightrec_parse(b.buf, b.len, slice, p, NULL, err, sizeof(err));
+	sb_release(&b);
+	if (!rc && !p->samples) {
+		profile_free(p);
+		rc = -1;
+	}
+	return rc;
 }
 
 int flightrec_write(const struct flightrec *fr, const char *path, uint64_t mark_unix_ns,

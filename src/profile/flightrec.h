@@ -102,9 +102,19 @@ uint64_t flightrec_compactions(const struct flightrec *fr);
 /* Write what it holds as a recording file (atomically: temp file + rename;
  * never lose it).  mark_unix_ns: the moment the slices are relative to
  * (the stall), 0 for none.  Returns 0, or -1 with a message naming path in
- * err. */
+ * err.  It allocates and writes files: not from a signal handler (on
+ * SIGUSR1, note the signal there and write from the main loop). */
 int flightrec_write(const struct flightrec *fr, const char *path, uint64_t mark_unix_ns,
 		    char *err, size_t errlen);
+
+struct flightrec_slice;
+/* What flightrec_write() would write, read back as the recording's
+ * reader reads it (flightrec_parse()): the samples in slice (NULL: all)
+ * as a profile with its timeline, initialised here, for any writer of
+ * output.h (a report's flame graph of the minutes before the stall).
+ * Returns 0, or -1 when the slice holds no sample (p then empty). */
+int flightrec_profile(const struct flightrec *fr, uint64_t mark_unix_ns,
+		      const struct flightrec_slice *slice, struct profile *p);
 
 /* --- reading a recording (flightrec_read.c) ---------------------------------- */
 
