@@ -1,12 +1,15 @@
-/* libFuzzer harness: the folded, pprof and flame graph readers
- * (profile_read.c), and the writers on whatever they accept.
+/* libFuzzer harness: the folded, pprof, flame graph and flight recording
+ * readers (profile_read.c, flightrec_read.c), and the writers on whatever
+ * they accept.
  *
- * Input: [mode u8] then the file.  Mode 0 reads the bytes as they are (a
- * folded file, a flame graph's SVG, or a gzip stream when they start with
- * its magic); mode 1 gzips them first, so the fuzzer works on the protobuf
- * inside rather than on deflate's bit stream.  A profile that reads is written as collapsed,
- * pprof, a flame graph and a differential one against itself, to
- * /dev/null.
+ * Input: [mode u8] then the file.  Mode bit 0 clear reads the bytes as
+ * they are (a folded file, a flame graph's SVG, or a gzip stream when they
+ * start with its magic); set, it gzips them first, so the fuzzer works on
+ * the protobuf or the recording inside rather than on deflate's bit
+ * stream.  Bit 1 asks for a time slice (the minute before the mark), which
+ * only a recording takes.  A profile that reads is written as collapsed,
+ * pprof, a flame graph and a differential one against itself, and with a
+ * timeline as speedscope and a Chrome trace, to /dev/null.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +51,10 @@ static void write_all(const struct profile *p)
 	out_collapsed(p, devnull, &o);
 	out_pprof(p, devnull, &o);
 	out_flamegraph(p, devnull, &o);
+	if (p->nruns) {
+		out_speedscope(p, devnull, &o);
+		out_chrometrace(p, devnull, &o);
+	}
 	o.diff_base = p;
 	out_flamegraph(p, devnull, &o);
 	out_collapsed(p, devnull, &o);
@@ -55,6 +62,8 @@ static void write_all(const struct profile *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const struct flightrec_slice minute = { -60000000000ll, 0 };
+	struct flightrec_info info;
 	struct profile p;
 	char err[PROFILE_READ_ERR], *buf = NULL;
 	const char *in;
@@ -74,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(buf, data + 1, len);
 		in = buf;
 	}
-	if (profile_read_mem(in, len, "fuzz", &p, NULL, err, sizeof(err)) == 0) {
+	if (profile_read_slice_mem(in, len, "fuzz", data[0] & 2 ? &minute : NULL, &info, &p, NULL,
+				   err, sizeof(err)) == 0) {
 		if (!p.samples)
 			abort();	/* the reader refuses empty profiles */
 		write_all(&p);
