@@ -1,0 +1,420 @@
+# -*- coding: utf-8 -*-
+"""Targets for `pystrobe watch`: jobs that move, then stop in a known way,
+and jobs that must never be called stalled.  Each says itself when it
+stopped, where and in which thread.
+
+Usage: stall.py MODE SECONDS OUTDIR
+
+SECONDS is the watch's threshold (--stall) the test uses: the modes size
+their phases by it.  Every mode first writes OUTDIR/truth.json (tmp +
+rename): pid, nthreads, mode, and threads: [{ident, tid, name}] (tid: the
+OS thread id, from threading.get_native_id() on 3.8+, the gettid system
+call on 3.7).  The modes that stop first move for MOVE_S seconds (work in
+changing stacks), then stop, and write OUTDIR/stall.json once every thread
+is where it stays:
+
+  stalled_unix  time.time() when the last thread stopped moving
+  kind          what the watch should call it
+  threads       [{tid, name, function, line}] the threads that stopped,
+                each where its innermost Python frame stays
+                (co_qualname on 3.11+, co_name before: as pystrobe names
+                functions); for a spin, lines: every line the loop can
+                be on
+
+Modes (3.7 syntax and the standard library; asyncio only on 3.8+):
+
+  deadlock   threads "left" and "right" each hold one lock and block
+             acquiring the other's, in take_both(); MainThread joins them.
+  livelock   thread "spinner" loops for ever in spin_forever(), calling
+             nothing; MainThread joins it.
+  asyncio    tasks "lock-a" and "lock-b" each hold one asyncio.Lock and
+             await the other's, in hold_and_take(); the event loop then
+             sleeps in its selector.  stall.json has tasks: [{name,
+             function, line}] instead of threads.
+  resume     a deadlock until the test sends SIGUSR2: MainThread blocks on
+             a lock that thread "holder" keeps while it blocks on another
+             lock, which the signal's handler (MainThread's) releases;
+             then both move for 2 x SECONDS (MainThread writes
+             OUTDIR/moved.json, moved_unix, first), and the process
+             exits 7.
+  heartbeat  looks like a spin from its start: thread "beat" spends its
+             time in one long native call after another (pbkdf2, about
+             0.5 s each), in one stack, and MainThread joins it; but after
+             each call it appends a line to OUTDIR/heartbeat, for 3 x
+             SECONDS.  Then it goes on calling and stops appending:
+             stall.json, stalled_unix its last append, kind "livelock"
+             (also_kind: "no-progress", as right when --progress decides).
+  busy       never stalls: steps of 0.3 to 1.5 x SECONDS in changing
+             stacks (a long "validation" pass, recursion of varying
+             depth, short sleeps), each logged to OUTDIR/steps.log.
+  server     never stalls: MainThread blocks in accept() on 127.0.0.1
+             (the port in truth.json), two handler threads wait on a
+             queue for connections; each request (a line) is answered
+             with "ok" and logged to OUTDIR/requests.log.
+"""
+import hashlib
+import json
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+
+MOVE_S = 3.0
+
+
+def native_id():
+    if hasattr(threading, "get_native_id"):
+        return threading.get_native_id()
+    import ctypes
+    return ctypes.CDLL(None).syscall(186)     # SYS_gettid on x86-64
+
+
+def qualname(code):
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def write_json(outdir, name, data):
+    tmp = os.path.join(outdir, name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.rename(tmp, os.path.join(outdir, name))
+
+
+class Job(object):
+    """The threads a mode starts, and what it says of them."""
+
+    def __init__(self, outdir, mode, stall_s):
+        self.outdir = outdir
+        self.mode = mode
+        self.stall_s = stall_s
+        self.tids = {threading.current_thread().name: native_id()}
+        self.started = {}
+        self.lock = threading.Lock()
+
+    def start(self, name, fn, *args):
+        ready = threading.Event()
+
+        def run():
+            with self.lock:
+                self.tids[name] = native_id()
+            ready.set()
+            fn(*args)
+
+        t = threading.Thread(target=run, name=name)
+        t.daemon = True
+        t.start()
+        ready.wait()
+        self.started[name] = t
+        return t
+
+    def truth(self, **extra):
+        threads = [{"ident": t.ident, "tid": self.tids[t.name], "name": t.name}
+                   for t in threading.enumerate() if t.name in self.tids]
+        data = {"pid": os.getpid(), "nthreads": len(threads), "mode": self.mode,
+                "stall_s": self.stall_s, "move_s": MOVE_S, "threads": threads,
+                "version": list(sys.version_info[:3])}
+        data.update(extra)
+        write_json(self.outdir, "truth.json", data)
+
+    def where(self, name):
+        """Where thread name's innermost frame is now: (function, line)."""
+        t = self.started[name]
+        frame = sys._current_frames().get(t.ident)
+        if frame is None:
+            return None, None
+        return qualname(frame.f_code), frame.f_lineno
+
+    def settled(self, names, functions, timeout=30.0):
+        """Wait until each named thread sits in its function, unchanged
+        over two looks; return [{tid, name, function, line}]."""
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            now = [(n,) + self.where(n) for n in names]
+            if now == last and all(w[1] == f for w, f in zip(now, functions)):
+                return [{"tid": self.tids[n], "name": n, "function": f, "line": l}
+                        for n, f, l in now]
+            last = now
+            time.sleep(0.1)
+        sys.stderr.write("stall.py: threads never settled: %r\n" % (last,))
+        os._exit(3)
+
+
+# --- moving: work in stacks that keep changing -------------------------------
+
+def leaf_sum(n):
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+    return s
+
+
+def leaf_str(n):
+    return len("-".join(str(i) for i in range(n)))
+
+
+def leaf_sort(n):
+    return sorted(range(n), key=lambda i: (i * 7919) % n)[0]
+
+
+LEAVES = (leaf_sum, leaf_str, leaf_sort)
+
+
+def descend(depth, n):
+    if depth > 0:
+        return descend(depth - 1, n) + 1
+    return LEAVES[n % 3](n)
+
+
+def move(seconds, seed=0):
+    """Busy for seconds, in a different stack every few milliseconds:
+    recursion 0 to 8 deep over three leaves of several lines each."""
+    end = time.time() + seconds
+    k = seed
+    while time.time() < end:
+        descend(k % 9, 1500 + k % 3)
+        k += 1
+    return k
+
+
+# --- deadlock -----------------------------------------------------------------
+
+def take_both(job, first, second, both_hold, arrived):
+    move(MOVE_S, len(arrived))
+    first.acquire()
+    arrived.append(time.time())
+    both_hold.wait()
+    second.acquire()                    # never returns: the other holds it
+
+
+def deadlock(job):
+    a, b = threading.Lock(), threading.Lock()
+    both_hold, arrived = threading.Event(), []
+    job.start("left", take_both, job, a, b, both_hold, arrived)
+    job.start("right", take_both, job, b, a, both_hold, arrived)
+    job.truth()
+    while len(arrived) < 2:
+        time.sleep(0.01)
+    both_hold.set()
+    threads = job.settled(["left", "right"], ["take_both", "take_both"])
+    stop(job, threads, "deadlock")
+    job.started["left"].join()
+
+
+def stop(job, threads, kind, **extra):
+    """Write stall.json just before MainThread stops too (it joins)."""
+    data = {"stalled_unix": time.time(), "kind": kind, "threads": threads}
+    data.update(extra)
+    write_json(job.outdir, "stall.json", data)
+
+
+# --- livelock -----------------------------------------------------------------
+
+def spin_forever():
+    x = 1
+    while True:
+        x = (x * 31 + 7) % 1000003
+
+
+def spin_lines():
+    code = spin_forever.__code__
+    import dis
+    return sorted(set(l for _, l in dis.findlinestarts(code)
+                      if l is not None and l > code.co_firstlineno + 1))
+
+
+def spinner():
+    move(MOVE_S)
+    spin_forever()
+
+
+def livelock(job):
+    job.start("spinner", spinner)
+    job.truth()
+    time.sleep(MOVE_S)
+    threads = job.settled(["spinner"], ["spin_forever"])
+    threads[0]["lines"] = spin_lines()
+    stop(job, threads, "livelock")
+    job.started["spinner"].join()
+
+
+# --- asyncio ------------------------------------------------------------------
+
+async def move_async(seconds, seed):
+    import asyncio
+    end = time.time() + seconds
+    k = seed
+    while time.time() < end:
+        descend(k % 5, 2000 + k % 3)
+        k += 1
+        await asyncio.sleep(0)
+
+
+async def hold_and_take(job, mine, other, both_hold, blocked):
+    await move_async(MOVE_S, len(blocked))
+    async with mine:
+        blocked.append(None)
+        if len(blocked) == 2:
+            both_hold.set()
+        await both_hold.wait()
+        task = job.current_task()
+        blocked[blocked.index(None)] = {
+            "name": task.get_name(), "function": qualname(hold_and_take.__code__),
+            "line": sys._getframe().f_lineno + 3}
+        if None not in blocked:
+            stop(job, [], "asyncio", tasks=blocked)
+        async with other:               # never entered: the other holds it
+            pass
+
+
+async def async_main(job):
+    import asyncio
+    job.current_task = asyncio.current_task
+    la, lb, both_hold, blocked = asyncio.Lock(), asyncio.Lock(), asyncio.Event(), []
+    ta = asyncio.ensure_future(hold_and_take(job, la, lb, both_hold, blocked))
+    tb = asyncio.ensure_future(hold_and_take(job, lb, la, both_hold, blocked))
+    ta.set_name("lock-a")
+    tb.set_name("lock-b")
+    job.truth()
+    await asyncio.gather(ta, tb)
+
+
+def asyncio_cycle(job):
+    import asyncio
+    asyncio.run(async_main(job))
+
+
+# --- resume -------------------------------------------------------------------
+
+def hold_a_while(job, held, never, holding):
+    move(MOVE_S, 1)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])    # for MainThread
+    with held:
+        holding.set()
+        never.acquire()                 # until SIGUSR2's handler releases it
+    move(2 * job.stall_s, 2)
+
+
+def resume(job):
+    held, never, holding = threading.Lock(), threading.Lock(), threading.Event()
+    never.acquire()
+    signal.signal(signal.SIGUSR2, lambda sig, frame: never.release())
+    job.start("holder", hold_a_while, job, held, never, holding)
+    job.truth()
+    holding.wait()
+    threads = job.settled(["holder"], ["hold_a_while"])
+    threads.append({"tid": job.tids["MainThread"], "name": "MainThread", "function": "resume",
+                    "line": sys._getframe().f_lineno + 2})
+    stop(job, threads, "deadlock")
+    held.acquire()                      # the deadlock, until SIGUSR2
+    write_json(job.outdir, "moved.json", {"moved_unix": time.time()})
+    move(2 * job.stall_s, 3)
+    job.started["holder"].join()
+    sys.exit(7)
+
+
+# --- heartbeat ------------------------------------------------------------------
+
+def crunch_size():
+    """pbkdf2 iterations that take about 0.5 s here."""
+    n = 20000
+    while True:
+        t = time.time()
+        hashlib.pbkdf2_hmac("sha256", b"pystrobe", b"salt", n)
+        took = time.time() - t
+        if took >= 0.25 or n > 1 << 30:
+            return int(n * 0.5 / max(took, 1e-3))
+        n *= 4
+
+
+def beat(job, path, n):
+    end = time.time() + 3 * job.stall_s
+    while True:
+        hashlib.pbkdf2_hmac("sha256", b"pystrobe", b"salt", n)     # one long native call
+        if time.time() >= end:
+            break
+        with open(path, "a") as f:
+            f.write("beat %.6f\n" % time.time())
+            last = time.time()
+    write_json(job.outdir, "stall.json", {
+        "stalled_unix": last, "kind": "livelock", "also_kind": "no-progress",
+        "threads": [{"tid": native_id(), "name": "beat", "function": "beat",
+                     "line": sys._getframe().f_lineno + 3}]})
+    while True:
+        hashlib.pbkdf2_hmac("sha256", b"pystrobe", b"salt", n)     # the same, not appending
+
+
+def heartbeat(job):
+    job.start("beat", beat, job, os.path.join(job.outdir, "heartbeat"), crunch_size())
+    job.truth()
+    job.started["beat"].join()
+
+
+# --- busy and server: never stalled --------------------------------------------
+
+def validate(seconds, log):
+    end = time.time() + seconds
+    batch = 0
+    while time.time() < end:
+        descend(batch % 7, 2500 + batch % 3)
+        batch += 1
+    log.write("validate %.6f %d\n" % (time.time(), batch))
+
+
+def train_step(k, seconds, log):
+    move(seconds, k)
+    time.sleep(0.05 * (k % 3))          # waiting on "I/O" a little
+    log.write("step %.6f %d\n" % (time.time(), k))
+
+
+def busy(job):
+    job.truth()
+    log = open(os.path.join(job.outdir, "steps.log"), "a", 1)
+    k = 0
+    while True:
+        long = (k % 4 == 3)
+        seconds = job.stall_s * (1.5 if long else 0.3 + 0.2 * (k % 3))
+        if long:
+            validate(seconds, log)
+        else:
+            train_step(k, seconds, log)
+        k += 1
+
+
+def handle(work, log):
+    while True:
+        conn = work.get()
+        line = conn.makefile("r").readline()
+        conn.sendall(b"ok\n")
+        conn.close()
+        log.write("request %.6f %s\n" % (time.time(), line.strip()))
+
+
+def server(job):
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    log = open(os.path.join(job.outdir, "requests.log"), "a", 1)
+    work = queue.Queue()
+    for name in ("handler-1", "handler-2"):
+        job.start(name, handle, work, log)
+    job.truth(port=srv.getsockname()[1])
+    while True:
+        conn, _ = srv.accept()
+        work.put(conn)
+
+
+MODES = {"deadlock": deadlock, "livelock": livelock, "asyncio": asyncio_cycle,
+         "resume": resume, "heartbeat": heartbeat, "busy": busy, "server": server}
+
+
+def main():
+    mode, stall_s, outdir = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    MODES[mode](Job(outdir, mode, stall_s))
+
+
+main()

@@ -1,0 +1,230 @@
+# -*- coding: utf-8 -*-
+"""Targets for `pystrobe watch` that need PyTorch (Debian's python3-torch):
+a collective that one rank never joins, and a DataLoader whose workers
+stop producing.  Each says itself when it stopped, where, and which rank.
+
+Usage: stall_torch.py MODE SECONDS OUTDIR
+
+SECONDS is the watch's threshold; the job moves for MOVE_S seconds first.
+
+  collective  a launcher (as torchrun would be) starts 3 rank processes
+              with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
+              MASTER_PORT in their environment; they join a gloo process
+              group and write OUTDIR/truth.json through the launcher
+              (pid: the launcher's; ranks: [{rank, pid, tid}]), then wait
+              for OUTDIR/go before they train: steps of a little compute
+              and an all_reduce, in train_step().  After MOVE_S (rank 0's
+              clock, shared by the all_reduce), rank 1 goes into
+              load_batch() and blocks for ever, and ranks 0 and 2 wait in
+              all_reduce() for it.
+  dataloader  one process reads a DataLoader of 2 worker processes
+              (forked); after MOVE_S every worker blocks for ever in
+              Stuck.block_forever() and the main loop waits for a batch
+              in train(), next(batches).  truth.json is written before
+              the loop starts (no go file).
+
+Once everything is where it stays, OUTDIR/stall.json, as tests/targets/
+stall.py writes it: stalled_unix, kind ("collective" or "data"),
+odd_one_out (the rank that is elsewhere, collective only) and threads:
+[{pid, tid, rank, name, function, line, innermost, calls}]: function and
+line must be a frame of that thread's stack, its innermost Python frame
+when innermost is true; calls: other functions the stack must hold.
+"""
+import datetime
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+MOVE_S = 3.0
+WORLD = 3
+ODD_RANK = 1
+
+
+def write_json(outdir, name, data):
+    tmp = os.path.join(outdir, name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.rename(tmp, os.path.join(outdir, name))
+
+
+def read_json(outdir, name):
+    with open(os.path.join(outdir, name)) as f:
+        return json.load(f)
+
+
+def wait_files(outdir, names, timeout=120.0):
+    deadline = time.time() + timeout
+    while not all(os.path.exists(os.path.join(outdir, n)) for n in names):
+        if time.time() > deadline:
+            sys.stderr.write("stall_torch.py: no %s\n" % names)
+            os._exit(3)
+        time.sleep(0.05)
+
+
+def here(depth=1):
+    """(function, line) of the caller's caller (depth 1), by qualname."""
+    f = sys._getframe(depth + 1)
+    return getattr(f.f_code, "co_qualname", f.f_code.co_name), f.f_lineno
+
+
+def never_returns():
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
+# --- collective ---------------------------------------------------------------
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def launch(stall_s, outdir):
+    port = str(free_port())
+    procs = []
+    for rank in range(WORLD):
+        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(WORLD),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port, GLOO_SOCKET_IFNAME="lo",
+                   OMP_NUM_THREADS="1")
+        procs.append(subprocess.Popen([sys.executable, __file__, "rank", str(stall_s), outdir],
+                                      env=env))
+    wait_files(outdir, ["rank-%d.json" % r for r in range(WORLD)])
+    ranks = [read_json(outdir, "rank-%d.json" % r) for r in range(WORLD)]
+    write_json(outdir, "truth.json", {"pid": os.getpid(), "nthreads": 1, "mode": "collective",
+                                      "ranks": ranks})
+    wait_files(outdir, ["rank-%d-stall.json" % r for r in range(WORLD)], 3600)
+    time.sleep(0.5)
+    stopped = [read_json(outdir, "rank-%d-stall.json" % r) for r in range(WORLD)]
+    write_json(outdir, "stall.json", {
+        "stalled_unix": max(s["stalled_unix"] for s in stopped), "kind": "collective",
+        "odd_one_out": {"rank": ODD_RANK, "pid": ranks[ODD_RANK]["pid"]},
+        "threads": stopped})
+    sys.exit(max(p.wait() for p in procs))
+
+
+def load_batch(rank, outdir, stalled):
+    stalled(*here(0), innermost=True)
+    never_returns().acquire()           # rank 1 never comes back
+
+
+def train_step(torch, dist, k, t0, rank, outdir, stalled):
+    x = torch.randn(64, 64)
+    for _ in range(1 + k % 3):
+        x = torch.tanh(x @ x.t() / 64)
+    flag = torch.tensor([x.sum().item() * 0.0 + (1.0 if time.time() - t0 >= MOVE_S else 0.0)])
+    if stalled:
+        stalled(*here(0), innermost=False, calls=["all_reduce"])
+    dist.all_reduce(flag)               # ranks 0 and 2 wait here for rank 1
+    return flag.item() > 0
+
+
+def rank_main(stall_s, outdir):
+    import torch
+    import torch.distributed as dist
+    rank = int(os.environ["RANK"])
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3600))
+    me = {"rank": rank, "pid": os.getpid(), "tid": threading.get_native_id()}
+    write_json(outdir, "rank-%d.json" % rank, me)
+    wait_files(outdir, ["go"], 3600)
+
+    def stalled(function, line, innermost, calls=()):
+        write_json(outdir, "rank-%d-stall.json" % rank, dict(
+            me, name="rank %d" % rank, stalled_unix=time.time(), function=function,
+            line=line + 1, innermost=innermost, calls=list(calls)))
+
+    t0 = torch.tensor([time.time()], dtype=torch.float64)
+    dist.broadcast(t0, 0)               # rank 0's clock for everyone
+    k = 0
+    while not train_step(torch, dist, k, t0.item(), rank, outdir, None):
+        k += 1
+    if rank == ODD_RANK:
+        load_batch(rank, outdir, stalled)
+    train_step(torch, dist, k, t0.item(), rank, outdir, stalled)
+
+
+# --- dataloader -----------------------------------------------------------------
+
+class Stuck(object):
+    """A dataset whose items take a little work, until MOVE_S after start;
+    then every worker blocks at its next item."""
+
+    def __init__(self, outdir, stop_at):
+        self.outdir = outdir
+        self.stop_at = stop_at
+
+    def __len__(self):
+        return 1 << 20
+
+    def __getitem__(self, i):
+        import torch
+        if time.time() >= self.stop_at:
+            self.block_forever()
+        acc = 0
+        for k in range(2000 + i % 7 * 300):
+            acc = (acc * 31 + k + i) % 1000003
+        return torch.full((8,), float(acc % 10))
+
+    def block_forever(self):
+        function, line = here(0)
+        write_json(self.outdir, "worker-%d.json" % os.getpid(), {
+            "pid": os.getpid(), "tid": threading.get_native_id(), "name": "worker",
+            "stalled_unix": time.time(), "function": function, "line": line + 5,
+            "innermost": True})
+        never_returns().acquire()
+
+
+def report_dataloader(outdir, main, log_path):
+    """Once both workers have blocked and the main loop waits: stall.json."""
+    while len([n for n in os.listdir(outdir) if n.startswith("worker-")]) < 2:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    with open(log_path) as f:
+        last = f.read().split()
+    workers = [read_json(outdir, n) for n in sorted(os.listdir(outdir))
+               if n.startswith("worker-") and n.endswith(".json")]
+    write_json(outdir, "stall.json", {
+        "stalled_unix": max([float(last[-1])] + [w["stalled_unix"] for w in workers]),
+        "kind": "data", "threads": [main] + workers})
+
+
+def train(torch, loader, outdir, log_path):
+    me = {"pid": os.getpid(), "tid": threading.get_native_id(), "name": "main",
+          "function": "train", "innermost": False, "calls": ["__next__"]}
+    log = open(log_path, "a", 1)
+    batches = iter(loader)
+    started = False
+    while True:
+        log.write("wait %.6f\n" % time.time())
+        me["line"] = sys._getframe().f_lineno + 1
+        batch = next(batches)           # waits for good once the workers block
+        x = torch.tanh(batch * 2.0).sum()
+        if not started:
+            started = True
+            threading.Thread(target=report_dataloader, args=(outdir, me, log_path),
+                             daemon=True).start()
+        del x
+
+
+def dataloader_main(stall_s, outdir):
+    import torch
+    from torch.utils.data import DataLoader
+    torch.set_num_threads(1)
+    loader = DataLoader(Stuck(outdir, time.time() + MOVE_S), batch_size=4, num_workers=2,
+                        multiprocessing_context="fork")
+    write_json(outdir, "truth.json", {"pid": os.getpid(), "nthreads": 1, "mode": "dataloader"})
+    train(torch, loader, outdir, os.path.join(outdir, "batches.log"))
+
+
+MODES = {"collective": launch, "rank": rank_main, "dataloader": dataloader_main}
+
+if __name__ == "__main__":
+    MODES[sys.argv[1]](float(sys.argv[2]), sys.argv[3])
