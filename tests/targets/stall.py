@@ -39,11 +39,13 @@ Modes (3.7 syntax and the standard library; asyncio only on 3.8+):
              exits 7.
   heartbeat  looks like a spin from its start: thread "beat" spends its
              time in one long native call after another (pbkdf2, about
-             0.5 s each), in one stack, and MainThread joins it; but after
-             each call it appends a line to OUTDIR/heartbeat, for 3 x
-             SECONDS.  Then it goes on calling and stops appending:
-             stall.json, stalled_unix its last append, kind "livelock"
-             (also_kind: "no-progress", as right when --progress decides).
+             0.5 s each), in one stack, and MainThread joins it; it writes
+             OUTDIR/looks.json (as stall.json, stalled_unix: when it
+             began) first.  After each call it appends a line to
+             OUTDIR/heartbeat, for 6 x SECONDS; then it goes on calling
+             and stops appending: stall.json, stalled_unix its last
+             append, kind "livelock" (also_kind: "no-progress", as right
+             when --progress decides).
   busy       never stalls: steps of 0.3 to 1.5 x SECONDS in changing
              stacks (a long "validation" pass, recursion of varying
              depth, short sleeps), each logged to OUTDIR/steps.log.
@@ -53,6 +55,7 @@ Modes (3.7 syntax and the standard library; asyncio only on 3.8+):
              with "ok" and logged to OUTDIR/requests.log.
 """
 import hashlib
+import inspect
 import json
 import os
 import queue
@@ -63,6 +66,7 @@ import threading
 import time
 
 MOVE_S = 3.0
+LIFETIME_S = 300        # no target outlives a test that died: SIGALRM ends it
 
 
 def native_id():
@@ -74,6 +78,12 @@ def native_id():
 
 def qualname(code):
     return getattr(code, "co_qualname", code.co_name)
+
+
+def lines_of(fn, marker):
+    """The lines of fn's source holding marker."""
+    src, first = inspect.getsourcelines(fn)
+    return [first + i for i, text in enumerate(src) if marker in text]
 
 
 def write_json(outdir, name, data):
@@ -263,7 +273,7 @@ async def hold_and_take(job, mine, other, both_hold, blocked):
         task = job.current_task()
         blocked[blocked.index(None)] = {
             "name": task.get_name(), "function": qualname(hold_and_take.__code__),
-            "line": sys._getframe().f_lineno + 3}
+            "line": lines_of(hold_and_take, "# never entered")[0]}
         if None not in blocked:
             stop(job, [], "asyncio", tasks=blocked)
         async with other:               # never entered: the other holds it
@@ -307,7 +317,7 @@ def resume(job):
     holding.wait()
     threads = job.settled(["holder"], ["hold_a_while"])
     threads.append({"tid": job.tids["MainThread"], "name": "MainThread", "function": "resume",
-                    "line": sys._getframe().f_lineno + 2})
+                    "line": lines_of(resume, "# the deadlock, until")[0]})
     stop(job, threads, "deadlock")
     held.acquire()                      # the deadlock, until SIGUSR2
     write_json(job.outdir, "moved.json", {"moved_unix": time.time()})
@@ -331,7 +341,11 @@ def crunch_size():
 
 
 def beat(job, path, n):
-    end = time.time() + 3 * job.stall_s
+    write_json(job.outdir, "looks.json", {
+        "stalled_unix": time.time(), "kind": "livelock",
+        "threads": [{"tid": native_id(), "name": "beat", "function": "beat",
+                     "lines": lines_of(beat, "pbkdf2_hmac(")}]})
+    end = time.time() + 6 * job.stall_s
     while True:
         hashlib.pbkdf2_hmac("sha256", b"pystrobe", b"salt", n)     # one long native call
         if time.time() >= end:
@@ -342,7 +356,7 @@ def beat(job, path, n):
     write_json(job.outdir, "stall.json", {
         "stalled_unix": last, "kind": "livelock", "also_kind": "no-progress",
         "threads": [{"tid": native_id(), "name": "beat", "function": "beat",
-                     "line": sys._getframe().f_lineno + 3}]})
+                     "line": lines_of(beat, "pbkdf2_hmac(")[-1]}]})
     while True:
         hashlib.pbkdf2_hmac("sha256", b"pystrobe", b"salt", n)     # the same, not appending
 
@@ -414,6 +428,7 @@ MODES = {"deadlock": deadlock, "livelock": livelock, "asyncio": asyncio_cycle,
 
 def main():
     mode, stall_s, outdir = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    signal.alarm(LIFETIME_S)
     MODES[mode](Job(outdir, mode, stall_s))
 
 

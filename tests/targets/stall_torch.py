@@ -33,6 +33,7 @@ when innermost is true; calls: other functions the stack must hold.
 import datetime
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -42,6 +43,10 @@ import time
 MOVE_S = 3.0
 WORLD = 3
 ODD_RANK = 1
+LIFETIME_S = 600        # no target outlives a test that died: SIGALRM ends it
+# Debian's torch has no libuv for its store, and its UCX (through Open MPI)
+# complains of a root without /proc on stderr, which is the watch's.
+QUIET = {"USE_LIBUV": "0", "UCX_LOG_LEVEL": "fatal"}
 
 
 def write_json(outdir, name, data):
@@ -93,7 +98,7 @@ def launch(stall_s, outdir):
     for rank in range(WORLD):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(WORLD),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port, GLOO_SOCKET_IFNAME="lo",
-                   OMP_NUM_THREADS="1")
+                   OMP_NUM_THREADS="1", **QUIET)
         procs.append(subprocess.Popen([sys.executable, __file__, "rank", str(stall_s), outdir],
                                       env=env))
     wait_files(outdir, ["rank-%d.json" % r for r in range(WORLD)])
@@ -227,4 +232,6 @@ def dataloader_main(stall_s, outdir):
 MODES = {"collective": launch, "rank": rank_main, "dataloader": dataloader_main}
 
 if __name__ == "__main__":
+    os.environ.update(QUIET)
+    signal.alarm(LIFETIME_S)
     MODES[sys.argv[1]](float(sys.argv[2]), sys.argv[3])
