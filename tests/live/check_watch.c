@@ -67,7 +67,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "folded.h"
 #include "interpreters.h"
+#include "svg.h"
 #include "target.h"
 #include "suite.h"
 
@@ -688,6 +690,144 @@ static void progress_heartbeat(struct watched *w)
 	check_not_stopped(w, w->target, "after the --progress watch");
 }
 
+/* --- the flight recording ---------------------------------------------------------- */
+
+/* pystrobe convert -q -f FMT [--from A] [--until B] -o OUT FLIGHT; 0 or -1. */
+static int convert(struct watched *w, const char *flight, const char *fmt, const char *from,
+		   const char *until, const char *out)
+{
+	struct argv_buf a = { .n = 0 };
+	char how[96];
+	struct run r;
+	int rc = 0;
+
+	arg(&a, pystrobe_path());
+	arg(&a, "convert");
+	arg(&a, "-q");
+	arg(&a, "-f");
+	arg(&a, fmt);
+	if (from) {
+		arg(&a, "--from");
+		arg(&a, from);
+	}
+	if (until) {
+		arg(&a, "--until");
+		arg(&a, until);
+	}
+	arg(&a, "-o");
+	arg(&a, out);
+	arg(&a, flight);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, a.v) < 0 || run_exit(&r) != 0) {
+		msg_add(&w->failures, "convert -f %s %s%s%s%s: %s: %.300s", fmt,
+			from ? "--from " : "", from ? from : "", until ? " --until " : "",
+			until ? until : "", run_describe(&r, how, sizeof(how)), r.err);
+		rc = -1;
+	}
+	run_free(&r);
+	return rc;
+}
+
+/* Samples of the folded text whose stack holds text (a frame's label
+ * begins "function ("). */
+static uint64_t samples_with(const struct folded *f, const char *text)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		n += strstr(f->stacks[i], text) ? f->counts[i] : 0;
+	return n;
+}
+
+/* The collapsed conversion of a slice: its folded stacks, parsed here. */
+static int collapsed(struct watched *w, const char *flight, const char *from, const char *until,
+		     struct folded *f)
+{
+	char out[PATH_MAX + 32], *text;
+	int bad;
+
+	snprintf(out, sizeof(out), "%s/slice.txt", w->out);
+	memset(f, 0, sizeof(*f));
+	if (convert(w, flight, "collapsed", from, until, out) < 0)
+		return -1;
+	text = slurp(out);
+	bad = text ? folded_parse(text, f) : -1;
+	free(text);
+	if (bad)
+		msg_add(&w->failures, "flight: %d lines of the collapsed slice are not stacks", bad);
+	return bad ? -1 : 0;
+}
+
+/* The recording of the report: in collapsed form, the moving stacks of
+ * the seconds before the stall (descend(), in a slice ending the threshold
+ * + 1 s before the mark) and the stalled one; the slices before, around
+ * and after the mark add up to the whole; the SVG (well-formed, by
+ * xmllint) and the pprof (decode_pprof.py) hold the same total. */
+static void check_flight(struct watched *w, const char *flight, const char *stuck)
+{
+	static const char *const cuts[][2] = { { NULL, "-4" }, { "-4", "0" }, { "0", NULL } };
+	char path[PATH_MAX + 32], script[PATH_MAX], *text, *stacks;
+	char *lint[] = { "xmllint", "--noout", path, NULL };
+	char *pprof[] = { (char *)test_python3(), script, path, NULL };
+	struct folded whole, part;
+	uint64_t sum = 0, moving = 0;
+	struct run r;
+
+	if (collapsed(w, flight, NULL, NULL, &whole) < 0)
+		return;
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		if (collapsed(w, flight, cuts[i][0], cuts[i][1], &part) < 0)
+			goto out;
+		sum += part.total;
+		if (i == 0)
+			moving = samples_with(&part, "descend (");
+		folded_free(&part);
+	}
+	printf("watch: %s: flight: %llu samples, slices %llu; %llu moving before the stall, "
+	       "%llu in %s\n", w->ti->label, (unsigned long long)whole.total,
+	       (unsigned long long)sum, (unsigned long long)moving,
+	       (unsigned long long)samples_with(&whole, stuck), stuck);
+	if (!whole.total || sum != whole.total)
+		msg_add(&w->failures, "flight: slices hold %llu samples, the whole %llu",
+			(unsigned long long)sum, (unsigned long long)whole.total);
+	if (!moving || !samples_with(&whole, stuck))
+		msg_add(&w->failures, "flight: no moving stack before the stall, or none in %s",
+			stuck);
+
+	snprintf(path, sizeof(path), "%s/flight.svg", w->out);
+	if (convert(w, flight, "flamegraph", NULL, NULL, path) == 0) {
+		if (run_cmd(&r, RUN_TIMEOUT_MS, lint) < 0 || run_exit(&r) != 0)
+			msg_add(&w->failures, "flight: the SVG is not well-formed XML: %.300s", r.err);
+		else
+			test_used("xmllint");
+		run_free(&r);
+		text = slurp(path);
+		stacks = text ? svg_stacks(text) : NULL;
+		if (!stacks || folded_parse(stacks, &part) || part.total != whole.total)
+			msg_add(&w->failures, "flight: the SVG's stacks do not hold the %llu samples",
+				(unsigned long long)whole.total);
+		else
+			folded_free(&part);
+		free(stacks);
+		free(text);
+	}
+	snprintf(path, sizeof(path), "%s/flight.pb.gz", w->out);
+	snprintf(script, sizeof(script), "%s/tests/decode_pprof.py", test_srcdir());
+	if (convert(w, flight, "pprof", NULL, NULL, path) == 0) {
+		char want[64], alone[64];
+
+		/* The first value: the sample count. */
+		snprintf(want, sizeof(want), "\"totals\": [%llu,", (unsigned long long)whole.total);
+		snprintf(alone, sizeof(alone), "\"totals\": [%llu]", (unsigned long long)whole.total);
+		if (run_cmd(&r, RUN_TIMEOUT_MS, pprof) < 0 || run_exit(&r) != 0 ||
+		    (!strstr(r.out, want) && !strstr(r.out, alone)))
+			msg_add(&w->failures, "flight: pprof: %.200s %.300s (want %s)", r.out, r.err,
+				want);
+		run_free(&r);
+	}
+out:
+	folded_free(&whole);
+}
+
 /* A deadlock launched with --on-stall; SIGUSR1; unstuck, it moves and
  * exits 7. */
 static void lifecycle(struct watched *w)
@@ -705,6 +845,9 @@ static void lifecycle(struct watched *w)
 	if (!w->seen)
 		return;
 	check_not_stopped(w, w->target, "after the report");
+	find_entry(w->reports, "stall-", NULL, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s/flight.pstrobe", w->reports, name);
+	check_flight(w, path, "hold_a_while (");
 	for (int i = 0; i < 100 && !file_exists(w->out, "onstall.env"); i++)
 		sleep_ms(100);
 	find_entry(w->reports, "stall-", NULL, name, sizeof(name));
