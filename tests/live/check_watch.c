@@ -16,7 +16,10 @@
  *
  * On every interpreter: a deadlock of two threads on two locks, a spin
  * loop that never leaves its function and, on 3.11+ (where the asyncio
- * tasks can be read), an asyncio lock cycle, each launched by the watch
+ * tasks can be read), two asyncio deadlocks: tasks holding a lock each and
+ * awaiting each other (the cycle `dump --async` finds), and tasks holding
+ * a lock each and waiting for the other's (a cycle of asyncio.Locks,
+ * whose holders asyncio does not record); each launched by the watch
  * (-- COMMAND).  The stacks the report holds are read per version, so these
  * run everywhere.
  *
@@ -548,6 +551,11 @@ static void stall_asyncio(struct watched *w)
 	launched_stall(w, STALL_TARGET, "asyncio", 60000);
 }
 
+static void stall_asyncio_locks(struct watched *w)
+{
+	launched_stall(w, STALL_TARGET, "asyncio-locks", 60000);
+}
+
 START_TEST(test_stalls)
 {
 	const struct test_interp *ti = &interps[_i];
@@ -555,9 +563,10 @@ START_TEST(test_stalls)
 		{ "deadlock", stall_deadlock, { 0 } },
 		{ "livelock", stall_livelock, { 0 } },
 		{ "asyncio", stall_asyncio, { 0 } },
+		{ "asyncio-locks", stall_asyncio_locks, { 0 } },
 	};
 	/* dump --async reads tasks from 3.11 on. */
-	int n = ti->minor >= 11 ? 3 : 2;
+	int n = ti->minor >= 11 ? 4 : 2;
 	char *failures = run_scenarios(ti, s, n);
 
 	if (n == 2)

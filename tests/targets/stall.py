@@ -28,9 +28,13 @@ Modes (3.7 syntax and the standard library; asyncio only on 3.8+):
   livelock   thread "spinner" loops for ever in spin_forever(), calling
              nothing; MainThread joins it.
   asyncio    tasks "lock-a" and "lock-b" each hold one asyncio.Lock and
-             await the other's, in hold_and_take(); the event loop then
-             sleeps in its selector.  stall.json has tasks: [{name,
-             function, line}] instead of threads.
+             await the other task, in hold_and_await(): a cycle of tasks
+             (the one `dump --async` finds); the event loop then sleeps
+             in its selector.  stall.json has tasks: [{name, function,
+             line}] instead of threads, and await_cycle: true.
+  asyncio-locks  the same tasks each hold one asyncio.Lock and wait for
+             the other's lock, in hold_and_take(): a cycle of locks, which
+             asyncio does not record the holders of (await_cycle: false).
   resume     a deadlock until the test sends SIGUSR2: MainThread blocks on
              a lock that thread "holder" keeps while it blocks on another
              lock, which the signal's handler (MainThread's) releases;
@@ -81,9 +85,10 @@ def qualname(code):
 
 
 def lines_of(fn, marker):
-    """The lines of fn's source holding marker."""
+    """The lines of fn's source holding marker (not the ones asking)."""
     src, first = inspect.getsourcelines(fn)
-    return [first + i for i, text in enumerate(src) if marker in text]
+    return [first + i for i, text in enumerate(src)
+            if marker in text and "lines_of(" not in text and "arrive(" not in text]
 
 
 def write_json(outdir, name, data):
@@ -264,37 +269,60 @@ async def move_async(seconds, seed):
 
 
 async def hold_and_take(job, mine, other, both_hold, blocked):
+    """Hold mine, then take the other's lock: a cycle of locks."""
     await move_async(MOVE_S, len(blocked))
     async with mine:
-        blocked.append(None)
-        if len(blocked) == 2:
-            both_hold.set()
-        await both_hold.wait()
-        task = job.current_task()
-        blocked[blocked.index(None)] = {
-            "name": task.get_name(), "function": qualname(hold_and_take.__code__),
-            "line": lines_of(hold_and_take, "# never entered")[0]}
-        if None not in blocked:
-            stop(job, [], "asyncio", tasks=blocked)
+        await arrive(job, both_hold, blocked, hold_and_take, "# never entered")
         async with other:               # never entered: the other holds it
             pass
 
 
-async def async_main(job):
+async def hold_and_await(job, mine, other, both_hold, blocked):
+    """Hold mine, then await the other task: a cycle of tasks."""
+    await move_async(MOVE_S, len(blocked))
+    async with mine:
+        await arrive(job, both_hold, blocked, hold_and_await, "# never returns")
+        await other[0]                  # never returns: the other awaits this one
+
+
+async def arrive(job, both_hold, blocked, fn, marker):
+    """Wait for both tasks to hold their lock; the second writes stall.json."""
+    blocked.append(None)
+    if len(blocked) == 2:
+        both_hold.set()
+    await both_hold.wait()
+    blocked[blocked.index(None)] = {
+        "name": job.current_task().get_name(), "function": qualname(fn.__code__),
+        "line": lines_of(fn, marker)[0]}
+    if None not in blocked:
+        stop(job, [], "asyncio", tasks=blocked, await_cycle=fn is hold_and_await)
+
+
+async def async_main(job, fn):
     import asyncio
     job.current_task = asyncio.current_task
     la, lb, both_hold, blocked = asyncio.Lock(), asyncio.Lock(), asyncio.Event(), []
-    ta = asyncio.ensure_future(hold_and_take(job, la, lb, both_hold, blocked))
-    tb = asyncio.ensure_future(hold_and_take(job, lb, la, both_hold, blocked))
+    # What each waits for: the other's lock, or the other task.
+    others = (lb, la) if fn is hold_and_take else ([], [])
+    ta = asyncio.ensure_future(fn(job, la, others[0], both_hold, blocked))
+    tb = asyncio.ensure_future(fn(job, lb, others[1], both_hold, blocked))
+    if fn is hold_and_await:
+        others[0].append(tb)
+        others[1].append(ta)
     ta.set_name("lock-a")
     tb.set_name("lock-b")
     job.truth()
     await asyncio.gather(ta, tb)
 
 
-def asyncio_cycle(job):
+def asyncio_locks(job):
     import asyncio
-    asyncio.run(async_main(job))
+    asyncio.run(async_main(job, hold_and_take))
+
+
+def asyncio_tasks(job):
+    import asyncio
+    asyncio.run(async_main(job, hold_and_await))
 
 
 # --- resume -------------------------------------------------------------------
@@ -422,7 +450,8 @@ def server(job):
         work.put(conn)
 
 
-MODES = {"deadlock": deadlock, "livelock": livelock, "asyncio": asyncio_cycle,
+MODES = {"deadlock": deadlock, "livelock": livelock, "asyncio": asyncio_tasks,
+         "asyncio-locks": asyncio_locks,
          "resume": resume, "heartbeat": heartbeat, "busy": busy, "server": server}
 
 
