@@ -71,7 +71,7 @@ def check_thread(report, want, pid, errors):
         return
     frames = python_frames(threads[0]["frames"])
     spots = [(f["function"], f["line"]) for f in frames]
-    lines = want.get("lines", [want["line"]])
+    lines = want["lines"] if "lines" in want else [want["line"]]
     if want.get("innermost", True):
         ok = frames and same_function(frames[0]["function"], want["function"]) \
             and frames[0]["line"] in lines

@@ -46,10 +46,10 @@ Modes (3.7 syntax and the standard library; asyncio only on 3.8+):
              0.5 s each), in one stack, and MainThread joins it; it writes
              OUTDIR/looks.json (as stall.json, stalled_unix: when it
              began) first.  After each call it appends a line to
-             OUTDIR/heartbeat, for 6 x SECONDS; then it goes on calling
-             and stops appending: stall.json, stalled_unix its last
-             append, kind "livelock" (also_kind: "no-progress", as right
-             when --progress decides).
+             OUTDIR/heartbeat, until the test creates OUTDIR/stop; then
+             it goes on calling and stops appending: stall.json,
+             stalled_unix its last append, kind "livelock" (also_kind:
+             "no-progress", as right when --progress decides).
   busy       never stalls: steps of 0.3 to 1.5 x SECONDS in changing
              stacks (a long "validation" pass, recursion of varying
              depth, short sleeps), each logged to OUTDIR/steps.log.
@@ -373,10 +373,10 @@ def beat(job, path, n):
         "stalled_unix": time.time(), "kind": "livelock",
         "threads": [{"tid": native_id(), "name": "beat", "function": "beat",
                      "lines": lines_of(beat, "pbkdf2_hmac(")}]})
-    end = time.time() + 6 * job.stall_s
+    stop_file = os.path.join(job.outdir, "stop")
     while True:
         hashlib.pbkdf2_hmac("sha256", b"pystrobe", b"salt", n)     # one long native call
-        if time.time() >= end:
+        if os.path.exists(stop_file):
             break
         with open(path, "a") as f:
             f.write("beat %.6f\n" % time.time())
