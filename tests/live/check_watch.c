@@ -495,7 +495,7 @@ static void *scenario_thread(void *arg)
 
 static char *run_scenarios(const struct test_interp *ti, struct scenario *s, int n)
 {
-	pthread_t th[8];
+	pthread_t th[16];
 	char *failures = NULL;
 
 	ck_assert_msg(have_watch, "pystrobe has no watch command (`pystrobe watch --help` failed)");
@@ -556,25 +556,6 @@ static void stall_asyncio_locks(struct watched *w)
 {
 	launched_stall(w, STALL_TARGET, "asyncio-locks", 60000);
 }
-
-START_TEST(test_stalls)
-{
-	const struct test_interp *ti = &interps[_i];
-	struct scenario s[] = {
-		{ "deadlock", stall_deadlock, { 0 } },
-		{ "livelock", stall_livelock, { 0 } },
-		{ "asyncio", stall_asyncio, { 0 } },
-		{ "asyncio-locks", stall_asyncio_locks, { 0 } },
-	};
-	/* dump --async reads tasks from 3.11 on. */
-	int n = ti->minor >= 11 ? 4 : 2;
-	char *failures = run_scenarios(ti, s, n);
-
-	if (n == 2)
-		printf("watch: %s: no asyncio cycle before 3.11 (tasks cannot be read)\n", ti->label);
-	ck_assert_msg(!failures, "%s: %.3000s", ti->label, failures);
-}
-END_TEST
 
 /* --- the rest: oldest, newest, Debian's static 3.11 ---------------------------------- */
 
@@ -942,21 +923,41 @@ static bool chosen(int i)
 	return i == oldest || i == newest || strstr(interps[i].label, "debian-static");
 }
 
-START_TEST(test_behaviour)
+/* Every scenario that applies to this interpreter, side by side: the
+ * stalls (the asyncio ones from 3.11, where tasks can be read), and on
+ * the chosen few the rest. */
+START_TEST(test_watch)
 {
-	const struct test_interp *ti = &interps[_i];
-	struct scenario s[] = {
-		{ "busy", quiet_busy, { 0 } },
-		{ "server", quiet_server, { 0 } },
-		{ "heartbeat", progress_heartbeat, { 0 } },
-		{ "lifecycle", lifecycle, { 0 } },
-		{ "kill", kill_watch, { 0 } },
+	static const struct {
+		const char *name;
+		scenario_fn *fn;
+		int min_minor;
+		bool everywhere;
+	} all[] = {
+		{ "deadlock", stall_deadlock, 7, true },
+		{ "livelock", stall_livelock, 7, true },
+		{ "asyncio", stall_asyncio, 11, true },
+		{ "asyncio-locks", stall_asyncio_locks, 11, true },
+		{ "busy", quiet_busy, 7, false },
+		{ "server", quiet_server, 7, false },
+		{ "heartbeat", progress_heartbeat, 7, false },
+		{ "lifecycle", lifecycle, 7, false },
+		{ "kill", kill_watch, 7, false },
 	};
+	const struct test_interp *ti = &interps[_i];
+	struct scenario s[sizeof(all) / sizeof(all[0])];
 	char *failures;
+	int n = 0;
 
-	if (!chosen(_i))
-		return;
-	failures = run_scenarios(ti, s, sizeof(s) / sizeof(s[0]));
+	memset(s, 0, sizeof(s));
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (ti->minor >= all[i].min_minor && (all[i].everywhere || chosen(_i))) {
+			s[n].name = all[i].name;
+			s[n++].fn = all[i].fn;
+		}
+	printf("watch: %s: %d scenarios%s\n", ti->label, n,
+	       ti->minor < 11 ? " (no asyncio stall before 3.11: its tasks cannot be read)" : "");
+	failures = run_scenarios(ti, s, n);
 	ck_assert_msg(!failures, "%s: %.3000s", ti->label, failures);
 }
 END_TEST
@@ -1040,8 +1041,7 @@ int main(void)
 	have_watch = help_long_options("watch") != NULL;
 	tcase_set_timeout(tc, 400);
 	add_have_interps(tc, ninterps);
-	tcase_add_loop_test(tc, test_stalls, 0, ninterps);
-	tcase_add_loop_test(tc, test_behaviour, 0, ninterps);
+	tcase_add_loop_test(tc, test_watch, 0, ninterps);
 	tcase_add_test(tc, test_torch);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
