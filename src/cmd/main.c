@@ -28,6 +28,8 @@ static const char usage[] =
 	"  top       a live, top-like view of the functions taking the time\n"
 	"  diff      compare two profiles: a flame graph of what grew and what shrank\n"
 	"  merge     combine profiles (ranks, hosts) into one, side by side or summed\n"
+	"  convert   a profile or flight recording into another format, or a time slice\n"
+	"  watch     follow a job for days and report the moment it stalls, and why\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help     show this help (pystrobe COMMAND --help for a command's)\n"
@@ -94,6 +96,8 @@ static const struct command commands[] = {
 	{ "top", cmd_top },
 	{ "diff", cmd_diff },
 	{ "merge", cmd_merge },
+	{ "convert", cmd_convert },
+	{ "watch", cmd_watch },
 };
 
 static const struct command *find_command(const char *name)

@@ -184,7 +184,7 @@ static int merge_inputs(struct merge *m, struct profile *out)
 
 	for (int i = 0; i < m->nin; i++) {
 		folded |= m->in[i].fmt == PROFILE_FOLDED;
-		pprof |= m->in[i].fmt == PROFILE_PPROF;
+		pprof |= m->in[i].fmt != PROFILE_FOLDED;
 	}
 	ao.by_label = folded && pprof;
 	profile_init(out, 0);

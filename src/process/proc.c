@@ -163,29 +163,77 @@ int proc_tasks_under(const char *proc, pid_t pid, pid_t **tidsp)
 	return n;
 }
 
-/* The fields after the command name in /proc/PID/task/TID/stat: state,
- * and (eighth after it) the kernel's task flags.  0 when unreadable. */
-static int task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
+/* /proc/PID/task/TID/stat into buf: what follows the command name (a
+ * pointer to the state letter), or NULL when unreadable. */
+static const char *task_stat_fields(pid_t pid, pid_t tid, char *buf, size_t size)
 {
-	char path[96], buf[1024], *p;
+	char path[96], *p;
 	FILE *f;
 	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	f = fopen(path, "re");
 	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, size - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	/* The command name is in parentheses and may itself hold ") ": the
 	 * state is after the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || !p[2])
+		return NULL;
+	return p + 2;
+}
+
+/* The state, and (eighth field after it) the kernel's task flags. */
+static int task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
+{
+	char buf[1024];
+	const char *p = task_stat_fields(pid, tid, buf, sizeof(buf));
+
+	if (!p)
 		return -1;
-	*state = p[2];
+	*state = p[0];
 	*flags = 0;
-	sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", flags);
+	sscanf(p + 1, " %*d %*d %*d %*d %*d %lu", flags);
+	return 0;
+}
+
+int proc_task_cpu(pid_t pid, pid_t tid, char *state, uint64_t *cpu_ns)
+{
+	char buf[1024];
+	const char *p = task_stat_fields(pid, tid, buf, sizeof(buf));
+	unsigned long long ut, st;
+
+	if (!p || sscanf(p + 1, " %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	*state = p[0];
+	*cpu_ns = (uint64_t)((ut + st) * (1e9 / sysconf(_SC_CLK_TCK)));
+	return 0;
+}
+
+int proc_task_syscall(pid_t pid, pid_t tid, long *nr, uint64_t args[6])
+{
+	char path[96], buf[512];
+	unsigned long long a[6];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "running", or "-1 SP PC" outside a call: no call to tell. */
+	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx", nr, &a[0], &a[1], &a[2], &a[3],
+		   &a[4], &a[5]) != 7 || *nr < 0)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		args[i] = a[i];
 	return 0;
 }
 

@@ -41,6 +41,15 @@ int proc_tasks_under(const char *proc, pid_t pid, pid_t **tids);
  * 'T', ...), or 0 if it cannot be read (the thread is gone). */
 char proc_task_state(pid_t pid, pid_t tid);
 
+/* The thread's state letter and the CPU time it has used (user and
+ * system), from /proc/PID/task/TID/stat.  0, or -1 when it is gone. */
+int proc_task_cpu(pid_t pid, pid_t tid, char *state, uint64_t *cpu_ns);
+
+/* The system call the thread sits in and its arguments, from
+ * /proc/PID/task/TID/syscall.  0, or -1 when it runs, is gone, or that
+ * file cannot be read (it needs the right to trace the process). */
+int proc_task_syscall(pid_t pid, pid_t tid, long *nr, uint64_t args[6]);
+
 /* Is the process gone, a zombie, or on its way out (its memory may already
  * be released: an empty map, ptrace refusing even root)? */
 bool proc_exiting(pid_t pid);

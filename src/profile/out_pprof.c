@@ -68,17 +68,7 @@ enum {
 
 static void pb_varint(struct strbuf *b, uint64_t v)
 {
-	char buf[10];
-	int n = 0;
-
-	do {
-		buf[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			buf[n] |= 0x80;
-		n++;
-	} while (v);
-	sb_add(b, buf, n);
+	sb_put_varint(b, v);
 }
 
 static void pb_key(struct strbuf *b, int field, int wire_type)
@@ -442,7 +432,7 @@ static void encode_profile(struct pp *pp, struct strbuf *out)
 	free(version);
 }
 
-static int write_gzip(FILE *f, const void *data, size_t len)
+int out_write_gzip(FILE *f, const void *data, size_t len)
 {
 	unsigned char out[64 * 1024];
 	z_stream z;
@@ -481,7 +471,7 @@ int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o)
 	pp.loc_of = xcalloc(p->nframes ? p->nframes : 1, sizeof(*pp.loc_of));
 	map_threads(&pp);
 	encode_profile(&pp, &out);
-	ret = write_gzip(f, out.buf ? out.buf : "", out.len);
+	ret = out_write_gzip(f, out.buf ? out.buf : "", out.len);
 
 	sb_release(&out);
 	sb_release(&pp.functions);

@@ -158,46 +158,76 @@ static int write_in_place(const struct out_format *fmt, const struct profile *p,
 	return rc;
 }
 
-int out_write_file(const struct out_format *fmt, const struct profile *p,
-		   const struct out_opts *o, const char *path, const char *cmd)
+int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, void *arg),
+		     void *arg)
 {
-	struct stat st;
-	char *tmp;
-	int fd, rc = -1;
+	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+	int fd = mkstemp(tmp), err = 0;
 	uid_t uid;
 	gid_t gid;
 	FILE *f;
+
+	if (fd < 0) {
+		err = errno;
+		free(tmp);
+		return -err;
+	}
+	fchmod(fd, 0644);
+	/* Under sudo the file belongs to the user who asked for it. */
+	if (sudo_user(&uid, &gid) > 0 && fchown(fd, uid, gid) != 0 && cmd)
+		errorf("%s: cannot give '%s' to uid %d: %s", cmd, path, (int)uid, strerror(errno));
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = errno;
+		close(fd);
+	} else if (fill(f, arg) != 0 || fflush(f) != 0 || ferror(f)) {
+		err = errno ? errno : EIO;
+		fclose(f);
+	} else if (fsync(fd) != 0 && errno != EINVAL) {
+		/* On disk before it replaces anything (EINVAL: a file system
+		 * that cannot sync, such as a pipe's). */
+		err = errno;
+		fclose(f);
+	} else if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		err = errno;
+	}
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	return -err;
+}
+
+struct profile_fill {
+	const struct out_format *fmt;
+	const struct profile *p;
+	const struct out_opts *o;
+};
+
+static int fill_profile(FILE *f, void *arg)
+{
+	const struct profile_fill *pf = arg;
+
+	return pf->fmt->write(pf->p, f, pf->o);
+}
+
+int out_write_file(const struct out_format *fmt, const struct profile *p,
+		   const struct out_opts *o, const char *path, const char *cmd)
+{
+	struct profile_fill pf = { fmt, p, o };
+	struct stat st;
+	int rc;
 
 	if (!strcmp(path, "-"))
 		return write_stdout(fmt, p, o, cmd);
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_in_place(fmt, p, o, path, cmd);
-	tmp = xasprintf("%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
+	rc = out_write_atomic(path, cmd, fill_profile, &pf);
+	if (rc < 0) {
 		/* The user's path: the temporary's name is ours. */
-		errorf("%s: cannot create '%s': %s", cmd, path, strerror(errno));
-		free(tmp);
+		errorf("%s: cannot write '%s': %s", cmd, path, strerror(-rc));
 		return -1;
 	}
-	fchmod(fd, 0644);
-	/* Under sudo the file belongs to the user who asked for it. */
-	if (sudo_user(&uid, &gid) > 0 && fchown(fd, uid, gid) != 0)
-		errorf("%s: cannot give '%s' to uid %d: %s", cmd, path, (int)uid, strerror(errno));
-	f = fdopen(fd, "w");
-	if (f && fmt->write(p, f, o) == 0 && fflush(f) == 0 && !ferror(f)) {
-		if (fclose(f) == 0 && rename(tmp, path) == 0)
-			rc = 0;
-		f = NULL;
-	}
-	if (f)
-		fclose(f);
-	if (rc < 0) {
-		errorf("%s: cannot write '%s': %s", cmd, path, strerror(errno));
-		unlink(tmp);
-	}
-	free(tmp);
-	return rc;
+	return 0;
 }
 
 /* --- checking a path before a recording ------------------------------------ */

@@ -70,6 +70,17 @@ char *out_default_name(const char *what, const struct out_format *fmt);
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd);
 
+/* The same for any contents: fill writes them to f (0, or -1 with errno
+ * set); the file is synced to disk before it is renamed into place, and
+ * the temporary removed on any failure.  Returns 0 or -errno.  cmd, for
+ * the message when the file cannot be given to sudo's user, may be NULL
+ * (no message). */
+int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, void *arg),
+		     void *arg);
+
+/* data gzip-compressed onto f: 0, or -1 with errno set. */
+int out_write_gzip(FILE *f, const void *data, size_t len);
+
 /* Before a recording: will out_write_file() be able to write path?  A
  * file is made beside it and removed, as the real one will be (so a
  * missing directory, a read-only one or a full inode table shows now,

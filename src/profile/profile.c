@@ -189,6 +189,8 @@ void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 	p->samples += weight;
 	if (thread >= p->nthreads)
 		return;
+	if (p->observe)
+		p->observe(p->observe_arg, thread, id, t_ns);
 	/* Without runs, which thread saw the stack how often is kept per
 	 * (stack, thread): it grows with those pairs, not with samples. */
 	if (p->no_timeline)

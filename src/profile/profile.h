@@ -103,6 +103,11 @@ struct profile {
 	struct pstack_thread *stack_threads;
 	uint32_t nstack_threads, stack_threads_cap;
 	struct hashidx stack_thread_index;
+
+	/* When set, told of every sample of a thread as it is counted:
+	 * watch follows each thread's stack round by round through it. */
+	void (*observe)(void *arg, uint32_t thread, uint32_t stack, uint64_t t_ns);
+	void *observe_arg;
 };
 
 void profile_init(struct profile *p, double rate_hz);

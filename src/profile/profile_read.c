@@ -1,6 +1,7 @@
 /* Reading folded and pprof profiles and pystrobe's flame graphs; see
  * profile_read.h. */
 #include "profile/profile_read.h"
+#include "profile/flightrec.h"
 #include "util/util.h"
 #include "util/escape.h"
 
@@ -20,6 +21,9 @@ struct reader {
 	struct profile *p;
 	uint32_t stack[PROFILE_READ_DEPTH + 1];
 	uint32_t depth;
+	const struct flightrec_slice *slice;	/* NULL: the whole file */
+	struct flightrec_info *info;		/* of a flight recording */
+	bool recording;
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -242,21 +246,7 @@ struct pb_field {
 
 static int pb_varint(struct pb *b, uint64_t *v)
 {
-	uint64_t x = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		uint8_t c;
-
-		if (b->p >= b->end)
-			return -1;
-		c = *b->p++;
-		x |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
+	return get_varint(&b->p, b->end, v);
 }
 
 /* The next field of a message: 1, 0 at its end, -1 when it is broken. */
@@ -913,6 +903,48 @@ static int read_svg(struct reader *r, const char *data, size_t len)
 	return ret;
 }
 
+/* --- a flight recording -------------------------------------------------- */
+
+/* Seconds from base, "-120.0 s", for messages about slices. */
+static void rel_seconds(char *buf, size_t size, int64_t ns)
+{
+	if (ns == INT64_MIN || ns == INT64_MAX)
+		snprintf(buf, size, "%s", ns < 0 ? "the start" : "the end");
+	else
+		snprintf(buf, size, "%+.1f s", (double)ns / 1e9);
+}
+
+/* An empty slice is the user's mistake: say what the recording holds. */
+static int empty_slice(struct reader *r)
+{
+	const struct flightrec_info *in = r->info;
+	char from[32], until[32], first[32], last[32];
+
+	rel_seconds(from, sizeof(from), r->slice->from_ns);
+	rel_seconds(until, sizeof(until), r->slice->until_ns);
+	rel_seconds(first, sizeof(first),
+		    (int64_t)in->first_unix_ns - (int64_t)in->base_unix_ns);
+	rel_seconds(last, sizeof(last), (int64_t)in->last_unix_ns - (int64_t)in->base_unix_ns);
+	fail(r, "no samples from %s until %s of the %s; its %llu samples run from %s to %s",
+	     from, until, in->mark_unix_ns ? "mark" : "last sample",
+	     (unsigned long long)in->samples, first, last);
+	return status_fail(EXIT_USAGE);
+}
+
+static int read_recording(struct reader *r, const char *data, size_t len)
+{
+	char why[PROFILE_READ_ERR - 256];
+
+	r->recording = true;
+	/* p was initialised empty; the parser starts it again. */
+	profile_free(r->p);
+	if (flightrec_parse(data, len, r->slice, r->p, r->info, why, sizeof(why)) < 0)
+		return fail(r, "%s", why);
+	if (r->slice && !r->p->samples && r->info->samples)
+		return empty_slice(r);
+	return 0;
+}
+
 /* --- telling formats apart --------------------------------------------- */
 
 static bool is_gzip(const char *data, size_t len)
@@ -996,6 +1028,10 @@ static int read_any(struct reader *r, const char *data, size_t len, enum profile
 		sb_release(&raw);
 		return ret;
 	}
+	if (flightrec_is(data, len)) {
+		*fmt = PROFILE_RECORDING;
+		return read_recording(r, data, len);
+	}
 	if (is_binary(data, len)) {
 		*fmt = PROFILE_PPROF;
 		return read_binary(r, data, len);
@@ -1011,31 +1047,67 @@ static int read_any(struct reader *r, const char *data, size_t len, enum profile
 
 /* --- entry points ------------------------------------------------------- */
 
-int profile_read_mem(const char *data, size_t len, const char *name, struct profile *p,
-		     enum profile_format *fmt, char *err, size_t errlen)
+/* The readers on data, with r's slice and info. */
+static int read_mem(struct reader *r, const char *data, size_t len, struct profile *p,
+		    enum profile_format *fmt)
 {
-	struct reader *r = xcalloc(1, sizeof(*r));
 	enum profile_format f = PROFILE_FOLDED;
 	int ret;
 
 	profile_init(p, 0);
-	r->name = name;
-	r->err = err;
-	r->errlen = errlen;
 	r->p = p;
 	ret = read_any(r, data, len, &f, 0);
 	if (fmt)
 		*fmt = f;
+	if (!ret && r->slice && !r->recording) {
+		fail(r, "not a flight recording: only recordings (pystrobe watch) have the sample "
+		     "times --from and --until slice by");
+		ret = status_fail(EXIT_USAGE);
+	}
 	if (!ret && !p->samples)
 		ret = fail(r, "no samples");
 	if (ret)
 		profile_free(p);
+	return ret;
+}
+
+int profile_read_mem(const char *data, size_t len, const char *name, struct profile *p,
+		     enum profile_format *fmt, char *err, size_t errlen)
+{
+	struct flightrec_info info;
+
+	return profile_read_slice_mem(data, len, name, NULL, &info, p, fmt, err, errlen);
+}
+
+int profile_read_slice_mem(const char *data, size_t len, const char *name,
+			   const struct flightrec_slice *slice, struct flightrec_info *info,
+			   struct profile *p, enum profile_format *fmt, char *err, size_t errlen)
+{
+	struct reader *r = xcalloc(1, sizeof(*r));
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	r->name = name;
+	r->err = err;
+	r->errlen = errlen;
+	r->slice = slice;
+	r->info = info;
+	ret = read_mem(r, data, len, p, fmt);
 	free(r);
 	return ret;
 }
 
 int profile_read(const char *path, struct profile *p, enum profile_format *fmt,
 		 char *err, size_t errlen)
+{
+	struct flightrec_info info;
+
+	return profile_read_slice(path, NULL, &info, p, fmt, err, errlen);
+}
+
+int profile_read_slice(const char *path, const struct flightrec_slice *slice,
+		       struct flightrec_info *info, struct profile *p, enum profile_format *fmt,
+		       char *err, size_t errlen)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char buf[64 * 1024];
@@ -1057,7 +1129,8 @@ int profile_read(const char *path, struct profile *p, enum profile_format *fmt,
 		sb_release(&sb);
 		return -1;
 	}
-	ret = profile_read_mem(sb.buf ? sb.buf : "", sb.len, path, p, fmt, err, errlen);
+	ret = profile_read_slice_mem(sb.buf ? sb.buf : "", sb.len, path, slice, info, p, fmt,
+				     err, errlen);
 	sb_release(&sb);
 	return ret;
 }

@@ -17,6 +17,10 @@
  *    undone), since a folded file does not say what is a function, a file
  *    or a line.
  *
+ *  - a flight recording of `pystrobe watch` (flightrec.h), with its
+ *    timeline: the only input with sample times, and so the only one a
+ *    time slice applies to.
+ *
  *  - pystrobe's flame graph (SVG), which carries the profile's stacks as
  *    folded text in an SVG_STACKS_TAG element (XML-escaped; its attributes
  *    give the rate, duration and start), read as a folded file is.  An
@@ -35,6 +39,7 @@
 
 #include <stddef.h>
 
+#include "profile/flightrec.h"
 #include "profile/profile.h"
 
 /* Biggest input file, and biggest pprof once decompressed. */
@@ -47,15 +52,17 @@
 
 /* What the readers take, for messages about a file they do not. */
 #define PROFILE_READ_FORMATS \
-	"diff and merge read the flame graphs (.svg) pystrobe record writes by default, pprof " \
-	"(record -f pprof) and folded stacks (record -f collapsed), plain or gzip-compressed"
+	"diff, merge and convert read the flame graphs (.svg) pystrobe record writes by default, " \
+	"pprof (record -f pprof), folded stacks (record -f collapsed) and flight recordings " \
+	"(watch), plain or gzip-compressed"
 
 /* The start of the element of a flame graph that holds its stacks; its
  * text runs to the next "</metadata>". */
 #define SVG_STACKS_TAG "<metadata id=\"pystrobe-stacks\""
 
-/* A flame graph's stacks are folded text: PROFILE_FOLDED. */
-enum profile_format { PROFILE_FOLDED, PROFILE_PPROF };
+/* A flame graph's stacks are folded text: PROFILE_FOLDED.  Recordings
+ * and pprof keep functions, files and lines; folded text only labels. */
+enum profile_format { PROFILE_FOLDED, PROFILE_PPROF, PROFILE_RECORDING };
 
 /* Read path into p (initialised here).  Returns 0, or -1 with p empty and
  * a message naming the file in err (PROFILE_READ_ERR bytes hold any). */
@@ -65,5 +72,17 @@ int profile_read(const char *path, struct profile *p, enum profile_format *fmt,
 /* The same on a buffer; name is for messages. */
 int profile_read_mem(const char *data, size_t len, const char *name, struct profile *p,
 		     enum profile_format *fmt, char *err, size_t errlen);
+
+/* The same with a time slice of a flight recording (NULL: all of it; a
+ * slice given for any other file is an error, and so is a slice without
+ * samples, whose message says where the recording's samples are: both
+ * return status_fail(EXIT_USAGE), where a file that does not read returns
+ * -1); info says what the recording held (zeros for other files). */
+int profile_read_slice(const char *path, const struct flightrec_slice *slice,
+		       struct flightrec_info *info, struct profile *p, enum profile_format *fmt,
+		       char *err, size_t errlen);
+int profile_read_slice_mem(const char *data, size_t len, const char *name,
+			   const struct flightrec_slice *slice, struct flightrec_info *info,
+			   struct profile *p, enum profile_format *fmt, char *err, size_t errlen);
 
 #endif

@@ -317,7 +317,7 @@ static void walk_if_due(struct fleet *f, uint64_t t_ns)
 {
 	if (f->fo.subprocesses && t_ns >= f->next_walk_ns) {
 		walk(f);
-		f->next_walk_ns = t_ns + FLEET_WALK_NS;
+		f->next_walk_ns = t_ns + (f->fo.walk_ns ? f->fo.walk_ns : FLEET_WALK_NS);
 	}
 }
 

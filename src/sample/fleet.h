@@ -25,6 +25,9 @@ struct fleet_opts {
 	/* With subprocesses: descendants with the same command line (digits
 	 * aside) share one root frame, instead of one root per process. */
 	bool group;
+	/* With subprocesses: walk the tree this often; 0: FLEET_WALK_NS.
+	 * A watch for days walks it less often than a recording does. */
+	uint64_t walk_ns;
 };
 
 struct fleet;

@@ -76,6 +76,13 @@ void json_int(struct json *j, int64_t v)
 	value_done(j);
 }
 
+void json_fixed(struct json *j, double v, int decimals)
+{
+	sep(j);
+	sb_printf(j->out, "%.*f", decimals, v);
+	value_done(j);
+}
+
 void json_uint(struct json *j, uint64_t v)
 {
 	sep(j);

@@ -26,6 +26,8 @@ void json_str(struct json *j, const char *s);	/* NULL writes null */
 void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
 void json_bool(struct json *j, bool v);
+/* A number with this many decimals (seconds, shares): v must be finite. */
+void json_fixed(struct json *j, double v, int decimals);
 void json_null(struct json *j);
 /* A key and its value in one call. */
 void json_kstr(struct json *j, const char *key, const char *s);

@@ -104,6 +104,42 @@ void sb_put_u64(struct strbuf *sb, uint64_t v)
 	sb_add(sb, buf + n, sizeof(buf) - n);
 }
 
+void sb_put_varint(struct strbuf *sb, uint64_t v)
+{
+	char buf[10];
+	int n = 0;
+
+	do {
+		buf[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			buf[n] |= 0x80;
+		n++;
+	} while (v);
+	sb_add(sb, buf, n);
+}
+
+int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *s = *p;
+	uint64_t x = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t c;
+
+		if (s >= end)
+			return -1;
+		c = *s++;
+		x |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = x;
+			*p = s;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list copy;

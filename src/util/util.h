@@ -46,6 +46,11 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(pr
 void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Decimal digits, without printf's cost (the trace writers put millions). */
 void sb_put_u64(struct strbuf *sb, uint64_t v);
+/* An unsigned LEB128 varint (protobuf's, the flight recording's). */
+void sb_put_varint(struct strbuf *sb, uint64_t v);
+/* The varint at *p, before end, into *v, and *p past it: 0, or -1 when it
+ * runs past end or past 64 bits (*p then unchanged). */
+int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 void sb_release(struct strbuf *sb);
 /* Hand the buffer to the caller ("" when empty). */
 char *sb_detach(struct strbuf *sb);

@@ -436,8 +436,8 @@ START_TEST(test_errors)
 	expect_error(9, "other.svg: an SVG or XML file without pystrobe's stack data",
 		     "-o", out, foreign, good);
 	expect_error(9, "read the flame graphs (.svg) pystrobe record writes by default, pprof "
-		     "(record -f pprof) and folded stacks (record -f collapsed)", "-o", out, good,
-		     foreign);
+		     "(record -f pprof), folded stacks (record -f collapsed) and flight "
+		     "recordings (watch)", "-o", out, good, foreign);
 	expect_error(2, "--min-share must be a percentage", "--min-share", "x", good, good);
 	expect_error(9, "No such file", "-o", out, "/nonexistent/x.txt", good);
 	expect_error(9, "line 2: no sample count", "-o", out, good, nocount);

@@ -1,0 +1,187 @@
+/* pystrobe convert: one profile into another format; a flight recording
+ * (what `watch` writes on a stall) into any format, whole or a time slice
+ * of it relative to its mark (the stall).
+ *
+ * A recording is the one input that keeps sample times, so it is the one
+ * that converts to a Chrome trace and to speedscope's time order, and the
+ * one --from and --until apply to.  Slices are half-open, from <= t <
+ * until, so that consecutive slices hold every sample exactly once.
+ */
+#include "cmd/cmd.h"
+#include "profile/flightrec.h"
+#include "profile/output.h"
+#include "profile/profile.h"
+#include "profile/profile_read.h"
+#include "util/util.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char convert_usage[] =
+	"usage: pystrobe convert [options] FILE\n"
+	"\n"
+	"Write a profile in another format: a flight recording (pystrobe watch) whole\n"
+	"or a time slice of it, or a flame graph, pprof or folded stacks file.\n"
+	"\n"
+	"  -o, --output FILE      where to write (default: pystrobe-convert-DATE-TIME.EXT;\n"
+	"                         -: standard output; its ending names the format)\n"
+	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope,\n"
+	"                         chrometrace (recordings only) or pprof\n"
+	"      --from SECONDS     only samples from SECONDS after the recording's mark\n"
+	"                         (the stall; negative: before it), or after its last\n"
+	"                         sample when it has no mark (default: its start)\n"
+	"      --until SECONDS    only samples before SECONDS after the mark (default:\n"
+	"                         its end)\n"
+	"      --full-filenames   whole paths in frames\n"
+	"  -q, --quiet            no messages\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"  pystrobe convert --from -120 --until 0 -o before.svg stall.pstrobe\n";
+
+struct convert {
+	const struct out_format *fmt;
+	struct out_opts oo;
+	const char *output;
+	const char *input;
+	struct flightrec_slice slice;
+	bool sliced;
+	bool quiet;
+};
+
+enum { OPT_FROM = 256, OPT_UNTIL, OPT_FULL };
+
+/* SECONDS of --from or --until, as ns. */
+static int parse_seconds(const char *opt, const char *arg, int64_t *ns)
+{
+	double s;
+
+	/* A billion seconds is 31 years: anything past it is a typo. */
+	if (parse_number(arg, -1e9, 1e9, &s) < 0)
+		return usage_error("convert", "%s takes seconds relative to the recording's mark "
+				   "(-120: two minutes before it), not '%s'", opt, arg);
+	*ns = llround(s * 1e9);
+	return 0;
+}
+
+static int parse_args(struct convert *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "full-filenames", no_argument, NULL, OPT_FULL },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *fname = NULL;
+	int c_;
+
+	optind = 1;
+	opterr = 0;
+	c->slice = (struct flightrec_slice)FLIGHTREC_ALL;
+	/* "-120" is a value, not an option: '-' values need no '='. */
+	while ((c_ = getopt_long(argc, argv, ":o:f:qh", longopts, NULL)) != -1) {
+		switch (c_) {
+		case 'o': c->output = optarg; break;
+		case 'f': fname = optarg; break;
+		case OPT_FROM:
+		case OPT_UNTIL:
+			if (parse_seconds(c_ == OPT_FROM ? "--from" : "--until", optarg,
+					  c_ == OPT_FROM ? &c->slice.from_ns : &c->slice.until_ns) < 0)
+				return -1;
+			c->sliced = true;
+			break;
+		case OPT_FULL: c->oo.full_filenames = true; break;
+		case 'q': c->quiet = true; break;
+		case 'h':
+			fputs(convert_usage, stdout);
+			return 1;
+		default:
+			return usage_getopt("convert", c_, argv, longopts);
+		}
+	}
+	if (out_format_settle("convert", fname, c->output, &c->fmt) < 0)
+		return -1;
+	if (c->slice.from_ns >= c->slice.until_ns)
+		return usage_error("convert", "--from must come before --until");
+	if (optind != argc - 1)
+		return argc - optind > 1 ?
+			       usage_extra("convert", argv, optind + 1, longopts, false) :
+			       usage_error("convert", "give the file to convert (see pystrobe convert "
+					   "--help)");
+	c->input = argv[optind];
+	return 0;
+}
+
+static void seconds(char *buf, size_t size, int64_t ns)
+{
+	if (ns == INT64_MIN || ns == INT64_MAX)
+		snprintf(buf, size, "%s", ns < 0 ? "its start" : "its end");
+	else
+		snprintf(buf, size, "%+.1f s", (double)ns / 1e9);
+}
+
+/* "N samples from -120.0 s until +0.0 s of the mark (of M)", for the
+ * subtitle and the message. */
+static char *describe(const struct convert *c, const struct profile *p,
+		      const struct flightrec_info *info, enum profile_format fmt)
+{
+	char from[32], until[32];
+
+	if (fmt != PROFILE_RECORDING)
+		return xasprintf("%llu samples", (unsigned long long)p->samples);
+	if (!c->sliced)
+		return xasprintf("flight recording, %llu samples", (unsigned long long)p->samples);
+	seconds(from, sizeof(from), c->slice.from_ns);
+	seconds(until, sizeof(until), c->slice.until_ns);
+	return xasprintf("flight recording, %llu samples from %s until %s of the %s (of %llu)",
+			 (unsigned long long)p->samples, from, until,
+			 info->mark_unix_ns ? "mark" : "last sample",
+			 (unsigned long long)info->samples);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct convert c = { 0 };
+	struct flightrec_info info;
+	enum profile_format fmt = PROFILE_FOLDED;
+	struct profile p;
+	char err[PROFILE_READ_ERR], *path = NULL, *what = NULL;
+	int rc, status = EXIT_OK;
+
+	rc = parse_args(&c, argc, argv);
+	if (rc)
+		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	rc = profile_read_slice(c.input, c.sliced ? &c.slice : NULL, &info, &p, &fmt, err,
+				sizeof(err));
+	if (rc < 0) {
+		errorf("convert: %s", err);
+		/* A slice that missed, or one of a file without times, is
+		 * the command line's mistake; anything else the file's. */
+		return is_status_fail(rc) ? exit_code(rc) : EXIT_BAD_INPUT;
+	}
+	if (c.fmt->write == out_chrometrace && !p.nruns) {
+		errorf("convert: %s has no sample times, which a Chrome trace is made of: only "
+		       "flight recordings (pystrobe watch) convert to chrometrace", c.input);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	path = c.output ? xstrdup(c.output) : out_default_name("convert", c.fmt);
+	what = describe(&c, &p, &info, fmt);
+	c.oo.title = p.command;
+	c.oo.subtitle = what;
+	if (out_write_file(c.fmt, &p, &c.oo, path, "convert") < 0)
+		status = EXIT_ERROR;
+	else if (!c.quiet)
+		errorf("convert: %s; wrote %s", what, out_path_name(path));
+out:
+	profile_free(&p);
+	free(path);
+	free(what);
+	return status;
+}

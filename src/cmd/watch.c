@@ -1,0 +1,803 @@
+/* pystrobe watch: follow a job at a low rate, for days, and report the
+ * moment it stalls (sample/stall.h says what a stall is).
+ *
+ * Each round the fleets sample every thread of every watched process,
+ * idle ones too, without pausing them; every sample reaches on_sample()
+ * through the profile's observer, which feeds the stall model (the
+ * stack's identity, wait class and innermost frame) and the flight
+ * recorder.  Once a second each thread's CPU time and system call are
+ * read from /proc and the model judges the job.
+ */
+#include "cmd/cmd.h"
+#include "cmd/quit.h"
+#include "cmd/watch_report.h"
+#include "process/proc.h"
+#include "profile/flightrec.h"
+#include "profile/output.h"
+#include "profile/profile.h"
+#include "sample/fleet.h"
+#include "sample/launch.h"
+#include "sample/snapshot.h"
+#include "sample/stall.h"
+#include "sample/waitclass.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char watch_usage[] =
+	"usage: pystrobe watch [options] --pid PID [--pid PID...]\n"
+	"       pystrobe watch [options] -- COMMAND [ARGS...]\n"
+	"\n"
+	"Follow a Python job and the processes it starts, at a low rate, for as\n"
+	"long as it runs; when it stalls (a deadlock, a stuck collective, a starved\n"
+	"input pipeline, an asyncio cycle, a livelock), write a report directory,\n"
+	"say so in one line and keep watching.\n"
+	"\n"
+	"  -p, --pid PID          watch this process and its subprocesses; several:\n"
+	"                         one job (every rank on this host)\n"
+	"  -t, --stall SECONDS    this long without progress is a stall (default 300)\n"
+	"  -D, --report-dir DIR   where reports go (default: here, else $TMPDIR)\n"
+	"      --progress FILE    a file the job keeps writing or touching: when it\n"
+	"                         stops changing for --stall seconds, a stall\n"
+	"      --on-stall CMD     run CMD (sh -c) after each report, with\n"
+	"                         $PYSTROBE_REPORT set to its directory\n"
+	"  -r, --rate HZ          rounds per second (default 2)\n"
+	"      --keep SECONDS     the flight recording's length (default 300)\n"
+	"      --keep-size MB     the flight recording's most memory (default 64)\n"
+	"  -q, --quiet            no start line\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"SIGUSR1 writes the flight recording into the report directory.  A\n"
+	"launched command is ended as record ends it; pystrobe exits with its\n"
+	"status, or 0 when every watched process has exited.\n";
+
+#define DEFAULT_RATE_HZ 2.0
+#define DEFAULT_STALL_S 300.0
+#define DEFAULT_KEEP_S 300.0
+#define DEFAULT_KEEP_MB 64.0
+#define MAX_ROOTS 256
+/* How often the model is fed /proc and judges the job. */
+#define CHECK_NS 1000000000ull
+/* How often the process trees are walked for new processes. */
+#define WALK_NS 1000000000ull
+/* The profile the fleets intern into is started afresh past these, so
+ * that days of a job whose stacks keep changing stay bounded; the model
+ * and the flight recorder keep their own copies. */
+#define PROFILE_MAX_STACKS 50000
+#define PROFILE_MAX_THREADS 20000
+
+struct stack_info {
+	bool known;
+	uint64_t id;		/* a hash of its frames: survives a fresh profile */
+	enum wait_class cls;
+	char *where;
+	uint32_t first, depth;	/* its own frames in the profile's stack, root first */
+};
+
+struct watch {
+	/* The command line. */
+	pid_t roots[MAX_ROOTS];
+	int nroots;
+	char **command;
+	double rate_hz, stall_s, keep_s, keep_mb;
+	const char *dir, *progress, *on_stall;
+	bool quiet;
+	/* Watching. */
+	struct child child;
+	struct profile p;
+	struct fleet *fleets[MAX_ROOTS];
+	struct fleet_clock clocks[MAX_ROOTS];
+	struct stack_info *stacks;
+	size_t stacks_cap;
+	struct pframe *scratch;		/* a sample's frames for the recorder */
+	size_t scratch_cap;
+	struct stall_model m;
+	struct flightrec *fr;
+	struct watch_report wr;
+	struct stat progress_st;
+	bool progress_seen;
+	char *last_dir;			/* the latest report */
+	pid_t *hooks;			/* --on-stall commands running */
+	size_t nhooks, hooks_cap;
+};
+
+static volatile sig_atomic_t flight_requested;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	flight_requested = 1;
+}
+
+/* --- options -------------------------------------------------------------- */
+
+enum { OPT_PROGRESS = 256, OPT_ON_STALL, OPT_KEEP, OPT_KEEP_SIZE };
+
+static int parse_args(struct watch *w, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "stall", required_argument, NULL, 't' },
+		{ "report-dir", required_argument, NULL, 'D' },
+		{ "progress", required_argument, NULL, OPT_PROGRESS },
+		{ "on-stall", required_argument, NULL, OPT_ON_STALL },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "keep-size", required_argument, NULL, OPT_KEEP_SIZE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	w->rate_hz = DEFAULT_RATE_HZ;
+	w->stall_s = DEFAULT_STALL_S;
+	w->keep_s = DEFAULT_KEEP_S;
+	w->keep_mb = DEFAULT_KEEP_MB;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:t:D:r:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (w->nroots == MAX_ROOTS)
+				return usage_error("watch", "at most %d --pid", MAX_ROOTS);
+			if (!(w->roots[w->nroots++] = parse_pid(optarg)))
+				return usage_error("watch", "invalid pid '%s'", optarg);
+			break;
+		case 't':
+			if (parse_number(optarg, 2, 1e7, &w->stall_s) < 0)
+				return usage_error("watch", "--stall must be a number of seconds, 2 "
+						   "or more, not '%s'", optarg);
+			break;
+		case 'D': w->dir = optarg; break;
+		case OPT_PROGRESS: w->progress = optarg; break;
+		case OPT_ON_STALL: w->on_stall = optarg; break;
+		case 'r':
+			if (parse_number(optarg, 0.1, 100, &w->rate_hz) < 0)
+				return usage_error("watch", "--rate must be between 0.1 and 100 "
+						   "rounds a second, not '%s'", optarg);
+			break;
+		case OPT_KEEP:
+			if (parse_number(optarg, 1, 1e6, &w->keep_s) < 0)
+				return usage_error("watch", "--keep must be a number of seconds, "
+						   "not '%s'", optarg);
+			break;
+		case OPT_KEEP_SIZE:
+			if (parse_number(optarg, 1, 4095, &w->keep_mb) < 0)
+				return usage_error("watch", "--keep-size must be between 1 and "
+						   "4095 MiB, not '%s'", optarg);
+			break;
+		case 'q': w->quiet = true; break;
+		case 'h':
+			fputs(watch_usage, stdout);
+			return 1;
+		default:
+			return usage_getopt("watch", c, argv, longopts);
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind - 1], "--"))
+		w->command = argv + optind;
+	else if (optind < argc)
+		return usage_extra("watch", argv, optind, longopts, !w->nroots);
+	if (!w->command == !w->nroots)
+		return usage_error("watch", w->command ? "give --pid or a command, not both" :
+				   "--pid PID or -- COMMAND is required (see pystrobe watch --help)");
+	return 0;
+}
+
+/* The report directory: made if missing, and writable, before anything
+ * runs: a stall at hour 31 must not find it otherwise. */
+static int settle_dir(struct watch *w)
+{
+	char *probe;
+	int err;
+
+	if (!w->dir)
+		w->dir = out_probe("pystrobe") == 0 ? "." : out_tmpdir();
+	if (mkdir(w->dir, 0755) < 0 && errno != EEXIST) {
+		usage_error("watch", "cannot make the report directory %s: %s", w->dir,
+			    strerror(errno));
+		return -1;
+	}
+	probe = xasprintf("%s/pystrobe", w->dir);
+	err = out_probe(probe);
+	free(probe);
+	if (err)
+		usage_error("watch", "cannot write in the report directory %s (%s): give -D a "
+			    "directory where you can write", w->dir, strerror(err));
+	return err ? -1 : 0;
+}
+
+/* --- what each sample tells ---------------------------------------------- */
+
+static bool is_root_frame(const struct pframe *f)
+{
+	return f->kind == PF_PROCESS || f->kind == PF_THREAD || f->kind == PF_LABEL;
+}
+
+static uint64_t stack_hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+/* Where a thread is, in words: the frame that decided its class, as
+ * "function (caller's file:line)" (the user's line that called
+ * all_reduce), else its innermost frame. */
+static char *where_of(const struct pframe *const *inner, uint32_t n, enum wait_class cls,
+		      uint32_t at)
+{
+	const struct pframe *f;
+	const char *name;
+
+	if (!n)
+		return xstrdup("(no frames)");
+	if (cls == WC_NONE || cls > WC_GC || at + 1 >= n)
+		return pframe_label(inner[0], false);
+	f = inner[at + 1];
+	for (uint32_t i = at + 1; i < n; i++)
+		if (pframe_category(inner[i]) == CAT_USER) {
+			f = inner[i];
+			break;
+		}
+	if (!f->file)
+		return xstrdup(inner[at]->name);
+	name = strrchr(inner[at]->name, '.');
+	return xasprintf("%s (%s:%d)", name ? name + 1 : inner[at]->name,
+			 profile_display_file(f->file, false), f->line);
+}
+
+static struct stack_info *stack_info(struct watch *w, uint32_t id)
+{
+	const struct pstack *s = &w->p.stacks[id];
+	const struct pframe **inner;
+	struct stack_info *si;
+	uint32_t first = 0, n, at = 0;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (id >= w->stacks_cap) {
+		size_t old = w->stacks_cap;
+
+		ALLOC_GROW(w->stacks, id + 1, w->stacks_cap);
+		memset(w->stacks + old, 0, (w->stacks_cap - old) * sizeof(*w->stacks));
+	}
+	si = &w->stacks[id];
+	if (si->known)
+		return si;
+	while (first < s->depth && is_root_frame(&w->p.frames[s->frames[first]]))
+		first++;
+	n = s->depth - first;
+	inner = xcalloc(n ? n : 1, sizeof(*inner));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pframe *f = &w->p.frames[s->frames[s->depth - 1 - i]];
+
+		inner[i] = f;
+		h = stack_hash_str(stack_hash_str(h, f->name), f->file) ^ (uint32_t)f->line;
+	}
+	si->cls = wait_class_of_frames(inner, n, &at);
+	si->where = where_of(inner, n, si->cls, at);
+	si->id = h;
+	si->first = first;
+	si->depth = n;
+	si->known = true;
+	free(inner);
+	return si;
+}
+
+/* RANK from the process's environment (as it was at exec), or -1. */
+static int read_rank(pid_t pid)
+{
+	char path[64], *env;
+	size_t len;
+	int rank = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	env = read_file(path, &len);
+	for (size_t i = 0; env && i < len; i += strlen(env + i) + 1)
+		if (!strncmp(env + i, "RANK=", 5)) {
+			rank = atoi(env + i + 5);
+			break;
+		}
+	free(env);
+	return rank;
+}
+
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], *stat, *p;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	stat = read_file(path, NULL);
+	if (stat && (p = strrchr(stat, ')')))
+		sscanf(p + 1, " %*c %d", &ppid);
+	free(stat);
+	return ppid;
+}
+
+static char *read_command(pid_t pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int argc = 0;
+	char **argv = proc_cmdline(pid, &argc);
+
+	for (int i = 0; argv && i < argc; i++) {
+		if (i)
+			sb_putc(&sb, ' ');
+		sb_add_printable(&sb, argv[i]);
+	}
+	proc_cmdline_free(argv);
+	return sb_detach(&sb);
+}
+
+static int proc_index(struct watch *w, pid_t pid, uint64_t now)
+{
+	int pi = stall_proc_find(&w->m, pid);
+	char *command;
+
+	if (pi >= 0) {
+		w->m.p[pi].seen_ns = now;
+		return pi;
+	}
+	command = read_command(pid);
+	pi = stall_proc_seen(&w->m, now, pid, read_ppid(pid), read_rank(pid), command);
+	free(command);
+	return pi;
+}
+
+static void record_flight(struct watch *w, const struct pthread_info *th,
+			  const struct stall_proc *sp, const struct pstack *s,
+			  const struct stack_info *si)
+{
+	uint64_t unix_ns = w->wr.unix_base_ns + (mono_ns() - w->wr.mono_base_ns);
+
+	ALLOC_GROW(w->scratch, si->depth + 1, w->scratch_cap);
+	for (uint32_t i = 0; i < si->depth; i++)
+		w->scratch[i] = w->p.frames[s->frames[si->first + i]];
+	flightrec_add(w->fr, unix_ns, th->pid, th->tid, th->name, sp->command, w->scratch,
+		      si->depth, si->cls != WC_NONE ? wait_class_name(si->cls) : NULL);
+}
+
+static void on_sample(void *arg, uint32_t thread, uint32_t stack, uint64_t t_ns)
+{
+	struct watch *w = arg;
+	const struct pthread_info *th = &w->p.threads[thread];
+	struct stack_info *si = stack_info(w, stack);
+	uint64_t now = mono_ns();
+	int pi = proc_index(w, th->pid, now);
+
+	(void)t_ns;
+	stall_thread_seen(&w->m, pi, now, th->tid, th->name, si->id, si->cls, si->where);
+	record_flight(w, th, &w->m.p[pi], &w->p.stacks[stack], si);
+}
+
+/* --- the fleets ----------------------------------------------------------- */
+
+static void profile_start(struct watch *w)
+{
+	profile_init(&w->p, w->rate_hz);
+	/* Neither runs nor per-thread counts: the observer sees each sample. */
+	w->p.no_timeline = true;
+	w->p.observe = on_sample;
+	w->p.observe_arg = w;
+}
+
+static void stacks_forget(struct watch *w)
+{
+	for (size_t i = 0; i < w->stacks_cap; i++)
+		free(w->stacks[i].where);
+	memset(w->stacks, 0, w->stacks_cap * sizeof(*w->stacks));
+}
+
+static int open_fleets(struct watch *w, bool first)
+{
+	struct sampler_opts so = { .rate_hz = w->rate_hz, .idle = true };
+	struct fleet_opts fo = { .subprocesses = true, .walk_ns = WALK_NS };
+	char err[512];
+	int rc, opened = 0;
+
+	for (int i = 0; i < w->nroots; i++) {
+		w->fleets[i] = fleet_open(w->roots[i], &so, &fo, &w->p, &rc, err, sizeof(err));
+		if (!w->fleets[i]) {
+			if (first)
+				errorf("%s", err);
+			if (first)
+				return status_fail(rc);
+			continue;
+		}
+		fleet_start(w->fleets[i], &w->clocks[i]);
+		opened++;
+	}
+	fleet_set_slack((uint64_t)(1e9 / w->rate_hz));
+	return opened ? 0 : status_fail(EXIT_EXITED);
+}
+
+static void close_fleets(struct watch *w)
+{
+	for (int i = 0; i < w->nroots; i++) {
+		fleet_close(w->fleets[i]);
+		w->fleets[i] = NULL;
+	}
+}
+
+/* Past the bound, a fresh profile: the fleets are opened anew on it (the
+ * trees' processes are found again within a walk). */
+static void bound_profile(struct watch *w)
+{
+	if (w->p.nstacks < PROFILE_MAX_STACKS && w->p.nthreads < PROFILE_MAX_THREADS)
+		return;
+	close_fleets(w);
+	profile_free(&w->p);
+	stacks_forget(w);
+	profile_start(w);
+	open_fleets(w, false);
+}
+
+/* A round of every fleet that is due.  Returns how many are still there. */
+static int step_fleets(struct watch *w)
+{
+	int live = 0;
+
+	for (int i = 0; i < w->nroots; i++) {
+		if (!w->fleets[i])
+			continue;
+		if (fleet_step(w->fleets[i], &w->clocks[i]) < 0) {
+			fleet_close(w->fleets[i]);
+			w->fleets[i] = NULL;
+			continue;
+		}
+		live++;
+	}
+	return live;
+}
+
+static uint64_t next_due(const struct watch *w, uint64_t check_at)
+{
+	uint64_t due = check_at;
+
+	for (int i = 0; i < w->nroots; i++)
+		if (w->fleets[i] && fleet_due(w->fleets[i], &w->clocks[i]) < due)
+			due = fleet_due(w->fleets[i], &w->clocks[i]);
+	return due;
+}
+
+/* --- once a second -------------------------------------------------------- */
+
+static void read_threads(struct watch *w, uint64_t now)
+{
+	for (int i = 0; i < w->m.np; i++) {
+		struct stall_proc *p = &w->m.p[i];
+
+		for (int k = 0; k < p->nt; k++) {
+			struct stall_thread *t = &p->t[k];
+			uint64_t cpu, args[6];
+			long nr;
+			bool timed;
+			char state;
+
+			if (proc_task_cpu(p->pid, t->tid, &state, &cpu) == 0)
+				stall_thread_cpu(&w->m, i, t->tid, now, state, cpu);
+			if (proc_task_syscall(p->pid, t->tid, &nr, args) == 0)
+				stall_thread_syscall(&w->m, i, t->tid,
+						     wait_class_of_syscall(nr, args, &timed), timed);
+			else
+				t->sys_known = false;
+		}
+	}
+}
+
+/* Whether its event loop waits without a timeout: nothing scheduled,
+ * only the world (or another thread) can wake it. */
+static bool loop_untimed(const struct stall_proc *p)
+{
+	for (int i = 0; i < p->nt; i++)
+		if (p->t[i].sys_known && p->t[i].sys_class == WC_IO && !p->t[i].sys_timed)
+			return true;
+	return false;
+}
+
+/* Every task that awaits no other task waits on a locked asyncio.Lock:
+ * whoever holds those locks waits too.  How many, or 0 when not so. */
+static int lock_waiters(const struct py_tasks *tasks)
+{
+	int n = 0;
+
+	for (int i = 0; i < tasks->n; i++) {
+		const struct py_task *t = &tasks->v[i];
+
+		if (t->state != TASK_PENDING || t->nawaiting)
+			continue;
+		if (!t->wait.kind || strcmp(t->wait.kind, "asyncio.Lock") != 0 || !t->wait.state ||
+		    strcmp(t->wait.state, "locked") != 0)
+			return 0;
+		n++;
+	}
+	return n;
+}
+
+/* Why the tasks of snapshot s are deadlocked (new), or NULL. */
+static char *async_deadlock(const struct snapshot *s, const struct stall_proc *p)
+{
+	int n;
+
+	if (s->tasks.ncycles)
+		return xasprintf("its asyncio tasks await each other in %d cycle%s",
+				 s->tasks.ncycles, s->tasks.ncycles == 1 ? "" : "s");
+	if (loop_untimed(p) && (n = lock_waiters(&s->tasks)))
+		return xasprintf("every one of its %d asyncio task%s that await%s no other task "
+				 "waits on a locked asyncio.Lock, and its event loop has nothing "
+				 "scheduled", n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+	return NULL;
+}
+
+/* A stuck process's asyncio tasks, looked at once when it gets stuck and
+ * again each threshold while it stays so. */
+static void look_at_tasks(struct watch *w, uint64_t now)
+{
+	struct snapshot_opts so = { .async = true };
+
+	for (int i = 0; i < w->m.np; i++) {
+		struct stall_proc *p = &w->m.p[i];
+		struct snapshot s;
+		uint64_t since;
+		char err[256], *why;
+
+		if (!stall_stuck(&w->m, i, now, &since) ||
+		    (p->async_at_ns > since && now - p->async_at_ns < w->m.o.threshold_ns))
+			continue;
+		p->async_at_ns = now;
+		if (snapshot_take(p->pid, &so, &s, err, sizeof(err)) != 0)
+			continue;
+		why = async_deadlock(&s, p);
+		stall_set_async(&w->m, i, why);
+		free(why);
+		snapshot_free(&s);
+	}
+}
+
+static void check_progress(struct watch *w, uint64_t now)
+{
+	struct stat st;
+
+	if (!w->progress || stat(w->progress, &st) != 0)
+		return;
+	if (!w->progress_seen || st.st_size != w->progress_st.st_size ||
+	    st.st_mtim.tv_sec != w->progress_st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != w->progress_st.st_mtim.tv_nsec) {
+		/* The first sight of a file that was there is no change. */
+		if (w->progress_seen)
+			stall_progress(&w->m, now);
+		w->progress_st = st;
+		w->progress_seen = true;
+	}
+}
+
+static void reap_hooks(struct watch *w)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->nhooks; i++)
+		if (waitpid(w->hooks[i], NULL, WNOHANG) == 0)
+			w->hooks[k++] = w->hooks[i];
+	w->nhooks = k;
+}
+
+static void run_hook(struct watch *w, const char *dir)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		errorf("watch: cannot run --on-stall: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		char pidbuf[32];
+
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)w->m.stalled_pid);
+		setenv("PYSTROBE_REPORT", dir, 1);
+		setenv("PYSTROBE_STALL_KIND", stall_kind_name(w->m.r.kind), 1);
+		setenv("PYSTROBE_STALL_PID", pidbuf, 1);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execl("/bin/sh", "sh", "-c", w->on_stall, (char *)NULL);
+		_exit(127);
+	}
+	ALLOC_GROW(w->hooks, w->nhooks + 1, w->hooks_cap);
+	w->hooks[w->nhooks++] = pid;
+}
+
+static void say_stall(const struct watch *w, const char *dir, uint64_t now)
+{
+	time_t since = (time_t)((w->wr.unix_base_ns + (w->m.r.since_ns - w->wr.mono_base_ns)) /
+				1000000000ull);
+	struct tm tm;
+	char when[32];
+
+	localtime_r(&since, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	errorf("watch: %s since %s (%.0f s): %s; report: %s", stall_kind_name(w->m.r.kind), when,
+	       (now - w->m.r.since_ns) / 1e9, w->m.r.why, dir ? dir : "not written");
+}
+
+static void judge(struct watch *w, uint64_t now)
+{
+	char *dir, *base;
+
+	stall_forget(&w->m, now);
+	read_threads(w, now);
+	check_progress(w, now);
+	look_at_tasks(w, now);
+	switch (stall_judge(&w->m, now)) {
+	case STALL_EV_NEW:
+		dir = watch_report_write(&w->wr, &w->m, w->fr, now);
+		say_stall(w, dir, now);
+		if (dir && w->on_stall)
+			run_hook(w, dir);
+		free(w->last_dir);
+		w->last_dir = dir;
+		break;
+	case STALL_EV_MOVED:
+		base = w->last_dir ? strrchr(w->last_dir, '/') : NULL;
+		errorf("watch: the job moves again after %.0f s%s%s%s", w->m.r.moved_after_ns / 1e9,
+		       base ? " (" : "", base ? base + 1 : "", base ? ")" : "");
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- the command ---------------------------------------------------------- */
+
+static void wait_until(uint64_t until)
+{
+	uint64_t now = mono_ns();
+	struct timespec ts;
+
+	if (until <= now || quit_requested || flight_requested)
+		return;
+	ts.tv_sec = (time_t)((until - now) / 1000000000ull);
+	ts.tv_nsec = (long)((until - now) % 1000000000ull);
+	/* A signal (stop, SIGUSR1) ends the wait: the loop looks. */
+	ppoll(NULL, 0, &ts, NULL);
+}
+
+static void flight_now(struct watch *w)
+{
+	char *path;
+
+	flight_requested = 0;
+	path = watch_flight_write(&w->wr, w->fr);
+	if (path)
+		errorf("watch: wrote the flight recording of the last %.0f s: %s", w->keep_s, path);
+	free(path);
+}
+
+static void watch_loop(struct watch *w)
+{
+	uint64_t check_at = mono_ns() + CHECK_NS;
+
+	while (!quit_requested) {
+		uint64_t now;
+
+		if (!step_fleets(w))
+			break;
+		if (flight_requested)
+			flight_now(w);
+		now = mono_ns();
+		if (now >= check_at) {
+			judge(w, now);
+			reap_hooks(w);
+			bound_profile(w);
+			check_at = now + CHECK_NS;
+		}
+		wait_until(next_due(w, check_at));
+	}
+}
+
+static void say_start(const struct watch *w)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (w->quiet)
+		return;
+	for (int i = 0; i < w->nroots; i++)
+		sb_printf(&sb, "%s%d", i ? ", " : "", (int)w->roots[i]);
+	errorf("watch: watching %s %s and %s subprocesses at %g Hz; a stall is %g s without "
+	       "progress%s%s; reports go to %s", w->nroots == 1 ? "process" : "processes", sb.buf,
+	       w->nroots == 1 ? "its" : "their", w->rate_hz, w->stall_s,
+	       w->progress ? " of " : "", w->progress ? w->progress : "", w->dir);
+	sb_release(&sb);
+}
+
+static void setup(struct watch *w)
+{
+	struct stall_opts so = {
+		.threshold_ns = (uint64_t)(w->stall_s * 1e9),
+		/* Three rounds missed, or two seconds: a torn read is no exit. */
+		.gone_ns = (uint64_t)(3e9 / w->rate_hz) > 2000000000ull ?
+			   (uint64_t)(3e9 / w->rate_hz) : 2000000000ull,
+		.progress = w->progress != NULL,
+	};
+	struct timespec ts;
+	uint64_t now = mono_ns();
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	stall_init(&w->m, &so, now);
+	w->fr = flightrec_new((uint64_t)(w->keep_s * 1e9), (size_t)(w->keep_mb * (1 << 20)));
+	flightrec_set_sampling(w->fr, (uint64_t)(1e9 / w->rate_hz), true);
+	w->wr = (struct watch_report){
+		.dir = w->dir, .roots = w->roots, .nroots = w->nroots, .progress = w->progress,
+		.threshold_ns = so.threshold_ns, .mono_base_ns = now,
+		.unix_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+	};
+	profile_start(w);
+}
+
+static void teardown(struct watch *w)
+{
+	close_fleets(w);
+	profile_free(&w->p);
+	stacks_forget(w);
+	free(w->stacks);
+	free(w->scratch);
+	free(w->hooks);
+	free(w->last_dir);
+	stall_release(&w->m);
+	flightrec_free(w->fr);
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	struct watch w;
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	int rc, status = EXIT_OK;
+
+	memset(&w, 0, sizeof(w));
+	rc = parse_args(&w, argc, argv);
+	if (rc)
+		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	if (settle_dir(&w) < 0)
+		return EXIT_USAGE;
+	quit_on_signals();
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (w.command) {
+		if (child_start(&w.child, w.command, "watch", -1, true, &quit_requested,
+				&status) < 0)
+			return quit_requested ? child_finish(&w.child, false) : status;
+		w.roots[w.nroots++] = w.child.pid;
+	}
+	setup(&w);
+	rc = open_fleets(&w, true);
+	if (rc < 0) {
+		status = w.child.pid ? child_finish(&w.child, true) : exit_code(rc);
+		goto out;
+	}
+	say_start(&w);
+	watch_loop(&w);
+	if (w.child.pid) {
+		status = child_finish(&w.child, quit_requested);
+		if (!w.quiet) {
+			struct strbuf sb = STRBUF_INIT;
+
+			child_describe_end(&w.child, &sb);
+			errorf("watch: the command %s", sb.buf);
+			sb_release(&sb);
+		}
+	} else if (!w.quiet && !quit_requested) {
+		errorf("watch: every watched process has exited");
+	}
+out:
+	teardown(&w);
+	return status;
+}

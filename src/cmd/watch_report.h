@@ -1,0 +1,36 @@
+/* A stall report of `watch`: the directory DIR/stall-UNIX-PID with what was
+ * detected (report.txt, report.json), every process's dump (dump.txt,
+ * dump.json) and the flight recording.  pystrobe-watch(1), THE REPORT,
+ * is its reference. */
+#ifndef PYSTROBE_WATCH_REPORT_H
+#define PYSTROBE_WATCH_REPORT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile/flightrec.h"
+#include "sample/stall.h"
+
+#define WATCH_FLIGHT_FILE "flight.pstrobe"
+
+struct watch_report {
+	const char *dir;		/* --report-dir */
+	const pid_t *roots;		/* the processes watched, and their trees */
+	int nroots;
+	const char *progress;		/* --progress, or NULL */
+	uint64_t threshold_ns;
+	/* What mono_ns() and the wall clock read at one moment, to give the
+	 * model's times as dates. */
+	uint64_t mono_base_ns, unix_base_ns;
+};
+
+/* Write the report of the stall m->r says, now.  Returns the directory's
+ * path (new), or NULL after a line on stderr. */
+char *watch_report_write(const struct watch_report *w, const struct stall_model *m,
+			 const struct flightrec *fr, uint64_t now_ns);
+
+/* SIGUSR1: the flight recording alone, into DIR/flight-UNIX-PID/.  Returns
+ * the file's path (new), or NULL after a line on stderr. */
+char *watch_flight_write(const struct watch_report *w, const struct flightrec *fr);
+
+#endif

@@ -1,0 +1,541 @@
+/* The stall detector: threads' stacks over time, judged as stall.h says. */
+#include "sample/stall.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static const char *const kind_names[STALL_KINDS] = {
+	[STALL_NONE] = "",
+	[STALL_ASYNCIO] = "asyncio",
+	[STALL_COLLECTIVE] = "collective",
+	[STALL_DATA] = "data",
+	[STALL_LIVELOCK] = "livelock",
+	[STALL_DEADLOCK] = "deadlock",
+	[STALL_NO_PROGRESS] = "no-progress",
+};
+
+const char *stall_kind_name(enum stall_kind k)
+{
+	return k < STALL_KINDS ? kind_names[k] : "";
+}
+
+void stall_init(struct stall_model *m, const struct stall_opts *o, uint64_t now_ns)
+{
+	memset(m, 0, sizeof(*m));
+	m->o = *o;
+	m->progress_ns = now_ns;
+	m->r.odd = -1;
+}
+
+static void thread_release(struct stall_thread *t)
+{
+	free(t->name);
+	free(t->where);
+}
+
+static void proc_release(struct stall_proc *p)
+{
+	for (int i = 0; i < p->nt; i++)
+		thread_release(&p->t[i]);
+	free(p->t);
+	free(p->command);
+	free(p->why);
+	free(p->async_why);
+}
+
+void stall_release(struct stall_model *m)
+{
+	for (int i = 0; i < m->np; i++)
+		proc_release(&m->p[i]);
+	free(m->p);
+	free(m->r.why);
+}
+
+int stall_proc_find(const struct stall_model *m, pid_t pid)
+{
+	for (int i = 0; i < m->np; i++)
+		if (m->p[i].pid == pid)
+			return i;
+	return -1;
+}
+
+int stall_proc_seen(struct stall_model *m, uint64_t now_ns, pid_t pid, pid_t ppid, int rank,
+		    const char *command)
+{
+	int i = stall_proc_find(m, pid);
+	struct stall_proc *p;
+
+	if (i >= 0) {
+		m->p[i].seen_ns = now_ns;
+		return i;
+	}
+	ALLOC_GROW(m->p, m->np + 1, m->cap);
+	p = &m->p[m->np];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = ppid;
+	p->rank = rank;
+	p->command = xstrdup(command ? command : "");
+	p->first_ns = p->seen_ns = now_ns;
+	return m->np++;
+}
+
+static struct stall_thread *find_thread(struct stall_proc *p, pid_t tid)
+{
+	for (int i = 0; i < p->nt; i++)
+		if (p->t[i].tid == tid)
+			return &p->t[i];
+	return NULL;
+}
+
+static struct stall_thread *add_thread(struct stall_proc *p, pid_t tid, uint64_t now_ns)
+{
+	struct stall_thread *t;
+
+	ALLOC_GROW(p->t, p->nt + 1, p->cap);
+	t = &p->t[p->nt++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->first_ns = t->few_since_ns = t->stack_since_ns = now_ns;
+	return t;
+}
+
+/* A new run of few stacks begins now, with this one: the CPU time of the
+ * run is counted from the next reading. */
+static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
+{
+	t->few_since_ns = now_ns;
+	t->few[0].stack = stack;
+	t->few[0].last_ns = now_ns;
+	t->nfew = 1;
+	t->cpu0_known = false;
+	t->readings = t->runnable = 0;
+}
+
+/* Note stack in the thread's set of recent stacks.  Stacks last seen
+ * before the threshold make room; one more than the set holds means the
+ * thread moved. */
+static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
+		       uint64_t threshold_ns)
+{
+	int k = 0;
+
+	for (int i = 0; i < t->nfew; i++) {
+		if (t->few[i].stack == stack) {
+			t->few[i].last_ns = now_ns;
+			return;
+		}
+	}
+	for (int i = 0; i < t->nfew; i++)
+		if (now_ns - t->few[i].last_ns < threshold_ns)
+			t->few[k++] = t->few[i];
+	t->nfew = k;
+	if (t->nfew == STALL_FEW_STACKS) {
+		restart_few(t, stack, now_ns);
+		return;
+	}
+	t->few[t->nfew].stack = stack;
+	t->few[t->nfew].last_ns = now_ns;
+	t->nfew++;
+}
+
+void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid,
+		       const char *name, uint64_t stack, enum wait_class cls,
+		       const char *where)
+{
+	struct stall_proc *p = &m->p[pi];
+	struct stall_thread *t = find_thread(p, tid);
+
+	if (!t) {
+		t = add_thread(p, tid, now_ns);
+		restart_few(t, stack, now_ns);
+	} else if (t->stack != stack) {
+		t->stack_since_ns = now_ns;
+		note_stack(t, stack, now_ns, m->o.threshold_ns);
+	} else {
+		note_stack(t, stack, now_ns, m->o.threshold_ns);
+	}
+	if (!t->where || t->stack != stack || strcmp(t->where, where ? where : "") != 0) {
+		free(t->where);
+		t->where = xstrdup(where ? where : "");
+	}
+	if (name && (!t->name || strcmp(t->name, name) != 0)) {
+		free(t->name);
+		t->name = xstrdup(name);
+	}
+	t->stack = stack;
+	t->frames_class = cls;
+	t->seen_ns = now_ns;
+}
+
+void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns, char state,
+		      uint64_t cpu_ns)
+{
+	struct stall_thread *t = find_thread(&m->p[pi], tid);
+
+	if (!t)
+		return;
+	t->state = state;
+	t->cpu_ns = cpu_ns;
+	t->cpu_at_ns = now_ns;
+	t->cpu_known = true;
+	t->readings++;
+	t->runnable += state == 'R';
+	if (!t->cpu0_known) {
+		t->cpu0_ns = cpu_ns;
+		t->cpu0_at_ns = now_ns;
+		t->cpu0_known = true;
+	}
+}
+
+void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_class cls,
+			  bool timed)
+{
+	struct stall_thread *t = find_thread(&m->p[pi], tid);
+
+	if (!t)
+		return;
+	t->sys_class = cls;
+	t->sys_timed = timed;
+	t->sys_known = true;
+}
+
+void stall_set_async(struct stall_model *m, int pi, const char *why)
+{
+	free(m->p[pi].async_why);
+	m->p[pi].async_why = why ? xstrdup(why) : NULL;
+}
+
+void stall_progress(struct stall_model *m, uint64_t now_ns)
+{
+	m->progress_ns = now_ns;
+}
+
+void stall_forget(struct stall_model *m, uint64_t now_ns)
+{
+	int k = 0;
+
+	for (int i = 0; i < m->np; i++) {
+		struct stall_proc *p = &m->p[i];
+		int kt = 0;
+
+		for (int j = 0; j < p->nt; j++) {
+			if (now_ns - p->t[j].seen_ns <= m->o.gone_ns)
+				p->t[kt++] = p->t[j];
+			else
+				thread_release(&p->t[j]);
+		}
+		p->nt = kt;
+		if (now_ns - p->seen_ns <= m->o.gone_ns)
+			m->p[k++] = *p;
+		else
+			proc_release(p);
+	}
+	m->np = k;
+}
+
+bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns)
+{
+	const struct stall_proc *p = &m->p[pi];
+	uint64_t since = 0;
+
+	if (!p->nt)
+		return false;
+	for (int i = 0; i < p->nt; i++)
+		if (p->t[i].few_since_ns > since)
+			since = p->t[i].few_since_ns;
+	if (since_ns)
+		*since_ns = since;
+	return now_ns >= since && now_ns - since >= m->o.threshold_ns;
+}
+
+enum wait_class stall_thread_class(const struct stall_thread *t)
+{
+	if (t->frames_class != WC_NONE && t->frames_class <= WC_GC)
+		return t->frames_class;
+	if (t->sys_known && t->state != 'R' && t->sys_class != WC_NONE)
+		return t->sys_class;
+	if (t->frames_class != WC_NONE)
+		return t->frames_class;
+	return t->state == 'R' ? WC_CPU : WC_NONE;
+}
+
+double stall_thread_busy(const struct stall_thread *t)
+{
+	if (!t->cpu0_known || t->cpu_at_ns <= t->cpu0_at_ns)
+		return -1;
+	return (double)(t->cpu_ns - t->cpu0_ns) / (double)(t->cpu_at_ns - t->cpu0_at_ns);
+}
+
+double stall_thread_runnable(const struct stall_thread *t)
+{
+	return t->readings ? (double)t->runnable / t->readings : -1;
+}
+
+/* --- the verdict of one process ----------------------------------------- */
+
+/* Room for the threads a why names before "and N more". */
+#define WHY_THREADS 8
+
+static void put_thread(struct strbuf *sb, const struct stall_thread *t)
+{
+	sb_printf(sb, "%d", (int)t->tid);
+	if (t->name)
+		sb_printf(sb, " \"%s\"", t->name);
+}
+
+static const struct stall_thread *thread_of_class(const struct stall_proc *p,
+						  enum wait_class cls)
+{
+	for (int i = 0; i < p->nt; i++)
+		if (stall_thread_class(&p->t[i]) == cls)
+			return &p->t[i];
+	return NULL;
+}
+
+static bool spins(const struct stall_thread *t, uint64_t threshold_ns)
+{
+	/* Half the threshold of readings at least: a fresh reading of a
+	 * thread that just woke says little. */
+	if (!t->cpu0_known || t->cpu_at_ns - t->cpu0_at_ns < threshold_ns / 2)
+		return false;
+	/* A collection under way hides the program's own stack. */
+	if (t->frames_class == WC_GC)
+		return false;
+	return stall_thread_busy(t) >= STALL_LIVELOCK_CPU ||
+	       stall_thread_runnable(t) >= STALL_LIVELOCK_RUNNABLE;
+}
+
+/* The thread that spun: the busiest of those that spin. */
+static const struct stall_thread *spinner(const struct stall_proc *p, uint64_t threshold_ns)
+{
+	const struct stall_thread *best = NULL;
+
+	for (int i = 0; i < p->nt; i++)
+		if (spins(&p->t[i], threshold_ns) &&
+		    (!best || stall_thread_busy(&p->t[i]) > stall_thread_busy(best)))
+			best = &p->t[i];
+	return best;
+}
+
+/* Every thread blocked without timeout in a lock wait, none running. */
+static bool deadlocked(const struct stall_proc *p)
+{
+	for (int i = 0; i < p->nt; i++) {
+		const struct stall_thread *t = &p->t[i];
+		double busy = stall_thread_busy(t);
+
+		if (!t->sys_known || t->sys_class != WC_LOCK || t->sys_timed || t->state == 'R' ||
+		    busy < 0 || busy > STALL_BLOCKED_CPU)
+			return false;
+	}
+	return p->nt > 0;
+}
+
+static void why_deadlock(struct strbuf *sb, const struct stall_proc *p)
+{
+	sb_puts(sb, p->nt == 1 ? "thread " : "threads ");
+	for (int i = 0; i < p->nt && i < WHY_THREADS; i++) {
+		if (i)
+			sb_puts(sb, ", ");
+		put_thread(sb, &p->t[i]);
+	}
+	if (p->nt > WHY_THREADS)
+		sb_printf(sb, " and %d more", p->nt - WHY_THREADS);
+	sb_puts(sb, " blocked in a lock wait without timeout, stacks unchanged");
+}
+
+static void why_waiting(struct strbuf *sb, const struct stall_thread *t, const char *what,
+			uint64_t now_ns)
+{
+	sb_puts(sb, "thread ");
+	put_thread(sb, t);
+	sb_printf(sb, " %s in %s for %.0f s", what, t->where,
+		  (now_ns - t->stack_since_ns) / 1e9);
+}
+
+static enum stall_kind judge_proc(const struct stall_model *m, const struct stall_proc *p,
+				  uint64_t now_ns, struct strbuf *why)
+{
+	const struct stall_thread *t;
+
+	if (!stall_stuck(m, (int)(p - m->p), now_ns, NULL))
+		return STALL_NONE;
+	if (p->async_why) {
+		sb_puts(why, p->async_why);
+		return STALL_ASYNCIO;
+	}
+	if ((t = thread_of_class(p, WC_COLLECTIVE))) {
+		why_waiting(why, t, "waits for the other ranks", now_ns);
+		return STALL_COLLECTIVE;
+	}
+	if ((t = thread_of_class(p, WC_DATA))) {
+		why_waiting(why, t, "waits for its input pipeline", now_ns);
+		return STALL_DATA;
+	}
+	if ((t = spinner(p, m->o.threshold_ns))) {
+		sb_puts(why, "thread ");
+		put_thread(why, t);
+		sb_printf(why, " ran %.0f%% of the last %.0f s (runnable %.0f%%) in %d stack%s, "
+			  "in %s", 100 * stall_thread_busy(t), (now_ns - t->few_since_ns) / 1e9,
+			  100 * stall_thread_runnable(t), t->nfew, t->nfew == 1 ? "" : "s",
+			  t->where);
+		return STALL_LIVELOCK;
+	}
+	if (deadlocked(p)) {
+		why_deadlock(why, p);
+		return STALL_DEADLOCK;
+	}
+	return STALL_NONE;
+}
+
+/* --- the job ------------------------------------------------------------ */
+
+/* The thread that speaks for a process: its main thread, else its first. */
+static const struct stall_thread *main_thread(const struct stall_proc *p)
+{
+	for (int i = 0; i < p->nt; i++)
+		if (p->t[i].tid == p->pid)
+			return &p->t[i];
+	return p->nt ? &p->t[0] : NULL;
+}
+
+/* The first process of each rank speaks for it: a rank's DataLoader
+ * workers inherit its RANK. */
+static bool rank_leader(const struct stall_model *m, int pi)
+{
+	for (int i = 0; i < pi; i++)
+		if (m->p[i].rank == m->p[pi].rank)
+			return false;
+	return m->p[pi].rank >= 0;
+}
+
+/* "ranks 0, 2 in all_reduce (job.py:35); rank 1 in load_batch (job.py:12)
+ * for 94 s": the ranks in a collective, and each that is not.  The odd
+ * one out is the first of those, or -1 when every rank waits alike. */
+static int why_collective(const struct stall_model *m, uint64_t now_ns, struct strbuf *sb,
+			  uint64_t *odd_for_ns)
+{
+	const struct stall_thread *t, *in = NULL;
+	struct strbuf ranks = STRBUF_INIT;
+	int odd = -1, nin = 0;
+
+	for (int i = 0; i < m->np; i++)
+		if (rank_leader(m, i) && (t = thread_of_class(&m->p[i], WC_COLLECTIVE))) {
+			sb_printf(&ranks, "%s%d", nin ? ", " : "", m->p[i].rank);
+			in = in ? in : t;
+			nin++;
+		}
+	if (nin)
+		sb_printf(sb, "rank%s %s in %s", nin == 1 ? "" : "s", ranks.buf, in->where);
+	sb_release(&ranks);
+	for (int i = 0; nin && i < m->np; i++) {
+		if (!rank_leader(m, i) || thread_of_class(&m->p[i], WC_COLLECTIVE) ||
+		    !(t = main_thread(&m->p[i])))
+			continue;
+		sb_printf(sb, "; rank %d in %s for %.0f s", m->p[i].rank, t->where,
+			  (now_ns - t->stack_since_ns) / 1e9);
+		if (odd < 0) {
+			odd = i;
+			*odd_for_ns = now_ns - t->stack_since_ns;
+		}
+	}
+	return odd;
+}
+
+/* Every process's verdict; the job's kind is the first kind any has. */
+static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_report *r)
+{
+	r->kind = STALL_NONE;
+	r->proc = r->odd = -1;
+	for (int i = 0; i < m->np; i++) {
+		struct stall_proc *p = &m->p[i];
+		struct strbuf why = STRBUF_INIT;
+		uint64_t since;
+
+		free(p->why);
+		p->why = NULL;
+		p->verdict = judge_proc(m, p, now_ns, &why);
+		if (p->verdict != STALL_NONE)
+			p->why = sb_detach(&why);
+		sb_release(&why);
+		if (p->verdict == STALL_NONE || (r->kind != STALL_NONE && p->verdict >= r->kind))
+			continue;
+		r->kind = p->verdict;
+		r->proc = i;
+		stall_stuck(m, i, now_ns, &since);
+		r->since_ns = since;
+	}
+}
+
+/* Fill m->r for the stall found: its why, and for a collective the odd
+ * one out, which it is then reported for. */
+static void describe(struct stall_model *m, uint64_t now_ns)
+{
+	struct stall_report *r = &m->r;
+	struct strbuf sb = STRBUF_INIT;
+	int odd = -1;
+
+	free(r->why);
+	r->odd = -1;
+	if (r->kind == STALL_COLLECTIVE)
+		odd = why_collective(m, now_ns, &sb, &r->odd_for_ns);
+	if (odd >= 0)
+		r->odd = r->proc = odd;
+	/* Ranks unknown: the process's own words. */
+	if (!sb.len && r->proc >= 0)
+		sb_printf(&sb, "process %d: %s", (int)m->p[r->proc].pid, m->p[r->proc].why);
+	if (m->o.progress) {
+		r->progress_unchanged_ns = now_ns - m->progress_ns;
+		sb_printf(&sb, "%sthe progress file has not changed for %.0f s", sb.len ? "; " : "",
+			  r->progress_unchanged_ns / 1e9);
+	}
+	r->why = sb_detach(&sb);
+}
+
+/* Has the job moved since the stall was reported?  The progress file
+ * changed, or the process it was reported for moved or is gone. */
+static bool moved(const struct stall_model *m, uint64_t now_ns)
+{
+	if (m->o.progress)
+		return now_ns - m->progress_ns < m->o.threshold_ns;
+	for (int i = 0; i < m->np; i++)
+		if (m->p[i].pid == m->stalled_pid)
+			return !stall_stuck(m, i, now_ns, NULL);
+	return true;
+}
+
+enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns)
+{
+	struct stall_report r = { 0 };
+	bool stalled;
+
+	judge_all(m, now_ns, &r);
+	if (m->stalled) {
+		if (!moved(m, now_ns))
+			return STALL_EV_NONE;
+		m->stalled = false;
+		m->r.moved_after_ns = now_ns - m->r.since_ns;
+		return STALL_EV_MOVED;
+	}
+	if (m->o.progress) {
+		stalled = now_ns - m->progress_ns >= m->o.threshold_ns;
+		if (stalled && r.kind == STALL_NONE) {
+			r.kind = STALL_NO_PROGRESS;
+			r.proc = m->np ? 0 : -1;
+		}
+		r.since_ns = m->progress_ns;
+	} else {
+		stalled = r.kind != STALL_NONE;
+	}
+	if (!stalled)
+		return STALL_EV_NONE;
+	r.why = m->r.why;
+	m->r = r;
+	describe(m, now_ns);
+	m->stalled = true;
+	m->stalled_pid = m->r.proc >= 0 ? m->p[m->r.proc].pid : 0;
+	return STALL_EV_NEW;
+}

@@ -1,0 +1,174 @@
+/* The stall detector of `watch`: a model fed with what each round saw,
+ * that says when a job has stopped making progress, of which kind, and
+ * why.  It reads nothing itself (watch.c feeds it from the sampler and
+ * /proc), so tests drive it with made-up rounds.
+ *
+ * The definitions (pystrobe-watch(1), WHAT A STALL IS, says them to users):
+ *
+ * A thread moves when it has been in more than STALL_FEW_STACKS distinct
+ * stacks within the threshold; few_since_ns is when its current run of
+ * few stacks began (its first sighting for a new thread).  A process is
+ * stuck when none of its threads moved for the threshold.  A stuck
+ * process is a stall of a kind when, in this order:
+ *   asyncio     its asyncio tasks await each other in a cycle, or every
+ *               task that awaits no other task waits on a locked
+ *               asyncio.Lock while its loop waits without timeout
+ *               (watch.c reads the tasks and says so: stall_set_async());
+ *   collective  a thread's stack is in a collective (wait class);
+ *   data        a thread's stack waits for the input pipeline;
+ *   livelock    a thread ran STALL_LIVELOCK_CPU of the time it has been
+ *               in its few stacks, or was runnable in STALL_LIVELOCK_RUNNABLE
+ *               of the readings;
+ *   deadlock    every thread sits, without running, in a lock wait with
+ *               no timeout (the futex call, from its syscall).
+ * A stuck process none of these explains waits for the world (an idle
+ * server, a sleep) and is no stall.  With a progress file, the file alone
+ * decides whether the job has stalled; the kinds only name it, and
+ * "no-progress" when none applies.
+ */
+#ifndef PYSTROBE_STALL_H
+#define PYSTROBE_STALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sample/waitclass.h"
+
+#define STALL_FEW_STACKS 4
+#define STALL_LIVELOCK_CPU 0.5		/* of the time, running */
+/* ... or of the readings, runnable: on a loaded machine a spinning thread
+ * waits for a CPU much of the time, but never for anything else. */
+#define STALL_LIVELOCK_RUNNABLE 0.8
+#define STALL_BLOCKED_CPU 0.05		/* at most this much: did not run */
+
+enum stall_kind {
+	STALL_NONE,
+	STALL_ASYNCIO,
+	STALL_COLLECTIVE,
+	STALL_DATA,
+	STALL_LIVELOCK,
+	STALL_DEADLOCK,
+	STALL_NO_PROGRESS,
+	STALL_KINDS,
+};
+
+/* "asyncio", "collective", ... as report.json names them. */
+const char *stall_kind_name(enum stall_kind k);
+
+struct stall_thread {
+	pid_t tid;
+	char *name;
+	uint64_t stack;			/* its latest stack: equal ids, equal stacks */
+	enum wait_class frames_class;	/* of that stack's frames */
+	char *where;			/* "function (file:line)" of that stack */
+	uint64_t first_ns, seen_ns;	/* first and latest round it was in */
+	uint64_t stack_since_ns;	/* in its latest stack since */
+	uint64_t few_since_ns;		/* in at most STALL_FEW_STACKS since */
+	struct { uint64_t stack, last_ns; } few[STALL_FEW_STACKS];
+	int nfew;
+	/* From the scheduler: its state and CPU time, the latest reading and
+	 * the first one since few_since_ns. */
+	char state;
+	uint64_t cpu_ns, cpu_at_ns;
+	uint64_t cpu0_ns, cpu0_at_ns;
+	bool cpu_known, cpu0_known;
+	uint32_t readings, runnable;	/* since few_since_ns, and in state R */
+	/* The system call it sits in, read while its process is stuck. */
+	enum wait_class sys_class;
+	bool sys_timed, sys_known;
+};
+
+struct stall_proc {
+	pid_t pid, ppid;
+	int rank;			/* from RANK, -1: none */
+	char *command;
+	char *async_why;		/* its asyncio tasks are deadlocked: how */
+	uint64_t async_at_ns;		/* when they were last looked at */
+	struct stall_thread *t;
+	int nt;
+	size_t cap;
+	uint64_t first_ns, seen_ns;
+	enum stall_kind verdict;	/* as of the latest stall_judge() */
+	char *why;			/* ... and why, NULL with STALL_NONE */
+};
+
+struct stall_opts {
+	uint64_t threshold_ns;
+	uint64_t gone_ns;	/* unseen this long: the thread or process is gone */
+	bool progress;		/* a progress file decides */
+};
+
+/* What stall_judge() found for the job. */
+struct stall_report {
+	enum stall_kind kind;
+	uint64_t since_ns;		/* when the job stopped moving */
+	uint64_t moved_after_ns;	/* STALL_EV_MOVED: how long it was stalled */
+	int proc;			/* the process it is reported for */
+	int odd;			/* the odd one out of a collective, or -1 */
+	uint64_t odd_for_ns;		/* ... in its stack this long */
+	uint64_t progress_unchanged_ns;	/* with a progress file */
+	char *why;
+};
+
+struct stall_model {
+	struct stall_opts o;
+	struct stall_proc *p;
+	int np;
+	size_t cap;
+	uint64_t progress_ns;	/* when the progress file last changed */
+	bool stalled;		/* reported, not moved yet */
+	pid_t stalled_pid;
+	struct stall_report r;
+};
+
+enum stall_event {
+	STALL_EV_NONE,		/* nothing new */
+	STALL_EV_NEW,		/* a stall: m->r says what */
+	STALL_EV_MOVED,		/* the stall reported has ended */
+};
+
+void stall_init(struct stall_model *m, const struct stall_opts *o, uint64_t now_ns);
+void stall_release(struct stall_model *m);
+
+/* A process seen in a round (created the first time): its index. */
+int stall_proc_seen(struct stall_model *m, uint64_t now_ns, pid_t pid, pid_t ppid, int rank,
+		    const char *command);
+/* The index of process pid, or -1. */
+int stall_proc_find(const struct stall_model *m, pid_t pid);
+/* A thread of process pi seen in a round, in the stack `stack` whose
+ * frames are of class cls, its innermost frame `where` (copied). */
+void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid,
+		       const char *name, uint64_t stack, enum wait_class cls,
+		       const char *where);
+/* Its scheduler state and CPU time, read at now_ns. */
+void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns, char state,
+		      uint64_t cpu_ns);
+/* The system call it sits in. */
+void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_class cls,
+			  bool timed);
+/* Its asyncio tasks are deadlocked, in the words of why (copied), or not
+ * (NULL). */
+void stall_set_async(struct stall_model *m, int pi, const char *why);
+/* The progress file changed (grew, or was touched) at now_ns. */
+void stall_progress(struct stall_model *m, uint64_t now_ns);
+
+/* Drop the threads and processes not seen for gone_ns. */
+void stall_forget(struct stall_model *m, uint64_t now_ns);
+
+/* Whether process pi is stuck, and since when. */
+bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns);
+
+/* Judge the job as of now_ns: every process's verdict, and the event. */
+enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns);
+
+/* The class a thread is judged by: its frames' when they name a
+ * collective, GPU, data or gc wait, else its system call's while it
+ * does not run, else its frames', else WC_CPU while running. */
+enum wait_class stall_thread_class(const struct stall_thread *t);
+/* Its share of the time since few_since_ns spent running, -1 unknown. */
+double stall_thread_busy(const struct stall_thread *t);
+/* Its share of the readings since then that found it runnable, -1 none. */
+double stall_thread_runnable(const struct stall_thread *t);
+
+#endif

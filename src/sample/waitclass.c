@@ -1,0 +1,217 @@
+/* The wait classes: rules on frames and on system calls, as tables.
+ *
+ * A frame rule matches a frame whose function is `function` (the last
+ * part of a qualified name: "barrier" matches "ProcessGroup.barrier"), or
+ * starts with it when it ends in '*' ("nccl*" matches the whole name of a
+ * native frame); and, when `file` is set, whose file contains it.  The
+ * file pins a common name ("get", "wait") to the library that makes it a
+ * wait of that class.
+ */
+#include "sample/waitclass.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "util/util.h"
+
+static const char *const class_names[WC_COUNT] = {
+	[WC_NONE] = "",
+	[WC_COLLECTIVE] = "collective",
+	[WC_GPU] = "gpu",
+	[WC_DATA] = "data",
+	[WC_GC] = "gc",
+	[WC_LOCK] = "lock",
+	[WC_IO] = "io",
+	[WC_SLEEP] = "sleep",
+	[WC_CHILD] = "child",
+	[WC_CPU] = "cpu",
+};
+
+const char *wait_class_name(enum wait_class c)
+{
+	return c < WC_COUNT ? class_names[c] : "";
+}
+
+struct frame_rule {
+	enum wait_class cls;
+	const char *function;
+	const char *file;	/* NULL: any file */
+};
+
+#define DIST "torch/distributed/"
+#define LOADER "torch/utils/data/"
+
+static const struct frame_rule frame_rules[] = {
+	/* torch.distributed's collectives and point-to-point waits. */
+	{ WC_COLLECTIVE, "all_reduce", DIST },
+	{ WC_COLLECTIVE, "all_reduce_coalesced", DIST },
+	{ WC_COLLECTIVE, "all_gather", DIST },
+	{ WC_COLLECTIVE, "all_gather_into_tensor", DIST },
+	{ WC_COLLECTIVE, "all_gather_object", DIST },
+	{ WC_COLLECTIVE, "all_to_all", DIST },
+	{ WC_COLLECTIVE, "all_to_all_single", DIST },
+	{ WC_COLLECTIVE, "reduce_scatter", DIST },
+	{ WC_COLLECTIVE, "reduce_scatter_tensor", DIST },
+	{ WC_COLLECTIVE, "broadcast", DIST },
+	{ WC_COLLECTIVE, "broadcast_object_list", DIST },
+	{ WC_COLLECTIVE, "reduce", DIST },
+	{ WC_COLLECTIVE, "gather", DIST },
+	{ WC_COLLECTIVE, "scatter", DIST },
+	{ WC_COLLECTIVE, "barrier", DIST },
+	{ WC_COLLECTIVE, "monitored_barrier", DIST },
+	{ WC_COLLECTIVE, "send", DIST },
+	{ WC_COLLECTIVE, "recv", DIST },
+	{ WC_COLLECTIVE, "wait", DIST },
+	/* The backends, seen with --native-like stacks in a report. */
+	{ WC_COLLECTIVE, "nccl*", NULL },
+	{ WC_COLLECTIVE, "gloo::*", NULL },
+	{ WC_COLLECTIVE, "c10d::*", NULL },
+	/* Waiting for a device to finish. */
+	{ WC_GPU, "synchronize", "torch/cuda/" },
+	{ WC_GPU, "cudaStreamSynchronize*", NULL },
+	{ WC_GPU, "cudaDeviceSynchronize*", NULL },
+	{ WC_GPU, "cudaEventSynchronize*", NULL },
+	{ WC_GPU, "cuStreamSynchronize*", NULL },
+	{ WC_GPU, "cuCtxSynchronize*", NULL },
+	/* The consumer side of an input pipeline: the batch it waits for. */
+	{ WC_DATA, "_next_data", LOADER },
+	{ WC_DATA, "_get_data", LOADER },
+	{ WC_DATA, "_try_get_data", LOADER },
+	{ WC_DATA, "get", "multiprocessing/queues.py" },
+	/* The collector: the sampler's own marker frame. */
+	{ WC_GC, "<gc>", NULL },
+	/* Python-level waits of threading and queue. */
+	{ WC_LOCK, "wait", "threading.py" },
+	{ WC_LOCK, "acquire", "threading.py" },
+	{ WC_LOCK, "join", "threading.py" },
+	{ WC_LOCK, "_wait_for_tstate_lock", "threading.py" },
+	{ WC_LOCK, "get", "queue.py" },
+	{ WC_LOCK, "put", "queue.py" },
+	{ WC_LOCK, "result", "concurrent/futures/_base.py" },
+	/* Servers and event loops waiting for the outside world. */
+	{ WC_IO, "select", "selectors.py" },
+	{ WC_IO, "accept", "socket.py" },
+	{ WC_IO, "serve_forever", "socketserver.py" },
+	{ WC_IO, "_run_once", "asyncio/base_events.py" },
+	{ WC_CHILD, "wait", "subprocess.py" },
+	{ WC_CHILD, "communicate", "subprocess.py" },
+};
+
+/* The last part of a qualified name: "A.b.<locals>.c" -> "c". */
+static const char *last_part(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	return dot ? dot + 1 : name;
+}
+
+static bool rule_matches(const struct frame_rule *r, const struct pframe *f)
+{
+	size_t n = strlen(r->function);
+
+	if (!f->name)
+		return false;
+	if (n && r->function[n - 1] == '*') {
+		if (strncmp(f->name, r->function, n - 1) != 0)
+			return false;
+	} else if (strcmp(last_part(f->name), r->function) != 0) {
+		return false;
+	}
+	return !r->file || (f->file && strstr(f->file, r->file));
+}
+
+enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
+				     uint32_t *at)
+{
+	enum wait_class best = WC_NONE;
+	uint32_t best_at = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ARRAY_SIZE(frame_rules); k++) {
+			const struct frame_rule *r = &frame_rules[k];
+
+			/* Of one class, the outermost frame decides: the
+			 * DataLoader's _next_data, not the queue's get in it. */
+			if ((best == WC_NONE || r->cls <= best) && rule_matches(r, frames[i])) {
+				best = r->cls;
+				best_at = i;
+			}
+		}
+	if (at && best != WC_NONE)
+		*at = best_at;
+	return best;
+}
+
+/* How a system call's timeout is given, to tell a wait that wakes by
+ * itself from one that does not. */
+enum timeout_kind {
+	TO_NONE,		/* none: waits until the world acts */
+	TO_ALWAYS,		/* always timed (sleeps) */
+	TO_POINTER,		/* args[arg] points to a timeout, NULL: none */
+	TO_MS,			/* args[arg] is milliseconds, negative: none */
+};
+
+struct syscall_rule {
+	long nr;
+	enum wait_class cls;
+	enum timeout_kind to;
+	int arg;
+};
+
+static const struct syscall_rule syscall_rules[] = {
+	{ SYS_futex, WC_LOCK, TO_POINTER, 3 },
+#ifdef SYS_futex_waitv
+	{ SYS_futex_waitv, WC_LOCK, TO_POINTER, 3 },
+#endif
+	{ SYS_semop, WC_LOCK, TO_NONE, 0 },
+	{ SYS_semtimedop, WC_LOCK, TO_POINTER, 3 },
+	{ SYS_flock, WC_LOCK, TO_NONE, 0 },
+	{ SYS_poll, WC_IO, TO_MS, 2 },
+	{ SYS_ppoll, WC_IO, TO_POINTER, 2 },
+	{ SYS_select, WC_IO, TO_POINTER, 4 },
+	{ SYS_pselect6, WC_IO, TO_POINTER, 4 },
+	{ SYS_epoll_wait, WC_IO, TO_MS, 3 },
+	{ SYS_epoll_pwait, WC_IO, TO_MS, 3 },
+#ifdef SYS_epoll_pwait2
+	{ SYS_epoll_pwait2, WC_IO, TO_POINTER, 3 },
+#endif
+	{ SYS_read, WC_IO, TO_NONE, 0 },
+	{ SYS_readv, WC_IO, TO_NONE, 0 },
+	{ SYS_pread64, WC_IO, TO_NONE, 0 },
+	{ SYS_write, WC_IO, TO_NONE, 0 },
+	{ SYS_writev, WC_IO, TO_NONE, 0 },
+	{ SYS_recvfrom, WC_IO, TO_NONE, 0 },
+	{ SYS_recvmsg, WC_IO, TO_NONE, 0 },
+	{ SYS_sendto, WC_IO, TO_NONE, 0 },
+	{ SYS_sendmsg, WC_IO, TO_NONE, 0 },
+	{ SYS_accept, WC_IO, TO_NONE, 0 },
+	{ SYS_accept4, WC_IO, TO_NONE, 0 },
+	{ SYS_connect, WC_IO, TO_NONE, 0 },
+	{ SYS_msgrcv, WC_IO, TO_NONE, 0 },
+	{ SYS_nanosleep, WC_SLEEP, TO_ALWAYS, 0 },
+	{ SYS_clock_nanosleep, WC_SLEEP, TO_ALWAYS, 0 },
+	{ SYS_wait4, WC_CHILD, TO_NONE, 0 },
+	{ SYS_waitid, WC_CHILD, TO_NONE, 0 },
+};
+
+static bool has_timeout(const struct syscall_rule *r, const uint64_t args[6])
+{
+	switch (r->to) {
+	case TO_ALWAYS: return true;
+	case TO_POINTER: return args[r->arg] != 0;
+	case TO_MS: return (int)args[r->arg] >= 0;
+	default: return false;
+	}
+}
+
+enum wait_class wait_class_of_syscall(long nr, const uint64_t args[6], bool *timed)
+{
+	*timed = false;
+	for (size_t i = 0; i < ARRAY_SIZE(syscall_rules); i++)
+		if (syscall_rules[i].nr == nr) {
+			*timed = has_timeout(&syscall_rules[i], args);
+			return syscall_rules[i].cls;
+		}
+	return WC_NONE;
+}

@@ -1,0 +1,479 @@
+/* Tests for watch's stall model (src/sample/stall.c) and its wait-class
+ * tables (src/sample/waitclass.c), driven by made-up rounds: each kind of
+ * stall is found once the threshold has passed and not before, and the
+ * jobs that are no stall (a busy one, a slow step that moves, an idle
+ * server, timed waits) are never reported. */
+#include <check.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "sample/stall.h"
+#include "sample/waitclass.h"
+#include "suite.h"
+
+#define SEC 1000000000ull
+#define THRESHOLD (10 * SEC)
+#define ROUND (SEC / 2)		/* 2 Hz, watch's default */
+
+/* One made-up thread: the stacks it goes through (one per round, in turn,
+ * each held for `hold` rounds), how it runs and what it waits in. */
+struct fake_thread {
+	pid_t pid, tid;
+	const char *name;
+	int nstacks;		/* stacks 1..nstacks, offset by `base` */
+	uint64_t base;
+	int hold;		/* rounds per stack (0: 1) */
+	enum wait_class cls;
+	const char *where;
+	char state;
+	double cpu_share;	/* of each second, on a CPU */
+	enum wait_class sys;
+	bool timed;
+};
+
+struct fake_job {
+	struct fake_thread t[8];
+	int nt;
+	int rank[8];		/* by thread index: its process's rank */
+};
+
+/* What happened over a run: the first new stall, the first move. */
+struct outcome {
+	uint64_t stall_at, moved_at;	/* 0: never */
+	enum stall_kind kind;
+	char why[512];
+	pid_t pid, odd;
+};
+
+static void feed_round(struct stall_model *m, const struct fake_job *j, uint64_t now,
+		       uint64_t round)
+{
+	for (int i = 0; i < j->nt; i++) {
+		const struct fake_thread *t = &j->t[i];
+		int pi = stall_proc_seen(m, now, t->pid, 1, j->rank[i], "python3 job.py");
+		int hold = t->hold ? t->hold : 1;
+		uint64_t stack = t->base + 1 + (round / hold) % t->nstacks;
+
+		stall_thread_seen(m, pi, now, t->tid, t->name, stack, t->cls, t->where);
+	}
+}
+
+static void feed_second(struct stall_model *m, const struct fake_job *j, uint64_t now,
+			uint64_t start)
+{
+	for (int i = 0; i < j->nt; i++) {
+		const struct fake_thread *t = &j->t[i];
+		int pi = stall_proc_find(m, t->pid);
+
+		stall_thread_cpu(m, pi, t->tid, now, t->state,
+				 (uint64_t)(t->cpu_share * (double)(now - start)));
+		stall_thread_syscall(m, pi, t->tid, t->sys, t->timed);
+	}
+}
+
+/* Run the job from `start` for `secs` seconds as watch does: a round
+ * every ROUND, /proc and a judgement every second. */
+static void run(struct stall_model *m, const struct fake_job *j, uint64_t start, int secs,
+		struct outcome *o)
+{
+	for (uint64_t r = 0; r * ROUND <= (uint64_t)secs * SEC; r++) {
+		uint64_t now = start + r * ROUND;
+
+		feed_round(m, j, now, r);
+		if ((r * ROUND) % SEC)
+			continue;
+		feed_second(m, j, now, start);
+		stall_forget(m, now);
+		switch (stall_judge(m, now)) {
+		case STALL_EV_NEW:
+			if (o->stall_at)
+				break;
+			o->stall_at = now;
+			o->kind = m->r.kind;
+			snprintf(o->why, sizeof(o->why), "%s", m->r.why);
+			o->pid = m->p[m->r.proc].pid;
+			o->odd = m->r.odd >= 0 ? m->p[m->r.odd].pid : 0;
+			break;
+		case STALL_EV_MOVED:
+			if (!o->moved_at)
+				o->moved_at = now;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void model(struct stall_model *m, bool progress)
+{
+	struct stall_opts o = { .threshold_ns = THRESHOLD, .gone_ns = 2 * SEC,
+				.progress = progress };
+
+	stall_init(m, &o, SEC);
+}
+
+/* A thread blocked for good: one stack, asleep, no CPU, in sys. */
+static struct fake_thread blocked(pid_t pid, pid_t tid, const char *where, enum wait_class sys,
+				  bool timed)
+{
+	return (struct fake_thread){ .pid = pid, .tid = tid, .name = "t", .nstacks = 1,
+				     .base = (uint64_t)tid * 100, .where = where, .state = 'S',
+				     .sys = sys, .timed = timed };
+}
+
+/* A thread on a CPU going through n stacks, each held `hold` rounds. */
+static struct fake_thread busy(pid_t pid, pid_t tid, int n, int hold, double share)
+{
+	return (struct fake_thread){ .pid = pid, .tid = tid, .name = "main", .nstacks = n,
+				     .hold = hold, .base = (uint64_t)tid * 100,
+				     .where = "step (job.py:5)", .state = 'R', .cpu_share = share,
+				     .cls = WC_NONE };
+}
+
+/* The report comes after the threshold, within two judgements of it. */
+static void assert_on_time(const struct outcome *o)
+{
+	ck_assert_msg(o->stall_at, "no stall reported");
+	ck_assert_uint_ge(o->stall_at - SEC, THRESHOLD);
+	ck_assert_uint_le(o->stall_at - SEC, THRESHOLD + 2 * SEC);
+}
+
+START_TEST(test_deadlock)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 3, .rank = { -1, -1, -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = blocked(100, 100, "Thread.join (threading.py:1167)", WC_LOCK, false);
+	j.t[1] = blocked(100, 101, "t1 (job.py:6)", WC_LOCK, false);
+	j.t[2] = blocked(100, 102, "t2 (job.py:10)", WC_LOCK, false);
+	model(&m, false);
+	run(&m, &j, SEC, 30, &o);
+	assert_on_time(&o);
+	ck_assert_int_eq(o.kind, STALL_DEADLOCK);
+	ck_assert_int_eq(o.pid, 100);
+	ck_assert_msg(strstr(o.why, "101 \"t\"") && strstr(o.why, "102 \"t\"") &&
+		      strstr(o.why, "without timeout"), "why: %s", o.why);
+	/* Reported once, not again while it stays stuck. */
+	ck_assert_uint_eq(o.moved_at, 0);
+	stall_release(&m);
+}
+END_TEST
+
+/* An idle server: every thread blocked, stacks unchanged, like a deadlock;
+ * but its acceptor waits for I/O and its pool in queue gets with a timeout,
+ * and a grpc-like main thread in a timed wait: the world can wake them. */
+START_TEST(test_idle_server)
+{
+	static const struct { enum wait_class sys; bool timed; } mains[] = {
+		{ WC_IO, false },	/* accept, epoll_wait(-1) */
+		{ WC_LOCK, true },	/* Event.wait(0.1) in a loop */
+		{ WC_SLEEP, true },	/* a sleeping scheduler */
+	};
+
+	for (size_t i = 0; i < sizeof(mains) / sizeof(mains[0]); i++) {
+		struct stall_model m;
+		struct fake_job j = { .nt = 3, .rank = { -1, -1, -1 } };
+		struct outcome o = { 0 };
+
+		j.t[0] = blocked(200, 200, "serve_forever (socketserver.py:235)", mains[i].sys,
+				 mains[i].timed);
+		j.t[1] = blocked(200, 201, "Queue.get (queue.py:171)", WC_LOCK, false);
+		j.t[2] = blocked(200, 202, "Queue.get (queue.py:171)", WC_LOCK, false);
+		model(&m, false);
+		run(&m, &j, SEC, 3 * 10, &o);
+		ck_assert_msg(!o.stall_at, "main waiting in %s: reported %s", wait_class_name(
+			      mains[i].sys), o.why);
+		stall_release(&m);
+	}
+}
+END_TEST
+
+START_TEST(test_livelock)
+{
+	/* On a CPU most of the time; and on a loaded machine, a third of it
+	 * but always runnable. */
+	static const double shares[] = { 0.95, 0.3 };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct stall_model m;
+		struct fake_job j = { .nt = 2, .rank = { -1, -1 } };
+		struct outcome o = { 0 };
+
+		j.t[0] = busy(300, 300, 2, 1, shares[i]);
+		j.t[1] = blocked(300, 301, "Event.wait (threading.py:655)", WC_LOCK, false);
+		model(&m, false);
+		run(&m, &j, SEC, 30, &o);
+		assert_on_time(&o);
+		ck_assert_int_eq(o.kind, STALL_LIVELOCK);
+		ck_assert_msg(strstr(o.why, "thread 300") && strstr(o.why, "2 stacks"),
+			      "why: %s", o.why);
+		stall_release(&m);
+	}
+}
+END_TEST
+
+/* Busy and progressing: many stacks within any threshold (a validation
+ * pass), or a slow step whose stacks change every few seconds. */
+START_TEST(test_busy_is_no_stall)
+{
+	static const struct { int stacks, hold; } jobs[] = {
+		{ 40, 1 },	/* a new stack every round */
+		{ 12, 5 },	/* a new stack every 2.5 s: 5 in 12.5 s */
+	};
+
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		struct stall_model m;
+		struct fake_job j = { .nt = 2, .rank = { -1, -1 } };
+		struct outcome o = { 0 };
+
+		j.t[0] = busy(400, 400, jobs[i].stacks, jobs[i].hold, 0.9);
+		j.t[1] = blocked(400, 401, "Event.wait (threading.py:655)", WC_LOCK, false);
+		model(&m, false);
+		run(&m, &j, SEC, 3 * 10, &o);
+		ck_assert_msg(!o.stall_at, "%d stacks held %d rounds: reported %s",
+			      jobs[i].stacks, jobs[i].hold, o.why);
+		stall_release(&m);
+	}
+}
+END_TEST
+
+START_TEST(test_collective_odd_one_out)
+{
+	static const char want[] = "ranks 0, 2 in all_reduce (job.py:35); rank 1 in "
+				   "load_batch (job.py:12) for ";
+	struct stall_model m;
+	struct fake_job j = { .nt = 3, .rank = { 0, 1, 2 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = blocked(500, 500, "all_reduce (job.py:35)", WC_LOCK, true);
+	j.t[0].cls = WC_COLLECTIVE;
+	j.t[1] = blocked(501, 501, "load_batch (job.py:12)", WC_SLEEP, true);
+	j.t[2] = j.t[0];
+	j.t[2].pid = j.t[2].tid = 502;
+	j.t[2].base = 50200;
+	model(&m, false);
+	run(&m, &j, SEC, 20, &o);
+	assert_on_time(&o);
+	ck_assert_int_eq(o.kind, STALL_COLLECTIVE);
+	ck_assert_int_eq(o.odd, 501);
+	ck_assert_int_eq(o.pid, 501);
+	ck_assert_msg(!strncmp(o.why, want, strlen(want)) && strstr(o.why, " s"), "why: %s",
+		      o.why);
+	stall_release(&m);
+}
+END_TEST
+
+START_TEST(test_data)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 2, .rank = { -1, -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = blocked(600, 600, "_next_data (train.py:40)", WC_IO, true);
+	j.t[0].cls = WC_DATA;
+	j.t[1] = blocked(601, 601, "Dataset.__getitem__ (train.py:7)", WC_SLEEP, true);
+	model(&m, false);
+	run(&m, &j, SEC, 20, &o);
+	assert_on_time(&o);
+	ck_assert_int_eq(o.kind, STALL_DATA);
+	ck_assert_int_eq(o.pid, 600);
+	ck_assert_msg(strstr(o.why, "input pipeline in _next_data (train.py:40)"), "why: %s",
+		      o.why);
+	stall_release(&m);
+}
+END_TEST
+
+/* watch says when the tasks are deadlocked; the model reports it once the
+ * process is stuck, and not before. */
+START_TEST(test_asyncio)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 1, .rank = { -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = blocked(700, 700, "EpollSelector.select (selectors.py:468)", WC_IO, false);
+	model(&m, false);
+	run(&m, &j, SEC, 5, &o);
+	stall_set_async(&m, stall_proc_find(&m, 700), "its asyncio tasks await each other");
+	run(&m, &j, 6 * SEC, 15, &o);
+	assert_on_time(&o);
+	ck_assert_int_eq(o.kind, STALL_ASYNCIO);
+	stall_release(&m);
+}
+END_TEST
+
+/* The progress file decides: a job that looks deadlocked but keeps writing
+ * its log is no stall; a busy one whose log stopped is. */
+START_TEST(test_progress_overrides)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 1, .rank = { -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = blocked(800, 800, "t1 (job.py:6)", WC_LOCK, false);
+	model(&m, true);
+	for (int s = 1; s <= 30; s += 2) {
+		stall_progress(&m, (uint64_t)s * SEC);
+		run(&m, &j, (uint64_t)s * SEC, 2, &o);
+	}
+	ck_assert_msg(!o.stall_at, "reported %s", o.why);
+	stall_release(&m);
+
+	j.t[0] = busy(801, 801, 40, 1, 0.9);
+	memset(&o, 0, sizeof(o));
+	model(&m, true);
+	run(&m, &j, SEC, 20, &o);
+	assert_on_time(&o);
+	ck_assert_int_eq(o.kind, STALL_NO_PROGRESS);
+	ck_assert_msg(strstr(o.why, "progress file has not changed"), "why: %s", o.why);
+	stall_release(&m);
+}
+END_TEST
+
+/* Reported once; when the job moves again, said once; then a new stall is
+ * reported anew. */
+START_TEST(test_moves_again)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 1, .rank = { -1 } };
+	struct outcome o = { 0 }, o2 = { 0 };
+
+	j.t[0] = busy(900, 900, 1, 1, 0.9);
+	model(&m, false);
+	run(&m, &j, SEC, 15, &o);
+	ck_assert_int_eq(o.kind, STALL_LIVELOCK);
+	j.t[0] = busy(900, 900, 40, 1, 0.9);
+	run(&m, &j, 16 * SEC, 5, &o);
+	ck_assert_msg(o.moved_at, "no move said");
+	ck_assert_uint_le(o.moved_at, 18 * SEC);
+	j.t[0] = busy(900, 900, 1, 1, 0.9);
+	j.t[0].base = 7000;
+	run(&m, &j, 22 * SEC, 15, &o2);
+	ck_assert_msg(o2.stall_at, "the second stall was not reported");
+	stall_release(&m);
+}
+END_TEST
+
+/* A thread that exits is forgotten: the rest, deadlocked, are reported
+ * from when the last one that moved left. */
+START_TEST(test_gone_threads)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 2, .rank = { -1, -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = blocked(1000, 1000, "t1 (job.py:6)", WC_LOCK, false);
+	j.t[1] = busy(1000, 1001, 40, 1, 0.9);
+	model(&m, false);
+	run(&m, &j, SEC, 5, &o);
+	j.nt = 1;
+	run(&m, &j, 6 * SEC, 20, &o);
+	ck_assert_int_eq(o.kind, STALL_DEADLOCK);
+	ck_assert_int_eq(m.p[0].nt, 1);
+	stall_release(&m);
+}
+END_TEST
+
+/* --- the tables ----------------------------------------------------------- */
+
+static enum wait_class classify(const struct pframe *f, uint32_t n, uint32_t *at)
+{
+	const struct pframe *inner[16];
+
+	for (uint32_t i = 0; i < n; i++)
+		inner[i] = &f[i];
+	return wait_class_of_frames(inner, n, at);
+}
+
+#define PYF(fn, file) { PF_PYTHON, (char *)(fn), (char *)(file), 1, 1 }
+
+START_TEST(test_frame_rules)
+{
+	static const struct pframe collective[] = {
+		PYF("all_reduce", "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py"),
+		PYF("_exception_logger.<locals>.wrapper", "/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py"),
+		PYF("train", "/job/job.py"),
+	};
+	static const struct pframe data[] = {
+		PYF("EpollSelector.select", "/usr/lib/python3.12/selectors.py"),
+		PYF("Queue.get", "/usr/lib/python3.12/multiprocessing/queues.py"),
+		PYF("_MultiProcessingDataLoaderIter._try_get_data", "/x/torch/utils/data/dataloader.py"),
+		PYF("_MultiProcessingDataLoaderIter._next_data", "/x/torch/utils/data/dataloader.py"),
+		PYF("train", "/job/train.py"),
+	};
+	static const struct pframe lock[] = {
+		PYF("Condition.wait", "/usr/lib/python3.12/threading.py"),
+		PYF("Queue.get", "/usr/lib/python3.12/queue.py"),
+		PYF("worker", "/job/pool.py"),
+	};
+	static const struct pframe user[] = {
+		PYF("all_reduce", "/job/mymath.py"),	/* not torch's */
+		PYF("get", "/job/cache.py"),
+	};
+	static const struct pframe gc[] = {
+		{ PF_MARKER, (char *)"<gc>", NULL, -1, -1 },
+		PYF("train", "/job/train.py"),
+	};
+	uint32_t at = 99;
+
+	ck_assert_int_eq(classify(collective, 3, &at), WC_COLLECTIVE);
+	ck_assert_uint_eq(at, 0);
+	/* Data over the selector it waits in, decided by the outermost frame
+	 * of the class. */
+	ck_assert_int_eq(classify(data, 5, &at), WC_DATA);
+	ck_assert_uint_eq(at, 3);
+	ck_assert_int_eq(classify(lock, 3, &at), WC_LOCK);
+	ck_assert_int_eq(classify(user, 2, NULL), WC_NONE);
+	ck_assert_int_eq(classify(gc, 2, NULL), WC_GC);
+	ck_assert_str_eq(wait_class_name(WC_COLLECTIVE), "collective");
+	ck_assert_str_eq(wait_class_name(WC_GPU), "gpu");
+	ck_assert_str_eq(wait_class_name(WC_NONE), "");
+}
+END_TEST
+
+START_TEST(test_syscall_rules)
+{
+	uint64_t untimed[6] = { 0x1000, 0x80, 0, 0, 0, 0 };
+	uint64_t timed[6] = { 0x1000, 0x80, 0, 0x7ffd0000, 0, 0 };
+	uint64_t forever[6] = { 3, 0x7ffd0000, 16, (uint64_t)-1, 0, 0 };
+	uint64_t ms[6] = { 3, 0x7ffd0000, 16, 100, 0, 0 };
+	bool t;
+
+	ck_assert_int_eq(wait_class_of_syscall(SYS_futex, untimed, &t), WC_LOCK);
+	ck_assert(!t);
+	ck_assert_int_eq(wait_class_of_syscall(SYS_futex, timed, &t), WC_LOCK);
+	ck_assert(t);
+	ck_assert_int_eq(wait_class_of_syscall(SYS_epoll_wait, forever, &t), WC_IO);
+	ck_assert(!t);
+	ck_assert_int_eq(wait_class_of_syscall(SYS_epoll_wait, ms, &t), WC_IO);
+	ck_assert(t);
+	ck_assert_int_eq(wait_class_of_syscall(SYS_clock_nanosleep, untimed, &t), WC_SLEEP);
+	ck_assert(t);
+	ck_assert_int_eq(wait_class_of_syscall(SYS_wait4, untimed, &t), WC_CHILD);
+	ck_assert_int_eq(wait_class_of_syscall(SYS_getpid, untimed, &t), WC_NONE);
+	ck_assert(!t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stall");
+	TCase *tc = tcase_create("stall");
+
+	tcase_add_test(tc, test_deadlock);
+	tcase_add_test(tc, test_idle_server);
+	tcase_add_test(tc, test_livelock);
+	tcase_add_test(tc, test_busy_is_no_stall);
+	tcase_add_test(tc, test_collective_odd_one_out);
+	tcase_add_test(tc, test_data);
+	tcase_add_test(tc, test_asyncio);
+	tcase_add_test(tc, test_progress_overrides);
+	tcase_add_test(tc, test_moves_again);
+	tcase_add_test(tc, test_gone_threads);
+	tcase_add_test(tc, test_frame_rules);
+	tcase_add_test(tc, test_syscall_rules);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
