@@ -444,18 +444,18 @@ static void judge(struct watched *w, const char *stall)
 			 seen, slack, NULL };
 	struct run r;
 
-	if (!w->seen) {
+	/* The target writes stall.json once its threads have settled. */
+	for (int i = 0; w->seen && i < 100 && !file_exists(w->out, stall); i++)
+		sleep_ms(100);
+	if (!w->seen || !file_exists(w->out, stall)) {
 		char *err = slurp(w->err);
 
-		msg_add(&w->failures, "%s: no report (stall.json %s); the watch said: %.1500s",
-			w->name, file_exists(w->out, stall) ? "written" : "never written",
-			err ? err : "");
+		msg_add(&w->failures, "%s: %s (%s %s); the watch said: %.1500s", w->name,
+			w->seen ? "a report before the target stalled" : "no report", stall,
+			file_exists(w->out, stall) ? "written" : "never written", err ? err : "");
 		free(err);
 		return;
 	}
-	/* The target writes stall.json once its threads have settled. */
-	for (int i = 0; i < 100 && !file_exists(w->out, stall); i++)
-		sleep_ms(100);
 	/* The other files of the report, written after report.json. */
 	sleep_ms(500);
 	snprintf(script, sizeof(script), "%s/tests/compare_watch.py", test_srcdir());
@@ -1025,33 +1025,43 @@ static const struct test_interp *torch_interp(void)
 	return NULL;
 }
 
-/* Ranks by --pid, each one of them, once they are in their group. */
-static void torch_collective(struct watched *w)
+/* A torch target started here, watched by --pid once torch is imported
+ * (a short --stall calls the import's long native calls a spin), started
+ * by its go file once the watch has said its first line.  pids: where
+ * truth.json's pids start, for the watch. */
+static void torch_stall(struct watched *w, const char *mode, int pids_from)
 {
 	struct watched *one[] = { w };
 	char go[PATH_MAX + 8];
 	long pids[4];
 	int n;
 
-	if (target_spawn(w, TORCH_TARGET, "collective", TORCH_READY_MS) < 0)
+	if (target_spawn(w, TORCH_TARGET, mode, TORCH_READY_MS) < 0)
 		return;
 	n = json_file_ints(w->out, "truth.json", "pid", pids, 4);
-	/* The launcher's pid first, then the ranks'. */
-	watch_pids(w, pids + 1, n - 1, NULL);
+	watch_pids(w, pids + pids_from, n - pids_from, NULL);
 	for (int i = 0; i < 300 && !err_lines(w, "pystrobe: "); i++)
 		sleep_ms(100);
 	snprintf(go, sizeof(go), "%s/go", w->out);
 	write_file(go, "", 0);
 	poll_reports(one, 1, 90000);
 	judge(w, "stall.json");
+	check_not_held(w, pids[0], "after the report");
 	watch_end(w, SIGINT);
-	for (int i = 1; i < n; i++)
+	for (int i = 0; i < n; i++)
 		check_not_stopped(w, pids[i], "after the watch");
 }
 
+/* Every rank by --pid (truth.json: the launcher's pid, then the ranks'). */
+static void torch_collective(struct watched *w)
+{
+	torch_stall(w, "collective", 1);
+}
+
+/* The main process by --pid, its workers followed. */
 static void torch_dataloader(struct watched *w)
 {
-	launched_stall(w, TORCH_TARGET, "dataloader", TORCH_READY_MS);
+	torch_stall(w, "dataloader", 0);
 }
 
 START_TEST(test_torch)

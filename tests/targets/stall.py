@@ -372,7 +372,8 @@ def beat(job, path, n):
     write_json(job.outdir, "looks.json", {
         "stalled_unix": time.time(), "kind": "livelock",
         "threads": [{"tid": native_id(), "name": "beat", "function": "beat",
-                     "lines": lines_of(beat, "pbkdf2_hmac(")}]})
+                     "lines": list(range(lines_of(beat, "one long native call")[0],
+                                         lines_of(beat, "last = time.time()")[0] + 1))}]})
     stop_file = os.path.join(job.outdir, "stop")
     while True:
         hashlib.pbkdf2_hmac("sha256", b"pystrobe", b"salt", n)     # one long native call

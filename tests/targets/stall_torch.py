@@ -12,16 +12,19 @@ SECONDS is the watch's threshold; the job moves for MOVE_S seconds first.
               MASTER_PORT in their environment; they join a gloo process
               group and write OUTDIR/truth.json through the launcher
               (pid: the launcher's; ranks: [{rank, pid, tid}]), then wait
-              for OUTDIR/go before they train: steps of a little compute
-              and an all_reduce, in train_step().  After MOVE_S (rank 0's
+              for OUTDIR/go before they train: steps of a little compute,
+              some Python in stacks of varying depth (prepare()) and an
+              all_reduce, in train_step().  After MOVE_S (rank 0's
               clock, shared by the all_reduce), rank 1 goes into
               load_batch() and blocks for ever, and ranks 0 and 2 wait in
               all_reduce() for it.
   dataloader  one process reads a DataLoader of 2 worker processes
               (forked); after MOVE_S every worker blocks for ever in
               Stuck.block_forever() and the main loop waits for a batch
-              in train(), next(batches).  truth.json is written before
-              the loop starts (no go file).
+              in train(), next(batches).  It writes truth.json once torch
+              is imported (importing it is minutes of native calls on a
+              loaded machine, which a short --stall calls a spin), and
+              starts when OUTDIR/go appears.
 
 Once everything is where it stays, OUTDIR/stall.json, as tests/targets/
 stall.py writes it: stalled_unix, kind ("collective" or "data"),
@@ -120,10 +123,22 @@ def load_batch(rank, outdir, stalled):
     never_returns().acquire()           # rank 1 never comes back
 
 
+def prepare(depth, n):
+    """The Python a step does between collectives (loss, metrics, logging),
+    in a stack of varying depth."""
+    if depth > 0:
+        return prepare(depth - 1, n) + 1
+    acc = 0
+    for i in range(n):
+        acc = (acc * 31 + i) % 1000003
+    return acc
+
+
 def train_step(torch, dist, k, t0, rank, outdir, stalled):
     x = torch.randn(64, 64)
     for _ in range(1 + k % 3):
         x = torch.tanh(x @ x.t() / 64)
+    prepare(k % 7, 200000 + 30000 * (k % 5))
     flag = torch.tensor([x.sum().item() * 0.0 + (1.0 if time.time() - t0 >= MOVE_S else 0.0)])
     if stalled:
         stalled(*here(0), innermost=False, calls=["all_reduce"])
@@ -223,9 +238,10 @@ def dataloader_main(stall_s, outdir):
     import torch
     from torch.utils.data import DataLoader
     torch.set_num_threads(1)
+    write_json(outdir, "truth.json", {"pid": os.getpid(), "nthreads": 1, "mode": "dataloader"})
+    wait_files(outdir, ["go"], 3600)
     loader = DataLoader(Stuck(outdir, time.time() + MOVE_S), batch_size=4, num_workers=2,
                         multiprocessing_context="fork")
-    write_json(outdir, "truth.json", {"pid": os.getpid(), "nthreads": 1, "mode": "dataloader"})
     train(torch, loader, outdir, os.path.join(outdir, "batches.log"))
 
 
