@@ -63,6 +63,7 @@ import inspect
 import json
 import os
 import queue
+import random
 import signal
 import socket
 import sys
@@ -164,6 +165,16 @@ def leaf_sum(n):
     s = 0
     for i in range(n):
         s += i * i % 7
+        s ^= i
+    return s
+
+
+def leaf_mix(n):
+    s = 1
+    for i in range(n):
+        s = (s * 31 + i) % 1000003
+        if s % 5 == 0:
+            s += 1
     return s
 
 
@@ -175,22 +186,25 @@ def leaf_sort(n):
     return sorted(range(n), key=lambda i: (i * 7919) % n)[0]
 
 
-LEAVES = (leaf_sum, leaf_str, leaf_sort)
+LEAVES = (leaf_sum, leaf_mix, leaf_str, leaf_sort)
 
 
-def descend(depth, n):
+def descend(depth, leaf, n):
     if depth > 0:
-        return descend(depth - 1, n) + 1
-    return LEAVES[n % 3](n)
+        return descend(depth - 1, leaf, n) + 1
+    return LEAVES[leaf](n)
 
 
 def move(seconds, seed=0):
-    """Busy for seconds, in a different stack every few milliseconds:
-    recursion 0 to 8 deep over three leaves of several lines each."""
+    """Busy for seconds, in a stack drawn anew every fraction of a
+    millisecond from about 200 (recursion 0 to 15 deep over four leaves of
+    a few lines each): a watch that looks twice a second sees a different
+    stack nearly every time, as in a real job's minutes."""
     end = time.time() + seconds
-    k = seed
+    rnd = random.Random(seed)
+    k = 0
     while time.time() < end:
-        descend(k % 9, 1500 + k % 3)
+        descend(rnd.randrange(16), rnd.randrange(len(LEAVES)), 200 + rnd.randrange(400))
         k += 1
     return k
 
@@ -259,12 +273,12 @@ def livelock(job):
 # --- asyncio ------------------------------------------------------------------
 
 async def move_async(seconds, seed):
+    """move(), a few milliseconds at a time between awaits."""
     import asyncio
     end = time.time() + seconds
-    k = seed
     while time.time() < end:
-        descend(k % 5, 2000 + k % 3)
-        k += 1
+        move(0.005, seed)
+        seed += 1
         await asyncio.sleep(0)
 
 
@@ -399,11 +413,7 @@ def heartbeat(job):
 # --- busy and server: never stalled --------------------------------------------
 
 def validate(seconds, log):
-    end = time.time() + seconds
-    batch = 0
-    while time.time() < end:
-        descend(batch % 7, 2500 + batch % 3)
-        batch += 1
+    batch = move(seconds, 99)
     log.write("validate %.6f %d\n" % (time.time(), batch))
 
 

@@ -131,6 +131,8 @@ def prepare(depth, n):
     acc = 0
     for i in range(n):
         acc = (acc * 31 + i) % 1000003
+        if acc % 3 == 0:
+            acc += 1
     return acc
 
 
@@ -138,7 +140,7 @@ def train_step(torch, dist, k, t0, rank, outdir, stalled):
     x = torch.randn(64, 64)
     for _ in range(1 + k % 3):
         x = torch.tanh(x @ x.t() / 64)
-    prepare(k % 7, 200000 + 30000 * (k % 5))
+    prepare(k * 7 % 13, 200000 + 30000 * (k % 5))
     flag = torch.tensor([x.sum().item() * 0.0 + (1.0 if time.time() - t0 >= MOVE_S else 0.0)])
     if stalled:
         stalled(*here(0), innermost=False, calls=["all_reduce"])
