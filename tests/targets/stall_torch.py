@@ -13,7 +13,7 @@ SECONDS is the watch's threshold; the job moves for MOVE_S seconds first.
               group and write OUTDIR/truth.json through the launcher
               (pid: the launcher's; ranks: [{rank, pid, tid}]), then wait
               for OUTDIR/go before they train: steps of a little compute,
-              some Python in stacks of varying depth (prepare()) and an
+              some Python in stacks drawn at random (prepare()) and an
               all_reduce, in train_step().  After MOVE_S (rank 0's
               clock, shared by the all_reduce), rank 1 goes into
               load_batch() and blocks for ever, and ranks 0 and 2 wait in
@@ -36,6 +36,7 @@ when innermost is true; calls: other functions the stack must hold.
 import datetime
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -123,11 +124,9 @@ def load_batch(rank, outdir, stalled):
     never_returns().acquire()           # rank 1 never comes back
 
 
-def prepare(depth, n):
-    """The Python a step does between collectives (loss, metrics, logging),
-    in a stack of varying depth."""
+def nest(depth, n):
     if depth > 0:
-        return prepare(depth - 1, n) + 1
+        return nest(depth - 1, n) + 1
     acc = 0
     for i in range(n):
         acc = (acc * 31 + i) % 1000003
@@ -136,11 +135,20 @@ def prepare(depth, n):
     return acc
 
 
+def prepare(rnd):
+    """The Python a step does between collectives (loss, metrics, logging):
+    many short calls, each in a stack drawn from about 50, so that a few
+    samples of a rank that moves, even slowly on a loaded machine, are a
+    few stacks."""
+    for _ in range(600):
+        nest(rnd.randrange(14), 50 + rnd.randrange(200))
+
+
 def train_step(torch, dist, k, t0, rank, outdir, stalled):
     x = torch.randn(64, 64)
     for _ in range(1 + k % 3):
         x = torch.tanh(x @ x.t() / 64)
-    prepare(k * 7 % 13, 200000 + 30000 * (k % 5))
+    prepare(random.Random(k * 3 + rank))
     flag = torch.tensor([x.sum().item() * 0.0 + (1.0 if time.time() - t0 >= MOVE_S else 0.0)])
     if stalled:
         stalled(*here(0), innermost=False, calls=["all_reduce"])
