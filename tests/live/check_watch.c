@@ -12,7 +12,7 @@
  * the same time: what the machine's load took from every process, the
  * watch included, which the watch cannot be blamed for (it is printed).
  * --stall is 3 s, so each stall takes about 10 s; the scenarios of one
- * test run side by side.
+ * test run side by side, each in a thread.
  *
  * On every interpreter: a deadlock of two threads on two locks, a spin
  * loop that never leaves its function and, on 3.11+ (where the asyncio
@@ -40,17 +40,22 @@
  *     with PYSTROBE_REPORT, PYSTROBE_STALL_KIND and PYSTROBE_STALL_PID
  *     right; SIGUSR1 writes a flight recording; when the test unsticks the
  *     target (SIGUSR2) the watch says the job moves again, and exits with
- *     the target's status (7); no thread is ever left stopped;
+ *     the target's status (7); no thread is ever left stopped; the
+ *     report's flight recording converts (pystrobe convert) to collapsed,
+ *     SVG (well-formed) and pprof (decode_pprof.py) with the same total,
+ *     holds the moving stacks of the seconds before the stall, and its
+ *     time slices add up to the whole;
  *   - kill: the watch SIGKILLed (by --pid) the moment its report
  *     directory appears, while it reads the stalled target, and at a
  *     random moment: no thread of the target stays stopped.
  *
  * With PyTorch (Debian's python3-torch in the sid root, for 3.14; a SKIP
- * naming the package without it): a gloo job of 3 ranks, watched by
- * --pid of each rank, where rank 1 stops in load_batch() while ranks 0
- * and 2 wait in all_reduce() (kind collective, rank 1 the odd one out,
- * each process's rank), and a DataLoader whose 2 workers block for ever
- * (kind data).
+ * naming the package without it), watched by --pid once torch is imported
+ * (importing it is seconds of native calls, a spin to a 3 s threshold): a
+ * gloo job of 3 ranks, each rank by --pid, where rank 1 stops in
+ * load_batch() while ranks 0 and 2 wait in all_reduce() (kind collective,
+ * rank 1 the odd one out, each process's rank), and a DataLoader whose 2
+ * workers block for ever (kind data, the workers followed).
  */
 #include <check.h>
 #include <dirent.h>
