@@ -883,10 +883,18 @@ static void lifecycle(struct watched *w)
 	while (find_entry(w->reports, "flight-", NULL, name, sizeof(name)) < 0 &&
 	       now_ms() < deadline)
 		sleep_ms(100);
-	if (find_entry(w->reports, "flight-", NULL, name, sizeof(name)) < 0 ||
-	    !strstr(name, want))
-		msg_add(&w->failures, "lifecycle: SIGUSR1 wrote no flight-UNIX-%d in %s",
+	if (find_entry(w->reports, "flight-", "flight.pstrobe", name, sizeof(name)) < 0 ||
+	    !strstr(name, want)) {
+		msg_add(&w->failures, "lifecycle: SIGUSR1 wrote no flight-UNIX-%d/flight.pstrobe in %s",
 			(int)w->pid, w->reports);
+	} else {
+		struct folded f;
+
+		snprintf(path, sizeof(path), "%s/%s/flight.pstrobe", w->reports, name);
+		if (collapsed(w, path, NULL, NULL, &f) == 0 && !samples_with(&f, "hold_a_while ("))
+			msg_add(&w->failures, "lifecycle: SIGUSR1's recording has no hold_a_while");
+		folded_free(&f);
+	}
 
 	/* Unstuck: the job moves again, then exits 7, and so does the watch. */
 	kill(w->target, SIGUSR2);

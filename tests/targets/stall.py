@@ -108,6 +108,7 @@ class Job(object):
         self.stall_s = stall_s
         self.tids = {threading.current_thread().name: native_id()}
         self.started = {}
+        self.entered = {}       # thread name -> when it entered its last wait
         self.lock = threading.Lock()
 
     def start(self, name, fn, *args):
@@ -216,6 +217,7 @@ def take_both(job, first, second, both_hold, arrived):
     first.acquire()
     arrived.append(time.time())
     both_hold.wait()
+    job.entered[threading.current_thread().name] = time.time()
     second.acquire()                    # never returns: the other holds it
 
 
@@ -234,8 +236,10 @@ def deadlock(job):
 
 
 def stop(job, threads, kind, **extra):
-    """Write stall.json just before MainThread stops too (it joins)."""
-    data = {"stalled_unix": time.time(), "kind": kind, "threads": threads}
+    """Write stall.json, stalled_unix when the last thread entered its
+    last wait (MainThread's own wait was there all along), or now."""
+    data = {"stalled_unix": max(job.entered.values()) if job.entered else time.time(),
+            "kind": kind, "threads": threads}
     data.update(extra)
     write_json(job.outdir, "stall.json", data)
 
@@ -255,13 +259,14 @@ def spin_lines():
                       if l is not None and l > code.co_firstlineno + 1))
 
 
-def spinner():
+def spinner(job):
     move(MOVE_S)
+    job.entered["spinner"] = time.time()
     spin_forever()
 
 
 def livelock(job):
-    job.start("spinner", spinner)
+    job.start("spinner", spinner, job)
     job.truth()
     time.sleep(MOVE_S)
     threads = job.settled(["spinner"], ["spin_forever"])
@@ -346,6 +351,7 @@ def hold_a_while(job, held, never, holding):
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])    # for MainThread
     with held:
         holding.set()
+        job.entered["holder"] = time.time()
         never.acquire()                 # until SIGUSR2's handler releases it
     move(2 * job.stall_s, 2)
 
