@@ -367,9 +367,15 @@ static void check_stopped(struct watched *w, pid_t pid, const char *when, bool r
 	char state = 0;
 
 	for (int look = 0; look < looks && pid > 0; look++) {
+		pid_t tid;
+		char st = 0;
 		int total;
 
-		seen += proc_stopped_threads(pid, &total, &first, &state) > 0;
+		if (proc_stopped_threads(pid, &total, &tid, &st) > 0) {
+			seen++;
+			first = tid;
+			state = st;
+		}
 		sleep_ms(50);
 	}
 	if (seen && running && seen < looks)

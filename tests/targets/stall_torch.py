@@ -19,12 +19,13 @@ SECONDS is the watch's threshold; the job moves for MOVE_S seconds first.
               load_batch() and blocks for ever, and ranks 0 and 2 wait in
               all_reduce() for it.
   dataloader  one process reads a DataLoader of 2 worker processes
-              (forked); after MOVE_S every worker blocks for ever in
-              Stuck.block_forever() and the main loop waits for a batch
-              in train(), next(batches).  It writes truth.json once torch
-              is imported (importing it is minutes of native calls on a
-              loaded machine, which a short --stall calls a spin), and
-              starts when OUTDIR/go appears.
+              (forked), doing a step's Python for each batch (the workers
+              keep ahead); MOVE_S after OUTDIR/go appears every worker
+              blocks for ever in Stuck.block_forever() and the main loop
+              waits for a batch in train(), next(batches).  It writes
+              truth.json once torch is imported (importing it is seconds
+              of native calls, which a short --stall calls a spin) and the
+              workers have given their first batch.
 
 Once everything is where it stays, OUTDIR/stall.json, as tests/targets/
 stall.py writes it: stalled_unix, kind ("collective" or "data"),
@@ -184,24 +185,27 @@ def rank_main(stall_s, outdir):
 # --- dataloader -----------------------------------------------------------------
 
 class Stuck(object):
-    """A dataset whose items take a little work, until MOVE_S after start;
-    then every worker blocks at its next item."""
+    """A dataset whose items take a little work until the time in
+    OUTDIR/stop_at; then every worker blocks at its next item."""
 
-    def __init__(self, outdir, stop_at):
+    def __init__(self, outdir):
         self.outdir = outdir
-        self.stop_at = stop_at
+        self.stop_at = None
 
     def __len__(self):
         return 1 << 20
 
+    def stopped(self):
+        path = os.path.join(self.outdir, "stop_at")
+        if self.stop_at is None and os.path.exists(path):
+            self.stop_at = read_json(self.outdir, "stop_at")
+        return self.stop_at is not None and time.time() >= self.stop_at
+
     def __getitem__(self, i):
         import torch
-        if time.time() >= self.stop_at:
+        if self.stopped():
             self.block_forever()
-        acc = 0
-        for k in range(2000 + i % 7 * 300):
-            acc = (acc * 31 + k + i) % 1000003
-        return torch.full((8,), float(acc % 10))
+        return torch.full((8,), float(nest(i % 5, 100 + i % 7 * 30) % 10))
 
     def block_forever(self):
         function, line = here(0)
@@ -226,33 +230,35 @@ def report_dataloader(outdir, main, log_path):
         "kind": "data", "threads": [main] + workers})
 
 
-def train(torch, loader, outdir, log_path):
+def train(torch, batches, outdir, log_path):
+    """Each batch: a little torch and the Python of a step (prepare());
+    the workers keep ahead until they block."""
     me = {"pid": os.getpid(), "tid": threading.get_native_id(), "name": "main",
           "function": "train", "innermost": False, "calls": ["__next__"]}
     log = open(log_path, "a", 1)
-    batches = iter(loader)
-    started = False
+    threading.Thread(target=report_dataloader, args=(outdir, me, log_path),
+                     daemon=True).start()
+    k = 0
     while True:
         log.write("wait %.6f\n" % time.time())
         me["line"] = sys._getframe().f_lineno + 1
         batch = next(batches)           # waits for good once the workers block
-        x = torch.tanh(batch * 2.0).sum()
-        if not started:
-            started = True
-            threading.Thread(target=report_dataloader, args=(outdir, me, log_path),
-                             daemon=True).start()
-        del x
+        torch.tanh(batch * 2.0).sum()
+        prepare(random.Random(k))
+        k += 1
 
 
 def dataloader_main(stall_s, outdir):
     import torch
     from torch.utils.data import DataLoader
     torch.set_num_threads(1)
+    batches = iter(DataLoader(Stuck(outdir), batch_size=4, num_workers=2,
+                              multiprocessing_context="fork"))
+    next(batches)                       # the workers run
     write_json(outdir, "truth.json", {"pid": os.getpid(), "nthreads": 1, "mode": "dataloader"})
     wait_files(outdir, ["go"], 3600)
-    loader = DataLoader(Stuck(outdir, time.time() + MOVE_S), batch_size=4, num_workers=2,
-                        multiprocessing_context="fork")
-    train(torch, loader, outdir, os.path.join(outdir, "batches.log"))
+    write_json(outdir, "stop_at", time.time() + MOVE_S)
+    train(torch, batches, outdir, os.path.join(outdir, "batches.log"))
 
 
 MODES = {"collective": launch, "rank": rank_main, "dataloader": dataloader_main}
