@@ -886,9 +886,10 @@ static void lifecycle(struct watched *w)
 	snprintf(want, sizeof(want), "-%d", (int)w->pid);
 	kill(w->pid, SIGUSR1);
 	deadline = now_ms() + 10000;
-	while (find_entry(w->reports, "flight-", NULL, name, sizeof(name)) < 0 &&
+	while (find_entry(w->reports, "flight-", "flight.pstrobe", name, sizeof(name)) < 0 &&
 	       now_ms() < deadline)
 		sleep_ms(100);
+	sleep_ms(300);		/* written whole */
 	if (find_entry(w->reports, "flight-", "flight.pstrobe", name, sizeof(name)) < 0 ||
 	    !strstr(name, want)) {
 		msg_add(&w->failures, "lifecycle: SIGUSR1 wrote no flight-UNIX-%d/flight.pstrobe in %s",
