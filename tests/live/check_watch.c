@@ -451,6 +451,7 @@ static void poll_reports(struct watched **ws, int n, int timeout_ms)
 static void judge(struct watched *w, const char *stall)
 {
 	char script[PATH_MAX], truth[PATH_MAX + 16], sj[PATH_MAX + 16], seen[32], slack[32];
+	char name[256];
 	char *argv[] = { (char *)test_python3(), script, "stall", truth, sj, w->reports, STALL_ARG,
 			 seen, slack, NULL };
 	struct run r;
@@ -467,7 +468,10 @@ static void judge(struct watched *w, const char *stall)
 		free(err);
 		return;
 	}
-	/* The other files of the report, written after report.json. */
+	/* The other files of the report, written beside report.json. */
+	for (int i = 0; i < 100 && find_entry(w->reports, "stall-", "dump.json", name,
+					      sizeof(name)) < 0; i++)
+		sleep_ms(100);
 	sleep_ms(500);
 	snprintf(script, sizeof(script), "%s/tests/compare_watch.py", test_srcdir());
 	snprintf(truth, sizeof(truth), "%s/truth.json", w->out);
