@@ -54,7 +54,7 @@ static const char watch_usage[] =
 	"  -r, --rate HZ          rounds per second (default 2)\n"
 	"      --keep SECONDS     the flight recording's length (default 300)\n"
 	"      --keep-size MB     the flight recording's most memory (default 64)\n"
-	"  -q, --quiet            no start line\n"
+	"  -q, --quiet            only the lines about stalls\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"SIGUSR1 writes the flight recording into the report directory.  A\n"
@@ -507,9 +507,16 @@ static bool loop_untimed(const struct stall_proc *p)
 	return false;
 }
 
-/* Every task that awaits no other task waits on a locked asyncio.Lock:
- * whoever holds those locks waits too.  How many, or 0 when not so. */
-static int lock_waiters(const struct py_tasks *tasks)
+/* A task that awaits no other task, waiting on a locked asyncio.Lock. */
+static bool waits_on_lock(const struct py_task *t)
+{
+	return t->wait.kind && !strcmp(t->wait.kind, "asyncio.Lock") && t->wait.state &&
+	       !strcmp(t->wait.state, "locked");
+}
+
+/* Whether every pending task that awaits no other task waits on a locked
+ * asyncio.Lock (whoever holds those locks waits too), and there is one. */
+static bool all_on_locks(const struct py_tasks *tasks)
 {
 	int n = 0;
 
@@ -518,34 +525,64 @@ static int lock_waiters(const struct py_tasks *tasks)
 
 		if (t->state != TASK_PENDING || t->nawaiting)
 			continue;
-		if (!t->wait.kind || strcmp(t->wait.kind, "asyncio.Lock") != 0 || !t->wait.state ||
-		    strcmp(t->wait.state, "locked") != 0)
-			return 0;
+		if (!waits_on_lock(t))
+			return false;
 		n++;
 	}
-	return n;
+	return n > 0;
+}
+
+/* The names of the tasks in a cycle, or (cycles 0) of those waiting on
+ * locks, at most WHY_TASKS of them. */
+#define WHY_TASKS 8
+
+static void put_tasks(struct strbuf *sb, const struct py_tasks *tasks, bool cycles)
+{
+	int n = 0;
+
+	for (int i = 0; i < tasks->n; i++) {
+		const struct py_task *t = &tasks->v[i];
+
+		if (cycles ? t->cycle <= 0 : (t->state != TASK_PENDING || t->nawaiting))
+			continue;
+		if (n++ < WHY_TASKS) {
+			sb_puts(sb, n > 1 ? ", \"" : "\"");
+			sb_add_printable(sb, t->name ? t->name : "?");
+			sb_putc(sb, '"');
+		}
+	}
+	if (n > WHY_TASKS)
+		sb_printf(sb, " and %d more", n - WHY_TASKS);
 }
 
 /* Why the tasks of snapshot s are deadlocked (new), or NULL. */
 static char *async_deadlock(const struct snapshot *s, const struct stall_proc *p)
 {
-	int n;
+	struct strbuf sb = STRBUF_INIT;
 
-	if (s->tasks.ncycles)
-		return xasprintf("its asyncio tasks await each other in %d cycle%s",
-				 s->tasks.ncycles, s->tasks.ncycles == 1 ? "" : "s");
-	if (loop_untimed(p) && (n = lock_waiters(&s->tasks)))
-		return xasprintf("every one of its %d asyncio task%s that await%s no other task "
-				 "waits on a locked asyncio.Lock, and its event loop has nothing "
-				 "scheduled", n, n == 1 ? "" : "s", n == 1 ? "s" : "");
-	return NULL;
+	if (s->tasks.ncycles) {
+		sb_puts(&sb, "asyncio tasks ");
+		put_tasks(&sb, &s->tasks, true);
+		sb_printf(&sb, " await each other in %d cycle%s", s->tasks.ncycles,
+			  s->tasks.ncycles == 1 ? "" : "s");
+	} else if (loop_untimed(p) && all_on_locks(&s->tasks)) {
+		sb_puts(&sb, "asyncio tasks ");
+		put_tasks(&sb, &s->tasks, false);
+		sb_puts(&sb, " each wait on a locked asyncio.Lock, and the event loop has "
+			"nothing scheduled: the holders wait too");
+	}
+	return sb.len ? sb_detach(&sb) : NULL;
 }
 
-/* A stuck process's asyncio tasks, looked at once when it gets stuck and
- * again each threshold while it stays so. */
+/* The asyncio tasks of a process that has not moved for a third of the
+ * threshold (a second at least), read then and again each such time while
+ * it stays so: a deadlock must last the threshold from the read that
+ * first found it (an event loop's thread looks still between the steps of
+ * tasks that move). */
 static void look_at_tasks(struct watch *w, uint64_t now)
 {
 	struct snapshot_opts so = { .async = true };
+	uint64_t look_ns = w->m.o.threshold_ns / 3 > CHECK_NS ? w->m.o.threshold_ns / 3 : CHECK_NS;
 
 	for (int i = 0; i < w->m.np; i++) {
 		struct stall_proc *p = &w->m.p[i];
@@ -553,14 +590,15 @@ static void look_at_tasks(struct watch *w, uint64_t now)
 		uint64_t since;
 		char err[256], *why;
 
-		if (!stall_stuck(&w->m, i, now, &since) ||
-		    (p->async_at_ns > since && now - p->async_at_ns < w->m.o.threshold_ns))
+		since = stall_still_since(&w->m, i);
+		if (!p->nt || now - since < look_ns ||
+		    (p->async_at_ns > since && now - p->async_at_ns < look_ns))
 			continue;
 		p->async_at_ns = now;
 		if (snapshot_take(p->pid, &so, &s, err, sizeof(err)) != 0)
 			continue;
 		why = async_deadlock(&s, p);
-		stall_set_async(&w->m, i, why);
+		stall_set_async(&w->m, i, why, now);
 		free(why);
 		snapshot_free(&s);
 	}
@@ -682,15 +720,47 @@ static void flight_now(struct watch *w)
 	free(path);
 }
 
-static void watch_loop(struct watch *w)
+/* No Python process in any tree NONE_FOUND_NS after the start: said
+ * once.  Returns the exit status for --pid (nothing to watch), or 0 with
+ * a command (a launcher may take its time). */
+#define NONE_FOUND_NS (10 * CHECK_NS)
+
+static int none_found(struct watch *w)
 {
-	uint64_t check_at = mono_ns() + CHECK_NS;
+	char err[512] = "no Python process found";
+	int rc = EXIT_NOT_PYTHON;
+
+	for (int i = 0; i < w->nroots; i++)
+		if (w->fleets[i] && fleet_nprocs_ever(w->fleets[i]))
+			return 0;
+	for (int i = 0; i < w->nroots; i++)
+		if (w->fleets[i] && (rc = fleet_why_none(w->fleets[i], err, sizeof(err))))
+			break;
+	if (w->command) {
+		errorf("watch: %s yet; watching on", err);
+		return 0;
+	}
+	errorf("%s", err);
+	return rc ? rc : EXIT_NOT_PYTHON;
+}
+
+/* Returns 0, or the exit status when there is nothing to watch. */
+static int watch_loop(struct watch *w)
+{
+	uint64_t start = mono_ns(), check_at = start + CHECK_NS;
+	bool looked = false;
 
 	while (!quit_requested) {
 		uint64_t now;
+		int rc;
 
 		if (!step_fleets(w))
 			break;
+		if (!looked && mono_ns() - start >= NONE_FOUND_NS) {
+			looked = true;
+			if ((rc = none_found(w)))
+				return rc;
+		}
 		if (flight_requested)
 			flight_now(w);
 		now = mono_ns();
@@ -702,6 +772,7 @@ static void watch_loop(struct watch *w)
 		}
 		wait_until(next_due(w, check_at));
 	}
+	return 0;
 }
 
 static void say_start(const struct watch *w)
@@ -784,8 +855,9 @@ int cmd_watch(int argc, char **argv)
 		goto out;
 	}
 	say_start(&w);
-	watch_loop(&w);
-	if (w.child.pid) {
+	/* Non-zero with --pid only: nothing of it was Python. */
+	status = watch_loop(&w);
+	if (!status && w.child.pid) {
 		status = child_finish(&w.child, quit_requested);
 		if (!w.quiet) {
 			struct strbuf sb = STRBUF_INIT;
@@ -794,7 +866,7 @@ int cmd_watch(int argc, char **argv)
 			errorf("watch: the command %s", sb.buf);
 			sb_release(&sb);
 		}
-	} else if (!w.quiet && !quit_requested) {
+	} else if (!status && !w.quiet && !quit_requested) {
 		errorf("watch: every watched process has exited");
 	}
 out:

@@ -23,11 +23,11 @@ struct reading {
 	int n;
 };
 
-/* Every watched tree, read as `dump -s --native --async --locals` reads
- * it.  A tree that cannot be read (gone) adds nothing. */
-static void read_all(const struct watch_report *w, struct reading *r)
+/* Every watched tree, read as `dump -s` reads it; whole, with `--native
+ * --async --locals`.  A tree that cannot be read (gone) adds nothing. */
+static void read_all(const struct watch_report *w, bool whole, struct reading *r)
 {
-	struct snapshot_opts so = { .locals = true, .native = true, .async = true };
+	struct snapshot_opts so = { .locals = whole, .native = whole, .async = whole };
 
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < w->nroots; i++) {
@@ -347,17 +347,20 @@ char *watch_report_write(const struct watch_report *w, const struct stall_model 
 	if (!dir)
 		return NULL;
 	/* The recording first: the minutes before the stall are what no
-	 * later look can give back. */
+	 * later look can give back.  Then the report, from a quick read of
+	 * the Python stacks (milliseconds); then the dumps, whose native
+	 * frames can take seconds to name in a big process (libtorch). */
 	rc = write_flight(dir, fr, unix_of(w, now_ns));
-	read_all(w, &rd);
-	rc |= write_dumps(dir, &rd);
+	read_all(w, false, &rd);
 	text_report(&sb, w, m, now_ns);
 	rc |= write_file(dir, "report.txt", &sb);
 	sb.len = 0;
 	json_report(&sb, w, m, &rd, now_ns);
-	/* report.json last: a reader waiting for it finds the rest there. */
 	rc |= write_file(dir, "report.json", &sb);
 	sb_release(&sb);
+	reading_release(&rd);
+	read_all(w, true, &rd);
+	rc |= write_dumps(dir, &rd);
 	reading_release(&rd);
 	(void)rc;	/* each failure was said; what could be written is there */
 	return dir;

@@ -169,6 +169,9 @@ int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, voi
 
 	if (fd < 0) {
 		err = errno;
+		/* The user's path: the temporary's name is ours. */
+		if (cmd)
+			errorf("%s: cannot create '%s': %s", cmd, path, strerror(err));
 		free(tmp);
 		return -err;
 	}
@@ -191,8 +194,11 @@ int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, voi
 	} else if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		err = errno;
 	}
-	if (err)
+	if (err) {
+		if (cmd)
+			errorf("%s: cannot write '%s': %s", cmd, path, strerror(err));
 		unlink(tmp);
+	}
 	free(tmp);
 	return -err;
 }
@@ -215,19 +221,12 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 {
 	struct profile_fill pf = { fmt, p, o };
 	struct stat st;
-	int rc;
 
 	if (!strcmp(path, "-"))
 		return write_stdout(fmt, p, o, cmd);
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_in_place(fmt, p, o, path, cmd);
-	rc = out_write_atomic(path, cmd, fill_profile, &pf);
-	if (rc < 0) {
-		/* The user's path: the temporary's name is ours. */
-		errorf("%s: cannot write '%s': %s", cmd, path, strerror(-rc));
-		return -1;
-	}
-	return 0;
+	return out_write_atomic(path, cmd, fill_profile, &pf) < 0 ? -1 : 0;
 }
 
 /* --- checking a path before a recording ------------------------------------ */

@@ -72,9 +72,8 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 
 /* The same for any contents: fill writes them to f (0, or -1 with errno
  * set); the file is synced to disk before it is renamed into place, and
- * the temporary removed on any failure.  Returns 0 or -errno.  cmd, for
- * the message when the file cannot be given to sudo's user, may be NULL
- * (no message). */
+ * the temporary removed on any failure.  Returns 0 or -errno, after an
+ * error message that starts with cmd; with cmd NULL, none. */
 int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, void *arg),
 		     void *arg);
 

@@ -110,6 +110,7 @@ static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
 	t->few[0].stack = stack;
 	t->few[0].last_ns = now_ns;
 	t->nfew = 1;
+	t->samples = 0;
 	t->cpu0_known = false;
 	t->readings = t->runnable = 0;
 }
@@ -136,9 +137,11 @@ static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
 		restart_few(t, stack, now_ns);
 		return;
 	}
+	/* Still few, but a stack not seen lately: it moved just now. */
 	t->few[t->nfew].stack = stack;
 	t->few[t->nfew].last_ns = now_ns;
 	t->nfew++;
+	t->few_since_ns = now_ns;
 }
 
 void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid,
@@ -168,6 +171,7 @@ void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid
 	t->stack = stack;
 	t->frames_class = cls;
 	t->seen_ns = now_ns;
+	t->samples++;
 }
 
 void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns, char state,
@@ -202,10 +206,14 @@ void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_cl
 	t->sys_known = true;
 }
 
-void stall_set_async(struct stall_model *m, int pi, const char *why)
+void stall_set_async(struct stall_model *m, int pi, const char *why, uint64_t now_ns)
 {
-	free(m->p[pi].async_why);
-	m->p[pi].async_why = why ? xstrdup(why) : NULL;
+	struct stall_proc *p = &m->p[pi];
+
+	if (why && !p->async_why)
+		p->async_since_ns = now_ns;
+	free(p->async_why);
+	p->async_why = why ? xstrdup(why) : NULL;
 }
 
 void stall_progress(struct stall_model *m, uint64_t now_ns)
@@ -236,16 +244,23 @@ void stall_forget(struct stall_model *m, uint64_t now_ns)
 	m->np = k;
 }
 
-bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns)
+uint64_t stall_still_since(const struct stall_model *m, int pi)
 {
 	const struct stall_proc *p = &m->p[pi];
 	uint64_t since = 0;
 
-	if (!p->nt)
-		return false;
 	for (int i = 0; i < p->nt; i++)
 		if (p->t[i].few_since_ns > since)
 			since = p->t[i].few_since_ns;
+	return since;
+}
+
+bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns)
+{
+	uint64_t since = stall_still_since(m, pi);
+
+	if (!m->p[pi].nt)
+		return false;
 	if (since_ns)
 		*since_ns = since;
 	return now_ns >= since && now_ns - since >= m->o.threshold_ns;
@@ -302,7 +317,7 @@ static bool spins(const struct stall_thread *t, uint64_t threshold_ns)
 	if (!t->cpu0_known || t->cpu_at_ns - t->cpu0_at_ns < threshold_ns / 2)
 		return false;
 	/* A collection under way hides the program's own stack. */
-	if (t->frames_class == WC_GC)
+	if (t->frames_class == WC_GC || t->samples < STALL_LIVELOCK_REPEATS * (uint32_t)t->nfew)
 		return false;
 	return stall_thread_busy(t) >= STALL_LIVELOCK_CPU ||
 	       stall_thread_runnable(t) >= STALL_LIVELOCK_RUNNABLE;
@@ -356,6 +371,15 @@ static void why_waiting(struct strbuf *sb, const struct stall_thread *t, const c
 		  (now_ns - t->stack_since_ns) / 1e9);
 }
 
+/* Does any process of the job move? */
+static bool job_moves(const struct stall_model *m, uint64_t now_ns)
+{
+	for (int i = 0; i < m->np; i++)
+		if (m->p[i].nt && !stall_stuck(m, i, now_ns, NULL))
+			return true;
+	return false;
+}
+
 static enum stall_kind judge_proc(const struct stall_model *m, const struct stall_proc *p,
 				  uint64_t now_ns, struct strbuf *why)
 {
@@ -363,15 +387,20 @@ static enum stall_kind judge_proc(const struct stall_model *m, const struct stal
 
 	if (!stall_stuck(m, (int)(p - m->p), now_ns, NULL))
 		return STALL_NONE;
-	if (p->async_why) {
+	if (p->async_why && now_ns - p->async_since_ns >= m->o.threshold_ns) {
 		sb_puts(why, p->async_why);
 		return STALL_ASYNCIO;
 	}
+	/* Waiting on others: a stall once the others are stuck too. */
 	if ((t = thread_of_class(p, WC_COLLECTIVE))) {
+		if (job_moves(m, now_ns))
+			return STALL_NONE;
 		why_waiting(why, t, "waits for the other ranks", now_ns);
 		return STALL_COLLECTIVE;
 	}
 	if ((t = thread_of_class(p, WC_DATA))) {
+		if (job_moves(m, now_ns))
+			return STALL_NONE;
 		why_waiting(why, t, "waits for its input pipeline", now_ns);
 		return STALL_DATA;
 	}
@@ -466,6 +495,9 @@ static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_repor
 		r->kind = p->verdict;
 		r->proc = i;
 		stall_stuck(m, i, now_ns, &since);
+		/* Tasks that deadlocked while the thread looked stuck already. */
+		if (p->verdict == STALL_ASYNCIO && p->async_since_ns > since)
+			since = p->async_since_ns;
 		r->since_ns = since;
 	}
 }
@@ -529,9 +561,18 @@ enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns)
 		r.since_ns = m->progress_ns;
 	} else {
 		stalled = r.kind != STALL_NONE;
+		if (!stalled)
+			m->pending_ns = 0;
+		else if (!m->pending_ns)
+			m->pending_ns = now_ns;
+		/* Others still move: what they come to may say more. */
+		if (stalled && job_moves(m, now_ns) &&
+		    now_ns - m->pending_ns < m->o.threshold_ns)
+			return STALL_EV_NONE;
 	}
 	if (!stalled)
 		return STALL_EV_NONE;
+	m->pending_ns = 0;
 	r.why = m->r.why;
 	m->r = r;
 	describe(m, now_ns);

@@ -5,24 +5,36 @@
  *
  * The definitions (pystrobe-watch(1), WHAT A STALL IS, says them to users):
  *
- * A thread moves when it has been in more than STALL_FEW_STACKS distinct
- * stacks within the threshold; few_since_ns is when its current run of
- * few stacks began (its first sighting for a new thread).  A process is
+ * A thread moves when it comes to a stack it has not been in within the
+ * threshold (a spin loop comes back to the same few); few_since_ns is the
+ * last time it did (its first sighting for a new thread).  The stacks seen
+ * within the threshold are kept, STALL_FEW_STACKS at most: one more
+ * starts the set afresh (and the CPU time, readings and samples of a
+ * livelock are counted from then).  A process is
  * stuck when none of its threads moved for the threshold.  A stuck
  * process is a stall of a kind when, in this order:
  *   asyncio     its asyncio tasks await each other in a cycle, or every
  *               task that awaits no other task waits on a locked
  *               asyncio.Lock while its loop waits without timeout
- *               (watch.c reads the tasks and says so: stall_set_async());
- *   collective  a thread's stack is in a collective (wait class);
- *   data        a thread's stack waits for the input pipeline;
+ *               (watch.c reads the tasks and says so: stall_set_async()),
+ *               and have since the threshold;
+ *   collective  a thread's stack is in a collective (wait class), and no
+ *               process of the job moves (a rank that moves is late, not
+ *               stuck);
+ *   data        a thread's stack waits for the input pipeline, and no
+ *               process of the job moves (workers that move are slow);
  *   livelock    a thread ran STALL_LIVELOCK_CPU of the time it has been
  *               in its few stacks, or was runnable in STALL_LIVELOCK_RUNNABLE
- *               of the readings;
+ *               of the readings, and came back to each of those stacks
+ *               STALL_LIVELOCK_REPEATS times on average;
  *   deadlock    every thread sits, without running, in a lock wait with
  *               no timeout (the futex call, from its syscall).
  * A stuck process none of these explains waits for the world (an idle
- * server, a sleep) and is no stall.  With a progress file, the file alone
+ * server, a sleep) and is no stall.  While another process of the job
+ * still moves, a verdict waits up to one more threshold before it is
+ * reported: a rank or a DataLoader worker that blocks on a lock is a
+ * deadlock of its own a moment before the job is a stuck collective or a
+ * starved pipeline, which says more.  With a progress file, the file alone
  * decides whether the job has stalled; the kinds only name it, and
  * "no-progress" when none applies.
  */
@@ -40,6 +52,10 @@
 /* ... or of the readings, runnable: on a loaded machine a spinning thread
  * waits for a CPU much of the time, but never for anything else. */
 #define STALL_LIVELOCK_RUNNABLE 0.8
+/* A spin comes back to its few stacks: each seen this many times on
+ * average since the run began.  A moving thread sampled a handful of
+ * times in a short threshold is a few stacks too, each seen about once. */
+#define STALL_LIVELOCK_REPEATS 3
 #define STALL_BLOCKED_CPU 0.05		/* at most this much: did not run */
 
 enum stall_kind {
@@ -64,9 +80,10 @@ struct stall_thread {
 	char *where;			/* "function (file:line)" of that stack */
 	uint64_t first_ns, seen_ns;	/* first and latest round it was in */
 	uint64_t stack_since_ns;	/* in its latest stack since */
-	uint64_t few_since_ns;		/* in at most STALL_FEW_STACKS since */
+	uint64_t few_since_ns;		/* in no new stack since */
 	struct { uint64_t stack, last_ns; } few[STALL_FEW_STACKS];
 	int nfew;
+	uint32_t samples;		/* since few_since_ns */
 	/* From the scheduler: its state and CPU time, the latest reading and
 	 * the first one since few_since_ns. */
 	char state;
@@ -84,6 +101,7 @@ struct stall_proc {
 	int rank;			/* from RANK, -1: none */
 	char *command;
 	char *async_why;		/* its asyncio tasks are deadlocked: how */
+	uint64_t async_since_ns;	/* ... since */
 	uint64_t async_at_ns;		/* when they were last looked at */
 	struct stall_thread *t;
 	int nt;
@@ -117,6 +135,7 @@ struct stall_model {
 	int np;
 	size_t cap;
 	uint64_t progress_ns;	/* when the progress file last changed */
+	uint64_t pending_ns;	/* a verdict since, not reported yet (0: none) */
 	bool stalled;		/* reported, not moved yet */
 	pid_t stalled_pid;
 	struct stall_report r;
@@ -148,8 +167,8 @@ void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns,
 void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_class cls,
 			  bool timed);
 /* Its asyncio tasks are deadlocked, in the words of why (copied), or not
- * (NULL). */
-void stall_set_async(struct stall_model *m, int pi, const char *why);
+ * (NULL), as read at now_ns. */
+void stall_set_async(struct stall_model *m, int pi, const char *why, uint64_t now_ns);
 /* The progress file changed (grew, or was touched) at now_ns. */
 void stall_progress(struct stall_model *m, uint64_t now_ns);
 
@@ -158,6 +177,8 @@ void stall_forget(struct stall_model *m, uint64_t now_ns);
 
 /* Whether process pi is stuck, and since when. */
 bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns);
+/* Since when none of its threads has moved (their latest few_since_ns). */
+uint64_t stall_still_since(const struct stall_model *m, int pi);
 
 /* Judge the job as of now_ns: every process's verdict, and the event. */
 enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns);

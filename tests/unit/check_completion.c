@@ -6,7 +6,7 @@
  * command's options (the same set as the long options its own --help
  * lists, so that the file stays true as options change), -f's formats
  * (those of the format table, and for diff and merge only what they
- * write), files after -o and as diff's inputs, a command after `--`, and
+ * write; convert writes them all), files after -o and as diff's inputs, a command after `--`, and
  * the pid of a live python3 after -p.
  * zsh: completion/_pystrobe names every long option each --help lists, and
  * with zsh installed it parses (zsh -n) and compinit registers it for
@@ -26,7 +26,7 @@
 #include "util/util.h"
 #include "suite.h"
 
-static const char *const commands[] = { "dump", "record", "top", "diff", "merge" };
+static const char *const commands[] = { "dump", "record", "top", "diff", "merge", "convert" };
 
 /* bash: source the file, print `complete -p pystrobe`, then one line of
  * candidates per line to complete ("|" marks the cursor at the end). */
@@ -107,10 +107,10 @@ START_TEST(test_bash_options)
 	const char *lines[8] = { NULL };
 	char *got[8], *want;
 
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < (int)ARRAY_SIZE(commands); i++)
 		lines[i] = xasprintf("pystrobe %s --|", commands[i]);
 	complete_lines(lines, got);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < (int)ARRAY_SIZE(commands); i++) {
 		want = help_options(commands[i]);
 		ck_assert_msg(same_words(got[i], want), "%s: completes '%s', --help lists '%s'",
 			      commands[i], got[i], want);
@@ -131,7 +131,7 @@ START_TEST(test_bash_words)
 	const char *lines[] = {
 		"pystrobe |", "pystrobe me|", "pystrobe record -f |", "pystrobe diff -f |",
 		"pystrobe merge --format |", o_line, diff_line, "pystrobe top -- |",
-		"pystrobe record --|", NULL,
+		"pystrobe record --|", "pystrobe convert -f |", NULL,
 	};
 
 	for (const struct out_format *f = out_formats; f->name; f++) {
@@ -140,7 +140,7 @@ START_TEST(test_bash_words)
 			sb_printf(&merge, "%s%s", merge.len ? " " : "", f->name);
 	}
 	complete_lines(lines, got);
-	ck_assert_str_eq(got[0], "dump record top diff merge --help --version");
+	ck_assert_str_eq(got[0], "dump record top diff merge convert watch --help --version");
 	ck_assert_str_eq(got[1], "merge");
 	ck_assert_msg(same_words(got[2], all.buf), "record -f: %s", got[2]);
 	ck_assert_msg(same_words(got[3], "flamegraph collapsed"), "diff -f: %s", got[3]);
@@ -149,6 +149,7 @@ START_TEST(test_bash_words)
 	ck_assert_msg(!strcmp(got[6], file), "diff: '%s', not %s", got[6], file);
 	ck_assert_msg(strstr(got[7], "bash"), "after --, commands: no bash in '%.200s'", got[7]);
 	ck_assert_msg(strstr(got[8], "--output") && !strstr(got[8], "--delay"), "%s", got[8]);
+	ck_assert_msg(same_words(got[9], all.buf), "convert -f: %s", got[9]);
 	for (int i = 0; lines[i]; i++)
 		free(got[i]);
 	sb_release(&all);
@@ -188,7 +189,7 @@ START_TEST(test_zsh)
 
 	ck_assert_msg(text && !strncmp(text, "#compdef pystrobe\n", 18), "%s: no #compdef line",
 		      file);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < (int)ARRAY_SIZE(commands); i++) {
 		char *want = help_options(commands[i]), *save = NULL;
 
 		for (char *w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save))

@@ -49,6 +49,8 @@ static const struct page {
 	{ "pystrobe-top", "top" },
 	{ "pystrobe-diff", "diff" },
 	{ "pystrobe-merge", "merge" },
+	{ "pystrobe-convert", "convert" },
+	{ "pystrobe-watch", "watch" },
 };
 
 /* The layers of the sources, lowest first: a file may include from its own

@@ -214,6 +214,26 @@ START_TEST(test_livelock)
 }
 END_TEST
 
+/* A short threshold sees a moving thread a handful of times, in a few
+ * stacks each seen once or twice: no livelock until the same few have
+ * come back STALL_LIVELOCK_REPEATS times each (a loop over 4 stacks). */
+START_TEST(test_livelock_needs_repeats)
+{
+	struct stall_model m;
+	struct stall_opts so = { .threshold_ns = 3 * SEC, .gone_ns = 2 * SEC };
+	struct fake_job j = { .nt = 1, .rank = { -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = busy(350, 350, STALL_FEW_STACKS, 1, 0.04);
+	stall_init(&m, &so, SEC);
+	run(&m, &j, SEC, 5, &o);
+	ck_assert_msg(!o.stall_at, "reported at %.1f s: %s", (o.stall_at - SEC) / 1e9, o.why);
+	run(&m, &j, 6 * SEC, 4, &o);
+	ck_assert_int_eq(o.kind, STALL_LIVELOCK);
+	stall_release(&m);
+}
+END_TEST
+
 /* Busy and progressing: many stacks within any threshold (a validation
  * pass), or a slow step whose stacks change every few seconds. */
 START_TEST(test_busy_is_no_stall)
@@ -265,6 +285,30 @@ START_TEST(test_collective_odd_one_out)
 }
 END_TEST
 
+/* Ranks waiting in a collective for one that still moves (late: a loaded
+ * machine, a slow step), or a main loop waiting for workers that still
+ * work: no stall, however long. */
+START_TEST(test_waiting_on_movers)
+{
+	for (int kind = 0; kind < 2; kind++) {
+		struct stall_model m;
+		struct fake_job j = { .nt = 3, .rank = { 0, 1, 2 } };
+		struct outcome o = { 0 };
+
+		j.t[0] = blocked(550, 550, "all_reduce (job.py:35)", WC_LOCK, true);
+		j.t[0].cls = kind ? WC_DATA : WC_COLLECTIVE;
+		j.t[1] = busy(551, 551, 40, 1, 0.9);
+		j.t[2] = j.t[0];
+		j.t[2].pid = j.t[2].tid = 552;
+		j.t[2].base = 55200;
+		model(&m, false);
+		run(&m, &j, SEC, 30, &o);
+		ck_assert_msg(!o.stall_at, "reported %s", o.why);
+		stall_release(&m);
+	}
+}
+END_TEST
+
 START_TEST(test_data)
 {
 	struct stall_model m;
@@ -285,6 +329,40 @@ START_TEST(test_data)
 }
 END_TEST
 
+/* A DataLoader's workers block on a lock (each a deadlock of its own)
+ * while the main loop still moves; then it waits for them: the report,
+ * once the whole job is still, says data.  A deadlock beside a process
+ * that keeps moving waits one more threshold, then is reported. */
+START_TEST(test_settles)
+{
+	struct stall_model m;
+	struct fake_job j = { .nt = 3, .rank = { -1, -1, -1 } };
+	struct outcome o = { 0 };
+
+	j.t[0] = busy(1100, 1100, 40, 1, 0.9);
+	j.t[1] = blocked(1101, 1101, "Stuck.block_forever (job.py:12)", WC_LOCK, false);
+	j.t[2] = blocked(1102, 1102, "Stuck.block_forever (job.py:12)", WC_LOCK, false);
+	model(&m, false);
+	run(&m, &j, SEC, 5, &o);
+	j.t[0] = blocked(1100, 1100, "_next_data (train.py:40)", WC_IO, true);
+	j.t[0].cls = WC_DATA;
+	run(&m, &j, 6 * SEC, 20, &o);
+	ck_assert_int_eq(o.kind, STALL_DATA);
+	ck_assert_int_eq(o.pid, 1100);
+	ck_assert_uint_le(o.stall_at, 18 * SEC);
+	stall_release(&m);
+
+	memset(&o, 0, sizeof(o));
+	j.t[0] = busy(1100, 1100, 40, 1, 0.9);
+	model(&m, false);
+	run(&m, &j, SEC, 30, &o);
+	ck_assert_int_eq(o.kind, STALL_DEADLOCK);
+	ck_assert_uint_ge(o.stall_at, 21 * SEC);
+	ck_assert_uint_le(o.stall_at, 23 * SEC);
+	stall_release(&m);
+}
+END_TEST
+
 /* watch says when the tasks are deadlocked; the model reports it once the
  * process is stuck, and not before. */
 START_TEST(test_asyncio)
@@ -296,10 +374,17 @@ START_TEST(test_asyncio)
 	j.t[0] = blocked(700, 700, "EpollSelector.select (selectors.py:468)", WC_IO, false);
 	model(&m, false);
 	run(&m, &j, SEC, 5, &o);
-	stall_set_async(&m, stall_proc_find(&m, 700), "its asyncio tasks await each other");
-	run(&m, &j, 6 * SEC, 15, &o);
-	assert_on_time(&o);
+	/* Found by a look at 6 s, after the thread looked stuck from the
+	 * start: reported a threshold after that look, as of that look. */
+	run(&m, &j, 6 * SEC, 6, &o);
+	ck_assert_msg(!o.stall_at, "reported %s", o.why);
+	stall_set_async(&m, stall_proc_find(&m, 700), "its asyncio tasks await each other",
+			12 * SEC);
+	run(&m, &j, 12 * SEC, 15, &o);
 	ck_assert_int_eq(o.kind, STALL_ASYNCIO);
+	ck_assert_uint_ge(o.stall_at, 22 * SEC);
+	ck_assert_uint_le(o.stall_at, 24 * SEC);
+	ck_assert_uint_eq(m.r.since_ns, 12 * SEC);
 	stall_release(&m);
 }
 END_TEST
@@ -465,9 +550,12 @@ int main(void)
 	tcase_add_test(tc, test_deadlock);
 	tcase_add_test(tc, test_idle_server);
 	tcase_add_test(tc, test_livelock);
+	tcase_add_test(tc, test_livelock_needs_repeats);
 	tcase_add_test(tc, test_busy_is_no_stall);
 	tcase_add_test(tc, test_collective_odd_one_out);
+	tcase_add_test(tc, test_waiting_on_movers);
 	tcase_add_test(tc, test_data);
+	tcase_add_test(tc, test_settles);
 	tcase_add_test(tc, test_asyncio);
 	tcase_add_test(tc, test_progress_overrides);
 	tcase_add_test(tc, test_moves_again);
