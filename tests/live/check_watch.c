@@ -483,8 +483,13 @@ static void judge(struct watched *w, const char *stall)
 		return;
 	}
 	printf("watch: %s: %s: %s", w->ti->label, w->name, r.out);
-	if (run_exit(&r) != 0)
-		msg_add(&w->failures, "%s: %s%s", w->name, r.out, r.err);
+	if (run_exit(&r) != 0) {
+		char *err = slurp(w->err);
+
+		msg_add(&w->failures, "%s: %s%s(the watch said: %.1200s)", w->name, r.out, r.err,
+			err ? err : "");
+		free(err);
+	}
 	run_free(&r);
 }
 
