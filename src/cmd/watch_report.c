@@ -23,8 +23,23 @@ struct reading {
 	int n;
 };
 
+/* One process, as whole as its version allows: asyncio tasks cannot be
+ * read before 3.11, the rest can.  Returns 0, or not (not Python, gone). */
+static int read_one(pid_t pid, const struct snapshot_opts *so, struct snapshot *s)
+{
+	struct snapshot_opts sync = *so;
+	char err[512];
+	int rc = snapshot_take(pid, so, s, err, sizeof(err));
+
+	if (!is_fail(rc, EXIT_UNSUPPORTED) || !so->async)
+		return rc;
+	sync.async = false;
+	return snapshot_take(pid, &sync, s, err, sizeof(err));
+}
+
 /* Every watched tree, read as `dump -s` reads it; whole, with `--native
- * --async --locals`.  A tree that cannot be read (gone) adds nothing. */
+ * --async --locals`.  What cannot be read (not Python, gone) is left out
+ * without a word: the report is of the job as it is. */
 static void read_all(const struct watch_report *w, bool whole, struct reading *r)
 {
 	struct snapshot_opts so = { .locals = whole, .native = whole, .async = whole };
@@ -32,7 +47,7 @@ static void read_all(const struct watch_report *w, bool whole, struct reading *r
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < w->nroots; i++) {
 		struct proc_node *procs;
-		int n = dump_list_processes(w->roots[i], true, &procs), got;
+		int n = dump_list_processes(w->roots[i], true, &procs);
 
 		if (n <= 0) {
 			free(procs);
@@ -40,13 +55,12 @@ static void read_all(const struct watch_report *w, bool whole, struct reading *r
 		}
 		r->procs = xreallocarray(r->procs, r->nprocs + n, sizeof(*r->procs));
 		memcpy(r->procs + r->nprocs, procs, n * sizeof(*procs));
-		r->snaps = xreallocarray(r->snaps, r->n + n, sizeof(*r->snaps));
-		memset(r->snaps + r->n, 0, n * sizeof(*r->snaps));
-		got = dump_take_all(procs, n, &so, true, r->snaps + r->n);
-		free(procs);
 		r->nprocs += n;
-		if (got > 0)
-			r->n += got;
+		r->snaps = xreallocarray(r->snaps, r->n + n, sizeof(*r->snaps));
+		for (int k = 0; k < n; k++)
+			if (read_one(procs[k].pid, &so, &r->snaps[r->n]) == 0)
+				r->n++;
+		free(procs);
 	}
 }
 

@@ -137,11 +137,15 @@ static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
 		restart_few(t, stack, now_ns);
 		return;
 	}
-	/* Still few, but a stack not seen lately: it moved just now. */
+	/* Still few, but a stack not seen lately: it moved just now, unless
+	 * it has kept still a threshold already.  Then only more than the
+	 * few stacks move it: a spin's rare lines, seen again after a
+	 * threshold, do not. */
 	t->few[t->nfew].stack = stack;
 	t->few[t->nfew].last_ns = now_ns;
 	t->nfew++;
-	t->few_since_ns = now_ns;
+	if (now_ns - t->few_since_ns < threshold_ns)
+		t->few_since_ns = now_ns;
 }
 
 void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid,

@@ -7,7 +7,9 @@
  *
  * A thread moves when it comes to a stack it has not been in within the
  * threshold (a spin loop comes back to the same few); few_since_ns is the
- * last time it did (its first sighting for a new thread).  The stacks seen
+ * last time it did (its first sighting for a new thread).  Once it has
+ * kept still for the threshold, only more than STALL_FEW_STACKS stacks
+ * within the threshold move it again.  The stacks seen
  * within the threshold are kept, STALL_FEW_STACKS at most: one more
  * starts the set afresh (and the CPU time, readings and samples of a
  * livelock are counted from then).  A process is

@@ -234,6 +234,36 @@ START_TEST(test_livelock_needs_repeats)
 }
 END_TEST
 
+/* A spin whose loop passes a rare line now and then (sampled once every
+ * 12 s, beyond the threshold): reported once, and never said to move. */
+START_TEST(test_rare_lines)
+{
+	struct stall_model m;
+	int moved = 0, stalls = 0;
+
+	model(&m, false);
+	for (uint64_t r = 0; r < 120; r++) {
+		uint64_t now = SEC + r * ROUND;
+		int pi = stall_proc_seen(&m, now, 1200, 1, -1, "python3 spin.py");
+		uint64_t stack = r % 24 == 23 ? 3 : 1 + r % 2;
+
+		stall_thread_seen(&m, pi, now, 1200, "beat", stack, WC_NONE, "beat (spin.py:9)");
+		if (r % 2)
+			continue;
+		stall_thread_cpu(&m, pi, 1200, now, 'R', (uint64_t)(0.9 * (double)(now - SEC)));
+		switch (stall_judge(&m, now)) {
+		case STALL_EV_NEW: stalls++; break;
+		case STALL_EV_MOVED: moved++; break;
+		default: break;
+		}
+	}
+	ck_assert_int_eq(stalls, 1);
+	ck_assert_int_eq(moved, 0);
+	ck_assert_int_eq(m.r.kind, STALL_LIVELOCK);
+	stall_release(&m);
+}
+END_TEST
+
 /* Busy and progressing: many stacks within any threshold (a validation
  * pass), or a slow step whose stacks change every few seconds. */
 START_TEST(test_busy_is_no_stall)
@@ -551,6 +581,7 @@ int main(void)
 	tcase_add_test(tc, test_idle_server);
 	tcase_add_test(tc, test_livelock);
 	tcase_add_test(tc, test_livelock_needs_repeats);
+	tcase_add_test(tc, test_rare_lines);
 	tcase_add_test(tc, test_busy_is_no_stall);
 	tcase_add_test(tc, test_collective_odd_one_out);
 	tcase_add_test(tc, test_waiting_on_movers);
