@@ -11,9 +11,10 @@
 # Usage: setup-sid-root.sh [DIR]     prints the root's path on success.
 # Exit 0: root ready.  Exit 1: could not build it (reason on stderr).
 #
-# PYSTROBE_SID_EXTRA="pkg ..." also installs packages only benchmarks need
-# (bench/dataloader: python3-torch, ~90 packages, ~1 GB), into a new root
-# or one already built; the tests never ask for them.
+# PYSTROBE_SID_EXTRA="pkg ..." also installs packages the plain root does
+# without (python3-torch, ~90 packages, ~1 GB: bench/dataloader, and
+# live/check_watch's torch stalls, a SKIP without it), into a new root or
+# one already built; the tests never install them.
 set -u
 
 root=${1:-${PYSTROBE_SID_ROOT:-/var/cache/pystrobe/sid-root}}
