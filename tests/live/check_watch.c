@@ -468,8 +468,10 @@ static void judge(struct watched *w, const char *stall)
 		free(err);
 		return;
 	}
-	/* The other files of the report, written beside report.json. */
-	for (int i = 0; i < 100 && find_entry(w->reports, "stall-", "dump.json", name,
+	/* The other files of the report, written after report.json: the
+	 * dumps (--native of a torch process reads and symbolizes libtorch)
+	 * take seconds; when is not judged, only that they come. */
+	for (int i = 0; i < 600 && find_entry(w->reports, "stall-", "dump.json", name,
 					      sizeof(name)) < 0; i++)
 		sleep_ms(100);
 	sleep_ms(500);
