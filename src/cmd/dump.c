@@ -6,6 +6,7 @@
 #include "process/source.h"
 #include "process/proctree.h"
 #include "process/proc.h"
+#include "process/suspend.h"
 #include "sample/launch.h"
 #include "sample/snapshot.h"
 #include "process/core.h"
@@ -1292,6 +1293,8 @@ int cmd_dump(int argc, char **argv)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	if (a.core.path)
 		return dump_core(&a);
+	/* Ctrl-Z lets the threads go before pystrobe stops. */
+	suspend_on_signals();
 	nprocs = list_processes(a.pid, a.tree, &procs);
 	if (nprocs == 0) {
 		errorf("no such process: %d", a.pid);

@@ -14,7 +14,9 @@
 #include "sample/fleet.h"
 #include "sample/target_opts.h"
 #include "sample/launch.h"
+#include "process/pause.h"
 #include "process/proc.h"
+#include "process/suspend.h"
 #include "top/keys.h"
 #include "top/model.h"
 #include "top/view.h"
@@ -217,6 +219,10 @@ static void wait_event(struct top *t)
 		until = fleet_due(t->f, &t->clock);
 		if (t->next_refresh < until)
 			until = t->next_refresh;
+		/* A late thread reaching its stop is let go at once. */
+		if (pause_sweep_until(until) > 0)
+			return;
+		now = mono_ns();
 		if (until <= now)
 			return;
 		ts.tv_sec = (time_t)((until - now) / 1000000000ull);
@@ -408,6 +414,9 @@ int cmd_top(int argc, char **argv)
 		status = t.child.pid ? finish_child(&t, true) : EXIT_ERROR;
 		goto out;
 	}
+	/* After ncurses, whose handler restores the terminal: ours stops
+	 * through it once the threads are let go. */
+	suspend_on_signals();
 	run(&t);
 	top_view_end();
 	status = finish_child(&t, quit_requested || !t.m.exited);
