@@ -14,7 +14,6 @@
 #include "sample/fleet.h"
 #include "sample/target_opts.h"
 #include "sample/launch.h"
-#include "process/pause.h"
 #include "process/proc.h"
 #include "process/suspend.h"
 #include "top/keys.h"
@@ -219,10 +218,6 @@ static void wait_event(struct top *t)
 		until = fleet_due(t->f, &t->clock);
 		if (t->next_refresh < until)
 			until = t->next_refresh;
-		/* A late thread reaching its stop is let go at once. */
-		if (pause_sweep_until(until) > 0)
-			return;
-		now = mono_ns();
 		if (until <= now)
 			return;
 		ts.tv_sec = (time_t)((until - now) / 1000000000ull);

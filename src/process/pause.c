@@ -36,71 +36,20 @@
 #define LATE_STREAK 2
 #define LATE_SKIP_MAX 64
 
-/* wait_stops() sleeps until a SIGCHLD says a thread has stopped, and the
- * kernel sends none to a tracer that ignores SIGCHLD or asked for none on
- * stops: a disposition inherited through exec (a parent that ignored
- * SIGCHLD) made every pause wait out its whole bound.  pystrobe
- * waits for its own children, so the default suits it anyway. */
-static void want_sigchld(void)
-{
-	static bool done;
-	struct sigaction sa;
-
-	if (done)
-		return;
-	done = true;
-	if (sigaction(SIGCHLD, NULL, &sa) != 0)
-		return;
-	if (sa.sa_handler == SIG_IGN || (sa.sa_flags & SA_NOCLDSTOP)) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		sigaction(SIGCHLD, &sa, NULL);
-	}
-}
-
-/* Between block_signals() and the end of pause_release(): read by
- * suspend.c's signal handler. */
-static volatile sig_atomic_t holding;
-
-bool pause_holding(void)
-{
-	return holding;
-}
-
-static void block_signals(struct pause *p)
-{
-	sigset_t set;
-
-	want_sigchld();
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	/* A stop of pystrobe now would keep the target stopped with it:
-	 * suspend.c stops pystrobe once the threads are let go. */
-	sigaddset(&set, SIGTSTP);
-	sigaddset(&set, SIGTTIN);
-	sigaddset(&set, SIGTTOU);
-	/* Taken by wait_stops(): the tracer gets one for each stop. */
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
-	holding = true;
-}
-
 /* A seized thread can be detached only from a stop.  One that has not
  * reached its stop when we release (an uninterruptible sleep: NFS, a GPU
  * driver call) would stop the moment it gets there, and stay stopped for
  * as long as pystrobe lives.  So it is kept here and detached as soon as
- * its stop comes: every pause and release looks again, and so does the
- * wait between samples (pause_sweep_until()).  A thread on this list is
+ * its stop comes, by the SIGCHLD handler below (the kernel tells the
+ * tracer of each stop): at once, whatever pystrobe is doing then (waiting
+ * for the next sample, naming frames for dump).  A thread on this list is
  * not seized again (the kernel would refuse: it is ours).  As many as the
- * target has threads: none may be forgotten. */
+ * target has threads: none may be forgotten.  Outside the handler the
+ * list is only touched with SIGCHLD blocked (during a pause, or
+ * hold_sigchld()). */
 static pid_t *leftovers;
-static int nleftovers;
+static volatile sig_atomic_t nleftovers;
 static size_t leftovers_cap;
-static volatile sig_atomic_t leftovers_out;	/* nleftovers, for suspend.c */
 
 static bool is_leftover(pid_t tid)
 {
@@ -142,65 +91,103 @@ static void sweep_leftovers(void)
 		ptrace(PTRACE_DETACH, leftovers[i], 0, (void *)(long)signal_of_stop(status));
 	}
 	nleftovers = j;
-	leftovers_out = j;
 }
 
 static void add_leftover(pid_t tid)
 {
 	ALLOC_GROW(leftovers, nleftovers + 1, leftovers_cap);
-	leftovers[nleftovers++] = tid;
-	leftovers_out = nleftovers;
+	leftovers[nleftovers] = tid;
+	nleftovers++;
+}
+
+static void on_sigchld(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	sweep_leftovers();
+	/* The last one gone: a Ctrl-Z put off for it may stop pystrobe. */
+	if (!nleftovers)
+		suspend_poll();
+	errno = saved;
+}
+
+/* The handler above, and wait_stops(), which sleeps until a SIGCHLD says
+ * a thread has stopped: the kernel sends none to a tracer that ignores
+ * SIGCHLD or asked for none on stops (a disposition inherited through
+ * exec made every pause wait out its whole bound).  SA_RESTART: the
+ * program's reads and writes go on; its sleeps and polls end early, and
+ * each of them looks at the time again. */
+static void want_sigchld(void)
+{
+	static bool done;
+	struct sigaction sa;
+
+	if (done)
+		return;
+	done = true;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+static void hold_sigchld(sigset_t *old)
+{
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, old);
 }
 
 int pause_leftovers(void)
 {
+	sigset_t old;
+	int n;
+
+	hold_sigchld(&old);
 	sweep_leftovers();
+	n = nleftovers;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return n;
+}
+
+int pause_leftovers_seen(void)
+{
 	return nleftovers;
 }
 
-int pause_leftovers_racy(void)
+/* Between block_signals() and the end of pause_release(): read by
+ * suspend.c's signal handler. */
+static volatile sig_atomic_t holding;
+
+bool pause_holding(void)
 {
-	return leftovers_out;
+	return holding;
 }
 
-/* Sleep until a SIGCHLD, which the caller blocks, or the deadline.  A
- * SIGCHLD that came before the call returns at once.  Returns -1 when the
- * deadline has passed, 1 when another signal's handler ran, else 0. */
-static int wait_sigchld(uint64_t deadline)
+static void block_signals(struct pause *p)
 {
-	uint64_t now = mono_ns();
-	struct timespec ts;
-	sigset_t chld;
+	sigset_t set;
 
-	if (now >= deadline)
-		return -1;
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	ts.tv_sec = (deadline - now) / 1000000000;
-	ts.tv_nsec = (deadline - now) % 1000000000;
-	return sigtimedwait(&chld, NULL, &ts) < 0 && errno == EINTR;
-}
+	want_sigchld();
 
-int pause_sweep_until(uint64_t until_ns)
-{
-	sigset_t chld, old;
-
-	sweep_leftovers();
-	if (nleftovers) {
-		want_sigchld();
-		sigemptyset(&chld);
-		sigaddset(&chld, SIGCHLD);
-		sigprocmask(SIG_BLOCK, &chld, &old);
-		/* A stop that came before SIGCHLD was blocked is found by
-		 * the sweep after the wait.  Another signal's handler: the
-		 * caller looks at what it asked. */
-		for (sweep_leftovers(); nleftovers; sweep_leftovers())
-			if (wait_sigchld(until_ns) != 0)
-				break;
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	}
-	suspend_poll();
-	return nleftovers;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	/* A stop of pystrobe now would keep the target stopped with it:
+	 * suspend.c stops pystrobe once the threads are let go. */
+	sigaddset(&set, SIGTSTP);
+	sigaddset(&set, SIGTTIN);
+	sigaddset(&set, SIGTTOU);
+	/* Taken by wait_stops(): the tracer gets one for each stop. */
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
+	holding = true;
 }
 
 /* Waiting for a thread's stop can reap the process itself when it is our
@@ -223,7 +210,9 @@ bool pause_reaped(pid_t pid, int *status)
 	return true;
 }
 
-pid_t pause_wait_child(pid_t child, int *status, bool block)
+/* With SIGCHLD held: the stops of leftovers come to this wait, and the
+ * handler must not change the list under it. */
+static pid_t wait_child(pid_t child, int *status, bool block)
 {
 	for (;;) {
 		int st;
@@ -245,10 +234,20 @@ pid_t pause_wait_child(pid_t child, int *status, bool block)
 		 * it is what lets the kernel report the child's own exit. */
 		if (WIFSTOPPED(st) && is_leftover(r)) {
 			drop_leftover(r);
-			leftovers_out = nleftovers;
 			ptrace(PTRACE_DETACH, r, 0, (void *)(long)signal_of_stop(st));
 		}
 	}
+}
+
+pid_t pause_wait_child(pid_t child, int *status, bool block)
+{
+	sigset_t old;
+	pid_t r;
+
+	hold_sigchld(&old);
+	r = wait_child(child, status, block);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 bool pause_has(const struct pause *p, pid_t tid)
@@ -401,6 +400,25 @@ static int collect_stops(struct pause *p, int from)
 		t->signal = signal_of_stop(status);
 	}
 	return pending;
+}
+
+/* Sleep until a SIGCHLD (blocked during a pause) or the deadline.  One
+ * that came before the call returns at once.  -1 once the deadline has
+ * passed, else 0. */
+static int wait_sigchld(uint64_t deadline)
+{
+	uint64_t now = mono_ns();
+	struct timespec ts;
+	sigset_t chld;
+
+	if (now >= deadline)
+		return -1;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	ts.tv_sec = (deadline - now) / 1000000000;
+	ts.tv_nsec = (deadline - now) % 1000000000;
+	sigtimedwait(&chld, NULL, &ts);
+	return 0;
 }
 
 /* Collect the stop of every seized thread, up to the deadline.  Each stop

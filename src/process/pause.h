@@ -121,15 +121,9 @@ pid_t pause_wait_child(pid_t child, int *status, bool block);
  * Each pause and release does this too. */
 int pause_leftovers(void);
 
-/* The same, waiting until mono_ns() reaches until_ns or none is left,
- * detaching each as its stop comes (a leftover that stops while pystrobe
- * sleeps between samples would otherwise stay stopped until the next
- * sample).  Returns early when a signal handler runs.  Then does what a
- * Ctrl-Z put off (suspend_poll()).  Returns how many are left. */
-int pause_sweep_until(uint64_t until_ns);
-
-/* How many leftovers there are, as last counted: for a signal handler. */
-int pause_leftovers_racy(void);
+/* How many leftovers there are, as last counted: for a signal handler.
+ * (Between pauses a SIGCHLD handler detaches each as its stop comes.) */
+int pause_leftovers_seen(void);
 
 /* Is a pause holding threads now (between pause_process() and the end of
  * pause_release())?  For a signal handler. */

@@ -83,7 +83,7 @@ static void on_stop_signal(int sig)
 {
 	int saved = errno;
 
-	if (pause_holding() || pause_leftovers_racy() > 0) {
+	if (pause_holding() || pause_leftovers_seen() > 0) {
 		put_off = sig;
 		if (!pause_holding())
 			say_waiting();

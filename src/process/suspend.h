@@ -6,7 +6,7 @@
  * caught: held back while a pause holds threads (pause.c blocks them) and
  * taken once it lets them go; and put off while a thread seized late has
  * not reached its stop yet (a stopped tracer would keep it there), until
- * pause_sweep_until() or a release finds it detached.  Then pystrobe stops
+ * pause.c's SIGCHLD handler has detached the last.  Then pystrobe stops
  * as the signal asks, through the handler that was there before (ncurses
  * restores the terminal in its own), and goes on at SIGCONT.
  *

@@ -8,7 +8,6 @@
  * image means a new sampler.
  */
 #include "sample/fleet.h"
-#include "process/pause.h"
 #include "process/proc.h"
 #include "process/proctree.h"
 #include "process/suspend.h"
@@ -590,14 +589,9 @@ static void spin_until(uint64_t ns, uint64_t now, volatile sig_atomic_t *stop)
  * once, without a trip through the scheduler. */
 static void wait_until(struct waiter *w, uint64_t ns, volatile sig_atomic_t *stop)
 {
-	uint64_t now, margin = spin_margin(w), wake;
+	uint64_t now = mono_ns(), margin = spin_margin(w), wake;
 	struct timespec ts;
 
-	/* A thread seized late that reaches its stop while pystrobe waits is
-	 * let go then, not at the next round. */
-	if (pause_sweep_until(ns) > 0 || *stop)
-		return;
-	now = mono_ns();
 	if (now >= ns)
 		return;
 	if (margin >= ns - now) {
