@@ -29,10 +29,12 @@
 #define STOP_GRACE_NS (200 * 1000ull)
 /* New threads can appear while we attach; look again, but not forever. */
 #define MAX_ROUNDS 8
-/* A thread late this many pauses in a row is left running by the next
- * ones, twice as many after each further late one, up to LATE_SKIP_MAX:
- * seizing it costs the others nothing any more, but it still reaches a
- * stop it need not have made, every time. */
+/* A thread late this many pauses in a row in an uninterruptible sleep is
+ * left running by the next ones, twice as many after each further late
+ * one, up to LATE_SKIP_MAX: seizing it costs the others nothing any more,
+ * but it still reaches a stop it need not have made, every time.  A thread
+ * late for want of a CPU (state R, a busy machine) is not backed off from:
+ * it is running, and leaving it out of many samples would hide that. */
 #define LATE_STREAK 2
 #define LATE_SKIP_MAX 64
 
@@ -325,8 +327,8 @@ static void late_again(struct pause_hint *h, pid_t tid)
 }
 
 /* After a pause: every thread it stopped in time starts afresh, every one
- * it seized late counts one more, and a thread no longer listed is
- * forgotten (its number may come back as another's). */
+ * it seized late in an uninterruptible sleep counts one more, and a thread
+ * no longer listed is forgotten (its number may come back as another's). */
 static void note_late(struct pause *p, struct pause_hint *h)
 {
 	int j = 0;
@@ -336,7 +338,7 @@ static void note_late(struct pause *p, struct pause_hint *h)
 
 		if (t->tid && !t->stopped) {
 			p->nlate++;
-			if (h)
+			if (h && proc_task_state(p->pid, t->tid) == 'D')
 				late_again(h, t->tid);
 		}
 	}
