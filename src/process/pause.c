@@ -313,7 +313,7 @@ static bool backed_off(const struct pause *p, pid_t tid)
 static void late_again(struct pause_hint *h, pid_t tid)
 {
 	struct late_thread *l = find_late(h, tid);
-	int skip;
+	int shift;
 
 	if (!l) {
 		ALLOC_GROW(h->late, h->nlate + 1, h->late_cap);
@@ -322,8 +322,9 @@ static void late_again(struct pause_hint *h, pid_t tid)
 	}
 	if (++l->streak < LATE_STREAK)
 		return;
-	skip = l->streak - LATE_STREAK < 6 ? 1 << (l->streak - LATE_STREAK) : LATE_SKIP_MAX;
-	l->until = h->npauses + 1 + (skip < LATE_SKIP_MAX ? skip : LATE_SKIP_MAX);
+	/* Pauses 1, 2, 4 ... 32, then LATE_SKIP_MAX, from the next one. */
+	shift = l->streak - LATE_STREAK;
+	l->until = h->npauses + 1 + (shift < 6 ? 1 << shift : LATE_SKIP_MAX);
 }
 
 /* After a pause: every thread it stopped in time starts afresh, every one
