@@ -10,7 +10,8 @@ parent's memory (CLONE_VFORK), and the parent thread waits for it in the
 kernel, in state D, until the child execs; the child blocks in open() until
 thread "releaser" opens the FIFO for writing, every RELEASE_S.  So the
 spawner is in D nearly all the time and leaves it briefly, over and over:
-PTRACE_INTERRUPT cannot stop it, except in those moments.
+PTRACE_INTERRUPT cannot stop it, except in those moments.  The call is
+in_vfork(), a frame of its own.
 
 Thread "worker" spins in Python in work() and, every 20 ms of its own
 clock, appends "MONOTONIC_NS COUNT" to OUTDIR/progress: how far it got,
@@ -30,6 +31,12 @@ import time
 RELEASE_S = 0.1
 
 
+def in_vfork(libc, pid, actions, argv, envp):
+    # Its own frame: a sample here is of the thread on its way into, out
+    # of, or (read while it sleeps) in the uninterruptible sleep.
+    return libc.posix_spawn(ctypes.byref(pid), b"/bin/true", actions, None, argv, envp)
+
+
 def spawn_loop(fifo, stop):
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     actions = ctypes.create_string_buffer(256)  # posix_spawn_file_actions_t: 80 bytes
@@ -39,7 +46,7 @@ def spawn_loop(fifo, stop):
     libc.posix_spawn_file_actions_init(actions)
     libc.posix_spawn_file_actions_addopen(actions, 0, os.fsencode(fifo), os.O_RDONLY, 0)
     while not os.path.exists(stop):
-        if libc.posix_spawn(ctypes.byref(pid), b"/bin/true", actions, None, argv, envp):
+        if in_vfork(libc, pid, actions, argv, envp):
             raise OSError(ctypes.get_errno(), "posix_spawn")
         os.waitpid(pid.value, 0)
 
