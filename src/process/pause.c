@@ -327,24 +327,28 @@ static void late_again(struct pause_hint *h, pid_t tid)
 	l->until = h->npauses + 1 + (shift < 6 ? 1 << shift : LATE_SKIP_MAX);
 }
 
-/* After a pause: every thread it stopped in time starts afresh, every one
- * it seized late in an uninterruptible sleep counts one more, and a thread
- * no longer listed is forgotten (its number may come back as another's). */
-static void note_late(struct pause *p, struct pause_hint *h)
+/* The threads seized that have not stopped (yet): late. */
+static void count_late(struct pause *p)
+{
+	for (int i = 0; i < p->n; i++)
+		p->nlate += p->threads[i].tid && !p->threads[i].stopped;
+}
+
+/* After a pause, once its threads are let go (a look at /proc for each
+ * late thread is no time to keep the others stopped): every thread it
+ * stopped in time starts afresh, every one it seized late that is in an
+ * uninterruptible sleep counts one more, and a thread no longer listed is
+ * forgotten (its number may come back as another's). */
+static void note_late(const struct pause *p, struct pause_hint *h)
 {
 	int j = 0;
 
 	for (int i = 0; i < p->n; i++) {
 		const struct paused_thread *t = &p->threads[i];
 
-		if (t->tid && !t->stopped) {
-			p->nlate++;
-			if (h && proc_task_state(p->pid, t->tid) == 'D')
-				late_again(h, t->tid);
-		}
+		if (t->tid && !t->stopped && proc_task_state(p->pid, t->tid) == 'D')
+			late_again(h, t->tid);
 	}
-	if (!h)
-		return;
 	for (int i = 0; i < h->nlate; i++) {
 		struct late_thread *l = &h->late[i];
 
@@ -652,10 +656,9 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 	sweep_leftovers();
 	seize_hinted(pid, p, h, &cap);
 	rc = seize_all(pid, p, h, &cap);
-	/* Only this call reads the caller's arrays. */
+	/* Only this call reads the caller's array. */
 	p->skip = NULL;
 	p->nskip = 0;
-	p->hint = NULL;
 	if (rc < 0) {
 		/* Threads seized but not yet stopped cannot be detached:
 		 * collect their stops first, then let everything go. */
@@ -665,7 +668,7 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 	}
 	/* The stops that came while later threads were seized. */
 	collect_stops(p, 0);
-	note_late(p, h);
+	count_late(p);
 	/* Nothing stopped is a pause only when threads were left running on
 	 * purpose, or late: otherwise the process has gone. */
 	if (!keep_hint(p, h) && !p->left_running && !p->nlate) {
@@ -723,6 +726,9 @@ void pause_release(struct pause *p)
 	p->released_ns = mono_ns();
 	if (p->realtime)
 		realtime(false);
+	if (p->hint)
+		note_late(p, p->hint);
+	p->hint = NULL;
 	free(p->threads);
 	p->threads = NULL;
 	p->n = 0;

@@ -38,7 +38,7 @@ struct pause {
 	bool left_running;	/* and a listing found one of them */
 	const pid_t *skip;	/* those threads, sorted: during the call only */
 	int nskip;
-	struct pause_hint *hint;	/* of this process: during the call only */
+	struct pause_hint *hint;	/* of this process, until pause_release() */
 	/* Threads left out as late: not stopped within the bound, still on
 	 * their way to an earlier pause's stop, or backed off from. */
 	int nlate;
@@ -79,7 +79,8 @@ struct pause_hint {
 };
 
 /* pause_process(), seizing h's threads first when h is of pid, and
- * keeping in h the threads this pause found.  h may be NULL. */
+ * keeping in h the threads this pause found, and those late in it (h
+ * must outlive the pause_release()).  h may be NULL. */
 int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h);
 void pause_hint_free(struct pause_hint *h);
 
