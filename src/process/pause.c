@@ -53,6 +53,18 @@ static pid_t *leftovers;
 static volatile sig_atomic_t nleftovers;
 static size_t leftovers_cap;
 
+/* Between block_signals() and the end of pause_release(): read by
+ * suspend.c's signal handler. */
+static volatile sig_atomic_t holding;
+
+/* A stopped pystrobe would keep the threads it holds stopped, and the
+ * leftovers that reach their stop meanwhile: the SIGSTOP watchdog is to
+ * know of both. */
+static void tell_watchdog(void)
+{
+	suspend_holding(holding || nleftovers > 0);
+}
+
 static bool is_leftover(pid_t tid)
 {
 	for (int i = 0; i < nleftovers; i++)
@@ -93,6 +105,7 @@ static void sweep_leftovers(void)
 		ptrace(PTRACE_DETACH, leftovers[i], 0, (void *)(long)signal_of_stop(status));
 	}
 	nleftovers = j;
+	tell_watchdog();
 }
 
 static void add_leftover(pid_t tid)
@@ -100,6 +113,7 @@ static void add_leftover(pid_t tid)
 	ALLOC_GROW(leftovers, nleftovers + 1, leftovers_cap);
 	leftovers[nleftovers] = tid;
 	nleftovers++;
+	tell_watchdog();
 }
 
 static void on_sigchld(int sig)
@@ -161,10 +175,6 @@ int pause_leftovers_seen(void)
 	return nleftovers;
 }
 
-/* Between block_signals() and the end of pause_release(): read by
- * suspend.c's signal handler. */
-static volatile sig_atomic_t holding;
-
 bool pause_holding(void)
 {
 	return holding;
@@ -175,6 +185,7 @@ static void block_signals(struct pause *p)
 	sigset_t set;
 
 	want_sigchld();
+	suspend_watch();
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -190,6 +201,7 @@ static void block_signals(struct pause *p)
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
 	holding = true;
+	tell_watchdog();
 }
 
 /* Waiting for a thread's stop can reap the process itself when it is our
@@ -236,6 +248,7 @@ static pid_t wait_child(pid_t child, int *status, bool block)
 		 * it is what lets the kernel report the child's own exit. */
 		if (WIFSTOPPED(st) && is_leftover(r)) {
 			drop_leftover(r);
+			tell_watchdog();
 			ptrace(PTRACE_DETACH, r, 0, (void *)(long)signal_of_stop(st));
 		}
 	}
@@ -734,6 +747,7 @@ void pause_release(struct pause *p)
 	p->n = 0;
 	if (p->pid) {
 		holding = false;
+		tell_watchdog();
 		sigprocmask(SIG_SETMASK, &p->saved_mask, NULL);
 		/* A Ctrl-Z that came while the threads were held. */
 		suspend_poll();

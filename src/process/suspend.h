@@ -10,11 +10,14 @@
  * as the signal asks, through the handler that was there before (ncurses
  * restores the terminal in its own), and goes on at SIGCONT.
  *
- * SIGSTOP cannot be caught: see the man pages, "SUSPENDING PYSTROBE".
+ * SIGSTOP cannot be caught: a watchdog process continues a pystrobe
+ * stopped while it holds threads, and pystrobe stops again once they are
+ * let go (suspend.c).
  */
 #ifndef PYSTROBE_SUSPEND_H
 #define PYSTROBE_SUSPEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Catch the stop signals from now on; call it after any library that
@@ -23,6 +26,11 @@ void suspend_on_signals(void);
 
 /* Stop now if a stop was put off and nothing holds the target any more. */
 void suspend_poll(void);
+
+/* Start the SIGSTOP watchdog, once (pause.c, before its first pause), and
+ * tell it whether threads are held or seized late and not yet let go. */
+void suspend_watch(void);
+void suspend_holding(bool on);
 
 /* How long pystrobe has been stopped so far, in all: the sampling clock
  * leaves that time out (it is neither lag nor part of --duration). */

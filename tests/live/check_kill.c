@@ -25,8 +25,8 @@
  * stopped tracer keeps its stopped threads stopped.  Against the same
  * target, record (--blocking, --native, --blocking --idle, -s --native),
  * top --native and dump --native, each in a process group of its own as a
- * shell's job is, get SIGTSTP, SIGTTIN or SIGTTOU (Ctrl-Z and its kin)
- * after a random 0-MAX_DELAY_MS; once pystrobe is stopped (state T) and
+ * shell's job is, get SIGTSTP, SIGTTIN, SIGTTOU (Ctrl-Z and its kin) or
+ * SIGSTOP after a random 0-MAX_DELAY_MS; once pystrobe is stopped (T) and
  * SETTLE_MS more have passed, no thread of the target may be stopped;
  * then SIGCONT, and the next.  record and top take every suspension in one
  * run, which must then end on SIGINT with exit 0; dump is started afresh
@@ -226,7 +226,10 @@ static const struct suspend_mode {
 	{ "dump --native", { "dump", "--native", NULL }, true },
 };
 
-static const int stop_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU };
+/* SIGSTOP cannot be caught: pystrobe's watchdog continues it while it
+ * holds threads, and it stops again once they are let go. */
+static const int stop_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGSTOP };
+#define NSTOPS ((int)(sizeof(stop_signals) / sizeof(*stop_signals)))
 
 struct suspends {
 	int tried, stopped, left_stopped, ended_first;
@@ -314,7 +317,7 @@ static void suspend_mode(const struct suspend_mode *m, pid_t target, unsigned *s
 	char what[128];
 
 	for (int i = 0; i < n; i++) {
-		int sig = stop_signals[i % 3], delay = rand_r(seed) % (MAX_DELAY_MS + 1);
+		int sig = stop_signals[i % NSTOPS], delay = rand_r(seed) % (MAX_DELAY_MS + 1);
 
 		if (!p)
 			p = start_cmd(m->words, target, true);
