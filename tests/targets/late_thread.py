@@ -51,10 +51,11 @@ def spawn_loop(fifo, stop):
         os.waitpid(pid.value, 0)
 
 
-def release_loop(fifo, stop):
+def release_loop(fifo, spawner):
     # Non-blocking: with no child in open() (the spawner is between two
     # spawns, or has stopped) there is no reader, and this tries again.
-    while not os.path.exists(stop):
+    # Until the spawner has ended: its last child may still wait.
+    while spawner.is_alive():
         time.sleep(RELEASE_S)
         try:
             os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
@@ -82,8 +83,9 @@ def main():
     fifo = os.path.join(outdir, "fifo")
     stop = os.path.join(outdir, "stop")
     os.mkfifo(fifo)
-    threads = [threading.Thread(target=spawn_loop, args=(fifo, stop), name="spawner"),
-               threading.Thread(target=release_loop, args=(fifo, stop), name="releaser"),
+    spawner = threading.Thread(target=spawn_loop, args=(fifo, stop), name="spawner")
+    threads = [spawner,
+               threading.Thread(target=release_loop, args=(fifo, spawner), name="releaser"),
                threading.Thread(target=work, args=(os.path.join(outdir, "progress"), stop),
                                 name="worker")]
     for t in threads:
