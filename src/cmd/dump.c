@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "cmd/dump_format.h"
 #include "process/proctree.h"
+#include "process/suspend.h"
 #include "sample/snapshot.h"
 #include "process/core.h"
 #include "native/dbghint.h"
@@ -212,6 +213,8 @@ int cmd_dump(int argc, char **argv)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	if (a.core.path)
 		return dump_core(&a);
+	/* Ctrl-Z lets the threads go before pystrobe stops. */
+	suspend_on_signals();
 	nprocs = dump_list_processes(a.pid, a.tree, &procs);
 	if (nprocs == 0) {
 		errorf("no such process: %d", a.pid);

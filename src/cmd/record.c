@@ -8,6 +8,7 @@
 #include "process/pause.h"
 #include "process/proc.h"
 #include "process/proctree.h"
+#include "process/suspend.h"
 #include "profile/profile.h"
 #include "profile/toplist.h"
 #include "python/pystack.h"
@@ -338,6 +339,11 @@ static void summary(struct record *r, const struct sampler_status *st, const cha
 			  hist_quantile(&r->counts.pause_hist, 0.5) / 1e3,
 			  hist_quantile(&r->counts.pause_hist, 0.99) / 1e3,
 			  r->counts.max_pause_ns / 1e6);
+	if (r->counts.late)
+		sb_printf(&sb, ", late threads: %llu sample%s left out (a thread that did not "
+			  "stop within the bound; up to %d in a round)",
+			  (unsigned long long)r->counts.late, r->counts.late == 1 ? "" : "s",
+			  r->counts.max_late);
 	put_lag(&sb, st);
 	if (path)
 		sb_printf(&sb, "; wrote %s", out_path_name(path));
@@ -499,6 +505,7 @@ int cmd_record(int argc, char **argv)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	/* Before the probe of the output: interrupted, it is removed. */
 	quit_on_signals();
+	suspend_on_signals();
 	if ((rc = settle_output(&r)) < 0)
 		return exit_code(rc);
 	profile_init(&p, r.t.so.rate_hz);

@@ -15,6 +15,7 @@
 #include "sample/target_opts.h"
 #include "sample/launch.h"
 #include "process/proc.h"
+#include "process/suspend.h"
 #include "top/keys.h"
 #include "top/model.h"
 #include "top/view.h"
@@ -408,6 +409,9 @@ int cmd_top(int argc, char **argv)
 		status = t.child.pid ? finish_child(&t, true) : EXIT_ERROR;
 		goto out;
 	}
+	/* After ncurses, whose handler restores the terminal: ours stops
+	 * through it once the threads are let go. */
+	suspend_on_signals();
 	run(&t);
 	top_view_end();
 	status = finish_child(&t, quit_requested || !t.m.exited);

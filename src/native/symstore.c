@@ -16,6 +16,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,6 +503,25 @@ static void claim(struct sfile *f, struct owner *o, const struct vmod *m, uint64
 
 /* --- the store ---------------------------------------------------------------- */
 
+/* Start the loader with the signals a handler of pystrobe takes blocked:
+ * they are the sampling thread's.  A stop signal (Ctrl-Z) taken here
+ * while that thread holds the target stopped would stop pystrobe with the
+ * target held (process/suspend.h).  A fault stays the thread's own. */
+static int start_loader(void)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	sigset_t set, old;
+	int rc;
+
+	sigfillset(&set);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(*faults); i++)
+		sigdelset(&set, faults[i]);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	rc = pthread_create(&store->thread, NULL, loader, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 static void store_make(void)
 {
 	store = xcalloc(1, sizeof(*store));
@@ -509,7 +529,7 @@ static void store_make(void)
 	pthread_mutex_init(&store->lock, NULL);
 	pthread_cond_init(&store->wake, NULL);
 	pthread_cond_init(&store->loaded, NULL);
-	if (pthread_create(&store->thread, NULL, loader, NULL) != 0) {
+	if (start_loader() != 0) {
 		errorf("symbols: cannot start the loading thread: %s", strerror(errno));
 		exit(EXIT_ERROR);
 	}

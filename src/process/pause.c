@@ -1,5 +1,6 @@
 #include "process/pause.h"
 #include "process/proc.h"
+#include "process/suspend.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -16,60 +17,53 @@
 #define PTRACE_EVENT_STOP 128
 #endif
 
-/* A thread that does not stop within this long is read while running (it is
- * in an uninterruptible sleep, where its Python stack cannot change anyway). */
-#define STOP_TIMEOUT_NS (200 * 1000 * 1000L)
+/* A thread that has not reached its stop this long after the pause began
+ * is late: it is left out (pause_holds()), and the others are not held
+ * waiting for it.  A thread in an uninterruptible sleep (a GPU driver
+ * call, NFS, the parent of a vfork()) cannot stop until it leaves it, and
+ * waiting 200 ms for one held a training loop stopped for 200 ms per
+ * sample.  A running thread stops in microseconds; one that waits for a
+ * CPU behind the target's own threads may take a time slice. */
+#define STOP_BOUND_NS (2 * 1000 * 1000ull)
+/* A thread found past the bound (a new one) may still stop this fast. */
+#define STOP_GRACE_NS (200 * 1000ull)
 /* New threads can appear while we attach; look again, but not forever. */
 #define MAX_ROUNDS 8
-/* Threads still seized after a release: see pause_release(). */
-#define MAX_LEFTOVERS 64
-
-/* wait_stops() sleeps until a SIGCHLD says a thread has stopped, and the
- * kernel sends none to a tracer that ignores SIGCHLD or asked for none on
- * stops: a disposition inherited through exec (a parent that ignored
- * SIGCHLD) made every pause last the whole STOP_TIMEOUT_NS.  pystrobe
- * waits for its own children, so the default suits it anyway. */
-static void want_sigchld(void)
-{
-	static bool done;
-	struct sigaction sa;
-
-	if (done)
-		return;
-	done = true;
-	if (sigaction(SIGCHLD, NULL, &sa) != 0)
-		return;
-	if (sa.sa_handler == SIG_IGN || (sa.sa_flags & SA_NOCLDSTOP)) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		sigaction(SIGCHLD, &sa, NULL);
-	}
-}
-
-static void block_signals(struct pause *p)
-{
-	sigset_t set;
-
-	want_sigchld();
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	/* Taken by wait_stops(): the tracer gets one for each stop. */
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
-}
+/* A thread late this many pauses in a row in an uninterruptible sleep is
+ * left running by the next ones, twice as many after each further late
+ * one, up to LATE_SKIP_MAX: seizing it costs the others nothing any more,
+ * but it still reaches a stop it need not have made, every time.  A thread
+ * late for want of a CPU (state R, a busy machine) is not backed off from:
+ * it is running, and leaving it out of many samples would hide that. */
+#define LATE_STREAK 2
+#define LATE_SKIP_MAX 64
 
 /* A seized thread can be detached only from a stop.  One that has not
  * reached its stop when we release (an uninterruptible sleep: NFS, a GPU
  * driver call) would stop the moment it gets there, and stay stopped for
  * as long as pystrobe lives.  So it is kept here and detached as soon as
- * its stop comes: every pause and release looks again.  A thread on this
- * list is not seized again (the kernel would refuse: it is ours). */
-static pid_t leftovers[MAX_LEFTOVERS];
-static int nleftovers;
+ * its stop comes, by the SIGCHLD handler below (the kernel tells the
+ * tracer of each stop): at once, whatever pystrobe is doing then (waiting
+ * for the next sample, naming frames for dump).  A thread on this list is
+ * not seized again (the kernel would refuse: it is ours).  As many as the
+ * target has threads: none may be forgotten.  Outside the handler the
+ * list is only touched with SIGCHLD blocked (during a pause, or
+ * hold_sigchld()). */
+static pid_t *leftovers;
+static volatile sig_atomic_t nleftovers;
+static size_t leftovers_cap;
+
+/* Between block_signals() and the end of pause_release(): read by
+ * suspend.c's signal handler. */
+static volatile sig_atomic_t holding;
+
+/* A stopped pystrobe would keep the threads it holds stopped, and the
+ * leftovers that reach their stop meanwhile: the SIGSTOP watchdog is to
+ * know of both. */
+static void tell_watchdog(void)
+{
+	suspend_holding(holding || nleftovers > 0);
+}
 
 static bool is_leftover(pid_t tid)
 {
@@ -111,12 +105,103 @@ static void sweep_leftovers(void)
 		ptrace(PTRACE_DETACH, leftovers[i], 0, (void *)(long)signal_of_stop(status));
 	}
 	nleftovers = j;
+	tell_watchdog();
+}
+
+static void add_leftover(pid_t tid)
+{
+	ALLOC_GROW(leftovers, nleftovers + 1, leftovers_cap);
+	leftovers[nleftovers] = tid;
+	nleftovers++;
+	tell_watchdog();
+}
+
+static void on_sigchld(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	sweep_leftovers();
+	/* The last one gone: a Ctrl-Z put off for it may stop pystrobe. */
+	if (!nleftovers)
+		suspend_poll();
+	errno = saved;
+}
+
+/* The handler above, and wait_stops(), which sleeps until a SIGCHLD says
+ * a thread has stopped: the kernel sends none to a tracer that ignores
+ * SIGCHLD or asked for none on stops (a disposition inherited through
+ * exec made every pause wait out its whole bound).  SA_RESTART: the
+ * program's reads and writes go on; its sleeps and polls end early, and
+ * each of them looks at the time again. */
+static void want_sigchld(void)
+{
+	static bool done;
+	struct sigaction sa;
+
+	if (done)
+		return;
+	done = true;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+static void hold_sigchld(sigset_t *old)
+{
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, old);
 }
 
 int pause_leftovers(void)
 {
+	sigset_t old;
+	int n;
+
+	hold_sigchld(&old);
 	sweep_leftovers();
+	n = nleftovers;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return n;
+}
+
+int pause_leftovers_seen(void)
+{
 	return nleftovers;
+}
+
+bool pause_holding(void)
+{
+	return holding;
+}
+
+static void block_signals(struct pause *p)
+{
+	sigset_t set;
+
+	want_sigchld();
+	suspend_watch();
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	/* A stop of pystrobe now would keep the target stopped with it:
+	 * suspend.c stops pystrobe once the threads are let go. */
+	sigaddset(&set, SIGTSTP);
+	sigaddset(&set, SIGTTIN);
+	sigaddset(&set, SIGTTOU);
+	/* Taken by wait_stops(): the tracer gets one for each stop. */
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &p->saved_mask);
+	holding = true;
+	tell_watchdog();
 }
 
 /* Waiting for a thread's stop can reap the process itself when it is our
@@ -139,7 +224,9 @@ bool pause_reaped(pid_t pid, int *status)
 	return true;
 }
 
-pid_t pause_wait_child(pid_t child, int *status, bool block)
+/* With SIGCHLD held: the stops of leftovers come to this wait, and the
+ * handler must not change the list under it. */
+static pid_t wait_child(pid_t child, int *status, bool block)
 {
 	for (;;) {
 		int st;
@@ -161,9 +248,21 @@ pid_t pause_wait_child(pid_t child, int *status, bool block)
 		 * it is what lets the kernel report the child's own exit. */
 		if (WIFSTOPPED(st) && is_leftover(r)) {
 			drop_leftover(r);
+			tell_watchdog();
 			ptrace(PTRACE_DETACH, r, 0, (void *)(long)signal_of_stop(st));
 		}
 	}
+}
+
+pid_t pause_wait_child(pid_t child, int *status, bool block)
+{
+	sigset_t old;
+	pid_t r;
+
+	hold_sigchld(&old);
+	r = wait_child(child, status, block);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 bool pause_has(const struct pause *p, pid_t tid)
@@ -174,12 +273,21 @@ bool pause_has(const struct pause *p, pid_t tid)
 	return false;
 }
 
+/* Is tid a thread p stopped, and still holds? */
+static bool stopped_by(const struct pause *p, pid_t tid)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->threads[i].tid == tid)
+			return p->threads[i].stopped;
+	return false;
+}
+
 bool pause_holds(const struct pause *p, pid_t tid)
 {
-	if (!p->partial)
+	if (!p->partial && !p->nlate)
 		return true;
 	/* A gone thread's entry has tid 0: an unknown tid proves nothing. */
-	return tid > 0 && (pause_has(p, tid) || is_leftover(tid));
+	return tid > 0 && stopped_by(p, tid);
 }
 
 static int cmp_tid(const void *a, const void *b)
@@ -193,6 +301,76 @@ static int cmp_tid(const void *a, const void *b)
 static bool skipped(const struct pause *p, pid_t tid)
 {
 	return p->nskip && bsearch(&tid, p->skip, p->nskip, sizeof(*p->skip), cmp_tid);
+}
+
+/* --- threads late again and again ---------------------------------------- */
+
+static struct late_thread *find_late(const struct pause_hint *h, pid_t tid)
+{
+	for (int i = 0; i < h->nlate; i++)
+		if (h->late[i].tid == tid)
+			return &h->late[i];
+	return NULL;
+}
+
+/* Is tid a thread this pause leaves running for having been late before?
+ * (p->hint is of p's process, or NULL.) */
+static bool backed_off(const struct pause *p, pid_t tid)
+{
+	const struct late_thread *l = p->hint ? find_late(p->hint, tid) : NULL;
+
+	return l && p->hint->npauses < l->until;
+}
+
+/* One more pause in which tid was late. */
+static void late_again(struct pause_hint *h, pid_t tid)
+{
+	struct late_thread *l = find_late(h, tid);
+	int shift;
+
+	if (!l) {
+		ALLOC_GROW(h->late, h->nlate + 1, h->late_cap);
+		l = &h->late[h->nlate++];
+		*l = (struct late_thread){ .tid = tid };
+	}
+	if (++l->streak < LATE_STREAK)
+		return;
+	/* Pauses 1, 2, 4 ... 32, then LATE_SKIP_MAX, from the next one. */
+	shift = l->streak - LATE_STREAK;
+	l->until = h->npauses + 1 + (shift < 6 ? 1 << shift : LATE_SKIP_MAX);
+}
+
+/* The threads seized that have not stopped (yet): late. */
+static void count_late(struct pause *p)
+{
+	for (int i = 0; i < p->n; i++)
+		p->nlate += p->threads[i].tid && !p->threads[i].stopped;
+}
+
+/* After a pause, once its threads are let go (a look at /proc for each
+ * late thread is no time to keep the others stopped): every thread it
+ * stopped in time starts afresh, every one it seized late that is in an
+ * uninterruptible sleep counts one more, and a thread no longer listed is
+ * forgotten (its number may come back as another's). */
+static void note_late(const struct pause *p, struct pause_hint *h)
+{
+	int j = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		const struct paused_thread *t = &p->threads[i];
+
+		if (t->tid && !t->stopped && proc_task_state(p->pid, t->tid) == 'D')
+			late_again(h, t->tid);
+	}
+	for (int i = 0; i < h->nlate; i++) {
+		struct late_thread *l = &h->late[i];
+
+		if (stopped_by(p, l->tid) || !h->nlisted ||
+		    !bsearch(&l->tid, h->listed, h->nlisted, sizeof(*h->listed), cmp_tid))
+			continue;
+		h->late[j++] = *l;
+	}
+	h->nlate = j;
 }
 
 /* Seize and interrupt one thread.  0, 1 if it is already gone, or an error. */
@@ -244,6 +422,25 @@ static int collect_stops(struct pause *p, int from)
 	return pending;
 }
 
+/* Sleep until a SIGCHLD (blocked during a pause) or the deadline.  One
+ * that came before the call returns at once.  -1 once the deadline has
+ * passed, else 0. */
+static int wait_sigchld(uint64_t deadline)
+{
+	uint64_t now = mono_ns();
+	struct timespec ts;
+	sigset_t chld;
+
+	if (now >= deadline)
+		return -1;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	ts.tv_sec = (deadline - now) / 1000000000;
+	ts.tv_nsec = (deadline - now) % 1000000000;
+	sigtimedwait(&chld, NULL, &ts);
+	return 0;
+}
+
 /* Collect the stop of every seized thread, up to the deadline.  Each stop
  * sends pystrobe a SIGCHLD (held back by block_signals()), so between
  * looks it sleeps until the next stop rather than for a fixed while: a
@@ -251,23 +448,18 @@ static int collect_stops(struct pause *p, int from)
  * spinning in C, most of it from waking up for nothing. */
 static void wait_stops(struct pause *p, int from)
 {
-	uint64_t deadline = mono_ns() + STOP_TIMEOUT_NS;
-	sigset_t chld;
+	uint64_t deadline = mono_ns() + STOP_GRACE_NS;
 
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	while (collect_stops(p, from) > 0) {
-		uint64_t now = mono_ns();
-		struct timespec ts;
-
-		if (now >= deadline)
+	/* The bound runs from the first wait, after the first threads are
+	 * seized: seizing 200 threads takes a millisecond by itself.  A
+	 * thread found later (started meanwhile) gets a short grace. */
+	if (!p->deadline_ns)
+		p->deadline_ns = mono_ns() + STOP_BOUND_NS;
+	if (p->deadline_ns > deadline)
+		deadline = p->deadline_ns;
+	while (collect_stops(p, from) > 0)
+		if (wait_sigchld(deadline) < 0)
 			return;
-		ts.tv_sec = (deadline - now) / 1000000000;
-		ts.tv_nsec = (deadline - now) % 1000000000;
-		/* A stop that came before this call left SIGCHLD pending:
-		 * it returns at once, and the loop looks again. */
-		sigtimedwait(&chld, NULL, &ts);
-	}
 }
 
 /* pystrobe runs SCHED_FIFO, when it may (root, CAP_SYS_NICE or
@@ -303,7 +495,7 @@ static void seize_hinted(pid_t pid, struct pause *p, const struct pause_hint *h,
 	for (int i = 0; i < h->n; i++) {
 		pid_t tid = h->tids[i];
 
-		if (is_leftover(tid) || skipped(p, tid) ||
+		if (is_leftover(tid) || skipped(p, tid) || backed_off(p, tid) ||
 		    syscall(SYS_tgkill, pid, tid, 0) != 0 || seize(pid, tid) != 0)
 			continue;
 		ALLOC_GROW(p->threads, p->n + 1, *cap);
@@ -369,6 +561,7 @@ void pause_hint_free(struct pause_hint *h)
 {
 	free(h->tids);
 	free(h->listed);
+	free(h->late);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -384,19 +577,24 @@ int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h)
 
 /* Seize the threads of one listing of the process (tids[0..n)) that are
  * not seized yet, nor left running on purpose.  Returns how many it
- * seized, or an error.  A leftover is read while running, as one that
- * does not stop in time is. */
-static int seize_listed(pid_t pid, struct pause *p, const pid_t *tids, int n, size_t *cap)
+ * seized, or an error.  A leftover, or a thread backed off from, is late
+ * (counted in the first listing, where it first shows). */
+static int seize_listed(pid_t pid, struct pause *p, const pid_t *tids, int n, size_t *cap,
+			bool first)
 {
 	int added = 0;
 
 	for (int i = 0; i < n; i++) {
 		int r;
 
-		if (pause_has(p, tids[i]) || is_leftover(tids[i]))
+		if (pause_has(p, tids[i]))
 			continue;
 		if (skipped(p, tids[i])) {
 			p->left_running = true;
+			continue;
+		}
+		if (is_leftover(tids[i]) || backed_off(p, tids[i])) {
+			p->nlate += first;
 			continue;
 		}
 		r = seize(pid, tids[i]);
@@ -434,10 +632,11 @@ static int seize_all(pid_t pid, struct pause *p, struct pause_hint *h, size_t *c
 		int n = proc_tasks(pid, &tids), from = p->n, added;
 
 		if (n < 0)
-			return p->n || p->left_running ? 0 : status_fail(EXIT_NO_PROCESS);
+			return p->n || p->left_running || p->nlate ? 0 :
+				status_fail(EXIT_NO_PROCESS);
 		if (round == 0)
 			drop_strangers(p, tids, n);
-		added = seize_listed(pid, p, tids, n, cap);
+		added = seize_listed(pid, p, tids, n, cap, round == 0);
 		keep_listing(h, pid, tids, n);
 		if (added < 0)
 			return added;
@@ -461,6 +660,10 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 		p->nskip = nskip;
 		p->partial = true;
 	}
+	if (h && h->pid == pid) {
+		p->hint = h;
+		h->npauses++;
+	}
 	block_signals(p);
 	p->realtime = realtime(true);
 	sweep_leftovers();
@@ -476,9 +679,12 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 		pause_release(p);
 		return rc;
 	}
+	/* The stops that came while later threads were seized. */
+	collect_stops(p, 0);
+	count_late(p);
 	/* Nothing stopped is a pause only when threads were left running on
-	 * purpose: otherwise the process has gone. */
-	if (!keep_hint(p, h) && !p->left_running) {
+	 * purpose, or late: otherwise the process has gone. */
+	if (!keep_hint(p, h) && !p->left_running && !p->nlate) {
 		pause_release(p);
 		return status_fail(EXIT_NO_PROCESS);
 	}
@@ -488,50 +694,41 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 }
 
 /* A seized thread can only be detached from a stop.  One that has not
- * reached its stop yet will (the interrupt is pending), unless it sits in
- * an uninterruptible sleep: wait for it a while, then leave it to
- * sweep_leftovers(). */
-#define RELEASE_WAIT_NS (500 * 1000 * 1000L)
-
-static void collect_stop(struct paused_thread *t, uint64_t deadline)
+ * reached its stop yet will (the interrupt is pending): it is looked at
+ * once more, and if it is still on its way it becomes a leftover, detached
+ * when its stop comes.  Waiting for it here would hold every other thread
+ * stopped for as long as it takes. */
+static void last_look(struct paused_thread *t)
 {
-	while (!t->stopped && t->tid) {
-		int status = 0;
-		pid_t r = waitpid(t->tid, &status, WNOHANG | __WALL);
+	int status = 0;
+	pid_t r = waitpid(t->tid, &status, WNOHANG | __WALL);
 
-		if (r < 0 || (r == t->tid && (WIFEXITED(status) || WIFSIGNALED(status)))) {
-			if (r > 0)
-				note_exit(r, status);
-			t->tid = 0;
-			return;
-		}
-		if (r == t->tid) {
-			t->stopped = true;
-			t->signal = signal_of_stop(status);
-			return;
-		}
-		if (mono_ns() > deadline)
-			return;
-		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+	if (r == 0)
+		return;
+	if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+		if (r > 0)
+			note_exit(r, status);
+		t->tid = 0;
+		return;
 	}
+	t->stopped = true;
+	t->signal = signal_of_stop(status);
 }
 
 void pause_release(struct pause *p)
 {
-	uint64_t deadline;
-
 	/* Dropped for a big process's reading: see REALTIME_READ_THREADS. */
 	if (p->realtime && p->n > REALTIME_READ_THREADS)
 		realtime(true);
-	deadline = mono_ns() + RELEASE_WAIT_NS;
 	for (int i = 0; i < p->n; i++) {
 		struct paused_thread *t = &p->threads[i];
 
-		collect_stop(t, deadline);
+		if (t->tid && !t->stopped)
+			last_look(t);
 		if (t->tid == 0)
 			continue;
-		if (!t->stopped && nleftovers < MAX_LEFTOVERS) {
-			leftovers[nleftovers++] = t->tid;
+		if (!t->stopped) {
+			add_leftover(t->tid);
 			continue;
 		}
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->signal);
@@ -542,10 +739,18 @@ void pause_release(struct pause *p)
 	p->released_ns = mono_ns();
 	if (p->realtime)
 		realtime(false);
+	if (p->hint)
+		note_late(p, p->hint);
+	p->hint = NULL;
 	free(p->threads);
 	p->threads = NULL;
 	p->n = 0;
-	if (p->pid)
+	if (p->pid) {
+		holding = false;
+		tell_watchdog();
 		sigprocmask(SIG_SETMASK, &p->saved_mask, NULL);
+		/* A Ctrl-Z that came while the threads were held. */
+		suspend_poll();
+	}
 	p->pid = 0;
 }

@@ -5,6 +5,12 @@
  * never PTRACE_ATTACH: SEIZE sends no SIGSTOP that could be left behind, and
  * if pystrobe dies the kernel releases the threads.  A signal that arrives for
  * a thread while we hold it is delivered when we let go.
+ *
+ * No thread is waited for longer than a bound of a few milliseconds: one
+ * that has not stopped by then (in an uninterruptible sleep) is late, left
+ * out of the sample while the others are read and let go, and detached
+ * when its stop comes; one late again and again is left running by the
+ * next pauses of the same hint.
  */
 #ifndef PYSTROBE_PAUSE_H
 #define PYSTROBE_PAUSE_H
@@ -20,6 +26,8 @@ struct paused_thread {
 	int signal;		/* signal to deliver on release, or 0 */
 };
 
+struct pause_hint;
+
 struct pause {
 	pid_t pid;
 	struct paused_thread *threads;
@@ -30,6 +38,11 @@ struct pause {
 	bool left_running;	/* and a listing found one of them */
 	const pid_t *skip;	/* those threads, sorted: during the call only */
 	int nskip;
+	struct pause_hint *hint;	/* of this process, until pause_release() */
+	/* Threads left out as late: not stopped within the bound, still on
+	 * their way to an earlier pause's stop, or backed off from. */
+	int nlate;
+	uint64_t deadline_ns;	/* the bound, once the first wait began */
 	uint64_t released_ns;	/* mono_ns() when pause_release() let the last go */
 };
 
@@ -38,6 +51,13 @@ struct pause {
  * SIGHUP and SIGQUIT to pystrobe are held back until pause_release(), so
  * no exit path can leave the target stopped. */
 int pause_process(pid_t pid, struct pause *p);
+
+/* A thread late in the last pauses: see LATE_STREAK in pause.c. */
+struct late_thread {
+	pid_t tid;
+	int streak;		/* pauses in a row it was late in */
+	uint64_t until;		/* left running until npauses reaches this */
+};
 
 /* The threads one pause of a process found, for its next pause: they
  * are seized before anything else, so that they are on their way to
@@ -52,10 +72,15 @@ struct pause_hint {
 	pid_t listed_pid;
 	pid_t *listed;
 	int nlisted;
+	uint64_t npauses;	/* pauses of pid made with this hint */
+	struct late_thread *late;
+	int nlate;
+	size_t late_cap;
 };
 
 /* pause_process(), seizing h's threads first when h is of pid, and
- * keeping in h the threads this pause found.  h may be NULL. */
+ * keeping in h the threads this pause found, and those late in it (h
+ * must outlive the pause_release()).  h may be NULL. */
 int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h);
 void pause_hint_free(struct pause_hint *h);
 
@@ -97,14 +122,22 @@ pid_t pause_wait_child(pid_t child, int *status, bool block);
  * Each pause and release does this too. */
 int pause_leftovers(void);
 
+/* How many leftovers there are, as last counted: for a signal handler.
+ * (Between pauses a SIGCHLD handler detaches each as its stop comes.) */
+int pause_leftovers_seen(void);
+
+/* Is a pause holding threads now (between pause_process() and the end of
+ * pause_release())?  For a signal handler. */
+bool pause_holding(void);
+
 /* Is tid one of the threads stopped by p? */
 bool pause_has(const struct pause *p, pid_t tid);
 
 /* May thread tid be read as one p stopped?  Every thread of a full pause
- * may (one that does not reach its stop in time, or is still a leftover,
- * is read while running: see STOP_TIMEOUT_NS in pause.c); of a partial
- * one (pause_process_except()) only those it stopped or tried to.  Call
- * it before pause_release(). */
+ * with no late thread may; otherwise (threads left running by
+ * pause_process_except(), or late) only those it stopped: a thread left
+ * running may have started one after the last listing.  Call it before
+ * pause_release(). */
 bool pause_holds(const struct pause *p, pid_t tid);
 
 #endif

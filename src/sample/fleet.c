@@ -10,6 +10,7 @@
 #include "sample/fleet.h"
 #include "process/proc.h"
 #include "process/proctree.h"
+#include "process/suspend.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -139,6 +140,9 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	if (c->max_pause_ns > to->max_pause_ns)
 		to->max_pause_ns = c->max_pause_ns;
 	hist_merge(&to->pause_hist, &c->pause_hist);
+	to->late += c->late;
+	if (c->max_late > to->max_late)
+		to->max_late = c->max_late;
 	for (int i = 0; i < SERR_COUNT; i++)
 		to->errors[i] += c->errors[i];
 }
@@ -429,6 +433,7 @@ void fleet_set_idle(struct fleet *f, bool idle)
 void fleet_start(struct fleet *f, struct fleet_clock *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->suspend_seen = suspend_total_ns();
 	c->start_ns = mono_ns();
 	c->deadline_ns = c->start_ns;
 	if (f->so.duration_s > 0)
@@ -458,10 +463,27 @@ static void advance(struct fleet_clock *c, uint64_t interval)
 		c->deadline_ns = c->end_ns;
 }
 
+/* Move the clock past the time pystrobe was stopped since it last
+ * looked: the rounds it missed were not its to take. */
+static void skip_stopped(struct fleet_clock *c)
+{
+	uint64_t total = suspend_total_ns(), d = total - c->suspend_seen;
+
+	if (!d)
+		return;
+	c->suspend_seen = total;
+	c->stopped_ns += d;
+	c->deadline_ns += d;
+	if (c->end_ns)
+		c->end_ns += d;
+}
+
 int fleet_step(struct fleet *f, struct fleet_clock *c)
 {
 	uint64_t now = mono_ns();
 	int rc;
+
+	skip_stopped(c);
 
 	if (c->end_ns && now >= c->end_ns)
 		return FLEET_OVER;
@@ -614,7 +636,7 @@ static void fill_status(const struct fleet *f, const struct fleet_clock *c,
 	struct sampler_counts counts;
 
 	fleet_counts(f, &counts);
-	st->elapsed_s = (mono_ns() - c->start_ns) / 1e9;
+	st->elapsed_s = (mono_ns() - c->start_ns - c->stopped_ns) / 1e9;
 	st->rounds = c->rounds;
 	st->stacks = counts.stacks;
 	memcpy(st->errors, counts.errors, sizeof(st->errors));
@@ -657,7 +679,7 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	final->target_exited = is_fail(rc, EXIT_EXITED);
 	final->target_execd = is_fail(rc, EXIT_NOT_PYTHON);
 	final->duration_over = rc == FLEET_OVER;
-	f->p->duration_ns = mono_ns() - c.start_ns;
+	f->p->duration_ns = mono_ns() - c.start_ns - c.stopped_ns;
 	f->p->errors = 0;
 	for (int i = 0; i < SERR_COUNT; i++)
 		if (serr_is_error(i))

@@ -56,6 +56,10 @@ struct fleet_clock {
 	/* The longest lag since fleet_start(), or since the caller last
 	 * zeroed it (top tells the lag of each refresh interval). */
 	uint64_t max_lag_ns;
+	/* The time pystrobe was stopped (Ctrl-Z) since fleet_start(): not
+	 * sampling time, nor lag, nor part of the duration. */
+	uint64_t stopped_ns;
+	uint64_t suspend_seen;	/* suspend_total_ns() when last looked at */
 };
 
 /* What fleet_step() did, when the target is still there. */

@@ -434,6 +434,9 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 
 	if (!s->o.blocking)
 		return;
+	s->late += pause->nlate;
+	if (pause->nlate > s->max_late)
+		s->max_late = pause->nlate;
 	pause_release(pause);
 	ns = pause->released_ns - since;
 	s->pauses++;
@@ -573,6 +576,8 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->pause_ns = s->pause_ns;
 	c->max_pause_ns = s->max_pause_ns;
 	c->pause_hist = s->pause_hist;
+	c->late = s->late;
+	c->max_late = s->max_late;
 }
 
 void sampler_set_idle(struct sampler *s, bool idle)

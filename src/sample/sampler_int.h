@@ -113,6 +113,8 @@ struct sampler {
 	struct nsample *ns;		/* with --native */
 	uint64_t pauses, pause_ns, max_pause_ns;
 	struct hist pause_hist;
+	uint64_t late;			/* see struct sampler_counts */
+	int max_late;
 	struct pause_hint pause_hint;	/* the threads the last pause stopped */
 	pid_t *asleep;			/* the threads a pause leaves running */
 	size_t asleep_cap;

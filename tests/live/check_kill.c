@@ -20,11 +20,24 @@
  * (`make stress`) KILLS_STRESS per mode, 50 in all.  PYSTROBE_KILL_SEED
  * repeats a run's delays (the seed is printed).  One interpreter: pyenv
  * 3.12 where there is one, else the first found.
+ *
+ * Suspending pystrobe (test_suspend) must not stop the target either: a
+ * stopped tracer keeps its stopped threads stopped.  Against the same
+ * target, record (--blocking, --native, --blocking --idle, -s --native),
+ * top --native and dump --native, each in a process group of its own as a
+ * shell's job is, get SIGTSTP, SIGTTIN, SIGTTOU (Ctrl-Z and its kin) or
+ * SIGSTOP after a random 0-MAX_DELAY_MS; once pystrobe is stopped (T) and
+ * SETTLE_MS more have passed, no thread of the target may be stopped;
+ * then SIGCONT, and the next.  record and top take every suspension in one
+ * run, which must then end on SIGINT with exit 0; dump is started afresh
+ * for each and must exit 0 after SIGCONT.  SUSPENDS_CHECK per mode, or
+ * SUSPENDS_STRESS with PYSTROBE_STRESS=1.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,36 +55,56 @@
 #define MAX_DELAY_MS	300
 #define SETTLE_MS	1000	/* after the kill, every thread running by then */
 #define DONE_MS		30000	/* the target's last round and report */
+#define SUSPENDS_CHECK	10
+#define SUSPENDS_STRESS	100
+#define SUSPEND_SETTLE_MS 300	/* after pystrobe stopped: the 0.3 s */
+#define STOPS_WITHIN_MS	5000	/* pystrobe in state T after the signal */
 
 static const struct test_interp *interps;
 static int ninterps;
 
 static int kills_per_mode(void)
 {
-	const char *s = getenv("PYSTROBE_STRESS");
-
-	return s && *s && strcmp(s, "0") ? KILLS_STRESS : KILLS_CHECK;
+	return stress_mode() ? KILLS_STRESS : KILLS_CHECK;
 }
 
-/* Start pystrobe with its output thrown away. */
-static pid_t start_pystrobe(const char *mode, pid_t target)
+/* Start pystrobe on words (NULL-terminated) and --pid target, with its
+ * output thrown away; in a process group of its own with own_group. */
+static pid_t start_cmd(const char *const *words, pid_t target, bool own_group)
 {
+	const char *argv[24];
 	char pid[16];
+	int n = 0;
 	pid_t p;
 
 	snprintf(pid, sizeof(pid), "%d", (int)target);
+	argv[n++] = "pystrobe";
+	while (*words && n < 20)
+		argv[n++] = *words++;
+	argv[n++] = "--pid";
+	argv[n++] = pid;
+	argv[n] = NULL;
 	p = fork();
 	if (p == 0) {
 		int nul = open("/dev/null", O_RDWR);
 
+		if (own_group)
+			setpgid(0, 0);
 		dup2(nul, 0);
 		dup2(nul, 1);
 		dup2(nul, 2);
-		execl(pystrobe_path(), "pystrobe", "record", mode, "-r", "1000", "-d", "60",
-		      "-f", "collapsed", "-o", "/dev/null", "--pid", pid, (char *)NULL);
+		execv(pystrobe_path(), (char *const *)argv);
 		_exit(127);
 	}
 	return p;
+}
+
+static pid_t start_pystrobe(const char *mode, pid_t target)
+{
+	const char *words[] = { "record", mode, "-r", "1000", "-d", "60", "-f", "collapsed",
+				"-o", "/dev/null", NULL };
+
+	return start_cmd(words, target, false);
 }
 
 /* Every thread of pid out of any stop within SETTLE_MS; 0, or the tid
@@ -175,6 +208,169 @@ static void kill_mode(const char *mode, const struct test_interp *ti, unsigned *
 	target_stop(&t);
 }
 
+/* --- suspending ---------------------------------------------------------- */
+
+#define RECORD(...) { "record", __VA_ARGS__, "-r", "1000", "-d", "600", "-f", "collapsed", \
+		      "-o", "/dev/null", NULL }
+
+static const struct suspend_mode {
+	const char *name;
+	const char *words[16];
+	bool once;		/* ends by itself: started afresh for each */
+} suspend_modes[] = {
+	{ "record --blocking", RECORD("--blocking"), false },
+	{ "record --native", RECORD("--native"), false },
+	{ "record --blocking --idle", RECORD("--blocking", "--idle"), false },
+	{ "record -s --native", RECORD("-s", "--native"), false },
+	{ "top --native", { "top", "--native", "-r", "1000", "-d", "0.2", NULL }, false },
+	{ "dump --native", { "dump", "--native", NULL }, true },
+};
+
+/* SIGSTOP cannot be caught: pystrobe's watchdog continues it while it
+ * holds threads, and it stops again once they are let go. */
+static const int stop_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGSTOP };
+#define NSTOPS ((int)(sizeof(stop_signals) / sizeof(*stop_signals)))
+
+struct suspends {
+	int tried, stopped, left_stopped, ended_first;
+};
+
+/* 1 once p is stopped, 0 once it has exited (*status then says how), -1
+ * if neither within STOPS_WITHIN_MS. */
+static int wait_stopped(pid_t p, int *status)
+{
+	long long deadline = now_ms() + STOPS_WITHIN_MS;
+
+	do {
+		if (waitpid(p, status, WNOHANG | WUNTRACED) == p)
+			return WIFSTOPPED(*status) ? 1 : 0;
+		sleep_ms(1);
+	} while (now_ms() < deadline);
+	return -1;
+}
+
+/* Suspend p after delay ms with sig; once it is stopped and SETTLE more
+ * ms have passed, no thread of target may be stopped; then continue p.
+ * Returns whether p is still there. */
+static bool suspend_once(pid_t p, pid_t target, int sig, int delay, const char *what,
+			 struct suspends *c, char **failures, int *status)
+{
+	char state = 0;
+	pid_t tid;
+	int r;
+
+	sleep_ms(delay);
+	kill(p, sig);
+	c->tried++;
+	r = wait_stopped(p, status);
+	if (r == 0) {
+		c->ended_first++;
+		return false;
+	}
+	if (r < 0) {
+		msg_add(failures, "%s: pystrobe did not stop within %d ms of %s", what,
+			STOPS_WITHIN_MS, strsignal(sig));
+		kill(p, SIGCONT);
+		return true;
+	}
+	c->stopped++;
+	sleep_ms(SUSPEND_SETTLE_MS);
+	tid = proc_stopped_thread(target, &state);
+	kill(p, SIGCONT);
+	if (tid) {
+		c->left_stopped++;
+		msg_add(failures, "%s: thread %d of the target stopped (state %c) %d ms after "
+			"pystrobe stopped on %s", what, (int)tid, state, SUSPEND_SETTLE_MS,
+			strsignal(sig));
+	}
+	return true;
+}
+
+/* p's exit once told to end (SIGINT) or let end, within DONE_MS. */
+static void expect_exit_0(pid_t p, bool stop_it, const char *what, char **failures)
+{
+	long long deadline = now_ms() + DONE_MS;
+	int status;
+
+	if (stop_it)
+		kill(p, SIGINT);
+	while (waitpid(p, &status, WNOHANG) != p) {
+		if (now_ms() > deadline) {
+			kill(p, SIGKILL);
+			waitpid(p, &status, 0);
+			msg_add(failures, "%s: pystrobe did not exit", what);
+			return;
+		}
+		sleep_ms(10);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		msg_add(failures, "%s: pystrobe ended with status 0x%x after its suspensions",
+			what, status);
+}
+
+static void suspend_mode(const struct suspend_mode *m, pid_t target, unsigned *seed,
+			 char **failures)
+{
+	int n = stress_mode() ? SUSPENDS_STRESS : SUSPENDS_CHECK, status = 0;
+	struct suspends c = { 0 };
+	pid_t p = 0;
+	char what[128];
+
+	for (int i = 0; i < n; i++) {
+		int sig = stop_signals[i % NSTOPS], delay = rand_r(seed) % (MAX_DELAY_MS + 1);
+
+		if (!p)
+			p = start_cmd(m->words, target, true);
+		if (p < 0) {
+			msg_add(failures, "%s: cannot start pystrobe", m->name);
+			return;
+		}
+		snprintf(what, sizeof(what), "%s, suspension %d after %d ms", m->name, i + 1, delay);
+		if (!suspend_once(p, target, sig, delay, what, &c, failures, &status)) {
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				msg_add(failures, "%s: pystrobe ended with status 0x%x", what, status);
+			p = 0;
+		} else if (m->once) {
+			expect_exit_0(p, false, what, failures);
+			p = 0;
+		}
+	}
+	if (p)
+		expect_exit_0(p, true, m->name, failures);
+	printf("suspend: %s: %d signals after 0-%d ms, %d stopped pystrobe (%d ended first), "
+	       "%d left a thread of the target stopped\n", m->name, c.tried, MAX_DELAY_MS,
+	       c.stopped, c.ended_first, c.left_stopped);
+}
+
+START_TEST(test_suspend)
+{
+	const struct test_interp *ti = test_interp_pick(interps, ninterps, 12);
+	const char *s = getenv("PYSTROBE_KILL_SEED");
+	unsigned seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
+	char script[PATH_MAX], why[512], *failures = NULL;
+	struct target t;
+
+	ck_assert_msg(ti, "no interpreter to test on");
+	printf("suspend: on %s, PYSTROBE_KILL_SEED=%u\n", ti->label, seed);
+	test_interp_script(ti, "tests/targets/kill_work.py", script, sizeof(script));
+	if (target_start(&t, ti, why, sizeof(why), script, KILL_THREADS, NULL) < 0 ||
+	    target_wait_file(&t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		if (t.pid > 0)
+			target_stop(&t);
+		ck_abort_msg("kill_work.py: %s", why);
+	}
+	for (size_t i = 0; i < sizeof(suspend_modes) / sizeof(*suspend_modes); i++)
+		suspend_mode(&suspend_modes[i], t.py_pid, &seed, &failures);
+	finish_target(&t, &failures);
+	target_stop(&t);
+	if (failures) {
+		printf("suspend: FAILED\n%s", failures);
+		fflush(stdout);
+		ck_abort_msg("%.1500s", failures);
+	}
+}
+END_TEST
+
 START_TEST(test_kill)
 {
 	const struct test_interp *ti = test_interp_pick(interps, ninterps, 12);
@@ -206,6 +402,11 @@ int main(void)
 	tc = tcase_create("kill");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_kill);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("suspend");
+	tcase_set_timeout(tc, 900);
+	tcase_add_test(tc, test_suspend);
 	suite_add_tcase(s, tc);
 
 	return run_suite(s);

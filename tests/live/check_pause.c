@@ -10,6 +10,22 @@
  * samples the process while the thread is stuck and after the test lets it
  * go, and the thread must then run (state not t) and show up in the profile.
  *
+ * A pause waits a bound of milliseconds for a thread's stop: the thread is
+ * then late, left out of the sample, and the others are let go at once.
+ * Directly (test_late_library): pause_process() on that target returns
+ * with the stuck thread late and not held, the others held; a second pause
+ * does not seize it again; and once it leaves D the SIGCHLD handler lets
+ * it go, with no call of ours.  Through record (test_late_thread):
+ * tests/targets/late_thread.py has a thread that goes in and out of D all
+ * the time, and a worker that logs its own progress; `record --blocking
+ * --idle` must count late threads, leave the stuck thread out of the
+ * samples while it is stuck (fewer than a quarter of the rounds find it in
+ * in_vfork(), where it spends nearly all its time: read while it sleeps it
+ * would be in most) and slow the worker no more than to half the pace it
+ * kept unprofiled in the same run (a pause that waited for the stuck
+ * thread held it stopped most of the time: 8% of its pace with a 200 ms
+ * wait).
+ *
  * This is about ptrace, not an interpreter: it runs on one (the newest
  * pyenv Python, else any 3.8+) and says which.
  */
@@ -31,8 +47,7 @@
 #include "target.h"
 #include "suite.h"
 
-#define STUCK_MS	2800	/* sampling while the thread is in D: longer than
-				 * the 500 ms a release waits for a stop */
+#define STUCK_MS	2800	/* sampling while the thread is in D */
 #define WATCH_MS	1500	/* watching it after it is let go */
 #define STEP_MS		10
 #define MAX_STREAK	40	/* looks in a row: one pause is far shorter */
@@ -139,6 +154,197 @@ START_TEST(test_unstoppable_thread)
 }
 END_TEST
 
+/* --- late threads ------------------------------------------------------- */
+
+/* A stopped thread of pid once the late ones reached their stop and were
+ * let go (at once: they stop in microseconds once given a CPU). */
+static pid_t stopped_after_leftovers(pid_t pid, char *st)
+{
+	for (int waited = 0; pause_leftovers_seen() && waited < 2000; waited++)
+		sleep_ms(1);
+	return proc_stopped_thread(pid, st);
+}
+
+static bool wait_not_stopped(pid_t pid, pid_t tid, int timeout_ms)
+{
+	for (int waited = 0; waited < timeout_ms; waited += STEP_MS) {
+		if (proc_state(pid, tid) != 't')
+			return true;
+		sleep_ms(STEP_MS);
+	}
+	return false;
+}
+
+START_TEST(test_late_library)
+{
+	const struct test_interp *ti = pick();
+	char why[256], script[PATH_MAX], fifo[PATH_MAX + 16];
+	struct pause_hint h = { 0 };
+	struct pause p;
+	struct target t;
+	int fd, held = 0;
+	pid_t tid;
+
+	ck_assert_msg(ti, "no Python 3.8+ to run tests/targets/vfork_wait.py on");
+	test_interp_script(ti, "tests/targets/vfork_wait.py", script, sizeof(script));
+	ck_assert_msg(target_start(&t, ti, why, sizeof(why), script, NULL) == 0, "%s", why);
+	ck_assert_msg(target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) == 0,
+		      "%s", why);
+	tid = read_tid(&t);
+	ck_assert_msg(tid > 0 && wait_state(t.pid, tid, 'D', 5000),
+		      "the spawner thread %d never went into D", (int)tid);
+
+	/* The first pause seizes it, cannot stop it, and holds the rest
+	 * (the main thread too, unless a busy machine made it late: it is
+	 * then not held either). */
+	ck_assert_int_eq(pause_process_hinted(t.pid, &p, &h), 0);
+	ck_assert_int_ge(p.nlate, 1);
+	ck_assert(pause_has(&p, tid) && !pause_holds(&p, tid));
+	ck_assert(!pause_holds(&p, t.pid) || proc_state(t.pid, t.pid) == 't');
+	pause_release(&p);
+	ck_assert_int_eq(proc_state(t.pid, tid), 'D');
+	ck_assert_int_ge(pause_leftovers(), 1);
+
+	/* The next ones are not held up by it: it is still on its way to the
+	 * first one's stop, late, and not seized again.  (Until the main
+	 * thread is held once: late too on a busy machine, it is let go when
+	 * it gets a CPU.) */
+	for (int i = 0; i < 100 && !held; i++) {
+		for (int waited = 0; pause_leftovers_seen() > 1 && waited < 1000; waited++)
+			sleep_ms(1);
+		ck_assert_int_eq(pause_process_hinted(t.pid, &p, &h), 0);
+		ck_assert_int_ge(p.nlate, 1);
+		ck_assert(!pause_has(&p, tid) && !pause_holds(&p, tid));
+		held += pause_holds(&p, t.pid) && proc_state(t.pid, t.pid) == 't';
+		pause_release(&p);
+		ck_assert_int_eq(proc_state(t.pid, tid), 'D');
+	}
+	ck_assert_msg(held > 0, "the main thread was never held");
+	ck_assert_msg(wait_not_stopped(t.pid, t.pid, 2000), "the main thread was left stopped");
+
+	/* Out of D, it reaches that stop and is let go by the handler. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", t.dir);
+	fd = open(fifo, O_WRONLY);
+	ck_assert_msg(fd >= 0, "cannot open the FIFO: %s", strerror(errno));
+	close(fd);
+	for (int waited = 0; pause_leftovers_seen() && waited < 2000; waited += STEP_MS)
+		sleep_ms(STEP_MS);
+	ck_assert_msg(!pause_leftovers_seen(), "the late thread was not let go");
+	ck_assert_msg(wait_not_stopped(t.pid, tid, 2000), "the late thread stayed stopped");
+	pause_hint_free(&h);
+	target_stop(&t);
+	printf("pause: late thread left out, not seized again, let go when out of D\n");
+}
+END_TEST
+
+/* Progress in the worker's own log OUTDIR/progress ("NS COUNT" lines) at
+ * CLOCK_MONOTONIC ns: the count of the last line at or before it. */
+static double count_at(const char *log, long long ns)
+{
+	long long t, c, got = -1;
+	const char *s = log;
+
+	while (s && sscanf(s, "%lld %lld", &t, &c) == 2 && t <= ns) {
+		got = c;
+		s = strchr(s, '\n');
+		s = s ? s + 1 : NULL;
+	}
+	return (double)got;
+}
+
+static long long mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Samples whose stack has this function, in collapsed text. */
+static long samples_in(const char *collapsed, const char *fn)
+{
+	long n = 0;
+
+	for (const char *l = collapsed; l && *l;) {
+		const char *end = strchr(l, '\n'), *sp;
+
+		if (!end)
+			end = l + strlen(l);
+		sp = end;
+		while (sp > l && sp[-1] != ' ')
+			sp--;
+		if (memmem(l, (size_t)(sp - l), fn, strlen(fn)))
+			n += atol(sp);
+		l = *end ? end + 1 : end;
+	}
+	return n;
+}
+
+#define WINDOW_MS	2000
+
+START_TEST(test_late_thread)
+{
+	const struct test_interp *ti = pick();
+	char why[256], script[PATH_MAX], spid[16], out[PATH_MAX + 16], path[PATH_MAX + 16];
+	char *profile = NULL, *log = NULL, st;
+	long long a0, a1, b0, b1, c0, c1;
+	unsigned long long late = 0, samples = 0, rounds = 0;
+	double quiet, profiled;
+	const char *sum, *p;
+	long stuck, worker;
+	struct target t;
+	struct run r;
+
+	ck_assert_msg(ti, "no Python 3.8+ to run tests/targets/late_thread.py on");
+	test_interp_script(ti, "tests/targets/late_thread.py", script, sizeof(script));
+	ck_assert_msg(target_start(&t, ti, why, sizeof(why), script, NULL) == 0, "%s", why);
+	ck_assert_msg(target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) == 0,
+		      "%s", why);
+	snprintf(spid, sizeof(spid), "%d", (int)t.pid);
+	snprintf(out, sizeof(out), "%s/profile.txt", t.dir);
+	a0 = mono_now();
+	sleep_ms(WINDOW_MS);
+	a1 = b0 = mono_now();
+	ck_assert_int_eq(run_pystrobe(&r, "record", "--blocking", "--idle", "-r", "100", "-d", "2",
+				      "-f", "collapsed", "-o", out, "--pid", spid, NULL), 0);
+	b1 = c0 = mono_now();
+	sleep_ms(WINDOW_MS);
+	c1 = mono_now();
+	ck_assert_msg(proc_stopped_thread(t.pid, &st) == 0, "a thread was left stopped");
+	snprintf(path, sizeof(path), "%s/stop", t.dir);
+	write_file(path, "", 0);
+	snprintf(path, sizeof(path), "%s/progress", t.dir);
+	log = slurp(path);
+	profile = slurp(out);
+	target_stop(&t);
+	sum = record_summary(r.err);
+	ck_assert_msg(run_exit(&r) == 0 && sum, "record: %s", r.err ? r.err : "");
+	printf("pause: %s\n", sum);
+	ck_assert_int_eq(sscanf(sum, "pystrobe: %llu samples from %llu rounds", &samples, &rounds), 2);
+	p = strstr(sum, "late threads: ");
+	ck_assert_msg(p && sscanf(p, "late threads: %llu", &late) == 1 && late > 0,
+		      "no late thread counted: %s", sum);
+	ck_assert_msg(log && profile, "no progress log or profile");
+	quiet = (count_at(log, a1) - count_at(log, a0) + count_at(log, c1) - count_at(log, c0)) /
+		((a1 - a0 + c1 - c0) / 1e9);
+	profiled = (count_at(log, b1) - count_at(log, b0)) / ((b1 - b0) / 1e9);
+	stuck = samples_in(profile, "in_vfork (");
+	worker = samples_in(profile, "work (");
+	printf("pause: %s: the worker's pace profiled %.0f/s, unprofiled %.0f/s (%.0f%%); samples: "
+	       "in_vfork %ld, the worker %ld, of %llu rounds; %llu late\n", ti->label, profiled,
+	       quiet, 100 * profiled / quiet, stuck, worker, rounds, late);
+	ck_assert_msg(quiet > 0 && profiled >= quiet / 2,
+		      "the worker kept %.0f%% of its unprofiled pace", 100 * profiled / quiet);
+	ck_assert_msg(worker > 0, "the worker was never sampled");
+	ck_assert_msg(stuck * 4 < (long)rounds,
+		      "the late thread was not left out: in_vfork in %ld samples of %llu rounds",
+		      stuck, rounds);
+	free(log);
+	free(profile);
+	run_free(&r);
+}
+END_TEST
+
 /* pause_process() may run pystrobe SCHED_FIFO (see pause.c): through the
  * read for a small process, only while stopping and releasing for one of
  * more than 32 threads, and never after the release, on any path. */
@@ -162,7 +368,7 @@ static void check_policy(int nthreads)
 	py = sched_getscheduler(0);
 	pause_release(&p);
 	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
-	ck_assert_msg(proc_stopped_thread(pid, why) == 0, "the target was left stopped");
+	ck_assert_msg(stopped_after_leftovers(pid, why) == 0, "the target was left stopped");
 	target_stop(&t);
 	printf("pause: %d threads: policy during the read %s\n", nthreads,
 	       py == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_OTHER");
@@ -204,6 +410,23 @@ static void read_ids(const struct target *t, pid_t *spinner, pid_t *sleepers)
 	fclose(f);
 }
 
+/* pause_process_except() until it holds want: on a busy machine a thread
+ * waiting for a CPU may be late to its stop (then left out), and is let
+ * go when it gets there. */
+static void pause_holding_it(pid_t pid, struct pause *p, struct pause_hint *h, pid_t *skip,
+			     int n, pid_t want)
+{
+	for (int i = 0; i < 100; i++) {
+		ck_assert_int_eq(pause_process_except(pid, p, h, skip, n), 0);
+		if (pause_holds(p, want))
+			return;
+		pause_release(p);
+		while (pause_leftovers_seen())
+			sleep_ms(1);
+	}
+	ck_abort_msg("thread %d was late to 100 pauses in a row", (int)want);
+}
+
 static void check_left_running(pid_t pid, pid_t spinner, pid_t *sleepers)
 {
 	struct pause_hint h = { 0 };
@@ -214,7 +437,7 @@ static void check_left_running(pid_t pid, pid_t spinner, pid_t *sleepers)
 	char st;
 
 	memcpy(rest, sleepers, SLEEPERS * sizeof(*rest));
-	ck_assert_int_eq(pause_process_except(pid, &p, &h, rest, SLEEPERS), 0);
+	pause_holding_it(pid, &p, &h, rest, SLEEPERS, spinner);
 	ck_assert_int_eq(proc_state(pid, spinner), 't');
 	ck_assert(pause_has(&p, spinner) && pause_holds(&p, spinner));
 	for (int i = 0; i < SLEEPERS; i++) {
@@ -223,12 +446,12 @@ static void check_left_running(pid_t pid, pid_t spinner, pid_t *sleepers)
 		ck_assert(!pause_has(&p, sleepers[i]) && !pause_holds(&p, sleepers[i]));
 	}
 	pause_release(&p);
-	ck_assert_msg(proc_stopped_thread(pid, &st) == 0, "the target was left stopped");
+	ck_assert_msg(stopped_after_leftovers(pid, &st) == 0, "the target was left stopped");
 
 	/* Every thread but the spinner: the sleepers and the main thread. */
 	pause_hint_rest(&h, pid, &keep, 1, &skip, &n, &cap);
 	ck_assert_int_eq(n, SLEEPERS + 1);
-	ck_assert_int_eq(pause_process_except(pid, &p, &h, skip, n), 0);
+	pause_holding_it(pid, &p, &h, skip, n, spinner);
 	ck_assert_int_eq(p.n, 1);
 	skip[n++] = spinner;
 	pause_release(&p);
@@ -240,7 +463,7 @@ static void check_left_running(pid_t pid, pid_t spinner, pid_t *sleepers)
 	n = 0;
 	pause_hint_rest(&h, pid, NULL, 0, &skip, &n, &cap);
 	ck_assert_int_eq(n, SLEEPERS + 2);
-	ck_assert_msg(proc_stopped_thread(pid, &st) == 0, "the target was left stopped");
+	ck_assert_msg(stopped_after_leftovers(pid, &st) == 0, "the target was left stopped");
 	free(skip);
 	pause_hint_free(&h);
 }
@@ -284,6 +507,8 @@ int main(void)
 	tc = tcase_create("pause");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_unstoppable_thread);
+	tcase_add_test(tc, test_late_library);
+	tcase_add_test(tc, test_late_thread);
 	tcase_add_test(tc, test_realtime_policy);
 	tcase_add_test(tc, test_partial_pause);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,229 @@
+#include "process/suspend.h"
+#include "process/pause.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static const int stop_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU };
+#define NSTOP (sizeof(stop_signals) / sizeof(*stop_signals))
+
+/* What each signal did before suspend_on_signals(). */
+static struct sigaction before[NSTOP];
+static struct sigaction ours;
+static volatile sig_atomic_t put_off;	/* the signal whose stop waits, or 0 */
+static volatile sig_atomic_t told;	/* said why it waits */
+static volatile uint64_t stopped_ns;
+
+/* Shared with the SIGSTOP watchdog: see below. */
+struct watch_page {
+	volatile sig_atomic_t holding;	/* pystrobe holds threads, or has
+					 * leftovers (pause.c) */
+	volatile sig_atomic_t continued;	/* the watchdog sent SIGCONT */
+};
+static struct watch_page *watch;
+
+uint64_t suspend_total_ns(void)
+{
+	return stopped_ns;
+}
+
+static int index_of(int sig)
+{
+	for (size_t i = 0; i < NSTOP; i++)
+		if (stop_signals[i] == sig)
+			return (int)i;
+	return -1;
+}
+
+/* Stop the way sig would have before we caught it, and come back at
+ * SIGCONT.  Only async-signal-safe calls: it runs in the handler too.  A
+ * SIGSTOP the watchdog put off (below) is sent again. */
+static void stop_now(int sig)
+{
+	const struct sigaction *was = sig == SIGSTOP ? NULL : &before[index_of(sig)];
+	uint64_t t0 = mono_ns();
+	sigset_t set, old;
+
+	put_off = 0;
+	told = 0;
+	if (!was) {
+		raise(SIGSTOP);
+	} else if (was->sa_handler == SIG_IGN) {
+		return;
+	} else if (was->sa_handler != SIG_DFL && !(was->sa_flags & SA_SIGINFO)) {
+		/* ncurses: it leaves the screen, stops, and takes it back;
+		 * and puts its own handler back, over ours. */
+		was->sa_handler(sig);
+		sigaction(sig, &ours, NULL);
+	} else {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(sig, &dfl, NULL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		raise(sig);
+		/* Stopped here, as soon as the signal is let through.  (Not
+		 * through util/sigmask.c's sigprocmask(), which a thread
+		 * unwinding answers without the system call.) */
+		pthread_sigmask(SIG_UNBLOCK, &set, &old);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		sigaction(sig, &ours, NULL);
+	}
+	stopped_ns += mono_ns() - t0;
+}
+
+static void say_waiting(void)
+{
+	static const char line[] = "pystrobe: stopping once the target's late threads reach "
+		"their stop (stopped now, pystrobe would keep them stopped)\n";
+
+	if (told)
+		return;
+	told = 1;
+	if (write(STDERR_FILENO, line, sizeof(line) - 1) < 0)
+		return;
+}
+
+static void on_stop_signal(int sig)
+{
+	int saved = errno;
+
+	if (pause_holding() || pause_leftovers_seen() > 0) {
+		put_off = sig;
+		if (!pause_holding())
+			say_waiting();
+	} else {
+		stop_now(sig);
+	}
+	errno = saved;
+}
+
+void suspend_poll(void)
+{
+	int sig = put_off;
+
+	if (watch && watch->continued) {
+		watch->continued = 0;
+		put_off = sig = SIGSTOP;
+	}
+	if (!sig || pause_holding() || pause_leftovers() > 0)
+		return;
+	stop_now(sig);
+}
+
+/* --- SIGSTOP --------------------------------------------------------------
+ *
+ * SIGSTOP cannot be caught, and stops pystrobe with the threads it holds.
+ * A watchdog process, forked before the first pause, looks every WATCH_NS
+ * at a page it shares with pystrobe: when pystrobe holds threads (or has
+ * threads seized late, not let go yet) and the kernel says it is stopped
+ * (state T), it sends SIGCONT and says so on the
+ * page; pystrobe finishes the pause, lets the threads go and stops itself
+ * with SIGSTOP (suspend_poll()), as it was asked to.  The SIGSTOP is only
+ * put off, by at most the pause and WATCH_NS.  The watchdog ignores the
+ * signals of the terminal (a Ctrl-C or Ctrl-Z reaches the whole job) and
+ * dies with pystrobe (PR_SET_PDEATHSIG). */
+#define WATCH_NS 2000000L
+
+/* pid's state letter from /proc/PID/stat, or 0. */
+static char state_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* The name in parentheses may hold anything: the state follows
+	 * the last ')'. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void watch_loop(pid_t parent)
+{
+	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN,
+				       SIGTTOU, SIGPIPE };
+	struct timespec tick = { 0, WATCH_NS };
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
+		signal(ignored[i], SIG_IGN);
+	/* Holding none of pystrobe's files: a pipe it writes must end when
+	 * pystrobe does. */
+	syscall(SYS_close_range, 0U, ~0U, 0);
+	for (;;) {
+		nanosleep(&tick, NULL);
+		if (watch->holding && state_of(parent) == 'T') {
+			watch->continued = 1;
+			kill(parent, SIGCONT);
+		}
+	}
+}
+
+void suspend_watch(void)
+{
+	static bool started;
+	pid_t parent = getpid(), pid;
+
+	if (started)
+		return;
+	started = true;
+	watch = mmap(NULL, sizeof(*watch), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (watch == MAP_FAILED) {
+		watch = NULL;
+		return;
+	}
+	pid = fork();
+	if (pid == 0)
+		watch_loop(parent);
+	if (pid < 0) {
+		munmap(watch, sizeof(*watch));
+		watch = NULL;
+	}
+}
+
+void suspend_holding(bool on)
+{
+	if (watch)
+		watch->holding = on;
+}
+
+void suspend_on_signals(void)
+{
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_handler = on_stop_signal;
+	sigemptyset(&ours.sa_mask);
+	/* No SA_RESTART: the wait between samples wakes and looks. */
+	for (size_t i = 0; i < NSTOP; i++) {
+		/* A shell that starts a job with a stop signal ignored
+		 * (nohup, a non-interactive shell's background job) means
+		 * it: leave it so. */
+		if (sigaction(stop_signals[i], NULL, &before[i]) == 0 &&
+		    before[i].sa_handler == SIG_IGN)
+			continue;
+		sigaction(stop_signals[i], &ours, NULL);
+	}
+}

@@ -1,0 +1,39 @@
+/* Stopping pystrobe without stopping its target with it.
+ *
+ * A thread that pystrobe holds in a ptrace stop stays stopped for as long
+ * as pystrobe is stopped: a Ctrl-Z (SIGTSTP) in the middle of a pause
+ * froze the profiled job until `fg`.  So SIGTSTP, SIGTTIN and SIGTTOU are
+ * caught: held back while a pause holds threads (pause.c blocks them) and
+ * taken once it lets them go; and put off while a thread seized late has
+ * not reached its stop yet (a stopped tracer would keep it there), until
+ * pause.c's SIGCHLD handler has detached the last.  Then pystrobe stops
+ * as the signal asks, through the handler that was there before (ncurses
+ * restores the terminal in its own), and goes on at SIGCONT.
+ *
+ * SIGSTOP cannot be caught: a watchdog process continues a pystrobe
+ * stopped while it holds threads, and pystrobe stops again once they are
+ * let go (suspend.c).
+ */
+#ifndef PYSTROBE_SUSPEND_H
+#define PYSTROBE_SUSPEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Catch the stop signals from now on; call it after any library that
+ * installs its own handler for them (ncurses). */
+void suspend_on_signals(void);
+
+/* Stop now if a stop was put off and nothing holds the target any more. */
+void suspend_poll(void);
+
+/* Start the SIGSTOP watchdog, once (pause.c, before its first pause), and
+ * tell it whether threads are held or seized late and not yet let go. */
+void suspend_watch(void);
+void suspend_holding(bool on);
+
+/* How long pystrobe has been stopped so far, in all: the sampling clock
+ * leaves that time out (it is neither lag nor part of --duration). */
+uint64_t suspend_total_ns(void);
+
+#endif
