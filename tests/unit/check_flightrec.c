@@ -44,26 +44,30 @@
 
 /* --- what the test gives the recorder ---------------------------------------- */
 
+/* A stack the test makes, its names in its own arrays: no allocation, so
+ * that two million of them are cheap under ASan too. */
+struct tstack {
+	struct pframe f[6];
+	uint32_t depth;
+	char names[6][48], files[6][24];
+};
+
 /* Stack k: depth 1 + k % 6 frames, each named after k (and a variant v,
  * so that a stack can hold names never seen before). */
-static void make_stack(uint64_t k, uint64_t v, struct pframe *f, uint32_t *depth)
+static void make_stack(uint64_t k, uint64_t v, struct tstack *t)
 {
-	*depth = 1 + k % 6;
-	for (uint32_t d = 0; d < *depth; d++) {
-		f[d].kind = d == *depth - 1 && k % 5 == 0 ? PF_NATIVE : PF_PYTHON;
-		f[d].name = xasprintf("f%u_%llu_%llu", d, (unsigned long long)(k % 13),
-				      (unsigned long long)v);
-		f[d].file = d % 3 == 2 ? NULL : xasprintf("/app/mod%u.py", d);
-		f[d].line = (int)(10 * d + k % 7);
-		f[d].firstlineno = (int)(10 * d);
-	}
-}
+	t->depth = 1 + k % 6;
+	for (uint32_t d = 0; d < t->depth; d++) {
+		struct pframe *f = &t->f[d];
 
-static void free_stack(struct pframe *f, uint32_t depth)
-{
-	for (uint32_t d = 0; d < depth; d++) {
-		free(f[d].name);
-		free(f[d].file);
+		snprintf(t->names[d], sizeof(t->names[d]), "f%u_%llu_%llu", d,
+			 (unsigned long long)(k % 13), (unsigned long long)v);
+		snprintf(t->files[d], sizeof(t->files[d]), "/app/mod%u.py", d);
+		f->kind = d == t->depth - 1 && k % 5 == 0 ? PF_NATIVE : PF_PYTHON;
+		f->name = t->names[d];
+		f->file = d % 3 == 2 ? NULL : t->files[d];
+		f->line = (int)(10 * d + k % 7);
+		f->firstlineno = (int)(10 * d);
 	}
 }
 
@@ -95,8 +99,7 @@ static struct given *give(struct flightrec *fr, size_t n, uint64_t variants)
 
 	for (size_t i = 0; i < n; i++) {
 		size_t th = i % 3;
-		struct pframe f[8];
-		uint32_t depth;
+		struct tstack st;
 
 		g[i].t = T0 + (i / 3) * 100 * MS + (i * 7919 % 13) * MS;
 		g[i].pid = threads[th].pid;
@@ -109,10 +112,9 @@ static struct given *give(struct flightrec *fr, size_t n, uint64_t variants)
 			g[i].k = (g[i].k + 1) % 40;
 		last[th] = g[i].k * 4 + i * 31 % 4;
 		g[i].v = variants ? i % variants : 0;
-		make_stack(g[i].k, g[i].v, f, &depth);
-		ck_assert_int_eq(flightrec_add(fr, g[i].t, g[i].pid, g[i].tid, g[i].name, g[i].cmd, f,
-					       depth, g[i].wait), 0);
-		free_stack(f, depth);
+		make_stack(g[i].k, g[i].v, &st);
+		ck_assert_int_eq(flightrec_add(fr, g[i].t, g[i].pid, g[i].tid, g[i].name, g[i].cmd,
+					       st.f, st.depth, g[i].wait), 0);
 	}
 	return g;
 }
@@ -139,29 +141,28 @@ static bool run_is(const struct profile *p, const struct prun *r, const struct g
 {
 	const struct pthread_info *t = &p->threads[r->thread];
 	const struct pstack *s = &p->stacks[r->stack];
-	uint32_t roots = g->wait ? 3 : 2, depth;
-	struct pframe f[8];
+	uint32_t roots = g->wait ? 3 : 2;
+	struct tstack st;
 	bool same;
 
 	if (p->start_unix_ns + r->start_ns != g->t || r->samples != 1 || t->pid != g->pid ||
 	    t->tid != g->tid || !str_same(t->name, g->name))
 		return false;
-	make_stack(g->k, g->v, f, &depth);
-	same = s->depth == roots + depth;
+	make_stack(g->k, g->v, &st);
+	same = s->depth == roots + st.depth;
 	for (uint32_t d = 0; same && d < roots; d++) {
 		char *want = expected_root(g, (int)d);
 
 		same = !strcmp(p->frames[s->frames[d]].name, want);
 		free(want);
 	}
-	for (uint32_t d = 0; same && d < depth; d++) {
+	for (uint32_t d = 0; same && d < st.depth; d++) {
 		const struct pframe *a = &p->frames[s->frames[roots + d]];
 
-		same = a->kind == f[d].kind && !strcmp(a->name, f[d].name) &&
-		       str_same(a->file, f[d].file) && a->line == f[d].line &&
-		       a->firstlineno == f[d].firstlineno;
+		same = a->kind == st.f[d].kind && !strcmp(a->name, st.f[d].name) &&
+		       str_same(a->file, st.f[d].file) && a->line == st.f[d].line &&
+		       a->firstlineno == st.f[d].firstlineno;
 	}
-	free_stack(f, depth);
 	return same;
 }
 
@@ -311,14 +312,13 @@ START_TEST(test_byte_bound)
 	struct given *g = xcalloc(n, sizeof(*g));
 
 	for (size_t i = 0; i < n; i++) {
-		struct pframe f[8];
-		uint32_t depth;
+		struct tstack st;
 
 		g[i] = (struct given){ T0 + i * 10 * MS, 7, 7 + i % 2, "t", "python3 job.py", NULL,
 				       i % 40, i };
-		make_stack(g[i].k, g[i].v, f, &depth);
-		flightrec_add(fr, g[i].t, g[i].pid, g[i].tid, g[i].name, g[i].cmd, f, depth, NULL);
-		free_stack(f, depth);
+		make_stack(g[i].k, g[i].v, &st);
+		flightrec_add(fr, g[i].t, g[i].pid, g[i].tid, g[i].name, g[i].cmd, st.f, st.depth,
+			      NULL);
 		/* Held to the bound after the loop: Check marks every
 		 * assertion that passes, two million system calls. */
 		if (flightrec_bytes(fr) > peak) {
@@ -351,13 +351,11 @@ START_TEST(test_bytes_per_sample)
 	const size_t n = 8 * 10 * 600;
 
 	for (size_t i = 0; i < n; i++) {
-		struct pframe f[8];
-		uint32_t depth;
+		struct tstack st;
 
-		make_stack(i * 2654435761u % 300, 0, f, &depth);
-		flightrec_add(fr, T0 + i / 8 * 100 * MS, 10, 10 + i % 8, "w", "python3 job.py", f,
-			      depth, i % 3 ? "lock" : NULL);
-		free_stack(f, depth);
+		make_stack(i * 2654435761u % 300, 0, &st);
+		flightrec_add(fr, T0 + i / 8 * 100 * MS, 10, 10 + i % 8, "w", "python3 job.py", st.f,
+			      st.depth, i % 3 ? "lock" : NULL);
 	}
 	printf("flightrec: a job's few stacks: %llu samples in %zu bytes, %.1f bytes a sample\n",
 	       (unsigned long long)flightrec_samples(fr), flightrec_bytes(fr),
