@@ -5,7 +5,7 @@ set -e
 say() { echo "install-deps: $*"; }
 
 # Building pystrobe.
-pkgs="autoconf automake make gcc pkgconf libelf-dev libdw-dev libunwind-dev zlib1g-dev libncurses-dev"
+pkgs="autoconf automake make gcc pkgconf libelf-dev libdw-dev liblzma-dev libunwind-dev zlib1g-dev libncurses-dev"
 # The tests: Check, the system's python3 (3.11), debootstrap for the sid root
 # (3.14, 3.15), and the tools the live tests drive.
 pkgs="$pkgs check python3 debootstrap util-linux sudo tmux valgrind chromium libxml2-utils"

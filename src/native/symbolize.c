@@ -9,6 +9,7 @@
  * Each module's function symbols are sorted once instead, and a symbol
  * counts only if its st_size covers the address.
  */
+#include "native/debugdata.h"
 #include "native/symbolize.h"
 #include "native/symhelper.h"
 #include "process/proc.h"
@@ -16,6 +17,7 @@
 #include "util/util.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -37,7 +39,7 @@
 #define MAPS_MAX (64u << 20)
 
 struct fsym {
-	uint64_t start, end;
+	uint64_t start, end;	/* end == start: a symbol without a size */
 	const char *name;	/* owned by the module's ELF data */
 	int rank;		/* which of several names at one address wins */
 };
@@ -187,6 +189,24 @@ static int vdso_elf(struct smod *sm, Elf **elfp)
 	return -1;	/* no file descriptor: *elfp is the answer */
 }
 
+/* An object whose .gnu_debugdata would make libdwfl unpack more than
+ * debugdata.h allows is not given to it: its frames read lib+0xOFFSET. */
+static int bounded(int fd)
+{
+	Elf *elf;
+	bool ok;
+
+	if (fd < 0)
+		return fd;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ok = !elf || debugdata_ok(elf);
+	elf_end(elf);
+	if (ok)
+		return fd;
+	close(fd);
+	return -1;
+}
+
 /* libdwfl's find_elf: the very file the process mapped.  map_files reaches
  * it even when deleted, replaced or in another mount namespace; it needs
  * CAP_SYS_ADMIN on older kernels, so /proc/PID/root + path comes next, and
@@ -210,7 +230,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 			     (unsigned long long)sm->map_start, (unsigned long long)sm->map_end);
 	paths[1] = proc_root_path(sm->s->pid, sm->path);
 	paths[2] = xstrdup(sm->path);
-	fd = open_first(sm->s, paths, 3, NULL);
+	fd = bounded(open_first(sm->s, paths, 3, NULL));
 	/* file_name is where libdwfl would look for neighbouring debug
 	 * files; keep that inside the process's root. */
 	if (fd >= 0)
@@ -649,7 +669,9 @@ static void load_symbols(struct smod *sm)
 							   NULL, NULL);
 		int type;
 
-		if (!name || !*name || shndx == SHN_UNDEF || sym.st_size == 0)
+		/* Kept without a size too: it names the function whose FDE
+		 * starts where it does (start_name()), never by extent. */
+		if (!name || !*name || shndx == SHN_UNDEF)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
@@ -668,7 +690,8 @@ static void load_symbols(struct smod *sm)
  * (aliases, a .cold part inside its parent's range on some linkers), so
  * look back from the last one starting at or before addr for the nearest
  * that covers it. */
-static const char *function_at(struct smod *sm, uint64_t addr)
+/* The index of the first symbol starting after addr. */
+static size_t syms_after(struct smod *sm, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
@@ -683,7 +706,13 @@ static const char *function_at(struct smod *sm, uint64_t addr)
 		else
 			hi = mid;
 	}
-	/* lo: first symbol starting after addr. */
+	return lo;
+}
+
+static const char *function_at(struct smod *sm, uint64_t addr)
+{
+	size_t lo = syms_after(sm, addr);
+
 	for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
 		uint64_t start = sm->syms[i].start;
 
@@ -697,13 +726,58 @@ static const char *function_at(struct smod *sm, uint64_t addr)
 	return NULL;
 }
 
+/* The best name of a symbol starting at addr, whatever its size: an
+ * exported entry point of a stripped library whose .dynsym gives no size
+ * (or too small a one) still names the function its FDE says it starts. */
+static const char *start_name(struct smod *sm, uint64_t addr)
+{
+	size_t i = syms_after(sm, addr);
+
+	while (i > 0 && sm->syms[i - 1].start == addr)
+		i--;
+	return i < sm->nsyms && sm->syms[i].start == addr ? sm->syms[i].name : NULL;
+}
+
+/* The start of the function holding addr (a run-time address), in the
+ * object's link-time terms, from the FDE that covers it in .eh_frame,
+ * else .debug_frame (of the object or its debug file): what names code
+ * no symbol covers, so that every address of one function reads alike.
+ * A function split into hot and cold parts has an FDE for each.  libdw
+ * parses the CFI, bounded by the sections' sizes. */
+static bool fde_start(struct smod *sm, uint64_t addr, uint64_t *start)
+{
+	Dwarf_Addr bias, main_bias;
+	Dwarf_Frame *frame;
+	Dwarf_CFI *cfi;
+
+	if (!dwfl_module_getelf(sm->mod, &main_bias))
+		return false;
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Addr lo, hi;
+		int rc;
+
+		cfi = i == 0 ? dwfl_module_eh_cfi(sm->mod, &bias) :
+			       dwfl_module_dwarf_cfi(sm->mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
+			continue;
+		rc = dwarf_frame_info(frame, &lo, &hi, NULL);
+		free(frame);
+		if (rc < 0)
+			continue;
+		*start = lo + bias - main_bias;
+		return true;
+	}
+	return false;
+}
+
 /* --- lookup ----------------------------------------------------------- */
 
 static void resolve(struct symbolizer *s, struct native_sym *ns, bool exact)
 {
 	uint64_t addr = exact ? ns->pc : ns->pc - 1;
 	struct smod *sm = module_at(s, addr);
-	GElf_Addr bias;
+	GElf_Addr bias = 0;
+	uint64_t start;
 	const char *name;
 
 	if (!sm)
@@ -717,6 +791,11 @@ static void resolve(struct symbolizer *s, struct native_sym *ns, bool exact)
 	if (dwfl_module_getelf(sm->mod, &bias))
 		ns->offset = ns->pc - bias;
 	name = function_at(sm, addr);
+	if (!name && fde_start(sm, addr, &start)) {
+		name = start_name(sm, start + bias);
+		if (!name)
+			ns->offset = start;
+	}
 	if (name) {
 		/* Without the symbol version: clock_nanosleep@GLIBC_2.2.5. */
 		char *plain = xasprintf("%.*s", (int)strcspn(name, "@"), name);

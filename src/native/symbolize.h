@@ -9,9 +9,15 @@
  * file's CRC is the one the link records.  debuginfod is never asked.
  *
  * A name is given only when a symbol's extent covers the address: the
- * nearest exported symbol before a static function is not its name.  Then
- * the frame reads "lib.so+0xOFFSET", the offset being the address in the
- * object's own (link-time) terms, what addr2line -e lib.so wants.
+ * nearest exported symbol before a static function is not its name.  The
+ * symbols are .symtab's, else the debug file's, else .dynsym's with those
+ * of .gnu_debugdata (MiniDebugInfo, bounded: debugdata.h).  An address no
+ * symbol covers is put to the function that holds it by the FDE of its
+ * unwind tables (.eh_frame, .debug_frame): named by a symbol starting
+ * there if one does (an exported entry point without a size), else the
+ * frame reads "lib.so+0xSTART", the function's start in the object's own
+ * (link-time) terms, what addr2line -e lib.so wants, so that all its
+ * samples add to one frame.
  *
  * Results are cached per address.  A result stays valid until
  * symbolizer_refresh() or symbolizer_free().
@@ -34,7 +40,9 @@ struct native_sym {
 	const char *function;	/* demangled; NULL when no symbol covers pc */
 	const char *path;	/* the object as the target names it; NULL if none */
 	const char *library;	/* its base name ("libc.so.6", "[vdso]") */
-	uint64_t offset;	/* pc in the object's link-time addresses */
+	uint64_t offset;	/* pc in the object's link-time addresses; when
+				 * function is NULL, the start of the function
+				 * holding pc where its FDE tells it */
 	const char *file;	/* source file, NULL when unknown */
 	int line;		/* 0 when unknown */
 };
