@@ -65,6 +65,13 @@ struct centry {
 	uint64_t key;
 };
 
+/* A debug file given by symbolizer_add_debug(). */
+struct fetched {
+	unsigned char id[BUILD_ID_MAX];
+	int len;
+	char *path;
+};
+
 struct symbolizer {
 	pid_t pid;
 	unsigned flags;
@@ -80,6 +87,8 @@ struct symbolizer {
 	uint32_t ncache, cache_alloc;
 	struct hashidx cache_index;
 	uint64_t last_read_ms;	/* when the maps were last read */
+	struct fetched *fetched;
+	size_t nfetched, fetched_alloc;
 
 	/* A foreign root's files are parsed by the helper (symhelper.h);
 	 * when it is wanted but gone, frames are named from the maps. */
@@ -427,6 +436,25 @@ static int find_alt(struct smod *sm, const char *file_name, const char *altname,
 	return fd;
 }
 
+/* A debug file fetched for the module's build ID (debuginfod.h). */
+static int find_fetched(struct smod *sm, Dwfl_Module *mod, char **debuginfo_file_name)
+{
+	struct symbolizer *s = sm->s;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &id, &vaddr), fd;
+
+	for (size_t i = 0; i < s->nfetched; i++) {
+		if (s->fetched[i].len != len || memcmp(s->fetched[i].id, id, len))
+			continue;
+		fd = io_open(s, s->fetched[i].path);
+		if (fd >= 0)
+			*debuginfo_file_name = xstrdup(s->fetched[i].path);
+		return fd;
+	}
+	return -1;
+}
+
 /* libdwfl's find_debuginfo, for objects without DWARF (or .symtab) of
  * their own, and for the dwz file of a DWARF that has one.  Never
  * debuginfod: a stack dump must not wait on the network. */
@@ -453,7 +481,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (sm->asked == mod)
 		return -1;
 	sm->asked = mod;
-	fd = find_by_build_id(sm, mod, debuginfo_file_name);
+	fd = find_fetched(sm, mod, debuginfo_file_name);
+	if (fd < 0)
+		fd = find_by_build_id(sm, mod, debuginfo_file_name);
 	fd = same_build_id(mod, fd, debuginfo_file_name);
 	if (fd < 0)
 		fd = find_by_debuglink(sm, debuglink, crc, debuginfo_file_name);
@@ -485,6 +515,16 @@ static void smod_free(struct smod *sm)
 	free(sm->image);
 	free(sm->path);
 	free(sm);
+}
+
+/* sm lost its Dwfl_Module, and with it the ELF data its symbols point
+ * into; smod_free() comes at the next forgetting report. */
+static void smod_drop(struct smod *sm)
+{
+	sm->mod = NULL;
+	free(sm->syms);
+	sm->syms = NULL;
+	sm->nsyms = 0;
 }
 
 static bool is_object(const struct proc_map *m)
@@ -587,10 +627,7 @@ static bool report_maps(struct symbolizer *s, bool forget)
 
 		if (sm->live || !sm->mod)
 			continue;
-		sm->mod = NULL;
-		free(sm->syms);
-		sm->syms = NULL;
-		sm->nsyms = 0;
+		smod_drop(sm);
 		changed = true;
 	}
 	if (!forget || !changed)
@@ -981,9 +1018,9 @@ struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct sym
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
-	/* Belt and braces: our find_debuginfo never calls debuginfod, and
-	 * with this unset nothing else in libdw will either. */
-	unsetenv("DEBUGINFOD_URLS");
+	/* libdwfl asks debuginfod only through its standard callbacks, which
+	 * ours replace: DEBUGINFOD_URLS stays for the symbol store's own
+	 * fetches (symstore.h), made where no target waits on them. */
 	elf_version(EV_CURRENT);
 	s->pid = pid;
 	s->flags = flags;
@@ -1006,10 +1043,81 @@ bool symbolizer_refresh(struct symbolizer *s)
 	return report_maps(s, true);
 }
 
+/* Does elf have a symbol table of its own (not .dynsym's alone)? */
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size > 0)
+			return true;
+	}
+	return false;
+}
+
+bool symbolizer_wants_debug(struct symbolizer *s, uint64_t addr)
+{
+	struct smod *sm = s->remote ? NULL : module_at(s, addr);
+	const char *debugfile = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+
+	if (!sm || !sm->mod || !(elf = dwfl_module_getelf(sm->mod, &bias)))
+		return false;
+	/* Loading the symbols is what looks for the debug file. */
+	dwfl_module_getsymtab(sm->mod);
+	dwfl_module_info(sm->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	return !debugfile && !has_symtab(elf);
+}
+
+/* Report every object again but those with this build ID, which libdwfl
+ * then forgets, with the debug file it looked for; the next report makes
+ * them afresh. */
+static void drop_build_id(struct symbolizer *s, const unsigned char *id, int len)
+{
+	dwfl_report_begin(s->dwfl);
+	for (size_t k = 0; k < s->nmods; k++) {
+		struct smod *sm = s->mods[k];
+		const unsigned char *got;
+		GElf_Addr vaddr;
+
+		if (!sm->mod)
+			continue;
+		if (dwfl_module_build_id(sm->mod, &got, &vaddr) == len && !memcmp(got, id, len)) {
+			smod_drop(sm);
+			continue;
+		}
+		dwfl_report_module(s->dwfl, sm->path, sm->low, sm->high);
+	}
+	dwfl_report_end(s->dwfl, NULL, NULL);
+}
+
+void symbolizer_add_debug(struct symbolizer *s, const unsigned char *id, int len,
+			  const char *path)
+{
+	struct fetched *f;
+
+	if (s->remote || len <= 0 || len > BUILD_ID_MAX)
+		return;
+	ALLOC_GROW(s->fetched, s->nfetched + 1, s->fetched_alloc);
+	f = &s->fetched[s->nfetched++];
+	memcpy(f->id, id, len);
+	f->len = len;
+	f->path = xstrdup(path);
+	drop_build_id(s, id, len);
+	cache_clear(s);
+	report_maps(s, true);
+}
+
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->nfetched; i++)
+		free(s->fetched[i].path);
+	free(s->fetched);
 	cache_clear(s);
 	free(s->cache);
 	hashidx_release(&s->cache_index);

@@ -6,7 +6,8 @@
  * and separate debug files are looked up by build ID in /usr/lib/debug of
  * the process's root, then ours, and by .gnu_debuglink (beside the object,
  * in .debug/ there, under /usr/lib/debug + its directory), only when the
- * file's CRC is the one the link records.  debuginfod is never asked.
+ * file's CRC is the one the link records, and among the files handed to
+ * symbolizer_add_debug().  The symbolizer never asks debuginfod itself.
  *
  * A name is given only when a symbol's extent covers the address: the
  * nearest exported symbol before a static function is not its name.  The
@@ -33,6 +34,8 @@ struct symbolizer;
 
 enum {
 	SYMBOLIZE_LINES = 1,	/* also source file:line (loads DWARF: slower first time) */
+	SYMBOLIZE_DEBUGINFOD = 2,	/* the symbol store may fetch debug files
+					 * (symstore.h); the symbolizer never does */
 };
 
 struct native_sym {
@@ -56,6 +59,18 @@ void symbolizer_free(struct symbolizer *s);
  * as pc - 1 so that a call at the very end of a function is not taken for
  * the next one.  Valid until symbolizer_refresh() or symbolizer_free(). */
 const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact);
+
+/* Would a debug file name more of the object mapped at addr?  It has no
+ * .symtab and no debug file was found for it (nor can be: false for a
+ * process whose files the helper parses). */
+bool symbolizer_wants_debug(struct symbolizer *s, uint64_t addr);
+
+/* path is the debug file of the objects with build ID id[0..len) (one
+ * fetched: debuginfod.h): they are read again, with it, when next looked
+ * up, and every result is forgotten, as by a refresh that changed
+ * something.  Its build ID is checked like any debug file's. */
+void symbolizer_add_debug(struct symbolizer *s, const unsigned char *id, int len,
+			  const char *path);
 
 /* Read the target's mappings again (libraries loaded or unloaded since);
  * forgets cached results if anything changed, and says so.  Unknown addresses make the

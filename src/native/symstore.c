@@ -8,6 +8,7 @@
  * the sampling thread only ever try-locks it, and answers provisionally
  * when it is busy.  Lock order: an owner's, then the store's.
  */
+#include "native/debuginfod.h"
 #include "native/symstore.h"
 #include "process/proc.h"
 #include "util/hashidx.h"
@@ -62,6 +63,8 @@ struct key {
 };
 
 enum { F_NEW, F_LOADING, F_READY };
+/* Its debug file from debuginfod: none asked for, on its way, asked. */
+enum { FETCH_NONE, FETCH_QUEUED, FETCH_DONE };
 
 struct answer {
 	uint64_t key;		/* offset << 1 | exact */
@@ -81,6 +84,7 @@ struct sfile {
 	bool probe_exact;
 	bool sync;		/* the interpreter's: its owner is never busy long */
 	bool lost;		/* its owner's helper was lost: names from the maps */
+	int fetch;		/* FETCH_* */
 	struct answer *ans;
 	uint32_t nans, ans_alloc;
 	struct hashidx ans_index;
@@ -101,9 +105,20 @@ struct store {
 	size_t head, nqueue, queue_alloc;
 	unsigned long answers;
 	int jobs;		/* queued or under way */
+	/* debuginfod: the client (made by the first fetch, in the loading
+	 * thread), when the fetches must end (read by the fetch under way:
+	 * moved up once the views settle), and what they did, for the
+	 * summary. */
+	struct dfetch *df;
+	bool df_tried;
+	char df_why[256];
+	uint64_t fetch_end, fetch_deadline;
+	struct strbuf fetched, failed;
 };
 
+/* Job keys beyond any answer's (offset << 1 | exact). */
 #define LOAD_FILE UINT64_MAX
+#define FETCH_FILE (UINT64_MAX - 1)
 
 struct job {
 	struct sfile *f;
@@ -384,6 +399,18 @@ static void file_free(struct sfile *f)
 	free(f);
 }
 
+/* Forget f's answers (under the store's lock): its debug file came. */
+static void drop_answers(struct sfile *f)
+{
+	for (uint32_t i = 0; i < f->nans; i++) {
+		free((char *)f->ans[i].function);
+		free((char *)f->ans[i].file);
+	}
+	store->answers -= f->nans;
+	f->nans = 0;
+	hashidx_clear(&f->ans_index);
+}
+
 /* Is ns an answer about f?  An owner that has unmapped the file (or whose
  * maps were stale) answers about something else, or nothing. */
 static bool answer_fits(const struct sfile *f, const struct native_sym *ns)
@@ -407,10 +434,25 @@ static void renice_helper(struct owner *o)
 	o->reniced = true;
 }
 
+static void push_job(struct sfile *f, uint64_t key);
+
+/* Under f's owner's lock, its file loaded: should its debug file be
+ * fetched?  One with a build ID that has neither a symbol table nor a
+ * debug file found, when the view asked for debuginfod and
+ * DEBUGINFOD_URLS names servers. */
+static bool wants_fetch(const struct sfile *f)
+{
+	const struct owner *o = f->owner;
+
+	return (o->flags & SYMBOLIZE_DEBUGINFOD) && f->key.idlen > 0 && !f->lost &&
+	       dfetch_wanted() && symbolizer_wants_debug(o->sym, f->owner_low);
+}
+
 static void load_file(struct sfile *f)
 {
 	struct owner *o = f->owner;
 	const struct native_sym *ns;
+	bool fetch;
 
 	pthread_mutex_lock(&o->lock);
 	if (!f->sync)
@@ -421,11 +463,16 @@ static void load_file(struct sfile *f)
 	else
 		symbolizer_refresh(o->sym);
 	ns = symbolize(o->sym, f->owner_low + f->probe, f->probe_exact);
+	fetch = wants_fetch(f);
 	pthread_mutex_lock(&store->lock);
 	if (answer_fits(f, ns))
 		keep_answer(f, f->probe << 1 | f->probe_exact, ns);
 	f->state = F_READY;
 	stats.loads++;
+	if (fetch) {
+		f->fetch = FETCH_QUEUED;
+		push_job(f, FETCH_FILE);
+	}
 	pthread_cond_broadcast(&store->loaded);
 	pthread_mutex_unlock(&store->lock);
 	pthread_mutex_unlock(&o->lock);
@@ -447,6 +494,71 @@ static void answer_job(struct sfile *f, uint64_t key)
 	keep_answer(f, key, answer_fits(f, ns) ? ns : &none);
 	pthread_mutex_unlock(&store->lock);
 	pthread_mutex_unlock(&o->lock);
+}
+
+/* One fetch's outcome into the summary's lists. */
+static void note_fetch(struct strbuf *sb, const char *base, const char *why)
+{
+	sb_printf(sb, "%s%s", sb->len ? ", " : "", base);
+	if (why)
+		sb_printf(sb, " (%s)", why);
+}
+
+/* The loading thread's part of a fetch, without any lock: the file, or
+ * -1 and why not. */
+static int fetch_path(struct sfile *f, char **path, char *why, size_t len)
+{
+	uint64_t now = mono_ns(), end;
+
+	*path = NULL;
+	if (!store->df_tried) {
+		store->df_tried = true;
+		store->df = dfetch_open(store->df_why, sizeof(store->df_why));
+	}
+	if (!store->df) {
+		snprintf(why, len, "%s", store->df_why);
+		return -1;
+	}
+	end = __atomic_load_n(&store->fetch_end, __ATOMIC_RELAXED);
+	if (now >= end) {
+		snprintf(why, len, "the recording ended before its turn");
+		return -1;
+	}
+	__atomic_store_n(&store->fetch_deadline,
+			 now + DFETCH_MAX_NS < end ? now + DFETCH_MAX_NS : end, __ATOMIC_RELAXED);
+	return dfetch_get(store->df, f->key.id, f->key.idlen, &store->fetch_deadline, path, why,
+			  len);
+}
+
+/* Fetch f's debug file from debuginfod and hand it to its owner, which
+ * loads it here: then f's answers are asked again, and its frames that
+ * were addresses get their names (provisional until now: lookup()). */
+static void fetch_job(struct sfile *f)
+{
+	struct owner *o = f->owner;
+	char why[256], *path;
+	bool named = false;
+	int rc = fetch_path(f, &path, why, sizeof(why));
+
+	pthread_mutex_lock(&o->lock);
+	if (rc == 0) {
+		symbolizer_add_debug(o->sym, f->key.id, f->key.idlen, path);
+		symbolize(o->sym, f->owner_low + f->probe, f->probe_exact);
+		named = !symbolizer_wants_debug(o->sym, f->owner_low);
+		if (!named)
+			snprintf(why, sizeof(why), "the file it sent is not its debug file");
+	}
+	pthread_mutex_lock(&store->lock);
+	if (named) {
+		drop_answers(f);
+		note_fetch(&store->fetched, f->owner_base, NULL);
+	} else {
+		note_fetch(&store->failed, f->owner_base, why);
+	}
+	f->fetch = FETCH_DONE;
+	pthread_mutex_unlock(&store->lock);
+	pthread_mutex_unlock(&o->lock);
+	free(path);
 }
 
 static void push_job(struct sfile *f, uint64_t key)
@@ -478,6 +590,8 @@ static void *loader(void *arg)
 		pthread_mutex_unlock(&store->lock);
 		if (j.key == LOAD_FILE)
 			load_file(j.f);
+		else if (j.key == FETCH_FILE)
+			fetch_job(j.f);
 		else
 			answer_job(j.f, j.key);
 		pthread_mutex_lock(&store->lock);
@@ -509,10 +623,23 @@ static void store_make(void)
 	pthread_mutex_init(&store->lock, NULL);
 	pthread_cond_init(&store->wake, NULL);
 	pthread_cond_init(&store->loaded, NULL);
+	store->fetch_end = store->fetch_deadline = UINT64_MAX;
 	if (pthread_create(&store->thread, NULL, loader, NULL) != 0) {
 		errorf("symbols: cannot start the loading thread: %s", strerror(errno));
 		exit(EXIT_ERROR);
 	}
+}
+
+/* The summary's line of what debuginfod gave. */
+static void say_fetches(void)
+{
+	if (store->fetched.len)
+		errorf("debuginfod: fetched the debug files of %s", store->fetched.buf);
+	if (store->failed.len)
+		errorf("debuginfod: no debug file for %s: their functions without symbols read "
+		       "library+0xSTART", store->failed.buf);
+	sb_release(&store->fetched);
+	sb_release(&store->failed);
 }
 
 static void store_end(void)
@@ -522,6 +649,8 @@ static void store_end(void)
 	pthread_cond_broadcast(&store->wake);
 	pthread_mutex_unlock(&store->lock);
 	pthread_join(store->thread, NULL);
+	say_fetches();
+	dfetch_close(store->df);
 	for (size_t i = 0; i < store->nfiles; i++) {
 		owner_free(owner_put(store->files[i]->owner));
 		file_free(store->files[i]);
@@ -874,7 +1003,7 @@ static struct native_sym lookup(struct symview *v, uint64_t pc, bool exact, bool
 	const struct answer *a = NULL;
 	struct sfile *f;
 	uint64_t off;
-	bool loaded, pending = false;
+	bool loaded, pending = false, fetching;
 
 	*ready = true;
 	*obj = NULL;
@@ -898,16 +1027,24 @@ static struct native_sym lookup(struct symview *v, uint64_t pc, bool exact, bool
 		stats.provisional++;
 	if (a && !pending)
 		fill(&ns, a);
+	fetching = f->fetch == FETCH_QUEUED;
 	pthread_mutex_unlock(&store->lock);
 	if (!loaded || pending) {
 		*ready = false;
 		return ns;
 	}
-	if (!a && !ask_owner(v, f, off, exact, f->sync || v->final, &ns)) {
+	/* The interpreter's lookups wait for its owner, but not while a
+	 * fetch may hold it, loading the debug file that came. */
+	if (!a && !ask_owner(v, f, off, exact, (f->sync && !fetching) || v->final, &ns))
+		*ready = false;
+	/* A name may be on its way from debuginfod: until it comes, the
+	 * frame's name is provisional, and renamed then. */
+	if (!ns.function && fetching)
+		*ready = false;
+	if (!*ready) {
 		pthread_mutex_lock(&store->lock);
 		stats.provisional++;
 		pthread_mutex_unlock(&store->lock);
-		*ready = false;
 	}
 	return ns;
 }
@@ -945,9 +1082,15 @@ bool symview_load_object(struct symview *v, const char *path)
 
 void symview_settle(struct symview *v)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), end = t0 + DFETCH_MAX_NS;
 
 	pthread_mutex_lock(&store->lock);
+	/* Fetches still to come or under way get this long, all together. */
+	if (end < store->fetch_end) {
+		__atomic_store_n(&store->fetch_end, end, __ATOMIC_RELAXED);
+		if (end < __atomic_load_n(&store->fetch_deadline, __ATOMIC_RELAXED))
+			__atomic_store_n(&store->fetch_deadline, end, __ATOMIC_RELAXED);
+	}
 	while (store->jobs > 0)
 		pthread_cond_wait(&store->loaded, &store->lock);
 	pthread_mutex_unlock(&store->lock);
