@@ -10,6 +10,7 @@
  * counts only if its st_size covers the address.
  */
 #include "native/debugdata.h"
+#include "native/fderange.h"
 #include "native/symbolize.h"
 #include "native/symhelper.h"
 #include "process/proc.h"
@@ -17,7 +18,6 @@
 #include "util/util.h"
 
 #include <dlfcn.h>
-#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -57,6 +57,9 @@ struct smod {
 	bool syms_done;
 	struct fsym *syms;	/* sorted by start */
 	size_t nsyms;
+	bool fdes_done;
+	struct fderange *fdes;	/* its functions' ranges, by FDE */
+	size_t nfdes;
 	bool live;		/* reported in the latest refresh */
 };
 
@@ -511,6 +514,7 @@ static void cache_clear(struct symbolizer *s)
 
 static void smod_free(struct smod *sm)
 {
+	free(sm->fdes);
 	free(sm->syms);
 	free(sm->image);
 	free(sm->path);
@@ -525,6 +529,10 @@ static void smod_drop(struct smod *sm)
 	free(sm->syms);
 	sm->syms = NULL;
 	sm->nsyms = 0;
+	free(sm->fdes);
+	sm->fdes = NULL;
+	sm->nfdes = 0;
+	sm->fdes_done = false;
 }
 
 static bool is_object(const struct proc_map *m)
@@ -776,35 +784,27 @@ static const char *start_name(struct smod *sm, uint64_t addr)
 }
 
 /* The start of the function holding addr (a run-time address), in the
- * object's link-time terms, from the FDE that covers it in .eh_frame,
- * else .debug_frame (of the object or its debug file): what names code
- * no symbol covers, so that every address of one function reads alike.
- * A function split into hot and cold parts has an FDE for each.  libdw
- * parses the CFI, bounded by the sections' sizes. */
+ * object's link-time terms, from the FDE that covers it (fderange.h):
+ * what names code no symbol covers, so that every address of one
+ * function reads alike.  A function split into hot and cold parts has an
+ * FDE for each. */
 static bool fde_start(struct smod *sm, uint64_t addr, uint64_t *start)
 {
-	Dwarf_Addr bias, main_bias;
-	Dwarf_Frame *frame;
-	Dwarf_CFI *cfi;
+	const struct fderange *r;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(sm->mod, &bias);
 
-	if (!dwfl_module_getelf(sm->mod, &main_bias))
+	if (!elf)
 		return false;
-	for (int i = 0; i < 2; i++) {
-		Dwarf_Addr lo, hi;
-		int rc;
-
-		cfi = i == 0 ? dwfl_module_eh_cfi(sm->mod, &bias) :
-			       dwfl_module_dwarf_cfi(sm->mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
-			continue;
-		rc = dwarf_frame_info(frame, &lo, &hi, NULL);
-		free(frame);
-		if (rc < 0)
-			continue;
-		*start = lo + bias - main_bias;
-		return true;
+	if (!sm->fdes_done) {
+		sm->fdes_done = true;
+		sm->nfdes = fderange_read(elf, &sm->fdes);
 	}
-	return false;
+	r = fderange_find(sm->fdes, sm->nfdes, addr - bias);
+	if (!r)
+		return false;
+	*start = r->start;
+	return true;
 }
 
 /* --- lookup ----------------------------------------------------------- */
