@@ -561,12 +561,25 @@ static void fetch_job(struct sfile *f)
 	free(path);
 }
 
+/* Jobs run in order, but a fetch goes first: it waits on the network,
+ * not the CPU, and it names frames, where the answers queued before it
+ * (line tables) only add lines. */
 static void push_job(struct sfile *f, uint64_t key)
 {
+	struct job j = { f, key };
+
 	if (store->head == store->nqueue)
 		store->head = store->nqueue = 0;
 	ALLOC_GROW(store->queue, store->nqueue + 1, store->queue_alloc);
-	store->queue[store->nqueue++] = (struct job){ f, key };
+	if (key == FETCH_FILE && store->head > 0) {
+		store->queue[--store->head] = j;
+	} else if (key == FETCH_FILE) {
+		memmove(store->queue + 1, store->queue, store->nqueue * sizeof(*store->queue));
+		store->queue[0] = j;
+		store->nqueue++;
+	} else {
+		store->queue[store->nqueue++] = j;
+	}
 	store->jobs++;
 	pthread_cond_signal(&store->wake);
 }
@@ -646,6 +659,10 @@ static void store_end(void)
 {
 	pthread_mutex_lock(&store->lock);
 	store->quit = true;
+	/* A fetch under way now has no frame left to name (settling waited
+	 * for those that had): it ends at its next progress call. */
+	__atomic_store_n(&store->fetch_end, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&store->fetch_deadline, 0, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&store->wake);
 	pthread_mutex_unlock(&store->lock);
 	pthread_join(store->thread, NULL);
