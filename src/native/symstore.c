@@ -63,8 +63,10 @@ struct key {
 };
 
 enum { F_NEW, F_LOADING, F_READY };
-/* Its debug file from debuginfod: none asked for, on its way, asked. */
-enum { FETCH_NONE, FETCH_QUEUED, FETCH_DONE };
+/* Its debug file from debuginfod: not wanted; wanted once a frame of it
+ * has no name (one whose frames all have, as exported functions do, is
+ * not worth a fetch); on its way; asked. */
+enum { FETCH_NONE, FETCH_WANTED, FETCH_QUEUED, FETCH_DONE };
 
 struct answer {
 	uint64_t key;		/* offset << 1 | exact */
@@ -347,7 +349,10 @@ static const struct answer *find_answer(const struct sfile *f, uint64_t key)
 	return NULL;
 }
 
-/* Keep a answer of the owner's symbolizer (under the store's lock). */
+static void push_job(struct sfile *f, uint64_t key);
+
+/* Keep a answer of the owner's symbolizer (under the store's lock): the
+ * first without a name sends for the file's debug file, if wanted. */
 static const struct answer *keep_answer(struct sfile *f, uint64_t key, const struct native_sym *ns)
 {
 	struct answer *a = (struct answer *)find_answer(f, key);
@@ -369,6 +374,10 @@ static const struct answer *keep_answer(struct sfile *f, uint64_t key, const str
 	a->file = ns->file ? xstrdup(ns->file) : NULL;
 	a->line = ns->line;
 	a->offset = ns->offset;
+	if (!a->function && ns->library && f->fetch == FETCH_WANTED) {
+		f->fetch = FETCH_QUEUED;
+		push_job(f, FETCH_FILE);
+	}
 	return a;
 }
 
@@ -434,8 +443,6 @@ static void renice_helper(struct owner *o)
 	o->reniced = true;
 }
 
-static void push_job(struct sfile *f, uint64_t key);
-
 /* Under f's owner's lock, its file loaded: should its debug file be
  * fetched?  One with a build ID that has neither a symbol table nor a
  * debug file found, when the view asked for debuginfod and
@@ -465,14 +472,12 @@ static void load_file(struct sfile *f)
 	ns = symbolize(o->sym, f->owner_low + f->probe, f->probe_exact);
 	fetch = wants_fetch(f);
 	pthread_mutex_lock(&store->lock);
+	if (fetch)
+		f->fetch = FETCH_WANTED;
 	if (answer_fits(f, ns))
 		keep_answer(f, f->probe << 1 | f->probe_exact, ns);
 	f->state = F_READY;
 	stats.loads++;
-	if (fetch) {
-		f->fetch = FETCH_QUEUED;
-		push_job(f, FETCH_FILE);
-	}
 	pthread_cond_broadcast(&store->loaded);
 	pthread_mutex_unlock(&store->lock);
 	pthread_mutex_unlock(&o->lock);
@@ -1054,15 +1059,14 @@ static struct native_sym lookup(struct symview *v, uint64_t pc, bool exact, bool
 	 * fetch may hold it, loading the debug file that came. */
 	if (!a && !ask_owner(v, f, off, exact, (f->sync && !fetching) || v->final, &ns))
 		*ready = false;
-	/* A name may be on its way from debuginfod: until it comes, the
-	 * frame's name is provisional, and renamed then. */
-	if (!ns.function && fetching)
+	pthread_mutex_lock(&store->lock);
+	/* A name may be on its way from debuginfod (sent for by this very
+	 * answer, perhaps): until it comes, the frame's name is provisional,
+	 * and renamed then. */
+	if (!ns.function && f->fetch == FETCH_QUEUED)
 		*ready = false;
-	if (!*ready) {
-		pthread_mutex_lock(&store->lock);
-		stats.provisional++;
-		pthread_mutex_unlock(&store->lock);
-	}
+	stats.provisional += !*ready;
+	pthread_mutex_unlock(&store->lock);
 	return ns;
 }
 
