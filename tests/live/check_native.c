@@ -1154,6 +1154,24 @@ static int local_port(int *listener)
 	return port;
 }
 
+/* The line of err that starts with head and names lib ("lib (why)" or
+ * "lib" in its list), as "%.*s" wants it: its length in *len; NULL if
+ * none. */
+static const char *line_naming(const char *err, const char *head, const char *lib, int *len)
+{
+	const char *p = strstr(err, head);
+	char with[PATH_MAX];
+
+	if (!p)
+		return NULL;
+	*len = (int)strcspn(p, "\n");
+	snprintf(with, sizeof(with), " %s", lib);
+	for (const char *q = strstr(p, with); q; q = strstr(q + 1, with))
+		if (q < p + *len && strchr(" ,(:", q[strlen(with)]))
+			return p;
+	return NULL;
+}
+
 /* Point pystrobe at the server on port, with a cache of its own. */
 static void use_server(struct native_test *nt, int port, const char *cache)
 {
@@ -1224,15 +1242,16 @@ static pid_t start_server(struct native_test *nt, int port)
  * named, its functions; said, the fetch.  hz: its rounds per second. */
 static void debuginfod_up(struct native_test *nt, int port, double *hz)
 {
-	char path[PATH_MAX * 2 + 64], want[PATH_MAX];
+	static const char want[] = "pystrobe: debuginfod: fetched the debug files of";
+	char path[PATH_MAX * 2 + 64];
 	struct run r;
+	int len;
 
 	use_server(nt, port, "cache-up");
-	snprintf(want, sizeof(want), "pystrobe: debuginfod: fetched the debug files of %s",
-		 nt->b.lib);
 	if (burn_stripped(nt, "debuginfod, up", "up.txt", path, sizeof(path), &r, hz) == 0) {
-		if (!strstr(r.err, want))
-			msg_add(&nt->failures, "debuginfod, up: no \"%s\": %.2000s", want, r.err);
+		if (!line_naming(r.err, want, nt->b.lib, &len))
+			msg_add(&nt->failures, "debuginfod, up: no \"%s %s\": %.2000s", want,
+				nt->b.lib, r.err);
 		verify(nt, "debuginfod, up", (char *[]){ "record-named", path, (char *)nt->b.lib,
 							 NULL });
 	}
@@ -1260,20 +1279,21 @@ static double longest_lookup(const char *err)
 static void debuginfod_missing(struct native_test *nt, const char *what, const char *file,
 			       double *hz)
 {
-	char path[PATH_MAX * 2 + 64], lib[PATH_MAX * 2], want[PATH_MAX];
+	static const char want[] = "pystrobe: debuginfod: no debug file for";
+	char path[PATH_MAX * 2 + 64], lib[PATH_MAX * 2];
 	double longest;
 	struct run r;
+	int len;
 
-	snprintf(want, sizeof(want), "pystrobe: debuginfod: no debug file for %s (", nt->b.lib);
 	snprintf(lib, sizeof(lib), "%s/%s", nt->b.dir, nt->b.lib);
 	if (burn_stripped(nt, what, file, path, sizeof(path), &r, hz) == 0) {
-		const char *line = strstr(r.err, want);
+		const char *line = line_naming(r.err, want, nt->b.lib, &len);
 
 		if (!line)
-			msg_add(&nt->failures, "%s: no \"%s\": %.2000s", what, want, r.err);
+			msg_add(&nt->failures, "%s: no \"%s %s (...)\": %.2000s", what, want,
+				nt->b.lib, r.err);
 		else
-			printf("native: %s: %s: %.*s\n", nt->ti->label, what,
-			       (int)strcspn(line, "\n"), line);
+			printf("native: %s: %s: %.*s\n", nt->ti->label, what, len, line);
 		verify(nt, what, (char *[]){ "record-stripped", path, (char *)nt->b.lib, lib,
 					     NULL });
 		longest = longest_lookup(r.err);
