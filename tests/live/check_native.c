@@ -1167,7 +1167,7 @@ static const char *line_naming(const char *err, const char *head, const char *li
 	*len = (int)strcspn(p, "\n");
 	snprintf(with, sizeof(with), " %s", lib);
 	for (const char *q = strstr(p, with); q; q = strstr(q + 1, with))
-		if (q < p + *len && strchr(" ,(:", q[strlen(with)]))
+		if (q < p + *len && strchr(" ,(:\n", q[strlen(with)]))
 			return p;
 	return NULL;
 }
