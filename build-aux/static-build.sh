@@ -21,7 +21,7 @@ set -u
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 root=${PYSTROBE_STATIC_ROOT:-/var/cache/pystrobe/bullseye-build-root}
-need="gcc libc6-dev make pkg-config libelf-dev libdw-dev libunwind-dev zlib1g-dev libncurses-dev liblzma-dev libbz2-dev"
+need="gcc libc6-dev make pkg-config libelf-dev libdw-dev libunwind-dev zlib1g-dev libncurses-dev liblzma-dev libbz2-dev libdebuginfod-dev"
 
 say() { echo "static-build: $*" >&2; }
 die() { say "$*"; exit 1; }

@@ -1,6 +1,9 @@
 /* libFuzzer harness: the ELF reader (src/process/elffile.c) on arbitrary
  * files, as a target's root can hold any: symbols from .dynsym and
- * .symtab, sections by name, load biases from the program headers.
+ * .symtab, sections by name, load biases from the program headers; and
+ * the other readers of an object's sections pystrobe has: function ranges
+ * from the FDEs of .eh_frame and .debug_frame (fderange.c) and the xz
+ * bound on .gnu_debugdata (debugdata.c).
  *
  * The input is the whole file, written to a memfd and opened by path as
  * pystrobe opens /proc/PID/root/...; libelf maps it, so ASan sees reads
@@ -9,9 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "native/debugdata.h"
+#include "native/fderange.h"
 #include "process/elffile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,6 +25,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const symbols[] = { "_PyRuntime", "main", "Py_Version", "seed_static", "" };
 static const char *const sections[] = { ".PyRuntime", ".text", ".symtab", ".gnu_debuglink",
 					".note.gnu.build-id", ".eh_frame", ".debug_line", "" };
+
+static void other_readers(int fd, const uint8_t *data, size_t size)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	struct fderange *v;
+	size_t n;
+
+	if (!elf)
+		return;
+	debugdata_ok(elf);
+	n = fderange_read(elf, &v);
+	/* Addresses inside and around the ranges found, and named by the
+	 * input's last bytes. */
+	for (size_t i = 0; i < n && i < 64; i++) {
+		fderange_find(v, n, v[i].start);
+		fderange_find(v, n, v[i].end - 1);
+		fderange_find(v, n, v[i].end);
+	}
+	if (size >= 8) {
+		uint64_t a;
+
+		memcpy(&a, data + size - 8, 8);
+		fderange_find(v, n, a);
+	}
+	free(v);
+	elf_end(elf);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0 || ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	other_readers(fd, data, size);
 	ef = elffile_open(path);
 	if (!ef)
 		return 0;

@@ -1,19 +1,25 @@
 /* libFuzzer harness: the symbolizer (src/native/symbolize.c) on crafted
  * files, as a container's root can hold any: libdwfl's reading of the
  * object (symbol tables, build-id note, .gnu_debuglink and its CRC,
- * .gnu_debugaltlink, compressed sections), our sorted symbol tables, and
- * DWARF line tables through dwfl_module_getsrc, with the live code's
- * callbacks, through its open callback (struct symbolize_io).
+ * .gnu_debugaltlink, compressed sections, .gnu_debugdata and its xz
+ * bound), our sorted symbol tables, function ranges from the FDEs of
+ * .eh_frame and .debug_frame (fderange.c), and DWARF line tables through
+ * dwfl_module_getsrc, with the live code's callbacks, through its open
+ * callback (struct symbolize_io).
  *
  * Input: the object's bytes, optionally followed by FZ_SYM_SPLIT and the
  * bytes of a separate debug file.  The fake process (pid 1) maps the
  * object at OBJ_LOW and the same bytes as its vDSO; every debug file the
- * symbolizer looks for (by build ID, debuglink, dwz) is the second part.
+ * symbolizer looks for (by build ID, debuglink, dwz) is the second part,
+ * and so is the file a debuginfod server sends for the object's build ID
+ * (symbolizer_add_debug), after which the lookups run again.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elfutils/libdwelf.h>
+#include <libelf.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -98,6 +104,24 @@ static void lookups(struct symbolizer *s, const uint8_t *data, size_t size)
 	}
 }
 
+/* What the symbol store does when debuginfod sends a file for the
+ * object: the second part, as "/fuzz/debuginfod/debuginfo". */
+static void fetched(struct symbolizer *s, const uint8_t *data, size_t nobj)
+{
+	char *copy = malloc(nobj ? nobj : 1);
+	Elf *elf;
+	const void *id = NULL;
+	ssize_t len;
+
+	memcpy(copy, data, nobj);
+	elf = elf_memory(copy, nobj);
+	len = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	if (len > 0 && symbolizer_wants_debug(s, OBJ_LOW))
+		symbolizer_add_debug(s, id, (int)len, "/fuzz/debuginfod/debuginfo");
+	elf_end(elf);
+	free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char maps[] =
@@ -120,6 +144,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s = symbolizer_new_io(1, SYMBOLIZE_LINES, &io);
 		lookups(s, data, size);
 		symbolizer_refresh(s);
+		lookups(s, data, size);
+		fetched(s, data, nobj);
 		lookups(s, data, size);
 		symbolizer_free(s);
 	}

@@ -5,7 +5,7 @@ set -e
 say() { echo "install-deps: $*"; }
 
 # Building pystrobe.
-pkgs="autoconf automake make gcc pkgconf libelf-dev libdw-dev libunwind-dev zlib1g-dev libncurses-dev"
+pkgs="autoconf automake make gcc pkgconf libelf-dev libdw-dev libdebuginfod-dev liblzma-dev libunwind-dev zlib1g-dev libncurses-dev"
 # The tests: Check, the system's python3 (3.11), debootstrap for the sid root
 # (3.14, 3.15), and the tools the live tests drive.
 pkgs="$pkgs check python3 debootstrap util-linux sudo tmux valgrind chromium libxml2-utils"
@@ -15,6 +15,9 @@ pkgs="$pkgs check python3 debootstrap util-linux sudo tmux valgrind chromium lib
 pkgs="$pkgs nodejs g++ python3-dev"
 # gdb's gcore takes the cores check_core and check_async read back.
 pkgs="$pkgs gdb"
+# debuginfod: the client pystrobe loads at run time, and the server
+# check_debuginfod serves a stripped library's debug file from.
+pkgs="$pkgs libdebuginfod1 debuginfod"
 # man-db's man renders the man pages for check_docs (man --warnings).
 pkgs="$pkgs man-db"
 # fuzz/ (libFuzzer, run by .ci/run).

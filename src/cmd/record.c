@@ -59,6 +59,8 @@ static const char record_usage[] =
 	"      --native[=all]     C/C++ frames too, merged with the Python ones; all: also\n"
 	"                         the interpreter's start-up below the first Python frame\n"
 	"                         (pauses the threads: implies --blocking)\n"
+	"      --no-debuginfod    with --native: never fetch debug files from the\n"
+	"                         servers DEBUGINFOD_URLS names\n"
 	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
 	"                         coroutine; =all: every pending task's too\n"

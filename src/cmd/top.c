@@ -51,6 +51,8 @@ static const char top_usage[] =
 	"      --native[=all]     C/C++ functions too, merged with the Python ones; all:\n"
 	"                         also the interpreter's start-up frames\n"
 	"                         (pauses the threads: implies --blocking)\n"
+	"      --no-debuginfod    with --native: never fetch debug files from the\n"
+	"                         servers DEBUGINFOD_URLS names\n"
 	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
 	"                         coroutine; =all: every pending task's too\n"

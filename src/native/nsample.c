@@ -86,7 +86,7 @@ struct nsample {
 };
 
 struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profile *p,
-			     bool by_function, bool startup, uint32_t marker)
+			     bool by_function, bool startup, bool debuginfod, uint32_t marker)
 {
 	struct nsample *ns = xcalloc(1, sizeof(*ns));
 
@@ -98,7 +98,7 @@ struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profil
 	ns->marker = marker;
 	ns->gap = profile_frame(p, &(struct pframe){ PF_MARKER, NSAMPLE_GAP_FRAME, NULL, -1, -1 });
 	ns->u = native_open(pid);
-	ns->view = symview_open(pid, SYMBOLIZE_LINES);
+	ns->view = symview_open(pid, SYMBOLIZE_LINES | (debuginfod ? SYMBOLIZE_DEBUGINFOD : 0));
 	/* Before the first pause: merging needs the interpreter's names at
 	 * once; every other object loads in the background. */
 	symview_load_object(ns->view, pi->path);

@@ -49,10 +49,11 @@ struct py_tstate;
 struct nsample;
 
 /* pi must outlive the result.  by_function: no line numbers in frames.
- * startup: keep the interpreter's start-up frames.  marker: the profile
- * frame that marks a truncated stack. */
+ * startup: keep the interpreter's start-up frames.  debuginfod: fetch the
+ * debug files of objects without symbols (symstore.h).  marker: the
+ * profile frame that marks a truncated stack. */
 struct nsample *nsample_open(pid_t pid, const struct pyinterp *pi, struct profile *p,
-			     bool by_function, bool startup, uint32_t marker);
+			     bool by_function, bool startup, bool debuginfod, uint32_t marker);
 void nsample_close(struct nsample *ns);
 
 /* Before pausing for the sample taken t_ns after the start. */

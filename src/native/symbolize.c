@@ -9,6 +9,8 @@
  * Each module's function symbols are sorted once instead, and a symbol
  * counts only if its st_size covers the address.
  */
+#include "native/debugdata.h"
+#include "native/fderange.h"
 #include "native/symbolize.h"
 #include "native/symhelper.h"
 #include "process/proc.h"
@@ -37,7 +39,7 @@
 #define MAPS_MAX (64u << 20)
 
 struct fsym {
-	uint64_t start, end;
+	uint64_t start, end;	/* end == start: a symbol without a size */
 	const char *name;	/* owned by the module's ELF data */
 	int rank;		/* which of several names at one address wins */
 };
@@ -55,12 +57,22 @@ struct smod {
 	bool syms_done;
 	struct fsym *syms;	/* sorted by start */
 	size_t nsyms;
+	bool fdes_done;
+	struct fderange *fdes;	/* its functions' ranges, by FDE */
+	size_t nfdes;
 	bool live;		/* reported in the latest refresh */
 };
 
 struct centry {
 	struct native_sym ns;
 	uint64_t key;
+};
+
+/* A debug file given by symbolizer_add_debug(). */
+struct fetched {
+	unsigned char id[BUILD_ID_MAX];
+	int len;
+	char *path;
 };
 
 struct symbolizer {
@@ -78,6 +90,8 @@ struct symbolizer {
 	uint32_t ncache, cache_alloc;
 	struct hashidx cache_index;
 	uint64_t last_read_ms;	/* when the maps were last read */
+	struct fetched *fetched;
+	size_t nfetched, fetched_alloc;
 
 	/* A foreign root's files are parsed by the helper (symhelper.h);
 	 * when it is wanted but gone, frames are named from the maps. */
@@ -187,6 +201,24 @@ static int vdso_elf(struct smod *sm, Elf **elfp)
 	return -1;	/* no file descriptor: *elfp is the answer */
 }
 
+/* An object whose .gnu_debugdata would make libdwfl unpack more than
+ * debugdata.h allows is not given to it: its frames read lib+0xOFFSET. */
+static int bounded(int fd)
+{
+	Elf *elf;
+	bool ok;
+
+	if (fd < 0)
+		return fd;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ok = !elf || debugdata_ok(elf);
+	elf_end(elf);
+	if (ok)
+		return fd;
+	close(fd);
+	return -1;
+}
+
 /* libdwfl's find_elf: the very file the process mapped.  map_files reaches
  * it even when deleted, replaced or in another mount namespace; it needs
  * CAP_SYS_ADMIN on older kernels, so /proc/PID/root + path comes next, and
@@ -210,7 +242,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 			     (unsigned long long)sm->map_start, (unsigned long long)sm->map_end);
 	paths[1] = proc_root_path(sm->s->pid, sm->path);
 	paths[2] = xstrdup(sm->path);
-	fd = open_first(sm->s, paths, 3, NULL);
+	fd = bounded(open_first(sm->s, paths, 3, NULL));
 	/* file_name is where libdwfl would look for neighbouring debug
 	 * files; keep that inside the process's root. */
 	if (fd >= 0)
@@ -407,6 +439,25 @@ static int find_alt(struct smod *sm, const char *file_name, const char *altname,
 	return fd;
 }
 
+/* A debug file fetched for the module's build ID (debuginfod.h). */
+static int find_fetched(struct smod *sm, Dwfl_Module *mod, char **debuginfo_file_name)
+{
+	struct symbolizer *s = sm->s;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &id, &vaddr), fd;
+
+	for (size_t i = 0; i < s->nfetched; i++) {
+		if (s->fetched[i].len != len || memcmp(s->fetched[i].id, id, len))
+			continue;
+		fd = io_open(s, s->fetched[i].path);
+		if (fd >= 0)
+			*debuginfo_file_name = xstrdup(s->fetched[i].path);
+		return fd;
+	}
+	return -1;
+}
+
 /* libdwfl's find_debuginfo, for objects without DWARF (or .symtab) of
  * their own, and for the dwz file of a DWARF that has one.  Never
  * debuginfod: a stack dump must not wait on the network. */
@@ -433,7 +484,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (sm->asked == mod)
 		return -1;
 	sm->asked = mod;
-	fd = find_by_build_id(sm, mod, debuginfo_file_name);
+	fd = find_fetched(sm, mod, debuginfo_file_name);
+	if (fd < 0)
+		fd = find_by_build_id(sm, mod, debuginfo_file_name);
 	fd = same_build_id(mod, fd, debuginfo_file_name);
 	if (fd < 0)
 		fd = find_by_debuglink(sm, debuglink, crc, debuginfo_file_name);
@@ -461,10 +514,25 @@ static void cache_clear(struct symbolizer *s)
 
 static void smod_free(struct smod *sm)
 {
+	free(sm->fdes);
 	free(sm->syms);
 	free(sm->image);
 	free(sm->path);
 	free(sm);
+}
+
+/* sm lost its Dwfl_Module, and with it the ELF data its symbols point
+ * into; smod_free() comes at the next forgetting report. */
+static void smod_drop(struct smod *sm)
+{
+	sm->mod = NULL;
+	free(sm->syms);
+	sm->syms = NULL;
+	sm->nsyms = 0;
+	free(sm->fdes);
+	sm->fdes = NULL;
+	sm->nfdes = 0;
+	sm->fdes_done = false;
 }
 
 static bool is_object(const struct proc_map *m)
@@ -567,10 +635,7 @@ static bool report_maps(struct symbolizer *s, bool forget)
 
 		if (sm->live || !sm->mod)
 			continue;
-		sm->mod = NULL;
-		free(sm->syms);
-		sm->syms = NULL;
-		sm->nsyms = 0;
+		smod_drop(sm);
 		changed = true;
 	}
 	if (!forget || !changed)
@@ -649,7 +714,9 @@ static void load_symbols(struct smod *sm)
 							   NULL, NULL);
 		int type;
 
-		if (!name || !*name || shndx == SHN_UNDEF || sym.st_size == 0)
+		/* Kept without a size too: it names the function whose FDE
+		 * starts where it does (start_name()), never by extent. */
+		if (!name || !*name || shndx == SHN_UNDEF)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
@@ -668,7 +735,8 @@ static void load_symbols(struct smod *sm)
  * (aliases, a .cold part inside its parent's range on some linkers), so
  * look back from the last one starting at or before addr for the nearest
  * that covers it. */
-static const char *function_at(struct smod *sm, uint64_t addr)
+/* The index of the first symbol starting after addr. */
+static size_t syms_after(struct smod *sm, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
@@ -683,7 +751,13 @@ static const char *function_at(struct smod *sm, uint64_t addr)
 		else
 			hi = mid;
 	}
-	/* lo: first symbol starting after addr. */
+	return lo;
+}
+
+static const char *function_at(struct smod *sm, uint64_t addr)
+{
+	size_t lo = syms_after(sm, addr);
+
 	for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
 		uint64_t start = sm->syms[i].start;
 
@@ -697,13 +771,50 @@ static const char *function_at(struct smod *sm, uint64_t addr)
 	return NULL;
 }
 
+/* The best name of a symbol starting at addr, whatever its size: an
+ * exported entry point of a stripped library whose .dynsym gives no size
+ * (or too small a one) still names the function its FDE says it starts. */
+static const char *start_name(struct smod *sm, uint64_t addr)
+{
+	size_t i = syms_after(sm, addr);
+
+	while (i > 0 && sm->syms[i - 1].start == addr)
+		i--;
+	return i < sm->nsyms && sm->syms[i].start == addr ? sm->syms[i].name : NULL;
+}
+
+/* The start of the function holding addr (a run-time address), in the
+ * object's link-time terms, from the FDE that covers it (fderange.h):
+ * what names code no symbol covers, so that every address of one
+ * function reads alike.  A function split into hot and cold parts has an
+ * FDE for each. */
+static bool fde_start(struct smod *sm, uint64_t addr, uint64_t *start)
+{
+	const struct fderange *r;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(sm->mod, &bias);
+
+	if (!elf)
+		return false;
+	if (!sm->fdes_done) {
+		sm->fdes_done = true;
+		sm->nfdes = fderange_read(elf, &sm->fdes);
+	}
+	r = fderange_find(sm->fdes, sm->nfdes, addr - bias);
+	if (!r)
+		return false;
+	*start = r->start;
+	return true;
+}
+
 /* --- lookup ----------------------------------------------------------- */
 
 static void resolve(struct symbolizer *s, struct native_sym *ns, bool exact)
 {
 	uint64_t addr = exact ? ns->pc : ns->pc - 1;
 	struct smod *sm = module_at(s, addr);
-	GElf_Addr bias;
+	GElf_Addr bias = 0;
+	uint64_t start;
 	const char *name;
 
 	if (!sm)
@@ -717,6 +828,11 @@ static void resolve(struct symbolizer *s, struct native_sym *ns, bool exact)
 	if (dwfl_module_getelf(sm->mod, &bias))
 		ns->offset = ns->pc - bias;
 	name = function_at(sm, addr);
+	if (!name && fde_start(sm, addr, &start)) {
+		name = start_name(sm, start + bias);
+		if (!name)
+			ns->offset = start;
+	}
 	if (name) {
 		/* Without the symbol version: clock_nanosleep@GLIBC_2.2.5. */
 		char *plain = xasprintf("%.*s", (int)strcspn(name, "@"), name);
@@ -902,9 +1018,9 @@ struct symbolizer *symbolizer_new_io(pid_t pid, unsigned flags, const struct sym
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
-	/* Belt and braces: our find_debuginfo never calls debuginfod, and
-	 * with this unset nothing else in libdw will either. */
-	unsetenv("DEBUGINFOD_URLS");
+	/* libdwfl asks debuginfod only through its standard callbacks, which
+	 * ours replace: DEBUGINFOD_URLS stays for the symbol store's own
+	 * fetches (symstore.h), made where no target waits on them. */
 	elf_version(EV_CURRENT);
 	s->pid = pid;
 	s->flags = flags;
@@ -927,10 +1043,81 @@ bool symbolizer_refresh(struct symbolizer *s)
 	return report_maps(s, true);
 }
 
+/* Does elf have a symbol table of its own (not .dynsym's alone)? */
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size > 0)
+			return true;
+	}
+	return false;
+}
+
+bool symbolizer_wants_debug(struct symbolizer *s, uint64_t addr)
+{
+	struct smod *sm = s->remote ? NULL : module_at(s, addr);
+	const char *debugfile = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+
+	if (!sm || !sm->mod || !(elf = dwfl_module_getelf(sm->mod, &bias)))
+		return false;
+	/* Loading the symbols is what looks for the debug file. */
+	dwfl_module_getsymtab(sm->mod);
+	dwfl_module_info(sm->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	return !debugfile && !has_symtab(elf);
+}
+
+/* Report every object again but those with this build ID, which libdwfl
+ * then forgets, with the debug file it looked for; the next report makes
+ * them afresh. */
+static void drop_build_id(struct symbolizer *s, const unsigned char *id, int len)
+{
+	dwfl_report_begin(s->dwfl);
+	for (size_t k = 0; k < s->nmods; k++) {
+		struct smod *sm = s->mods[k];
+		const unsigned char *got;
+		GElf_Addr vaddr;
+
+		if (!sm->mod)
+			continue;
+		if (dwfl_module_build_id(sm->mod, &got, &vaddr) == len && !memcmp(got, id, len)) {
+			smod_drop(sm);
+			continue;
+		}
+		dwfl_report_module(s->dwfl, sm->path, sm->low, sm->high);
+	}
+	dwfl_report_end(s->dwfl, NULL, NULL);
+}
+
+void symbolizer_add_debug(struct symbolizer *s, const unsigned char *id, int len,
+			  const char *path)
+{
+	struct fetched *f;
+
+	if (s->remote || len <= 0 || len > BUILD_ID_MAX)
+		return;
+	ALLOC_GROW(s->fetched, s->nfetched + 1, s->fetched_alloc);
+	f = &s->fetched[s->nfetched++];
+	memcpy(f->id, id, len);
+	f->len = len;
+	f->path = xstrdup(path);
+	drop_build_id(s, id, len);
+	cache_clear(s);
+	report_maps(s, true);
+}
+
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->nfetched; i++)
+		free(s->fetched[i].path);
+	free(s->fetched);
 	cache_clear(s);
 	free(s->cache);
 	hashidx_release(&s->cache_index);

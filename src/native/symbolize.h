@@ -6,12 +6,19 @@
  * and separate debug files are looked up by build ID in /usr/lib/debug of
  * the process's root, then ours, and by .gnu_debuglink (beside the object,
  * in .debug/ there, under /usr/lib/debug + its directory), only when the
- * file's CRC is the one the link records.  debuginfod is never asked.
+ * file's CRC is the one the link records, and among the files handed to
+ * symbolizer_add_debug().  The symbolizer never asks debuginfod itself.
  *
  * A name is given only when a symbol's extent covers the address: the
- * nearest exported symbol before a static function is not its name.  Then
- * the frame reads "lib.so+0xOFFSET", the offset being the address in the
- * object's own (link-time) terms, what addr2line -e lib.so wants.
+ * nearest exported symbol before a static function is not its name.  The
+ * symbols are .symtab's, else the debug file's, else .dynsym's with those
+ * of .gnu_debugdata (MiniDebugInfo, bounded: debugdata.h).  An address no
+ * symbol covers is put to the function that holds it by the FDE of its
+ * unwind tables (.eh_frame, .debug_frame): named by a symbol starting
+ * there if one does (an exported entry point without a size), else the
+ * frame reads "lib.so+0xSTART", the function's start in the object's own
+ * (link-time) terms, what addr2line -e lib.so wants, so that all its
+ * samples add to one frame.
  *
  * Results are cached per address.  A result stays valid until
  * symbolizer_refresh() or symbolizer_free().
@@ -27,6 +34,8 @@ struct symbolizer;
 
 enum {
 	SYMBOLIZE_LINES = 1,	/* also source file:line (loads DWARF: slower first time) */
+	SYMBOLIZE_DEBUGINFOD = 2,	/* the symbol store may fetch debug files
+					 * (symstore.h); the symbolizer never does */
 };
 
 struct native_sym {
@@ -34,7 +43,9 @@ struct native_sym {
 	const char *function;	/* demangled; NULL when no symbol covers pc */
 	const char *path;	/* the object as the target names it; NULL if none */
 	const char *library;	/* its base name ("libc.so.6", "[vdso]") */
-	uint64_t offset;	/* pc in the object's link-time addresses */
+	uint64_t offset;	/* pc in the object's link-time addresses; when
+				 * function is NULL, the start of the function
+				 * holding pc where its FDE tells it */
 	const char *file;	/* source file, NULL when unknown */
 	int line;		/* 0 when unknown */
 };
@@ -48,6 +59,18 @@ void symbolizer_free(struct symbolizer *s);
  * as pc - 1 so that a call at the very end of a function is not taken for
  * the next one.  Valid until symbolizer_refresh() or symbolizer_free(). */
 const struct native_sym *symbolize(struct symbolizer *s, uint64_t pc, bool exact);
+
+/* Would a debug file name more of the object mapped at addr?  It has no
+ * .symtab and no debug file was found for it (nor can be: false for a
+ * process whose files the helper parses). */
+bool symbolizer_wants_debug(struct symbolizer *s, uint64_t addr);
+
+/* path is the debug file of the objects with build ID id[0..len) (one
+ * fetched: debuginfod.h): they are read again, with it, when next looked
+ * up, and every result is forgotten, as by a refresh that changed
+ * something.  Its build ID is checked like any debug file's. */
+void symbolizer_add_debug(struct symbolizer *s, const unsigned char *id, int len,
+			  const char *path);
 
 /* Read the target's mappings again (libraries loaded or unloaded since);
  * forgets cached results if anything changed, and says so.  Unknown addresses make the

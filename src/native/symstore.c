@@ -8,6 +8,7 @@
  * the sampling thread only ever try-locks it, and answers provisionally
  * when it is busy.  Lock order: an owner's, then the store's.
  */
+#include "native/debuginfod.h"
 #include "native/symstore.h"
 #include "process/proc.h"
 #include "util/hashidx.h"
@@ -63,6 +64,10 @@ struct key {
 };
 
 enum { F_NEW, F_LOADING, F_READY };
+/* Its debug file from debuginfod: not wanted; wanted once a frame of it
+ * has no name (one whose frames all have, as exported functions do, is
+ * not worth a fetch); on its way; asked. */
+enum { FETCH_NONE, FETCH_WANTED, FETCH_QUEUED, FETCH_DONE };
 
 struct answer {
 	uint64_t key;		/* offset << 1 | exact */
@@ -82,6 +87,7 @@ struct sfile {
 	bool probe_exact;
 	bool sync;		/* the interpreter's: its owner is never busy long */
 	bool lost;		/* its owner's helper was lost: names from the maps */
+	int fetch;		/* FETCH_* */
 	struct answer *ans;
 	uint32_t nans, ans_alloc;
 	struct hashidx ans_index;
@@ -102,9 +108,20 @@ struct store {
 	size_t head, nqueue, queue_alloc;
 	unsigned long answers;
 	int jobs;		/* queued or under way */
+	/* debuginfod: the client (made by the first fetch, in the loading
+	 * thread), when the fetches must end (read by the fetch under way:
+	 * moved up once the views settle), and what they did, for the
+	 * summary. */
+	struct dfetch *df;
+	bool df_tried;
+	char df_why[256];
+	uint64_t fetch_end, fetch_deadline;
+	struct strbuf fetched, failed;
 };
 
+/* Job keys beyond any answer's (offset << 1 | exact). */
 #define LOAD_FILE UINT64_MAX
+#define FETCH_FILE (UINT64_MAX - 1)
 
 struct job {
 	struct sfile *f;
@@ -333,7 +350,10 @@ static const struct answer *find_answer(const struct sfile *f, uint64_t key)
 	return NULL;
 }
 
-/* Keep a answer of the owner's symbolizer (under the store's lock). */
+static void push_job(struct sfile *f, uint64_t key);
+
+/* Keep a answer of the owner's symbolizer (under the store's lock): the
+ * first without a name sends for the file's debug file, if wanted. */
 static const struct answer *keep_answer(struct sfile *f, uint64_t key, const struct native_sym *ns)
 {
 	struct answer *a = (struct answer *)find_answer(f, key);
@@ -355,6 +375,10 @@ static const struct answer *keep_answer(struct sfile *f, uint64_t key, const str
 	a->file = ns->file ? xstrdup(ns->file) : NULL;
 	a->line = ns->line;
 	a->offset = ns->offset;
+	if (!a->function && ns->library && f->fetch == FETCH_WANTED) {
+		f->fetch = FETCH_QUEUED;
+		push_job(f, FETCH_FILE);
+	}
 	return a;
 }
 
@@ -385,6 +409,18 @@ static void file_free(struct sfile *f)
 	free(f);
 }
 
+/* Forget f's answers (under the store's lock): its debug file came. */
+static void drop_answers(struct sfile *f)
+{
+	for (uint32_t i = 0; i < f->nans; i++) {
+		free((char *)f->ans[i].function);
+		free((char *)f->ans[i].file);
+	}
+	store->answers -= f->nans;
+	f->nans = 0;
+	hashidx_clear(&f->ans_index);
+}
+
 /* Is ns an answer about f?  An owner that has unmapped the file (or whose
  * maps were stale) answers about something else, or nothing. */
 static bool answer_fits(const struct sfile *f, const struct native_sym *ns)
@@ -408,10 +444,23 @@ static void renice_helper(struct owner *o)
 	o->reniced = true;
 }
 
+/* Under f's owner's lock, its file loaded: should its debug file be
+ * fetched?  One with a build ID that has neither a symbol table nor a
+ * debug file found, when the view asked for debuginfod and
+ * DEBUGINFOD_URLS names servers. */
+static bool wants_fetch(const struct sfile *f)
+{
+	const struct owner *o = f->owner;
+
+	return (o->flags & SYMBOLIZE_DEBUGINFOD) && f->key.idlen > 0 && !f->lost &&
+	       dfetch_wanted() && symbolizer_wants_debug(o->sym, f->owner_low);
+}
+
 static void load_file(struct sfile *f)
 {
 	struct owner *o = f->owner;
 	const struct native_sym *ns;
+	bool fetch;
 
 	pthread_mutex_lock(&o->lock);
 	if (!f->sync)
@@ -422,7 +471,10 @@ static void load_file(struct sfile *f)
 	else
 		symbolizer_refresh(o->sym);
 	ns = symbolize(o->sym, f->owner_low + f->probe, f->probe_exact);
+	fetch = wants_fetch(f);
 	pthread_mutex_lock(&store->lock);
+	if (fetch)
+		f->fetch = FETCH_WANTED;
 	if (answer_fits(f, ns))
 		keep_answer(f, f->probe << 1 | f->probe_exact, ns);
 	f->state = F_READY;
@@ -450,12 +502,90 @@ static void answer_job(struct sfile *f, uint64_t key)
 	pthread_mutex_unlock(&o->lock);
 }
 
+/* One fetch's outcome into the summary's lists. */
+static void note_fetch(struct strbuf *sb, const char *base, const char *why)
+{
+	sb_printf(sb, "%s%s", sb->len ? ", " : "", base);
+	if (why)
+		sb_printf(sb, " (%s)", why);
+}
+
+/* The loading thread's part of a fetch, without any lock: the file, or
+ * -1 and why not. */
+static int fetch_path(struct sfile *f, char **path, char *why, size_t len)
+{
+	uint64_t now = mono_ns(), end;
+
+	*path = NULL;
+	if (!store->df_tried) {
+		store->df_tried = true;
+		store->df = dfetch_open(store->df_why, sizeof(store->df_why));
+	}
+	if (!store->df) {
+		snprintf(why, len, "%s", store->df_why);
+		return -1;
+	}
+	end = __atomic_load_n(&store->fetch_end, __ATOMIC_RELAXED);
+	if (now >= end) {
+		snprintf(why, len, "the recording ended before its turn");
+		return -1;
+	}
+	__atomic_store_n(&store->fetch_deadline,
+			 now + DFETCH_MAX_NS < end ? now + DFETCH_MAX_NS : end, __ATOMIC_RELAXED);
+	return dfetch_get(store->df, f->key.id, f->key.idlen, &store->fetch_deadline, path, why,
+			  len);
+}
+
+/* Fetch f's debug file from debuginfod and hand it to its owner, which
+ * loads it here: then f's answers are asked again, and its frames that
+ * were addresses get their names (provisional until now: lookup()). */
+static void fetch_job(struct sfile *f)
+{
+	struct owner *o = f->owner;
+	char why[256], *path;
+	bool named = false;
+	int rc = fetch_path(f, &path, why, sizeof(why));
+
+	pthread_mutex_lock(&o->lock);
+	if (rc == 0) {
+		symbolizer_add_debug(o->sym, f->key.id, f->key.idlen, path);
+		symbolize(o->sym, f->owner_low + f->probe, f->probe_exact);
+		named = !symbolizer_wants_debug(o->sym, f->owner_low);
+		if (!named)
+			snprintf(why, sizeof(why), "the file it sent is not its debug file");
+	}
+	pthread_mutex_lock(&store->lock);
+	if (named) {
+		drop_answers(f);
+		note_fetch(&store->fetched, f->owner_base, NULL);
+	} else {
+		note_fetch(&store->failed, f->owner_base, why);
+	}
+	f->fetch = FETCH_DONE;
+	pthread_mutex_unlock(&store->lock);
+	pthread_mutex_unlock(&o->lock);
+	free(path);
+}
+
+/* Jobs run in order, but a fetch goes first: it waits on the network,
+ * not the CPU, and it names frames, where the answers queued before it
+ * (line tables) only add lines. */
 static void push_job(struct sfile *f, uint64_t key)
 {
+	struct job j = { f, key };
+
 	if (store->head == store->nqueue)
 		store->head = store->nqueue = 0;
 	ALLOC_GROW(store->queue, store->nqueue + 1, store->queue_alloc);
-	store->queue[store->nqueue++] = (struct job){ f, key };
+	if (key == FETCH_FILE && store->head > 0) {
+		store->queue[--store->head] = j;
+	} else if (key == FETCH_FILE) {
+		memmove(store->queue + 1, store->queue, store->nqueue * sizeof(*store->queue));
+		store->queue[0] = j;
+		store->nqueue++;
+	} else {
+		store->queue[store->nqueue++] = j;
+	}
 	store->jobs++;
 	pthread_cond_signal(&store->wake);
 }
@@ -479,6 +609,8 @@ static void *loader(void *arg)
 		pthread_mutex_unlock(&store->lock);
 		if (j.key == LOAD_FILE)
 			load_file(j.f);
+		else if (j.key == FETCH_FILE)
+			fetch_job(j.f);
 		else
 			answer_job(j.f, j.key);
 		pthread_mutex_lock(&store->lock);
@@ -529,19 +661,38 @@ static void store_make(void)
 	pthread_mutex_init(&store->lock, NULL);
 	pthread_cond_init(&store->wake, NULL);
 	pthread_cond_init(&store->loaded, NULL);
+	store->fetch_end = store->fetch_deadline = UINT64_MAX;
 	if (start_loader() != 0) {
 		errorf("symbols: cannot start the loading thread: %s", strerror(errno));
 		exit(EXIT_ERROR);
 	}
 }
 
+/* The summary's line of what debuginfod gave. */
+static void say_fetches(void)
+{
+	if (store->fetched.len)
+		errorf("debuginfod: fetched the debug files of %s", store->fetched.buf);
+	if (store->failed.len)
+		errorf("debuginfod: no debug file for %s: their functions without symbols read "
+		       "library+0xSTART", store->failed.buf);
+	sb_release(&store->fetched);
+	sb_release(&store->failed);
+}
+
 static void store_end(void)
 {
 	pthread_mutex_lock(&store->lock);
 	store->quit = true;
+	/* A fetch under way now has no frame left to name (settling waited
+	 * for those that had): it ends at its next progress call. */
+	__atomic_store_n(&store->fetch_end, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&store->fetch_deadline, 0, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&store->wake);
 	pthread_mutex_unlock(&store->lock);
 	pthread_join(store->thread, NULL);
+	say_fetches();
+	dfetch_close(store->df);
 	for (size_t i = 0; i < store->nfiles; i++) {
 		owner_free(owner_put(store->files[i]->owner));
 		file_free(store->files[i]);
@@ -894,7 +1045,7 @@ static struct native_sym lookup(struct symview *v, uint64_t pc, bool exact, bool
 	const struct answer *a = NULL;
 	struct sfile *f;
 	uint64_t off;
-	bool loaded, pending = false;
+	bool loaded, pending = false, fetching;
 
 	*ready = true;
 	*obj = NULL;
@@ -918,17 +1069,24 @@ static struct native_sym lookup(struct symview *v, uint64_t pc, bool exact, bool
 		stats.provisional++;
 	if (a && !pending)
 		fill(&ns, a);
+	fetching = f->fetch == FETCH_QUEUED;
 	pthread_mutex_unlock(&store->lock);
 	if (!loaded || pending) {
 		*ready = false;
 		return ns;
 	}
-	if (!a && !ask_owner(v, f, off, exact, f->sync || v->final, &ns)) {
-		pthread_mutex_lock(&store->lock);
-		stats.provisional++;
-		pthread_mutex_unlock(&store->lock);
+	/* The interpreter's lookups wait for its owner, but not while a
+	 * fetch may hold it, loading the debug file that came. */
+	if (!a && !ask_owner(v, f, off, exact, (f->sync && !fetching) || v->final, &ns))
 		*ready = false;
-	}
+	pthread_mutex_lock(&store->lock);
+	/* A name may be on its way from debuginfod (sent for by this very
+	 * answer, perhaps): until it comes, the frame's name is provisional,
+	 * and renamed then. */
+	if (!ns.function && f->fetch == FETCH_QUEUED)
+		*ready = false;
+	stats.provisional += !*ready;
+	pthread_mutex_unlock(&store->lock);
 	return ns;
 }
 
@@ -965,9 +1123,15 @@ bool symview_load_object(struct symview *v, const char *path)
 
 void symview_settle(struct symview *v)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), end = t0 + DFETCH_MAX_NS;
 
 	pthread_mutex_lock(&store->lock);
+	/* Fetches still to come or under way get this long, all together. */
+	if (end < store->fetch_end) {
+		__atomic_store_n(&store->fetch_end, end, __ATOMIC_RELAXED);
+		if (end < __atomic_load_n(&store->fetch_deadline, __ATOMIC_RELAXED))
+			__atomic_store_n(&store->fetch_deadline, end, __ATOMIC_RELAXED);
+	}
 	while (store->jobs > 0)
 		pthread_cond_wait(&store->loaded, &store->lock);
 	pthread_mutex_unlock(&store->lock);

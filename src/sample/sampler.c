@@ -89,7 +89,7 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->proc_root = NO_FRAME;
 	if (o->native)
 		s->ns = nsample_open(pid, &s->pi, p, o->by_function, o->native_startup,
-				     s->truncated_marker);
+				     !o->no_debuginfod, s->truncated_marker);
 	return s;
 }
 

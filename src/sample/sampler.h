@@ -20,6 +20,7 @@ struct sampler_opts {
 	bool by_function;	/* aggregate by function, not line */
 	bool native;		/* merge native frames in (implies blocking) */
 	bool native_startup;	/* also the interpreter's start-up frames (--native=all) */
+	bool no_debuginfod;	/* never fetch debug files (--no-debuginfod) */
 	/* asyncio (3.14+): the running task's stack as the chain of tasks
 	 * awaiting it (root outermost) then its coroutine's frames; with
 	 * ASYNC_ALL every pending task's stack too, each sample. */

@@ -35,6 +35,7 @@ enum {
 	TOPT_BLOCKING,
 	TOPT_NATIVE,
 	TOPT_ASYNC,
+	TOPT_NO_DEBUGINFOD,
 	TOPT_NEXT,
 };
 
@@ -49,6 +50,7 @@ enum {
 	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
 	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
+	{ "no-debuginfod", no_argument, NULL, TOPT_NO_DEBUGINFOD }, \
 	{ "subprocesses", no_argument, NULL, 's' }
 
 /* Defaults: 100 Hz. */

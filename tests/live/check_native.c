@@ -48,6 +48,25 @@
  *             that of a pystrobe that did not (it sleeps until SIGCHLD
  *             says a thread stopped, never its 200 ms stop timeout).
  *
+ *   record stripped  `record --native -f collapsed` of native_burn.py
+ *             with the stripped copy: every function of the library it
+ *             samples is one frame, library+0xSTART, START its start in
+ *             the unstripped copy (nm), from its FDE;
+ *   debuginfod Debian's debuginfod on localhost serves the library's
+ *             debug file (objcopy --only-keep-debug): the same recording
+ *             names the library's functions, no frame left an address
+ *             (native_verify.py record-named), and says it fetched it;
+ *             with the server down
+ *             (connection refused), and with a port that never answers
+ *             (DEBUGINFOD_TIMEOUT=2), frames as stripped, a line saying
+ *             why, and no lookup of the sampling thread (PYSTROBE_SYMSTATS)
+ *             as long as the client's 2 s: it never waits on a fetch.  The
+ *             rounds per second of each, and of the same recording with no
+ *             server named, are printed, not judged (load moves them).
+ *             Not for a target in another root (the helper reads its
+ *             files, and does not fetch): a NOTE says so.  These two are
+ *             the tcase "stripped" (CK_RUN_CASE=stripped).
+ *
  *   startup   `record --native` of parked.py's idle threads leaves out the
  *             interpreter's start-up frames below the outermost Python
  *             frame; --native=all keeps them.
@@ -65,6 +84,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,6 +147,11 @@
  * 5% of its rate (a machine too loaded for it) still has them.  The
  * worker, always runnable, is in at least half of them. */
 #define MIN_SLEEPER_ROUNDS 10
+/* How long debuginfod may take to scan its one file and serve it. */
+#define SERVER_WAIT_MS 30000
+/* The client's wait for a server that does not answer (seconds). */
+#define CLIENT_TIMEOUT_S 2
+#define CLIENT_TIMEOUT "2"
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -595,14 +623,16 @@ static void test_record_qsort(struct native_test *nt)
 	target_stop(&t);
 }
 
-/* native_burn.py: two threads spinning through the library's levels. */
-static int start_burn(struct native_test *nt, const char *what, struct target *t)
+/* native_burn.py: two threads spinning through the library's levels,
+ * the library's in dir (inside the interpreter's root). */
+static int start_burn_in(struct native_test *nt, const char *what, struct target *t,
+			 const char *dir)
 {
 	char script[PATH_MAX], why[512], levels[8];
 
 	snprintf(levels, sizeof(levels), "%d", LEVELS);
 	test_interp_script(nt->ti, "tests/targets/native_burn.py", script, sizeof(script));
-	if (target_start(t, nt->ti, why, sizeof(why), script, nt->b.mode, nt->b.dir_inside,
+	if (target_start(t, nt->ti, why, sizeof(why), script, nt->b.mode, dir,
 			 levels, BURN_THREADS, "0", NULL) < 0 ||
 	    target_wait_file(t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
 		msg_add(&nt->failures, "%s: native_burn.py: %s", what, why);
@@ -611,6 +641,11 @@ static int start_burn(struct native_test *nt, const char *what, struct target *t
 		return -1;
 	}
 	return 0;
+}
+
+static int start_burn(struct native_test *nt, const char *what, struct target *t)
+{
+	return start_burn_in(nt, what, t, nt->b.dir_inside);
 }
 
 static void test_record_burn(struct native_test *nt)
@@ -1037,6 +1072,281 @@ static void report(struct native_test *nt)
 	ck_abort_msg("%s: %.1500s", nt->ti->label, nt->failures);
 }
 
+/* --- stripped code, and its names from debuginfod ------------------------- */
+
+/* Rounds per second from record's summary ("N samples from M rounds in
+ * T s"), or -1. */
+static double summary_hz(const char *err)
+{
+	unsigned long long n, rounds;
+	const char *p = record_summary(err);
+	double secs;
+
+	if (!p || sscanf(p, "pystrobe: %llu samples from %llu rounds in %lf s", &n, &rounds,
+			 &secs) != 3 || secs <= 0)
+		return -1;
+	return rounds / secs;
+}
+
+/* record --native of native_burn.py with the stripped library, under the
+ * environment as the caller set it, into T.DIR/file (path); *hz: its
+ * rounds per second.  0 when it ran; run_free(r) after, either way. */
+static int burn_stripped(struct native_test *nt, const char *what, const char *file,
+			 char *path, size_t size, struct run *r, double *hz)
+{
+	static const char *const opts[] = { "-r", "200", "-d", RECORD_SECONDS, "-f",
+					     "collapsed", NULL };
+	struct target t;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (start_burn_in(nt, what, &t, nt->b.stripped_inside) < 0)
+		return -1;
+	rc = record(nt, what, &t, opts, file, path, size, r);
+	/* The file outlives the target's directory: keep it beside the build. */
+	if (rc == 0) {
+		char keep[PATH_MAX * 2 + 64];
+		char *text = slurp(path);
+
+		snprintf(keep, sizeof(keep), "%s/%s", nt->b.dir, file);
+		if (!text || write_file(keep, text, strlen(text)) < 0)
+			rc = -1;
+		free(text);
+		snprintf(path, size, "%s", keep);
+	}
+	*hz = rc == 0 ? summary_hz(r->err) : -1;
+	target_stop(&t);
+	return rc;
+}
+
+/* Every function of the stripped library is one frame, at the offset of
+ * its start in the unstripped copy; the rounds per second in *hz. */
+static void test_record_stripped(struct native_test *nt, double *hz)
+{
+	char path[PATH_MAX * 2 + 64], lib[PATH_MAX * 2];
+	struct run r;
+
+	snprintf(lib, sizeof(lib), "%s/%s", nt->b.dir, nt->b.lib);
+	if (burn_stripped(nt, "record stripped", "stripped.txt", path, sizeof(path), &r, hz) == 0)
+		verify(nt, "record stripped", (char *[]){ "record-stripped", path,
+							  (char *)nt->b.lib, lib, NULL });
+	run_free(&r);
+}
+
+/* A TCP port on 127.0.0.1 that was free a moment ago, or one listening
+ * (never accepting: a server that does not answer) when *listener is
+ * not NULL. */
+static int local_port(int *listener)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0 &&
+	    (!listener || listen(fd, 16) == 0))
+		port = ntohs(a.sin_port);
+	if (listener && port > 0)
+		*listener = fd;
+	else if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* The line of err that starts with head and names lib ("lib (why)" or
+ * "lib" in its list), as "%.*s" wants it: its length in *len; NULL if
+ * none. */
+static const char *line_naming(const char *err, const char *head, const char *lib, int *len)
+{
+	const char *p = strstr(err, head);
+	char with[PATH_MAX];
+
+	if (!p)
+		return NULL;
+	*len = (int)strcspn(p, "\n");
+	snprintf(with, sizeof(with), " %s", lib);
+	for (const char *q = strstr(p, with); q; q = strstr(q + 1, with))
+		if (q < p + *len && strchr(" ,(:\n", q[strlen(with)]))
+			return p;
+	return NULL;
+}
+
+/* Point pystrobe at the server on port, with a cache of its own. */
+static void use_server(struct native_test *nt, int port, const char *cache)
+{
+	char url[64], dir[PATH_MAX * 2];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	snprintf(dir, sizeof(dir), "%s/%s", nt->b.dir, cache);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", dir, 1);
+}
+
+/* Debian's debuginfod serving the library's debug file (objcopy
+ * --only-keep-debug) from B.DIR/srv on port: its pid once a client gets
+ * the file (debuginfod-find, as pystrobe would), else -1. */
+static pid_t start_server(struct native_test *nt, int port)
+{
+	char srv[PATH_MAX + 16], dbg[PATH_MAX * 2], lib[PATH_MAX * 2], stripped[PATH_MAX * 2];
+	char db[PATH_MAX + 32], portarg[16];
+	char *keep[] = { "objcopy", "--only-keep-debug", lib, dbg, NULL };
+	char *find[] = { "debuginfod-find", "debuginfo", stripped, NULL };
+	pid_t pid;
+
+	snprintf(srv, sizeof(srv), "%s/srv", nt->b.dir);
+	snprintf(dbg, sizeof(dbg), "%s/%s.debug", srv, nt->b.lib);
+	snprintf(lib, sizeof(lib), "%s/%s", nt->b.dir, nt->b.lib);
+	snprintf(stripped, sizeof(stripped), "%s/%s", nt->b.stripped, nt->b.lib);
+	snprintf(db, sizeof(db), "%s/srv.sqlite", nt->b.dir);
+	snprintf(portarg, sizeof(portarg), "%d", port);
+	mkdir(srv, 0755);
+	if (run_step(nt, "debuginfod's debug file", keep) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("debuginfod", "debuginfod", "-p", portarg, "-d", db, "-F", srv, NULL);
+		_exit(127);
+	}
+	if (pid < 0) {
+		msg_add(&nt->failures, "debuginfod: fork: %s", strerror(errno));
+		return -1;
+	}
+	/* It scans srv when it starts: until then it has nothing.  Each try
+	 * with an empty cache: the client remembers a miss for ten minutes. */
+	use_server(nt, port, "cache-probe");
+	snprintf(db, sizeof(db), "%s/cache-probe", nt->b.dir);
+	for (int i = 0; i < SERVER_WAIT_MS / 250; i++) {
+		struct run r = { 0 };
+		int ok;
+
+		rm_rf(db);
+		ok = run_cmd(&r, RUN_TIMEOUT_MS, find) == 0 && run_exit(&r) == 0;
+
+		run_free(&r);
+		if (ok)
+			return pid;
+		sleep_ms(250);
+	}
+	msg_add(&nt->failures, "debuginfod on port %d did not serve %s in %d ms", port, dbg,
+		SERVER_WAIT_MS);
+	kill_reap(pid);
+	return -1;
+}
+
+/* record of the stripped library with the server in DEBUGINFOD_URLS:
+ * named, its functions; said, the fetch.  hz: its rounds per second. */
+static void debuginfod_up(struct native_test *nt, int port, double *hz)
+{
+	static const char want[] = "pystrobe: debuginfod: fetched the debug files of";
+	char path[PATH_MAX * 2 + 64];
+	struct run r;
+	int len;
+
+	use_server(nt, port, "cache-up");
+	if (burn_stripped(nt, "debuginfod, up", "up.txt", path, sizeof(path), &r, hz) == 0) {
+		if (!line_naming(r.err, want, nt->b.lib, &len))
+			msg_add(&nt->failures, "debuginfod, up: no \"%s %s\": %.2000s", want,
+				nt->b.lib, r.err);
+		verify(nt, "debuginfod, up", (char *[]){ "record-named", path, (char *)nt->b.lib,
+							 NULL });
+	}
+	run_free(&r);
+}
+
+/* The longest symbol lookup of the sampling thread, ms, from the
+ * PYSTROBE_SYMSTATS line, or -1. */
+static double longest_lookup(const char *err)
+{
+	const char *p = strstr(err, "symstats: process lookups ");
+	unsigned long long n;
+	double total, longest;
+
+	if (!p || sscanf(p, "symstats: process lookups %llu, total %lf ms, longest %lf ms", &n,
+			 &total, &longest) != 3)
+		return -1;
+	return longest;
+}
+
+/* The same with no server answering there (what): as stripped, a line
+ * that says why names are missing, and no lookup of the sampling thread
+ * as long as the client waits for a server that does not answer
+ * (DEBUGINFOD_TIMEOUT). */
+static void debuginfod_missing(struct native_test *nt, const char *what, const char *file,
+			       double *hz)
+{
+	static const char want[] = "pystrobe: debuginfod: no debug file for";
+	char path[PATH_MAX * 2 + 64], lib[PATH_MAX * 2];
+	double longest;
+	struct run r;
+	int len;
+
+	snprintf(lib, sizeof(lib), "%s/%s", nt->b.dir, nt->b.lib);
+	if (burn_stripped(nt, what, file, path, sizeof(path), &r, hz) == 0) {
+		const char *line = line_naming(r.err, want, nt->b.lib, &len);
+
+		if (!line)
+			msg_add(&nt->failures, "%s: no \"%s %s (...)\": %.2000s", what, want,
+				nt->b.lib, r.err);
+		else
+			printf("native: %s: %s: %.*s\n", nt->ti->label, what, len, line);
+		verify(nt, what, (char *[]){ "record-stripped", path, (char *)nt->b.lib, lib,
+					     NULL });
+		longest = longest_lookup(r.err);
+		if (longest < 0 || longest >= CLIENT_TIMEOUT_S * 1000)
+			msg_add(&nt->failures, "%s: the sampling thread's longest symbol lookup took "
+				"%.1f ms: %.2000s", what, longest, r.err);
+	}
+	run_free(&r);
+}
+
+/* debuginfod on localhost: names the stripped library's functions; down
+ * (refusing) or not answering, pystrobe says why names are missing, and
+ * its sampling thread never waits on the client (no lookup as long as the
+ * client's timeout for the server that does not answer).  The rates, in
+ * rounds per second, are printed against hz0, the same recording with no
+ * server named just before; not judged: another job on the machine moves
+ * them more than a fetch in the background does. */
+static void test_debuginfod(struct native_test *nt, double hz0)
+{
+	double up = -1, down = -1, mute = -1;
+	int port, listener = -1;
+	pid_t server;
+
+	if (system("command -v debuginfod >/dev/null && command -v debuginfod-find >/dev/null") != 0) {
+		test_skip("native: %s: no debuginfod (apt-get install debuginfod): "
+			  "debuginfod not tried", nt->ti->label);
+		return;
+	}
+	test_used("debuginfod");
+	setenv("PYSTROBE_SYMSTATS", "1", 1);
+	port = local_port(NULL);
+	server = port > 0 ? start_server(nt, port) : -1;
+	if (server > 0) {
+		debuginfod_up(nt, port, &up);
+		kill_reap(server);
+		use_server(nt, port, "cache-down");
+		debuginfod_missing(nt, "debuginfod, down", "down.txt", &down);
+	}
+	port = local_port(&listener);
+	if (port > 0) {
+		use_server(nt, port, "cache-mute");
+		setenv("DEBUGINFOD_TIMEOUT", CLIENT_TIMEOUT, 1);
+		debuginfod_missing(nt, "debuginfod, not answering", "mute.txt", &mute);
+		unsetenv("DEBUGINFOD_TIMEOUT");
+		close(listener);
+	}
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	unsetenv("PYSTROBE_SYMSTATS");
+	printf("native: %s: rounds per second of 200 asked: no server named %.1f, served %.1f, "
+	       "down %.1f, not answering %.1f\n", nt->ti->label, hz0, up, down, mute);
+}
+
 /* The test modules need a C++ compiler (tests/install-deps.sh installs g++). */
 static bool have_cxx(const char *label)
 {
@@ -1068,6 +1378,33 @@ START_TEST(test_native)
 		test_flame(&nt);
 		test_top(&nt);
 		test_signals(&nt);
+	}
+	rm_build(&nt.b);
+	report(&nt);
+	free(nt.failures);
+	free(nt.notes);
+}
+END_TEST
+
+/* A test of its own (the suite's time limit is per test): stripped code
+ * by function, and names from debuginfod. */
+START_TEST(test_stripped_names)
+{
+	struct native_test nt = { .ti = &interps[_i] };
+	double hz0 = -1;
+
+	if (!have_cxx(nt.ti->label))
+		return;
+	if (build(&nt) == 0) {
+		test_record_stripped(&nt, &hz0);
+		/* The helper that reads a foreign root's files as root does
+		 * not fetch (symbolize.h). */
+		if (nt.ti->root[0])
+			msg_add(&nt.notes, "debuginfod: not tried for a target in another root "
+				"(its files are read by the unprivileged helper, which does not "
+				"fetch)");
+		else
+			test_debuginfod(&nt, hz0);
 	}
 	rm_build(&nt.b);
 	report(&nt);
@@ -1320,6 +1657,12 @@ int main(void)
 	tcase_add_loop_test(tc, test_startup_hidden, 0, ninterps);
 	tcase_add_test(tc, test_cost);
 	tcase_add_test(tc, test_sigmask_passes_through);
+	suite_add_tcase(s, tc);
+
+	/* Apart (CK_RUN_CASE=stripped runs it alone). */
+	tc = tcase_create("stripped");
+	tcase_set_timeout(tc, 600);
+	tcase_add_loop_test(tc, test_stripped_names, 0, ninterps);
 	suite_add_tcase(s, tc);
 
 	return run_suite(s);

@@ -9,6 +9,8 @@ Usage:
   native_verify.py record-qsort TRUTH COLLAPSED MERGE_ERRORS
   native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS
   native_verify.py record-jit TRUTH COLLAPSED GAPS MERGE_ERRORS
+  native_verify.py record-stripped COLLAPSED LIBRARY UNSTRIPPED
+  native_verify.py record-named COLLAPSED LIBRARY
   native_verify.py flame SVG
 
 TRUTH is what tests/targets/native_stack.py (qsort, descend) or parked.py
@@ -24,7 +26,8 @@ descend  the C -> Python -> C recursion: read as the merged stack from the
          level once, in order.  The C++ park is named demangled,
          strobe::Deep<int>::park(int).  Every native frame of ours has an
          offset inside its function's range.  With --stripped nothing may
-         name those functions: they must read library+offset, no function.
+         name those functions: they must read library+offset, no function,
+         the offset their function's start (from its FDE).
          With --lines each of them also has its source file
          (strobe_ext.c, strobe_cxx.cpp) and a line.
 agree    a plain dump and a native dump of the same (parked) moment have the
@@ -49,6 +52,14 @@ record-jit    `record --native -f collapsed` of jit_spin.py, whose main
          native frames only after it (the JIT code).  The stacks with a gap
          are exactly GAPS (the summary's "native gap"), at least half of
          caller()'s; stacks with no native frame at most MERGE_ERRORS.
+record-stripped  `record --native -f collapsed` of native_burn.py with
+         the stripped LIBRARY (a base name): its frames read LIBRARY+0xN,
+         each N the start of a function in UNSTRIPPED's symbol table (nm),
+         never the name of a static function, one frame per function;
+         strobe_spin's and strobe_descend's among them.
+record-named  the same once debuginfod sent LIBRARY's debug file: no frame
+         reads LIBRARY+0xN, and strobe_spin, strobe_descend or park is
+         named.
 flame    the flame graph of native_burn.py: strobe_spin and strobe_descend
          boxes in the native palette (blue to purple), py_level and py_work
          outside it.
@@ -167,6 +178,9 @@ def verify_descend(truth, dump, levels, descend, park, stripped, lines, fails):
             ours.append(name)
             if stripped and f["function"] is not None:
                 fails.append("stripped library, yet named: %s" % describe(f))
+            if stripped and f["offset"] != lo:
+                fails.append("stripped library: %s is not at %s's start, 0x%x"
+                             % (describe(f), name, lo))
             if not stripped and f["function"] != want:
                 fails.append("%s named %r, want %r" % (name, f["function"], want))
             source = "strobe_ext.c" if name == "descend" else "strobe_cxx.cpp"
@@ -310,6 +324,54 @@ def verify_record_jit(truth, path, gaps, merge_errors, fails):
     return total, with_gap, fallback
 
 
+def function_starts(lib):
+    """{start: name} of the functions in lib's symbol table."""
+    import subprocess
+    out = subprocess.run(["nm", "--defined-only", lib], stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout
+    starts = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwWiI":
+            starts.setdefault(int(parts[0], 16), parts[2])
+    return starts
+
+
+def verify_record_stripped(path, lib, unstripped, fails):
+    starts = function_starts(unstripped)
+    rows = {}
+    for st, n in collapsed(path):
+        for label in st:
+            name = label_name(label)[0]
+            if name in ("strobe_spin", "strobe_descend", PARK):
+                fails.append("stripped library, yet named: %s" % label)
+            if not name.startswith(lib + "+0x"):
+                continue
+            off = int(name[len(lib) + 3:], 16)
+            if off not in starts:
+                fails.append("%s is at no function's start" % name)
+            rows[off] = rows.get(off, 0) + n
+    for want in ("strobe_spin", "strobe_descend"):
+        if not any(starts.get(off) == want for off in rows):
+            fails.append("no frame at %s's start" % want)
+    return len(rows), ", ".join("%s %d" % (starts.get(off, "?"), n)
+                                for off, n in sorted(rows.items(), key=lambda r: -r[1]))
+
+
+def verify_record_named(path, lib, fails):
+    named = {}
+    for st, n in collapsed(path):
+        for label in st:
+            name = label_name(label)[0]
+            if name.startswith(lib + "+0x"):
+                fails.append("still an address: %s" % label)
+            if name in ("strobe_spin", "strobe_descend", PARK):
+                named[name] = named.get(name, 0) + n
+    if not named:
+        fails.append("none of strobe_spin, strobe_descend, park named")
+    return ", ".join("%s %d" % kv for kv in sorted(named.items()))
+
+
 def is_native_colour(hexrgb):
     # out_flamegraph.c: CAT_NATIVE is r 100-180, g 100-140, b 210-255.
     r, g, b = (int(hexrgb[i:i + 2], 16) for i in (0, 2, 4))
@@ -368,6 +430,20 @@ def main():
             print("FAILED: " + "\n  ".join(fails[:10]))
             return 1
         print("OK (%d worker samples: %d in strobe_spin, %d in py_work, %d Python only)" % r)
+        return 0
+    if mode == "record-stripped":
+        r = verify_record_stripped(args[1], args[2], args[3], fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(sorted(set(fails))[:10]))
+            return 1
+        print("OK (%d frames of the library, each at a function's start: %s)" % r)
+        return 0
+    if mode == "record-named":
+        r = verify_record_named(args[1], args[2], fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(sorted(set(fails))[:10]))
+            return 1
+        print("OK (named: %s)" % r)
         return 0
     if mode == "flame":
         n = verify_flame(args[1], fails)
