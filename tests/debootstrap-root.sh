@@ -7,22 +7,27 @@
 #
 # Usage: debootstrap-root.sh SUITE DIR [PACKAGE...]     (as root)
 # DIR is whole or absent: built in DIR.tmp (log: DIR.log), marked
-# DIR/.pystrobe-complete, then moved in place.  Exit 0: DIR ready (built
-# now or before).  Exit 1: it cannot be built here (reason on stderr).
+# DIR/.pystrobe-complete (which holds the package list), then moved in
+# place.  A root built before with other packages is built again, so that
+# a package added to a caller's list reaches the machines that cached the
+# root.  Exit 0: DIR ready (built now or before).  Exit 1: it cannot be
+# built here (reason on stderr).
 set -u
 suite=$1
 root=$2
 shift 2
+want="$suite $*"
 
 say() { echo "debootstrap-root: $*" >&2; }
+ready() { [ "$(cat "$root/.pystrobe-complete" 2>/dev/null)" = "$want" ]; }
 
-[ -f "$root/.pystrobe-complete" ] && exit 0
+ready && exit 0
 # One builder at a time (two tests may want the same root): the others
 # wait, then find it built.
 mkdir -p "$(dirname "$root")"
 exec 9>"$root.lock"
 flock 9
-[ -f "$root/.pystrobe-complete" ] && exit 0
+ready && exit 0
 mirror=$(sh "$(dirname "$0")/apt-mirror.sh") || {
 	say "no Debian mirror found in the apt configuration"
 	exit 1
@@ -42,7 +47,7 @@ if ! debootstrap --variant=minbase $include "$suite" "$root.tmp" "$mirror" >"$ro
 	exit 1
 fi
 chroot "$root.tmp" apt-get clean >/dev/null 2>&1
-touch "$root.tmp/.pystrobe-complete"
+echo "$want" >"$root.tmp/.pystrobe-complete"
 rm -rf --one-file-system "$root" && mv "$root.tmp" "$root" || {
 	say "cannot move the root to $root"
 	exit 1
