@@ -10,6 +10,7 @@
 #include "sample/snapshot.h"
 #include "process/core.h"
 #include "profile/profile.h"
+#include "profile/shortname.h"
 #include "native/dbghint.h"
 #include "util/util.h"
 
@@ -36,6 +37,8 @@ static const char dump_usage[] =
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --no-source    without the line of source under each frame\n"
 	"      --full-filenames  whole file paths in text (JSON always has them)\n"
+	"      --full-names   whole C++ names in text, with template arguments and\n"
+	"                     parameters (JSON always has them)\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -s, --subprocesses also every Python process started by it, parents\n"
 	"                     before children\n"
@@ -65,6 +68,7 @@ struct view {
 	bool async;
 	bool group;
 	bool full_filenames;
+	bool full_names;	/* native names whole in text, not short */
 	struct source_cache *src;	/* NULL with --no-source */
 };
 
@@ -109,12 +113,17 @@ static void text_py_frame(struct strbuf *sb, const struct py_frame *f, const str
 }
 
 /* "[native] qsort (libc.so.6+0x3f2a0) at msort.c:64"; an unknown function
- * is just its place, lib.so+0xOFFSET. */
-static void text_native_frame(struct strbuf *sb, const struct mixed_frame *f)
+ * is just its place, lib.so+0xOFFSET.  A C++ name is short, as record and
+ * top show it, unless --full-names. */
+static void text_native_frame(struct strbuf *sb, const struct mixed_frame *f,
+			      const struct view *v)
 {
 	sb_puts(sb, "    [native] ");
 	if (f->function) {
-		put_name(sb, f->function);
+		char *name = v->full_names ? NULL : short_name(f->function);
+
+		put_name(sb, name ? name : f->function);
+		free(name);
 		sb_puts(sb, " (");
 	}
 	if (f->library) {
@@ -226,7 +235,7 @@ static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
 			const struct py_frame *f;
 
 			if (ms->frames[i].native) {
-				text_native_frame(sb, &ms->frames[i]);
+				text_native_frame(sb, &ms->frames[i], v);
 				continue;
 			}
 			f = &t->frames[ms->frames[i].py];
@@ -447,7 +456,7 @@ static void group_tasks(const struct py_tasks *t, const int *order, const struct
 	struct strbuf key = STRBUF_INIT;
 	struct view full = *v;
 
-	full.full_filenames = true;
+	full.full_filenames = full.full_names = true;
 	for (int i = 0; i < t->n; i++) {
 		key.len = 0;
 		text_task_state(&key, &t->v[order[i]]);
@@ -890,7 +899,7 @@ static int take_all(const struct proc_node *procs, int n, const struct snapshot_
 
 /* What the output shows, from the command line. */
 struct dump_opts {
-	bool json, locals, group, no_source, async, full_filenames;
+	bool json, locals, group, no_source, async, full_filenames, full_names;
 };
 
 /* A thread of the dump: process snaps[snap], its thread `thread`. */
@@ -923,7 +932,7 @@ static struct member *group_threads(const struct snapshot *snaps, int n,
 	for (int i = 0; i < n; i++) {
 		struct view full = views[i];
 
-		full.full_filenames = true;
+		full.full_filenames = full.full_names = true;
 		for (int k = 0; k < snaps[i].nthreads; k++) {
 			ALLOC_GROW(mem, nmem + 1, cap);
 			mem[nmem] = (struct member){ i, k };
@@ -1078,6 +1087,7 @@ static void format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 		views[i].locals = o->locals;
 		views[i].async = o->async;
 		views[i].full_filenames = o->full_filenames;
+		views[i].full_names = o->full_names;
 		views[i].group = o->group;
 		if (o->no_source)
 			views[i].src = NULL;
@@ -1156,6 +1166,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		{ "async", no_argument, NULL, 'a' },
 		{ "no-source", no_argument, NULL, 'S' },
 		{ "full-filenames", no_argument, NULL, 'F' },
+		{ "full-names", no_argument, NULL, 'M' },
 		{ "core", required_argument, NULL, 'C' },
 		{ "executable", required_argument, NULL, 'E' },
 		{ "root", required_argument, NULL, 'R' },
@@ -1180,6 +1191,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		case 'a': a->o.async = a->so.async = true; break;
 		case 'S': a->o.no_source = true; break;
 		case 'F': a->o.full_filenames = true; break;
+		case 'M': a->o.full_names = true; break;
 		case 'l':
 			a->so.locals = true;
 			if (optarg && strcmp(optarg, "deep") != 0)
