@@ -73,7 +73,8 @@ def main():
     for _ in range(max(0, nthreads - pool - 1)):
         threading.Thread(target=idle, args=(stop,), daemon=True).start()
     main_totals = [(0, 0.0)]    # one tuple: the logger reads both at once
-    threading.Thread(target=logger, args=(log, main_totals, nworkers, stop), daemon=True).start()
+    threading.Thread(target=logger, args=(log, main_totals, totals, nworkers, stop),
+                     daemon=True).start()
     while not stop.is_set():
         t = time.perf_counter()
         for _ in range(4):
