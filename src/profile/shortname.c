@@ -274,30 +274,39 @@ static size_t without_hash(const char *s, size_t len)
 	return len - 19;
 }
 
-/* s cut in the middle to SHORT_NAME_MAX code points, "…" for what goes;
- * bytes of broken UTF-8 count as one each. */
-static char *cut(const char *s, size_t len)
+/* The byte offset of code point k of s (len bytes), a byte of broken
+ * UTF-8 counting as one: each count below goes forward, so that they
+ * agree on what broken input is. */
+static size_t char_offset(const char *s, size_t len, size_t k)
 {
-	size_t chars = 0, head = 0, tail = len, i;
-	const size_t keep_head = SHORT_NAME_MAX / 2, keep_tail = SHORT_NAME_MAX - keep_head - 1;
-	struct strbuf sb = STRBUF_INIT;
+	size_t i = 0;
 
-	for (i = 0; i < len; chars++) {
+	for (size_t c = 0; c < k && i < len; c++) {
 		int n = utf8_char(s + i, NULL);
 
 		i += n > 0 ? (size_t)n : 1;
-		if (chars + 1 == keep_head)
-			head = i;
+	}
+	return i < len ? i : len;
+}
+
+/* s cut in the middle to SHORT_NAME_MAX code points, "…" for what goes. */
+static char *cut(const char *s, size_t len)
+{
+	const size_t keep_head = SHORT_NAME_MAX / 2, keep_tail = SHORT_NAME_MAX - keep_head - 1;
+	struct strbuf sb = STRBUF_INIT;
+	size_t chars = 0, head, tail;
+
+	for (size_t i = 0; i < len; chars++) {
+		int n = utf8_char(s + i, NULL);
+
+		i += n > 0 ? (size_t)n : 1;
 	}
 	if (chars <= SHORT_NAME_MAX) {
 		sb_add(&sb, s, len);
 		return sb_detach(&sb);
 	}
-	/* The tail: keep_tail characters back from the end, at a boundary. */
-	for (size_t k = 0; k < keep_tail && tail > head; k++)
-		do
-			tail--;
-		while (tail > head && ((unsigned char)s[tail] & 0xc0) == 0x80);
+	head = char_offset(s, len, keep_head);
+	tail = char_offset(s, len, chars - keep_tail);
 	sb_add(&sb, s, head);
 	sb_puts(&sb, ELLIPSIS);
 	sb_add(&sb, s + tail, len - tail);

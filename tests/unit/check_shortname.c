@@ -294,6 +294,25 @@ static char *repeat(const char *a, const char *b, size_t times)
 	return sb_detach(&sb);
 }
 
+/* A name that does not parse, with a run of stray UTF-8 continuation
+ * bytes where it is cut (fuzz_shortname's first find: counted one way
+ * forward and another back, the tail came out longer than the bound). */
+START_TEST(test_broken_utf8_cut)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *got;
+
+	sb_puts(&sb, "at::native::f(c10::ArrayRef<at::Tensor>, c1");
+	for (int i = 0; i < 200; i++)
+		sb_putc(&sb, (char)0xa9);
+	sb_puts(&sb, "0::Scalar const&)");
+	got = short_name(sb.buf);
+	ck_assert_msg(chars(got) <= SHORT_NAME_MAX, "%zu characters", chars(got));
+	free(got);
+	sb_release(&sb);
+}
+END_TEST
+
 /* Nesting past the parser's depth, names past its length, runs of
  * brackets that never close: each is cut, and none takes long. */
 START_TEST(test_hostile)
@@ -331,6 +350,7 @@ int main(void)
 	tcase_add_test(tc, test_corpus);
 	tcase_add_test(tc, test_mutations);
 	tcase_add_test(tc, test_hostile);
+	tcase_add_test(tc, test_broken_utf8_cut);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
