@@ -31,6 +31,8 @@ static const char dump_usage[] =
 	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
 	"      --no-source    without the line of source under each frame\n"
 	"      --full-filenames  whole file paths in text (JSON always has them)\n"
+	"      --full-names   whole C++ names in text, with template arguments and\n"
+	"                     parameters (JSON always has them)\n"
 	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
 	"  -s, --subprocesses also every Python process started by it, parents\n"
 	"                     before children\n"
@@ -77,6 +79,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		{ "async", no_argument, NULL, 'a' },
 		{ "no-source", no_argument, NULL, 'S' },
 		{ "full-filenames", no_argument, NULL, 'F' },
+		{ "full-names", no_argument, NULL, 'M' },
 		{ "core", required_argument, NULL, 'C' },
 		{ "executable", required_argument, NULL, 'E' },
 		{ "root", required_argument, NULL, 'R' },
@@ -101,6 +104,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		case 'a': a->o.async = a->so.async = true; break;
 		case 'S': a->o.no_source = true; break;
 		case 'F': a->o.full_filenames = true; break;
+		case 'M': a->o.full_names = true; break;
 		case 'l':
 			a->so.locals = true;
 			if (optarg && strcmp(optarg, "deep") != 0)

@@ -9,6 +9,7 @@
 #include "process/proc.h"
 #include "sample/launch.h"
 #include "profile/profile.h"
+#include "profile/shortname.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -34,6 +35,7 @@ struct view {
 	bool async;
 	bool group;
 	bool full_filenames;
+	bool full_names;	/* native names whole in text, not short */
 	struct source_cache *src;	/* NULL with --no-source */
 };
 
@@ -78,12 +80,17 @@ static void text_py_frame(struct strbuf *sb, const struct py_frame *f, const str
 }
 
 /* "[native] qsort (libc.so.6+0x3f2a0) at msort.c:64"; an unknown function
- * is just its place, lib.so+0xOFFSET. */
-static void text_native_frame(struct strbuf *sb, const struct mixed_frame *f)
+ * is just its place, lib.so+0xOFFSET.  A C++ name is short, as record and
+ * top show it, unless --full-names. */
+static void text_native_frame(struct strbuf *sb, const struct mixed_frame *f,
+			      const struct view *v)
 {
 	sb_puts(sb, "    [native] ");
 	if (f->function) {
-		put_name(sb, f->function);
+		char *name = v->full_names ? NULL : short_name(f->function);
+
+		put_name(sb, name ? name : f->function);
+		free(name);
 		sb_puts(sb, " (");
 	}
 	if (f->library) {
@@ -195,7 +202,7 @@ static void text_thread_stack(struct strbuf *sb, const struct py_thread *t,
 			const struct py_frame *f;
 
 			if (ms->frames[i].native) {
-				text_native_frame(sb, &ms->frames[i]);
+				text_native_frame(sb, &ms->frames[i], v);
 				continue;
 			}
 			f = &t->frames[ms->frames[i].py];
@@ -416,7 +423,7 @@ static void group_tasks(const struct py_tasks *t, const int *order, const struct
 	struct strbuf key = STRBUF_INIT;
 	struct view full = *v;
 
-	full.full_filenames = true;
+	full.full_filenames = full.full_names = true;
 	for (int i = 0; i < t->n; i++) {
 		key.len = 0;
 		text_task_state(&key, &t->v[order[i]]);
@@ -887,7 +894,7 @@ static struct member *group_threads(const struct snapshot *snaps, int n,
 	for (int i = 0; i < n; i++) {
 		struct view full = views[i];
 
-		full.full_filenames = true;
+		full.full_filenames = full.full_names = true;
 		for (int k = 0; k < snaps[i].nthreads; k++) {
 			ALLOC_GROW(mem, nmem + 1, cap);
 			mem[nmem] = (struct member){ i, k };
@@ -1042,6 +1049,7 @@ void dump_format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 		views[i].locals = o->locals;
 		views[i].async = o->async;
 		views[i].full_filenames = o->full_filenames;
+		views[i].full_names = o->full_names;
 		views[i].group = o->group;
 		if (o->no_source)
 			views[i].src = NULL;

@@ -12,7 +12,7 @@
 
 /* What the output shows, from the command line. */
 struct dump_opts {
-	bool json, locals, group, no_source, async, full_filenames;
+	bool json, locals, group, no_source, async, full_filenames, full_names;
 };
 
 /* The processes to show, parents before children: pid alone, or with

@@ -55,6 +55,8 @@ static const char record_usage[] =
 	"      --threads          a root frame per thread\n"
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
+	"      --full-names       whole C++ names in flame graph labels and the table\n"
+	"                         (default: without template arguments and parameters)\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
 	"      --native[=all]     C/C++ frames too, merged with the Python ones; all: also\n"
 	"                         the interpreter's start-up below the first Python frame\n"
@@ -151,6 +153,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 	/* record keeps one kind of frame: lines, or functions. */
 	r->t.so.by_function = r->t.by_function;
 	r->oo.full_filenames = r->t.full_filenames;
+	r->oo.full_names = r->t.full_names;
 	return 0;
 }
 
@@ -480,7 +483,8 @@ static int conclude(struct record *r, struct profile *p, const struct sampler_st
 	if (!r->quiet)
 		/* Every line of ours says whose it is: a launched program
 		 * writes to the same terminal. */
-		toplist_print(p, TOPLIST_ROWS, r->oo.full_filenames, "pystrobe: ", stderr);
+		toplist_print(p, TOPLIST_ROWS, r->oo.full_filenames, r->oo.full_names, "pystrobe: ",
+			      stderr);
 	summary(r, st, rc == 0 || written ? *path : NULL);
 	hint(r, st);
 	say_end(r, st);

@@ -47,6 +47,8 @@ static const char top_usage[] =
 	"      --gil              only the thread holding the GIL\n"
 	"      --function         aggregate by function instead of line\n"
 	"      --full-filenames   show whole file paths\n"
+	"      --full-names       whole C++ names (default: without template arguments\n"
+	"                         and parameters)\n"
 	"      --blocking         pause the threads for each sample (exact stacks)\n"
 	"      --native[=all]     C/C++ functions too, merged with the Python ones; all:\n"
 	"                         also the interpreter's start-up frames\n"
@@ -400,6 +402,7 @@ int cmd_top(int argc, char **argv)
 	top_model_init(&t.m, t.o.so.rate_hz, t.delay_s);
 	t.m.by_function = t.o.by_function;
 	t.m.full_filenames = t.o.full_filenames;
+	t.m.full_names = t.o.full_names;
 	t.m.subprocesses = t.o.fo.subprocesses;
 	t.m.idle = t.o.so.idle;
 	if (start(&t, &status) < 0)

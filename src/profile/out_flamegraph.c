@@ -17,6 +17,10 @@
  * at all is marked (data-mark, drawn dashed).  Changes are in AFTER's
  * samples: BEFORE's counts are scaled to AFTER's total unless diff_raw.
  *
+ * A native frame's label is its short name (profile/shortname.h) unless
+ * out_opts.full_names; its tooltip has the whole one, and the label drawn
+ * is then in data-l for the script, which searches both.
+ *
  * The drawing is pruned and labels are cut, so the picture cannot be read
  * back; the file also carries the profile itself, every stack as
  * `record -f collapsed` writes it, XML-escaped in a <metadata> element
@@ -72,7 +76,10 @@ struct fg {
 	struct fnode *nodes;
 	uint32_t nnodes, cap;
 	struct hashidx index;	/* (parent, frame) -> node, all but the root */
-	char **labels;		/* per frame, valid XML text, made on first use */
+	/* Per frame, valid XML text, made on first use: the label drawn (a
+	 * native name short unless full_names), and the whole one for the
+	 * tooltip, NULL where they are the same. */
+	char **labels, **titles;
 	uint64_t total;
 	uint32_t max_depth;	/* of drawn nodes; 0 is the "all" row */
 	/* diff mode: */
@@ -118,18 +125,34 @@ static void put_text(FILE *f, const char *raw)
 	free(s);
 }
 
+static void make_labels(struct fg *g, uint32_t frame)
+{
+	const struct pframe *f = &g->p->frames[frame];
+	char *shown = pframe_shown_label(f, g->o->full_filenames, g->o->full_names);
+	char *full = pframe_label(f, g->o->full_filenames);
+
+	g->labels[frame] = xml_clean(shown);
+	if (strcmp(shown, full))
+		g->titles[frame] = xml_clean(full);
+	free(shown);
+	free(full);
+}
+
 static const char *label(struct fg *g, uint32_t frame)
 {
-	char *raw;
-
 	if (frame == UINT32_MAX)
 		return "all";
-	if (!g->labels[frame]) {
-		raw = pframe_label(&g->p->frames[frame], g->o->full_filenames);
-		g->labels[frame] = xml_clean(raw);
-		free(raw);
-	}
+	if (!g->labels[frame])
+		make_labels(g, frame);
 	return g->labels[frame];
+}
+
+/* The tooltip's name: the whole label. */
+static const char *title(struct fg *g, uint32_t frame)
+{
+	const char *l = label(g, frame);
+
+	return frame != UINT32_MAX && g->titles[frame] ? g->titles[frame] : l;
 }
 
 /* Clean text cut to what fits in width pixels, with "..": the byte length
@@ -412,7 +435,7 @@ static void draw_node(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
 	double scale = (double)(FG_WIDTH - 2 * FG_XPAD) / g->total;
 	double x = FG_XPAD + start * scale, w = n->value * scale;
 	int y = FG_TOP + depth * FG_ROW;
-	const char *l = label(g, n->frame);
+	const char *l = label(g, n->frame), *t = title(g, n->frame);
 	char colour[8];
 	size_t len;
 	bool cut;
@@ -425,8 +448,13 @@ static void draw_node(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
 		(unsigned long long)start, (unsigned long long)n->value);
 	if (diff_mode(g) && diff_only_here(g, n))
 		fprintf(g->f, " data-mark=\"%s\"", g->o->diff_negate ? "gone" : "new");
+	if (t != l) {
+		fputs(" data-l=\"", g->f);
+		put_esc(g->f, l, strlen(l));
+		fputc('"', g->f);
+	}
 	fputs("><title>", g->f);
-	put_esc(g->f, l, strlen(l));
+	put_esc(g->f, t, strlen(t));
 	fprintf(g->f, " (%llu sample%s, ", (unsigned long long)n->value,
 		n->value == 1 ? "" : "s");
 	put_percent(g->f, n->value, g->total);
@@ -530,8 +558,8 @@ static const char script[] =
 	"  t=g.getElementsByTagName('title')[0].textContent;\n"
 	"  var f={g:g,r:r,t:g.getElementsByTagName('text')[0],s:+g.getAttribute('data-s'),\n"
 	"   n:+g.getAttribute('data-n'),x:+r.getAttribute('x'),w:+r.getAttribute('width'),\n"
-	"   y:+r.getAttribute('y'),title:t,l:t.split('\\n')[0].replace(/ \\(\\d+ samples?, [\\d.]+%\\)$/,'')};\n"
-	"  g.pf=f;fr.push(f);if(f.n>total)total=f.n;}\n"
+	"   y:+r.getAttribute('y'),title:t,full:t.split('\\n')[0].replace(/ \\(\\d+ samples?, [\\d.]+%\\)$/,'')};\n"
+	"  f.l=g.getAttribute('data-l')||f.full;g.pf=f;fr.push(f);if(f.n>total)total=f.n;}\n"
 	" var fs=$('frames');\n"
 	" fs.addEventListener('mouseover',function(e){var f=frameOf(e.target);\n"
 	"  $('details').textContent=f?f.title.replace(/\\n/g,'; '):' ';});\n"
@@ -567,7 +595,7 @@ static const char script[] =
 	"function search(t){var r;try{r=new RegExp(t,ic?'i':'');}catch(e){\n"
 	"  $('matched').textContent='Bad regex';return null;}\n"
 	" re=r;var m=[];for(var i=0;i<fr.length;i++){var f=fr[i];\n"
-	"  if(r.test(f.l)){f.r.style.fill='#e600e6';m.push(f);}else f.r.style.fill='';}\n"
+	"  if(r.test(f.l)||r.test(f.full)){f.r.style.fill='#e600e6';m.push(f);}else f.r.style.fill='';}\n"
 	/* A match inside a matched ancestor is not counted again: sorted by
 	 * start, ancestors first, a match starting inside the last counted one
 	 * is nested in it. */
@@ -713,6 +741,7 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 		max_delta(&g);
 	}
 	g.labels = xcalloc(p->nframes ? p->nframes : 1, sizeof(*g.labels));
+	g.titles = xcalloc(p->nframes ? p->nframes : 1, sizeof(*g.titles));
 	g.max_depth = g.total ? tree_depth(&g, 0) : 0;
 	height = FG_TOP + (g.max_depth + 1) * FG_ROW + FG_BOTTOM;
 	put_head(&g, height);
@@ -726,9 +755,12 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 		rc = put_stacks(&g);
 	put_tail(&g);
 
-	for (uint32_t i = 0; i < p->nframes; i++)
+	for (uint32_t i = 0; i < p->nframes; i++) {
 		free(g.labels[i]);
+		free(g.titles[i]);
+	}
 	free(g.labels);
+	free(g.titles);
 	free(g.in_base);
 	free(g.nodes);
 	hashidx_release(&g.index);

@@ -12,6 +12,9 @@
 
 struct out_opts {
 	bool full_filenames;
+	/* Native names whole in flame graph labels, not shortened; the
+	 * tooltips and the other formats have them whole anyway. */
+	bool full_names;
 	const char *title;	/* NULL: made from the profile's metadata */
 	const char *subtitle;	/* flame graph; NULL: made from the metadata */
 	/* A differential profile (flamegraph and collapsed): the profile

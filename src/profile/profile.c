@@ -1,4 +1,5 @@
 #include "profile/profile.h"
+#include "profile/shortname.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -494,6 +495,19 @@ char *pframe_label(const struct pframe *f, bool full)
 	if (f->line >= 0)
 		return xasprintf("%s (%s:%d)", f->name, profile_display_file(f->file, full), f->line);
 	return xasprintf("%s (%s)", f->name, profile_display_file(f->file, full));
+}
+
+char *pframe_shown_label(const struct pframe *f, bool full_filenames, bool full_names)
+{
+	struct pframe shown = *f;
+	char *label;
+
+	if (full_names || f->kind != PF_NATIVE)
+		return pframe_label(f, full_filenames);
+	shown.name = short_name(f->name);
+	label = pframe_label(&shown, full_filenames);
+	free(shown.name);
+	return label;
 }
 
 static int run_cmp(const void *a, const void *b, void *arg)

@@ -186,4 +186,9 @@ const char *profile_display_file(const char *file, bool full);
  * new string. */
 char *pframe_label(const struct pframe *f, bool full_filenames);
 
+/* The label people read: pframe_label()'s, with a native frame's name
+ * short (profile/shortname.h) unless full_names.  Formats with room for
+ * both (tooltips, JSON, pprof) keep pframe_label() too. */
+char *pframe_shown_label(const struct pframe *f, bool full_filenames, bool full_names);
+
 #endif

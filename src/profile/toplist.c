@@ -29,8 +29,9 @@ static int by_label(const void *a, const void *b, void *labels)
 	return strcmp(l[*(const uint32_t *)a], l[*(const uint32_t *)b]);
 }
 
-/* One function per distinct "name (file)": frames of its lines share it. */
-static void make_funcs(struct toplist *t, const struct profile *p, bool full)
+/* One function per distinct "name (file)" as it is shown: frames of its
+ * lines share it, and so do C++ overloads when names are short. */
+static void make_funcs(struct toplist *t, const struct profile *p, bool full, bool full_names)
 {
 	char **labels = xcalloc(p->nframes ? p->nframes : 1, sizeof(*labels));
 	uint32_t *order = xcalloc(p->nframes ? p->nframes : 1, sizeof(*order)), n = 0;
@@ -44,7 +45,7 @@ static void make_funcs(struct toplist *t, const struct profile *p, bool full)
 		if (!is_function(&f))
 			continue;
 		f.line = -1;
-		labels[i] = pframe_label(&f, full);
+		labels[i] = pframe_shown_label(&f, full, full_names);
 		order[n++] = i;
 	}
 	qsort_r(order, n, sizeof(*order), by_label, labels);
@@ -100,14 +101,14 @@ static int by_own(const void *a, const void *b)
 	return strcmp(x->label, y->label);
 }
 
-void toplist_print(const struct profile *p, int n, bool full_filenames, const char *prefix,
-		   FILE *f)
+void toplist_print(const struct profile *p, int n, bool full_filenames, bool full_names,
+		   const char *prefix, FILE *f)
 {
 	struct toplist t = { 0 };
 	struct strbuf sb = STRBUF_INIT;
 	uint64_t all;
 
-	make_funcs(&t, p, full_filenames);
+	make_funcs(&t, p, full_filenames, full_names);
 	all = count(&t, p);
 	qsort(t.funcs, t.nfuncs, sizeof(*t.funcs), by_own);
 	if (all && t.nfuncs) {

@@ -13,9 +13,10 @@
  * share (samples whose innermost frame is in it) and total share (samples
  * with it anywhere on the stack, counted once however deep it recurses),
  * as a table on f.  Functions are told apart by name and file, whatever
- * the line; root frames (processes, threads) are not functions.  Prints
+ * the line (native names short unless full_names, as the flame graph shows
+ * them); root frames (processes, threads) are not functions.  Prints
  * nothing when the profile has no samples.  Each line starts with prefix. */
-void toplist_print(const struct profile *p, int n, bool full_filenames, const char *prefix,
-		   FILE *f);
+void toplist_print(const struct profile *p, int n, bool full_filenames, bool full_names,
+		   const char *prefix, FILE *f);
 
 #endif

@@ -21,6 +21,7 @@ struct target_opts {
 	struct fleet_opts fo;
 	bool by_function;	/* --function */
 	bool full_filenames;
+	bool full_names;	/* --full-names */
 	pid_t pid;
 	char **command;		/* argv after "--", in launch mode */
 };
@@ -32,6 +33,7 @@ enum {
 	TOPT_GIL,
 	TOPT_FUNCTION,
 	TOPT_FULL,
+	TOPT_FULL_NAMES,
 	TOPT_BLOCKING,
 	TOPT_NATIVE,
 	TOPT_ASYNC,
@@ -47,6 +49,7 @@ enum {
 	{ "gil", no_argument, NULL, TOPT_GIL }, \
 	{ "function", no_argument, NULL, TOPT_FUNCTION }, \
 	{ "full-filenames", no_argument, NULL, TOPT_FULL }, \
+	{ "full-names", no_argument, NULL, TOPT_FULL_NAMES }, \
 	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
 	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \

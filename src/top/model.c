@@ -121,7 +121,7 @@ static void take_runs(struct top_model *m, bool cum, bool last)
 
 /* The printable label of frame id of p, made once. */
 static const char *label_of(struct top_labels *l, const struct profile *p, uint32_t id,
-			    bool full_filenames)
+			    const struct top_model *m)
 {
 	if (id >= l->n) {
 		uint32_t n = p->nframes;
@@ -131,7 +131,7 @@ static const char *label_of(struct top_labels *l, const struct profile *p, uint3
 		l->n = n;
 	}
 	if (!l->label[id]) {
-		char *raw = pframe_label(&p->frames[id], full_filenames);
+		char *raw = pframe_shown_label(&p->frames[id], m->full_filenames, m->full_names);
 
 		l->label[id] = printable(raw);
 		free(raw);
@@ -261,8 +261,8 @@ static void add_row(struct top_model *m, const struct sums *s, uint32_t key)
 
 	ALLOC_GROW(m->rows, m->nrows + 1, m->rows_alloc);
 	r = &m->rows[m->nrows++];
-	r->label = m->by_function ? label_of(&m->func_labels, &m->funcs, key, m->full_filenames)
-				  : label_of(&m->frame_labels, &m->p, key, m->full_filenames);
+	r->label = m->by_function ? label_of(&m->func_labels, &m->funcs, key, m)
+				  : label_of(&m->frame_labels, &m->p, key, m);
 	r->own = s->own;
 	r->own_last = s->own_last;
 	r->total = s->total;

@@ -91,6 +91,7 @@ struct top_model {
 	char *version;		/* the Python version, or NULL until known */
 	bool subprocesses;	/* processes are sampled, and viewed, apart */
 	bool full_filenames;
+	bool full_names;	/* native names whole, not short */
 	bool idle;		/* idle threads are sampled */
 	double delay_s;		/* the interval asked for */
 	bool exited;		/* the target is gone: the last view stays */

@@ -31,6 +31,11 @@
  *             stack without native frames counted as one;
  *   flame     the flame graph of native_burn.py draws C frames in the
  *             native colours and Python ones outside them;
+ *   names     `record --native` of descend as a flame graph, speedscope
+ *             and pprof: the C++ park (a template) short in the flame
+ *             graph's labels (strobe::Deep<…>::park), whole in its
+ *             tooltips, in speedscope and pprof, and with --full-names;
+ *             every label at most 120 characters; xmllint clean;
  *   top       `top --native` in plain-text mode shows strobe_spin (C, with
  *             file and line) and py_work rows for native_burn.py;
  *   signals   native_burn.py takes a SIGALRM every ALARM_MS, first alone,
@@ -493,10 +498,17 @@ static void test_descend(struct native_test *nt, enum lib_variant v)
 		snprintf(pid, sizeof(pid), "%d", (int)t.py_pid);
 		if (run_pystrobe(&r, "dump", "--native", "--pid", pid, NULL) == 0) {
 			if (run_exit(&r) != 0 ||
-			    !strstr(r.out, "    [native] strobe::Deep<int>::park(int) (" ) ||
+			    !strstr(r.out, "    [native] strobe::Deep<\xe2\x80\xa6>::park (") ||
 			    !strstr(r.out, "    [native] strobe_descend ("))
 				msg_add(&nt->failures, "descend: text dump lacks the native "
 					"frames:\n%.3000s%.500s", r.out, r.err);
+			run_free(&r);
+		}
+		if (run_pystrobe(&r, "dump", "--native", "--full-names", "--pid", pid, NULL) == 0) {
+			if (run_exit(&r) != 0 ||
+			    !strstr(r.out, "    [native] strobe::Deep<int>::park(int) ("))
+				msg_add(&nt->failures, "descend: dump --full-names lacks the "
+					"whole C++ name:\n%.3000s%.500s", r.out, r.err);
 			run_free(&r);
 		}
 		check_after(nt, "descend, text", t.py_pid);
@@ -904,6 +916,35 @@ static void test_flame(struct native_test *nt)
 	if (record(nt, "flame", &t, opts, "burn.svg", path, sizeof(path), &r) == 0)
 		verify(nt, "flame", (char *[]){ "flame", path, NULL });
 	run_free(&r);
+	target_stop(&t);
+}
+
+/* The C++ park, a template, in native_stack.py descend at rest: the flame
+ * graph, speedscope and pprof, and the flame graph with --full-names,
+ * judged by native_verify.py names. */
+static void test_names(struct native_test *nt)
+{
+	static const char *const opts[] = { "--idle", "-r", "100", "-d", "0.5", NULL };
+	static const char *const full[] = { "--idle", "-r", "100", "-d", "0.5", "--full-names",
+					    NULL };
+	static const char *const files[] = { "names.svg", "names.speedscope.json", "names.pb.gz",
+					     "names-full.svg" };
+	char paths[4][PATH_MAX + 64], levels[8];
+	struct target t;
+	struct run r;
+	int ok = 0;
+
+	snprintf(levels, sizeof(levels), "%d", LEVELS);
+	if (start_stack(nt, "names", &t, nt->b.mode, nt->b.dir_inside, levels) < 0)
+		return;
+	for (int i = 0; i < 4 && ok == i; i++) {
+		ok += record_mode(nt, "names", &t, "--native", i < 3 ? opts : full, files[i],
+				  paths[i], sizeof(paths[i]), &r) == 0;
+		run_free(&r);
+	}
+	if (ok == 4)
+		verify(nt, "names", (char *[]){ "names", paths[0], paths[1], paths[2], paths[3],
+						NULL });
 	target_stop(&t);
 }
 
@@ -1376,6 +1417,7 @@ START_TEST(test_native)
 		test_record_jit(&nt);
 		test_sleepers(&nt);
 		test_flame(&nt);
+		test_names(&nt);
 		test_top(&nt);
 		test_signals(&nt);
 	}

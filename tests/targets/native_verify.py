@@ -63,12 +63,19 @@ record-named  the same once debuginfod sent LIBRARY's debug file: no frame
 flame    the flame graph of native_burn.py: strobe_spin and strobe_descend
          boxes in the native palette (blue to purple), py_level and py_work
          outside it.
+names SVG SPEEDSCOPE PPROF SVG_FULL  `record --native` of native_stack.py
+         descend in three formats and with --full-names: the C++ park is
+         strobe::Deep<…>::park in the flame graph's labels, its whole
+         name in the tooltips, speedscope's and pprof's function names and,
+         with --full-names, the labels; every label at most 120
+         characters; both SVGs well-formed for xmllint.
 
 Always: the Python frames of the merged stack are exactly the Python
 stack, and no frame is the interpreter's eval loop.  Prints one line on
 success, the reasons and the offending stack on failure (exit 1).
 """
 import json
+import os
 import sys
 
 EVAL = "_PyEval_EvalFrameDefault"
@@ -397,6 +404,69 @@ def verify_flame(path, fails):
     return len(boxes)
 
 
+PARK_SHORT = "strobe::Deep<\u2026>::park"
+LABEL_MAX = 120                 # shortname.h's SHORT_NAME_MAX
+
+
+def svg_boxes(path, fails):
+    """[(title's label, data-l or None, text drawn)] of a flame graph that
+    xmllint finds well-formed."""
+    import re
+    import shutil
+    import subprocess
+    import xml.etree.ElementTree as ET
+    if not shutil.which("xmllint"):
+        fails.append("no xmllint (apt-get install libxml2-utils) to check %s" % path)
+        return []
+    r = subprocess.run(["xmllint", "--noout", path], capture_output=True, text=True)
+    if r.returncode or r.stderr:
+        fails.append("xmllint --noout %s: %d %s" % (path, r.returncode, r.stderr[:500]))
+        return []
+    ns = "{http://www.w3.org/2000/svg}"
+    out = []
+    for g in ET.parse(path).iter(ns + "g"):
+        title, text = g.find(ns + "title"), g.find(ns + "text")
+        if title is None or text is None:
+            continue
+        label = re.sub(r" \(\d+ samples?, [^)]*\)$", "", title.text.split("\n")[0])
+        out.append((label, g.get("data-l"), text.text or ""))
+    return out
+
+
+def verify_names(svg, speedscope, pprof, svg_full, fails):
+    """The C++ park, a template, short in the flame graph's labels, whole in
+    its tooltips, in speedscope and in pprof, and whole everywhere with
+    --full-names."""
+    import gzip
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import decode_pprof
+    boxes = svg_boxes(svg, fails)
+    park = [(d, t) for l, d, t in boxes if label_name(l)[0] == PARK]
+    if boxes and not park:
+        fails.append("no box whose tooltip is %s in %s" % (PARK, svg))
+    for d, t in park:
+        if d is None or label_name(d)[0] != PARK_SHORT:
+            fails.append("%s is labelled %r, not %s" % (PARK, d, PARK_SHORT))
+        elif t and not d.startswith(t[:-2] if t.endswith("..") else t):
+            fails.append("%s: the text drawn %r is not its label %r" % (PARK, t, d))
+    longest = max([len(label_name(d or l)[0]) for l, d, t in boxes] or [0])
+    if longest > LABEL_MAX:
+        fails.append("a label of %d characters in %s" % (longest, svg))
+    with open(speedscope, encoding="utf-8") as f:
+        names = set(label_name(fr["name"])[0] for fr in json.load(f)["shared"]["frames"])
+    if PARK not in names or PARK_SHORT in names:
+        fails.append("speedscope: %s %s, %s %s" % (PARK, PARK in names, PARK_SHORT,
+                                                    PARK_SHORT in names))
+    with open(pprof, "rb") as f:
+        funcs = decode_pprof.decode(gzip.decompress(f.read()))["functions"]
+    if not any(fn["name"] == PARK for fn in funcs):
+        fails.append("pprof: no function %s: %s" % (PARK, [fn["name"] for fn in funcs][:20]))
+    full = [(d, t) for l, d, t in svg_boxes(svg_full, fails) if label_name(l)[0] == PARK]
+    if not full or any(d is not None or not t.startswith("strobe::Deep<int>") for d, t in full):
+        fails.append("--full-names: the boxes of %s: %s" % (PARK, full))
+    return len(park), longest
+
+
 def verify_agree(truth, plain, native, fails):
     moving = set(t["ident"] for t in truth["threads"] if t.get("moving"))
     plain_by = dict((t["ident"], t) for t in threads_of(plain))
@@ -444,6 +514,13 @@ def main():
             print("FAILED: " + "\n  ".join(sorted(set(fails))[:10]))
             return 1
         print("OK (named: %s)" % r)
+        return 0
+    if mode == "names":
+        r = verify_names(args[1], args[2], args[3], args[4], fails)
+        if fails:
+            print("FAILED: " + "\n  ".join(fails))
+            return 1
+        print("OK (%d boxes of park, short; the longest label %d characters)" % r)
         return 0
     if mode == "flame":
         n = verify_flame(args[1], fails)

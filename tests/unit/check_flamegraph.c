@@ -1,7 +1,8 @@
 /* Tests for the flame graph SVG: well-formed XML whatever the target's
  * names hold, the expected frames with their counts, the title, the colours
  * per category, pruning of big profiles, write errors, and the stacks it
- * carries for diff and merge.  (Search, zoom and
+ * carries for diff and merge, C++ names short in labels and whole in
+ * tooltips.  (Search, zoom and
  * hover in a real headless Chromium are live/check_browser.c.)
  *
  * Expected counts and percentages are computed from the profile, not copied
@@ -272,6 +273,42 @@ START_TEST(test_full_filenames)
 }
 END_TEST
 
+/* A C++ frame: its label short (data-l, the text drawn), its tooltip and
+ * the stacks carried whole; with full_names no short label at all. */
+START_TEST(test_cxx_names)
+{
+	static const char full[] = "ns::Box&lt;std::vector&lt;int&gt; &gt;::get(int) const (libx.so)";
+	struct pframe f = { PF_NATIVE, "ns::Box<std::vector<int> >::get(int) const", "libx.so", -1, -1 };
+	struct out_opts o = { .full_filenames = false };
+	struct profile p;
+	char path[64], *svg;
+	uint32_t stack[1];
+
+	profile_init(&p, 100);
+	stack[0] = profile_frame(&p, &f);
+	profile_add(&p, profile_thread(&p, 1, 1, NULL), stack, 1, 0, 7);
+	for (int full_names = 0; full_names < 2; full_names++) {
+		o.full_names = full_names;
+		write_svg(&p, &o, path, sizeof(path));
+		assert_wellformed(path);
+		svg = slurp(path, NULL);
+		ck_assert_msg(strstr(svg, "<title>ns::Box&lt;std::vector&lt;int&gt; &gt;::get(int) "
+				     "const (libx.so) (7 samples"), "%s", svg);
+		ck_assert_int_eq(count(svg, "data-l=\"ns::Box&lt;\xe2\x80\xa6&gt;::get (libx.so)\""),
+				 !full_names);
+		ck_assert_int_eq(count(svg, ">ns::Box&lt;\xe2\x80\xa6&gt;::get (libx.so)</text>"),
+				 !full_names);
+		ck_assert_int_eq(count(svg, "data-l="), 0 + !full_names);
+		/* The tooltip and the stacks for diff and merge: whole; and the
+		 * text drawn with full_names (it fits). */
+		ck_assert_int_eq(count(svg, full), 2 + full_names);
+		free(svg);
+		unlink(path);
+	}
+	profile_free(&p);
+}
+END_TEST
+
 START_TEST(test_colours)
 {
 	int user[3], user2[3], std[3], site[3], root[3], all[3];
@@ -420,6 +457,7 @@ int main(void)
 	tcase_add_test(tc, test_title);
 	tcase_add_test(tc, test_title_override);
 	tcase_add_test(tc, test_full_filenames);
+	tcase_add_test(tc, test_cxx_names);
 	tcase_add_test(tc, test_colours);
 	tcase_add_test(tc, test_colours_stable);
 	tcase_add_test(tc, test_empty);
