@@ -73,9 +73,6 @@ struct symhelper {
 #ifndef SYS_openat2
 #define SYS_openat2 __NR_openat2
 #endif
-#ifndef SYS_close_range
-#define SYS_close_range __NR_close_range
-#endif
 
 /* --- opening files ------------------------------------------------------ */
 
@@ -378,7 +375,7 @@ static int drop(int sock, uid_t uid, gid_t gid)
 
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
 		return -1;
-	if (dup2(sock, 3) < 0 || syscall(SYS_close_range, 4, ~0u, 0) != 0)
+	if (dup2(sock, 3) < 0 || close_from(4) != 0)
 		return -1;
 	if (chdir("/") != 0 || setsid() < 0)
 		return -1;

@@ -172,7 +172,7 @@ static void watch_loop(pid_t parent)
 		signal(ignored[i], SIG_IGN);
 	/* Holding none of pystrobe's files: a pipe it writes must end when
 	 * pystrobe does. */
-	syscall(SYS_close_range, 0U, ~0U, 0);
+	close_from(0);
 	for (;;) {
 		nanosleep(&tick, NULL);
 		if (watch->holding && state_of(parent) == 'T') {

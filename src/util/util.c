@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -478,4 +481,31 @@ uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* glibc before 2.32 (pystrobe-static's, Makefile.am) names no system call
+ * newer than itself; the kernel's headers do. */
+#ifndef SYS_close_range
+#define SYS_close_range __NR_close_range
+#endif
+
+/* Past this many, a limit on open files is not looked through one by one
+ * (an unlimited RLIMIT_NOFILE would take minutes). */
+#define CLOSE_FROM_MAX (1 << 20)
+
+int close_from(int lowfd)
+{
+	struct rlimit rl;
+	long top = CLOSE_FROM_MAX;
+
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)top)
+		top = (long)rl.rlim_cur;
+	for (long fd = lowfd; fd < top; fd++)
+		close((int)fd);
+	return 0;
 }

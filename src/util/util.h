@@ -122,4 +122,10 @@ void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
  * when they do not parse. */
 int sudo_user(uid_t *uid, gid_t *gid);
 
+/* Close every file descriptor from lowfd up, in a child about to run on
+ * its own.  close_range(2) where the kernel has it (5.9 and later), else
+ * one by one up to the limit on open files: pystrobe-static is meant for
+ * Ubuntu 20.04's 5.4 kernel too.  0, or -1 with errno. */
+int close_from(int lowfd);
+
 #endif
