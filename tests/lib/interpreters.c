@@ -228,6 +228,20 @@ static void find_sid_root(void)
 	}
 }
 
+/* Whether label contains one of the comma-separated substrings of only. */
+static bool label_wanted(const char *label, const char *only)
+{
+	while (*only) {
+		size_t n = strcspn(only, ",");
+
+		for (const char *p = label; n && *p; p++)
+			if (!strncmp(p, only, n))
+				return true;
+		only += n + (only[n] == ',');
+	}
+	return false;
+}
+
 int test_interps(const struct test_interp **out)
 {
 	const char *only = getenv("PYSTROBE_TEST_ONLY");
@@ -242,11 +256,11 @@ int test_interps(const struct test_interp **out)
 		find_sid_root();
 		find_venv();
 		find_shim();
-		/* PYSTROBE_TEST_ONLY=substring narrows the list while developing. */
+		/* PYSTROBE_TEST_ONLY=S[,S...] narrows the list while developing. */
 		if (only && *only) {
 			int j = 0;
 			for (int i = 0; i < ninterps; i++)
-				if (strstr(interps[i].label, only))
+				if (label_wanted(interps[i].label, only))
 					interps[j++] = interps[i];
 			fprintf(stderr, "interpreters: PYSTROBE_TEST_ONLY=%s keeps %d\n", only, j);
 			ninterps = j;
