@@ -454,7 +454,7 @@ static void wait_stops(struct pause *p, int from)
 	 * seized: seizing 200 threads takes a millisecond by itself.  A
 	 * thread found later (started meanwhile) gets a short grace. */
 	if (!p->deadline_ns)
-		p->deadline_ns = mono_ns() + STOP_BOUND_NS;
+		p->deadline_ns = mono_ns() + p->bound_ns;
 	if (p->deadline_ns > deadline)
 		deadline = p->deadline_ns;
 	while (collect_stops(p, from) > 0)
@@ -565,9 +565,17 @@ void pause_hint_free(struct pause_hint *h)
 	memset(h, 0, sizeof(*h));
 }
 
+static int pause_within(pid_t pid, struct pause *p, struct pause_hint *h, pid_t *skip,
+			int nskip, uint64_t bound_ns);
+
 int pause_process(pid_t pid, struct pause *p)
 {
-	return pause_process_except(pid, p, NULL, NULL, 0);
+	return pause_within(pid, p, NULL, NULL, 0, STOP_BOUND_NS);
+}
+
+int pause_process_within(pid_t pid, struct pause *p, uint64_t bound_ns)
+{
+	return pause_within(pid, p, NULL, NULL, 0, bound_ns);
 }
 
 int pause_process_hinted(pid_t pid, struct pause *p, struct pause_hint *h)
@@ -649,11 +657,18 @@ static int seize_all(pid_t pid, struct pause *p, struct pause_hint *h, size_t *c
 
 int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t *skip, int nskip)
 {
+	return pause_within(pid, p, h, skip, nskip, STOP_BOUND_NS);
+}
+
+static int pause_within(pid_t pid, struct pause *p, struct pause_hint *h, pid_t *skip,
+			int nskip, uint64_t bound_ns)
+{
 	size_t cap = 0;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->bound_ns = bound_ns;
 	if (nskip > 0) {
 		qsort(skip, nskip, sizeof(*skip), cmp_tid);
 		p->skip = skip;

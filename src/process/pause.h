@@ -43,6 +43,7 @@ struct pause {
 	 * their way to an earlier pause's stop, or backed off from. */
 	int nlate;
 	uint64_t deadline_ns;	/* the bound, once the first wait began */
+	uint64_t bound_ns;	/* how long that is */
 	uint64_t released_ns;	/* mono_ns() when pause_release() let the last go */
 };
 
@@ -51,6 +52,11 @@ struct pause {
  * SIGHUP and SIGQUIT to pystrobe are held back until pause_release(), so
  * no exit path can leave the target stopped. */
 int pause_process(pid_t pid, struct pause *p);
+
+/* The same with another bound than the few milliseconds of a sample:
+ * for a one-time read (dump --native) that tries again, with a longer
+ * bound, when a thread was late. */
+int pause_process_within(pid_t pid, struct pause *p, uint64_t bound_ns);
 
 /* A thread late in the last pauses: see LATE_STREAK in pause.c. */
 struct late_thread {

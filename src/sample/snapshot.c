@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/user.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Before 3.11 thread states do not record the OS thread id. */
@@ -119,6 +120,29 @@ static void task_threads(struct snapshot *s)
 				s->tasks.v[i].tid = s->threads[k].tid;
 }
 
+/* A thread late to its stop (a machine short of CPU, an uninterruptible
+ * sleep) is read where it sleeps but without native frames, which dump
+ * --native is asked for: it tries again, each pause still bounded and let
+ * go at once when a thread is late, the bound four times longer each try
+ * (2 ms to 128 ms), and first waits as long, for the late thread to take
+ * its stop and be let go. */
+#define SNAPSHOT_PAUSES 4
+#define SNAPSHOT_FIRST_BOUND_NS (2 * 1000 * 1000ull)
+
+static int pause_for_snapshot(pid_t pid, struct pause *p, bool native)
+{
+	uint64_t bound = SNAPSHOT_FIRST_BOUND_NS;
+
+	for (int i = 1;; i++, bound *= 4) {
+		int rc = pause_process_within(pid, p, bound);
+
+		if (rc < 0 || !native || !p->nlate || i == SNAPSHOT_PAUSES)
+			return rc;
+		pause_release(p);
+		nanosleep(&(struct timespec){ 0, (long)bound }, NULL);
+	}
+}
+
 int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		  char *err, size_t errlen)
 {
@@ -162,7 +186,7 @@ int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
 		states[i] = proc_task_state(pid, tids[i]);
 
 	if (!o->nonblocking) {
-		rc = pause_process(pid, &pause);
+		rc = pause_for_snapshot(pid, &pause, o->native);
 		if (rc < 0) {
 			rc = classify_failure(pid, rc, err, errlen);
 			goto out;
