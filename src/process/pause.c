@@ -88,6 +88,19 @@ static int signal_of_stop(int status)
 	return (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
 }
 
+/* Waiting for a thread's stop (or a leftover's, in the SIGCHLD handler)
+ * can reap the process itself when it is our own child (launch mode) and
+ * its leader has exited: keep that status for whoever waits for the child
+ * afterwards. */
+static volatile pid_t reaped_pid;
+static volatile int reaped_status;
+
+static void note_exit(pid_t tid, int status)
+{
+	reaped_pid = tid;
+	reaped_status = status;
+}
+
 static void sweep_leftovers(void)
 {
 	int j = 0;
@@ -100,8 +113,11 @@ static void sweep_leftovers(void)
 			leftovers[j++] = leftovers[i];
 			continue;
 		}
-		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (r > 0)
+				note_exit(r, status);
 			continue;
+		}
 		ptrace(PTRACE_DETACH, leftovers[i], 0, (void *)(long)signal_of_stop(status));
 	}
 	nleftovers = j;
@@ -204,17 +220,6 @@ static void block_signals(struct pause *p)
 	tell_watchdog();
 }
 
-/* Waiting for a thread's stop can reap the process itself when it is our
- * own child (launch mode) and its leader has exited: keep that status for
- * whoever waits for the child afterwards. */
-static pid_t reaped_pid;
-static int reaped_status;
-
-static void note_exit(pid_t tid, int status)
-{
-	reaped_pid = tid;
-	reaped_status = status;
-}
 
 bool pause_reaped(pid_t pid, int *status)
 {
@@ -225,9 +230,14 @@ bool pause_reaped(pid_t pid, int *status)
 }
 
 /* With SIGCHLD held: the stops of leftovers come to this wait, and the
- * handler must not change the list under it. */
+ * handler must not change the list under it.  The handler may have reaped
+ * the child already: looked at first, since the suspend watchdog, also a
+ * child of pystrobe that lives as long as it does, would keep a blocking
+ * waitpid(-1) from ever failing with ECHILD. */
 static pid_t wait_child(pid_t child, int *status, bool block)
 {
+	if (pause_reaped(child, status))
+		return child;
 	for (;;) {
 		int st;
 		pid_t r = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
