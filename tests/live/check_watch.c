@@ -1115,12 +1115,15 @@ int main(void)
 {
 	Suite *s = suite_create("watch");
 	TCase *tc = tcase_create("watch");
+	char *opts;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand(time(NULL));
 	printf("watch: seed %ld\n", (long)time(NULL));
 	ninterps = test_interps(&interps);
-	have_watch = help_long_options("watch") != NULL;
+	opts = help_long_options("watch");
+	have_watch = opts != NULL;
+	free(opts);
 	tcase_set_timeout(tc, 400);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_stalls, 0, ninterps);
