@@ -1,5 +1,6 @@
 #include "process/suspend.h"
 #include "process/pause.h"
+#include "process/proc.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -137,28 +138,6 @@ void suspend_poll(void)
  * dies with pystrobe (PR_SET_PDEATHSIG). */
 #define WATCH_NS 2000000L
 
-/* pid's state letter from /proc/PID/stat, or 0. */
-static char state_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* The name in parentheses may hold anything: the state follows
-	 * the last ')'. */
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 static void watch_loop(pid_t parent)
 {
 	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN,
@@ -175,7 +154,7 @@ static void watch_loop(pid_t parent)
 	close_from(0);
 	for (;;) {
 		nanosleep(&tick, NULL);
-		if (watch->holding && state_of(parent) == 'T') {
+		if (watch->holding && proc_task_state(parent, parent) == 'T') {
 			watch->continued = 1;
 			kill(parent, SIGCONT);
 		}
