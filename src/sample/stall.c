@@ -102,17 +102,27 @@ static struct stall_thread *add_thread(struct stall_proc *p, pid_t tid, uint64_t
 	return t;
 }
 
-/* A new run of few stacks begins now, with this one: the CPU time of the
- * run is counted from the next reading. */
-static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
+/* The thread is in no new stack since now: what it did before, the CPU
+ * it burnt on its way here above all, says nothing of how it runs from
+ * now on.  A thread that worked a few seconds and then blocked would
+ * otherwise look busy until that work was diluted below
+ * STALL_BLOCKED_CPU, many thresholds later.  CPU time is counted from
+ * the next reading. */
+static void restart_counts(struct stall_thread *t, uint64_t now_ns)
 {
 	t->few_since_ns = now_ns;
-	t->few[0].stack = stack;
-	t->few[0].last_ns = now_ns;
-	t->nfew = 1;
 	t->samples = 0;
 	t->cpu0_known = false;
 	t->readings = t->runnable = 0;
+}
+
+/* A new run of few stacks begins now, with this one. */
+static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
+{
+	t->few[0].stack = stack;
+	t->few[0].last_ns = now_ns;
+	t->nfew = 1;
+	restart_counts(t, now_ns);
 }
 
 /* Note stack in the thread's set of recent stacks.  Stacks last seen
@@ -145,7 +155,7 @@ static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
 	t->few[t->nfew].last_ns = now_ns;
 	t->nfew++;
 	if (now_ns - t->few_since_ns < threshold_ns)
-		t->few_since_ns = now_ns;
+		restart_counts(t, now_ns);
 }
 
 void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid,

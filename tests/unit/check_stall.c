@@ -161,6 +161,50 @@ START_TEST(test_deadlock)
 }
 END_TEST
 
+/* Two threads work 7.5 s (a new stack every round, on a CPU), then take
+ * each other's lock: the deadlock is reported a threshold after they
+ * block.  Their last run of few stacks began 1.5 s before they blocked;
+ * that work's CPU time once counted against the wait and put the report
+ * off until it was diluted below STALL_BLOCKED_CPU (28 s late here; in
+ * CI, 11.8 s for a 3 s threshold). */
+START_TEST(test_deadlock_after_work)
+{
+	const uint64_t start = SEC, work = 15 * ROUND;
+	struct stall_model m;
+	uint64_t stall_at = 0;
+
+	model(&m, false);
+	for (uint64_t r = 0; r * ROUND <= 40 * SEC && !stall_at; r++) {
+		uint64_t now = start + r * ROUND, t = r * ROUND;
+		bool working = t < work;
+		int pi = stall_proc_seen(&m, now, 100, 1, -1, "python3 job.py");
+
+		stall_thread_seen(&m, pi, now, 100, "MainThread", 1, WC_NONE,
+				  "Thread.join (threading.py:1167)");
+		for (pid_t tid = 101; tid <= 102; tid++)
+			stall_thread_seen(&m, pi, now, tid, "t", working ? 1000 * tid + r : tid,
+					  WC_NONE, working ? "move (job.py:3)" : "take (job.py:9)");
+		if (t % SEC)
+			continue;
+		stall_thread_cpu(&m, pi, 100, now, 'S', 0);
+		stall_thread_syscall(&m, pi, 100, WC_LOCK, false);
+		for (pid_t tid = 101; tid <= 102; tid++) {
+			stall_thread_cpu(&m, pi, tid, now, working ? 'R' : 'S', working ? t : work);
+			stall_thread_syscall(&m, pi, tid, working ? WC_NONE : WC_LOCK, false);
+		}
+		stall_forget(&m, now);
+		if (stall_judge(&m, now) == STALL_EV_NEW) {
+			stall_at = now;
+			ck_assert_int_eq(m.r.kind, STALL_DEADLOCK);
+		}
+	}
+	ck_assert_msg(stall_at, "no stall reported");
+	ck_assert_uint_ge(stall_at - start - work, THRESHOLD);
+	ck_assert_uint_le(stall_at - start - work, THRESHOLD + 2 * SEC);
+	stall_release(&m);
+}
+END_TEST
+
 /* An idle server: every thread blocked, stacks unchanged, like a deadlock;
  * but its acceptor waits for I/O and its pool in queue gets with a timeout,
  * and a grpc-like main thread in a timed wait: the world can wake them. */
@@ -578,6 +622,7 @@ int main(void)
 	TCase *tc = tcase_create("stall");
 
 	tcase_add_test(tc, test_deadlock);
+	tcase_add_test(tc, test_deadlock_after_work);
 	tcase_add_test(tc, test_idle_server);
 	tcase_add_test(tc, test_livelock);
 	tcase_add_test(tc, test_livelock_needs_repeats);
