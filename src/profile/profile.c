@@ -123,6 +123,7 @@ uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *nam
 	t->tid = tid;
 	t->name = name ? xstrdup(name) : NULL;
 	t->last_run = NO_RUN;
+	t->idle = false;
 	return p->nthreads++;
 }
 
@@ -183,8 +184,13 @@ static void add_run(struct profile *p, uint32_t thread, uint32_t stack, uint64_t
 void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		 uint32_t depth, uint64_t t_ns, uint32_t weight)
 {
-	uint32_t id = profile_stack(p, frames, depth);
-	struct pstack *s = &p->stacks[id];
+	uint32_t id;
+	struct pstack *s;
+
+	if (p->decorate && thread < p->nthreads)
+		frames = p->decorate(p->decorate_arg, thread, frames, &depth);
+	id = profile_stack(p, frames, depth);
+	s = &p->stacks[id];
 
 	s->count += weight;
 	p->samples += weight;

@@ -50,6 +50,7 @@ struct pthread_info {
 	pid_t pid, tid;
 	char *name;		/* thread name, or NULL */
 	uint32_t last_run;	/* index of its latest run, or UINT32_MAX */
+	bool idle;		/* its latest sample was taken while it did not run */
 };
 
 /* A run of consecutive samples of one thread with the same stack. */
@@ -108,6 +109,13 @@ struct profile {
 	 * watch follows each thread's stack round by round through it. */
 	void (*observe)(void *arg, uint32_t thread, uint32_t stack, uint64_t t_ns);
 	void *observe_arg;
+
+	/* When set, told of every sample of a thread before it is counted,
+	 * and may add frames to it (record --waits adds a "<wait:gpu>"
+	 * leaf): returns the frames to count, their number in *depth. */
+	const uint32_t *(*decorate)(void *arg, uint32_t thread, const uint32_t *frames,
+				    uint32_t *depth);
+	void *decorate_arg;
 };
 
 void profile_init(struct profile *p, double rate_hz);
