@@ -474,6 +474,8 @@ enum pframe_category pframe_category(const struct pframe *f)
 {
 	const char *file = f->file;
 
+	if (!file && f->name && !strncmp(f->name, PFRAME_WAIT_PREFIX, strlen(PFRAME_WAIT_PREFIX)))
+		return CAT_WAIT;
 	switch (f->kind) {
 	case PF_NATIVE:
 		return CAT_NATIVE;

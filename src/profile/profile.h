@@ -30,7 +30,11 @@ enum pframe_category {
 	CAT_SITE,		/* site-packages / dist-packages */
 	CAT_NATIVE,
 	CAT_ROOT,		/* process and thread roots, markers */
+	CAT_WAIT,		/* record --waits' "<wait:gpu>" leaves */
 };
+
+/* The names of record --waits' leaf frames start so (sample/waitmark.h). */
+#define PFRAME_WAIT_PREFIX "<wait:"
 
 struct pframe {
 	enum pframe_kind kind;
@@ -183,7 +187,8 @@ void label_strip_line(char *label);
  * new; the caller frees them. */
 void profile_runs_by_thread(const struct profile *p, uint32_t **first, uint32_t **order);
 
-/* The category of a frame, from its kind and file. */
+/* The category of a frame, from its kind and file (and, for a wait leaf,
+ * its name: one read back from a folded file is a plain frame). */
 enum pframe_category pframe_category(const struct pframe *f);
 
 /* The file name to show: the whole path with full, else the path below

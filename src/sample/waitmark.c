@@ -138,7 +138,7 @@ static bool marked(enum wait_class c)
 static uint32_t marker(struct waitmark *w, enum wait_class c)
 {
 	if (w->marker[c] == UINT32_MAX) {
-		char *name = xasprintf(WAITMARK_PREFIX "%s>", wait_class_name(c));
+		char *name = xasprintf(PFRAME_WAIT_PREFIX "%s>", wait_class_name(c));
 
 		w->marker[c] = profile_frame(w->p, &(struct pframe){ PF_MARKER, name, NULL, -1, -1 });
 		free(name);

@@ -18,9 +18,6 @@
 #include "profile/profile.h"
 #include "sample/waitsum.h"
 
-/* The marker frames' names start so. */
-#define WAITMARK_PREFIX "<wait:"
-
 struct waitmark;
 
 /* Hook into p (which must outlive it, and not be decorated yet). */

@@ -1,6 +1,5 @@
 /* What top shows, computed from samples; see model.h. */
 #include "top/model.h"
-#include "sample/waitmark.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -209,8 +208,8 @@ static bool is_function(const struct pframe *f)
 {
 	return f->kind == PF_PYTHON || f->kind == PF_NATIVE ||
 	       (f->kind == PF_MARKER && (!strncmp(f->name, "task ", 5) ||
-					 !strncmp(f->name, WAITMARK_PREFIX,
-						  strlen(WAITMARK_PREFIX))));
+					 !strncmp(f->name, PFRAME_WAIT_PREFIX,
+						  strlen(PFRAME_WAIT_PREFIX))));
 }
 
 /* The counts of one row while the rows are made. */
