@@ -134,15 +134,36 @@ enum wait_class wait_class_of_frame(const struct pframe *f)
 	return WC_NONE;
 }
 
+/* The input pipeline's own loops: a thread in one is the pipeline, and
+ * the queue it waits on brings it work (a DataLoader worker's next
+ * indices), not data.  cls is unused. */
+static const struct frame_rule producer_rules[] = {
+	{ WC_NONE, "_worker_loop", LOADER },
+	{ WC_NONE, "_pin_memory_loop", LOADER },
+};
+
+bool wait_frame_is_producer(const struct pframe *f)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(producer_rules); k++)
+		if (rule_matches(&producer_rules[k], f))
+			return true;
+	return false;
+}
+
 enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
 				     uint32_t *at)
 {
 	enum wait_class best = WC_NONE;
 	uint32_t best_at = 0;
+	bool producer = false;
 
+	for (uint32_t i = 0; i < n && !producer; i++)
+		producer = wait_frame_is_producer(frames[i]);
 	for (uint32_t i = 0; i < n; i++) {
 		enum wait_class c = wait_class_of_frame(frames[i]);
 
+		if (c == WC_DATA && producer)
+			continue;
 		/* Of one class, the outermost frame decides: the
 		 * DataLoader's _next_data, not the queue's get in it. */
 		if (c != WC_NONE && (best == WC_NONE || c <= best)) {

@@ -36,6 +36,10 @@ const char *wait_class_name(enum wait_class c);
 /* The class of one frame by the frame rules, WC_NONE when none matches. */
 enum wait_class wait_class_of_frame(const struct pframe *f);
 
+/* Whether a frame is the input pipeline's own loop (a DataLoader worker):
+ * a stack that holds one never waits for data, only for work. */
+bool wait_frame_is_producer(const struct pframe *f);
+
 /* The class of a stack, frames innermost first, or WC_NONE.  *at gets the
  * index of the frame that decided it, the outermost of that class (when
  * not NULL and not WC_NONE). */

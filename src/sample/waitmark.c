@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A frame's class not looked at yet. */
+/* A frame's class not looked at yet; with PRODUCER: the frame is the
+ * input pipeline's own loop (wait_frame_is_producer()). */
 #define UNKNOWN 0xff
+#define PRODUCER 0x40
 
 struct waitmark {
 	struct profile *p;
@@ -78,7 +80,8 @@ static void grow(struct waitmark *w, uint32_t id)
 	memset(w->where + n, 0, (w->nframes - n) * sizeof(*w->where));
 }
 
-static enum wait_class frame_class(struct waitmark *w, uint32_t id)
+/* The frame rules' class of frame id, PRODUCER added for a pipeline loop. */
+static unsigned frame_class(struct waitmark *w, uint32_t id)
 {
 	/* A native frame named since it was looked at may match now. */
 	if (w->renamed != w->p->renamed) {
@@ -87,8 +90,9 @@ static enum wait_class frame_class(struct waitmark *w, uint32_t id)
 	}
 	grow(w, id);
 	if (w->frame_cls[id] == UNKNOWN)
-		w->frame_cls[id] = (uint8_t)wait_class_of_frame(&w->p->frames[id]);
-	return (enum wait_class)w->frame_cls[id];
+		w->frame_cls[id] = (uint8_t)wait_class_of_frame(&w->p->frames[id]) |
+				   (wait_frame_is_producer(&w->p->frames[id]) ? PRODUCER : 0);
+	return w->frame_cls[id];
 }
 
 /* The line rules on the source line of Python frame id, in process pid's
@@ -130,6 +134,20 @@ static const char *where_of(struct waitmark *w, const uint32_t *frames, uint32_t
 	return NULL;
 }
 
+/* The best class of a pipeline thread's stack other than data. */
+static enum wait_class data_aside(struct waitmark *w, const uint32_t *frames, uint32_t n)
+{
+	enum wait_class best = WC_NONE;
+
+	for (uint32_t i = 0; i < n; i++) {
+		enum wait_class c = (enum wait_class)(frame_class(w, frames[i]) & ~PRODUCER);
+
+		if (c != WC_NONE && c != WC_DATA && (best == WC_NONE || c < best))
+			best = c;
+	}
+	return best;
+}
+
 static bool marked(enum wait_class c)
 {
 	return c == WC_GPU || c == WC_DATA || c == WC_COLLECTIVE;
@@ -153,14 +171,20 @@ static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *fram
 	const struct pthread_info *t = &w->p->threads[thread];
 	enum wait_class best = WC_NONE;
 	uint32_t n = *depth;
+	bool producer = false;
 
-	/* The classes are in order of precedence. */
+	/* As wait_class_of_frames(): the classes are in order of precedence,
+	 * and the pipeline's own threads never wait for data. */
 	for (uint32_t i = 0; i < n; i++) {
-		enum wait_class c = frame_class(w, frames[i]);
+		unsigned fc = frame_class(w, frames[i]);
+		enum wait_class c = (enum wait_class)(fc & ~PRODUCER);
 
+		producer |= fc & PRODUCER;
 		if (c != WC_NONE && (best == WC_NONE || c < best))
 			best = c;
 	}
+	if (best == WC_DATA && producer)
+		best = data_aside(w, frames, n);
 	if (best == WC_NONE && n)
 		best = line_class(w, frames[n - 1], t->pid);
 	waitsum_add(w->sum, t->pid, t->tid, best, t->idle, where_of(w, frames, n));
