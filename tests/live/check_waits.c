@@ -205,7 +205,7 @@ static void check_collapsed(struct target *t, const char *pid, bool queue, char 
 	for (size_t i = 0; i < on->n; i++) {
 		const char *s = on->stacks[i];
 		char *base = without_leaf(s);
-		bool in_get = strstr(s, "Queue.get (multiprocessing/queues.py:") != NULL;
+		bool in_get = strstr(s, "get (multiprocessing/queues.py:") != NULL;
 		bool on_item = ends_with(base, item_leaf);
 
 		if (on_item && !ends_with(s, ";<wait:gpu>"))
