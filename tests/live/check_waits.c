@@ -16,10 +16,12 @@
  *     recording; and the summary names the main thread's waits.
  *
  * On the oldest and the newest interpreter also the flame graph: without
- * --waits no wait frame and no "waiting" legend entry, with it both.
+ * --waits no wait frame and no "waiting" legend entry, with it both; and
+ * top --waits' plain text has a <wait:gpu> row.
  */
 #include <check.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +271,25 @@ static void check_flamegraph(struct target *t, const char *pid, char **failures)
 	free(path);
 }
 
+/* top with stdout not a terminal prints plain snapshots; SIGINT ends it. */
+static void check_top(const struct target *t, const char *pid, char **failures)
+{
+	char *argv[] = { (char *)pystrobe_path(), "top", "--idle", "--waits", "-d", "0.5",
+			 "--pid", (char *)pid, NULL };
+	char how[96];
+	struct run r;
+
+	if (run_cmd_signal(&r, RUN_TIMEOUT_MS, 2000, SIGINT, argv) < 0) {
+		msg_add(failures, "cannot run pystrobe top");
+		return;
+	}
+	if (run_exit(&r) != 0 || !strstr(r.out, "  <wait:gpu>\n"))
+		msg_add(failures, "top --waits (%s): no <wait:gpu> row in:\n%.1000s",
+			run_describe(&r, how, sizeof(how)), r.out);
+	run_free(&r);
+	printf("waits: %s: top --waits checked\n", t->ti->label);
+}
+
 START_TEST(test_waits)
 {
 	const struct test_interp *ti = &interps[_i];
@@ -287,8 +308,10 @@ START_TEST(test_waits)
 	snprintf(pid, sizeof(pid), "%d", t.py_pid);
 	check_collapsed(&t, pid, queue, &failures);
 	test_interp_span(interps, ninterps, &oldest, &newest);
-	if (_i == oldest || _i == newest)
+	if (_i == oldest || _i == newest) {
 		check_flamegraph(&t, pid, &failures);
+		check_top(&t, pid, &failures);
+	}
 	target_stop(&t);
 	if (failures)
 		printf("waits: %s FAILED:\n%s", ti->label, failures);
