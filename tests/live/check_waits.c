@@ -15,6 +15,12 @@
  *     of the share of wall time the target's clock gives each over the
  *     recording; and the summary names the main thread's waits.
  *
+ * With a real DataLoader (tests/targets/waits_loader.py, Debian's
+ * python3-torch, on "3.14 sid-root" only; a SKIP where it is missing):
+ * record -s --idle --waits, the main thread's <wait:data> share within
+ * 0.15 of the share of wall time its own clock says it waited for a
+ * batch, and no stack of a worker's _worker_loop marked <wait:data>.
+ *
  * On the oldest and the newest interpreter also the flame graph: without
  * --waits no wait frame and no "waiting" legend entry, with it both; and
  * top --waits' plain text has a <wait:gpu> row.
@@ -22,6 +28,7 @@
 #include <check.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +74,10 @@ static int script_line(const char *needle)
 	return line;
 }
 
+/* A target's clock.json: waits_target.py's item and get, waits_loader.py's
+ * wait (NAN where absent). */
 struct clock {
-	double wall, item, get;
+	double wall, item, get, wait;
 };
 
 static void read_clock(const struct target *t, struct clock *c)
@@ -78,6 +87,7 @@ static void read_clock(const struct target *t, struct clock *c)
 	c->wall = json_num(text, "wall");
 	c->item = json_num(text, "item");
 	c->get = json_num(text, "get");
+	c->wait = json_num(text, "wait");
 	free(text);
 	free(path);
 }
@@ -319,6 +329,108 @@ START_TEST(test_waits)
 }
 END_TEST
 
+/* Where the stack's first frame below the process root is the script's. */
+static bool main_thread_stack(const char *stack, const char *root)
+{
+	const char *semi;
+
+	if (strncmp(stack, root, strlen(root)))
+		return false;
+	semi = strchr(stack, ';');
+	return semi && !strncmp(semi + 1, "<module> (waits_loader.py:", 26);
+}
+
+static void check_loader(struct target *t, char **failures)
+{
+	char *out = xasprintf("%s/loader.txt", t->dir), *root = NULL, pid[16];
+	char *argv[] = { (char *)pystrobe_path(), "record", "-s", "--idle", "--waits", "-d", "3",
+			 "-f", "collapsed", "-o", out, "--pid", pid, NULL };
+	struct folded *f = NULL;
+	uint64_t all = 0, data = 0, worker = 0;
+	struct clock c0, c1;
+	double truth, share;
+	char how[96];
+	struct run r;
+
+	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
+	read_clock(t, &c0);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0) {
+		msg_add(failures, "cannot run pystrobe record");
+		goto out;
+	}
+	read_clock(t, &c1);
+	if (run_exit(&r) != 0)
+		msg_add(failures, "record -s --waits: %s: %.500s", run_describe(&r, how, sizeof(how)),
+			r.err);
+	run_free(&r);
+	f = read_folded(out, failures);
+	root = xasprintf("process %d:", (int)t->py_pid);
+	for (size_t i = 0; i < f->n; i++) {
+		const char *s = f->stacks[i];
+
+		if (main_thread_stack(s, root)) {
+			all += f->counts[i];
+			data += ends_with(s, ";<wait:data>") ? f->counts[i] : 0;
+		}
+		if (strstr(s, "_worker_loop (torch/utils/data/_utils/worker.py:"))
+			worker += f->counts[i];
+		if (strstr(s, "_worker_loop (torch/utils/data/_utils/worker.py:") &&
+		    ends_with(s, ";<wait:data>"))
+			msg_add(failures, "a worker waiting for data: %.400s", s);
+	}
+	truth = (c1.wait - c0.wait) / (c1.wall - c0.wall);
+	share = all ? (double)data / all : 0;
+	printf("waits: %s: DataLoader: main thread %llu samples, <wait:data> %.3f (its own "
+	       "clock %.3f); %llu samples of workers in _worker_loop, none <wait:data>\n",
+	       t->ti->label, (unsigned long long)all, share, truth, (unsigned long long)worker);
+	if (!all || !worker)
+		msg_add(failures, "no samples of the main thread (%llu) or of the workers (%llu)",
+			(unsigned long long)all, (unsigned long long)worker);
+	else if (!(fabs(share - truth) <= SHARE_TOLERANCE))
+		msg_add(failures, "<wait:data> share %.3f, the main thread's clock %.3f", share,
+			truth);
+out:
+	if (f)
+		folded_free(f);
+	free(f);
+	free(root);
+	free(out);
+}
+
+START_TEST(test_loader)
+{
+	const struct test_interp *ti = NULL;
+	char why[512], script[PATH_MAX], *failures = NULL;
+	struct target t;
+
+	for (int i = 0; i < ninterps && !ti; i++)
+		if (!strcmp(interps[i].label, "3.14 sid-root"))
+			ti = &interps[i];
+	if (!ti) {
+		test_skip("waits: no \"3.14 sid-root\" interpreter (python3-torch's)");
+		return;
+	}
+	test_interp_script(ti, "tests/targets/waits_loader.py", script, sizeof(script));
+	if (target_start(&t, ti, why, sizeof(why), script, NULL) < 0)
+		ck_abort_msg("%s: waits_loader.py: %s", ti->label, why);
+	if (target_wait_file(&t, "clock.json", 120000, why, sizeof(why)) < 0) {
+		bool no_torch = t.reaped && WIFEXITED(t.status) && WEXITSTATUS(t.status) == 3;
+
+		target_stop(&t);
+		if (no_torch) {
+			test_skip("waits: %s: no torch (python3-torch not installed)", ti->label);
+			return;
+		}
+		ck_abort_msg("%s: waits_loader.py: %s", ti->label, why);
+	}
+	check_loader(&t, &failures);
+	target_stop(&t);
+	if (failures)
+		printf("waits: %s DataLoader FAILED:\n%s", ti->label, failures);
+	ck_assert_msg(!failures, "%s: %.2000s", ti->label, failures);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("waits");
@@ -330,6 +442,10 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_waits, 0, ninterps);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("loader");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_loader);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
