@@ -79,7 +79,10 @@ static const struct frame_rule frame_rules[] = {
 	{ WC_GPU, "at::native::_local_scalar_dense*", NULL },
 	{ WC_GPU, "cudaMemcpy", NULL },
 	{ WC_GPU, "cuMemcpyDtoH*", NULL },
-	/* The consumer side of an input pipeline: the batch it waits for. */
+	/* The consumer side of an input pipeline: the batch it waits for,
+	 * and the iterator's own bookkeeping around it (its profiler range)
+	 * that the consumer waits through as well. */
+	{ WC_DATA, "__next__", LOADER },
 	{ WC_DATA, "_next_data", LOADER },
 	{ WC_DATA, "_get_data", LOADER },
 	{ WC_DATA, "_try_get_data", LOADER },
