@@ -603,6 +603,8 @@ int cmd_record(int argc, char **argv)
 	fleet_close(f);
 	/* Whatever is counted from here on is not a sample. */
 	p.decorate = NULL;
+	if (r.waits)
+		waitmark_finish(r.waits);
 	if (st.target_execd)
 		errorf("record: process %d ran exec() and is no longer the Python program "
 		       "it was; recording stopped", (int)r.t.pid);

@@ -139,6 +139,16 @@ void profile_frame_rename(struct profile *p, uint32_t id, const struct pframe *f
  * the renames are done, before writing; never under a reader that keeps
  * frame or stack ids (`top`'s rows). */
 void profile_settle(struct profile *p);
+/* The frame to add innermost to a stack (frames root first), or
+ * UINT32_MAX for none. */
+typedef uint32_t profile_leaf_fn(void *arg, const struct profile *p, const uint32_t *frames,
+				 uint32_t depth);
+
+/* Add to each stack the leaf frame leaf() gives it: stacks that become
+ * equal merge (counts summed, runs and per-thread counts pointed at the
+ * merged one), as in profile_settle(), whose rules it follows. */
+void profile_add_leaves(struct profile *p, profile_leaf_fn *leaf, void *arg);
+
 /* Intern a thread of a process; returns its index. */
 uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name);
 /* Intern a stack (frame ids, root first) without counting it. */

@@ -164,17 +164,14 @@ static uint32_t marker(struct waitmark *w, enum wait_class c)
 	return w->marker[c];
 }
 
-static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *frames,
-				uint32_t *depth)
+/* A stack's class by the frame rules, as wait_class_of_frames() gives it
+ * (the classes are in order of precedence, and the pipeline's own threads
+ * never wait for data), from the classes kept per frame. */
+static enum wait_class stack_class(struct waitmark *w, const uint32_t *frames, uint32_t n)
 {
-	struct waitmark *w = arg;
-	const struct pthread_info *t = &w->p->threads[thread];
 	enum wait_class best = WC_NONE;
-	uint32_t n = *depth;
 	bool producer = false;
 
-	/* As wait_class_of_frames(): the classes are in order of precedence,
-	 * and the pipeline's own threads never wait for data. */
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned fc = frame_class(w, frames[i]);
 		enum wait_class c = (enum wait_class)(fc & ~PRODUCER);
@@ -183,8 +180,17 @@ static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *fram
 		if (c != WC_NONE && (best == WC_NONE || c < best))
 			best = c;
 	}
-	if (best == WC_DATA && producer)
-		best = data_aside(w, frames, n);
+	return best == WC_DATA && producer ? data_aside(w, frames, n) : best;
+}
+
+static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *frames,
+				uint32_t *depth)
+{
+	struct waitmark *w = arg;
+	const struct pthread_info *t = &w->p->threads[thread];
+	uint32_t n = *depth;
+	enum wait_class best = stack_class(w, frames, n);
+
 	if (best == WC_NONE && n)
 		best = line_class(w, frames[n - 1], t->pid);
 	waitsum_add(w->sum, t->pid, t->tid, best, t->idle, where_of(w, frames, n));
@@ -195,4 +201,25 @@ static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *fram
 	w->buf[n] = marker(w, best);
 	*depth = n + 1;
 	return w->buf;
+}
+
+/* profile_add_leaves()'s: the marker a stack that has none should have
+ * by the frame rules.  (The line rules were tried as it was counted, on
+ * Python frames, which are never renamed.) */
+static uint32_t missing_marker(void *arg, const struct profile *p, const uint32_t *frames,
+			       uint32_t depth)
+{
+	struct waitmark *w = arg;
+	enum wait_class c;
+
+	if (!depth || pframe_category(&p->frames[frames[depth - 1]]) == CAT_WAIT)
+		return UINT32_MAX;
+	c = stack_class(w, frames, depth);
+	return marked(c) ? marker(w, c) : UINT32_MAX;
+}
+
+void waitmark_finish(struct waitmark *w)
+{
+	w->p->decorate = NULL;
+	profile_add_leaves(w->p, missing_marker, w);
 }

@@ -25,6 +25,13 @@ struct waitmark *waitmark_new(struct profile *p);
 /* Unhook and free. */
 void waitmark_free(struct waitmark *w);
 
+/* Once sampling is over (record): the stacks counted while a native frame
+ * in them still had its provisional name (its library's symbols not
+ * loaded yet), classified again by the names they have now, so that every
+ * stack in cudaStreamSynchronize has its leaf.  The summary keeps what
+ * was counted then. */
+void waitmark_finish(struct waitmark *w);
+
 /* Per thread: the shares of each class, running and idle. */
 const struct waitsum *waitmark_summary(const struct waitmark *w);
 

@@ -562,6 +562,42 @@ START_TEST(test_waitmark)
 }
 END_TEST
 
+/* A native frame named after some samples were counted with its
+ * provisional name: they get their leaf at the end, and merge with the
+ * samples counted once it had its name. */
+START_TEST(test_waitmark_renamed)
+{
+	struct profile p;
+	struct waitmark *wm;
+	uint32_t th, ids[3];
+	char *text;
+
+	profile_init(&p, 100);
+	wm = waitmark_new(&p);
+	th = profile_thread(&p, getpid(), getpid(), NULL);
+	ids[0] = pyframe(&p, "train_step", "/nonexistent/job.py", 59);
+	ids[1] = profile_frame(&p, &(struct pframe){ PF_NATIVE, "libcudart.so.13+0x5e0b0",
+						     "/usr/lib/libcudart.so.13", -1, -1 });
+	ids[2] = profile_frame(&p, &(struct pframe){ PF_NATIVE, "libcuda.so.1+0x3a9157",
+						     "/usr/lib/libcuda.so.1", -1, -1 });
+	profile_add(&p, th, ids, 3, 0, 4);
+	profile_frame_rename(&p, ids[1], &(struct pframe){ PF_NATIVE, "cudaStreamSynchronize",
+							   "libcudart.so.13", -1, -1 });
+	profile_add(&p, th, ids, 3, 10, 6);
+	waitmark_finish(wm);
+	profile_settle(&p);
+	text = profile_text(&p);
+	ck_assert_str_eq(text, "train_step;cudaStreamSynchronize;libcuda.so.1+0x3a9157;"
+			       "<wait:gpu> 10\n");
+	/* Its thread's samples, in their runs, point at the merged stack. */
+	for (uint32_t i = 0; i < p.nruns; i++)
+		ck_assert_uint_eq(p.stacks[p.runs[i].stack].count, 10);
+	free(text);
+	waitmark_free(wm);
+	profile_free(&p);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
@@ -569,7 +605,7 @@ int main(void)
 					test_srcline_hostile } },
 		{ "rules", .timeout = 60, .tests = { test_line_rules, test_h100_data,
 						      test_h100_native_gpu, test_h100_line_rule } },
-		{ "model", .tests = { test_waitsum, test_waitmark } },
+		{ "model", .tests = { test_waitsum, test_waitmark, test_waitmark_renamed } },
 	};
 
 	return run_groups("waits", groups, ARRAY_SIZE(groups), 0, 1);
