@@ -14,6 +14,7 @@
 #include "python/pystack.h"
 #include "sample/sampler.h"
 #include "sample/target_opts.h"
+#include "sample/waitmark.h"
 #include "sample/snapshot.h"
 #include "cmd/quit.h"
 #include "util/status.h"
@@ -63,6 +64,10 @@ static const char record_usage[] =
 	"                         (pauses the threads: implies --blocking)\n"
 	"      --no-debuginfod    with --native: never fetch debug files from the\n"
 	"                         servers DEBUGINFOD_URLS names\n"
+	"      --waits            a leaf frame <wait:gpu>, <wait:data> or\n"
+	"                         <wait:collective> on each sample waiting for the GPU,\n"
+	"                         the input pipeline or other ranks, and a summary of\n"
+	"                         each thread's shares\n"
 	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
 	"                         coroutine; =all: every pending task's too\n"
@@ -100,6 +105,7 @@ struct record {
 	/* CPU time of the target and of its subprocesses while recorded. */
 	struct tree_cpu cpu;
 	bool cpu_known;
+	struct waitmark *waits;		/* with --waits */
 };
 
 enum { OPT_THREADS = TOPT_NEXT, OPT_GROUP };
@@ -324,6 +330,23 @@ static void put_lag(struct strbuf *sb, const struct sampler_status *st)
 		  st->skipped == 1 ? "" : "s");
 }
 
+/* --waits: what each thread waited for, a line each, below the summary. */
+static void waits_summary(const struct record *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *line, *save = NULL;
+
+	if (!r->waits)
+		return;
+	waitsum_write(waitmark_summary(r->waits), &sb);
+	if (sb.len)
+		errorf("the threads' samples, by what they waited for:");
+	for (line = sb.len ? strtok_r(sb.buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		errorf("%s", line);
+	sb_release(&sb);
+}
+
 static void summary(struct record *r, const struct sampler_status *st, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -358,6 +381,7 @@ static void summary(struct record *r, const struct sampler_status *st, const cha
 		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
 	sb_release(&sb);
+	waits_summary(r);
 	if (getenv("PYSTROBE_STATS"))
 		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
 			"(their thread had not held the GIL)\n",
@@ -517,6 +541,8 @@ int cmd_record(int argc, char **argv)
 	profile_init(&p, r.t.so.rate_hz);
 	/* Formats that aggregate need no timeline: memory stays flat. */
 	p.no_timeline = !r.fmt->timeline;
+	if (r.t.waits)
+		r.waits = waitmark_new(&p);
 
 	/* With --subprocesses only until it has started: the Python may be
 	 * further down. */
@@ -525,6 +551,7 @@ int cmd_record(int argc, char **argv)
 			&quit_requested, &status) < 0) {
 		if (quit_requested)
 			status = finish_child(&r, false);
+		waitmark_free(r.waits);
 		profile_free(&p);
 		return status;
 	}
@@ -543,6 +570,7 @@ int cmd_record(int argc, char **argv)
 	if (!f) {
 		errorf("%s", err);
 		status = r.child.pid ? finish_child(&r, false) : rc;
+		waitmark_free(r.waits);
 		profile_free(&p);
 		return status;
 	}
@@ -573,6 +601,10 @@ int cmd_record(int argc, char **argv)
 	 * write an empty profile. */
 	none = st.processes_ever ? 0 : fleet_why_none(f, err, sizeof(err));
 	fleet_close(f);
+	/* Whatever is counted from here on is not a sample. */
+	p.decorate = NULL;
+	if (r.waits)
+		waitmark_finish(r.waits);
 	if (st.target_execd)
 		errorf("record: process %d ran exec() and is no longer the Python program "
 		       "it was; recording stopped", (int)r.t.pid);
@@ -585,6 +617,7 @@ int cmd_record(int argc, char **argv)
 out:
 	proc_cmdline_free(pargv);
 	free(path);
+	waitmark_free(r.waits);
 	profile_free(&p);
 	return status;
 }

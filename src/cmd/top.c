@@ -13,6 +13,7 @@
 #include "profile/output.h"
 #include "sample/fleet.h"
 #include "sample/target_opts.h"
+#include "sample/waitmark.h"
 #include "sample/launch.h"
 #include "process/proc.h"
 #include "process/suspend.h"
@@ -55,6 +56,9 @@ static const char top_usage[] =
 	"                         (pauses the threads: implies --blocking)\n"
 	"      --no-debuginfod    with --native: never fetch debug files from the\n"
 	"                         servers DEBUGINFOD_URLS names\n"
+	"      --waits            a leaf frame <wait:gpu>, <wait:data> or\n"
+	"                         <wait:collective> on each sample waiting for the GPU,\n"
+	"                         the input pipeline or other ranks: a row each\n"
 	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
 	"                         coroutine; =all: every pending task's too\n"
@@ -78,6 +82,7 @@ static const char top_usage[] =
 
 
 struct top {
+	struct waitmark *waits;		/* with --waits */
 	struct target_opts o;
 	double delay_s;		/* --delay */
 	struct top_model m;
@@ -405,6 +410,8 @@ int cmd_top(int argc, char **argv)
 	t.m.full_names = t.o.full_names;
 	t.m.subprocesses = t.o.fo.subprocesses;
 	t.m.idle = t.o.so.idle;
+	if (t.o.waits)
+		t.waits = waitmark_new(&t.m.p);
 	if (start(&t, &status) < 0)
 		goto out;
 
@@ -423,6 +430,7 @@ int cmd_top(int argc, char **argv)
 out:
 	close_log(&t);
 	fleet_close(t.f);
+	waitmark_free(t.waits);
 	top_model_free(&t.m);
 	return status;
 }

@@ -1,5 +1,6 @@
 #include "process/source.h"
 #include "process/coding.h"
+#include "process/srcline.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -80,11 +81,15 @@ static bool not_a_file(const char *path)
 	return !n || (path[0] == '<' && path[n - 1] == '>');
 }
 
+static unsigned long long ts_ns(const struct timespec *t)
+{
+	return (unsigned long long)t->tv_sec * 1000000000ull + (unsigned long long)t->tv_nsec;
+}
+
 static void load(struct source_cache *sc, struct src_file *f)
 {
 	char *full;
 	struct stat st;
-	int fd;
 
 	if (not_a_file(f->path))
 		return;
@@ -96,29 +101,17 @@ static void load(struct source_cache *sc, struct src_file *f)
 		full = xasprintf("/proc/%d/root%s", (int)sc->pid, f->path);
 	else
 		full = xasprintf("/proc/%d/cwd/%s", (int)sc->pid, f->path);
-	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	f->text = srcline_slurp(full, SOURCE_MAX_BYTES, &st, &f->len);
 	free(full);
-	if (fd < 0)
+	if (!f->text)
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SOURCE_MAX_BYTES) {
-		unsigned long long mtime = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
-					   (unsigned long long)st.st_mtim.tv_nsec;
-		ssize_t got = 0, r;
-
-		f->text = xmalloc((size_t)st.st_size + 1);
-		while (got < st.st_size && (r = read(fd, f->text + got, st.st_size - got)) > 0)
-			got += r;
-		f->len = (size_t)got;
-		f->text[f->len] = 0;
-		if (source_to_utf8(&f->text, &f->len) < 0) {
-			free(f->text);
-			f->text = NULL;
-			f->len = 0;
-		}
-		/* The boot time is in whole seconds: allow one of slack. */
-		f->changed = sc->start_ns && mtime > sc->start_ns + 1000000000ull;
+	if (source_to_utf8(&f->text, &f->len) < 0) {
+		free(f->text);
+		f->text = NULL;
+		f->len = 0;
 	}
-	close(fd);
+	/* The boot time is in whole seconds: allow one of slack. */
+	f->changed = sc->start_ns && ts_ns(&st.st_mtim) > sc->start_ns + 1000000000ull;
 }
 
 /* Line starts, by universal newlines (\n, \r\n, \r) as linecache reads. */

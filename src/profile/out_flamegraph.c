@@ -88,7 +88,8 @@ struct fg {
 	double max_delta;	/* the largest self change drawn, in samples */
 };
 
-static const char *cat_names[] = { "user", "stdlib", "site-packages", "native", "root" };
+static const char *cat_names[] = { "user", "stdlib", "site-packages", "native", "root",
+				   "waiting" };
 
 /* --- strings from the target ------------------------------------------ */
 
@@ -317,6 +318,11 @@ static void frame_colour(struct fg *g, uint32_t frame, char out[8])
 		r = 100 + 80 * v1;
 		gr = 100 + 40 * v2;
 		b = 210 + 45 * v3;
+		break;
+	case CAT_WAIT:		/* one pink for every class: the label says which */
+		r = 235;
+		gr = 80;
+		b = 170;
 		break;
 	default:		/* grey */
 		r = gr = b = 175 + 40 * v1;
@@ -626,14 +632,26 @@ static void put_diff_legend(struct fg *g)
 	}
 }
 
-static void put_legend(FILE *f)
+/* Whether a frame is a wait leaf: the legend names that colour only then,
+ * so that a profile without them is drawn as before. */
+static bool has_waits(const struct profile *p)
 {
-	static const char *colours[] = { "#e8641a", "#e6e050", "#46c8a0", "#8c78f0", "#c0c0c0" };
+	for (uint32_t i = 0; i < p->nframes; i++)
+		if (pframe_category(&p->frames[i]) == CAT_WAIT)
+			return true;
+	return false;
+}
+
+static void put_legend(const struct fg *g)
+{
+	static const char *colours[] = { "#e8641a", "#e6e050", "#46c8a0", "#8c78f0", "#c0c0c0",
+					 "#eb50aa" };
+	size_t n = ARRAY_SIZE(cat_names) - !has_waits(g->p);
 	int x = FG_WIDTH / 2 - 220;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cat_names); i++) {
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"%d\">%s</text>\n",
+	for (size_t i = 0; i < n; i++) {
+		fprintf(g->f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" "
+			"fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
 			x, FG_BAR_Y - 10, colours[i], x + 16, FG_BAR_Y, cat_names[i]);
 		x += 30 + 7 * (int)strlen(cat_names[i]);
 	}
@@ -686,7 +704,7 @@ static void put_head(struct fg *g, int height)
 	if (diff_mode(g))
 		put_diff_legend(g);
 	else
-		put_legend(f);
+		put_legend(g);
 }
 
 /* The profile's stacks, for diff and merge.  Folded text holds no control

@@ -25,6 +25,8 @@
  *    and "tid" (from the runs, or from the pprof file it was read from).
  *  - `merge`'s roots "NAME=VALUE" (PF_LABEL) become the string label NAME,
  *    so Pyroscope and Parca can filter by rank or host.
+ *  - record --waits' leaf "<wait:gpu>" stays a location and also becomes
+ *    the string label "wait" ("gpu"), to filter or group by (-tagfocus).
  *  - One Mapping, the program (the command's first word), marked as
  *    having functions, files and lines: Python code has no addresses, and
  *    without it pprof looks for a binary to symbolize and prints "Main
@@ -315,6 +317,26 @@ static void sample_locations(struct pp *pp, const struct pstack *s)
 	}
 }
 
+/* A wait leaf "<wait:gpu>" as the label wait=gpu. */
+static void put_wait(struct pp *pp, struct strbuf *sample, const struct pstack *s)
+{
+	const struct pframe *f;
+	char *cls;
+	size_t n;
+
+	if (!s->depth)
+		return;
+	f = &pp->p->frames[s->frames[s->depth - 1]];
+	if (pframe_category(f) != CAT_WAIT)
+		return;
+	cls = xstrdup(f->name + strlen(PFRAME_WAIT_PREFIX));
+	n = strlen(cls);
+	if (n && cls[n - 1] == '>')
+		cls[n - 1] = 0;
+	label_str(pp, sample, "wait", cls);
+	free(cls);
+}
+
 /* count samples of stack id, from thread t (UINT32_MAX: not known). */
 static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id, uint64_t count,
 			  uint32_t t)
@@ -340,6 +362,7 @@ static void encode_sample(struct pp *pp, struct strbuf *out, uint32_t id, uint64
 		else if (f->kind == PF_LABEL)
 			label_pair(pp, &sample, f->name);
 	}
+	put_wait(pp, &sample, s);
 	if (t < p->nthreads) {
 		label_num(pp, &sample, "pid", p->threads[t].pid);
 		label_num(pp, &sample, "tid", p->threads[t].tid);

@@ -123,6 +123,7 @@ uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *nam
 	t->tid = tid;
 	t->name = name ? xstrdup(name) : NULL;
 	t->last_run = NO_RUN;
+	t->idle = false;
 	return p->nthreads++;
 }
 
@@ -183,8 +184,13 @@ static void add_run(struct profile *p, uint32_t thread, uint32_t stack, uint64_t
 void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		 uint32_t depth, uint64_t t_ns, uint32_t weight)
 {
-	uint32_t id = profile_stack(p, frames, depth);
-	struct pstack *s = &p->stacks[id];
+	uint32_t id;
+	struct pstack *s;
+
+	if (p->decorate && thread < p->nthreads)
+		frames = p->decorate(p->decorate_arg, thread, frames, &depth);
+	id = profile_stack(p, frames, depth);
+	s = &p->stacks[id];
 
 	s->count += weight;
 	p->samples += weight;
@@ -379,9 +385,12 @@ static uint32_t *settle_frames(struct profile *p)
 	return map;
 }
 
-/* Rewrite every stack through fmap and intern it again, summing the
- * counts of stacks that became equal.  Returns each old id's new id. */
-static uint32_t *settle_stacks(struct profile *p, const uint32_t *fmap)
+/* Rewrite every stack through fmap (NULL: as it is), with the frame
+ * leaf() gives it added innermost (none when UINT32_MAX, or leaf NULL), and
+ * intern it again, summing the counts of stacks that became equal.
+ * Returns each old id's new id. */
+static uint32_t *settle_stacks(struct profile *p, const uint32_t *fmap, profile_leaf_fn *leaf,
+			       void *arg)
 {
 	struct pstack *old = p->stacks;
 	uint32_t n = p->nstacks, *map = xmalloc((n ? n : 1) * sizeof(*map));
@@ -390,8 +399,15 @@ static uint32_t *settle_stacks(struct profile *p, const uint32_t *fmap)
 	p->nstacks = p->stacks_cap = 0;
 	hashidx_release(&p->stack_index);
 	for (uint32_t i = 0; i < n; i++) {
-		for (uint32_t d = 0; d < old[i].depth; d++)
+		uint32_t add = leaf ? leaf(arg, p, old[i].frames, old[i].depth) : UINT32_MAX;
+
+		for (uint32_t d = 0; fmap && d < old[i].depth; d++)
 			old[i].frames[d] = fmap[old[i].frames[d]];
+		if (add != UINT32_MAX) {
+			old[i].frames = xrealloc(old[i].frames,
+						 (old[i].depth + 1) * sizeof(*old[i].frames));
+			old[i].frames[old[i].depth++] = add;
+		}
 		map[i] = profile_stack(p, old[i].frames, old[i].depth);
 		p->stacks[map[i]].count += old[i].count;
 		free(old[i].frames);
@@ -413,27 +429,37 @@ static void settle_stack_threads(struct profile *p, const uint32_t *smap)
 	free(old);
 }
 
-void profile_settle(struct profile *p)
+/* settle_stacks(), then the runs and per-thread counts pointed at the
+ * stacks' new ids. */
+static void restack(struct profile *p, const uint32_t *fmap, profile_leaf_fn *leaf, void *arg)
 {
-	uint32_t n = p->nframes, *fmap, *smap;
+	uint32_t *smap = settle_stacks(p, fmap, leaf, arg);
 
-	if (!p->renamed)
-		return;
-	p->renamed = 0;
-	fmap = settle_frames(p);
-	/* No two frames became one: every id kept its number. */
-	if (p->nframes == n) {
-		free(fmap);
-		return;
-	}
-	smap = settle_stacks(p, fmap);
 	/* Runs keep their places (a thread's last_run stays valid); two
 	 * neighbours may now show the same stack, which writers tolerate. */
 	for (uint32_t i = 0; i < p->nruns; i++)
 		p->runs[i].stack = smap[p->runs[i].stack];
 	settle_stack_threads(p, smap);
 	free(smap);
+}
+
+void profile_settle(struct profile *p)
+{
+	uint32_t n = p->nframes, *fmap;
+
+	if (!p->renamed)
+		return;
+	p->renamed = 0;
+	fmap = settle_frames(p);
+	/* No two frames became one: every id kept its number. */
+	if (p->nframes != n)
+		restack(p, fmap, NULL, NULL);
 	free(fmap);
+}
+
+void profile_add_leaves(struct profile *p, profile_leaf_fn *leaf, void *arg)
+{
+	restack(p, NULL, leaf, arg);
 }
 
 static const char *after(const char *s, const char *marker)
@@ -468,6 +494,8 @@ enum pframe_category pframe_category(const struct pframe *f)
 {
 	const char *file = f->file;
 
+	if (!file && f->name && !strncmp(f->name, PFRAME_WAIT_PREFIX, strlen(PFRAME_WAIT_PREFIX)))
+		return CAT_WAIT;
 	switch (f->kind) {
 	case PF_NATIVE:
 		return CAT_NATIVE;

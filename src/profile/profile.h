@@ -30,7 +30,11 @@ enum pframe_category {
 	CAT_SITE,		/* site-packages / dist-packages */
 	CAT_NATIVE,
 	CAT_ROOT,		/* process and thread roots, markers */
+	CAT_WAIT,		/* record --waits' "<wait:gpu>" leaves */
 };
+
+/* The names of record --waits' leaf frames start so (sample/waitmark.h). */
+#define PFRAME_WAIT_PREFIX "<wait:"
 
 struct pframe {
 	enum pframe_kind kind;
@@ -50,6 +54,7 @@ struct pthread_info {
 	pid_t pid, tid;
 	char *name;		/* thread name, or NULL */
 	uint32_t last_run;	/* index of its latest run, or UINT32_MAX */
+	bool idle;		/* its latest sample was taken while it did not run */
 };
 
 /* A run of consecutive samples of one thread with the same stack. */
@@ -108,6 +113,13 @@ struct profile {
 	 * watch follows each thread's stack round by round through it. */
 	void (*observe)(void *arg, uint32_t thread, uint32_t stack, uint64_t t_ns);
 	void *observe_arg;
+
+	/* When set, told of every sample of a thread before it is counted,
+	 * and may add frames to it (record --waits adds a "<wait:gpu>"
+	 * leaf): returns the frames to count, their number in *depth. */
+	const uint32_t *(*decorate)(void *arg, uint32_t thread, const uint32_t *frames,
+				    uint32_t *depth);
+	void *decorate_arg;
 };
 
 void profile_init(struct profile *p, double rate_hz);
@@ -127,6 +139,16 @@ void profile_frame_rename(struct profile *p, uint32_t id, const struct pframe *f
  * the renames are done, before writing; never under a reader that keeps
  * frame or stack ids (`top`'s rows). */
 void profile_settle(struct profile *p);
+/* The frame to add innermost to a stack (frames root first), or
+ * UINT32_MAX for none. */
+typedef uint32_t profile_leaf_fn(void *arg, const struct profile *p, const uint32_t *frames,
+				 uint32_t depth);
+
+/* Add to each stack the leaf frame leaf() gives it: stacks that become
+ * equal merge (counts summed, runs and per-thread counts pointed at the
+ * merged one), as in profile_settle(), whose rules it follows. */
+void profile_add_leaves(struct profile *p, profile_leaf_fn *leaf, void *arg);
+
 /* Intern a thread of a process; returns its index. */
 uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name);
 /* Intern a stack (frame ids, root first) without counting it. */
@@ -175,7 +197,8 @@ void label_strip_line(char *label);
  * new; the caller frees them. */
 void profile_runs_by_thread(const struct profile *p, uint32_t **first, uint32_t **order);
 
-/* The category of a frame, from its kind and file. */
+/* The category of a frame, from its kind and file (and, for a wait leaf,
+ * its name: one read back from a folded file is a plain frame). */
 enum pframe_category pframe_category(const struct pframe *f);
 
 /* The file name to show: the whole path with full, else the path below

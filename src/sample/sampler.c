@@ -311,6 +311,8 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	int outer;
 
 	s->owner = (uint32_t)s->npend;
+	/* For --waits: running, or waiting without a class of its own. */
+	s->p->threads[t->pthread].idle = t->state && t->state != 'R';
 	if (quiet(s, t, ts)) {
 		end = quiet_stack(s, t);
 	} else {

@@ -74,7 +74,15 @@ static const struct frame_rule frame_rules[] = {
 	{ WC_GPU, "cudaEventSynchronize*", NULL },
 	{ WC_GPU, "cuStreamSynchronize*", NULL },
 	{ WC_GPU, "cuCtxSynchronize*", NULL },
-	/* The consumer side of an input pipeline: the batch it waits for. */
+	/* A value the host needs from the device (.item(), printing a
+	 * tensor) and the copies that wait for it. */
+	{ WC_GPU, "at::native::_local_scalar_dense*", NULL },
+	{ WC_GPU, "cudaMemcpy", NULL },
+	{ WC_GPU, "cuMemcpyDtoH*", NULL },
+	/* The consumer side of an input pipeline: the batch it waits for,
+	 * and the iterator's own bookkeeping around it (its profiler range)
+	 * that the consumer waits through as well. */
+	{ WC_DATA, "__next__", LOADER },
 	{ WC_DATA, "_next_data", LOADER },
 	{ WC_DATA, "_get_data", LOADER },
 	{ WC_DATA, "_try_get_data", LOADER },
@@ -121,26 +129,92 @@ static bool rule_matches(const struct frame_rule *r, const struct pframe *f)
 	return !r->file || (f->file && strstr(f->file, r->file));
 }
 
+enum wait_class wait_class_of_frame(const struct pframe *f)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(frame_rules); k++)
+		if (rule_matches(&frame_rules[k], f))
+			return frame_rules[k].cls;
+	return WC_NONE;
+}
+
+/* The input pipeline's own loops: a thread in one is the pipeline, and
+ * the queue it waits on brings it work (a DataLoader worker's next
+ * indices), not data.  cls is unused. */
+static const struct frame_rule producer_rules[] = {
+	{ WC_NONE, "_worker_loop", LOADER },
+	{ WC_NONE, "_pin_memory_loop", LOADER },
+};
+
+bool wait_frame_is_producer(const struct pframe *f)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(producer_rules); k++)
+		if (rule_matches(&producer_rules[k], f))
+			return true;
+	return false;
+}
+
 enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
 				     uint32_t *at)
 {
 	enum wait_class best = WC_NONE;
 	uint32_t best_at = 0;
+	bool producer = false;
 
-	for (uint32_t i = 0; i < n; i++)
-		for (size_t k = 0; k < ARRAY_SIZE(frame_rules); k++) {
-			const struct frame_rule *r = &frame_rules[k];
+	for (uint32_t i = 0; i < n && !producer; i++)
+		producer = wait_frame_is_producer(frames[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		enum wait_class c = wait_class_of_frame(frames[i]);
 
-			/* Of one class, the outermost frame decides: the
-			 * DataLoader's _next_data, not the queue's get in it. */
-			if ((best == WC_NONE || r->cls <= best) && rule_matches(r, frames[i])) {
-				best = r->cls;
-				best_at = i;
-			}
+		if (c == WC_DATA && producer)
+			continue;
+		/* Of one class, the outermost frame decides: the
+		 * DataLoader's _next_data, not the queue's get in it. */
+		if (c != WC_NONE && (best == WC_NONE || c <= best)) {
+			best = c;
+			best_at = i;
 		}
+	}
 	if (at && best != WC_NONE)
 		*at = best_at;
 	return best;
+}
+
+/* A line rule: the source line of a thread's innermost Python frame holds
+ * `text`.  For the calls that wait in C without a Python frame of their
+ * own (a tensor's .item() copies one value back from the device, so it
+ * waits for every kernel queued before it): without --native nothing but
+ * the line they are on shows them. */
+struct line_rule {
+	enum wait_class cls;
+	const char *text;
+};
+
+static const struct line_rule line_rules[] = {
+	{ WC_GPU, ".item(" },
+	{ WC_GPU, ".cpu(" },
+	{ WC_GPU, ".tolist(" },
+	{ WC_GPU, ".numpy(" },
+	{ WC_GPU, "cuda.synchronize(" },
+};
+
+enum wait_class wait_class_of_line(const char *line)
+{
+	const char *hash;
+	size_t code;
+
+	if (!line)
+		return WC_NONE;
+	/* A comment is not a call; a '#' inside a string only hides a rule
+	 * that the line also shows before it, a loss on odd lines only. */
+	hash = strchr(line, '#');
+	code = hash ? (size_t)(hash - line) : strlen(line);
+	for (size_t k = 0; k < ARRAY_SIZE(line_rules); k++) {
+		const char *hit = strstr(line, line_rules[k].text);
+
+		if (hit && (size_t)(hit - line) < code)
+			return line_rules[k].cls;
+	}
+	return WC_NONE;
 }
 
 /* How a system call's timeout is given, to tell a wait that wakes by

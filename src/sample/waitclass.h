@@ -33,11 +33,22 @@ enum wait_class {
 /* "collective", "gpu", ... ("" for WC_NONE). */
 const char *wait_class_name(enum wait_class c);
 
+/* The class of one frame by the frame rules, WC_NONE when none matches. */
+enum wait_class wait_class_of_frame(const struct pframe *f);
+
+/* Whether a frame is the input pipeline's own loop (a DataLoader worker):
+ * a stack that holds one never waits for data, only for work. */
+bool wait_frame_is_producer(const struct pframe *f);
+
 /* The class of a stack, frames innermost first, or WC_NONE.  *at gets the
  * index of the frame that decided it, the outermost of that class (when
  * not NULL and not WC_NONE). */
 enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
 				     uint32_t *at);
+
+/* The class of a thread whose innermost Python frame is on this source
+ * line, by the line rules (".item(", ".cpu(" ...), or WC_NONE. */
+enum wait_class wait_class_of_line(const char *line);
 
 /* The class of a system call a blocked thread sits in, from its number
  * and arguments (as /proc/PID/task/TID/syscall gives them), and whether

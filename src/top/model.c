@@ -200,13 +200,16 @@ static void sort_rows(struct top_model *m)
 		qsort_r(m->rows, m->nrows, sizeof(*m->rows), row_cmp, &m->sort);
 }
 
-/* A row of the table: Python functions, C ones with --native, and with
+/* A row of the table: Python functions, C ones with --native, with
  * --async the "task NAME" frames the sampler puts above a task's stack
- * (their %Total is the time the task was sampled). */
+ * (their %Total is the time the task was sampled), and with --waits the
+ * "<wait:gpu>" leaves (their %Own is the time spent waiting so). */
 static bool is_function(const struct pframe *f)
 {
 	return f->kind == PF_PYTHON || f->kind == PF_NATIVE ||
-	       (f->kind == PF_MARKER && !strncmp(f->name, "task ", 5));
+	       (f->kind == PF_MARKER && (!strncmp(f->name, "task ", 5) ||
+					 !strncmp(f->name, PFRAME_WAIT_PREFIX,
+						  strlen(PFRAME_WAIT_PREFIX))));
 }
 
 /* The counts of one row while the rows are made. */

@@ -1,0 +1,242 @@
+/* The per-thread wait summary; see waitsum.h. */
+#include "sample/waitsum.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where a thread was: its most frequent places are kept, each new one
+ * while there is room; past that a thread is too varied to name one. */
+#define WHERE_MAX 16
+
+/* The classes shown, in the order of a line's parts when shares tie. */
+enum share {
+	SH_DATA,
+	SH_GPU,
+	SH_COLLECTIVE,
+	SH_RUNNING,
+	SH_IDLE,
+	SH_COUNT,
+};
+
+static const char *const share_text[SH_COUNT] = {
+	[SH_DATA] = "waiting for data",
+	[SH_GPU] = "waiting for the GPU",
+	[SH_COLLECTIVE] = "waiting for the other ranks",
+	[SH_RUNNING] = "running",
+	[SH_IDLE] = "idle otherwise",
+};
+
+struct where {
+	char *label;
+	uint64_t n;
+};
+
+struct wthread {
+	pid_t pid, tid;
+	uint64_t n, by[SH_COUNT];
+	struct where where[WHERE_MAX];
+	unsigned nwhere;
+	bool printed;		/* in waitsum_write(): on a line already */
+};
+
+struct waitsum {
+	struct wthread *t;
+	size_t n, cap;
+};
+
+struct waitsum *waitsum_new(void)
+{
+	return xcalloc(1, sizeof(struct waitsum));
+}
+
+void waitsum_free(struct waitsum *ws)
+{
+	if (!ws)
+		return;
+	for (size_t i = 0; i < ws->n; i++)
+		for (unsigned k = 0; k < ws->t[i].nwhere; k++)
+			free(ws->t[i].where[k].label);
+	free(ws->t);
+	free(ws);
+}
+
+static struct wthread *thread_of(struct waitsum *ws, pid_t pid, pid_t tid)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		if (ws->t[i].pid == pid && ws->t[i].tid == tid)
+			return &ws->t[i];
+	ALLOC_GROW(ws->t, ws->n + 1, ws->cap);
+	memset(&ws->t[ws->n], 0, sizeof(ws->t[ws->n]));
+	ws->t[ws->n].pid = pid;
+	ws->t[ws->n].tid = tid;
+	return &ws->t[ws->n++];
+}
+
+static enum share share_of(enum wait_class cls, bool idle)
+{
+	switch (cls) {
+	case WC_DATA: return SH_DATA;
+	case WC_GPU: return SH_GPU;
+	case WC_COLLECTIVE: return SH_COLLECTIVE;
+	default: return idle ? SH_IDLE : SH_RUNNING;
+	}
+}
+
+static void count_where(struct wthread *t, const char *where)
+{
+	unsigned k;
+
+	for (k = 0; k < t->nwhere; k++)
+		if (!strcmp(t->where[k].label, where))
+			break;
+	if (k == t->nwhere) {
+		if (k == WHERE_MAX)
+			return;
+		t->where[t->nwhere++].label = xstrdup(where);
+	}
+	t->where[k].n++;
+}
+
+void waitsum_add(struct waitsum *ws, pid_t pid, pid_t tid, enum wait_class cls, bool idle,
+		 const char *where)
+{
+	struct wthread *t = thread_of(ws, pid, tid);
+
+	t->n++;
+	t->by[share_of(cls, idle)]++;
+	if (where)
+		count_where(t, where);
+}
+
+static unsigned percent(uint64_t part, uint64_t whole)
+{
+	return whole ? (unsigned)((part * 100 + whole / 2) / whole) : 0;
+}
+
+/* Waits for none of the three classes in at least 1% of its samples. */
+static bool never_waits(const struct wthread *t)
+{
+	return percent(t->by[SH_DATA] + t->by[SH_GPU] + t->by[SH_COLLECTIVE], t->n) == 0;
+}
+
+static const struct where *top_where(const struct wthread *t)
+{
+	const struct where *best = NULL;
+
+	for (unsigned k = 0; k < t->nwhere; k++)
+		if (!best || t->where[k].n > best->n)
+			best = &t->where[k];
+	return best;
+}
+
+static void put_name(struct strbuf *sb, const struct wthread *t)
+{
+	if (t->tid == t->pid)
+		sb_printf(sb, "main thread %d", (int)t->pid);
+	else
+		sb_printf(sb, "thread %d of %d", (int)t->tid, (int)t->pid);
+}
+
+/* "main thread 485: 81% waiting for data, 9% waiting for the GPU, 10%
+ * running": the shares of 1% or more, largest first. */
+static void put_thread(struct strbuf *sb, const struct wthread *t)
+{
+	bool done[SH_COUNT] = { false };
+	const char *sep = ": ";
+
+	sb_puts(sb, "  ");
+	put_name(sb, t);
+	for (int k = 0; k < SH_COUNT; k++) {
+		int best = -1;
+
+		for (int j = 0; j < SH_COUNT; j++)
+			if (!done[j] && (best < 0 || t->by[j] > t->by[best]))
+				best = j;
+		done[best] = true;
+		if (percent(t->by[best], t->n) == 0)
+			break;
+		sb_printf(sb, "%s%u%% %s", sep, percent(t->by[best], t->n), share_text[best]);
+		sep = ", ";
+	}
+	sb_putc(sb, '\n');
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Ids sorted, runs of consecutive ones as "514–517". */
+static void put_ids(struct strbuf *sb, pid_t *ids, size_t n)
+{
+	qsort(ids, n, sizeof(*ids), cmp_pid);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j + 1 < n && ids[j + 1] == ids[j] + 1)
+			j++;
+		sb_printf(sb, "%s%d", i ? ", " : "", (int)ids[i]);
+		if (j > i)
+			sb_printf(sb, "\xe2\x80\x93%d", (int)ids[j]);
+		i = j + 1;
+	}
+}
+
+/* The threads from first on that never wait and whose top place is that
+ * of first, on one line: "workers 514–517: 85% in augment (job.py:20)";
+ * their ids are their processes' when each is a process's main thread. */
+static void put_group(struct strbuf *sb, struct wthread *t, size_t first, size_t n)
+{
+	const char *label = top_where(&t[first])->label;
+	uint64_t in = 0, all = 0;
+	pid_t *ids = xmalloc(n * sizeof(*ids));
+	size_t nids = 0;
+
+	for (size_t i = first; i < n; i++) {
+		const struct where *w;
+
+		if (t[i].printed || !never_waits(&t[i]) || !(w = top_where(&t[i])) ||
+		    strcmp(w->label, label))
+			continue;
+		t[i].printed = true;
+		in += w->n;
+		all += t[i].n;
+		ids[nids++] = t[i].tid;
+	}
+	if (nids == 1) {
+		sb_puts(sb, "  ");
+		put_name(sb, &t[first]);
+	} else {
+		sb_puts(sb, "  workers ");
+		put_ids(sb, ids, nids);
+	}
+	sb_printf(sb, ": %u%% in %s\n", percent(in, all), label);
+	free(ids);
+}
+
+void waitsum_write(const struct waitsum *ws, struct strbuf *sb)
+{
+	struct wthread *t;
+
+	if (!ws->n)
+		return;
+	/* A copy to mark the threads put on a line. */
+	t = xmalloc(ws->n * sizeof(*t));
+	memcpy(t, ws->t, ws->n * sizeof(*t));
+	for (size_t i = 0; i < ws->n; i++)
+		t[i].printed = false;
+	for (size_t i = 0; i < ws->n; i++) {
+		if (t[i].printed || !t[i].n)
+			continue;
+		if (never_waits(&t[i]) && top_where(&t[i])) {
+			put_group(sb, t, i, ws->n);
+			continue;
+		}
+		t[i].printed = true;
+		put_thread(sb, &t[i]);
+	}
+	free(t);
+}

@@ -1,0 +1,37 @@
+/* The summary `record --waits` ends with: for each thread, the share of
+ * its samples waiting for the GPU, the data, the other ranks, running, or
+ * idle otherwise; threads that never wait for those and do the same thing
+ * (a DataLoader's workers) on one line:
+ *
+ *   main thread 485: 81% waiting for data, 9% waiting for the GPU, 10% running
+ *   workers 514–517: 85% in augment (job.py:20)
+ *
+ * A model fed one sample at a time, so that it is tested on made-up
+ * samples and printed from without a target.
+ */
+#ifndef PYSTROBE_WAITSUM_H
+#define PYSTROBE_WAITSUM_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "sample/waitclass.h"
+#include "util/util.h"
+
+struct waitsum;
+
+struct waitsum *waitsum_new(void);
+void waitsum_free(struct waitsum *ws);
+
+/* One sample of thread tid of process pid: its class (only WC_GPU,
+ * WC_DATA and WC_COLLECTIVE count as such; any other is running or idle),
+ * whether the thread was not running (idle), and where it was: the label
+ * of its innermost Python function, or NULL. */
+void waitsum_add(struct waitsum *ws, pid_t pid, pid_t tid, enum wait_class cls, bool idle,
+		 const char *where);
+
+/* The summary's lines, each ending in '\n', into sb (nothing when there
+ * were no samples). */
+void waitsum_write(const struct waitsum *ws, struct strbuf *sb);
+
+#endif
