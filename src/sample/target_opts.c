@@ -38,6 +38,7 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 		t->so.native_startup = arg != NULL;
 		return 0;
 	case TOPT_NO_DEBUGINFOD: t->so.no_debuginfod = true; return 0;
+	case TOPT_GPU: t->gpu = true; return 0;
 	case 's': t->fo.subprocesses = true; return 0;
 	case TOPT_ASYNC:
 		if (!arg || !strcmp(arg, "running"))

@@ -22,6 +22,7 @@ struct target_opts {
 	bool by_function;	/* --function */
 	bool full_filenames;
 	bool full_names;	/* --full-names */
+	bool gpu;		/* --gpu: NVML's figures of the tree's GPUs */
 	pid_t pid;
 	char **command;		/* argv after "--", in launch mode */
 };
@@ -38,6 +39,7 @@ enum {
 	TOPT_NATIVE,
 	TOPT_ASYNC,
 	TOPT_NO_DEBUGINFOD,
+	TOPT_GPU,
 	TOPT_NEXT,
 };
 
@@ -54,6 +56,7 @@ enum {
 	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
 	{ "no-debuginfod", no_argument, NULL, TOPT_NO_DEBUGINFOD }, \
+	{ "gpu", no_argument, NULL, TOPT_GPU }, \
 	{ "subprocesses", no_argument, NULL, 's' }
 
 /* Defaults: 100 Hz. */
