@@ -14,7 +14,7 @@
  *                  wall clock from the epoch, so a test can tell which
  *                  value was served at any moment
  *   pids=P:Q:...   the processes device 0 runs (the others run none)
- *   lose=N         after N utilisation readings, every device is lost
+ *   lose=N         after N utilisation readings of device 0, every device is lost
  *                  (NVML_ERROR_GPU_IS_LOST)
  *   log=PATH       each utilisation served, a line "UNIX_NS DEVICE UTIL
  *                  MEM_MIB": the ground truth a test compares with
@@ -44,6 +44,18 @@ struct process {
 	unsigned int gpu_instance, compute_instance;
 };
 
+/* What the library exports (NVML's names and signatures). */
+int nvmlInit_v2(void);
+int nvmlShutdown(void);
+const char *nvmlErrorString(int ret);
+int nvmlDeviceGetCount_v2(unsigned int *n);
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **dev);
+int nvmlDeviceGetName(void *dev, char *name, unsigned int len);
+int nvmlDeviceGetUtilizationRates(void *dev, struct utilization *u);
+int nvmlDeviceGetMemoryInfo(void *dev, struct memory *m);
+int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, struct process *p);
+int nvmlDeviceGetGraphicsRunningProcesses_v3(void *dev, unsigned int *count, struct process *p);
+
 static struct {
 	unsigned count;
 	unsigned util[MAX_VALUES], nutil;
@@ -52,7 +64,7 @@ static struct {
 	unsigned long long step_ms;
 	long lose;		/* -1: never */
 	char log[4096];
-	long readings;
+	long readings;		/* of device 0 */
 	int devices[MAX_DEVICES];
 } stub;
 
@@ -140,9 +152,16 @@ static unsigned index_of(void *dev)
 	return (unsigned)((int *)dev - stub.devices);
 }
 
+/* Lost once `lose` utilisation readings were served; the memory of the
+ * last one still answers, so that reading is whole. */
 static int lost(void)
 {
 	return stub.lose >= 0 && stub.readings >= stub.lose;
+}
+
+static int memory_lost(void)
+{
+	return stub.lose >= 0 && stub.readings > stub.lose;
 }
 
 int nvmlDeviceGetName(void *dev, char *name, unsigned int len)
@@ -172,7 +191,7 @@ int nvmlDeviceGetUtilizationRates(void *dev, struct utilization *u)
 
 	if (lost())
 		return GPU_IS_LOST;
-	stub.readings++;
+	stub.readings += index_of(dev) == 0;
 	u->gpu = at(stub.util, stub.nutil, t);
 	u->memory = u->gpu / 2;
 	if (stub.log[0] && (f = fopen(stub.log, "a"))) {
@@ -186,7 +205,7 @@ int nvmlDeviceGetUtilizationRates(void *dev, struct utilization *u)
 int nvmlDeviceGetMemoryInfo(void *dev, struct memory *m)
 {
 	(void)dev;
-	if (lost())
+	if (memory_lost())
 		return GPU_IS_LOST;
 	m->total = MEM_TOTAL_MIB << 20;
 	m->used = (unsigned long long)at(stub.mem, stub.nmem, now_ns()) << 20;
