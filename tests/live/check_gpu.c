@@ -11,7 +11,8 @@
  *     the time it was served with its value, and the summary's mean is the
  *     served mean; GPU 1, which runs none of the target's processes, is
  *     not shown (tests/check_gpu_trace.py checks both);
- *   - top's snapshots have a header line for GPU 0 with a scripted value;
+ *   - top's snapshots, and its full-screen view (in tmux), have a header
+ *     line for GPU 0 with a scripted value;
  *   - without the library, with no device, and with a device lost after
  *     a few readings, one line says so, record exits 0 and the profile is
  *     written (with the readings before the loss);
@@ -206,6 +207,19 @@ static void not_used(struct gpu_test *d)
 	run_free(&r);
 }
 
+/* The line of GPU 0 with a scripted value in text, or NULL. */
+static const char *gpu0_line(const char *text)
+{
+	for (const char *l = text; l && (l = strstr(l, "GPU 0 (Stand-in GPU 0): ")); l++) {
+		unsigned pct;
+
+		if (sscanf(l, "GPU 0 (Stand-in GPU 0): %u%% busy", &pct) == 1 &&
+		    (pct == 5 || pct == 95 || pct == 40))
+			return l;
+	}
+	return NULL;
+}
+
 /* top's snapshots (stdout not a terminal): GPU 0's header line has one
  * of the scripted values, GPU 1 has none. */
 static void top_header(struct gpu_test *d)
@@ -225,12 +239,8 @@ static void top_header(struct gpu_test *d)
 	unsetenv("NVML_STUB");
 	free(spec);
 	for (l = r.out; l && (l = strstr(l, "\nGPU ")); l++) {
-		unsigned dev, pct;
-
 		lines++;
-		if (sscanf(l, "\nGPU %u (Stand-in GPU %*u): %u%% busy", &dev, &pct) != 2 ||
-		    dev != 0 || (pct != 5 && pct != 95 && pct != 40))
-			bad++;
+		bad += gpu0_line(l + 1) != l + 1;
 	}
 	if (lines < 2 || bad)
 		msg_add(&d->failures, "top: %d GPU lines, %d of them wrong:\n%.2000s", lines, bad,
@@ -238,6 +248,43 @@ static void top_header(struct gpu_test *d)
 	else
 		printf("gpu: %s: top: %d snapshots with GPU 0's line\n", d->t.ti->label, lines);
 	run_free(&r);
+}
+
+/* The full-screen view in a tmux pane: GPU 0's line, right above the
+ * column titles. */
+static void top_screen(struct gpu_test *d)
+{
+	char sock[PATH_MAX + 16], *spec = spec_for(d, "screen", ""), *cmd, *screen = NULL;
+	const char *l = NULL;
+
+	if (system("tmux -V >/dev/null 2>&1") != 0) {
+		test_skip("gpu: no tmux (apt-get install tmux): top's full screen not checked on %s",
+			  d->t.ti->label);
+		free(spec);
+		return;
+	}
+	test_used("tmux");
+	snprintf(sock, sizeof(sock), "%s/tmux", d->t.dir);
+	cmd = xasprintf("env LD_LIBRARY_PATH='%s' NVML_STUB='%s' '%s' top --gpu -d 0.3 --pid %s; "
+			"sleep 60", d->stubs, spec, pystrobe_path(), d->pid);
+	tmux_cmd(sock, NULL, (char *const[]){ "new-session", "-d", "-x", "120", "-y", "30", cmd,
+					      NULL });
+	for (int tries = 0; tries < 50 && !l; tries++) {
+		sleep_ms(200);
+		free(screen);
+		screen = NULL;
+		tmux_cmd(sock, &screen, (char *const[]){ "capture-pane", "-p", NULL });
+		l = gpu0_line(screen);
+	}
+	if (!l || !strstr(l, "\n  %Own  %Total"))
+		msg_add(&d->failures, "top's screen has no GPU 0 line above the titles:\n%s",
+			screen ? screen : "(nothing)");
+	else
+		printf("gpu: %s: top's screen: %.*s\n", d->t.ti->label, (int)strcspn(l, "\n"), l);
+	tmux_cmd(sock, NULL, (char *const[]){ "kill-server", NULL });
+	free(screen);
+	free(cmd);
+	free(spec);
 }
 
 START_TEST(test_gpu)
@@ -263,6 +310,7 @@ START_TEST(test_gpu)
 	no_device(&d);
 	not_used(&d);
 	top_header(&d);
+	top_screen(&d);
 	target_stop(&d.t);
 	if (d.failures) {
 		fprintf(stderr, "gpu: %s FAILED:\n%s", chosen[_i]->label, d.failures);
@@ -283,6 +331,8 @@ int main(void)
 	TCase *tc = tcase_create("gpu");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A tmux of the test's own, whatever runs the test. */
+	unsetenv("TMUX");
 	nchosen = test_interps_plain(chosen, 2, "gpu");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_have_interps);

@@ -66,6 +66,10 @@ static struct {
 	char log[4096];
 	long readings;		/* of device 0 */
 	int devices[MAX_DEVICES];
+	/* When each device's utilisation was last read: its memory is that
+	 * moment's, so that a reading is one moment's whatever the time
+	 * between the two calls. */
+	unsigned long long read_at[MAX_DEVICES];
 } stub;
 
 static unsigned parse_list(const char *s, unsigned *out)
@@ -192,6 +196,7 @@ int nvmlDeviceGetUtilizationRates(void *dev, struct utilization *u)
 	if (lost())
 		return GPU_IS_LOST;
 	stub.readings += index_of(dev) == 0;
+	stub.read_at[index_of(dev)] = t;
 	u->gpu = at(stub.util, stub.nutil, t);
 	u->memory = u->gpu / 2;
 	if (stub.log[0] && (f = fopen(stub.log, "a"))) {
@@ -204,11 +209,12 @@ int nvmlDeviceGetUtilizationRates(void *dev, struct utilization *u)
 
 int nvmlDeviceGetMemoryInfo(void *dev, struct memory *m)
 {
-	(void)dev;
+	unsigned long long t = stub.read_at[index_of(dev)];
+
 	if (memory_lost())
 		return GPU_IS_LOST;
 	m->total = MEM_TOTAL_MIB << 20;
-	m->used = (unsigned long long)at(stub.mem, stub.nmem, now_ns()) << 20;
+	m->used = (unsigned long long)at(stub.mem, stub.nmem, t ? t : now_ns()) << 20;
 	m->free = m->total - m->used;
 	return SUCCESS;
 }
