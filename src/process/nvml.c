@@ -20,7 +20,6 @@ enum {
 	NVML_ERROR_UNINITIALIZED = 1,
 	NVML_ERROR_NOT_SUPPORTED = 3,
 	NVML_ERROR_NO_PERMISSION = 4,
-	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
 	NVML_ERROR_GPU_IS_LOST = 15,
 	NVML_ERROR_RESET_REQUIRED = 16,
@@ -215,21 +214,19 @@ const char *nvml_last_error(const struct nvml_reader *r)
 	return r->last_error;
 }
 
-/* One process list (compute or graphics) into pids[*n..max).  A list
- * that grows between asking its size and reading it is INSUFFICIENT_SIZE:
- * it is asked again, a few times at most. */
+/* One process list (compute or graphics) into pids[*n..max).  NVML fills
+ * nothing when the list is longer than the room given
+ * (INSUFFICIENT_SIZE): the room is NVML_MAX_PIDS from the first call, so
+ * a device running more processes than that is not matched this time,
+ * rather than asked again and again. */
 static enum nvml_status list_pids(struct nvml_reader *r,
 				  nvml_ret (*fn)(nvml_device, unsigned int *, struct nvml_process *),
 				  nvml_device d, pid_t *pids, int *n, int max)
 {
 	struct nvml_process *procs = (struct nvml_process *)r->procs;
-	unsigned int count = 0;
-	nvml_ret ret = NVML_ERROR_INSUFFICIENT_SIZE;
+	unsigned int count = NVML_MAX_PIDS;
+	nvml_ret ret = fn(d, &count, procs);
 
-	for (int tries = 0; tries < 4 && ret == NVML_ERROR_INSUFFICIENT_SIZE; tries++) {
-		count = NVML_MAX_PIDS;
-		ret = fn(d, &count, procs);
-	}
 	if (ret == NVML_ERROR_NOT_SUPPORTED)
 		return NVMLS_OK;
 	if (ret != NVML_SUCCESS)
