@@ -127,10 +127,25 @@ static const char *root_command(const struct profile *p, pid_t pid)
 	return NULL;
 }
 
+/* The track of the counters: the profiled process's, named as it is
+ * when it has no sampled thread of its own (with -s, workers only). */
+static void counter_process_metadata(struct ct *ct)
+{
+	const struct profile *p = ct->p;
+
+	if (!p->ncounters)
+		return;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		if (p->threads[t].pid == p->pid)
+			return;
+	metadata(ct, "process_name", p->pid, p->pid, p->command ? p->command : "pystrobe");
+}
+
 static void process_metadata(struct ct *ct)
 {
 	const struct profile *p = ct->p;
 
+	counter_process_metadata(ct);
 	for (uint32_t t = 0; t < p->nthreads; t++) {
 		pid_t pid = p->threads[t].pid;
 		bool seen = false;

@@ -185,6 +185,7 @@ START_TEST(test_profile_counters)
 	g.dev[1].used = true;
 	profile_init(&p, 100);
 	p.pid = 4242;
+	p.command = xstrdup("python3 train.py");
 	gpusample_to_profile(&g, &p);
 	ck_assert_uint_eq(p.ncounters, 2);
 	ck_assert_str_eq(p.counters[0].name, "GPU 1 utilization");
@@ -203,6 +204,10 @@ START_TEST(test_profile_counters)
 			     "\"tid\":4242,\"ts\":700000,\"args\":{\"%\":97}}"), "%s", text);
 	ck_assert_msg(strstr(text, "{\"ph\":\"C\",\"name\":\"GPU 1 memory\",\"pid\":4242,"
 			     "\"tid\":4242,\"ts\":0,\"args\":{\"MiB\":1000}}"), "%s", text);
+	/* No thread of its own was sampled: the counters' process is named
+	 * all the same. */
+	ck_assert_msg(strstr(text, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":4242,"
+			     "\"tid\":4242,\"args\":{\"name\":\"python3 train.py\"}}"), "%s", text);
 	free(text);
 	profile_free(&p);
 	gpusample_free(&g);
