@@ -80,14 +80,24 @@ static void match(struct gpuwatch *w, uint64_t t_ns)
 	}
 }
 
-static void read_devices(struct gpuwatch *w, uint64_t t_ns)
+static uint64_t since_start(const struct gpuwatch *w)
+{
+	uint64_t now = mono_ns();
+
+	return now > w->start_ns ? now - w->start_ns : 0;
+}
+
+/* Each device at its own time: a driver takes milliseconds a call. */
+static void read_devices(struct gpuwatch *w)
 {
 	for (unsigned d = 0; d < nvml_count(w->r); d++) {
 		struct nvml_reading r;
 		enum nvml_status st;
+		uint64_t t_ns;
 
 		if (w->g.dev[d].lost)
 			continue;
+		t_ns = since_start(w);
 		st = nvml_read(w->r, d, &r);
 		if (st == NVMLS_LOST) {
 			mark_lost(w, d, t_ns);
@@ -142,13 +152,13 @@ static void *watch(void *arg)
 	if (!open_reader(w))
 		return NULL;
 	do {
-		uint64_t now = mono_ns(), t = now > w->start_ns ? now - w->start_ns : 0;
+		uint64_t now = mono_ns();
 
 		if (now >= next_match) {
-			match(w, t);
+			match(w, since_start(w));
 			next_match = now + GPUWATCH_MATCH_NS;
 		}
-		read_devices(w, t);
+		read_devices(w);
 		/* On the grid of periods; a slow driver skips a reading
 		 * rather than bunching them. */
 		next += GPUWATCH_PERIOD_NS;
