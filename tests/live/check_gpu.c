@@ -16,7 +16,9 @@
  *   - without the library, with no device, and with a device lost after
  *     a few readings, one line says so, record exits 0 and the profile is
  *     written (with the readings before the loss);
- *   - a target whose processes are on no GPU: one line says so.
+ *   - a target whose processes are on no GPU: one line says so; one whose
+ *     worker (workers.py, a fork child: not sampled without -s) is on the
+ *     GPU: the GPU is the tree's and shown.
  * The figures and bench/gpu's comparison with nvidia-smi need a real GPU:
  * bench/README.
  */
@@ -207,6 +209,56 @@ static void not_used(struct gpu_test *d)
 	run_free(&r);
 }
 
+/* The first child of pid's main thread (a fork worker), by /proc: the
+ * test's own reading.  0 if none. */
+static pid_t first_child(pid_t pid)
+{
+	char path[64], *text;
+	pid_t child = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if ((text = slurp(path)))
+		child = (pid_t)atoi(text);
+	free(text);
+	return child;
+}
+
+/* A GPU used by a worker, not by the process recorded: it is the tree's. */
+static void worker_on_gpu(struct gpu_test *d)
+{
+	struct gpu_test w = { .failures = NULL };
+	char why[512] = "no child in /proc", script[PATH_MAX], *spec;
+	pid_t child;
+	struct run r;
+
+	test_interp_script(d->t.ti, "tests/targets/workers.py", script, sizeof(script));
+	if (target_start(&w.t, d->t.ti, why, sizeof(why), script, "fork", "--park", NULL) < 0 ||
+	    target_wait_file(&w.t, "truth.json", TARGET_READY_MS, why, sizeof(why)) < 0 ||
+	    !(child = first_child(w.t.pid))) {
+		msg_add(&d->failures, "worker: cannot start workers.py fork --park: %s", why);
+		goto out;
+	}
+	snprintf(w.pid, sizeof(w.pid), "%d", (int)w.t.pid);
+	snprintf(w.stubs, sizeof(w.stubs), "%s", d->stubs);
+	spec = xasprintf("count=1,util=70,pids=%d", (int)child);
+	if (record(&w, "worker", w.stubs, spec, &r) == 0) {
+		if (!strstr(r.err, "GPU 0 (Stand-in GPU 0): 70.0% busy on average"))
+			msg_add(&w.failures, "worker %d on GPU 0, main %s: not shown:\n%s",
+				(int)child, w.pid, r.err);
+		else
+			printf("gpu: %s: worker: GPU 0 used by worker %d of %s: shown\n",
+			       d->t.ti->label, (int)child, w.pid);
+	}
+	run_free(&r);
+	free(spec);
+	if (w.failures)
+		msg_add(&d->failures, "%s", w.failures);
+out:
+	free(w.failures);
+	kill_descendants(w.t.pid);
+	target_stop(&w.t);
+}
+
 /* The line of GPU 0 with a scripted value in text, or NULL. */
 static const char *gpu0_line(const char *text)
 {
@@ -309,6 +361,7 @@ START_TEST(test_gpu)
 	no_library(&d);
 	no_device(&d);
 	not_used(&d);
+	worker_on_gpu(&d);
 	top_header(&d);
 	top_screen(&d);
 	target_stop(&d.t);
