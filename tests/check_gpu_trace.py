@@ -2,7 +2,8 @@
 what the stand-in NVML (tests/stubs/nvml_stub.c) served, for
 tests/live/check_gpu.
 
-Usage: check_gpu_trace.py TRACE STDERR SERVED UTILS MEMS STEP_MS [--lost N]
+Usage: check_gpu_trace.py TRACE STDERR SERVED UTILS MEMS STEP_MS
+                          [--readings N --said TEXT]
 
 SERVED is the stub's own log ("UNIX_NS DEVICE UTIL MEM_MIB" per reading),
 UTILS and MEMS its scripted values ("5:95:40"), STEP_MS how long each lasts
@@ -13,8 +14,9 @@ Checks: the counter events of GPU 0 are the readings served, one for one,
 at the times they were served (the trace's start_unix_ns plus ts), with the
 scripted value of that moment; GPU 1, which runs none of the target's
 processes, has none; the counter track is the target process's; the
-summary's mean is the mean of what was served.  With --lost N: N readings,
-and the summary says the device was lost.  Prints one line; exits 1 with
+summary's mean is the mean of what was served.  With --readings N --said
+TEXT (a device lost, a driver that hangs): N readings served, and the
+standard error says TEXT.  Prints one line; exits 1 with
 the reason on a failure.
 """
 import json
@@ -33,11 +35,11 @@ def fail(msg):
 
 def main():
     args = sys.argv[1:]
-    lost = None
-    if "--lost" in args:
-        i = args.index("--lost")
-        lost = int(args[i + 1])
-        del args[i:i + 2]
+    readings = said = None
+    if "--readings" in args:
+        i = args.index("--readings")
+        readings, said = int(args[i + 1]), args[i + 3]
+        del args[i:i + 4]
     trace_path, err_path, served_path, utils, mems, step_ms = args
     utils = [int(v) for v in utils.split(":")]
     mems = [int(v) for v in mems.split(":")]
@@ -68,8 +70,8 @@ def main():
         fail("%d utilization and %d memory events" % (len(util_ev), len(mem_ev)))
     if len(util_ev) != len(served):
         fail("%d utilization events, %d readings served" % (len(util_ev), len(served)))
-    if lost is not None and len(served) != lost:
-        fail("%d readings served before the loss, the stub was told %d" % (len(served), lost))
+    if readings is not None and len(served) != readings:
+        fail("%d readings served, the stub was told %d" % (len(served), readings))
 
     max_dt = 0.0
     on_schedule = 0
@@ -90,8 +92,9 @@ def main():
                 fail("at ts %d: %d%%, the schedule says %d%%" % (u["ts"], util, utils[k]))
             on_schedule += 1
 
-    # A third of each step lies between its edges' margins.
-    if on_schedule * 4 < len(served):
+    # A third of each step lies between its edges' margins: of enough
+    # readings, many must be away from them.
+    if len(served) >= 8 and on_schedule * 4 < len(served):
         fail("only %d of %d readings away from a step's edges" % (on_schedule, len(served)))
     mean = sum(s[1] for s in served) / len(served)
     m = re.search(r"GPU 0 \(Stand-in GPU 0\): ([0-9.]+)% busy on average", err)
@@ -101,8 +104,8 @@ def main():
         fail("summary mean %s%%, served mean %.2f%%" % (m.group(1), mean))
     if "GPU 1" in err:
         fail("the summary speaks of GPU 1, which the target does not use")
-    if lost is not None and "GPU 0 was lost at" not in err:
-        fail("the summary does not say GPU 0 was lost: " + err)
+    if said is not None and said not in err:
+        fail("it does not say %r: %s" % (said, err))
     print("%d readings, %d of them checked against the schedule, mean %.2f%% (summary %s%%), "
           "trace within %.1f ms of the stub's clock" % (len(served), on_schedule, mean,
                                                         m.group(1), max_dt))

@@ -447,6 +447,8 @@ static void gpu_summary(const struct record *r)
 		       gpuwatch_note(r->gpu) ? gpuwatch_note(r->gpu) : "NVML gave nothing");
 		return;
 	}
+	if (gpuwatch_note(r->gpu))
+		errorf("record: --gpu: %s", gpuwatch_note(r->gpu));
 	if (r->quiet)
 		return;
 	gpusample_summary(g, utf8_terminal(), &sb);

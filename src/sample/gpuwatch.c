@@ -18,7 +18,8 @@ struct gpuwatch {
 	/* Under lock: what the thread shares. */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	bool stop;
+	bool stop;		/* nothing shared changes from then on */
+	bool stuck;		/* the thread did not end: left to itself */
 	bool opened;		/* g holds the devices */
 	char note[256];		/* why nothing is read, or "" */
 	struct gpusample g;
@@ -47,9 +48,23 @@ static int tree_pids(struct gpuwatch *w)
 	return n;
 }
 
-static void mark_lost(struct gpuwatch *w, unsigned dev, uint64_t t_ns)
+/* Take the lock unless stopped: what is shared changes only under it, and
+ * no more once gpuwatch_stop() has set stop, so that what it leaves is
+ * final even when the thread is still inside a call to NVML that never
+ * returns. */
+static bool lock_live(struct gpuwatch *w)
 {
 	pthread_mutex_lock(&w->lock);
+	if (!w->stop)
+		return true;
+	pthread_mutex_unlock(&w->lock);
+	return false;
+}
+
+static void mark_lost(struct gpuwatch *w, unsigned dev, uint64_t t_ns)
+{
+	if (!lock_live(w))
+		return;
 	gpusample_lost(&w->g, dev, t_ns, nvml_last_error(w->r));
 	pthread_mutex_unlock(&w->lock);
 }
@@ -72,8 +87,7 @@ static void match(struct gpuwatch *w, uint64_t t_ns)
 		for (int i = 0; i < n && !on; i++)
 			on = bsearch(&w->dev_pids[i], w->tree, (size_t)ntree, sizeof(*w->tree),
 				     cmp_pid) != NULL;
-		if (on) {
-			pthread_mutex_lock(&w->lock);
+		if (on && lock_live(w)) {
 			w->g.dev[d].used = true;
 			pthread_mutex_unlock(&w->lock);
 		}
@@ -101,8 +115,7 @@ static void read_devices(struct gpuwatch *w)
 		st = nvml_read(w->r, d, &r);
 		if (st == NVMLS_LOST) {
 			mark_lost(w, d, t_ns);
-		} else if (st == NVMLS_OK) {
-			pthread_mutex_lock(&w->lock);
+		} else if (st == NVMLS_OK && lock_live(w)) {
 			gpusample_add(&w->g, d, t_ns, &r);
 			pthread_mutex_unlock(&w->lock);
 		}
@@ -131,7 +144,8 @@ static bool open_reader(struct gpuwatch *w)
 	char why[200];
 
 	w->r = nvml_open(&st, why, sizeof(why));
-	pthread_mutex_lock(&w->lock);
+	if (!lock_live(w))
+		return false;
 	if (w->r) {
 		gpusample_init(&w->g, nvml_count(w->r));
 		for (unsigned d = 0; d < nvml_count(w->r); d++)
@@ -190,16 +204,35 @@ struct gpuwatch *gpuwatch_start(pid_t root, uint64_t start_ns)
 	return w;
 }
 
+/* A driver stuck on a wedged GPU hangs NVML's calls (nvidia-smi hangs
+ * too): the end of a recording waits this long for the thread, then goes
+ * on without it, so that the profile is written. */
+#define GPUWATCH_STOP_S 2
+
+/* The watches whose thread did not end, kept reachable: the thread may
+ * still come back and touch them.  One per command at most. */
+static struct gpuwatch *abandoned;
+
 void gpuwatch_stop(struct gpuwatch *w)
 {
+	struct timespec ts;
+
 	if (!w || !w->started)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
 	w->started = false;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += GPUWATCH_STOP_S;
+	if (pthread_timedjoin_np(w->thread, NULL, &ts) != 0) {
+		w->stuck = true;
+		snprintf(w->note, sizeof(w->note), "NVML did not answer within %d s when the "
+			 "recording ended (a GPU or its driver hangs): %s", GPUWATCH_STOP_S,
+			 w->opened ? "the figures end at the last reading" : "no reading");
+		return;
+	}
 	nvml_close(w->r);
 	w->r = NULL;
 }
@@ -209,6 +242,10 @@ void gpuwatch_free(struct gpuwatch *w)
 	if (!w)
 		return;
 	gpuwatch_stop(w);
+	if (w->stuck) {
+		abandoned = w;
+		return;
+	}
 	gpusample_free(&w->g);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);

@@ -29,12 +29,14 @@ struct gpuwatch;
  * mono_ns(), the profile's start).  NVML is opened on the thread. */
 struct gpuwatch *gpuwatch_start(pid_t root, uint64_t start_ns);
 
-/* Stop the thread and keep what it read; NULL: nothing. */
+/* Stop the thread and keep what it read; NULL: nothing.  A thread inside
+ * an NVML call that does not return within 2 s is left to itself (the
+ * note says so) and what it read so far is kept. */
 void gpuwatch_stop(struct gpuwatch *w);
 void gpuwatch_free(struct gpuwatch *w);
 
 /* Once stopped: why there is nothing to show (no library, no device), or
- * NULL. */
+ * why the figures end early (NVML hung), or NULL. */
 const char *gpuwatch_note(struct gpuwatch *w);
 
 /* What was read, once stopped (NULL when NVML never opened). */

@@ -13,9 +13,10 @@
  *     not shown (tests/check_gpu_trace.py checks both);
  *   - top's snapshots, and its full-screen view (in tmux), have a header
  *     line for GPU 0 with a scripted value;
- *   - without the library, with no device, and with a device lost after
- *     a few readings, one line says so, record exits 0 and the profile is
- *     written (with the readings before the loss);
+ *   - without the library, with no device, with a device lost after a
+ *     few readings, and with a driver that stops answering, one line says
+ *     so, record exits 0 and the profile is written (with the readings
+ *     before the loss);
  *   - a target whose processes are on no GPU: one line says so; one whose
  *     worker (workers.py, a fork child: not sampled without -s) is on the
  *     GPU: the GPU is the tree's and shown.
@@ -101,13 +102,15 @@ static int record(struct gpu_test *d, const char *name, const char *lib_dir, con
 	return 0;
 }
 
-/* tests/check_gpu_trace.py on OUTDIR/name.*, with extra words. */
-static void check_trace(struct gpu_test *d, const char *name, const char *extra,
-			const char *extra2)
+/* tests/check_gpu_trace.py on OUTDIR/name.*; with said, that many
+ * readings and that text on stderr. */
+static void check_trace(struct gpu_test *d, const char *name, const char *readings,
+			const char *said)
 {
 	char script[PATH_MAX], trace[PATH_MAX + 64], err[PATH_MAX + 64], served[PATH_MAX + 64];
 	char *argv[] = { (char *)test_python3(), script, trace, err, served, UTILS, MEMS,
-			 STEP_MS, (char *)extra, (char *)extra2, NULL };
+			 STEP_MS, said ? "--readings" : NULL, (char *)readings, "--said",
+			 (char *)said, NULL };
 	struct run r;
 
 	snprintf(script, sizeof(script), "%s/tests/check_gpu_trace.py", test_srcdir());
@@ -153,7 +156,20 @@ static void lost(struct gpu_test *d)
 	struct run r;
 
 	if (record(d, "lost", d->stubs, spec, &r) == 0)
-		check_trace(d, "lost", "--lost", "5");
+		check_trace(d, "lost", "5", "GPU 0 was lost at");
+	run_free(&r);
+	free(spec);
+}
+
+/* A driver that hangs after 3 readings: the recording ends and is
+ * written all the same, with those readings, and says why they stop. */
+static void hung(struct gpu_test *d)
+{
+	char *spec = spec_for(d, "hung", ",hang=3");
+	struct run r;
+
+	if (record(d, "hung", d->stubs, spec, &r) == 0)
+		check_trace(d, "hung", "3", "record: --gpu: NVML did not answer within 2 s");
 	run_free(&r);
 	free(spec);
 }
@@ -358,6 +374,7 @@ START_TEST(test_gpu)
 	snprintf(d.pid, sizeof(d.pid), "%d", (int)d.t.py_pid);
 	scripted(&d);
 	lost(&d);
+	hung(&d);
 	no_library(&d);
 	no_device(&d);
 	not_used(&d);

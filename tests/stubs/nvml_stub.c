@@ -16,6 +16,8 @@
  *   pids=P:Q:...   the processes device 0 runs (the others run none)
  *   lose=N         after N utilisation readings of device 0, every device is lost
  *                  (NVML_ERROR_GPU_IS_LOST)
+ *   hang=N         after N utilisation readings of device 0, the next call
+ *                  never returns (a wedged driver)
  *   log=PATH       each utilisation served, a line "UNIX_NS DEVICE UTIL
  *                  MEM_MIB": the ground truth a test compares with
  */
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_VALUES 64
 #define MAX_DEVICES 8
@@ -63,6 +66,7 @@ static struct {
 	unsigned pids[MAX_VALUES], npids;
 	unsigned long long step_ms;
 	long lose;		/* -1: never */
+	long hang;		/* -1: never */
 	char log[4096];
 	long readings;		/* of device 0 */
 	int devices[MAX_DEVICES];
@@ -105,6 +109,8 @@ static void parse_word(const char *w)
 		stub.step_ms = strtoull(v, NULL, 10);
 	else if (!strncmp(w, "lose=", 5))
 		stub.lose = atol(v);
+	else if (!strncmp(w, "hang=", 5))
+		stub.hang = atol(v);
 	else if (!strncmp(w, "log=", 4))
 		snprintf(stub.log, sizeof(stub.log), "%s", v);
 }
@@ -118,6 +124,7 @@ int nvmlInit_v2(void)
 	stub.count = 1;
 	stub.step_ms = 200;
 	stub.lose = -1;
+	stub.hang = -1;
 	snprintf(buf, sizeof(buf), "%s", spec ? spec : "");
 	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
 		parse_word(w);
@@ -195,6 +202,8 @@ int nvmlDeviceGetUtilizationRates(void *dev, struct utilization *u)
 
 	if (lost())
 		return GPU_IS_LOST;
+	while (stub.hang >= 0 && stub.readings >= stub.hang)
+		sleep(1000);
 	stub.readings += index_of(dev) == 0;
 	stub.read_at[index_of(dev)] = t;
 	u->gpu = at(stub.util, stub.nutil, t);
