@@ -138,38 +138,16 @@ static char *spec_for(struct gpu_test *d, const char *name, const char *more)
 			 ",pids=1:%s,log=%s.served%s", d->pid, served, more);
 }
 
-static void scripted(struct gpu_test *d)
+/* The scripted device, with more words for the stand-in, recorded and
+ * checked; with said, readings readings and that text on stderr. */
+static void scripted(struct gpu_test *d, const char *name, const char *more,
+		     const char *readings, const char *said)
 {
-	char *spec = spec_for(d, "scripted", "");
+	char *spec = spec_for(d, name, more);
 	struct run r;
 
-	if (record(d, "scripted", d->stubs, spec, &r) == 0)
-		check_trace(d, "scripted", NULL, NULL);
-	run_free(&r);
-	free(spec);
-}
-
-/* Lost after 5 readings: those 5 are in the trace, the summary says so. */
-static void lost(struct gpu_test *d)
-{
-	char *spec = spec_for(d, "lost", ",lose=5");
-	struct run r;
-
-	if (record(d, "lost", d->stubs, spec, &r) == 0)
-		check_trace(d, "lost", "5", "GPU 0 was lost at");
-	run_free(&r);
-	free(spec);
-}
-
-/* A driver that hangs after 3 readings: the recording ends and is
- * written all the same, with those readings, and says why they stop. */
-static void hung(struct gpu_test *d)
-{
-	char *spec = spec_for(d, "hung", ",hang=3");
-	struct run r;
-
-	if (record(d, "hung", d->stubs, spec, &r) == 0)
-		check_trace(d, "hung", "3", "record: --gpu: NVML did not answer within 2 s");
+	if (record(d, name, d->stubs, spec, &r) == 0)
+		check_trace(d, name, readings, said);
 	run_free(&r);
 	free(spec);
 }
@@ -372,9 +350,14 @@ START_TEST(test_gpu)
 		ck_abort_msg("%s: cannot start hot.py: %s", chosen[_i]->label, why);
 	}
 	snprintf(d.pid, sizeof(d.pid), "%d", (int)d.t.py_pid);
-	scripted(&d);
-	lost(&d);
-	hung(&d);
+	scripted(&d, "scripted", "", NULL, NULL);
+	/* Lost after 5 readings: those 5 are in the trace, the summary says
+	 * so. */
+	scripted(&d, "lost", ",lose=5", "5", "GPU 0 was lost at");
+	/* A driver that hangs after 3 readings: the recording ends and is
+	 * written all the same, with those readings, and says why they
+	 * stop. */
+	scripted(&d, "hung", ",hang=3", "3", "record: --gpu: NVML did not answer within 2 s");
 	no_library(&d);
 	no_device(&d);
 	not_used(&d);
