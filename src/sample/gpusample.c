@@ -7,6 +7,8 @@
 
 #define GIB (1024.0 * 1024 * 1024)
 #define MIB (1024.0 * 1024)
+/* A reading this late in top's header: the driver does not answer. */
+#define LATE_NS 2000000000ull
 /* Marks of record's sparkline. */
 #define SPARK_WIDTH 60
 
@@ -234,7 +236,25 @@ void gpusample_summary(const struct gpusample *g, bool utf8, struct strbuf *sb)
 			dev_summary(g, i, utf8, sb);
 }
 
-void gpusample_current(const struct gpusample *g, struct strbuf *sb)
+static void dev_current(const struct gpu_dev *d, uint64_t t_ns, struct strbuf *sb)
+{
+	dev_title(d, sb);
+	if (d->lost) {
+		sb_printf(sb, ": lost (%s)\n", d->lost_why);
+		return;
+	}
+	if (!d->readings) {
+		sb_puts(sb, ": no reading yet\n");
+		return;
+	}
+	sb_printf(sb, ": %u%% busy, memory %u%% busy, %.1f of %.1f GiB", d->latest.gpu_pct,
+		  d->latest.mem_pct, d->latest.mem_used / GIB, d->mem_total / GIB);
+	if (t_ns > d->last_ns + LATE_NS)
+		sb_printf(sb, " (no answer for %.0f s)", (t_ns - d->last_ns) / 1e9);
+	sb_putc(sb, '\n');
+}
+
+void gpusample_current(const struct gpusample *g, uint64_t t_ns, struct strbuf *sb)
 {
 	if (!gpusample_nused(g)) {
 		sb_puts(sb, "GPU: none used by the process tree");
@@ -242,21 +262,9 @@ void gpusample_current(const struct gpusample *g, struct strbuf *sb)
 		sb_putc(sb, '\n');
 		return;
 	}
-	for (unsigned i = 0; i < g->ndev; i++) {
-		const struct gpu_dev *d = &g->dev[i];
-
-		if (!d->used)
-			continue;
-		dev_title(d, sb);
-		if (d->lost)
-			sb_printf(sb, ": lost (%s)\n", d->lost_why);
-		else if (!d->readings)
-			sb_puts(sb, ": no reading yet\n");
-		else
-			sb_printf(sb, ": %u%% busy, memory %u%% busy, %.1f of %.1f GiB\n",
-				  d->latest.gpu_pct, d->latest.mem_pct, d->latest.mem_used / GIB,
-				  d->mem_total / GIB);
-	}
+	for (unsigned i = 0; i < g->ndev; i++)
+		if (g->dev[i].used)
+			dev_current(&g->dev[i], t_ns, sb);
 }
 
 void gpusample_to_profile(const struct gpusample *g, struct profile *p)

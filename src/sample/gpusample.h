@@ -91,9 +91,10 @@ void gpusample_sparkline(const struct gpusample *g, unsigned i, int width, bool 
  * for every device the tree used, or one line saying none was. */
 void gpusample_summary(const struct gpusample *g, bool utf8, struct strbuf *sb);
 
-/* top's header: a line per used device with its latest reading, or one
- * saying none is used. */
-void gpusample_current(const struct gpusample *g, struct strbuf *sb);
+/* top's header at t_ns: a line per used device with its latest reading
+ * (and for how long none came, when one is late: a driver that hangs),
+ * or one saying none is used. */
+void gpusample_current(const struct gpusample *g, uint64_t t_ns, struct strbuf *sb);
 
 /* Counter series "GPU N utilization" (%) and "GPU N memory" (MiB) of
  * every used device, into p. */

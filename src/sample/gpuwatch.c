@@ -268,7 +268,7 @@ void gpuwatch_current(struct gpuwatch *w, struct strbuf *sb)
 {
 	pthread_mutex_lock(&w->lock);
 	if (w->opened)
-		gpusample_current(&w->g, sb);
+		gpusample_current(&w->g, since_start(w), sb);
 	else if (w->note[0])
 		sb_printf(sb, "GPU: %s\n", w->note);
 	else

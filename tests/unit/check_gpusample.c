@@ -75,7 +75,7 @@ START_TEST(test_order_and_lost)
 	gpusample_summary(&g, false, &sb);
 	ck_assert_msg(strstr(sb.buf, "GPU 0 was lost at 0.3 s (GPU is lost)"), "%s", sb.buf);
 	sb_release(&sb);
-	gpusample_current(&g, &sb);
+	gpusample_current(&g, 900 * MS, &sb);
 	ck_assert_msg(strstr(sb.buf, "lost (GPU is lost)"), "%s", sb.buf);
 	sb_release(&sb);
 	gpusample_free(&g);
@@ -160,10 +160,15 @@ START_TEST(test_summary_used)
 		      "%s", sb.buf);
 	sb_release(&sb);
 
-	gpusample_current(&g, &sb);
+	gpusample_current(&g, 2000 * MS, &sb);
 	/* The latest reading: 97%, memory 48% busy, 3000 MiB of 80 GiB. */
 	ck_assert_msg(strstr(sb.buf, ": 97% busy, memory 48% busy, 2.9 of 80.0 GiB\n"), "%s",
 		      sb.buf);
+	sb_release(&sb);
+	/* Nothing read for 5.1 s (the last at 1.9 s): a driver that hangs. */
+	gpusample_current(&g, 7000 * MS, &sb);
+	ck_assert_msg(strstr(sb.buf, ": 97% busy, memory 48% busy, 2.9 of 80.0 GiB (no answer "
+			     "for 5 s)\n"), "%s", sb.buf);
 	sb_release(&sb);
 	gpusample_free(&g);
 }
