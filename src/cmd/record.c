@@ -444,7 +444,7 @@ static void gpu_summary(const struct record *r)
 		return;
 	if (!g) {
 		errorf("record: --gpu: %s: no GPU figures in this recording",
-		       gpuwatch_note(r->gpu) ? gpuwatch_note(r->gpu) : "NVML gave nothing");
+		       gpuwatch_note(r->gpu));
 		return;
 	}
 	if (gpuwatch_note(r->gpu))

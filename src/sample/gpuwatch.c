@@ -233,6 +233,10 @@ void gpuwatch_stop(struct gpuwatch *w)
 			 w->opened ? "the figures end at the last reading" : "no reading");
 		return;
 	}
+	/* Stopped while NVML was starting (a recording shorter than its
+	 * start). */
+	if (!w->opened && !w->note[0])
+		snprintf(w->note, sizeof(w->note), "NVML had not started when the recording ended");
 	nvml_close(w->r);
 	w->r = NULL;
 }
