@@ -158,23 +158,22 @@ void gpusample_sparkline(const struct gpusample *g, unsigned i, int width, bool 
 	const struct gpu_dev *d = &g->dev[i];
 	uint64_t span = d->last_ns - d->first_ns + 1;
 	uint32_t k = 0;
+	int level = 0;
 
-	/* No more marks than points: each mark has a reading. */
+	/* No more marks than points: most marks have a reading. */
 	if ((uint32_t)width > d->n)
 		width = (int)d->n;
 	for (int c = 0; c < width; c++) {
 		uint64_t end = d->first_ns + span * (uint64_t)(c + 1) / (uint64_t)width;
 		double sum = 0;
 		uint32_t n = 0;
-		int level;
 
 		for (; k < d->n && d->pts[k].t_ns < end; k++, n++)
 			sum += d->pts[k].gpu_pct;
-		if (!n) {
-			sb_putc(sb, ' ');
-			continue;
-		}
-		level = (int)(sum / n * 8 / 100.5);
+		/* A slice between two readings (they come a little late or
+		 * early) keeps the level before. */
+		if (n)
+			level = (int)(sum / n * 8 / 100.5);
 		if (utf8)
 			sb_puts(sb, blocks[level]);
 		else

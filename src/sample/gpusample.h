@@ -82,8 +82,9 @@ unsigned gpusample_nused(const struct gpusample *g);
 bool gpusample_stats(const struct gpusample *g, unsigned i, struct gpu_stats *st);
 
 /* Utilisation of device i over its readings as width marks (fewer when
- * there are fewer points), each the mean of its share of the time: block
- * elements with utf8, else ASCII; a share without a reading is a space. */
+ * there are fewer points), each the mean of its share of the time (a
+ * share without a reading: the mark before): block elements with utf8,
+ * else ASCII. */
 void gpusample_sparkline(const struct gpusample *g, unsigned i, int width, bool utf8,
 			 struct strbuf *sb);
 

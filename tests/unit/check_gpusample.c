@@ -102,6 +102,21 @@ START_TEST(test_sparkline)
 	ck_assert_uint_eq(sb.len, 60);
 	sb_release(&sb);
 	gpusample_free(&g);
+
+	/* Readings that come late and early leave a slice without one: it
+	 * keeps the mark before, never a hole. */
+	gpusample_init(&g, 1);
+	for (int i = 0; i < 6; i++) {
+		static const uint64_t at_ms[6] = { 0, 100, 150, 300, 400, 500 };
+		struct nvml_reading r = reading(i < 3 ? 97 : 3, 1);
+
+		gpusample_add(&g, 0, at_ms[i] * MS, &r);
+	}
+	/* Slices of 83 ms: the third (167-250 ms) has no reading. */
+	gpusample_sparkline(&g, 0, 6, false, &sb);
+	ck_assert_str_eq(sb.buf, "###___");
+	sb_release(&sb);
+	gpusample_free(&g);
 }
 END_TEST
 
