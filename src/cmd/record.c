@@ -66,9 +66,6 @@ static const char record_usage[] =
 	"                         (pauses the threads: implies --blocking)\n"
 	"      --no-debuginfod    with --native: never fetch debug files from the\n"
 	"                         servers DEBUGINFOD_URLS names\n"
-	"      --gpu              the GPUs the processes use, through NVML: their\n"
-	"                         utilisation and memory in the summary and as\n"
-	"                         counters in the Chrome trace\n"
 	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
 	"                         the tasks awaiting it (root first), then its\n"
 	"                         coroutine; =all: every pending task's too\n"
@@ -76,6 +73,9 @@ static const char record_usage[] =
 	"                         frame per process\n"
 	"      --group-processes  with -s: one root for the subprocesses that share\n"
 	"                         a command line (numbers aside)\n"
+	"      --gpu              the GPUs the processes use, through NVML: their\n"
+	"                         utilisation and memory in the summary and as\n"
+	"                         counters in the Chrome trace\n"
 	"  -q, --quiet            no status line, no table of functions, no summary\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -98,6 +98,7 @@ struct record {
 	const char *out_dir;	/* for the default name: NULL (here) or $TMPDIR */
 	const char *out_dir_why;	/* why not here, or NULL */
 	bool quiet;
+	struct gpuwatch *gpu;	/* --gpu */
 	struct child child;	/* launch mode */
 	struct statusline sl;
 	struct sampler_counts counts;	/* at the end */
@@ -106,7 +107,6 @@ struct record {
 	/* CPU time of the target and of its subprocesses while recorded. */
 	struct tree_cpu cpu;
 	bool cpu_known;
-	struct gpuwatch *gpu;		/* --gpu */
 };
 
 enum { OPT_THREADS = TOPT_NEXT, OPT_GROUP };
@@ -654,9 +654,9 @@ int cmd_record(int argc, char **argv)
 	}
 	status = conclude(&r, &p, &st, &path, pargv, pargc);
 out:
+	gpuwatch_free(r.gpu);
 	proc_cmdline_free(pargv);
 	free(path);
-	gpuwatch_free(r.gpu);
 	profile_free(&p);
 	return status;
 }

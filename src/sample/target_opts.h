@@ -19,10 +19,10 @@
 struct target_opts {
 	struct sampler_opts so;
 	struct fleet_opts fo;
+	bool gpu;		/* --gpu: NVML's figures of the tree's GPUs */
 	bool by_function;	/* --function */
 	bool full_filenames;
 	bool full_names;	/* --full-names */
-	bool gpu;		/* --gpu: NVML's figures of the tree's GPUs */
 	pid_t pid;
 	char **command;		/* argv after "--", in launch mode */
 };
@@ -35,11 +35,11 @@ enum {
 	TOPT_FUNCTION,
 	TOPT_FULL,
 	TOPT_FULL_NAMES,
+	TOPT_GPU,
 	TOPT_BLOCKING,
 	TOPT_NATIVE,
 	TOPT_ASYNC,
 	TOPT_NO_DEBUGINFOD,
-	TOPT_GPU,
 	TOPT_NEXT,
 };
 
@@ -52,11 +52,11 @@ enum {
 	{ "function", no_argument, NULL, TOPT_FUNCTION }, \
 	{ "full-filenames", no_argument, NULL, TOPT_FULL }, \
 	{ "full-names", no_argument, NULL, TOPT_FULL_NAMES }, \
+	{ "gpu", no_argument, NULL, TOPT_GPU }, \
 	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
 	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
 	{ "no-debuginfod", no_argument, NULL, TOPT_NO_DEBUGINFOD }, \
-	{ "gpu", no_argument, NULL, TOPT_GPU }, \
 	{ "subprocesses", no_argument, NULL, 's' }
 
 /* Defaults: 100 Hz. */
