@@ -1,6 +1,7 @@
 /* pystrobe record: sample a process at a fixed rate and write a profile. */
 #include "cmd/cmd.h"
 #include "sample/fleet.h"
+#include "sample/gpuwatch.h"
 #include "sample/launch.h"
 #include "python/locate.h"
 #include "process/mem.h"
@@ -26,6 +27,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +78,9 @@ static const char record_usage[] =
 	"                         frame per process\n"
 	"      --group-processes  with -s: one root for the subprocesses that share\n"
 	"                         a command line (numbers aside)\n"
+	"      --gpu              the GPUs the processes use, through NVML: their\n"
+	"                         utilisation and memory in the summary and as\n"
+	"                         counters in the Chrome trace\n"
 	"  -q, --quiet            no status line, no table of functions, no summary\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -97,6 +103,7 @@ struct record {
 	const char *out_dir;	/* for the default name: NULL (here) or $TMPDIR */
 	const char *out_dir_why;	/* why not here, or NULL */
 	bool quiet;
+	struct gpuwatch *gpu;	/* --gpu */
 	struct child child;	/* launch mode */
 	struct statusline sl;
 	struct sampler_counts counts;	/* at the end */
@@ -416,6 +423,67 @@ static void hint(const struct record *r, const struct sampler_status *st)
 	sb_release(&sb);
 }
 
+/* --- the GPUs (--gpu) ------------------------------------------------------ */
+
+/* On the profile's clock: started with the samples, the readings' times
+ * are the runs' times (to the microseconds between the two starts). */
+static void gpu_start(struct record *r)
+{
+	if (r->t.gpu)
+		r->gpu = gpuwatch_start(r->t.pid, mono_ns());
+}
+
+/* The readings become the profile's counters, before it is written. */
+static void gpu_stop(struct record *r, struct profile *p)
+{
+	const struct gpusample *g;
+
+	gpuwatch_stop(r->gpu);
+	if ((g = gpuwatch_result(r->gpu)))
+		gpusample_to_profile(g, p);
+}
+
+/* Whether the terminal reads UTF-8, for the sparkline's blocks. */
+static bool utf8_terminal(void)
+{
+	const char *cs;
+	bool utf8;
+
+	setlocale(LC_CTYPE, "");
+	cs = nl_langinfo(CODESET);
+	utf8 = cs && !strcmp(cs, "UTF-8");
+	setlocale(LC_CTYPE, "C");
+	return utf8;
+}
+
+/* The summary's lines of the GPUs, or the one line that says why there
+ * are none. */
+static void gpu_summary(const struct record *r)
+{
+	const struct gpusample *g = gpuwatch_result(r->gpu);
+	struct strbuf sb = STRBUF_INIT;
+	char *line, *nl;
+
+	if (!r->gpu)
+		return;
+	if (!g) {
+		errorf("record: --gpu: %s: no GPU figures in this recording",
+		       gpuwatch_note(r->gpu));
+		return;
+	}
+	if (gpuwatch_note(r->gpu))
+		errorf("record: --gpu: %s", gpuwatch_note(r->gpu));
+	if (r->quiet)
+		return;
+	gpusample_summary(g, utf8_terminal(), &sb);
+	for (line = sb.buf; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		*nl = '\0';
+		errorf("%s", line);
+	}
+	sb_release(&sb);
+}
+
 /* --- the command ---------------------------------------------------------- */
 
 /* Asked to stop (Ctrl-C, SIGTERM, SIGHUP), or at the end of --duration,
@@ -510,6 +578,7 @@ static int conclude(struct record *r, struct profile *p, const struct sampler_st
 		toplist_print(p, TOPLIST_ROWS, r->oo.full_filenames, r->oo.full_names, "pystrobe: ",
 			      stderr);
 	summary(r, st, rc == 0 || written ? *path : NULL);
+	gpu_summary(r);
 	hint(r, st);
 	say_end(r, st);
 	/* Ended by us at the duration's end: its status is ours to give. */
@@ -583,7 +652,9 @@ int cmd_record(int argc, char **argv)
 	p.start_unix_ns = realtime_ns();
 	p.wall = r.t.so.idle;	/* every thread, running or not: wall time */
 	r.cpu_known = proctree_cpu(r.t.pid, &cpu0) == 0;
+	gpu_start(&r);
 	fleet_run(f, &quit_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
+	gpu_stop(&r, &p);
 	/* Ended before anything else is said. */
 	statusline_end(&r.sl);
 	if (r.cpu_known && (r.cpu_known = proctree_cpu(r.t.pid, &r.cpu) == 0)) {
@@ -615,6 +686,7 @@ int cmd_record(int argc, char **argv)
 	}
 	status = conclude(&r, &p, &st, &path, pargv, pargc);
 out:
+	gpuwatch_free(r.gpu);
 	proc_cmdline_free(pargv);
 	free(path);
 	waitmark_free(r.waits);

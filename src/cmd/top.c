@@ -12,6 +12,7 @@
 #include "cmd/quit.h"
 #include "profile/output.h"
 #include "sample/fleet.h"
+#include "sample/gpuwatch.h"
 #include "sample/target_opts.h"
 #include "sample/waitmark.h"
 #include "sample/launch.h"
@@ -63,6 +64,8 @@ static const char top_usage[] =
 	"                         the tasks awaiting it (root first), then its\n"
 	"                         coroutine; =all: every pending task's too\n"
 	"  -s, --subprocesses     also every process started by the target\n"
+	"      --gpu              a header line per GPU the processes use: its\n"
+	"                         utilisation and memory, through NVML\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Columns: %Own and %Total are shares of the last refresh interval (100% is\n"
@@ -99,6 +102,7 @@ struct top {
 	 * command's output goes to this file, named when top ends. */
 	char *log;
 	int log_fd;
+	struct gpuwatch *gpu;	/* --gpu */
 };
 
 static void install_signals(void)
@@ -198,11 +202,24 @@ static void target_exited(struct top *t)
 	}
 }
 
+/* The GPUs' lines as of now, unless the view is paused. */
+static void read_gpus(struct top *t)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!t->gpu || t->m.paused)
+		return;
+	gpuwatch_current(t->gpu, &sb);
+	top_model_set_gpu(&t->m, sb.buf ? sb.buf : "");
+	sb_release(&sb);
+}
+
 static void end_interval(struct top *t, uint64_t now)
 {
 	struct top_tick k;
 
 	tick(t, now, &k);
+	read_gpus(t);
 	top_model_interval(&t->m, &k);
 	t->clock.max_lag_ns = 0;
 	if (!t->m.paused)
@@ -386,6 +403,8 @@ static int start(struct top *t, int *status)
 		*status = t->child.pid ? finish_child(t, true) : rc;
 		return -1;
 	}
+	if (t->o.gpu)
+		t->gpu = gpuwatch_start(t->o.pid, mono_ns());
 	argv = proc_cmdline(t->o.pid, &argc);
 	top_model_set_target(&t->m, t->o.pid, argv, argc);
 	proc_cmdline_free(argv);
@@ -429,6 +448,7 @@ int cmd_top(int argc, char **argv)
 	status = finish_child(&t, quit_requested || !t.m.exited);
 out:
 	close_log(&t);
+	gpuwatch_free(t.gpu);
 	fleet_close(t.f);
 	waitmark_free(t.waits);
 	top_model_free(&t.m);

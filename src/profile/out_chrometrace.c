@@ -15,6 +15,10 @@
  * a longer gap every frame is closed.  Process and thread root frames are
  * left out: the tracks already are the process and the thread.
  *
+ * Counters measured beside the samples (a GPU's utilisation and memory)
+ * become counter ("C") events of the profiled process, one track per
+ * series, on the same clock as the slices.
+ *
  * Order in the file: readers sort events by ts, stably, so of events that
  * start together the parent must come first (Perfetto issue #878).  An event
  * is written when its "group" (the frames one run opened) is complete, and
@@ -123,10 +127,25 @@ static const char *root_command(const struct profile *p, pid_t pid)
 	return NULL;
 }
 
+/* The track of the counters: the profiled process's, named as it is
+ * when it has no sampled thread of its own (with -s, workers only). */
+static void counter_process_metadata(struct ct *ct)
+{
+	const struct profile *p = ct->p;
+
+	if (!p->ncounters)
+		return;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		if (p->threads[t].pid == p->pid)
+			return;
+	metadata(ct, "process_name", p->pid, p->pid, p->command ? p->command : "pystrobe");
+}
+
 static void process_metadata(struct ct *ct)
 {
 	const struct profile *p = ct->p;
 
+	counter_process_metadata(ct);
 	for (uint32_t t = 0; t < p->nthreads; t++) {
 		pid_t pid = p->threads[t].pid;
 		bool seen = false;
@@ -308,6 +327,26 @@ static void thread_events(struct ct *ct, uint32_t t)
 	close_to(ct, 0, prev_end);
 }
 
+/* One "C" event per point: Perfetto names the track "NAME UNIT", after
+ * the event's name and its one argument. */
+static void counter_events(struct ct *ct, const struct pcounter *c)
+{
+	for (uint32_t i = 0; i < c->npoints; i++) {
+		event_begin(ct);
+		sb_puts(&ct->sb, "{\"ph\":\"C\",\"name\":");
+		put_str(&ct->sb, c->name);
+		sb_putc(&ct->sb, ',');
+		put_ids(ct, ct->p->pid, ct->p->pid);
+		sb_puts(&ct->sb, ",\"ts\":");
+		sb_put_u64(&ct->sb, to_us(c->points[i].t_ns));
+		sb_puts(&ct->sb, ",\"args\":{");
+		put_str(&ct->sb, c->unit);
+		sb_printf(&ct->sb, ":%.6g}}", c->points[i].value);
+		if (ct->sb.len > FLUSH_AT)
+			out_flush_sb(&ct->sb, ct->f);
+	}
+}
+
 static void group_runs(struct ct *ct)
 {
 	profile_runs_by_thread(ct->p, &ct->first, &ct->order);
@@ -348,6 +387,8 @@ int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o)
 		thread_metadata(&ct, &p->threads[t]);
 	for (uint32_t t = 0; t < p->nthreads; t++)
 		thread_events(&ct, t);
+	for (uint32_t i = 0; i < p->ncounters; i++)
+		counter_events(&ct, &p->counters[i]);
 	other_data(&ct, o);
 	sb_puts(&ct.sb, "}\n");
 	out_flush_sb(&ct.sb, ct.f);

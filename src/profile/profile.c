@@ -33,6 +33,12 @@ void profile_free(struct profile *p)
 	free(p->threads);
 	free(p->runs);
 	free(p->stack_threads);
+	for (uint32_t i = 0; i < p->ncounters; i++) {
+		free(p->counters[i].name);
+		free(p->counters[i].unit);
+		free(p->counters[i].points);
+	}
+	free(p->counters);
 	free(p->command);
 	free(p->python_version);
 	memset(p, 0, sizeof(*p));
@@ -569,4 +575,26 @@ void profile_runs_by_thread(const struct profile *p, uint32_t **firstp, uint32_t
 			p->runs);
 	*firstp = first;
 	*orderp = order;
+}
+
+uint32_t profile_counter(struct profile *p, const char *name, const char *unit)
+{
+	struct pcounter *c;
+
+	ALLOC_GROW(p->counters, p->ncounters + 1, p->counters_cap);
+	c = &p->counters[p->ncounters];
+	memset(c, 0, sizeof(*c));
+	c->name = xstrdup(name);
+	c->unit = xstrdup(unit);
+	return p->ncounters++;
+}
+
+void profile_counter_add(struct profile *p, uint32_t counter, uint64_t t_ns, double value)
+{
+	struct pcounter *c = &p->counters[counter];
+
+	if (c->npoints && t_ns < c->points[c->npoints - 1].t_ns)
+		return;
+	ALLOC_GROW(c->points, c->npoints + 1, c->points_cap);
+	c->points[c->npoints++] = (struct pcounter_point){ t_ns, value };
 }

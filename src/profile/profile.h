@@ -70,6 +70,21 @@ struct pstack_thread {
 	uint64_t count;
 };
 
+/* A value measured beside the samples (a GPU's utilisation), as a series
+ * of points in time: formats with a timeline draw it as a counter track
+ * beside the threads. */
+struct pcounter_point {
+	uint64_t t_ns;		/* since the profile's start, as runs */
+	double value;
+};
+
+struct pcounter {
+	char *name;		/* "GPU 0 utilization" */
+	char *unit;		/* "%", "MiB" */
+	struct pcounter_point *points;	/* in time order */
+	uint32_t npoints, points_cap;
+};
+
 struct profile {
 	struct pframe *frames;
 	uint32_t nframes, frames_cap;
@@ -108,6 +123,9 @@ struct profile {
 	struct pstack_thread *stack_threads;
 	uint32_t nstack_threads, stack_threads_cap;
 	struct hashidx stack_thread_index;
+
+	struct pcounter *counters;
+	uint32_t ncounters, counters_cap;
 
 	/* When set, told of every sample of a thread as it is counted:
 	 * watch follows each thread's stack round by round through it. */
@@ -158,6 +176,11 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth
  * after the start.  weight is usually 1. */
 void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 		 uint32_t depth, uint64_t t_ns, uint32_t weight);
+
+/* A new counter series (strings are copied); returns its index. */
+uint32_t profile_counter(struct profile *p, const char *name, const char *unit);
+/* Its value at t_ns (not before its latest point). */
+void profile_counter_add(struct profile *p, uint32_t counter, uint64_t t_ns, double value);
 
 /* Count samples of a stack that has no thread or time (a profile read from
  * a file).  false, adding nothing, when the total would overflow. */

@@ -29,6 +29,7 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 	case TOPT_FUNCTION: t->by_function = true; return 0;
 	case TOPT_FULL: t->full_filenames = true; return 0;
 	case TOPT_FULL_NAMES: t->full_names = true; return 0;
+	case TOPT_GPU: t->gpu = true; return 0;
 	case TOPT_BLOCKING: t->so.blocking = true; return 0;
 	/* Unwinding needs the threads stopped. */
 	case TOPT_NATIVE:

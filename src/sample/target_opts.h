@@ -19,6 +19,7 @@
 struct target_opts {
 	struct sampler_opts so;
 	struct fleet_opts fo;
+	bool gpu;		/* --gpu: NVML's figures of the tree's GPUs */
 	bool by_function;	/* --function */
 	bool full_filenames;
 	bool full_names;	/* --full-names */
@@ -35,6 +36,7 @@ enum {
 	TOPT_FUNCTION,
 	TOPT_FULL,
 	TOPT_FULL_NAMES,
+	TOPT_GPU,
 	TOPT_BLOCKING,
 	TOPT_NATIVE,
 	TOPT_ASYNC,
@@ -52,6 +54,7 @@ enum {
 	{ "function", no_argument, NULL, TOPT_FUNCTION }, \
 	{ "full-filenames", no_argument, NULL, TOPT_FULL }, \
 	{ "full-names", no_argument, NULL, TOPT_FULL_NAMES }, \
+	{ "gpu", no_argument, NULL, TOPT_GPU }, \
 	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
 	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \

@@ -1,5 +1,6 @@
 /* What top shows, computed from samples; see model.h. */
 #include "top/model.h"
+#include "util/escape.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -42,6 +43,21 @@ static void labels_free(struct top_labels *l)
 	free(l->label);
 }
 
+void top_model_set_gpu(struct top_model *m, const char *text)
+{
+	for (int i = 0; i < m->ngpu; i++)
+		free(m->gpu[i]);
+	m->ngpu = 0;
+	while (*text && m->ngpu < TOP_GPU_LINES) {
+		const char *nl = strchrnul(text, '\n');
+		struct strbuf sb = STRBUF_INIT;
+
+		sb_add_escaped(&sb, text, (size_t)(nl - text), ESC_TEXT);
+		m->gpu[m->ngpu++] = sb_detach(&sb);
+		text = *nl ? nl + 1 : nl;
+	}
+}
+
 void top_model_free(struct top_model *m)
 {
 	labels_free(&m->frame_labels);
@@ -52,6 +68,7 @@ void top_model_free(struct top_model *m)
 	free(m->rows);
 	free(m->what);
 	free(m->version);
+	top_model_set_gpu(m, "");
 	profile_free(&m->funcs);
 	profile_free(&m->p);
 }

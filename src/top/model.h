@@ -28,6 +28,9 @@
 #include "util/hashidx.h"
 #include "util/util.h"
 
+/* Header lines for the GPUs at most (a machine has eight). */
+#define TOP_GPU_LINES 8
+
 enum top_sort {
 	TOP_SORT_OWN_PCT,
 	TOP_SORT_TOTAL_PCT,
@@ -96,6 +99,10 @@ struct top_model {
 	double delay_s;		/* the interval asked for */
 	bool exited;		/* the target is gone: the last view stays */
 	int exit_status;	/* then a launched command's, or -1 */
+	/* --gpu: a header line per GPU the target uses, or one saying why
+	 * there is none; printable. */
+	char *gpu[TOP_GPU_LINES];
+	int ngpu;
 
 	/* How the rows are made. */
 	enum top_sort sort;
@@ -136,6 +143,10 @@ void top_model_free(struct top_model *m);
 /* What is watched: its pid and command line (made printable here; NULL
  * or empty: "?"). */
 void top_model_set_target(struct top_model *m, pid_t pid, char **argv, int argc);
+
+/* The GPUs' lines (gpusample_current()'s text, '\n'-ended lines): from
+ * now on the header's. */
+void top_model_set_gpu(struct top_model *m, const char *text);
 
 /* The sampling starts: intervals count from t. */
 void top_model_start(struct top_model *m, const struct top_tick *t);

@@ -193,6 +193,8 @@ int top_view_snapshot(const struct top_model *m, FILE *out)
 		sb_printf(&sb, ", Python %s", m->version);
 	sb_puts(&sb, " | ");
 	stats_line(m, &sb);
+	for (int i = 0; i < m->ngpu; i++)
+		sb_printf(&sb, "\n%s", m->gpu[i]);
 	sb_printf(&sb, "\n%s\n", titles_text(m));
 	for (uint32_t i = 0; i < m->nrows && n < SNAPSHOT_ROWS; i++) {
 		char buf[96];
@@ -393,6 +395,16 @@ static void draw_state(const struct top_view *v, const struct top_model *m)
 	}
 }
 
+/* 4...: a line per GPU (--gpu), as many as fit above a few rows. */
+static int draw_gpus(const struct top_view *v, const struct top_model *m)
+{
+	int n = m->ngpu < LINES - HEADER_LINES - 4 ? m->ngpu : LINES - HEADER_LINES - 4;
+
+	for (int i = 0; i < n; i++)
+		put(v, HEADER_LINES + i, 0, COLS, 0, m->gpu[i]);
+	return n > 0 ? n : 0;
+}
+
 /* --- the table ------------------------------------------------------------ */
 
 static void draw_titles(const struct top_view *v, const struct top_model *m, int y)
@@ -531,6 +543,8 @@ static void draw_help(const struct top_view *v)
 
 void top_view_draw(const struct top_view *v, const struct top_model *m, struct top_ui *ui)
 {
+	int header;
+
 	erase();
 	curs_set(ui->prompting ? 1 : 0);
 	if (LINES < HEADER_LINES + 4 || COLS < 40) {
@@ -542,8 +556,10 @@ void top_view_draw(const struct top_view *v, const struct top_model *m, struct t
 	draw_sampling(v, &m->shown);
 	draw_shown(v, m);
 	draw_state(v, m);
-	draw_titles(v, m, HEADER_LINES);
-	draw_table(v, m, ui, HEADER_LINES + 1, LINES - 1);
+	header = HEADER_LINES + draw_gpus(v, m);
+	ui->chrome = header + 2;
+	draw_titles(v, m, header);
+	draw_table(v, m, ui, header + 1, LINES - 1);
 	if (ui->help)
 		draw_help(v);
 	draw_keybar(v, m, ui, LINES - 1);

@@ -404,6 +404,21 @@ END_TEST
 
 /* --- the same profile in every format ----------------------------------- */
 
+/* record --gpu's counters (a GPU swinging between 3% and 97%, and its
+ * memory), every 150 ms over the recording: the Chrome trace's "C" events
+ * beside the slices must leave the importer's stacks as they are, without
+ * a warning. */
+static void gpu_counters(struct profile *p)
+{
+	uint32_t util = profile_counter(p, "GPU 0 utilization", "%");
+	uint32_t mem = profile_counter(p, "GPU 0 memory", "MiB");
+
+	for (uint64_t t = 0; t < p->duration_ns; t += 150000000ull) {
+		profile_counter_add(p, util, t, t / 1000000000ull % 2 ? 97 : 3);
+		profile_counter_add(p, mem, t, 30000.5);
+	}
+}
+
 /* A recursive function leaving and re-entering itself at a fractional
  * microsecond interval (3333333 ns, 300 Hz), two threads one after the
  * other, a gap: what
@@ -447,6 +462,7 @@ static void synthetic(struct profile *p)
 			t += 50 * p->interval_ns;	/* a gap: nothing sampled */
 	}
 	p->duration_ns = t;
+	gpu_counters(p);
 }
 
 /* "stack WEIGHT\tSTACK" lines summed by stack into a folded struct. */
@@ -517,7 +533,8 @@ START_TEST(test_same_stacks)
 		imported(out, &imp, f[i].name);
 		same_stacks(&col, &imp, f[i].unit_ns, (double)p.interval_ns, f[i].name);
 		printf("consumers: speedscope imports %s with the collapsed file's %zu stacks "
-		       "and weights, without a warning\n", f[i].name, col.n);
+		       "and weights, without a warning%s\n", f[i].name, col.n,
+		       i == 0 ? " (and GPU counters beside them)" : "");
 		folded_free(&imp);
 		free(out);
 		free(path);
