@@ -57,6 +57,8 @@ static const char top_usage[] =
 	"                         (pauses the threads: implies --blocking)\n"
 	"      --no-debuginfod    with --native: never fetch debug files from the\n"
 	"                         servers DEBUGINFOD_URLS names\n"
+	"      --training         a training job's view: --idle -s --waits --gpu\n"
+	"                         (add --native for the CUDA frames)\n"
 	"      --waits            a leaf frame <wait:gpu>, <wait:data> or\n"
 	"                         <wait:collective> on each sample waiting for the GPU,\n"
 	"                         the input pipeline or other ranks: a row each\n"

@@ -40,6 +40,13 @@ int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const
 		return 0;
 	case TOPT_NO_DEBUGINFOD: t->so.no_debuginfod = true; return 0;
 	case TOPT_WAITS: t->waits = true; return 0;
+	/* What the training-job view needs: wall time (a thread waiting for
+	 * its batch is the point), the DataLoader workers and ranks, the
+	 * classes and the GPUs.  Not --native: it pauses the job for every
+	 * sample, which the user asks for knowingly. */
+	case TOPT_TRAINING:
+		t->so.idle = t->fo.subprocesses = t->waits = t->gpu = true;
+		return 0;
 	case 's': t->fo.subprocesses = true; return 0;
 	case TOPT_ASYNC:
 		if (!arg || !strcmp(arg, "running"))

@@ -42,6 +42,7 @@ enum {
 	TOPT_ASYNC,
 	TOPT_NO_DEBUGINFOD,
 	TOPT_WAITS,
+	TOPT_TRAINING,
 	TOPT_NEXT,
 };
 
@@ -60,6 +61,7 @@ enum {
 	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
 	{ "no-debuginfod", no_argument, NULL, TOPT_NO_DEBUGINFOD }, \
 	{ "waits", no_argument, NULL, TOPT_WAITS }, \
+	{ "training", no_argument, NULL, TOPT_TRAINING }, \
 	{ "subprocesses", no_argument, NULL, 's' }
 
 /* Defaults: 100 Hz. */
