@@ -29,6 +29,7 @@
 
 struct sthread {
 	uint64_t ident;
+	pid_t ns_tid;		/* the thread state's own OS id (0: not given) */
 	pid_t tid;
 	int stat_fd;		/* /proc/PID/task/TID/stat, kept open */
 	char state;		/* read before this round's pause */

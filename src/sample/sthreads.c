@@ -93,25 +93,30 @@ static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 	return tid;
 }
 
-/* Ours, which its /proc entry, ptrace and the profile's thread use. */
-static pid_t tid_of(struct sampler *s, const struct py_tstate *ts, int n)
-{
-	return nsmap_host_tid(&s->nsm, ns_tid_of(s, ts, n));
-}
 
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n)
 {
 	struct sthread *t;
 	char path[96];
 
+	/* The thread id (pthread_t) is an address the C library hands the
+	 * next thread once one ends, with its stack: a thread started
+	 * between two rounds has the last one's.  Its OS thread id proves
+	 * it is the same thread (from the thread state on 3.11+, else read
+	 * from the C library's thread descriptor); an entry whose id differs
+	 * is left unseen, and dropped. */
+	pid_t ns_tid = ns_tid_of(s, ts, n);
+
 	for (int i = 0; i < s->nthreads; i++)
-		if (s->threads[i].ident == ts->ident)
+		if (s->threads[i].ident == ts->ident &&
+		    (!ns_tid || s->threads[i].ns_tid == ns_tid))
 			return &s->threads[i];
 	ALLOC_GROW(s->threads, s->nthreads + 1, s->threads_alloc);
 	t = &s->threads[s->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->ident = ts->ident;
-	t->tid = tid_of(s, ts, n);
+	t->ns_tid = ns_tid;
+	t->tid = nsmap_host_tid(&s->nsm, ns_tid);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)t->tid);
 	t->stat_fd = t->tid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);

@@ -434,6 +434,34 @@ static int json_pair(const char *text, const char *key, double *a, double *b)
 	return 0;
 }
 
+/* Start a target running code (argv: "60" seconds at most, then its
+ * directory) and wait for its "ready"; false, said in failures, when it
+ * did not come up. */
+static bool start_ready(struct target *t, const struct test_interp *ti, const char *code,
+			const char *what, char **failures)
+{
+	char why[512];
+
+	if (target_start(t, ti, why, sizeof(why), "-c", code, "60", NULL) < 0 ||
+	    target_wait_file(t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		msg_add(failures, "%s: %s", what, why);
+		target_stop(t);
+		return false;
+	}
+	return true;
+}
+
+/* [--blocking] --pid PID after c's arguments; c keeps pointers, so PID
+ * is written into pid[16], the caller's. */
+static void record_pid_cmd(struct cmd *c, char *pid, const struct target *t, bool blocking)
+{
+	snprintf(pid, 16, "%d", t->py_pid);
+	if (blocking)
+		cmd_add(c, "--blocking");
+	cmd_add(c, "--pid");
+	cmd_add(c, pid);
+}
+
 /* Make the (empty) file name in the target's directory. */
 static void churn_mark(struct target *t, const char *name, const char *what, char **failures)
 {
@@ -464,20 +492,12 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	snprintf(what, sizeof(what), "%s: thread churn, record%s", ti->label,
 		 blocking ? " --blocking" : "");
 	snprintf(out, sizeof(out), "/tmp/pystrobe-churn-%d.txt", getpid());
-	if (target_start(&t, ti, why, sizeof(why), "-c", churn_code, "60", NULL) < 0 ||
-	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
-		msg_add(failures, "%s: %s", what, why);
-		target_stop(&t);
+	if (!start_ready(&t, ti, churn_code, what, failures))
 		return;
-	}
-	snprintf(pid, sizeof(pid), "%d", t.py_pid);
 	cmd_pystrobe(&c);
 	cmd_adds(&c, "record", "--idle", "-r", "500", "-d", CHURN_SECONDS, "-f", "collapsed",
 		 "-o", out, NULL);
-	if (blocking)
-		cmd_add(&c, "--blocking");
-	cmd_add(&c, "--pid");
-	cmd_add(&c, pid);
+	record_pid_cmd(&c, pid, &t, blocking);
 	sleep_ms(CHURN_ALONE_MS);
 	churn_mark(&t, "recording", what, failures);
 	if (run_cmd(&r, RUN_TIMEOUT_MS, c.v) < 0) {
@@ -515,6 +535,144 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	       errors, r.err ? r.err : "\n");
 	run_free(&r);
 }
+
+/* --- a relay of threads ---------------------------------------------------- */
+
+/* One thread at a time, each spinning 30 ms in relay_a or relay_b (in
+ * turn) and ending before the next starts: glibc hands the next one the
+ * stack and so the thread id (pthread_t) the last had.  Each writes down
+ * its OS thread id and its function (relay.json) -- the truth the
+ * profile's thread roots are held to.  A sampler that knew a thread by
+ * its pthread_t alone once gave a new thread the last one's OS id. */
+static const char relay_code[] =
+	"import json, os, sys, threading, time\n"
+	"def spin():\n"
+	"    end = time.perf_counter() + 0.03\n"
+	"    while time.perf_counter() < end:\n"
+	"        pass\n"
+	"def relay_a(log):\n"
+	"    log.append((threading.get_native_id(), 'relay_a'))\n"
+	"    spin()\n"
+	"def relay_b(log):\n"
+	"    log.append((threading.get_native_id(), 'relay_b'))\n"
+	"    spin()\n"
+	"d, log = sys.argv[-1], []\n"
+	"open(os.path.join(d, 'ready'), 'w').close()\n"
+	"end = time.monotonic() + float(sys.argv[1])\n"
+	"i = 0\n"
+	"while time.monotonic() < end and not os.path.exists(os.path.join(d, 'done')):\n"
+	"    t = threading.Thread(target=(relay_a, relay_b)[i % 2], args=(log,))\n"
+	"    t.start()\n"
+	"    t.join()\n"
+	"    i += 1\n"
+	"with open(os.path.join(d, 'relay.tmp'), 'w') as f:\n"
+	"    json.dump(log, f)\n"
+	"os.rename(os.path.join(d, 'relay.tmp'), os.path.join(d, 'relay.json'))\n";
+
+/* The function each OS thread ran, from relay.json: [[tid, "relay_a"], ...]. */
+static const char *relay_function(const char *truth, long tid)
+{
+	char pat[48];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "[%ld, \"relay_", tid);
+	p = truth ? strstr(truth, pat) : NULL;
+	return p ? (p[strlen(pat)] == 'a' ? "relay_a" : "relay_b") : NULL;
+}
+
+/* Every line of the collapsed profile whose stack is in relay_a or
+ * relay_b is under the root of a thread that ran that function. */
+static int relay_judge(const char *profile, const char *truth, const char *what,
+		       char **failures)
+{
+	int lines = 0;
+
+	for (const char *l = profile; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *th = strstr(l, "thread "), *eol = strchr(l, '\n');
+		const char *a = strstr(l, ";relay_a ("), *b = strstr(l, ";relay_b (");
+		const char *ran, *fn;
+
+		if (!eol)
+			eol = l + strlen(l);
+		if (a >= eol)
+			a = NULL;
+		if (b >= eol)
+			b = NULL;
+		if (!th || th >= eol || (!a && !b))
+			continue;
+		lines++;
+		fn = a ? "relay_a" : "relay_b";
+		ran = relay_function(truth, strtol(th + strlen("thread "), NULL, 10));
+		if (!ran || strcmp(ran, fn) != 0) {
+			msg_add(failures, "%s: %.*s: that thread ran %s", what, (int)(eol - l), l,
+				ran ? ran : "no relay function");
+			return lines;
+		}
+	}
+	return lines;
+}
+
+static void relay_one(const struct test_interp *ti, bool blocking, char **failures)
+{
+	char what[160], pid[16], why[512], out[64], path[PATH_MAX + 16];
+	char *truth = NULL, *profile = NULL;
+	struct target t;
+	struct run r;
+	struct cmd c;
+	int lines;
+
+	snprintf(what, sizeof(what), "%s: thread relay, record --threads%s", ti->label,
+		 blocking ? " --blocking" : "");
+	snprintf(out, sizeof(out), "/tmp/pystrobe-relay-%d.txt", getpid());
+	if (!start_ready(&t, ti, relay_code, what, failures))
+		return;
+	cmd_pystrobe(&c);
+	cmd_adds(&c, "record", "-q", "--threads", "-r", "200", "-d", CHURN_SECONDS, "-f",
+		 "collapsed", "-o", out, NULL);
+	record_pid_cmd(&c, pid, &t, blocking);
+	if (run_cmd(&r, RUN_TIMEOUT_MS, c.v) < 0) {
+		msg_add(failures, "%s: cannot run pystrobe", what);
+		target_stop(&t);
+		return;
+	}
+	churn_mark(&t, "done", what, failures);
+	if (target_wait_file(&t, "relay.json", 30000, why, sizeof(why)) < 0)
+		msg_add(failures, "%s: the target did not finish: %s", what, why);
+	snprintf(path, sizeof(path), "%s/relay.json", t.dir);
+	truth = read_file(path, NULL);
+	profile = read_file(out, NULL);
+	if (clean_run(&r, what, failures) && run_exit(&r) != 0)
+		msg_add(failures, "%s: exit %d: %.500s", what, run_exit(&r), r.err);
+	else if (!truth || !profile)
+		msg_add(failures, "%s: no relay.json or no profile", what);
+	else if ((lines = relay_judge(profile, truth, what, failures)) == 0)
+		msg_add(failures, "%s: no sample in a relay function", what);
+	else
+		printf("chaos: %s: %d stacks in relay threads, each under its own thread\n", what,
+		       lines);
+	free(truth);
+	free(profile);
+	target_stop(&t);
+	unlink(out);
+	run_free(&r);
+}
+
+START_TEST(test_relay)
+{
+	const struct test_interp *ti = &interps[_i];
+	char *failures = NULL;
+
+	/* threading.get_native_id() came with 3.8. */
+	if (ti->minor < 8) {
+		test_skip("chaos: %s: thread relay: no threading.get_native_id() before 3.8",
+			  ti->label);
+		return;
+	}
+	relay_one(ti, false, &failures);
+	relay_one(ti, true, &failures);
+	assert_no_failures(ti->label, "thread relay", failures);
+}
+END_TEST
 
 START_TEST(test_churn)
 {
@@ -1061,6 +1219,7 @@ int main(void)
 		tcase_add_test(tc, test_short_pid);
 	}
 	tcase_add_loop_test(tc, test_churn, 0, nslow);
+	tcase_add_loop_test(tc, test_relay, 0, ninterps);
 	tcase_add_loop_test(tc, test_exec, 0, nslow);
 	tcase_add_loop_test(tc, test_deep, 0, ninterps);
 	tcase_add_loop_test(tc, test_sigstop, 0, ninterps);
