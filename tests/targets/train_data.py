@@ -32,13 +32,6 @@ MAX_STEPS = 3000        # minutes; the test ends it sooner
 LIFETIME_S = 600        # no target outlives a test that died: SIGALRM ends it
 
 
-def write_json(outdir, name, data):
-    tmp = os.path.join(outdir, name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f)
-    os.rename(tmp, os.path.join(outdir, name))
-
-
 def augment(rng, n):
     """A hand-written transform: Python, one number at a time."""
     acc = 0.0
@@ -107,9 +100,11 @@ def main(outdir):
     batches = iter(loader)
     model, opt = model_and_optimizer(torch)
     train(torch, batches, model, opt, WARM_STEPS, lambda line: None)
-    write_json(outdir, "truth.json", {"pid": os.getpid(), "tid": threading.get_native_id(),
-                                      "workers": [w.pid for w in batches._workers],
-                                      "steps": "steps.jsonl"})
+    truth = os.path.join(outdir, "truth.json")
+    with open(truth + ".tmp", "w") as f:
+        json.dump({"pid": os.getpid(), "tid": threading.get_native_id(),
+                   "workers": [w.pid for w in batches._workers], "steps": "steps.jsonl"}, f)
+    os.rename(truth + ".tmp", truth)    # whole when the test sees it
     with open(os.path.join(outdir, "steps.jsonl"), "w", 1) as log:
         train(torch, batches, model, opt, MAX_STEPS, log.write)
     batches._shutdown_workers()

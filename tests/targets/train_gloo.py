@@ -7,7 +7,7 @@ Needs PyTorch (Debian's python3-torch in the sid root).
 Usage: train_gloo.py OUTDIR
 
 The launcher (as torchrun would be) starts the 3 rank processes, which
-join one gloo group through a TCP store on a free port of 127.0.0.1.
+join one gloo group through a file store in OUTDIR.
 Each rank trains its copy of a small MLP with SGD: per step, its
 micro-batches' forward and backward (rank SLOW_RANK does SLOW_MICRO of
 them, the others 1: more compute per step), then the gradients averaged
@@ -24,7 +24,6 @@ cover the time from the first one to the last.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -67,16 +66,8 @@ def wait_files(outdir, names, procs, timeout):
         time.sleep(0.05)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def launch(outdir):
-    store = "tcp://127.0.0.1:%d" % free_port()
+    store = "file://" + os.path.join(outdir, "store")
     procs = [subprocess.Popen([sys.executable, __file__, outdir, "rank", str(rank), store],
                               env=dict(os.environ, **QUIET))
              for rank in range(WORLD)]
