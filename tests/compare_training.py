@@ -22,8 +22,11 @@ For each thread judged, its share of samples in the class against the
 share of [T0, T1] its own clock says it waited (data: from a step's start
 to its batch; collective: inside all_reduce).  Prints a line per thread,
 pystrobe's figure beside the job's; exits 0 when every one is within
-TOLERANCE points, 1 when one is not, 2 when the inputs cannot be judged
-(no samples of the thread, steps that do not cover [T0, T1]).
+TOLERANCE points (and, for collective, the rank with the most
+micro-batches has the smallest share, by pystrobe and by its own clock),
+1 when one is not, 3 when the job's steps do not reach T1 yet (run it
+again a little later), 2 when the inputs cannot be judged (no samples of
+the thread, steps that do not cover [T0, T1]).
 """
 import json
 import os
@@ -97,8 +100,11 @@ def thread_counts(collapsed, pid, tid, cls, classify):
 
 def own_share(path, lo, hi, t0, t1):
     """The share of [t0, t1] in [line[lo], line[hi]] intervals of the
-    steps file, or None when its steps do not cover [t0, t1]."""
+    steps file, and whether its steps reach t1 yet, or None when they
+    begin after t0."""
     waited, first, last = 0.0, None, None
+    if not os.path.exists(path):
+        return None, False
     with open(path) as f:
         for line in f:
             try:
@@ -108,9 +114,11 @@ def own_share(path, lo, hi, t0, t1):
             first = step[0] if first is None else first
             last = step[-1]
             waited += max(0.0, min(step[hi], t1) - max(step[lo], t0))
-    if first is None or first > t0 or last < t1:
-        return None
-    return 100.0 * waited / (t1 - t0)
+    if first is None or last < t1:
+        return None, False
+    if first > t0:
+        return None, True
+    return 100.0 * waited / (t1 - t0), True
 
 
 def threads(job, truth):
@@ -121,6 +129,14 @@ def threads(job, truth):
 
 
 def main(argv):
+    try:
+        return judge(argv)
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        print("cannot judge: %s: %s" % (type(e).__name__, e))
+        return 2
+
+
+def judge(argv):
     if len(argv) != 7 or argv[1] not in CLASSIFIERS or argv[2] not in JOBS:
         sys.stderr.write(__doc__)
         return 2
@@ -128,15 +144,18 @@ def main(argv):
     t0, t1 = float(argv[5]), float(argv[6])
     cls, lo, hi = JOBS[job]
     truth = load(os.path.join(outdir, "truth.json"))
-    status = 0
+    status, shares = 0, []
     for name, pid, tid, steps in threads(job, truth):
         hit, total = thread_counts(collapsed, pid, tid, cls, classify)
-        own = own_share(os.path.join(outdir, steps), lo, hi, t0, t1)
-        if not total or own is None:
-            print("%s: %d samples; its steps %s [%.3f, %.3f]: cannot judge" %
-                  (name, total, "cover" if own is not None else "do not cover", t0, t1))
-            status = 2
-            continue
+        own, reached = own_share(os.path.join(outdir, steps), lo, hi, t0, t1)
+        if own is None:
+            print("%s: its steps %s [%.3f, %.3f]" % (name, "begin after the start of" if
+                                                     reached else "do not reach the end of",
+                                                     t0, t1))
+            return 2 if reached else 3
+        if not total:
+            print("%s: no samples" % name)
+            return 2
         got = 100.0 * hit / total
         off = abs(got - own)
         print("%s: %s %.1f%% by pystrobe (%d of %d samples), %.1f%% by its own clock over "
@@ -144,7 +163,21 @@ def main(argv):
                                              "" if off <= TOLERANCE else " (too far)"))
         if off > TOLERANCE and status == 0:
             status = 1
-    return status
+        shares.append((got, own, name))
+    return max(status, check_shape(job, truth, shares))
+
+
+def check_shape(job, truth, shares):
+    """The job must be what it is meant to be: the slow rank waits least,
+    by its own clock and by pystrobe; 0, or 1 when it is not."""
+    if job != "collective" or len(shares) != len(truth["ranks"]):
+        return 0
+    slow = max(range(len(shares)), key=lambda i: truth["ranks"][i]["micro_batches"])
+    for k, who in ((0, "pystrobe"), (1, "its own clock")):
+        if min(range(len(shares)), key=lambda i: shares[i][k]) != slow:
+            print("%s: not the smallest collective share by %s" % (shares[slow][2], who))
+            return 1
+    return 0
 
 
 if __name__ == "__main__":

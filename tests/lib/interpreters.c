@@ -1,4 +1,5 @@
 #include "interpreters.h"
+#include "suite.h"
 #include "util/util.h"
 
 #include <dirent.h>
@@ -400,6 +401,30 @@ pid_t test_interp_spawn_wrapped(const struct test_interp *ti, const char *const 
 	else
 		execv(ti->path, args);
 	_exit(127);
+}
+
+#define TORCH_LABEL "3.14 sid-root"
+
+const struct test_interp *test_interp_torch(const struct test_interp *all, int n,
+					    const char *what)
+{
+	char path[PATH_MAX * 2];
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(all[i].label, TORCH_LABEL))
+			continue;
+		snprintf(path, sizeof(path), "%s/usr/lib/python3/dist-packages/torch/__init__.py",
+			 all[i].root);
+		if (access(path, F_OK) == 0)
+			return &all[i];
+		test_skip("%s did not run: no python3-torch in %s "
+			  "(PYSTROBE_SID_EXTRA=python3-torch tests/setup-sid-root.sh)", what,
+			  all[i].root);
+		return NULL;
+	}
+	test_skip("%s did not run: no %s interpreter (tests/setup-sid-root.sh)", what,
+		  TORCH_LABEL);
+	return NULL;
 }
 
 const struct test_interp *test_interp_pick(const struct test_interp *all, int n, int minor)

@@ -61,6 +61,12 @@ pid_t test_interp_spawn_wrapped(const struct test_interp *ti, const char *const 
  * NULL when n is 0. */
 const struct test_interp *test_interp_pick(const struct test_interp *all, int n, int minor);
 
+/* The interpreter with Debian's python3-torch among all[0..n): the sid
+ * root's 3.14.  NULL when there is none, after a SKIP that says that what
+ * (e.g. "watch: the torch stalls") did not run, and how to get it. */
+const struct test_interp *test_interp_torch(const struct test_interp *all, int n,
+					    const char *what);
+
 /* Source directory (for tests/targets/...) and build directory. */
 const char *test_srcdir(void);
 const char *test_builddir(void);

@@ -82,6 +82,29 @@ double now_s(void)
 	return mono_ns() / 1e9;
 }
 
+double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+long json_file_int(const char *dir, const char *name, const char *key)
+{
+	char path[PATH_MAX * 2], pat[64], *text, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	text = slurp(path);
+	p = text ? strstr(text, pat) : NULL;
+	if (p)
+		v = strtol(p + strlen(pat), NULL, 10);
+	free(text);
+	return v;
+}
+
 void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
@@ -497,21 +520,59 @@ int proc_thread_count(pid_t pid)
 
 pid_t spawn_cmd(char *const argv[])
 {
+	return spawn_cmd_err(argv, NULL);
+}
+
+pid_t spawn_cmd_err(char *const argv[], const char *errpath)
+{
 	pid_t pid;
-	int nul;
+	int nul, err;
 
 	arm_death_signal();
 	pid = fork();
 	if (pid != 0)
 		return pid;
 	nul = open("/dev/null", O_RDWR);
-	if (nul >= 0) {
+	err = errpath ? open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644) : nul;
+	if (nul >= 0 && err >= 0) {
 		dup2(nul, 0);
 		dup2(nul, 1);
-		dup2(nul, 2);
+		dup2(err, 2);
 	}
 	execvp(argv[0], argv);
 	_exit(127);
+}
+
+int wait_sampling(pid_t p, pid_t pid, int timeout_ms)
+{
+	double deadline = now_s() + timeout_ms / 1000.0;
+	char dir[64], path[64 + 256], link[256], want[64];
+	struct dirent *de;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", p);
+	snprintf(want, sizeof(want), "/proc/%d/task/", pid);
+	while (now_s() < deadline) {
+		DIR *dd = opendir(dir);
+		bool found = false;
+
+		if (!dd)
+			return -1;
+		while (!found && (de = readdir(dd))) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = 0;
+			found = strstr(link, want) != NULL;
+		}
+		closedir(dd);
+		if (found)
+			return 0;
+		sleep_ms(10);
+	}
+	return -1;
 }
 
 int proc_wait_exe(pid_t pid, const char *suffix, int timeout_ms)

@@ -78,6 +78,12 @@ void sleep_ms(int ms);
 /* The monotonic clock (util.c's mono_ns()) in milliseconds and seconds. */
 long long now_ms(void);
 double now_s(void);
+/* The wall clock in seconds, as a target's time.time() gives it. */
+double wall_s(void);
+
+/* The integer after "key": in the JSON file dir/name (the first one), or
+ * -1 if there is none. */
+long json_file_int(const char *dir, const char *name, const char *key);
 
 /* The whole file, NUL-terminated ("" when empty), or NULL if it cannot be
  * opened.  free() it. */
@@ -105,6 +111,16 @@ int proc_thread_count(pid_t pid);
 
 /* Start argv (looked up in PATH) with output to /dev/null; -1 on error. */
 pid_t spawn_cmd(char *const argv[]);
+
+/* The same with stderr to the file errpath (created or truncated). */
+pid_t spawn_cmd_err(char *const argv[], const char *errpath);
+
+/* Wait (bounded) until pystrobe p samples pid: the sampler keeps each
+ * thread's /proc/PID/task/TID/stat open from its first round.  On a loaded
+ * machine finding the interpreter can take a while, and a signal before the
+ * first sample rightly makes an empty profile.  0 once it samples, -1 if
+ * it did not in time or p is gone. */
+int wait_sampling(pid_t p, pid_t pid, int timeout_ms);
 
 /* Wait (bounded) until pid runs a program whose path ends in suffix, i.e.
  * has got past exec.  0, or -1 on timeout or if it is gone. */

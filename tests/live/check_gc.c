@@ -42,14 +42,6 @@ static int ninterps;
 
 static const char *const formats[] = { "flamegraph", "speedscope", "chrometrace", "pprof" };
 
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static bool full_interp(int i)
 {
 	int oldest, newest;

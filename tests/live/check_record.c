@@ -753,41 +753,6 @@ static pid_t record_async(const char *out, const char *errfile,
 	return spawn_cmd(a.v);
 }
 
-/* Wait (bounded) until pystrobe p samples pid: the sampler keeps each
- * thread's /proc/PID/task/TID/stat open from its first round.  On a loaded
- * machine finding the interpreter can take a while, and a signal before the
- * first sample rightly makes an empty profile. */
-static void wait_sampling(pid_t p, pid_t pid, int timeout_ms)
-{
-	double deadline = now_s() + timeout_ms / 1000.0;
-	char dir[64], path[64 + 256], link[256], want[64];
-	struct dirent *de;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", p);
-	snprintf(want, sizeof(want), "/proc/%d/task/", pid);
-	while (now_s() < deadline) {
-		DIR *dd = opendir(dir);
-		bool found = false;
-
-		if (!dd)
-			return;
-		while (!found && (de = readdir(dd))) {
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = 0;
-			found = strstr(link, want) != NULL;
-		}
-		closedir(dd);
-		if (found)
-			return;
-		sleep_ms(10);
-	}
-}
-
 /* Wait (bounded) for a child; 0 with its status, or -1 on timeout. */
 static int wait_bounded(pid_t pid, int timeout_ms, int *status)
 {

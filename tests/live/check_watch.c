@@ -89,7 +89,6 @@
 #define STOP_MS		20000	/* a watch ending after SIGINT, with its command */
 #define STALL_TARGET	"tests/targets/stall.py"
 #define TORCH_TARGET	"tests/targets/stall_torch.py"
-#define TORCH_LABEL	"3.14 sid-root"
 #define TORCH_READY_MS	240000	/* 3 ranks importing torch on a loaded machine */
 
 static const struct test_interp *interps;
@@ -114,14 +113,6 @@ struct watched {
 	char *failures;
 };
 
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static bool file_exists(const char *dir, const char *name)
 {
 	char *path = NULL;
@@ -132,22 +123,6 @@ static bool file_exists(const char *dir, const char *name)
 	found = access(path, F_OK) == 0;
 	free(path);
 	return found;
-}
-
-/* The integer after "key" in a JSON file the target wrote; -1 if none. */
-static long json_file_int(const char *dir, const char *name, const char *key)
-{
-	char path[PATH_MAX * 2], pat[64], *text, *p;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	text = slurp(path);
-	p = text ? strstr(text, pat) : NULL;
-	if (p)
-		v = strtol(p + strlen(pat), NULL, 10);
-	free(text);
-	return v;
 }
 
 /* Every number after "key" in the file, up to max; their count. */
@@ -1036,26 +1011,6 @@ END_TEST
 
 /* --- PyTorch --------------------------------------------------------------------------- */
 
-static const struct test_interp *torch_interp(void)
-{
-	char path[PATH_MAX * 2];
-
-	for (int i = 0; i < ninterps; i++) {
-		if (strcmp(interps[i].label, TORCH_LABEL))
-			continue;
-		snprintf(path, sizeof(path), "%s/usr/lib/python3/dist-packages/torch/__init__.py",
-			 interps[i].root);
-		if (access(path, F_OK) == 0)
-			return &interps[i];
-		test_skip("watch: no python3-torch in %s: the collective and DataLoader stalls did "
-			  "not run (PYSTROBE_SID_EXTRA=python3-torch tests/setup-sid-root.sh)",
-			  interps[i].root);
-		return NULL;
-	}
-	test_skip("watch: no %s interpreter: the torch stalls did not run", TORCH_LABEL);
-	return NULL;
-}
-
 /* A torch target started here, watched by --pid once torch is imported
  * (a short --stall calls the import's long native calls a spin), started
  * by its go file once the watch has said its first line.  pids: where
@@ -1097,7 +1052,8 @@ static void torch_dataloader(struct watched *w)
 
 START_TEST(test_torch)
 {
-	const struct test_interp *ti = torch_interp();
+	const struct test_interp *ti =
+		test_interp_torch(interps, ninterps, "watch: the collective and DataLoader stalls");
 	struct scenario s[] = {
 		{ "collective", torch_collective, { 0 } },
 		{ "dataloader", torch_dataloader, { 0 } },
