@@ -21,6 +21,7 @@ import os
 import random
 import signal
 import sys
+import tempfile
 import threading
 import time
 
@@ -112,4 +113,7 @@ def main(outdir):
 
 if __name__ == "__main__":
     signal.alarm(LIFETIME_S)
+    # multiprocessing's temporary directory in OUTDIR, which the test
+    # removes: a job it kills leaves nothing in /tmp.
+    tempfile.tempdir = sys.argv[1]
     main(sys.argv[1])
