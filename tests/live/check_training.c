@@ -37,7 +37,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,7 +190,7 @@ static enum verdict judge(const struct take *k, int rc, int try, const char *wha
 		return DISTURBED;
 	}
 	if (rc == 1)
-		msg_add(failures, "%s: a share more than 3 points from the job's own (pystrobe "
+		msg_add(failures, "%s: a share out of compare_training.py's bounds (pystrobe "
 			"%.1f Hz%s; the figures are in the log)", what, k->hz,
 			k->behind ? ", fell behind" : "");
 	return BAD;
