@@ -23,8 +23,8 @@
  * 10 ms) for as long as its summary says it sampled; the job's steps are
  * stamped with the same wall clock.
  *
- * Without --waits in `record --help` (before issue 26's classes exist)
- * the same shares are taken from a recording without it, each sample's
+ * Without --waits in `record --help` (a PYSTROBE_BIN from before issue
+ * 26's classes) the same shares are taken from a recording without it, each sample's
  * class decided by the script's own rules on its frames (the DataLoader's
  * _next_data or _get_data, torch.distributed's all_reduce), and a SKIP
  * says that pystrobe's own classes were not judged.
