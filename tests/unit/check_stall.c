@@ -5,6 +5,7 @@
  * server, timed waits) are never reported. */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -182,8 +183,9 @@ START_TEST(test_deadlock_after_work)
 		stall_thread_seen(&m, pi, now, 100, "MainThread", 1, WC_NONE,
 				  "Thread.join (threading.py:1167)");
 		for (pid_t tid = 101; tid <= 102; tid++)
-			stall_thread_seen(&m, pi, now, tid, "t", working ? 1000 * tid + r : tid,
-					  WC_NONE, working ? "move (job.py:3)" : "take (job.py:9)");
+			stall_thread_seen(&m, pi, now, tid, "t",
+					  working ? 1000 * (uint64_t)tid + r : (uint64_t)tid, WC_NONE,
+					  working ? "move (job.py:3)" : "take (job.py:9)");
 		if (t % SEC)
 			continue;
 		stall_thread_cpu(&m, pi, 100, now, 'S', 0);
