@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where a thread was: its most frequent places are kept, each new one
- * while there is room; past that a thread is too varied to name one. */
+/* Where a thread was: its most frequent places, counted in a table of
+ * WHERE_MAX that keeps the heavy ones (a worker's augment, seen after
+ * the dozens of functions of its start-up, must still be found). */
 #define WHERE_MAX 16
 
 /* The classes shown, in the order of a line's parts when shares tie. */
@@ -30,6 +31,7 @@ static const char *const share_text[SH_COUNT] = {
 struct where {
 	char *label;
 	uint64_t n;
+	uint64_t over;		/* of n, inherited from the place it replaced */
 };
 
 struct wthread {
@@ -83,17 +85,29 @@ static enum share share_of(enum wait_class cls, bool idle)
 	}
 }
 
+/* Space-saving counting: a place not in a full table takes the slot of
+ * the least counted one and its count, plus one.  Any place with more
+ * than 1/WHERE_MAX of the samples is then in the table, its count over
+ * by at most that of the slot it took (kept, and taken off when shown):
+ * the top place is the true one whenever one place dominates, which is
+ * when the summary names it. */
 static void count_where(struct wthread *t, const char *where)
 {
-	unsigned k;
+	unsigned k, least = 0;
 
 	for (k = 0; k < t->nwhere; k++)
 		if (!strcmp(t->where[k].label, where))
 			break;
-	if (k == t->nwhere) {
-		if (k == WHERE_MAX)
-			return;
-		t->where[t->nwhere++].label = xstrdup(where);
+	if (k == WHERE_MAX) {
+		for (k = 1; k < WHERE_MAX; k++)
+			if (t->where[k].n < t->where[least].n)
+				least = k;
+		k = least;
+		free(t->where[k].label);
+		t->where[k].label = xstrdup(where);
+		t->where[k].over = t->where[k].n;
+	} else if (k == t->nwhere) {
+		t->where[t->nwhere++] = (struct where){ xstrdup(where), 0, 0 };
 	}
 	t->where[k].n++;
 }
@@ -185,6 +199,32 @@ static void put_ids(struct strbuf *sb, pid_t *ids, size_t n)
 	}
 }
 
+/* A group's name: "workers 514–517" when each is a process's main thread
+ * (a DataLoader's workers, a Pool), else "threads 23346–23347 of 22319",
+ * or "threads 23346, 23376 of 2 processes".  pids[k] is tids[k]'s. */
+static void put_members(struct strbuf *sb, pid_t *tids, const pid_t *pids, size_t n)
+{
+	bool mains = true;
+	size_t nprocs = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool again = false;
+
+		mains &= tids[i] == pids[i];
+		for (size_t j = 0; j < i && !again; j++)
+			again = pids[j] == pids[i];
+		nprocs += !again;
+	}
+	sb_puts(sb, mains ? "  workers " : "  threads ");
+	put_ids(sb, tids, n);
+	if (mains)
+		return;
+	if (nprocs == 1)
+		sb_printf(sb, " of %d", (int)pids[0]);
+	else
+		sb_printf(sb, " of %zu processes", nprocs);
+}
+
 /* The threads from first on that never wait and whose top place is that
  * of first, on one line: "workers 514–517: 85% in augment (job.py:20)";
  * their ids are their processes' when each is a process's main thread. */
@@ -192,7 +232,7 @@ static void put_group(struct strbuf *sb, struct wthread *t, size_t first, size_t
 {
 	const char *label = top_where(&t[first])->label;
 	uint64_t in = 0, all = 0;
-	pid_t *ids = xmalloc(n * sizeof(*ids));
+	pid_t *tids = xmalloc(n * sizeof(*tids)), *pids = xmalloc(n * sizeof(*pids));
 	size_t nids = 0;
 
 	for (size_t i = first; i < n; i++) {
@@ -202,19 +242,20 @@ static void put_group(struct strbuf *sb, struct wthread *t, size_t first, size_t
 		    strcmp(w->label, label))
 			continue;
 		t[i].printed = true;
-		in += w->n;
+		in += w->n - w->over;
 		all += t[i].n;
-		ids[nids++] = t[i].tid;
+		pids[nids] = t[i].pid;
+		tids[nids++] = t[i].tid;
 	}
 	if (nids == 1) {
 		sb_puts(sb, "  ");
 		put_name(sb, &t[first]);
 	} else {
-		sb_puts(sb, "  workers ");
-		put_ids(sb, ids, nids);
+		put_members(sb, tids, pids, nids);
 	}
 	sb_printf(sb, ": %u%% in %s\n", percent(in, all), label);
-	free(ids);
+	free(tids);
+	free(pids);
 }
 
 void waitsum_write(const struct waitsum *ws, struct strbuf *sb)

@@ -445,6 +445,39 @@ START_TEST(test_waitsum)
 }
 END_TEST
 
+/* A worker started by a forkserver imports for a while (here 40
+ * functions, a few samples each: more than the table of places holds),
+ * then augments: augment is its place.  Helper threads of several
+ * processes doing the same are threads, not workers. */
+START_TEST(test_waitsum_startup)
+{
+	struct waitsum *ws = waitsum_new();
+	struct strbuf sb = STRBUF_INIT;
+	char where[64];
+
+	for (pid_t w = 514; w <= 515; w++) {
+		for (int f = 0; f < 40; f++) {
+			snprintf(where, sizeof(where), "import_%d (<frozen importlib>:%d)", f, f);
+			add_n(ws, w, w, WC_NONE, false, where, 3);
+		}
+		add_n(ws, w, w, WC_NONE, false, "augment (job.py:20)", 400);
+	}
+	add_n(ws, 485, 486, WC_NONE, true, "Condition.wait (threading.py:337)", 50);
+	add_n(ws, 485, 487, WC_NONE, true, "Condition.wait (threading.py:337)", 50);
+	add_n(ws, 514, 520, WC_NONE, true, "Condition.wait (threading.py:337)", 50);
+	add_n(ws, 900, 901, WC_NONE, true, "select (selectors.py:450)", 50);
+	add_n(ws, 900, 902, WC_NONE, true, "select (selectors.py:450)", 50);
+	waitsum_write(ws, &sb);
+	ck_assert_str_eq(sb.buf,
+			 "  workers 514\xe2\x80\x93" "515: 77% in augment (job.py:20)\n"
+			 "  threads 486\xe2\x80\x93" "487, 520 of 2 processes: "
+			 "100% in Condition.wait (threading.py:337)\n"
+			 "  threads 901\xe2\x80\x93" "902 of 900: 100% in select (selectors.py:450)\n");
+	sb_release(&sb);
+	waitsum_free(ws);
+}
+END_TEST
+
 /* --- the leaves on a profile -------------------------------------------------- */
 
 static uint32_t pyframe(struct profile *p, const char *name, const char *file, int line)
@@ -605,7 +638,8 @@ int main(void)
 					test_srcline_hostile } },
 		{ "rules", .timeout = 60, .tests = { test_line_rules, test_h100_data,
 						      test_h100_native_gpu, test_h100_line_rule } },
-		{ "model", .tests = { test_waitsum, test_waitmark, test_waitmark_renamed } },
+		{ "model", .tests = { test_waitsum, test_waitsum_startup, test_waitmark,
+				      test_waitmark_renamed } },
 	};
 
 	return run_groups("waits", groups, ARRAY_SIZE(groups), 0, 1);
