@@ -269,15 +269,23 @@ void waitsum_write(const struct waitsum *ws, struct strbuf *sb)
 	memcpy(t, ws->t, ws->n * sizeof(*t));
 	for (size_t i = 0; i < ws->n; i++)
 		t[i].printed = false;
+	/* The threads that wait for the GPU, data or ranks first: the
+	 * answer the summary is for; then the rest, grouped. */
+	for (size_t i = 0; i < ws->n; i++) {
+		if (!t[i].n || (never_waits(&t[i]) && top_where(&t[i])))
+			continue;
+		t[i].printed = true;
+		put_thread(sb, &t[i]);
+	}
 	for (size_t i = 0; i < ws->n; i++) {
 		if (t[i].printed || !t[i].n)
 			continue;
-		if (never_waits(&t[i]) && top_where(&t[i])) {
+		if (top_where(&t[i])) {
 			put_group(sb, t, i, ws->n);
-			continue;
+		} else {
+			t[i].printed = true;
+			put_thread(sb, &t[i]);
 		}
-		t[i].printed = true;
-		put_thread(sb, &t[i]);
 	}
 	free(t);
 }
