@@ -467,12 +467,15 @@ START_TEST(test_waitsum_startup)
 	add_n(ws, 514, 520, WC_NONE, true, "Condition.wait (threading.py:337)", 50);
 	add_n(ws, 900, 901, WC_NONE, true, "select (selectors.py:450)", 50);
 	add_n(ws, 900, 902, WC_NONE, true, "select (selectors.py:450)", 50);
+	/* No Python frame: nowhere to name, a line of its own. */
+	add_n(ws, 900, 903, WC_NONE, false, NULL, 5);
 	waitsum_write(ws, &sb);
 	ck_assert_str_eq(sb.buf,
 			 "  workers 514\xe2\x80\x93" "515: 77% in augment (job.py:20)\n"
 			 "  threads 486\xe2\x80\x93" "487, 520 of 2 processes: "
 			 "100% in Condition.wait (threading.py:337)\n"
-			 "  threads 901\xe2\x80\x93" "902 of 900: 100% in select (selectors.py:450)\n");
+			 "  threads 901\xe2\x80\x93" "902 of 900: 100% in select (selectors.py:450)\n"
+			 "  thread 903 of 900: 100% running\n");
 	sb_release(&sb);
 	waitsum_free(ws);
 }
