@@ -272,7 +272,7 @@ void waitsum_write(const struct waitsum *ws, struct strbuf *sb)
 	/* The threads that wait for the GPU, data or ranks first: the
 	 * answer the summary is for; then the rest, grouped. */
 	for (size_t i = 0; i < ws->n; i++) {
-		if (!t[i].n || (never_waits(&t[i]) && top_where(&t[i])))
+		if (!t[i].n || never_waits(&t[i]))
 			continue;
 		t[i].printed = true;
 		put_thread(sb, &t[i]);
