@@ -104,13 +104,18 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	 * between two rounds has the last one's.  Its OS thread id proves
 	 * it is the same thread (from the thread state on 3.11+, else read
 	 * from the C library's thread descriptor); an entry whose id differs
-	 * is left unseen, and dropped. */
+	 * is left unseen, and dropped.  A thread state not showing its id
+	 * yet (a thread binding to it has set its ident, not yet its native
+	 * id) is the entry's thread only while that thread still exists. */
 	pid_t ns_tid = ns_tid_of(s, ts, n);
 
-	for (int i = 0; i < s->nthreads; i++)
-		if (s->threads[i].ident == ts->ident &&
-		    (!ns_tid || s->threads[i].ns_tid == ns_tid))
-			return &s->threads[i];
+	for (int i = 0; i < s->nthreads; i++) {
+		t = &s->threads[i];
+		if (t->ident != ts->ident)
+			continue;
+		if (t->ns_tid == ns_tid || (!ns_tid && (!t->ns_tid || read_state(t->stat_fd))))
+			return t;
+	}
 	ALLOC_GROW(s->threads, s->nthreads + 1, s->threads_alloc);
 	t = &s->threads[s->nthreads++];
 	memset(t, 0, sizeof(*t));
