@@ -185,11 +185,18 @@ static bool wanted(const struct sampler *s, const struct sthread *t, const struc
 	return true;
 }
 
-/* The pointers that lead a recheck to the innermost frame of a part. */
+/* The pointers that lead a recheck to the innermost frame of a part, and
+ * the thread state's owner: a thread that ends frees its state, and the
+ * next one, often given the same address and the same pthread_t, would
+ * otherwise lend its frames to the sample of the one that ended.  Its
+ * native id tells them apart (3.11+). */
 static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
 {
 	const struct py_layout *L = &s->pi.layout;
 
+	if (L->tstate.native_thread_id != NONE && ts->tid)
+		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.native_thread_id,
+			    (uint64_t)ts->tid, 4);
 	if (ts->cframe) {
 		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.frame, ts->cframe, 8);
 		recheck_add(&s->rc, s->owner, ts->cframe + L->tstate.cframe_frame, ts->frame, 8);
