@@ -94,10 +94,27 @@ static bool wait_state(pid_t pid, pid_t tid, char want, int timeout_ms)
 	return false;
 }
 
+/* tests/targets/vfork_wait.py started and waited for until its spawner
+ * thread sits in D (in vfork, unstoppable); returns that thread's id. */
+static pid_t start_in_d(const struct test_interp *ti, struct target *t)
+{
+	char why[256], script[PATH_MAX];
+	pid_t tid;
+
+	test_interp_script(ti, "tests/targets/vfork_wait.py", script, sizeof(script));
+	ck_assert_msg(target_start(t, ti, why, sizeof(why), script, NULL) == 0, "%s", why);
+	ck_assert_msg(target_wait_file(t, "ready", TARGET_READY_MS, why, sizeof(why)) == 0,
+		      "%s", why);
+	tid = read_tid(t);
+	ck_assert_msg(tid > 0 && wait_state(t->pid, tid, 'D', 5000),
+		      "the spawner thread %d never went into D", (int)tid);
+	return tid;
+}
+
 START_TEST(test_unstoppable_thread)
 {
 	const struct test_interp *ti = pick();
-	char why[256], script[PATH_MAX], spid[16], out[PATH_MAX + 16], fifo[PATH_MAX + 16];
+	char spid[16], out[PATH_MAX + 16], fifo[PATH_MAX + 16];
 	struct target t;
 	pid_t tid, rec;
 	int status, fd, stopped = 0, looks = 0, streak = 0, longest = 0;
@@ -105,13 +122,7 @@ START_TEST(test_unstoppable_thread)
 
 	ck_assert_msg(ti, "no Python 3.8+ to run tests/targets/vfork_wait.py on");
 	printf("pause: running on %s\n", ti->label);
-	test_interp_script(ti, "tests/targets/vfork_wait.py", script, sizeof(script));
-	ck_assert_msg(target_start(&t, ti, why, sizeof(why), script, NULL) == 0, "%s", why);
-	ck_assert_msg(target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) == 0,
-		      "%s", why);
-	tid = read_tid(&t);
-	ck_assert_msg(tid > 0 && wait_state(t.pid, tid, 'D', 5000),
-		      "the spawner thread %d never went into D", (int)tid);
+	tid = start_in_d(ti, &t);
 
 	snprintf(spid, sizeof(spid), "%d", (int)t.pid);
 	snprintf(out, sizeof(out), "%s/profile.txt", t.dir);
@@ -178,7 +189,7 @@ static bool wait_not_stopped(pid_t pid, pid_t tid, int timeout_ms)
 START_TEST(test_late_library)
 {
 	const struct test_interp *ti = pick();
-	char why[256], script[PATH_MAX], fifo[PATH_MAX + 16];
+	char fifo[PATH_MAX + 16];
 	struct pause_hint h = { 0 };
 	struct pause p;
 	struct target t;
@@ -186,13 +197,7 @@ START_TEST(test_late_library)
 	pid_t tid;
 
 	ck_assert_msg(ti, "no Python 3.8+ to run tests/targets/vfork_wait.py on");
-	test_interp_script(ti, "tests/targets/vfork_wait.py", script, sizeof(script));
-	ck_assert_msg(target_start(&t, ti, why, sizeof(why), script, NULL) == 0, "%s", why);
-	ck_assert_msg(target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) == 0,
-		      "%s", why);
-	tid = read_tid(&t);
-	ck_assert_msg(tid > 0 && wait_state(t.pid, tid, 'D', 5000),
-		      "the spawner thread %d never went into D", (int)tid);
+	tid = start_in_d(ti, &t);
 
 	/* The first pause seizes it, cannot stop it, and holds the rest
 	 * (the main thread too, unless a busy machine made it late: it is
