@@ -98,7 +98,7 @@ static struct sthread *task_thread(struct sampler *s, const struct py_task *t, i
 {
 	for (int k = 0; k < nts; k++)
 		if (s->ts[k].nparts && s->ts[k].addr == t->tstate)
-			return find_thread(s, &s->ts[k], nts);
+			return &s->threads[s->ts_thread[k]];
 	return find_thread(s, &s->ts[0], nts);
 }
 

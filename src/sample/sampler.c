@@ -536,11 +536,17 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	s->rounds++;
 	s->gil_rounds += gil != 0;
 	for (int i = 0; i < n; i++) {
+		struct sthread *t;
+
 		/* The outer parts of an OS thread's stack go with the first. */
 		if (!s->ts[i].nparts)
 			continue;
 		s->seen++;
-		find_thread(s, &s->ts[i], n)->seen = true;
+		/* Found once a round: its identity is proved here, and the
+		 * table grows only here. */
+		t = find_thread(s, &s->ts[i], n);
+		t->seen = true;
+		s->ts_thread[i] = (int)(t - s->threads);
 	}
 	/* A new thread gets its name before its first stack is counted, so
 	 * its root frame carries the name from the start. */
@@ -551,7 +557,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 
 		if (!s->ts[i].nparts)
 			continue;
-		t = find_thread(s, &s->ts[i], n);
+		t = &s->threads[s->ts_thread[i]];
 		/* Unknown counts as running, as in wanted(). */
 		if (states) {
 			s->checked++;

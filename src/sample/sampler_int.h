@@ -79,6 +79,7 @@ struct sampler {
 	bool names_stale;
 	uint64_t names_at_ns;
 	struct py_tstate ts[MAX_THREADS];
+	int ts_thread[MAX_THREADS];	/* this round: ts[i]'s index in threads (parts' first) */
 	uint32_t frames[PYSTACK_MAX_DEPTH + 2];	/* profile frame ids */
 	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
 	int nframes;
