@@ -778,7 +778,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		memset(t, 0, sizeof(*t));
 		t->addr = ts;
 		t->ident = field_u64(tb, L->tstate.thread_id);
-		t->tid = L->tstate.native_thread_id != NONE
+		t->tid = t->tid_read = L->tstate.native_thread_id != NONE
 			 ? (pid_t)field_u64(tb, L->tstate.native_thread_id) : 0;
 		t->frame_err = first_frame(m, L, field_u64(tb, L->tstate.frame), t);
 		t->interp = id;

@@ -76,6 +76,10 @@ struct py_tstate {
 	uint64_t addr;
 	uint64_t ident;		/* threading.get_ident() */
 	pid_t tid;		/* OS thread id (3.11+), else 0 */
+	/* native_thread_id as this thread state holds it: tid unless
+	 * order_parts() gave the part its OS thread's identity (3.12 runs a
+	 * subinterpreter on its creator's thread state). */
+	pid_t tid_read;
 	uint64_t frame;		/* innermost frame, 0 when none */
 	uint64_t cframe;	/* 3.11/3.12: the _PyCFrame it was read from */
 	int frame_err;		/* < 0 when the frame pointer was unreadable */

@@ -194,9 +194,9 @@ static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
 {
 	const struct py_layout *L = &s->pi.layout;
 
-	if (L->tstate.native_thread_id != NONE && ts->tid)
+	if (L->tstate.native_thread_id != NONE && ts->tid_read)
 		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.native_thread_id,
-			    (uint64_t)ts->tid, 4);
+			    (uint64_t)ts->tid_read, 4);
 	if (ts->cframe) {
 		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.frame, ts->cframe, 8);
 		recheck_add(&s->rc, s->owner, ts->cframe + L->tstate.cframe_frame, ts->frame, 8);
