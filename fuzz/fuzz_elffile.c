@@ -28,10 +28,15 @@ static const char *const sections[] = { ".PyRuntime", ".text", ".symtab", ".gnu_
 
 static void other_readers(int fd, const uint8_t *data, size_t size)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	struct fderange *v;
+	Elf *elf;
 	size_t n;
 
+	/* elffile_open() sets libelf's version too, but only after this has
+	 * run once: without it here the first input (a lone reproducer in
+	 * `make regress`) never reached these readers. */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return;
 	debugdata_ok(elf);

@@ -140,8 +140,10 @@ static int cie_cmp(const void *key, const void *elem)
 /* The range an FDE describes, or false. */
 static bool fde_range(const struct cfisec *cs, const Dwarf_FDE *fde, struct fderange *r)
 {
-	const struct cie *c = bsearch(&fde->CIE_pointer, cs->cies, cs->ncies, sizeof(*cs->cies),
-				      cie_cmp);
+	/* bsearch() must not be given a null array, even an empty one. */
+	const struct cie *c = cs->ncies ? bsearch(&fde->CIE_pointer, cs->cies, cs->ncies,
+						  sizeof(*cs->cies), cie_cmp)
+					: NULL;
 	const uint8_t *p = fde->start;
 	uint64_t len;
 

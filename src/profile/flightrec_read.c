@@ -385,7 +385,8 @@ static struct rsample **in_slice(struct rec *r, const struct flightrec_slice *sl
 		if (rel >= slice->from_ns && rel < slice->until_ns)
 			kept[info->kept++] = &r->samples[i];
 	}
-	qsort(kept, info->kept, sizeof(*kept), cmp_sample);
+	if (info->kept)
+		qsort(kept, info->kept, sizeof(*kept), cmp_sample);
 	return kept;
 }
 

@@ -459,7 +459,8 @@ static int pp_functions(struct pp *pp)
 		if (fn->name >= pp->nstrs || fn->file >= pp->nstrs)
 			return bad(pp, "function names a string past the table");
 	}
-	qsort(pp->funcs, pp->nfuncs, sizeof(*pp->funcs), cmp_func);
+	if (pp->nfuncs)
+		qsort(pp->funcs, pp->nfuncs, sizeof(*pp->funcs), cmp_func);
 	return 0;
 }
 
@@ -467,7 +468,7 @@ static const struct pp_func *find_func(struct pp *pp, uint64_t id)
 {
 	struct pp_func key = { .id = id };
 
-	return bsearch(&key, pp->funcs, pp->nfuncs, sizeof(key), cmp_func);
+	return pp->nfuncs ? bsearch(&key, pp->funcs, pp->nfuncs, sizeof(key), cmp_func) : NULL;
 }
 
 /* One Line { function_id = 1, line = 2 } of a location, as a frame. */
@@ -536,7 +537,8 @@ static int pp_locations(struct pp *pp)
 		}
 		l->n = (uint32_t)(pp->loc_frames.n - l->first);
 	}
-	qsort(pp->locs, pp->nlocs, sizeof(*pp->locs), cmp_loc);
+	if (pp->nlocs)
+		qsort(pp->locs, pp->nlocs, sizeof(*pp->locs), cmp_loc);
 	return 0;
 }
 
@@ -656,7 +658,7 @@ static int pp_sample(struct pp *pp, struct pb b, size_t index)
 	for (size_t i = locs.n; i-- > 0;) {
 		struct pp_loc key = { .id = locs.v[i] }, *l;
 
-		l = bsearch(&key, pp->locs, pp->nlocs, sizeof(key), cmp_loc);
+		l = pp->nlocs ? bsearch(&key, pp->locs, pp->nlocs, sizeof(key), cmp_loc) : NULL;
 		if (!l) {
 			fail(pp->r, "%s: location %llu does not exist", where,
 			     (unsigned long long)locs.v[i]);

@@ -84,7 +84,7 @@ static void match(struct gpuwatch *w, uint64_t t_ns)
 		n = nvml_pids(w->r, d, w->dev_pids, NVML_MAX_PIDS, &st);
 		if (st == NVMLS_LOST)
 			mark_lost(w, d, t_ns);
-		for (int i = 0; i < n && !on; i++)
+		for (int i = 0; i < n && ntree && !on; i++)
 			on = bsearch(&w->dev_pids[i], w->tree, (size_t)ntree, sizeof(*w->tree),
 				     cmp_pid) != NULL;
 		if (on && lock_live(w)) {
