@@ -2,14 +2,15 @@
 """Hold a `pystrobe watch` report against what the stalled target says of
 itself (tests/targets/stall.py, stall_torch.py).
 
-    compare_watch.py stall TRUTH STALL REPORTS STALL_S SEEN SLACK
+    compare_watch.py stall TRUTH STALL REPORTS STALL_S SEEN SLACK LAUNCHED
 
 TRUTH and STALL are the target's truth.json and stall.json (or another
 file of that form, such as looks.json); REPORTS is the
 watch's --report-dir; STALL_S its --stall; SEEN the wall-clock time at
 which the test first saw a report.json there (its own clock, polling);
 SLACK how late the test's own polling loop ran at worst (what the machine's
-load took from everyone, added to the allowance below).
+load took from everyone, added to the allowance below); LAUNCHED the
+wall-clock time at which the test started the watch.
 
 There must be exactly one stall-UNIX-PID directory, PID one of the job's
 processes (the odd one out's for a collective), holding report.txt,
@@ -24,7 +25,10 @@ names.  In report.json:
   - odd_one_out names the target's (collective), or is null;
   - since_unix within 2.5 s of stalled_unix (the watch looks twice a
     second, and the target writes stalled_unix once it has seen its
-    threads settle), detected_unix no sooner than STALL_S - 1 after it;
+    threads settle), or of LAUNCHED when the target stalled before the
+    watch began (nothing can be seen before then: looks.json of the
+    heartbeat, stalled from its start, on a loaded machine), and
+    detected_unix no sooner than STALL_S - 1 after stalled_unix;
   - the report seen by SEEN <= stalled_unix + STALL_S + 5 + SLACK (issue
     27: "a report within threshold + 5 s").
 
@@ -128,7 +132,7 @@ def stall_dirs(reports):
     return sorted(n for n in os.listdir(reports) if re.match(r"stall-\d+-\d+$", n))
 
 
-def stall(truth, want, reports, stall_s, seen, slack):
+def stall(truth, want, reports, stall_s, seen, slack, launched):
     truth = load(truth)
     want = load(want)
     errors = []
@@ -142,8 +146,9 @@ def stall(truth, want, reports, stall_s, seen, slack):
     late = seen - stalled
     allowed = stall_s + 5 + slack
     print("%s: kind %s, since %+.2f s, detected %+.2f s, seen %+.2f s after the target stalled "
-          "(allowed %.2f)" % (dirs[0], report.get("kind"), report["since_unix"] - stalled,
-                              report["detected_unix"] - stalled, late, allowed))
+          "(allowed %.2f; watch started %+.2f s)"
+          % (dirs[0], report.get("kind"), report["since_unix"] - stalled,
+             report["detected_unix"] - stalled, late, allowed, launched - stalled))
     kinds = [want["kind"], want.get("also_kind")]
     if report.get("kind") not in kinds:
         errors.append("kind %r, the target says %r" % (report.get("kind"), want["kind"]))
@@ -165,8 +170,11 @@ def stall(truth, want, reports, stall_s, seen, slack):
         errors.append("odd_one_out %r where there is none" % (got_odd,))
     for t in want["threads"]:
         check_thread(report, t, truth["pid"], errors)
-    if abs(report["since_unix"] - stalled) > SINCE_SLACK:
-        errors.append("since_unix %.2f s off the target's stall" % (report["since_unix"] - stalled))
+    visible = max(stalled, launched)
+    if abs(report["since_unix"] - visible) > SINCE_SLACK:
+        errors.append("since_unix %.2f s off the target's stall (%.2f s off the first moment "
+                      "the watch could see it)"
+                      % (report["since_unix"] - stalled, report["since_unix"] - visible))
     if report["detected_unix"] - stalled < stall_s - 1:
         errors.append("detected %.2f s after the stall, before the threshold" %
                       (report["detected_unix"] - stalled))
@@ -182,9 +190,9 @@ def stall(truth, want, reports, stall_s, seen, slack):
 
 
 def main():
-    if sys.argv[1] == "stall" and len(sys.argv) == 8:
+    if sys.argv[1] == "stall" and len(sys.argv) == 9:
         sys.exit(stall(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]),
-                       float(sys.argv[6]), float(sys.argv[7])))
+                       float(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8])))
     sys.stderr.write(__doc__)
     sys.exit(2)
 

@@ -110,7 +110,7 @@ static struct stall_thread *add_thread(struct stall_proc *p, pid_t tid, uint64_t
  * the next reading. */
 static void restart_counts(struct stall_thread *t, uint64_t now_ns)
 {
-	t->few_since_ns = now_ns;
+	t->few_since_ns = t->still_since_ns = now_ns;
 	t->samples = 0;
 	t->cpu0_known = false;
 	t->readings = t->runnable = 0;
@@ -120,9 +120,21 @@ static void restart_counts(struct stall_thread *t, uint64_t now_ns)
 static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
 {
 	t->few[0].stack = stack;
-	t->few[0].last_ns = now_ns;
+	t->few[0].first_ns = t->few[0].last_ns = now_ns;
 	t->nfew = 1;
 	restart_counts(t, now_ns);
+}
+
+/* The thread is back in a stack it had before its latest new one: not a
+ * move from one place to another but a loop among its few stacks (a spin
+ * whose rarer lines were first caught only now), still since the first
+ * of them was seen.  Taking the latest new stack's time instead put the
+ * start of a spin up to a threshold late. */
+static void back_to_few(struct stall_thread *t)
+{
+	for (int i = 0; i < t->nfew; i++)
+		if (t->few[i].first_ns < t->still_since_ns)
+			t->still_since_ns = t->few[i].first_ns;
 }
 
 /* Note stack in the thread's set of recent stacks.  Stacks last seen
@@ -136,6 +148,8 @@ static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
 	for (int i = 0; i < t->nfew; i++) {
 		if (t->few[i].stack == stack) {
 			t->few[i].last_ns = now_ns;
+			if (t->few[i].first_ns < t->few_since_ns)
+				back_to_few(t);
 			return;
 		}
 	}
@@ -152,7 +166,7 @@ static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
 	 * few stacks move it: a spin's rare lines, seen again after a
 	 * threshold, do not. */
 	t->few[t->nfew].stack = stack;
-	t->few[t->nfew].last_ns = now_ns;
+	t->few[t->nfew].first_ns = t->few[t->nfew].last_ns = now_ns;
 	t->nfew++;
 	if (now_ns - t->few_since_ns < threshold_ns)
 		restart_counts(t, now_ns);
@@ -258,15 +272,26 @@ void stall_forget(struct stall_model *m, uint64_t now_ns)
 	m->np = k;
 }
 
-uint64_t stall_still_since(const struct stall_model *m, int pi)
+/* Since when the process's threads have all kept still: the latest of
+ * their few_since_ns (when the counts began, which judging waits on), or
+ * as reported, of their still_since_ns (see back_to_few()). */
+static uint64_t proc_since(const struct stall_model *m, int pi, bool reported)
 {
 	const struct stall_proc *p = &m->p[pi];
 	uint64_t since = 0;
 
-	for (int i = 0; i < p->nt; i++)
-		if (p->t[i].few_since_ns > since)
-			since = p->t[i].few_since_ns;
+	for (int i = 0; i < p->nt; i++) {
+		uint64_t t = reported ? p->t[i].still_since_ns : p->t[i].few_since_ns;
+
+		if (t > since)
+			since = t;
+	}
 	return since;
+}
+
+uint64_t stall_still_since(const struct stall_model *m, int pi)
+{
+	return proc_since(m, pi, false);
 }
 
 bool stall_stuck(const struct stall_model *m, int pi, uint64_t now_ns, uint64_t *since_ns)
@@ -508,7 +533,7 @@ static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_repor
 			continue;
 		r->kind = p->verdict;
 		r->proc = i;
-		stall_stuck(m, i, now_ns, &since);
+		since = proc_since(m, i, true);
 		/* Tasks that deadlocked while the thread looked stuck already. */
 		if (p->verdict == STALL_ASYNCIO && p->async_since_ns > since)
 			since = p->async_since_ns;

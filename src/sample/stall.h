@@ -83,7 +83,12 @@ struct stall_thread {
 	uint64_t first_ns, seen_ns;	/* first and latest round it was in */
 	uint64_t stack_since_ns;	/* in its latest stack since */
 	uint64_t few_since_ns;		/* in no new stack since */
-	struct { uint64_t stack, last_ns; } few[STALL_FEW_STACKS];
+	/* Still since, as reported: few_since_ns, or earlier when the thread
+	 * came back to a stack it had before its latest new one.  It then
+	 * cycles among the few since the first of them was seen; only the
+	 * counts (and when it is judged) start at few_since_ns. */
+	uint64_t still_since_ns;
+	struct { uint64_t stack, first_ns, last_ns; } few[STALL_FEW_STACKS];
 	int nfew;
 	uint32_t samples;		/* since few_since_ns */
 	/* From the scheduler: its state and CPU time, the latest reading and

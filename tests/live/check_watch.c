@@ -107,6 +107,7 @@ struct watched {
 	pid_t target;			/* the job's first process, from truth.json */
 	pid_t spawned;			/* a target the test started itself */
 	double seen;			/* wall clock when a report.json first showed */
+	double launched;		/* wall clock when the watch was started */
 	double lateness;		/* the polling loop's worst lateness, s */
 	int status;			/* the watch's wait status, once reaped */
 	bool reaped;
@@ -208,6 +209,7 @@ static void spawn_watch(struct watched *w, char *const argv[])
 
 	if (pid != 0) {
 		w->pid = pid;
+		w->launched = wall_s();
 		if (pid < 0)
 			msg_add(&w->failures, "%s: fork: %s", w->name, strerror(errno));
 		return;
@@ -426,9 +428,9 @@ static void poll_reports(struct watched **ws, int n, int timeout_ms)
 static void judge(struct watched *w, const char *stall)
 {
 	char script[PATH_MAX], truth[PATH_MAX + 16], sj[PATH_MAX + 16], seen[32], slack[32];
-	char name[256];
+	char launched[32], name[256];
 	char *argv[] = { (char *)test_python3(), script, "stall", truth, sj, w->reports, STALL_ARG,
-			 seen, slack, NULL };
+			 seen, slack, launched, NULL };
 	struct run r;
 
 	/* The target writes stall.json once its threads have settled. */
@@ -455,6 +457,7 @@ static void judge(struct watched *w, const char *stall)
 	snprintf(sj, sizeof(sj), "%s/%s", w->out, stall);
 	snprintf(seen, sizeof(seen), "%.3f", w->seen);
 	snprintf(slack, sizeof(slack), "%.3f", w->lateness);
+	snprintf(launched, sizeof(launched), "%.3f", w->launched);
 	if (run_cmd(&r, RUN_TIMEOUT_MS, argv) < 0) {
 		msg_add(&w->failures, "%s: cannot run compare_watch.py", w->name);
 		return;

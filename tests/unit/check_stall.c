@@ -310,6 +310,40 @@ START_TEST(test_rare_lines)
 }
 END_TEST
 
+/* The same spin with its rare line caught early, inside the first
+ * threshold: that looks like a move until the thread comes back to its
+ * first stack; from then on it cycles, and the stall is reported as
+ * begun when the spin was first seen, not when the rare line was (CI:
+ * stall.py's heartbeat reported 2.6 s late for a 3 s threshold). */
+START_TEST(test_rare_line_early)
+{
+	const uint64_t start = SEC;
+	struct stall_model m;
+	uint64_t stall_at = 0;
+
+	model(&m, false);
+	for (uint64_t r = 0; r < 120 && !stall_at; r++) {
+		uint64_t now = start + r * ROUND;
+		int pi = stall_proc_seen(&m, now, 1200, 1, -1, "python3 spin.py");
+
+		stall_thread_seen(&m, pi, now, 1200, "beat", r == 15 ? 3 : 1, WC_NONE,
+				  "beat (spin.py:9)");
+		if (r % 2)
+			continue;
+		stall_thread_cpu(&m, pi, 1200, now, 'R', (uint64_t)(0.9 * (double)(now - start)));
+		if (stall_judge(&m, now) == STALL_EV_NEW)
+			stall_at = now;
+	}
+	ck_assert_msg(stall_at, "no stall reported");
+	ck_assert_int_eq(m.r.kind, STALL_LIVELOCK);
+	ck_assert_uint_eq(m.r.since_ns, start);
+	/* Judged only once the counts restarted at the rare line have run a
+	 * threshold: what it did before that new stack is not its CPU. */
+	ck_assert_uint_ge(stall_at, start + 15 * ROUND + THRESHOLD);
+	stall_release(&m);
+}
+END_TEST
+
 /* Busy and progressing: many stacks within any threshold (a validation
  * pass), or a slow step whose stacks change every few seconds. */
 START_TEST(test_busy_is_no_stall)
@@ -629,6 +663,7 @@ int main(void)
 	tcase_add_test(tc, test_livelock);
 	tcase_add_test(tc, test_livelock_needs_repeats);
 	tcase_add_test(tc, test_rare_lines);
+	tcase_add_test(tc, test_rare_line_early);
 	tcase_add_test(tc, test_busy_is_no_stall);
 	tcase_add_test(tc, test_collective_odd_one_out);
 	tcase_add_test(tc, test_waiting_on_movers);
