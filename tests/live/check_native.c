@@ -150,7 +150,8 @@
 #define MAX_SLEEPER_SWITCHES 8
 /* Rounds a sleepers recording must have to prove anything: a pystrobe at
  * 5% of its rate (a machine too loaded for it) still has them.  The
- * worker, always runnable, is in at least half of them. */
+ * worker, always runnable, is in at least half of them, less the rounds
+ * it was late to (left out, as the bounded pause intends). */
 #define MIN_SLEEPER_ROUNDS 10
 /* How long debuginfod may take to scan its one file and serve it. */
 #define SERVER_WAIT_MS 30000
@@ -544,6 +545,14 @@ static long summary_count(const char *err, const char *kind)
 	return strtol(q, NULL, 10);
 }
 
+/* The samples of late threads record's summary says it left out, or 0. */
+static long summary_late(const char *err)
+{
+	const char *p = strstr(err, "late threads: ");
+
+	return p ? strtol(p + strlen("late threads: "), NULL, 10) : 0;
+}
+
 /* "M rounds" from record's summary line ("N samples from M rounds"), -1
  * if none. */
 static long summary_rounds(const char *err)
@@ -834,7 +843,7 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 	static const char *const opts[] = { "-r", SLEEPER_RATE, "-d", "1", "-f", "collapsed",
 					     NULL };
 	char what[64], path[PATH_MAX + 64], levels[8], merge_arg[24], gap_arg[24];
-	long before[MAX_SLEEPERS], most = 0, stacks, merge, rounds;
+	long before[MAX_SLEEPERS], most = 0, stacks, merge, rounds, late;
 	struct run r;
 
 	snprintf(what, sizeof(what), "sleepers %s", mode);
@@ -853,8 +862,13 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 	}
 	summary_counts(r.err, &stacks, &merge);
 	rounds = summary_rounds(r.err);
-	printf("native: %s: %s: %ld stacks in %ld rounds, a sleeper switched at most %ld times "
-	       "(%d sleepers)\n", nt->ti->label, what, stacks, rounds, most, n);
+	late = summary_late(r.err);
+	printf("native: %s: %s: %ld stacks in %ld rounds (%ld late samples), a sleeper switched "
+	       "at most %ld times (%d sleepers)\n", nt->ti->label, what, stacks, rounds, late,
+	       most, n);
+	/* A round whose pause the worker did not reach within the bound
+	 * leaves it out by design (issue 25): under load, most of them. */
+	rounds -= late;
 	if (rounds < MIN_SLEEPER_ROUNDS || stacks < rounds / 2)
 		msg_add(&nt->failures, "%s: %ld stacks in %ld rounds: %.2000s", what, stacks,
 			rounds, r.err);
