@@ -66,6 +66,9 @@ struct mem *mem_proc_open(pid_t pid);
  * mem_cache_reset() before each sample: nothing is kept across it. */
 struct mem *mem_cache_new(struct mem *under);
 void mem_cache_reset(struct mem *m);
+/* mem_cache_reset(), and the next sample fetches nothing ahead: what was
+ * read since was no sample's (a look before the first pause). */
+void mem_cache_forget(struct mem *m);
 
 /* An in-memory fake: a set of regions, for tests and fuzzing. */
 struct mem *mem_fake_new(void);

@@ -288,3 +288,12 @@ void mem_cache_reset(struct mem *m)
 	 * target first, and the memory must be read in the pause. */
 	c->prefetch_due = c->nwant > 0;
 }
+
+void mem_cache_forget(struct mem *m)
+{
+	struct mem_cache *c = (struct mem_cache *)m;
+
+	mem_cache_reset(m);
+	c->nwant = 0;
+	c->prefetch_due = false;
+}

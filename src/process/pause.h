@@ -45,6 +45,10 @@ struct pause {
 	uint64_t deadline_ns;	/* the bound, once the first wait began */
 	uint64_t bound_ns;	/* how long that is */
 	uint64_t released_ns;	/* mono_ns() when pause_release() let the last go */
+	/* mono_ns() when the first thread was seized (0: none was): the pause
+	 * as the target has it runs from here, not from pystrobe's setting
+	 * up before (signals, scheduling policy, the first listing). */
+	uint64_t began_ns;
 };
 
 /* Stop all threads of pid.  Returns 0, or status_fail() of EXIT_PERMISSION,

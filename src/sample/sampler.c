@@ -415,7 +415,8 @@ static int leave_running(struct sampler *s)
 }
 
 /* With --blocking: stop the target's running threads, timing the stop from
- * the first interrupt (*since) to the last thread let go (see release()). */
+ * the first interrupt (pause->began_ns; *since, before the setting up, when
+ * nothing was seized) to the last thread let go (see release()). */
 static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t *since)
 {
 	int rc, n;
@@ -447,7 +448,7 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 	if (pause->nlate > s->max_late)
 		s->max_late = pause->nlate;
 	pause_release(pause);
-	ns = pause->released_ns - since;
+	ns = pause->released_ns - (pause->began_ns ? pause->began_ns : since);
 	s->pauses++;
 	s->pause_ns += ns;
 	if (ns > s->max_pause_ns)
@@ -500,6 +501,43 @@ static bool want_states(struct sampler *s, uint64_t t_ns)
 	return true;
 }
 
+/* Before the first pause: what costs most the first time and needs no
+ * pause is done with the threads running.  Their thread states are
+ * listed, their entries made and named (a name is read from the threading
+ * module: 3 ms cold), their stacks walked once so that the code objects
+ * are decoded into the cache, which proves each one's identity when it is
+ * used.  The first pause of a 5-thread target took 7.7 ms, 3 of them
+ * naming threads.  Nothing read here is counted, and nothing of a stack
+ * is kept: frame reuse and quiet stacks are proved by reads under the
+ * pause.  The threads' states, read next, let that pause leave the
+ * sleeping ones running too. */
+static void warm_up(struct sampler *s, uint64_t t_ns)
+{
+	uint64_t gil;
+	char err[256];
+	int n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
+
+	for (int i = 0; i < n; i++)
+		if (s->ts[i].nparts)
+			s->ts_thread[i] = (int)(find_thread(s, &s->ts[i], n) - s->threads);
+	refresh_names(s, t_ns);
+	for (int i = 0; i < n; i++) {
+		struct sthread *t;
+
+		if (!s->ts[i].nparts)
+			continue;
+		t = &s->threads[s->ts_thread[i]];
+		resolve_frames(s, t, walk_parts(s, &s->ts[i]));
+		t->reuse.n = 0;
+		t->quiet.valid = false;
+	}
+	/* The pages read here were read from running threads: the pause
+	 * reads its own, and not all of these ahead (the names' pages made
+	 * the first pause's batch 58 kB, 4 ms). */
+	mem_cache_forget(s->m);
+	s->warm = true;
+}
+
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
@@ -513,6 +551,8 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	code_cache_round(s->cc);
 	async_locate_retry(s, t_ns);
 	states = want_states(s, t_ns);
+	if (s->o.blocking && !s->warm)
+		warm_up(s, t_ns);
 	if (states)
 		read_states(s);
 	rc = pause_target(s, &pause, t_ns, &since);

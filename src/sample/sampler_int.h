@@ -77,6 +77,7 @@ struct sampler {
 	int nthreads;
 	size_t threads_alloc;
 	bool names_stale;
+	bool warm;			/* warm_up() done (see sampler.c) */
 	uint64_t names_at_ns;
 	struct py_tstate ts[MAX_THREADS];
 	int ts_thread[MAX_THREADS];	/* this round: ts[i]'s index in threads (parts' first) */

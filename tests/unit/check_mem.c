@@ -412,6 +412,31 @@ START_TEST(test_unused_pages_dropped)
 }
 END_TEST
 
+/* After mem_cache_forget() (the sampler's look before its first pause)
+ * nothing is fetched ahead: every page is read on demand, and what that
+ * sample uses is fetched ahead of the next as before. */
+START_TEST(test_forget)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	const int pages[] = { 0, 5, 6 };
+
+	sample(c, p, pages, 3);
+	mem_cache_forget(c);
+	p->reads = p->batches = 0;
+	sample(c, p, pages, 3);
+	ck_assert_int_eq(p->batches, 0);
+	ck_assert_int_eq(p->reads, 3);
+	mem_cache_reset(c);
+	p->reads = p->batches = 0;
+	sample(c, p, pages, 3);
+	ck_assert_int_eq(p->batches, 1);
+	ck_assert_int_eq(p->reads, 0);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
 /* A reader without read_batch gets the same results, a call per page. */
 START_TEST(test_reader_without_batch)
 {
@@ -684,6 +709,7 @@ int main(void)
 
 	tcase_add_test(tc, test_repeat_is_one_call);
 	tcase_add_test(tc, test_prefetch_sees_new_bytes);
+	tcase_add_test(tc, test_forget);
 	tcase_add_test(tc, test_exact_ranges);
 	tcase_add_test(tc, test_more_pages_than_slots);
 	tcase_add_test(tc, test_prefetch_full_window);
