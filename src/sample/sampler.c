@@ -501,6 +501,13 @@ static bool want_states(struct sampler *s, uint64_t t_ns)
 	return true;
 }
 
+/* The entry of this round's thread state i, found by find_thread(); NULL
+ * for an outer part of an OS thread's stack (it goes with the first). */
+static struct sthread *thread_of(struct sampler *s, int i)
+{
+	return s->ts[i].nparts ? &s->threads[s->ts_thread[i]] : NULL;
+}
+
 /* Before the first pause: what costs most the first time and needs no
  * pause is done with the threads running.  Their thread states are
  * listed, their entries made and named (a name is read from the threading
@@ -522,11 +529,10 @@ static void warm_up(struct sampler *s, uint64_t t_ns)
 			s->ts_thread[i] = (int)(find_thread(s, &s->ts[i], n) - s->threads);
 	refresh_names(s, t_ns);
 	for (int i = 0; i < n; i++) {
-		struct sthread *t;
+		struct sthread *t = thread_of(s, i);
 
-		if (!s->ts[i].nparts)
+		if (!t)
 			continue;
-		t = &s->threads[s->ts_thread[i]];
 		resolve_frames(s, t, walk_parts(s, &s->ts[i]));
 		t->reuse.n = 0;
 		t->quiet.valid = false;
@@ -593,11 +599,10 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	if (s->names_stale)
 		refresh_names(s, t_ns);
 	for (int i = 0; i < n; i++) {
-		struct sthread *t;
+		struct sthread *t = thread_of(s, i);
 
-		if (!s->ts[i].nparts)
+		if (!t)
 			continue;
-		t = &s->threads[s->ts_thread[i]];
 		/* Unknown counts as running, as in wanted(). */
 		if (states) {
 			s->checked++;
