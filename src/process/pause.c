@@ -25,10 +25,10 @@
  * sample.  A running thread stops in microseconds; one that waits for a
  * CPU behind the target's own threads may take a time slice. */
 #define STOP_BOUND_NS (2 * 1000 * 1000ull)
-/* A thread that has not stopped this long after the first wait is looked
- * at in /proc (and again at each stop after, and this often): when every
- * such thread is in an uninterruptible sleep (state D), the pause waits
- * no longer.  None of them can stop before it leaves that sleep, which
+/* A thread that has not stopped this long after the first wait of a
+ * sampler's pause is looked at in /proc (and again at each stop after,
+ * and this often): when every such thread is in an uninterruptible sleep
+ * (state D), the pause waits no longer.  None of them can stop before it leaves that sleep, which
  * may be the next millisecond or the next minute; waiting out
  * STOP_BOUND_NS for them cost bench/late's target a 2.3 ms pause in 8%
  * of the samples (p99 2.4 ms).  A thread that is runnable or in an
@@ -520,8 +520,11 @@ static void wait_stops(struct pause *p, int from)
 		if (now >= deadline)
 			return;
 		/* Again at each stop after the first look, and every
-		 * STOP_D_LOOK_NS: the threads in D may be the last ones. */
-		if (now >= look) {
+		 * STOP_D_LOOK_NS: the threads in D may be the last ones.  Only
+		 * a sampler's pauses (with a hint): the next sample comes in
+		 * milliseconds, while a one-shot pause (dump --native, its
+		 * bound growing each try) gives such a thread its whole bound. */
+		if (p->hint && now >= look) {
 			if (pending_all_in_d(p, from))
 				return;
 			look = now + STOP_D_LOOK_NS;
