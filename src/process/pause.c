@@ -523,8 +523,13 @@ static void wait_stops(struct pause *p, int from)
 		 * STOP_D_LOOK_NS: the threads in D may be the last ones.  Only
 		 * a sampler's pauses (with a hint): the next sample comes in
 		 * milliseconds, while a one-shot pause (dump --native, its
-		 * bound growing each try) gives such a thread its whole bound. */
-		if (p->hint && now >= look) {
+		 * bound growing each try) gives such a thread its whole bound.
+		 * (pystrobe runs SCHED_FIFO here: every wait must sleep.) */
+		if (!p->hint) {
+			wait_sigchld(deadline);
+			continue;
+		}
+		if (now >= look) {
 			if (pending_all_in_d(p, from))
 				return;
 			look = now + STOP_D_LOOK_NS;
