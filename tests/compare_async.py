@@ -30,7 +30,9 @@ its thread's stack is shown pending, in its own frames, and counted
 (tasks_not_running); one loop runs one task at a time, so at most one is
 either.  With --nonblocking, tasks may be missing only when the dump
 counted torn ones (a list or set caught changing ends its walk: one torn
-read can leave out every task after it).
+read can leave out every task after it), and churn may be read between two
+of its awaits: pending, its frames the target's with the innermost cut
+(seen once on 3.14-dbg: [churn] where the target says [sleep, churn]).
 
 With --switch (tests/targets/async_switch.py, dumped --nonblocking while
 its loop switches tasks at every sleep(0)): the same of each task, and
@@ -92,7 +94,18 @@ def check_one_running(proc, errors):
         errors.append("%d tasks running or named running on one loop" % n)
 
 
-def check_listed(t, d, errors):
+def between_awaits(t, d, nonblocking):
+    """churn, read --nonblocking while it ran between two awaits: its
+    coroutine's own frames then end at the await line, the awaited
+    coroutine (sleep) finished or not yet made, and the loop's running task
+    may have been read before it began: shown pending, in the target's
+    frames with the innermost ones cut."""
+    got, want = frames_of(d), frames_of(t)
+    return (nonblocking and t["name"] == "churn" and d["state"] == "pending"
+            and 0 < len(got) < len(want) and got == want[len(want) - len(got):])
+
+
+def check_listed(t, d, errors, nonblocking=False):
     name = t["name"]
     # churn runs every millisecond: caught running, its frames are its
     # thread's, the outermost its own coroutine's.
@@ -104,7 +117,7 @@ def check_listed(t, d, errors):
         errors.append("%s: name %r" % (name, d["name"]))
     if d["state"] != t["state"]:
         errors.append("%s: state %s, the target says %s" % (name, d["state"], t["state"]))
-    if frames_of(d) != frames_of(t):
+    if frames_of(d) != frames_of(t) and not between_awaits(t, d, nonblocking):
         errors.append("%s: frames %s, the target says %s" % (name, frames_of(d), frames_of(t)))
     if t["awaited_by"] is not None and sorted(d["awaited_by"]) != sorted(t["awaited_by"]):
         errors.append("%s: awaited_by %s, the target says %s"
@@ -399,7 +412,7 @@ def main():
         if d is None:
             missing.append("%r (0x%x)" % (t["name"], t["address"]))
         else:
-            check_listed(t, d, errors)
+            check_listed(t, d, errors, nonblocking)
     # Read from a process running on, a task that changed while it was
     # read is left out, and counted (a walk that meets a list or set
     # changing ends there: the tasks after it are left out with it).
