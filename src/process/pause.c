@@ -28,8 +28,9 @@
 /* A thread that has not stopped this long after the first wait of a
  * sampler's pause is looked at in /proc (and again at each stop after,
  * and this often): when every such thread is in an uninterruptible sleep
- * (state D), the pause waits no longer.  None of them can stop before it leaves that sleep, which
- * may be the next millisecond or the next minute; waiting out
+ * (state D), the pause waits no longer.  None of them can stop before it
+ * leaves that sleep, which may be the next millisecond or the next
+ * minute; waiting out
  * STOP_BOUND_NS for them cost bench/late's target a 2.3 ms pause in 8%
  * of the samples (p99 2.4 ms).  A thread that is runnable or in an
  * interruptible sleep is on its way and keeps the bound. */
@@ -506,7 +507,12 @@ static bool pending_all_in_d(const struct pause *p, int from)
  * spinning in C, most of it from waking up for nothing. */
 static void wait_stops(struct pause *p, int from)
 {
-	uint64_t now = mono_ns(), deadline = now + STOP_GRACE_NS, look = now + STOP_D_LOOK_NS;
+	uint64_t now = mono_ns(), deadline = now + STOP_GRACE_NS;
+	/* Only a sampler's pauses (with a hint) look for threads in D: the
+	 * next sample comes in milliseconds, while a one-shot pause (dump
+	 * --native, its bound growing each try) gives such a thread its whole
+	 * bound. */
+	uint64_t look = p->hint ? now + STOP_D_LOOK_NS : UINT64_MAX;
 
 	/* The bound runs from the first wait, after the first threads are
 	 * seized: seizing 200 threads takes a millisecond by itself.  A
@@ -520,15 +526,8 @@ static void wait_stops(struct pause *p, int from)
 		if (now >= deadline)
 			return;
 		/* Again at each stop after the first look, and every
-		 * STOP_D_LOOK_NS: the threads in D may be the last ones.  Only
-		 * a sampler's pauses (with a hint): the next sample comes in
-		 * milliseconds, while a one-shot pause (dump --native, its
-		 * bound growing each try) gives such a thread its whole bound.
+		 * STOP_D_LOOK_NS: the threads in D may be the last ones.
 		 * (pystrobe runs SCHED_FIFO here: every wait must sleep.) */
-		if (!p->hint) {
-			wait_sigchld(deadline);
-			continue;
-		}
 		if (now >= look) {
 			if (pending_all_in_d(p, from))
 				return;

@@ -97,8 +97,8 @@ static int pending_chain(const struct py_tasks *tasks, const struct py_task *t,
 static struct sthread *task_thread(struct sampler *s, const struct py_task *t, int nts)
 {
 	for (int k = 0; k < nts; k++)
-		if (s->ts[k].nparts && s->ts[k].addr == t->tstate)
-			return &s->threads[s->ts_thread[k]];
+		if (thread_of(s, k) && s->ts[k].addr == t->tstate)
+			return thread_of(s, k);
 	return find_thread(s, &s->ts[0], nts);
 }
 

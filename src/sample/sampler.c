@@ -501,13 +501,6 @@ static bool want_states(struct sampler *s, uint64_t t_ns)
 	return true;
 }
 
-/* The entry of this round's thread state i, found by find_thread(); NULL
- * for an outer part of an OS thread's stack (it goes with the first). */
-static struct sthread *thread_of(struct sampler *s, int i)
-{
-	return s->ts[i].nparts ? &s->threads[s->ts_thread[i]] : NULL;
-}
-
 /* Before the first pause: what costs most the first time and needs no
  * pause is done with the threads running.  Their thread states are
  * listed, their entries made and named (a name is read from the threading

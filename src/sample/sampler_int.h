@@ -139,6 +139,12 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 /* sthreads.c */
 void read_states(struct sampler *s);
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n);
+/* The entry of this round's thread state i, found by find_thread(); NULL
+ * for an outer part of an OS thread's stack (it goes with the first). */
+static inline struct sthread *thread_of(struct sampler *s, int i)
+{
+	return s->ts[i].nparts ? &s->threads[s->ts_thread[i]] : NULL;
+}
 void drop_gone(struct sampler *s);
 void sthread_release(struct sthread *t);	/* its file, name and frames */
 void refresh_names(struct sampler *s, uint64_t t_ns);
