@@ -54,15 +54,19 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
 		   uint64_t frame, bool innermost)
 {
 	uint16_t lsize = L->lasti == LASTI_PTR ? 8 : 4;
-	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti };
-	uint32_t lo = offs[0], span = layout_span(offs, 3);
+	/* The owner byte decides whether the walk showed the frame or stepped
+	 * over it as a shim: a C stack slot being made an entry frame holds
+	 * the trampoline's code before it holds its owner. */
+	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
+	int nf = L->frame.owner != NONE ? 4 : 3;
+	uint32_t lo = offs[0], span = layout_span(offs, nf);
 	const uint8_t *p;
 	uint64_t v;
 
-	for (int i = 1; i < 3; i++)
+	for (int i = 1; i < nf; i++)
 		if (offs[i] < lo)
 			lo = offs[i];
-	/* The three fields at once, where the walk's reader holds them. */
+	/* The fields at once, where the walk's reader holds them. */
 	p = mem_peek(m, frame + lo, span - lo);
 	if (p) {
 		v = 0;
@@ -75,6 +79,8 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
 			memcpy(&v, p + L->frame.lasti - lo, lsize);
 			recheck_add(rc, owner, frame + L->frame.lasti, v, lsize);
 		}
+		if (nf == 4)
+			recheck_add(rc, owner, frame + L->frame.owner, p[L->frame.owner - lo], 1);
 		return;
 	}
 	if (field_at(m, frame, L->frame.back, 8, &v))
@@ -83,6 +89,8 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
 		recheck_add(rc, owner, frame + L->frame.code, v, 8);
 	if (!innermost && field_at(m, frame, L->frame.lasti, lsize, &v))
 		recheck_add(rc, owner, frame + L->frame.lasti, v, lsize);
+	if (nf == 4 && field_at(m, frame, L->frame.owner, 1, &v))
+		recheck_add(rc, owner, frame + L->frame.owner, v, 1);
 }
 
 /* Which block (one per page, grown to the words on it) holds w: one of the

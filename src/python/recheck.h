@@ -3,9 +3,10 @@
  * Without --blocking the thread runs while its frames are read, from pages
  * fetched at different moments: a walk can join frames of two different
  * stacks.  After the walk, the pointers that make up the chain (the thread
- * state's innermost-frame pointer, each frame's code and back pointers, and
- * the instruction offset of every frame but the innermost, which is
- * suspended in a call) are read again, all of them in one system call, and
+ * state's innermost-frame pointer, each frame's code and back pointers, its
+ * owner (which makes it shown or a shim stepped over), and the instruction
+ * offset of every frame but the innermost, which is suspended in a call)
+ * are read again, all of them in one system call, and
  * compared with what the walk saw: a thread any of whose words changed is
  * counted as torn, never reported.
  */
@@ -22,7 +23,7 @@ struct recheck_word {
 	uint64_t addr;
 	uint64_t value;		/* what the walk saw */
 	uint32_t owner;		/* whose stack it proves (a thread's index) */
-	uint16_t size;		/* 4 or 8 */
+	uint16_t size;		/* 1, 4 or 8 */
 	uint16_t block;		/* index of the block it is re-read in */
 };
 
@@ -51,7 +52,8 @@ void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t val
 		 uint16_t size);
 
 /* The fields of a walked frame, as `m` (the walk's reader) holds them:
- * back and code, and lasti unless it is the innermost frame. */
+ * back, code, owner (3.11+: shown or a shim), and lasti unless it is the
+ * innermost frame. */
 void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
 		   uint64_t frame, bool innermost);
 

@@ -702,6 +702,41 @@ START_TEST(test_recheck_renumber)
 }
 END_TEST
 
+/* A frame's owner byte is proved with its pointers: a C stack slot on its
+ * way to becoming an entry frame holds the trampoline's code and the
+ * outer frame's address before its owner says "shim", and a walk that
+ * saw it then showed the trampoline as a Python frame (3.12, seen once in
+ * 56,620 samples of check_shifting). */
+START_TEST(test_recheck_frame_owner)
+{
+	const struct py_layout *L = layout_for_minor(12);
+	uint8_t *frames = calloc(2, 256);
+	struct mem *m = mem_proc_open(getpid());
+	struct recheck rc = { 0 };
+	bool bad[2] = { false };
+
+	ck_assert_ptr_nonnull(L);
+	ck_assert_uint_ne(L->frame.owner, NONE);
+	for (int k = 0; k < 2; k++) {
+		uint64_t code = 0x1000 + k, back = 0x2000 + k;
+
+		memcpy(frames + 256 * k + L->frame.code, &code, 8);
+		memcpy(frames + 256 * k + L->frame.back, &back, 8);
+		frames[256 * k + L->frame.owner] = 0;
+	}
+	recheck_reset(&rc);
+	recheck_frame(&rc, 0, m, L, (uint64_t)(uintptr_t)frames, true);
+	recheck_frame(&rc, 1, m, L, (uint64_t)(uintptr_t)(frames + 256), true);
+	frames[256 + L->frame.owner] = (uint8_t)L->frame.owner_shim;
+	recheck_run(&rc, m, bad, 2);
+	ck_assert(!bad[0]);
+	ck_assert(bad[1]);
+	recheck_release(&rc);
+	mem_close(m);
+	free(frames);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mem");
@@ -725,6 +760,7 @@ int main(void)
 	tcase_add_test(tc, test_recheck);
 	tcase_add_test(tc, test_recheck_join);
 	tcase_add_test(tc, test_recheck_renumber);
+	tcase_add_test(tc, test_recheck_frame_owner);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
