@@ -4,7 +4,7 @@ logged about its own collections.
 
     compare_gc.py dump TRUTH LOG OUT T0 T1
     compare_gc.py record TRUTH LOG COLLAPSED T0 T1
-    compare_gc.py has TRUTH LOG FILE T0 T1
+    compare_gc.py has TRUTH LOG FILE T0 T1 [D]
 
 TRUTH and LOG are the target's truth.json and gc.log (start/stop lines
 with wall-clock times, written from inside each collection); T0 and T1
@@ -28,8 +28,11 @@ at all during [T0, T1] (nothing to compare: run it again).
 
 has: FILE (any format of record, gzip-compressed pprof too, or top's
 text, made over [T0, T1]) names the <gc> frame; exits 3 when the target
-hardly collected during [T0, T1] (for top: during the time its last
-snapshot says it sampled, the end of [T0, T1]).
+hardly collected while it surely sampled.  With D (record -d D): sampling
+took D seconds somewhere within [T0, T1], after a start-up of unknown
+length, so it surely covered [T1 - D, T0 + D], and that is where at
+least MIN_GC_S of collecting must fall.  For top: the time its last
+snapshot says it sampled, the end of [T0, T1].  Otherwise [T0, T1].
 """
 import gzip
 import json
@@ -37,6 +40,8 @@ import re
 import sys
 
 SLACK = 0.05
+# Collecting a run of `has` must surely have sampled: 10 samples at 100 Hz.
+MIN_GC_S = 0.1
 # What <gc> may sit on: the function that called gc.collect(), or the
 # target's gc.callbacks hook, which the collection runs (its frame is then
 # above the caller's: pystrobe puts <gc> innermost).
@@ -170,12 +175,17 @@ def top_window(data, t0, t1):
     return max(t0, t1 - float(spans[-1]) - 0.2), t1
 
 
-def check_has(path, spans, t0, t1):
+def check_has(path, spans, t0, t1, d):
     data = open(path, "rb").read()
     if data.startswith(b"pystrobe top: "):
         t0, t1 = top_window(data, t0, t1)
-    if collected_share(spans, t0, t1) < 0.05:
-        print("no collection while it ran")
+    elif d is not None:
+        t0, t1 = t1 - d, t0 + d
+        if t1 - t0 < 2 * MIN_GC_S:
+            print("start-up took most of the run: cannot tell when it sampled")
+            raise SystemExit(3)
+    if collected_share(spans, t0, t1) * (t1 - t0) < MIN_GC_S:
+        print("no collection while it surely sampled")
         raise SystemExit(3)
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)        # pprof: its string table
@@ -186,14 +196,15 @@ def check_has(path, spans, t0, t1):
 
 
 def main(argv):
-    if len(argv) != 7 or argv[1] not in ("dump", "record", "has"):
+    if not (len(argv) == 7 or (len(argv) == 8 and argv[1] == "has")) or \
+            argv[1] not in ("dump", "record", "has"):
         sys.stderr.write(__doc__)
         return 2
     truth = json.load(open(argv[2]))
     spans = intervals(argv[3])
     t0, t1 = float(argv[5]), float(argv[6])
     if argv[1] == "has":
-        why = check_has(argv[4], spans, t0, t1)
+        why = check_has(argv[4], spans, t0, t1, float(argv[7]) if len(argv) == 8 else None)
     elif argv[1] == "dump":
         why = check_dump(truth, spans, argv[4], t0, t1)
     else:

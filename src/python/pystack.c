@@ -631,6 +631,7 @@ static int list_interps(struct mem *m, const struct pyinterp *pi, uint64_t *out,
  * points at its own or at the main interpreter's. */
 struct gil_state {
 	uint64_t holder, last, switches;
+	uint64_t holder_at;	/* where last was read */
 	bool counted;		/* switches (and last) were read */
 };
 
@@ -661,6 +662,7 @@ static void read_gil(struct mem *m, const struct pyinterp *pi, uint64_t interp,
 	if (size - from > sizeof(b) || mem_read(m, base + from, b, size - from) < 0)
 		return;
 	g->last = field_u64(b, offs[1] - from);
+	g->holder_at = base + offs[1];
 	g->holder = field_i32(b, offs[0] - from) ? g->last : 0;
 	if (offs[2] != NONE) {
 		g->switches = field_u64(b, offs[2] - from);
@@ -705,17 +707,20 @@ int pystack_reread_frame(struct mem *m, const struct py_layout *L, struct py_tst
 
 /* Is a collection under way in this interpreter (the process's one GC
  * before 3.9)?  Any value but 0 and 1 is not the int CPython keeps
- * there: read as no. */
-static bool gc_running(struct mem *m, const struct pyinterp *pi, uint64_t interp)
+ * there: read as no.  *at: where the flag was read. */
+static bool gc_running(struct mem *m, const struct pyinterp *pi, uint64_t interp, uint64_t *at)
 {
 	const struct py_layout *L = &pi->layout;
 	int32_t collecting = 0;
 	int rc = -ENOENT;
 
+	*at = 0;
 	if (L->interp.gc_collecting != NONE)
-		rc = mem_read_i32(m, interp + L->interp.gc_collecting, &collecting);
+		*at = interp + L->interp.gc_collecting;
 	else if (L->runtime.gc_collecting != NONE)
-		rc = mem_read_i32(m, pi->runtime + L->runtime.gc_collecting, &collecting);
+		*at = pi->runtime + L->runtime.gc_collecting;
+	if (*at)
+		rc = mem_read_i32(m, *at, &collecting);
 	return rc == 0 && collecting == 1;
 }
 
@@ -731,7 +736,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
 	struct gil_state gil;
 	int64_t id = -1;
-	uint64_t ts;
+	uint64_t ts, gc_at;
 	bool collecting;
 	struct cycle cy;
 	int n = 0, rc;
@@ -747,7 +752,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 	if (mem_read_u64(m, interp + L->interp.id, (uint64_t *)&id) < 0 || id < 0)
 		id = -1;
 	read_gil(m, pi, interp, &gil);
-	collecting = gc_running(m, pi, interp);
+	collecting = gc_running(m, pi, interp, &gc_at);
 	cycle_init(&cy, ts);
 	while (ts && n < max) {
 		uint8_t tb[512];
@@ -787,6 +792,10 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		t->gil_last = gil.last == ts;
 		t->gil_switches = gil.switches;
 		t->gc = t->gil && collecting;
+		if (t->gc) {
+			t->gc_at = gc_at;
+			t->gil_at = gil.holder_at;
+		}
 		t->nparts = 1;
 		ts = field_u64(tb, L->tstate.next);
 		if (ts && cycle_step(&cy, ts))

@@ -93,6 +93,11 @@ struct py_tstate {
 	bool gil_last;
 	uint64_t gil_switches;
 	bool gc;		/* runs its interpreter's garbage collector (below) */
+	/* With gc: where the collecting flag (1) and the GIL's holder (this
+	 * thread state) were read.  They were read before the stack was: a
+	 * stack read without stopping the thread is the collector's only if
+	 * they still say so once it is read (sampler.c's recheck). */
+	uint64_t gc_at, gil_at;
 	/* The parts of one OS thread's stack are listed together, innermost
 	 * first: nparts is their count on the first (1 for a thread in one
 	 * interpreter only) and 0 on the others. */

@@ -189,7 +189,9 @@ static bool wanted(const struct sampler *s, const struct sthread *t, const struc
  * the thread state's owner: a thread that ends frees its state, and the
  * next one, often given the same address and the same pthread_t, would
  * otherwise lend its frames to the sample of the one that ended.  Its
- * native id tells them apart (3.11+). */
+ * native id tells them apart (3.11+).  For the collector, the words that
+ * made it one: a collection that ended between the listing and the walk
+ * would put <gc> on whatever the thread went on to call. */
 static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
 {
 	const struct py_layout *L = &s->pi.layout;
@@ -197,6 +199,10 @@ static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
 	if (L->tstate.native_thread_id != NONE && ts->tid_read)
 		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.native_thread_id,
 			    (uint64_t)ts->tid_read, 4);
+	if (ts->gc && ts->gc_at && ts->gil_at) {
+		recheck_add(&s->rc, s->owner, ts->gc_at, 1, 4);
+		recheck_add(&s->rc, s->owner, ts->gil_at, ts->addr, 8);
+	}
 	if (ts->cframe) {
 		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.frame, ts->cframe, 8);
 		recheck_add(&s->rc, s->owner, ts->cframe + L->tstate.cframe_frame, ts->frame, 8);
