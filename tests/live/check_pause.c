@@ -21,10 +21,13 @@
  * --idle` must count late threads, leave the stuck thread out of the
  * samples while it is stuck (fewer than a quarter of the rounds find it in
  * in_vfork(), where it spends nearly all its time: read while it sleeps it
- * would be in most) and slow the worker no more than to half the pace it
- * kept unprofiled in the same run (a pause that waited for the stuck
- * thread held it stopped most of the time: 8% of its pace with a 200 ms
- * wait).
+ * would be in most), never hold the worker for 100 ms at once (its own
+ * log, written every 20 ms, has no such hole), and slow the worker no more
+ * than to a quarter of the pace it kept unprofiled in the same run.  A
+ * pause that waited for the stuck thread held it stopped most of the
+ * time: 8% of its pace and holes of 200 ms, with a 200 ms wait.  Built
+ * as here the worker keeps about 93%; under ASan, whose pystrobe pauses
+ * 7 times as long on 2 CPUs shared with it, 48% in one CI run.
  *
  * This is about ptrace, not an interpreter: it runs on one (the newest
  * pyenv Python, else any 3.8+) and says which.
@@ -257,6 +260,25 @@ static double count_at(const char *log, long long ns)
 	return (double)got;
 }
 
+/* The longest time between two lines of the worker's log within [from,
+ * to]: how long it was held from running at once (it writes every 20 ms
+ * of its own clock). */
+static double longest_gap_ms(const char *log, long long from, long long to)
+{
+	long long t, c, prev = -1, gap = 0;
+
+	for (const char *s = log; s && sscanf(s, "%lld %lld", &t, &c) == 2;) {
+		if (t >= from && t <= to) {
+			if (prev >= 0 && t - prev > gap)
+				gap = t - prev;
+			prev = t;
+		}
+		s = strchr(s, '\n');
+		s = s ? s + 1 : NULL;
+	}
+	return gap / 1e6;
+}
+
 static long long mono_now(void)
 {
 	struct timespec ts;
@@ -286,6 +308,10 @@ static long samples_in(const char *collapsed, const char *fn)
 }
 
 #define WINDOW_MS	2000
+/* A pause that waits out the stuck thread's D holds the worker stopped
+ * for its whole wait (200 ms): its log, written every 20 ms, shows the
+ * hole.  A pause that leaves it out holds the worker a few ms at most. */
+#define MAX_GAP_MS	100
 
 START_TEST(test_late_thread)
 {
@@ -294,7 +320,7 @@ START_TEST(test_late_thread)
 	char *profile = NULL, *log = NULL, st;
 	long long a0, a1, b0, b1, c0, c1;
 	unsigned long long late = 0, samples = 0, rounds = 0;
-	double quiet, profiled;
+	double quiet, profiled, gap;
 	const char *sum, *p;
 	long stuck, worker;
 	struct target t;
@@ -333,12 +359,15 @@ START_TEST(test_late_thread)
 	quiet = (count_at(log, a1) - count_at(log, a0) + count_at(log, c1) - count_at(log, c0)) /
 		((a1 - a0 + c1 - c0) / 1e9);
 	profiled = (count_at(log, b1) - count_at(log, b0)) / ((b1 - b0) / 1e9);
+	gap = longest_gap_ms(log, b0, b1);
 	stuck = samples_in(profile, "in_vfork (");
 	worker = samples_in(profile, "work (");
-	printf("pause: %s: the worker's pace profiled %.0f/s, unprofiled %.0f/s (%.0f%%); samples: "
-	       "in_vfork %ld, the worker %ld, of %llu rounds; %llu late\n", ti->label, profiled,
-	       quiet, 100 * profiled / quiet, stuck, worker, rounds, late);
-	ck_assert_msg(quiet > 0 && profiled >= quiet / 2,
+	printf("pause: %s: the worker's pace profiled %.0f/s, unprofiled %.0f/s (%.0f%%), longest "
+	       "gap in its log %.1f ms; samples: in_vfork %ld, the worker %ld, of %llu rounds; "
+	       "%llu late\n", ti->label, profiled, quiet, 100 * profiled / quiet, gap, stuck, worker,
+	       rounds, late);
+	ck_assert_msg(gap < MAX_GAP_MS, "the worker was held %.1f ms at once", gap);
+	ck_assert_msg(quiet > 0 && profiled >= quiet / 4,
 		      "the worker kept %.0f%% of its unprofiled pace", 100 * profiled / quiet);
 	ck_assert_msg(worker > 0, "the worker was never sampled");
 	ck_assert_msg(stuck * 4 < (long)rounds,
