@@ -169,6 +169,14 @@ static const char short_code[] =
 
 static const char *const lifetimes[] = { "0", "0.005", "0.02", "0.05", "0.1" };
 
+/* The last n bytes of s: where record says how the command ended. */
+static const char *tail(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+
+	return len > n ? s + len - n : s;
+}
+
 static void short_launch_one(int run, int *profiles, int *early, char **failures)
 {
 	const struct test_interp *ti = &interps[run % ninterps];
@@ -201,8 +209,8 @@ static void short_launch_one(int run, int *profiles, int *early, char **failures
 	early_end = strstr(r.err, "before any Python it ran could be sampled") != NULL;
 	want = early_end && !atoi(status) ? 5 : atoi(status);
 	if (clean_run(&r, what, failures) && code != want)
-		msg_add(failures, "%s: exit %d, want %d (the command's %s); stderr: %.500s", what,
-			code, want, status, r.err);
+		msg_add(failures, "%s: exit %d, want %d (the command's %s); stderr ends: %s", what,
+			code, want, status, tail(r.err, 700));
 	if (strstr(r.err, "; wrote ")) {
 		char *text = read_file(out, NULL);	/* NULL for an empty profile too */
 		int bad;
