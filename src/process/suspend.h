@@ -32,6 +32,12 @@ void suspend_poll(void);
 void suspend_watch(void);
 void suspend_holding(bool on);
 
+/* The watchdog is this binary run as `pystrobe SUSPEND_WATCHDOG_ARG PID
+ * FD`: main() hands such a command line to suspend_watchdog_main(), which
+ * returns only on bad arguments. */
+#define SUSPEND_WATCHDOG_ARG "--internal-sigstop-watchdog"
+int suspend_watchdog_main(int argc, char **argv);
+
 /* How long pystrobe has been stopped so far, in all: the sampling clock
  * leaves that time out (it is neither lag nor part of --duration). */
 uint64_t suspend_total_ns(void);
