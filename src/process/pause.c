@@ -705,6 +705,17 @@ static void keep_listing(struct pause_hint *h, pid_t pid, pid_t *tids, int n)
 	h->listed_pid = pid;
 }
 
+int pause_hint_list(struct pause_hint *h, pid_t pid)
+{
+	pid_t *tids;
+	int n = proc_tasks(pid, &tids);
+
+	if (n < 0)
+		return -ESRCH;
+	keep_listing(h, pid, tids, n);
+	return 0;
+}
+
 /* Every listing is made with all threads seized so far stopped: one that
  * finds no new thread proves that none can start, but from a thread left
  * running (see pause_holds()). */

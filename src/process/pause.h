@@ -113,6 +113,12 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 void pause_hint_rest(const struct pause_hint *h, pid_t pid, pid_t *keep, int nkeep,
 		     pid_t **skip, int *n, size_t *cap);
 
+/* List pid's threads into h, as a pause would, without stopping any: the
+ * first pause of a caller that leaves threads running (pause_hint_rest())
+ * then need not stop every thread of the process to find which.  0, or
+ * -ESRCH when they cannot be listed. */
+int pause_hint_list(struct pause_hint *h, pid_t pid);
+
 /* Let every thread go, and note when in released_ns.  Safe to call on a
  * zeroed struct. */
 void pause_release(struct pause *p);

@@ -60,6 +60,9 @@ struct fleet_clock {
 	 * sampling time, nor lag, nor part of the duration. */
 	uint64_t stopped_ns;
 	uint64_t suspend_seen;	/* suspend_total_ns() when last looked at */
+	/* The first round, beyond an interval: start-up (see fleet_step()),
+	 * as stopped_ns is. */
+	uint64_t startup_ns;
 };
 
 /* What fleet_step() did, when the target is still there. */

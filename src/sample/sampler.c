@@ -421,9 +421,9 @@ static int leave_running(struct sampler *s)
 }
 
 /* With --blocking: stop the target's running threads, timing the stop from
- * the first interrupt (pause->began_ns; *since, before the setting up, when
- * nothing was seized) to the last thread let go (see release()). */
-static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t *since)
+ * the first interrupt (pause->began_ns) to the last thread let go (see
+ * release()). */
+static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns)
 {
 	int rc, n;
 
@@ -432,7 +432,6 @@ static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, u
 	if (s->ns)
 		nsample_begin(s->ns, t_ns);
 	n = leave_running(s);
-	*since = mono_ns();
 	rc = pause_process_except(s->pid, pause, &s->pause_hint, s->asleep, n);
 	if (rc < 0) {
 		if (proc_exiting(s->pid))
@@ -444,7 +443,7 @@ static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns, u
 }
 
 /* Let the target go, then do what could wait: the native merge. */
-static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint64_t since)
+static void release(struct sampler *s, struct pause *pause, uint64_t t_ns)
 {
 	uint64_t ns;
 
@@ -454,7 +453,9 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns, uint6
 	if (pause->nlate > s->max_late)
 		s->max_late = pause->nlate;
 	pause_release(pause);
-	ns = pause->released_ns - (pause->began_ns ? pause->began_ns : since);
+	/* A round that seized no thread (all asleep, left running) held
+	 * nothing: its pause is 0, not the time spent looking. */
+	ns = pause->began_ns ? pause->released_ns - pause->began_ns : 0;
 	s->pauses++;
 	s->pause_ns += ns;
 	if (ns > s->max_pause_ns)
@@ -507,17 +508,11 @@ static bool want_states(struct sampler *s, uint64_t t_ns)
 	return true;
 }
 
-/* Before the first pause: what costs most the first time and needs no
- * pause is done with the threads running.  Their thread states are
- * listed, their entries made and named (a name is read from the threading
- * module: 3 ms cold), their stacks walked once so that the code objects
- * are decoded into the cache, which proves each one's identity when it is
- * used.  The first pause of a 5-thread target took 7.7 ms, 3 of them
- * naming threads.  Nothing read here is counted, and nothing of a stack
- * is kept: frame reuse and quiet stacks are proved by reads under the
- * pause.  The threads' states, read next, let that pause leave the
- * sleeping ones running too. */
-static void warm_up(struct sampler *s, uint64_t t_ns)
+/* A listing and walk of the threads with them running, as a round makes
+ * them: each thread's entry found, the code objects decoded into the
+ * cache.  all: every thread, else only those a round without --idle
+ * would read (running, by the states just read). */
+static void warm_walk(struct sampler *s, uint64_t t_ns, bool all)
 {
 	uint64_t gil;
 	char err[256];
@@ -526,27 +521,57 @@ static void warm_up(struct sampler *s, uint64_t t_ns)
 	for (int i = 0; i < n; i++)
 		if (s->ts[i].nparts)
 			s->ts_thread[i] = (int)(find_thread(s, &s->ts[i], n) - s->threads);
-	refresh_names(s, t_ns);
+	if (all)
+		refresh_names(s, t_ns);
+	else
+		read_states(s);
 	for (int i = 0; i < n; i++) {
 		struct sthread *t = thread_of(s, i);
 
-		if (!t)
+		if (!t || (!all && !s->o.idle && t->state && t->state != 'R'))
 			continue;
 		resolve_frames(s, t, walk_parts(s, &s->ts[i]));
 		t->reuse.n = 0;
 		t->quiet.valid = false;
 	}
-	/* The pages read here were read from running threads: the pause
-	 * reads its own, and not all of these ahead (the names' pages made
-	 * the first pause's batch 58 kB, 4 ms). */
+}
+
+/* Before the first pause: what costs most the first time and needs no
+ * pause is done with the threads running.  Their thread states are
+ * listed, their entries made and named (a name is read from the threading
+ * module: 3 ms cold), their stacks walked once so that the code objects
+ * are decoded into the cache, which proves each one's identity when it is
+ * used.  The first pause of a 5-thread target took 7.7 ms, 3 of them
+ * naming threads.  Nothing read here is counted, and nothing of a stack
+ * is kept: frame reuse and quiet stacks are proved by reads under the
+ * pause.
+ *
+ * Then the page cache is made to hold what a round reads, and only that:
+ * the pages of the names and of the code objects' bodies are forgotten (in
+ * the first pause's batch they were 58 kB, 4 ms), and a second listing
+ * and walk, of the threads the first pause will read, leaves the ranges
+ * it used to be fetched in one batch under that pause, where one read per
+ * thread state made the first pause of a 200-thread process 6-11 ms
+ * (bench/scale).  The threads are listed for the pause too, so that the
+ * first one, like every later one, leaves the threads it will not read
+ * running (a torch pool's 32 spinning threads: late, stopping them). */
+static void warm_up(struct sampler *s, uint64_t t_ns)
+{
+	warm_walk(s, t_ns, true);
 	mem_cache_forget(s->m);
+	code_cache_round(s->cc);
+	warm_walk(s, t_ns, false);
+	mem_cache_reset(s->m);
+	/* The first round proves each code object's identity afresh. */
+	code_cache_round(s->cc);
+	pause_hint_list(&s->pause_hint, s->pid);
 	s->warm = true;
 }
 
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
-	uint64_t gil, since = 0;
+	uint64_t gil;
 	char err[256];
 	bool states;
 	int n, rc;
@@ -560,12 +585,12 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		warm_up(s, t_ns);
 	if (states)
 		read_states(s);
-	rc = pause_target(s, &pause, t_ns, &since);
+	rc = pause_target(s, &pause, t_ns);
 	if (rc < 0)
 		return is_fail(rc, EXIT_EXITED) ? rc : 0;
 	n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
 	if (n < 0) {
-		release(s, &pause, t_ns, since);
+		release(s, &pause, t_ns);
 		if (is_fail(n, EXIT_EXITED) || proc_exiting(s->pid))
 			return status_fail(EXIT_EXITED);
 		if (replaced(s, t_ns))
@@ -613,7 +638,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	if (!s->o.blocking)
 		count_held(s, t_ns);
 	record_pending(s, n, t_ns);
-	release(s, &pause, t_ns, since);
+	release(s, &pause, t_ns);
 	drop_gone(s);
 	refresh_names(s, t_ns);
 	return 0;
