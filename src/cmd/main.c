@@ -4,6 +4,7 @@
 
 #include "cmd/cmd.h"
 #include "interp/layout.h"
+#include "native/symhelper.h"
 #include "process/suspend.h"
 #include "util/status.h"
 #include "util/suggest.h"
@@ -163,9 +164,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
 		return help(argc, argv);
-	/* Not a command: pystrobe run again as its own SIGSTOP watchdog. */
+	/* Not commands: pystrobe run again as its own SIGSTOP watchdog, or
+	 * as the helper that reads a container's files with no privileges. */
 	if (!strcmp(argv[1], SUSPEND_WATCHDOG_ARG))
 		return suspend_watchdog_main(argc, argv);
+	if (!strcmp(argv[1], SYMHELPER_ARG))
+		return symhelper_main(argc, argv);
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
 		printf("pystrobe %s\n%s", PACKAGE_VERSION, build_note);
 		return EXIT_OK;

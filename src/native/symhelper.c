@@ -423,7 +423,32 @@ static void child_main(int sock, pid_t parent, pid_t pid, unsigned flags)
 	_exit(0);
 }
 
+int symhelper_main(int argc, char **argv)
+{
+	if (argc != 6)
+		return EXIT_USAGE;
+	child_main(atoi(argv[2]), (pid_t)atoi(argv[3]), (pid_t)atoi(argv[4]),
+		   (unsigned)strtoul(argv[5], NULL, 10));
+	return EXIT_ERROR;
+}
+
 /* --- pystrobe's side ---------------------------------------------------- */
+
+/* The helper is this binary run again (util.h's spawn_self(): a fork()
+ * that never execs would keep pystrobe's memory copy-on-write for as long
+ * as the helper lives, and every first write to a page after it cost a
+ * fault and a TLB flush on every CPU, under a pause as likely as not).
+ * Its pid, or -1: then it is forked. */
+static pid_t spawn_helper(int sock, pid_t parent, pid_t pid, unsigned flags)
+{
+	char sparent[16], spid[16], sflags[16], fdarg[] = "%d";
+	char *argv[] = { "pystrobe", SYMHELPER_ARG, fdarg, sparent, spid, sflags, NULL };
+
+	snprintf(sparent, sizeof(sparent), "%d", (int)parent);
+	snprintf(spid, sizeof(spid), "%d", (int)pid);
+	snprintf(sflags, sizeof(sflags), "%u", flags);
+	return spawn_self(argv, sock);
+}
 
 static int64_t now_ms(void)
 {
@@ -546,10 +571,13 @@ struct symhelper *symhelper_start(pid_t pid, unsigned flags, char *err, size_t e
 		goto fail;
 	}
 	fflush(NULL);
-	h->pid = fork();
-	if (h->pid == 0) {
-		close(sv[0]);
-		child_main(sv[1], parent, pid, flags);
+	h->pid = spawn_helper(sv[1], parent, pid, flags);
+	if (h->pid < 0) {
+		h->pid = fork();
+		if (h->pid == 0) {
+			close(sv[0]);
+			child_main(sv[1], parent, pid, flags);
+		}
 	}
 	close(sv[1]);
 	h->sock = sv[0];

@@ -28,6 +28,12 @@ struct symhelper;
  * decides otherwise (tests and measurements). */
 bool symhelper_wanted(pid_t pid);
 
+/* The helper is this binary run as `pystrobe SYMHELPER_ARG SOCK PARENT PID
+ * FLAGS`: main() hands such a command line to symhelper_main(), which
+ * returns only on bad arguments. */
+#define SYMHELPER_ARG "--internal-symbol-helper"
+int symhelper_main(int argc, char **argv);
+
 /* A running helper that reported the unprivileged ids it runs with, or
  * NULL (with the reason in err). */
 struct symhelper *symhelper_start(pid_t pid, unsigned flags, char *err, size_t errlen);

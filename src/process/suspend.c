@@ -5,9 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -187,36 +185,12 @@ int suspend_watchdog_main(int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* Run this binary again as the watchdog of parent over the memfd fd;
- * its pid, or -1. */
-static pid_t spawn_watchdog(pid_t parent, int fd)
-{
-	char exe[PATH_MAX], spid[16], sfd[16];
-	char *argv[] = { "pystrobe", SUSPEND_WATCHDOG_ARG, spid, sfd, NULL };
-	posix_spawnattr_t attr;
-	sigset_t none;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	pid_t pid;
-	int rc;
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(spid, sizeof(spid), "%d", (int)parent);
-	snprintf(sfd, sizeof(sfd), "%d", fd);
-	sigemptyset(&none);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-	rc = posix_spawn(&pid, exe, NULL, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	return rc == 0 ? pid : -1;
-}
-
 void suspend_watch(void)
 {
 	static bool started;
 	pid_t parent = getpid(), pid;
+	char spid[16], fdarg[] = "%d";
+	char *argv[] = { "pystrobe", SUSPEND_WATCHDOG_ARG, spid, fdarg, NULL };
 	int fd;
 
 	if (started)
@@ -228,7 +202,8 @@ void suspend_watch(void)
 	watch = mmap(NULL, sizeof(*watch), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (watch == MAP_FAILED)
 		goto fail;
-	if (spawn_watchdog(parent, fd) < 0) {
+	snprintf(spid, sizeof(spid), "%d", (int)parent);
+	if (spawn_self(argv, fd) < 0) {
 		pid = fork();
 		if (pid == 0)
 			watch_loop(parent);

@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,4 +511,37 @@ int close_from(int lowfd)
 	for (long fd = lowfd; fd < top; fd++)
 		close((int)fd);
 	return 0;
+}
+
+/* Arguments spawn_self() passes on, its NULL included. */
+#define SPAWN_SELF_ARGS 16
+
+pid_t spawn_self(char *const *argv, int keep_fd)
+{
+	char exe[PATH_MAX], num[16], *args[SPAWN_SELF_ARGS];
+	posix_spawnattr_t attr;
+	sigset_t none;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int fd = -1, rc, i;
+	pid_t pid;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	/* A copy without close-on-exec, for the child alone. */
+	if (keep_fd >= 0 && (fd = fcntl(keep_fd, F_DUPFD, 3)) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%d", fd);
+	for (i = 0; argv[i] && i + 1 < SPAWN_SELF_ARGS; i++)
+		args[i] = strcmp(argv[i], "%d") ? argv[i] : num;
+	args[i] = NULL;
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(&pid, exe, NULL, &attr, args, environ);
+	posix_spawnattr_destroy(&attr);
+	if (fd >= 0)
+		close(fd);
+	return rc == 0 ? pid : -1;
 }

@@ -128,4 +128,13 @@ int sudo_user(uid_t *uid, gid_t *gid);
  * Ubuntu 20.04's 5.4 kernel too.  0, or -1 with errno. */
 int close_from(int lowfd);
 
+/* Run this program's own binary again with argv (argv[0] a name for ps),
+ * through posix_spawn, which shares no memory with the child: a fork()
+ * that never execs keeps every page of the parent copy-on-write, and the
+ * parent then pays a fault and a TLB flush on every CPU for its next write
+ * to each.  The child gets an empty signal mask, and keep_fd (or -1) open
+ * under the number "%d" in argv stands for (up to 15 arguments).  The
+ * child's pid, or -1. */
+pid_t spawn_self(char *const *argv, int keep_fd);
+
 #endif
