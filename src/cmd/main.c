@@ -158,6 +158,7 @@ int main(int argc, char **argv)
 {
 	const struct command *c;
 
+	spawn_self_allow();
 	if (argc < 2) {
 		errorf("no command given (try pystrobe --help)");
 		return EXIT_USAGE;
