@@ -59,7 +59,7 @@ struct nsample {
 	struct native_unwinder *u;
 	struct symview *view;	/* symbols shared by build ID (symstore.h) */
 	uint32_t nprovisional;	/* pcinfo entries to name once loaded */
-	uint64_t refreshed_ns;
+	uint64_t refresh_due_ns;	/* 0: not sampled yet */
 	struct native_pc buf[NATIVE_MAX_DEPTH];
 
 	struct pending *pend;
@@ -117,6 +117,22 @@ static void drop_pending(struct nsample *ns)
 
 static void name_provisional(struct nsample *ns);
 
+/* Has this run said note already?  The forked workers of `record -s` map
+ * the same libraries: nine torch processes said the same line about
+ * libc nine times.  (Called from the thread that closes samplers only.) */
+static bool said_before(const char *note)
+{
+	static char *said[16];
+	static int nsaid;
+
+	for (int i = 0; i < nsaid; i++)
+		if (!strcmp(said[i], note))
+			return true;
+	if (nsaid < (int)ARRAY_SIZE(said))
+		said[nsaid++] = xstrdup(note);
+	return false;
+}
+
 void nsample_close(struct nsample *ns)
 {
 	if (!ns)
@@ -128,7 +144,7 @@ void nsample_close(struct nsample *ns)
 		symview_settle(ns->view);
 		name_provisional(ns);
 	}
-	if (ns->symbols_hint)
+	if (ns->symbols_hint && !said_before(ns->symbols_hint))
 		errorf("%s", ns->symbols_hint);
 	free(ns->symbols_hint);
 	free(ns->pend);
@@ -292,15 +308,17 @@ void nsample_begin(struct nsample *ns, uint64_t t_ns)
 	/* Outside the pause: reading the maps takes a while. */
 	if (ns->nprovisional)
 		name_provisional(ns);
-	if (ns->refreshed_ns && t_ns - ns->refreshed_ns >= REFRESH_NS) {
-		native_refresh(ns->u);
-		/* An address may now belong to another object. */
-		if (symview_refresh(ns->view))
-			pc_clear(ns);
-		ns->refreshed_ns = t_ns;
+	if (!ns->refresh_due_ns) {
+		ns->refresh_due_ns = t_ns + 1 + pid_phase(ns->pid, REFRESH_NS);
+	} else if (t_ns >= ns->refresh_due_ns) {
+		/* The symbols' view of the maps is read again only when the
+		 * unwinder's changed: that costs a round trip to the
+		 * symbolization helper of a container, 1.4-6.4 ms for a
+		 * torch process, where reading the maps once is 0.5-2. */
+		if (native_refresh(ns->u) && symview_refresh(ns->view))
+			pc_clear(ns);	/* an address may be another object's */
+		ns->refresh_due_ns = t_ns + REFRESH_NS;
 	}
-	if (!ns->refreshed_ns)
-		ns->refreshed_ns = t_ns ? t_ns : 1;
 	native_begin(ns->u);
 }
 

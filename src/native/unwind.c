@@ -127,6 +127,7 @@ struct native_unwinder {
 	struct range *stacks;	/* writable anonymous mappings, sorted */
 	size_t nstacks, stacks_alloc;
 	bool refreshed;		/* maps re-read since native_begin() */
+	bool maps_changed;	/* code mapped changed since native_refresh() */
 	struct memo *memos;
 	size_t nmemos, memos_alloc;
 	unsigned long sample;	/* native_begin() calls */
@@ -178,7 +179,7 @@ static void read_maps(struct native_unwinder *u)
 	struct proc_maps pm;
 	struct xmap *v = NULL;
 	size_t n = 0, cap = 0;
-	bool gone = false;
+	bool gone = false, came = false;
 
 	u->st.map_reads++;
 	if (u->maps_text)
@@ -211,8 +212,10 @@ static void read_maps(struct native_unwinder *u)
 				break;
 			}
 		}
-		if (x.path == m->path)
+		if (x.path == m->path) {
 			x.path = xstrdup(m->path);
+			came = true;
+		}
 		ALLOC_GROW(v, n + 1, cap);
 		v[n++] = x;
 	}
@@ -223,6 +226,7 @@ static void read_maps(struct native_unwinder *u)
 		unw_flush_cache(u->as, 0, 0);
 		mem_cache_reset(u->text);
 	}
+	u->maps_changed |= gone || came;
 	free_maps(u->maps, u->nmaps);
 	proc_maps_free(&pm);
 	u->maps = v;
@@ -617,15 +621,19 @@ static void drop_memos(struct native_unwinder *u)
 	}
 }
 
-void native_refresh(struct native_unwinder *u)
+bool native_refresh(struct native_unwinder *u)
 {
-	size_t n = u->nmaps;
+	bool changed;
 
 	read_maps(u);
 	u->refreshed = true;
-	/* Code that came or went could change any thread's unwind. */
-	if (n)
+	changed = u->maps_changed;
+	u->maps_changed = false;
+	/* Code that came or went could change any thread's unwind; the
+	 * same code leaves every memo true. */
+	if (changed)
 		drop_memos(u);
+	return changed;
 }
 
 /* The memo of thread tid, made on first sight. */

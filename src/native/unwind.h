@@ -90,8 +90,12 @@ void native_close(struct native_unwinder *u);
 void native_begin(struct native_unwinder *u);
 
 /* Read the target's mappings again and forget the unwind information of
- * objects that are gone (dlclose); cheap enough to call once a second. */
-void native_refresh(struct native_unwinder *u);
+ * objects that are gone (dlclose); cheap enough to call once a second.
+ * Returns whether the code mapped changed since the last call (an object
+ * came, went or moved, found by this read or by an unwind that met an
+ * address of no known object), so that a caller's own view of the
+ * objects need be read again only then. */
+bool native_refresh(struct native_unwinder *u);
 
 /* While thread tid is in a ptrace stop of ours: copy its registers and
  * the top of its stack into s.  Returns 0 or -ESRCH (gone, or not

@@ -78,7 +78,7 @@ struct sampler {
 	size_t threads_alloc;
 	bool names_stale;
 	bool warm;			/* warm_up() done (see sampler.c) */
-	uint64_t names_at_ns;
+	uint64_t names_due_ns;		/* next refresh_names() without new threads */
 	struct py_tstate ts[MAX_THREADS];
 	int ts_thread[MAX_THREADS];	/* this round: ts[i]'s index in threads (parts' first) */
 	uint32_t frames[PYSTACK_MAX_DEPTH + 2];	/* profile frame ids */

@@ -167,7 +167,7 @@ void refresh_names(struct sampler *s, uint64_t t_ns)
 	char *names[MAX_THREADS];
 	int n = s->nthreads < MAX_THREADS ? s->nthreads : MAX_THREADS;
 
-	if (!s->names_stale && t_ns - s->names_at_ns < NAME_REFRESH_NS)
+	if (!s->names_stale && t_ns < s->names_due_ns)
 		return;
 	for (int i = 0; i < n; i++)
 		idents[i] = s->threads[i].ident;
@@ -180,6 +180,8 @@ void refresh_names(struct sampler *s, uint64_t t_ns)
 		if (names[i])
 			name_thread(s, t, names[i]);
 	}
+	/* The first refresh at the pid's phase: see pid_phase(). */
+	s->names_due_ns = t_ns + (s->names_due_ns ? NAME_REFRESH_NS
+						  : pid_phase(s->pid, NAME_REFRESH_NS));
 	s->names_stale = false;
-	s->names_at_ns = t_ns;
 }

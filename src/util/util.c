@@ -486,6 +486,13 @@ uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+uint64_t pid_phase(pid_t pid, uint64_t period_ns)
+{
+	uint32_t frac = (uint32_t)pid * 2654435769u;	/* 2^32 / golden ratio */
+
+	return (uint64_t)((unsigned __int128)frac * period_ns >> 32);
+}
+
 /* glibc before 2.32 (pystrobe-static's, Makefile.am) names no system call
  * newer than itself; the kernel's headers do. */
 #ifndef SYS_close_range

@@ -107,6 +107,14 @@ int natural_cmp(const char *a, const char *b);
 /* CLOCK_MONOTONIC in nanoseconds: deadlines, pauses, intervals. */
 uint64_t mono_ns(void);
 
+/* A point in [0, period) chosen by pid, for work done once a period per
+ * process.  The processes of a fleet are first sampled in the same round,
+ * so their once-a-second work would all land in one round too (nine torch
+ * processes: 35-45 ms, a round late by four intervals): starting each at
+ * its pid's phase spreads it.  Consecutive pids (forked workers) fall far
+ * apart: the fraction is pid times the golden ratio's, modulo 1. */
+uint64_t pid_phase(pid_t pid, uint64_t period_ns);
+
 /* qsort() for the short, nearly sorted arrays of a sampling round (a
  * round's dozen ranges or blocks, in the order the last round left them):
  * up to SORT_SMALL_MAX elements of at most SORT_SMALL_SIZE bytes are
