@@ -15,7 +15,9 @@
  * Directly (test_late_library): pause_process() on that target returns
  * with the stuck thread late and not held, the others held; a second pause
  * does not seize it again; and once it leaves D the SIGCHLD handler lets
- * it go, with no call of ours.  Through record (test_late_thread):
+ * it go, with no call of ours.  A launched child whose own main thread is
+ * late (test_late_child): its stop is not its exit, which comes after.
+ * Through record (test_late_thread):
  * tests/targets/late_thread.py has a thread that goes in and out of D all
  * the time, and a worker that logs its own progress; `record --blocking
  * --idle` must count late threads, leave the stuck thread out of the
@@ -242,6 +244,40 @@ START_TEST(test_late_library)
 	pause_hint_free(&h);
 	target_stop(&t);
 	printf("pause: late thread left out, not seized again, let go when out of D\n");
+}
+END_TEST
+
+/* The launched command's own main thread late in a pause: its stop comes
+ * to waitpid() under the command's pid, and is not the command's exit
+ * (taken for one, record said exit 1 for a command that exited 3 and left
+ * it stopped: check_chaos, once in a thousand short launches).  A child of
+ * this test, whose only thread waits in vfork() (D) while the vfork child
+ * sleeps, is paused (its thread late) and let go; pause_wait_child() must
+ * then let the stop go and return the real exit, 3. */
+START_TEST(test_late_child)
+{
+	struct pause p;
+	int status = 0;
+	pid_t child = fork();
+
+	if (child == 0) {
+		if (vfork() == 0) {
+			struct timespec ts = { 0, 300 * 1000000L };
+
+			nanosleep(&ts, NULL);
+			_exit(0);
+		}
+		_exit(3);
+	}
+	ck_assert_int_gt(child, 0);
+	ck_assert_msg(wait_state(child, child, 'D', 2000), "the child never waited in vfork()");
+	ck_assert_int_eq(pause_process(child, &p), 0);
+	ck_assert_int_eq(p.nlate, 1);
+	pause_release(&p);
+	ck_assert_int_eq(pause_wait_child(child, &status, true), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3,
+		      "the child's status %#x, not its exit with 3", status);
+	printf("pause: a launched child late in a pause, then exiting 3: exit 3\n");
 }
 END_TEST
 
@@ -542,6 +578,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_unstoppable_thread);
 	tcase_add_test(tc, test_late_library);
+	tcase_add_test(tc, test_late_child);
 	tcase_add_test(tc, test_late_thread);
 	tcase_add_test(tc, test_realtime_policy);
 	tcase_add_test(tc, test_partial_pause);
