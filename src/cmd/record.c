@@ -393,8 +393,10 @@ static void summary(struct record *r, const struct sampler_status *st, const cha
 	waits_summary(r);
 	if (getenv("PYSTROBE_STATS"))
 		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
-			"(their thread had not held the GIL)\n",
-			(unsigned long long)st->stacks, (unsigned long long)r->counts.quiet_stacks);
+			"(their thread had not held the GIL), %llu of a thread asleep read without "
+			"stopping it\n", (unsigned long long)st->stacks,
+			(unsigned long long)r->counts.quiet_stacks,
+			(unsigned long long)r->counts.still_stacks);
 }
 
 /* Why nothing, or little, was recorded, and what to add: a program that

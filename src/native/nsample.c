@@ -7,6 +7,7 @@
 #include "profile/profile.h"
 #include "python/pystack.h"
 #include "native/symstore.h"
+#include "process/proc.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -30,6 +31,8 @@ struct pending {
 	int ngroups;
 	bool mergeable;		/* Python frames complete and grouped */
 	bool snapped;		/* snaps[i] holds the thread's registers and stack */
+	pid_t still;		/* this thread's memo instead (not stopped) */
+	bool dropped;		/* it moved after all: no sample */
 };
 
 /* What a code address is to the profile, once looked up. */
@@ -322,9 +325,11 @@ void nsample_begin(struct nsample *ns, uint64_t t_ns)
 	native_begin(ns->u);
 }
 
-void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *ts, pid_t tid,
-		     uint32_t pthread, const uint32_t *stack, uint32_t depth, uint32_t nhead,
-		     bool py_complete)
+/* A pending entry for a stack, its native part to come from a snapshot
+ * (snap) or from the thread's memo. */
+static void capture(struct nsample *ns, struct mem *m, const struct py_tstate *ts, pid_t tid,
+		    uint32_t pthread, const uint32_t *stack, uint32_t depth, uint32_t nhead,
+		    bool py_complete, bool snap)
 {
 	struct pending *pd;
 	int npy;
@@ -344,13 +349,66 @@ void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *
 		ns->nsnaps++;
 	}
 	/* Unwound once the threads run again: nsample_finish(). */
-	pd->snapped = tid && native_snap_take(ns->u, tid, &ns->snaps[ns->npend - 1]) == 0;
-	if (!py_complete || !pd->snapped)
+	if (snap)
+		pd->snapped = tid && native_snap_take(ns->u, tid, &ns->snaps[ns->npend - 1]) == 0;
+	else
+		pd->still = tid;
+	if (!py_complete || (!pd->snapped && !pd->still))
 		return;
 	/* The same walk as the caller's, so frame i is frame i. */
 	pd->mergeable = merge_py_groups(m, &ns->pi->layout, ts, PYSTACK_MAX_DEPTH, &pd->groups,
 					&pd->ngroups, &npy) == 0 &&
 			npy == (int)(depth - nhead);
+}
+
+void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *ts, pid_t tid,
+		     uint32_t pthread, const uint32_t *stack, uint32_t depth, uint32_t nhead,
+		     bool py_complete)
+{
+	capture(ns, m, ts, tid, pthread, stack, depth, nhead, py_complete, true);
+}
+
+void nsample_capture_still(struct nsample *ns, struct mem *m, const struct py_tstate *ts,
+			   pid_t tid, uint32_t pthread, const uint32_t *stack, uint32_t depth,
+			   uint32_t nhead, bool py_complete)
+{
+	capture(ns, m, ts, tid, pthread, stack, depth, nhead, py_complete, false);
+}
+
+/* Do two readings of the thread's entry into the kernel agree, and with
+ * its memo? */
+static bool same_entry(const struct task_entry *a, const struct task_entry *b)
+{
+	return a->nr == b->nr && a->sp == b->sp && a->pc == b->pc &&
+	       !memcmp(a->args, b->args, sizeof(a->args));
+}
+
+bool nsample_prove_still(struct nsample *ns, pid_t tid, int sched_fd, uint64_t run_ns,
+			 uint64_t runs)
+{
+	struct task_entry before, after;
+	uint64_t sp, pc, rt, n;
+
+	if (!native_still_ready(ns->u, tid, &sp, &pc))
+		return false;
+	if (proc_task_entry(ns->pid, tid, &before) < 0 || before.sp != sp || before.pc != pc)
+		return false;
+	if (!native_still_bytes(ns->u, tid))
+		return false;
+	if (proc_task_entry(ns->pid, tid, &after) < 0 || !same_entry(&before, &after))
+		return false;
+	return proc_schedstat_read(sched_fd, &rt, &n) == 0 && rt == run_ns && n == runs;
+}
+
+bool nsample_drop_still(struct nsample *ns, pid_t tid)
+{
+	for (int i = 0; i < ns->npend; i++) {
+		if (ns->pend[i].still == tid && !ns->pend[i].dropped) {
+			ns->pend[i].dropped = true;
+			return true;
+		}
+	}
+	return false;
 }
 
 static const char *pending_problem(const struct pending *pd)
@@ -441,10 +499,14 @@ static void unwind_pending(struct nsample *ns, int i)
 {
 	struct pending *pd = &ns->pend[i];
 
-	if (!pd->snapped)
+	if (pd->still)
+		pd->npcs = native_still_frames(ns->u, pd->still, ns->buf, NATIVE_MAX_DEPTH,
+					       &pd->native_truncated);
+	else if (pd->snapped)
+		pd->npcs = native_unwind_snap(ns->u, &ns->snaps[i], ns->buf, NATIVE_MAX_DEPTH,
+					      &pd->native_truncated);
+	else
 		return;
-	pd->npcs = native_unwind_snap(ns->u, &ns->snaps[i], ns->buf, NATIVE_MAX_DEPTH,
-				      &pd->native_truncated);
 	if (pd->npcs > 0) {
 		pd->pcs = xmalloc(pd->npcs * sizeof(*pd->pcs));
 		memcpy(pd->pcs, ns->buf, pd->npcs * sizeof(*pd->pcs));
@@ -459,6 +521,8 @@ unsigned nsample_finish(struct nsample *ns, uint64_t t_ns)
 		const struct pending *pd = &ns->pend[i];
 		int depth;
 
+		if (pd->dropped)
+			continue;
 		unwind_pending(ns, i);
 		depth = merge_one(ns, pd);
 

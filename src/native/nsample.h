@@ -68,6 +68,25 @@ void nsample_capture(struct nsample *ns, struct mem *m, const struct py_tstate *
 		     uint32_t pthread, const uint32_t *stack, uint32_t depth, uint32_t nhead,
 		     bool py_complete);
 
+/* A thread asleep that the pause leaves running (record --native
+ * --idle), counted from its last unwind:
+ *
+ *	before the pause: nsample_prove_still() if it ran since the last proof
+ *	while the others are stopped: nsample_capture_still(), as capture
+ *	once they are released: nsample_drop_still() if it ran after all
+ *
+ * nsample_prove_still(): its last unwind holds now (native_still_*: its
+ * entry into the kernel and the stack bytes that unwind read), and it did
+ * not run since the caller read run_ns and runs from sched_fd, its open
+ * /proc/PID/task/TID/schedstat (proc_schedstat_read()). */
+bool nsample_prove_still(struct nsample *ns, pid_t tid, int sched_fd, uint64_t run_ns,
+			 uint64_t runs);
+void nsample_capture_still(struct nsample *ns, struct mem *m, const struct py_tstate *ts,
+			   pid_t tid, uint32_t pthread, const uint32_t *stack, uint32_t depth,
+			   uint32_t nhead, bool py_complete);
+/* tid's stack of this round is not counted; whether it had one. */
+bool nsample_drop_still(struct nsample *ns, pid_t tid);
+
 /* Once the threads run again: add every captured stack to the profile.
  * Returns how many had to fall back to their Python frames. */
 unsigned nsample_finish(struct nsample *ns, uint64_t t_ns);

@@ -636,6 +636,57 @@ bool native_refresh(struct native_unwinder *u)
 	return changed;
 }
 
+/* The memo of thread tid with its stack bytes, or NULL. */
+static struct memo *still_memo(struct native_unwinder *u, pid_t tid)
+{
+	for (size_t i = 0; i < u->nmemos; i++)
+		if (u->memos[i].tid == tid)
+			return u->memos[i].bytes && !u->no_memo ? &u->memos[i] : NULL;
+	return NULL;
+}
+
+bool native_still_ready(struct native_unwinder *u, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	struct memo *m = still_memo(u, tid);
+
+	if (!m)
+		return false;
+	*sp = m->regs.rsp;
+	*pc = m->regs.rip;
+	return true;
+}
+
+bool native_still_bytes(struct native_unwinder *u, pid_t tid)
+{
+	struct memo *m = still_memo(u, tid);
+	size_t len;
+	uint8_t *now;
+	bool same;
+
+	if (!m)
+		return false;
+	len = m->hi - m->lo;
+	now = xmalloc(len ? len : 1);
+	same = mem_read(u->proc, m->lo, now, len) == 0 && !memcmp(now, m->bytes, len);
+	free(now);
+	return same;
+}
+
+int native_still_frames(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
+			bool *truncated)
+{
+	struct memo *m = still_memo(u, tid);
+
+	if (!m || m->max != max)
+		return -ESRCH;
+	m->used = u->sample;
+	memcpy(out, m->pcs, m->n * sizeof(*out));
+	*truncated = m->truncated;
+	u->st.reused++;
+	u->st.frames += m->n;
+	return m->n;
+}
+
 /* The memo of thread tid, made on first sight. */
 static struct memo *get_memo(struct native_unwinder *u, pid_t tid)
 {

@@ -82,6 +82,28 @@ struct native_pc {
 	bool exact;
 };
 
+/* --- a thread standing still, without stopping it ---
+ *
+ * A thread asleep in the kernel whose last unwind was memoised (see
+ * unwind.c) may be proved not to have moved since without a stop: its user
+ * stack pointer and instruction pointer as it entered the kernel
+ * (/proc/PID/task/TID/syscall) are the memo's, and the stack bytes that
+ * unwind read hold what they held.  The caller makes sure the thread did
+ * not run while they were read (proc_schedstat_read() before and after).
+ * The registers the kernel does not show (the callee-saved ones) are not
+ * compared: any of them a frame saved is among the stack bytes, and one no
+ * frame saved would differ only if the thread had run another way back to
+ * the same stack pointer, instruction and stack bytes. */
+
+/* The memo of tid, if it keeps stack bytes: its stack pointer and pc. */
+bool native_still_ready(struct native_unwinder *u, pid_t tid, uint64_t *sp, uint64_t *pc);
+/* Do the stack bytes of tid's memo hold what they did, read now? */
+bool native_still_bytes(struct native_unwinder *u, pid_t tid);
+/* The memo's frames into out[0..max): their count, or -ESRCH when there
+ * is no such memo (any more: a refresh may drop it). */
+int native_still_frames(struct native_unwinder *u, pid_t tid, struct native_pc *out, int max,
+			bool *truncated);
+
 /* An unwinder for the threads of pid.  Never NULL. */
 struct native_unwinder *native_open(pid_t pid);
 void native_close(struct native_unwinder *u);

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -214,26 +215,75 @@ int proc_task_cpu(pid_t pid, pid_t tid, char *state, uint64_t *cpu_ns)
 	return 0;
 }
 
-int proc_task_syscall(pid_t pid, pid_t tid, long *nr, uint64_t args[6])
+int proc_syscall_parse(const char *text, struct task_entry *e)
 {
-	char path[96], buf[512];
-	unsigned long long a[6];
-	FILE *f;
-	size_t n;
+	unsigned long long a[8];
+	int n;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* "running", or "-1 SP PC" outside a call: no call to tell. */
-	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx", nr, &a[0], &a[1], &a[2], &a[3],
-		   &a[4], &a[5]) != 7 || *nr < 0)
+	memset(e, 0, sizeof(*e));
+	/* "NR A1 .. A6 SP PC" in a call, "-1 SP PC" in the kernel outside
+	 * one (a fault), "running" on a CPU. */
+	n = sscanf(text, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &e->nr, &a[0], &a[1],
+		   &a[2], &a[3], &a[4], &a[5], &a[6], &a[7]);
+	if (n == 3 && e->nr == -1) {
+		e->sp = a[0];
+		e->pc = a[1];
+		return 0;
+	}
+	if (n != 9 || e->nr < 0)
 		return -1;
 	for (int i = 0; i < 6; i++)
-		args[i] = a[i];
+		e->args[i] = a[i];
+	e->sp = a[6];
+	e->pc = a[7];
+	return 0;
+}
+
+int proc_task_entry(pid_t pid, pid_t tid, struct task_entry *e)
+{
+	char path[96], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return proc_syscall_parse(buf, e);
+}
+
+int proc_task_syscall(pid_t pid, pid_t tid, long *nr, uint64_t args[6])
+{
+	struct task_entry e;
+
+	if (proc_task_entry(pid, tid, &e) < 0 || e.nr < 0)
+		return -1;
+	*nr = e.nr;
+	memcpy(args, e.args, sizeof(e.args));
+	return 0;
+}
+
+int proc_schedstat_read(int fd, uint64_t *run_ns, uint64_t *runs)
+{
+	unsigned long long rt, delay, pc;
+	char buf[128];
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu %llu", &rt, &delay, &pc) != 3)
+		return -1;
+	*run_ns = rt;
+	*runs = pc;
 	return 0;
 }
 

@@ -50,6 +50,26 @@ int proc_task_cpu(pid_t pid, pid_t tid, char *state, uint64_t *cpu_ns);
  * file cannot be read (it needs the right to trace the process). */
 int proc_task_syscall(pid_t pid, pid_t tid, long *nr, uint64_t args[6]);
 
+/* A thread off its CPU in the kernel, as that file tells without stopping
+ * it: the call (-1: none, a fault), its arguments, and the user stack
+ * pointer and instruction pointer it entered the kernel with. */
+struct task_entry {
+	long nr;
+	uint64_t args[6];
+	uint64_t sp, pc;
+};
+
+/* That file's text into *e: 0, or -1 for "running" or anything else. */
+int proc_syscall_parse(const char *text, struct task_entry *e);
+/* The same read from /proc/PID/task/TID/syscall. */
+int proc_task_entry(pid_t pid, pid_t tid, struct task_entry *e);
+
+/* From an open /proc/PID/task/TID/schedstat: the CPU time the thread has
+ * run (ns) and how many times it was given a CPU.  A thread whose two
+ * counts are what they were has not run in between: the kernel adds to
+ * them each time it takes the thread off a CPU.  0, or -1. */
+int proc_schedstat_read(int fd, uint64_t *run_ns, uint64_t *runs);
+
 /* Is the process gone, a zombie, or on its way out (its memory may already
  * be released: an empty map, ptrace refusing even root)? */
 bool proc_exiting(pid_t pid);

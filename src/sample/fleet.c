@@ -134,6 +134,7 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	to->checked += c->checked;
 	to->stacks += c->stacks;
 	to->quiet_stacks += c->quiet_stacks;
+	to->still_stacks += c->still_stacks;
 	to->unready += c->unready;
 	to->pauses += c->pauses;
 	to->pause_ns += c->pause_ns;

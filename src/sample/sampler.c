@@ -20,6 +20,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,9 @@ static bool wanted(const struct sampler *s, const struct sthread *t, const struc
 		return false;
 	/* A thread the pause left running (see leave_running()), or one started
 	 * by such a thread after the pause's last listing, is not read as if
-	 * it held still: --native could not unwind it either. */
+	 * it held still: --native could not unwind it either.  (One left
+	 * running for standing still is read after the pause:
+	 * record_stills().) */
 	if (s->o.blocking && !pause_holds(pause, t->tid))
 		return false;
 	/* A thread seen for the first time has no state read before the
@@ -366,8 +369,14 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	/* Counted once the threads run again: see nsample.h. */
 	if (s->ns) {
 		s->stacks++;
-		nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
-				end == WALK_DONE);
+		if (t->still) {
+			s->still_stacks++;
+			nsample_capture_still(s->ns, s->m, ts, t->tid, t->pthread, stack, depth,
+					      nhead, end == WALK_DONE);
+		} else {
+			nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
+					end == WALK_DONE);
+		}
 		return false;
 	}
 	if (!s->o.blocking) {
@@ -377,6 +386,81 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	s->stacks++;
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
 	return false;
+}
+
+/* With --native --idle: may t be left running this round, its stack read
+ * as it sleeps and its native frames taken from its last unwind?  When it
+ * is asleep (S, D), that unwind holds (nsample_prove_still(): where it
+ * entered the kernel and the stack bytes the unwind read), and it has not
+ * run since that was proved: its run counts are what they were.  The proof
+ * is made again only after the thread ran, so a thread asleep for good
+ * costs a read of its schedstat a round, where a stop would wake it, wait
+ * for it to be scheduled only to reach the stop (200 threads on 2 busy
+ * CPUs: most of them late), copy its stack and unwind it.  That it did not
+ * run during the round either is proved once the others are let go
+ * (confirm_still()). */
+static bool still_thread(struct sampler *s, struct sthread *t)
+{
+	uint64_t run_ns, runs;
+	char path[96];
+
+	if (t->state != 'S' && t->state != 'D')
+		return false;
+	if (t->sched_fd == -1) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)s->pid,
+			 (int)t->tid);
+		t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->sched_fd < 0)
+			t->sched_fd = -2;
+	}
+	if (proc_schedstat_read(t->sched_fd, &run_ns, &runs) < 0)
+		return false;
+	if (!t->still_proved || run_ns != t->still_run_ns || runs != t->still_runs) {
+		t->still_run_ns = run_ns;
+		t->still_runs = runs;
+		t->still_proved = nsample_prove_still(s->ns, t->tid, t->sched_fd, run_ns, runs);
+	}
+	return t->still_proved;
+}
+
+/* The stacks of the threads of this round's ts[0..n) left running as
+ * still, once the others are let go: what proves they did not move is
+ * their run counts (confirm_still()), not the pause, which need not last
+ * while they are read. */
+static void record_stills(struct sampler *s, int n, uint64_t t_ns)
+{
+	for (int i = 0; i < n; i++) {
+		struct sthread *t = thread_of(s, i);
+
+		if (t && t->still && (!s->o.gil_only || holds_gil(&s->ts[i])))
+			record_thread(s, t, &s->ts[i], t_ns);
+	}
+}
+
+/* After the pause: a thread left running as still that ran during the
+ * round may have moved while its stack was read; that stack is not
+ * counted (it is late), and the thread is stopped again next round. */
+static void confirm_still(struct sampler *s)
+{
+	for (int i = 0; i < s->nthreads; i++) {
+		struct sthread *t = &s->threads[i];
+		uint64_t run_ns, runs;
+
+		if (!t->still)
+			continue;
+		t->still = false;
+		if (proc_schedstat_read(t->sched_fd, &run_ns, &runs) == 0 &&
+		    run_ns == t->still_run_ns && runs == t->still_runs)
+			continue;
+		t->still_proved = false;
+		t->reuse.n = 0;
+		t->quiet.valid = false;
+		if (nsample_drop_still(s->ns, t->tid)) {
+			s->stacks--;
+			s->still_stacks--;
+			s->late++;
+		}
+	}
 }
 
 /* The threads a pause leaves running, into s->asleep: without --idle,
@@ -396,23 +480,32 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
  *    since, or was started by one left running) is neither read as
  *    stopped nor unwound (pause_holds() in wanted());
  *  - a thread of unknown tid might be any: then every thread is stopped;
- *  - with --idle every thread is wanted, so every thread is stopped. */
+ *  - with --idle every thread is wanted, so every thread is stopped;
+ *    with --native --idle, all but those proved still (still_thread()),
+ *    whose stacks are read left running, and the threads with no Python
+ *    state. */
 static int leave_running(struct sampler *s)
 {
+	bool stills = s->o.idle && s->ns;
 	int n = 0, nkeep = 0;
 
-	if (s->o.idle)
+	for (int i = 0; i < s->nthreads; i++) {
+		s->threads[i].still = false;
+		if (!s->threads[i].tid)
+			return 0;
+	}
+	if (s->o.idle && !stills)
 		return 0;
 	for (int i = 0; i < s->nthreads; i++) {
-		const struct sthread *t = &s->threads[i];
+		struct sthread *t = &s->threads[i];
+		bool keep = stills ? !still_thread(s, t) : !t->state || t->state == 'R';
 
-		if (!t->tid)
-			return 0;
-		if (!t->state || t->state == 'R') {
+		if (keep) {
 			ALLOC_GROW(s->keep, nkeep + 1, s->keep_cap);
 			s->keep[nkeep++] = t->tid;
 			continue;
 		}
+		t->still = stills;
 		ALLOC_GROW(s->asleep, n + 1, s->asleep_cap);
 		s->asleep[n++] = t->tid;
 	}
@@ -443,7 +536,7 @@ static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns)
 }
 
 /* Let the target go, then do what could wait: the native merge. */
-static void release(struct sampler *s, struct pause *pause, uint64_t t_ns)
+static void release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns)
 {
 	uint64_t ns;
 
@@ -453,6 +546,10 @@ static void release(struct sampler *s, struct pause *pause, uint64_t t_ns)
 	if (pause->nlate > s->max_late)
 		s->max_late = pause->nlate;
 	pause_release(pause);
+	if (s->ns) {
+		record_stills(s, n, t_ns);
+		confirm_still(s);
+	}
 	/* A round that seized no thread (all asleep, left running) held
 	 * nothing: its pause is 0, not the time spent looking. */
 	ns = pause->began_ns ? pause->released_ns - pause->began_ns : 0;
@@ -591,7 +688,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		return is_fail(rc, EXIT_EXITED) ? rc : 0;
 	n = pystack_tstates(s->m, &s->pi, s->ts, MAX_THREADS, &gil, err, sizeof(err));
 	if (n < 0) {
-		release(s, &pause, t_ns);
+		release(s, &pause, 0, t_ns);
 		if (is_fail(n, EXIT_EXITED) || proc_exiting(s->pid))
 			return status_fail(EXIT_EXITED);
 		if (replaced(s, t_ns))
@@ -633,13 +730,13 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			s->checked++;
 			s->active += !t->state || t->state == 'R';
 		}
-		if (wanted(s, t, &pause, holds_gil(&s->ts[i])))
+		if (!t->still && wanted(s, t, &pause, holds_gil(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
 	if (!s->o.blocking)
 		count_held(s, t_ns);
 	record_pending(s, n, t_ns);
-	release(s, &pause, t_ns);
+	release(s, &pause, n, t_ns);
 	drop_gone(s);
 	refresh_names(s, t_ns);
 	return 0;
@@ -654,6 +751,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->checked = s->checked;
 	c->stacks = s->stacks;
 	c->quiet_stacks = s->quiet_stacks;
+	c->still_stacks = s->still_stacks;
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;
 	c->unready = s->unready;

@@ -67,6 +67,9 @@ struct sampler_status {
 	uint64_t stacks;		/* thread stacks recorded */
 	uint64_t quiet_stacks;		/* ... of which taken whole from the last
 					 * round (the thread had not run) */
+	uint64_t still_stacks;		/* ... of which of a thread asleep, left
+					 * running, its native frames from its
+					 * last unwind (--native --idle) */
 	uint64_t errors[SERR_COUNT];
 	uint64_t lagged;		/* rounds that started late by an interval or more */
 	uint64_t skipped;		/* rounds skipped to catch up after those */
@@ -90,6 +93,9 @@ struct sampler_counts {
 	uint64_t stacks;		/* thread stacks recorded */
 	uint64_t quiet_stacks;		/* ... of which taken whole from the last
 					 * round (the thread had not run) */
+	uint64_t still_stacks;		/* ... of which of a thread asleep, left
+					 * running, its native frames from its
+					 * last unwind (--native --idle) */
 	uint64_t errors[SERR_COUNT];
 	int nthreads;			/* threads in the latest round */
 	uint64_t unready;		/* rounds before the interpreter could be read */

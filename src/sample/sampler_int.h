@@ -38,6 +38,12 @@ struct sthread {
 	uint32_t root;		/* its root frame (with --threads) */
 	bool seen;
 	struct frame_reuse reuse;	/* its frames of the last round */
+	/* With --native --idle, asleep and left running this round, counted
+	 * from its last unwind: see sampler.c's still_thread(). */
+	bool still;
+	bool still_proved;	/* since the run counts below were read */
+	uint64_t still_run_ns, still_runs;
+	int sched_fd;		/* its /proc schedstat: -1 not opened yet, -2 cannot */
 	/* Where its last proved stack (reuse) was read from: see sampler.c's quiet(). */
 	struct {
 		bool valid;
@@ -86,6 +92,7 @@ struct sampler {
 	int nframes;
 	uint64_t stacks;
 	uint64_t quiet_stacks;		/* of which taken whole from the last round */
+	uint64_t still_stacks;		/* of which a thread's left running (still) */
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
 	uint64_t checked;		/* threads whose state was read */

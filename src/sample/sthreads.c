@@ -124,6 +124,7 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	t->tid = nsmap_host_tid(&s->nsm, ns_tid);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)t->tid);
 	t->stat_fd = t->tid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	t->sched_fd = -1;
 	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);
 	t->root = thread_root(s, t);
 	/* Not paused: its state now is as good as before the round. */
@@ -155,6 +156,8 @@ void sthread_release(struct sthread *t)
 {
 	if (t->stat_fd >= 0)
 		close(t->stat_fd);
+	if (t->sched_fd >= 0)
+		close(t->sched_fd);
 	free(t->name);
 	frame_reuse_release(&t->reuse);
 }

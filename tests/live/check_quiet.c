@@ -10,8 +10,22 @@
  * main thread's and the sleeper's), or the proof is not what ran.  On every
  * interpreter found; a wrong switch-count offset freezes the sleeper in one
  * function and fails it.
+ *
+ * With --native --idle (test_still), a thread asleep is left running and its
+ * native frames taken from its last unwind, proved still by where it entered
+ * the kernel, the stack bytes that unwind read and its run counts
+ * (sampler.c's still_thread()).  nap_long() waits in time.sleep, nap_short()
+ * in select.select: a native stack kept from before the sleeper moved shows
+ * as a nap_short sample in time_sleep(), or a nap_long one in
+ * select_select() (the C functions of the two modules; before 3.11
+ * time.sleep waits in select() too), and none may (said and skipped where
+ * the interpreter's symbols are stripped).  The split is held to the sleeper's clock as
+ * above, each nap must show its own wait, and a fifth of the stacks at
+ * least must have been read without a stop (the main thread waits all
+ * along).
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,25 +40,6 @@
 
 static const struct test_interp *interps;
 static int ninterps;
-
-/* Samples of the collapsed profile at path whose stack holds fn. */
-static long samples_in(const char *path, const char *fn)
-{
-	char line[8192];
-	long n = 0;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strrchr(line, ' ');
-
-		if (sp && strstr(line, fn))
-			n += atol(sp + 1);
-	}
-	fclose(f);
-	return n;
-}
 
 /* nap_long()'s share of the sleeper's time between a and b (CLOCK_MONOTONIC
  * seconds, while pystrobe ran), from the naps the target timed itself. */
@@ -71,63 +66,162 @@ static double truth_long_share(const struct target *t, double a, double b)
 	return 100 * sum[0] / (sum[0] + sum[1]);
 }
 
-static void record(struct run *r, const struct target *t, const char *out)
+/* Samples of the collapsed profile at path with fn whose frames after fn
+ * (inner to it) hold, or do not hold, inner. */
+static long samples_in_with(const char *path, const char *fn, const char *inner, bool with)
+{
+	char line[8192];
+	long n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strrchr(line, ' '), *at = strstr(line, fn);
+
+		if (sp && at && (strstr(at, inner) != NULL) == with)
+			n += atol(sp + 1);
+	}
+	fclose(f);
+	return n;
+}
+
+/* Samples of the collapsed profile at path whose stack holds fn. */
+static long samples_in(const char *path, const char *fn)
+{
+	return samples_in_with(path, fn, "", true);
+}
+
+static void record(struct run *r, const struct target *t, const char *out, bool native)
 {
 	char pid[16];
 
 	snprintf(pid, sizeof(pid), "%d", t->py_pid);
 	setenv("PYSTROBE_STATS", "1", 1);
-	run_pystrobe(r, "record", "--idle", "-r", "1000", "-d", RECORD_SECONDS, "-f",
-		     "collapsed", "-o", out, "--pid", pid, NULL);
+	run_pystrobe(r, "record", "--idle", "-r", native ? "200" : "1000", "-d", RECORD_SECONDS,
+		     "-f", "collapsed", "-o", out, "--pid", pid, native ? "--native" : NULL, NULL);
 	unsetenv("PYSTROBE_STATS");
+}
+
+/* quiet.py started and ready, or the test aborted. */
+static void start(struct target *t, const struct test_interp *ti)
+{
+	char why[512], script[PATH_MAX];
+
+	test_interp_script(ti, "tests/targets/quiet.py", script, sizeof(script));
+	if (target_start(t, ti, why, sizeof(why), script, TARGET_SECONDS, NULL) < 0 ||
+	    target_wait_file(t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(t);
+		ck_abort_msg("%s: target: %s", ti->label, why);
+	}
+}
+
+static void wait_done(struct target *t)
+{
+	char why[512];
+
+	if (target_wait_file(t, "done", 60000, why, sizeof(why)) < 0) {
+		target_stop(t);
+		ck_abort_msg("%s: target: %s", t->ti->label, why);
+	}
+}
+
+/* One recording of quiet.py, and what pystrobe and the target said. */
+struct split {
+	struct target t;
+	struct run r;
+	char out[64];
+	long nlong, nshort;		/* the sleeper's samples in each nap */
+	double got, want;		/* nap_long's share: pystrobe's, the target's */
+	unsigned long long stacks, kept, still;	/* PYSTROBE_STATS */
+};
+
+static void record_split(const struct test_interp *ti, bool native, struct split *sp)
+{
+	double from, to;
+	const char *st;
+
+	memset(sp, 0, sizeof(*sp));
+	start(&sp->t, ti);
+	snprintf(sp->out, sizeof(sp->out), "/tmp/pystrobe-%s-%d.txt", native ? "still" : "quiet",
+		 getpid());
+	from = now_s();
+	record(&sp->r, &sp->t, sp->out, native);
+	to = now_s();
+	wait_done(&sp->t);
+	sp->want = truth_long_share(&sp->t, from, to);
+	sp->nlong = samples_in(sp->out, "nap_long");
+	sp->nshort = samples_in(sp->out, "nap_short");
+	sp->got = sp->nlong + sp->nshort > 0 ? 100.0 * sp->nlong / (sp->nlong + sp->nshort) : -1;
+	st = sp->r.err ? strstr(sp->r.err, "stats: ") : NULL;
+	if (st)
+		sscanf(st, "stats: %llu stacks, %llu of them unchanged since the last round "
+		       "(their thread had not held the GIL), %llu", &sp->stacks, &sp->kept,
+		       &sp->still);
+	target_stop(&sp->t);
 }
 
 START_TEST(test_quiet)
 {
 	const struct test_interp *ti = &interps[_i];
-	char why[512], script[PATH_MAX], out[64];
-	unsigned long long stacks = 0, kept = 0;
-	long nlong, nshort;
-	double got, want, from, to;
-	struct target t;
-	struct run r;
-	const char *st;
+	struct split sp;
 
-	test_interp_script(ti, "tests/targets/quiet.py", script, sizeof(script));
-	if (target_start(&t, ti, why, sizeof(why), script, TARGET_SECONDS, NULL) < 0 ||
-	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0) {
-		target_stop(&t);
-		ck_abort_msg("%s: target: %s", ti->label, why);
-	}
-	snprintf(out, sizeof(out), "/tmp/pystrobe-quiet-%d.txt", getpid());
-	from = now_s();
-	record(&r, &t, out);
-	to = now_s();
-	if (target_wait_file(&t, "done", 60000, why, sizeof(why)) < 0) {
-		target_stop(&t);
-		ck_abort_msg("%s: target: %s", ti->label, why);
-	}
-	want = truth_long_share(&t, from, to);
-	nlong = samples_in(out, "nap_long");
-	nshort = samples_in(out, "nap_short");
-	st = r.err ? strstr(r.err, "stats: ") : NULL;
-	if (st)
-		sscanf(st, "stats: %llu stacks, %llu", &stacks, &kept);
-	got = nlong + nshort > 0 ? 100.0 * nlong / (nlong + nshort) : -1;
+	record_split(ti, false, &sp);
 	printf("quiet: %s: nap_long %.1f%% of the sleeper's samples (%ld of %ld), its own clock "
-	       "%.1f%%; %llu of %llu stacks kept whole\n", ti->label, got, nlong,
-	       nlong + nshort, want, kept, stacks);
-	target_stop(&t);
-	unlink(out);
-	ck_assert_msg(run_exit(&r) == 0, "%s: record: %s", ti->label, r.err);
-	ck_assert_msg(nlong + nshort >= 500, "%s: too few samples of the sleeper: %s", ti->label,
-		      r.err);
-	ck_assert_msg(got > want - 3 && got < want + 3,
+	       "%.1f%%; %llu of %llu stacks kept whole\n", ti->label, sp.got, sp.nlong,
+	       sp.nlong + sp.nshort, sp.want, sp.kept, sp.stacks);
+	unlink(sp.out);
+	ck_assert_msg(run_exit(&sp.r) == 0, "%s: record: %s", ti->label, sp.r.err);
+	ck_assert_msg(sp.nlong + sp.nshort >= 500, "%s: too few samples of the sleeper: %s",
+		      ti->label, sp.r.err);
+	ck_assert_msg(sp.got > sp.want - 3 && sp.got < sp.want + 3,
 		      "%s: nap_long %.1f%% of the samples, %.1f%% by the target's clock", ti->label,
-		      got, want);
-	ck_assert_msg(stacks > 0 && kept * 10 >= stacks * 3,
-		      "%s: only %llu of %llu stacks kept whole", ti->label, kept, stacks);
-	run_free(&r);
+		      sp.got, sp.want);
+	ck_assert_msg(sp.stacks > 0 && sp.kept * 10 >= sp.stacks * 3,
+		      "%s: only %llu of %llu stacks kept whole", ti->label, sp.kept, sp.stacks);
+	run_free(&sp.r);
+}
+END_TEST
+
+START_TEST(test_still)
+{
+	const struct test_interp *ti = &interps[_i];
+	long long_select, short_sleep, long_sleep, short_select;
+	struct split sp;
+
+	record_split(ti, true, &sp);
+	long_select = samples_in_with(sp.out, "nap_long (", "select_select", true);
+	long_sleep = samples_in_with(sp.out, "nap_long (", "time_sleep", true);
+	short_sleep = samples_in_with(sp.out, "nap_short (", "time_sleep", true);
+	short_select = samples_in_with(sp.out, "nap_short (", "select_select", true);
+	printf("still: %s: --native --idle: nap_long %.1f%% of the sleeper's samples (%ld of %ld), "
+	       "its own clock %.1f%%; in their own waits %ld and %ld, in the other's %ld and %ld; "
+	       "%llu of %llu stacks read without a stop\n", ti->label, sp.got, sp.nlong,
+	       sp.nlong + sp.nshort, sp.want, long_sleep, short_select, long_select, short_sleep,
+	       sp.still, sp.stacks);
+	ck_assert_msg(run_exit(&sp.r) == 0, "%s: record --native --idle: %s", ti->label, sp.r.err);
+	ck_assert_msg(!long_select && !short_sleep,
+		      "%s: a native stack of the other nap: nap_long in select_select %ld, "
+		      "nap_short in time_sleep %ld (%s)", ti->label, long_select, short_sleep,
+		      sp.out);
+	unlink(sp.out);
+	ck_assert_msg(sp.nlong + sp.nshort >= 300, "%s: too few samples of the sleeper: %s",
+		      ti->label, sp.r.err);
+	/* A stripped interpreter (Debian's static python3.11) names neither
+	 * C function: the other interpreters tell the waits apart. */
+	if (!long_sleep && !short_select && !long_select && !short_sleep)
+		printf("still: %s: SKIP telling the waits apart: time_sleep and select_select "
+		       "unnamed (the interpreter has no symbols)\n", ti->label);
+	else
+		ck_assert_msg(long_sleep > 0 && short_select > 0,
+			      "%s: the naps without their waits' native frames", ti->label);
+	ck_assert_msg(sp.got > sp.want - 3 && sp.got < sp.want + 3,
+		      "%s: nap_long %.1f%% of the samples, %.1f%% by the target's clock", ti->label,
+		      sp.got, sp.want);
+	ck_assert_msg(sp.stacks > 0 && sp.still * 5 >= sp.stacks,
+		      "%s: only %llu of %llu stacks read without a stop", ti->label, sp.still,
+		      sp.stacks);
+	run_free(&sp.r);
 }
 END_TEST
 
@@ -142,6 +236,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_quiet, 0, ninterps);
+	tcase_add_loop_test(tc, test_still, 0, ninterps);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

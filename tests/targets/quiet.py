@@ -1,8 +1,10 @@
-"""Target for check_quiet: a thread that sleeps in nap_long() and then in
-nap_short(), in turn, while another spins in Python and so holds the GIL
-nearly all the time.  The sleeper's stack changes only when it wakes, and it
-must take the GIL to wake: a profiler that keeps the stack of a thread that
-has not taken the GIL since must see each change all the same.
+"""Target for check_quiet: a thread that sleeps in nap_long() (time.sleep)
+and then in nap_short() (select.select), in turn, while another spins in
+Python and so holds the GIL nearly all the time.  The sleeper's stack
+changes only when it wakes, and it must take the GIL to wake: a profiler
+that keeps the stack of a thread that has not taken the GIL since must see
+each change all the same.  The two naps wait in different C functions, so
+that a native stack kept from before a change shows as one of the other.
 
     quiet.py SECONDS OUTDIR
 
@@ -12,6 +14,7 @@ CLOCK_MONOTONIC): "long|short START END" a line, and OUTDIR/done appears.
 Keeps to Python 3.7 syntax.
 """
 import os
+import select
 import sys
 import threading
 import time
@@ -25,7 +28,7 @@ def nap_long(naps):
 
 def nap_short(naps):
     t0 = time.monotonic()
-    time.sleep(0.01)
+    select.select([], [], [], 0.01)
     naps.append(("short", t0, time.monotonic()))
 
 
