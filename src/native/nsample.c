@@ -317,8 +317,9 @@ void nsample_begin(struct nsample *ns, uint64_t t_ns)
 		/* The symbols' view of the maps is read again only when the
 		 * unwinder's changed: that costs a round trip to the
 		 * symbolization helper of a container, 1.4-6.4 ms for a
-		 * torch process, where reading the maps once is 0.5-2. */
-		if (native_refresh(ns->u) && symview_refresh(ns->view))
+		 * torch process, where reading the maps once is 0.5-2.
+		 * Otherwise only a lost helper is looked for. */
+		if (native_refresh(ns->u) ? symview_refresh(ns->view) : symview_check(ns->view))
 			pc_clear(ns);	/* an address may be another object's */
 		ns->refresh_due_ns = t_ns + REFRESH_NS;
 	}
@@ -398,6 +399,13 @@ bool nsample_prove_still(struct nsample *ns, pid_t tid, int sched_fd, uint64_t r
 	if (proc_task_entry(ns->pid, tid, &after) < 0 || !same_entry(&before, &after))
 		return false;
 	return proc_schedstat_read(sched_fd, &rt, &n) == 0 && rt == run_ns && n == runs;
+}
+
+bool nsample_still_ready(struct nsample *ns, pid_t tid)
+{
+	uint64_t sp, pc;
+
+	return native_still_ready(ns->u, tid, &sp, &pc);
 }
 
 bool nsample_drop_still(struct nsample *ns, pid_t tid)

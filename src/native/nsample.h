@@ -84,6 +84,9 @@ bool nsample_prove_still(struct nsample *ns, pid_t tid, int sched_fd, uint64_t r
 void nsample_capture_still(struct nsample *ns, struct mem *m, const struct py_tstate *ts,
 			   pid_t tid, uint32_t pthread, const uint32_t *stack, uint32_t depth,
 			   uint32_t nhead, bool py_complete);
+/* Does tid still have the memo a proof rests on (a change of the maps
+ * drops them)? */
+bool nsample_still_ready(struct nsample *ns, pid_t tid);
 /* tid's stack of this round is not counted; whether it had one. */
 bool nsample_drop_still(struct nsample *ns, pid_t tid);
 

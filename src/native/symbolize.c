@@ -997,6 +997,12 @@ pid_t symbolizer_helper_pid(const struct symbolizer *s)
 	return s->helper ? symhelper_pid(s->helper) : 0;
 }
 
+void symbolizer_check(struct symbolizer *s)
+{
+	if (s->helper && !symhelper_alive(s->helper))
+		helper_lost(s, "it exited");
+}
+
 static bool refresh_remote(struct symbolizer *s)
 {
 	char err[128];

@@ -78,6 +78,10 @@ void symbolizer_add_debug(struct symbolizer *s, const unsigned char *id, int len
  * this notices an unloaded library's range reused by another. */
 bool symbolizer_refresh(struct symbolizer *s);
 
+/* What symbolizer_refresh() notices of a lost helper, without reading the
+ * maps: the refresh for when they did not change (see symview_check()). */
+void symbolizer_check(struct symbolizer *s);
+
 /* As root, a process whose root is not ours has its files parsed by an
  * unprivileged helper process (symhelper.h); if that fails or dies, frames
  * are named library+0xOFFSET from the maps alone, and this counts it (0 or

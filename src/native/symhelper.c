@@ -632,6 +632,19 @@ int symhelper_lookup(struct symhelper *h, uint64_t pc, bool exact, struct symhel
 	return 0;
 }
 
+bool symhelper_alive(struct symhelper *h)
+{
+	pid_t r;
+
+	if (h->pid <= 0)
+		return false;
+	r = waitpid(h->pid, NULL, WNOHANG | __WALL);
+	if (r == 0 || (r < 0 && errno == EINTR))
+		return true;
+	h->pid = 0;	/* reaped, here or by a wait for any child */
+	return false;
+}
+
 int symhelper_refresh(struct symhelper *h, char *err, size_t errlen)
 {
 	struct sh_msg m = { .type = SH_REFRESH };

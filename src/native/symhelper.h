@@ -55,4 +55,9 @@ int symhelper_lookup(struct symhelper *h, uint64_t pc, bool exact, struct symhel
  * not, -1 as above. */
 int symhelper_refresh(struct symhelper *h, char *err, size_t errlen);
 
+/* Is the helper process still there?  Without asking it anything: it is
+ * pystrobe's child, so its exit is seen by waitpid() (or it was reaped by
+ * a wait for any child). */
+bool symhelper_alive(struct symhelper *h);
+
 #endif

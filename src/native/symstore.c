@@ -854,14 +854,17 @@ void symview_close(struct symview *v)
  * answers of its files are dropped (what a helper said may be what broke
  * it), and from then on their frames are library+0xOFFSET, as
  * symbolize.h promises; true then. */
-static bool refresh_owner(struct owner *o)
+static bool refresh_owner(struct owner *o, bool maps)
 {
 	bool lost;
 
 	if (!o || !o->sym || pthread_mutex_trylock(&o->lock) != 0)
 		return false;
 	lost = symbolizer_errors(o->sym) != 0;
-	symbolizer_refresh(o->sym);
+	if (maps)
+		symbolizer_refresh(o->sym);
+	else
+		symbolizer_check(o->sym);
 	lost = !lost && symbolizer_errors(o->sym) != 0;
 	pthread_mutex_unlock(&o->lock);
 	if (!lost)
@@ -878,9 +881,16 @@ bool symview_refresh(struct symview *v)
 {
 	bool changed = read_view(v);
 
-	changed |= refresh_owner(v->owner);
-	changed |= refresh_owner(v->own_interp);
+	changed |= refresh_owner(v->owner, true);
+	changed |= refresh_owner(v->own_interp, true);
 	return changed;
+}
+
+bool symview_check(struct symview *v)
+{
+	bool changed = refresh_owner(v->owner, false);
+
+	return refresh_owner(v->own_interp, false) || changed;
 }
 
 unsigned symview_errors(const struct symview *v)

@@ -415,7 +415,10 @@ static bool still_thread(struct sampler *s, struct sthread *t)
 	}
 	if (proc_schedstat_read(t->sched_fd, &run_ns, &runs) < 0)
 		return false;
-	if (!t->still_proved || run_ns != t->still_run_ns || runs != t->still_runs) {
+	/* Proved again after the thread ran, or once its memo is gone
+	 * (the maps changed): its frames would come from nowhere. */
+	if (!t->still_proved || run_ns != t->still_run_ns || runs != t->still_runs ||
+	    !nsample_still_ready(s->ns, t->tid)) {
 		t->still_run_ns = run_ns;
 		t->still_runs = runs;
 		t->still_proved = nsample_prove_still(s->ns, t->tid, t->sched_fd, run_ns, runs);
