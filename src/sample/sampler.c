@@ -538,7 +538,8 @@ static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns)
 	return 0;
 }
 
-/* Let the target go, then do what could wait: the native merge. */
+/* Let the target go, then do what could wait: the stacks of the threads
+ * left running as still (of this round's ts[0..n)), and the native merge. */
 static void release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns)
 {
 	uint64_t ns;
