@@ -959,26 +959,35 @@ static bool in_set(const pid_t *tids, int n, pid_t tid)
 	return false;
 }
 
-/* An offset counts only if it gives every thread a distinct tid of this
- * process. */
-static bool offset_fits(int n, const uint8_t (*blocks)[PTHREAD_SEARCH_BYTES],
+/* An offset counts only if it gives each thread a tid of this process,
+ * distinct from the others'.  A thread listed that has ended since reads
+ * 0 there (the kernel clears the id at exit) and is passed over, as a
+ * thread state listed twice (its ident reused by a thread started since)
+ * is; a process whose threads come and go would otherwise never fit.
+ * Most of the threads must show an id, so that mostly zeros do not fit. */
+static bool offset_fits(int n, const uint64_t *idents, const uint8_t (*blocks)[PTHREAD_SEARCH_BYTES],
 			const pid_t *tids, int ntids, unsigned off)
 {
+	int shown = 0;
+
 	for (int i = 0; i < n; i++) {
 		pid_t tid;
 
 		memcpy(&tid, blocks[i] + off, sizeof(tid));
+		if (!tid)
+			continue;
 		if (!in_set(tids, ntids, tid))
 			return false;
 		for (int j = 0; j < i; j++) {
 			pid_t other;
 
 			memcpy(&other, blocks[j] + off, sizeof(other));
-			if (other == tid)
+			if (other == tid && idents[j] != idents[i])
 				return false;
 		}
+		shown++;
 	}
-	return true;
+	return shown > 0 && 2 * shown >= n;
 }
 
 int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t *tids, int ntids)
@@ -989,15 +998,17 @@ int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t
 	if (n == 0)
 		return -1;
 	blocks = xcalloc(n, sizeof(*blocks));
+	/* One unreadable (an ended thread's stack unmapped) reads as zeros:
+	 * an ended thread's, passed over by offset_fits(). */
 	for (int i = 0; i < n; i++)
-		if (!idents[i] || mem_read(m, idents[i], blocks[i], PTHREAD_SEARCH_BYTES) < 0)
-			goto out;
-	if (offset_fits(n, (const void *)blocks, tids, ntids, GLIBC_PTHREAD_TID_OFFSET)) {
+		if (idents[i] && mem_read(m, idents[i], blocks[i], PTHREAD_SEARCH_BYTES) < 0)
+			memset(blocks[i], 0, sizeof(blocks[i]));
+	if (offset_fits(n, idents, (const void *)blocks, tids, ntids, GLIBC_PTHREAD_TID_OFFSET)) {
 		off = GLIBC_PTHREAD_TID_OFFSET;
 		goto out;
 	}
 	for (unsigned o = 0; o < PTHREAD_SEARCH_BYTES; o += 4) {
-		if (offset_fits(n, (const void *)blocks, tids, ntids, o)) {
+		if (offset_fits(n, idents, (const void *)blocks, tids, ntids, o)) {
 			off = (int)o;
 			break;
 		}

@@ -621,7 +621,7 @@ static void warm_walk(struct sampler *s, uint64_t t_ns, bool all)
 
 	for (int i = 0; i < n; i++)
 		if (s->ts[i].nparts)
-			s->ts_thread[i] = (int)(find_thread(s, &s->ts[i], n) - s->threads);
+			s->ts_thread[i] = thread_index(s, find_thread(s, &s->ts[i], n));
 	if (all)
 		refresh_names(s, t_ns);
 	else
@@ -713,12 +713,14 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		/* The outer parts of an OS thread's stack go with the first. */
 		if (!s->ts[i].nparts)
 			continue;
-		s->seen++;
 		/* Found once a round: its identity is proved here, and the
 		 * table grows only here. */
 		t = find_thread(s, &s->ts[i], n);
+		s->ts_thread[i] = thread_index(s, t);
+		if (!t)
+			continue;
+		s->seen++;
 		t->seen = true;
-		s->ts_thread[i] = (int)(t - s->threads);
 	}
 	/* A new thread gets its name before its first stack is counted, so
 	 * its root frame carries the name from the start. */

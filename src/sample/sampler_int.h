@@ -29,7 +29,7 @@
 
 struct sthread {
 	uint64_t ident;
-	pid_t ns_tid;		/* the thread state's own OS id (0: not given) */
+	pid_t ns_tid;		/* the thread state's own OS id (-1: none readable) */
 	pid_t tid;
 	int stat_fd;		/* /proc/PID/task/TID/stat, kept open */
 	char state;		/* read before this round's pause */
@@ -78,6 +78,7 @@ struct sampler {
 	struct profile *p;
 	struct code_cache *cc;
 	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
+	uint64_t tid_offset_retry;	/* not found: the round to look again */
 	struct nsmap nsm;	/* its threads' ids in its PID namespace -> ours */
 	struct sthread *threads;
 	int nthreads;
@@ -145,12 +146,21 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 
 /* sthreads.c */
 void read_states(struct sampler *s);
+/* The entry of a thread state's OS thread, made if new; NULL when the
+ * thread's id cannot be read (it ended since its state was listed). */
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n);
 /* The entry of this round's thread state i, found by find_thread(); NULL
- * for an outer part of an OS thread's stack (it goes with the first). */
+ * for an outer part of an OS thread's stack (it goes with the first), and
+ * for a thread that ended before it could be told whose stack it was. */
 static inline struct sthread *thread_of(struct sampler *s, int i)
 {
-	return s->ts[i].nparts ? &s->threads[s->ts_thread[i]] : NULL;
+	return s->ts[i].nparts && s->ts_thread[i] >= 0 ? &s->threads[s->ts_thread[i]] : NULL;
+}
+
+/* What ts_thread[] holds for an entry find_thread() gave: -1 for none. */
+static inline int thread_index(const struct sampler *s, const struct sthread *t)
+{
+	return t ? (int)(t - s->threads) : -1;
 }
 void drop_gone(struct sampler *s);
 void sthread_release(struct sthread *t);	/* its file, name and frames */

@@ -65,14 +65,23 @@ static void name_thread(struct sampler *s, struct sthread *t, char *name)
 	t->root = thread_root(s, t);
 }
 
+/* Before 3.11, how often the offset of the id in the C library's thread
+ * descriptor is looked for again while it cannot be found (each look
+ * reads a kilobyte per thread and lists the threads). */
+#define TID_OFFSET_RETRY_ROUNDS 100
+
 /* The OS thread id of a thread state, in the process's own PID namespace
- * (what the interpreter and its C library record). */
+ * (what the interpreter and its C library record): 0 when the state shows
+ * none (see find_thread()), -1 when no id can be read in this process
+ * (the descriptor's layout not found yet). */
 static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 {
 	int32_t tid;
 
 	if (ts->tid)
 		return ts->tid;
+	if (s->tid_offset == -1 && s->rounds >= s->tid_offset_retry)
+		s->tid_offset = -2;
 	if (s->tid_offset == -2) {
 		pid_t *tids;
 		int ntids = nsmap_ns_tids(&s->nsm, &tids);
@@ -86,13 +95,15 @@ static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 			if (s->ts[i].nparts)
 				idents[k++] = s->ts[i].ident;
 		s->tid_offset = pystack_tid_offset(s->m, idents, k, tids, ntids);
+		s->tid_offset_retry = s->rounds + TID_OFFSET_RETRY_ROUNDS;
 		free(tids);
 	}
-	if (s->tid_offset < 0 || mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
+	if (s->tid_offset < 0)
+		return ts->ident ? -1 : 0;
+	if (mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
 		return 0;
 	return tid;
 }
-
 
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n)
 {
@@ -105,23 +116,30 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	 * it is the same thread (from the thread state on 3.11+, else read
 	 * from the C library's thread descriptor); an entry whose id differs
 	 * is left unseen, and dropped.  A thread state not showing its id
-	 * yet (a thread binding to it has set its ident, not yet its native
-	 * id) is the entry's thread only while that thread still exists. */
+	 * (a thread binding to it has set its ident, not yet its native id;
+	 * or, read from the descriptor, the thread has ended since its state
+	 * was listed: the kernel clears the id on exit) is the entry's thread
+	 * only while that thread still exists.  Without one, whose stack it
+	 * is cannot be said, and there is no entry: a root "thread 0" would
+	 * be no thread at all.  Where no id can be read (-1), the ident alone
+	 * is all there is to go by. */
 	pid_t ns_tid = ns_tid_of(s, ts, n);
 
 	for (int i = 0; i < s->nthreads; i++) {
 		t = &s->threads[i];
 		if (t->ident != ts->ident)
 			continue;
-		if (t->ns_tid == ns_tid || (!ns_tid && (!t->ns_tid || read_state(t->stat_fd))))
+		if (t->ns_tid == ns_tid || (!ns_tid && read_state(t->stat_fd)))
 			return t;
 	}
+	if (!ns_tid)
+		return NULL;
 	ALLOC_GROW(s->threads, s->nthreads + 1, s->threads_alloc);
 	t = &s->threads[s->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->ident = ts->ident;
 	t->ns_tid = ns_tid;
-	t->tid = nsmap_host_tid(&s->nsm, ns_tid);
+	t->tid = ns_tid > 0 ? nsmap_host_tid(&s->nsm, ns_tid) : 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)t->tid);
 	t->stat_fd = t->tid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	t->sched_fd = -1;

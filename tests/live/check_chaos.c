@@ -480,6 +480,38 @@ static void churn_mark(struct target *t, const char *name, const char *what, cha
 		msg_add(failures, "%s: cannot write %s", what, path);
 }
 
+/* With --threads, every stack is under the thread it was read from: a
+ * root naming an OS thread ("thread N", N > 0), the main thread's among
+ * them.  Before 3.11 the id is read from the C library's descriptor, which
+ * the kernel clears when the thread ends: a thread state listed just
+ * before its thread ended once put its stack under "thread 0", and the
+ * search for the id's offset failed on such a zero for the whole
+ * recording. */
+static void churn_roots(const char *profile, pid_t main_tid, const char *what, char **failures)
+{
+	int lines = 0, main_lines = 0;
+
+	for (const char *l = profile; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *eol = strchr(l, '\n');
+		long tid;
+
+		if (!eol)
+			eol = l + strlen(l);
+		if (eol == l)
+			continue;
+		lines++;
+		tid = strncmp(l, "thread ", 7) ? -1 : strtol(l + 7, NULL, 10);
+		if (tid <= 0) {
+			msg_add(failures, "%s: a stack under no OS thread: %.*s", what,
+				(int)(eol - l < 300 ? eol - l : 300), l);
+			return;
+		}
+		main_lines += tid == main_tid;
+	}
+	if (lines && !main_lines)
+		msg_add(failures, "%s: no stack under the main thread %d", what, (int)main_tid);
+}
+
 /* How fast the target makes threads is not pystrobe's doing, and another
  * job on the machine slows it (898 a second where 1000 were once asked
  * for): printed, alone and recorded, not judged.  What is judged is that
@@ -490,7 +522,7 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 {
 	char what[160], pid[16], why[512], out[64], path[PATH_MAX + 16], state;
 	unsigned long long samples = 0, errors = 0;
-	char *truth;
+	char *truth, *profile;
 	struct target t;
 	struct run r;
 	struct cmd c;
@@ -503,8 +535,8 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	if (!start_ready(&t, ti, churn_code, what, failures))
 		return;
 	cmd_pystrobe(&c);
-	cmd_adds(&c, "record", "--idle", "-r", "500", "-d", CHURN_SECONDS, "-f", "collapsed",
-		 "-o", out, NULL);
+	cmd_adds(&c, "record", "--idle", "--threads", "-r", "500", "-d", CHURN_SECONDS, "-f",
+		 "collapsed", "-o", out, NULL);
 	record_pid_cmd(&c, pid, &t, blocking);
 	sleep_ms(CHURN_ALONE_MS);
 	churn_mark(&t, "recording", what, failures);
@@ -530,6 +562,9 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 			truth);
 	free(truth);
 	target_stop(&t);
+	profile = read_file(out, NULL);
+	churn_roots(profile, t.py_pid, what, failures);
+	free(profile);
 	unlink(out);
 	if (clean_run(&r, what, failures) && run_exit(&r) != 0)
 		msg_add(failures, "%s: exit %d: %.500s", what, run_exit(&r), r.err);
