@@ -128,8 +128,10 @@ struct native_unwinder {
 	size_t nstacks, stacks_alloc;
 	bool refreshed;		/* maps re-read since native_begin() */
 	bool maps_changed;	/* code mapped changed since native_refresh() */
-	struct memo *memos;
+	struct memo *memos;	/* sorted by tid: a round looks each thread up */
 	size_t nmemos, memos_alloc;
+	uint8_t *scratch;	/* a still thread's stack, read to compare */
+	size_t scratch_alloc;
 	unsigned long sample;	/* native_begin() calls */
 	bool no_memo;
 	struct native_stats st;
@@ -586,6 +588,7 @@ void native_close(struct native_unwinder *u)
 		free(u->memos[i].bytes);
 	}
 	free(u->memos);
+	free(u->scratch);
 	free(u);
 }
 
@@ -598,17 +601,19 @@ void native_begin(struct native_unwinder *u)
 	u->refreshed = false;
 	/* Forget threads gone for a while (they may have exited). */
 	if (++u->sample % MEMO_IDLE_SAMPLES == 0) {
-		for (size_t i = 0; i < u->nmemos;) {
+		size_t j = 0;
+
+		for (size_t i = 0; i < u->nmemos; i++) {
 			struct memo *m = &u->memos[i];
 
 			if (u->sample - m->used < MEMO_IDLE_SAMPLES) {
-				i++;
+				u->memos[j++] = *m;
 				continue;
 			}
 			free(m->pcs);
 			free(m->bytes);
-			*m = u->memos[--u->nmemos];
 		}
+		u->nmemos = j;
 	}
 }
 
@@ -636,13 +641,30 @@ bool native_refresh(struct native_unwinder *u)
 	return changed;
 }
 
+/* The memo of thread tid, or NULL; *at gets where it is or would go. */
+static struct memo *find_memo(struct native_unwinder *u, pid_t tid, size_t *at)
+{
+	size_t lo = 0, hi = u->nmemos;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->memos[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < u->nmemos && u->memos[lo].tid == tid ? &u->memos[lo] : NULL;
+}
+
 /* The memo of thread tid with its stack bytes, or NULL. */
 static struct memo *still_memo(struct native_unwinder *u, pid_t tid)
 {
-	for (size_t i = 0; i < u->nmemos; i++)
-		if (u->memos[i].tid == tid)
-			return u->memos[i].bytes && !u->no_memo ? &u->memos[i] : NULL;
-	return NULL;
+	size_t at;
+	struct memo *m = find_memo(u, tid, &at);
+
+	return m && m->bytes && !u->no_memo ? m : NULL;
 }
 
 bool native_still_ready(struct native_unwinder *u, pid_t tid, uint64_t *sp, uint64_t *pc)
@@ -666,9 +688,9 @@ bool native_still_bytes(struct native_unwinder *u, pid_t tid)
 	if (!m)
 		return false;
 	len = m->hi - m->lo;
-	now = xmalloc(len ? len : 1);
+	ALLOC_GROW(u->scratch, len ? len : 1, u->scratch_alloc);
+	now = u->scratch;
 	same = mem_read(u->proc, m->lo, now, len) == 0 && !memcmp(now, m->bytes, len);
-	free(now);
 	return same;
 }
 
@@ -687,16 +709,19 @@ int native_still_frames(struct native_unwinder *u, pid_t tid, struct native_pc *
 	return m->n;
 }
 
-/* The memo of thread tid, made on first sight. */
+/* The memo of thread tid, made on first sight (which moves the memos
+ * after it: a pointer to one is good until the next get_memo()). */
 static struct memo *get_memo(struct native_unwinder *u, pid_t tid)
 {
-	struct memo *m;
+	size_t at;
+	struct memo *m = find_memo(u, tid, &at);
 
-	for (size_t i = 0; i < u->nmemos; i++)
-		if (u->memos[i].tid == tid)
-			return &u->memos[i];
+	if (m)
+		return m;
 	ALLOC_GROW(u->memos, u->nmemos + 1, u->memos_alloc);
-	m = &u->memos[u->nmemos++];
+	memmove(&u->memos[at + 1], &u->memos[at], (u->nmemos - at) * sizeof(*u->memos));
+	u->nmemos++;
+	m = &u->memos[at];
 	memset(m, 0, sizeof(*m));
 	m->tid = tid;
 	m->n = -1;

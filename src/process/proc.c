@@ -239,14 +239,20 @@ int proc_syscall_parse(const char *text, struct task_entry *e)
 	return 0;
 }
 
+int proc_task_open(pid_t pid, pid_t tid, const char *file)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 int proc_task_entry(pid_t pid, pid_t tid, struct task_entry *e)
 {
-	char path[96], buf[512];
+	char buf[512];
 	ssize_t n;
-	int fd;
+	int fd = proc_task_open(pid, tid, "syscall");
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);

@@ -59,6 +59,9 @@ struct task_entry {
 	uint64_t sp, pc;
 };
 
+/* Open /proc/PID/task/TID/<file> to read (close-on-exec): an fd, or -1. */
+int proc_task_open(pid_t pid, pid_t tid, const char *file);
+
 /* That file's text into *e: 0, or -1 for "running" or anything else. */
 int proc_syscall_parse(const char *text, struct task_entry *e);
 /* The same read from /proc/PID/task/TID/syscall. */

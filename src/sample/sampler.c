@@ -20,7 +20,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,14 +401,11 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 static bool still_thread(struct sampler *s, struct sthread *t)
 {
 	uint64_t run_ns, runs;
-	char path[96];
 
 	if (t->state != 'S' && t->state != 'D')
 		return false;
 	if (t->sched_fd == -1) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)s->pid,
-			 (int)t->tid);
-		t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
+		t->sched_fd = proc_task_open(s->pid, t->tid, "schedstat");
 		if (t->sched_fd < 0)
 			t->sched_fd = -2;
 	}

@@ -9,9 +9,9 @@
 #include "python/pystack.h"
 #include "process/mem.h"
 #include "process/nsmap.h"
+#include "process/proc.h"
 #include "util/util.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +108,6 @@ static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n)
 {
 	struct sthread *t;
-	char path[96];
 
 	/* The thread id (pthread_t) is an address the C library hands the
 	 * next thread once one ends, with its stack: a thread started
@@ -140,8 +139,7 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	t->ident = ts->ident;
 	t->ns_tid = ns_tid;
 	t->tid = ns_tid > 0 ? nsmap_host_tid(&s->nsm, ns_tid) : 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)t->tid);
-	t->stat_fd = t->tid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	t->stat_fd = t->tid ? proc_task_open(s->pid, t->tid, "stat") : -1;
 	t->sched_fd = -1;
 	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);
 	t->root = thread_root(s, t);

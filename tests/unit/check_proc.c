@@ -63,7 +63,7 @@ START_TEST(test_schedstat_counts_runs)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/schedstat", (long)syscall(SYS_gettid));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = proc_task_open(getpid(), (pid_t)syscall(SYS_gettid), "schedstat");
 	if (fd < 0) {
 		printf("proc: SKIP schedstat: %s cannot be opened (a kernel without "
 		       "CONFIG_SCHED_INFO)\n", path);
@@ -79,6 +79,21 @@ START_TEST(test_schedstat_counts_runs)
 }
 END_TEST
 
+/* A thread's /proc file opened by name; a thread that is not there has
+ * none. */
+START_TEST(test_task_open)
+{
+	char buf[64];
+	int fd = proc_task_open(getpid(), (pid_t)syscall(SYS_gettid), "stat");
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(read(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	ck_assert_int_lt(proc_task_open(getpid(), 0x7ffffff0, "stat"), 0);
+	ck_assert_int_lt(proc_task_open(getpid(), (pid_t)syscall(SYS_gettid), "no-such"), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proc");
@@ -88,6 +103,7 @@ int main(void)
 	tcase_add_test(tc, test_syscall_outside_call);
 	tcase_add_test(tc, test_syscall_refused);
 	tcase_add_test(tc, test_schedstat_counts_runs);
+	tcase_add_test(tc, test_task_open);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
