@@ -959,25 +959,29 @@ static bool in_set(const pid_t *tids, int n, pid_t tid)
 	return false;
 }
 
-/* An offset counts only if it gives each thread a tid of this process,
- * distinct from the others'.  A thread listed that has ended since reads
- * 0 there (the kernel clears the id at exit) and is passed over, as a
- * thread state listed twice (its ident reused by a thread started since)
- * is; a process whose threads come and go would otherwise never fit.
- * Most of the threads must show an id, so that mostly zeros do not fit. */
+/* An offset counts if it gives most threads a tid of this process, each
+ * its own.  Threads come and go while they are read: one listed that has
+ * ended since reads 0 there (the kernel clears the id at exit), one
+ * started after the process's threads were listed reads an id not in
+ * tids, and a thread state listed twice (its ident reused by a thread
+ * started since) reads the same descriptor; none of them may make the
+ * offset fail, or a process whose threads come and go would never fit.
+ * A wrong offset gives pointers and flags, hardly ever a tid, and two
+ * descriptors never hold the same one.  glibc's own offset needs one
+ * thread to show its id; one found by searching needs most of them (in a
+ * process whose threads come and go, the search is repeated until they
+ * do). */
 static bool offset_fits(int n, const uint64_t *idents, const uint8_t (*blocks)[PTHREAD_SEARCH_BYTES],
-			const pid_t *tids, int ntids, unsigned off)
+			const pid_t *tids, int ntids, unsigned off, bool one_will_do)
 {
-	int shown = 0;
+	int matched = 0;
 
 	for (int i = 0; i < n; i++) {
 		pid_t tid;
 
 		memcpy(&tid, blocks[i] + off, sizeof(tid));
-		if (!tid)
+		if (!tid || !in_set(tids, ntids, tid))
 			continue;
-		if (!in_set(tids, ntids, tid))
-			return false;
 		for (int j = 0; j < i; j++) {
 			pid_t other;
 
@@ -985,9 +989,9 @@ static bool offset_fits(int n, const uint64_t *idents, const uint8_t (*blocks)[P
 			if (other == tid && idents[j] != idents[i])
 				return false;
 		}
-		shown++;
+		matched++;
 	}
-	return shown > 0 && 2 * shown >= n;
+	return matched > 0 && (one_will_do || 2 * matched >= n);
 }
 
 int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t *tids, int ntids)
@@ -1003,12 +1007,13 @@ int pystack_tid_offset(struct mem *m, const uint64_t *idents, int n, const pid_t
 	for (int i = 0; i < n; i++)
 		if (idents[i] && mem_read(m, idents[i], blocks[i], PTHREAD_SEARCH_BYTES) < 0)
 			memset(blocks[i], 0, sizeof(blocks[i]));
-	if (offset_fits(n, idents, (const void *)blocks, tids, ntids, GLIBC_PTHREAD_TID_OFFSET)) {
+	if (offset_fits(n, idents, (const void *)blocks, tids, ntids, GLIBC_PTHREAD_TID_OFFSET,
+			true)) {
 		off = GLIBC_PTHREAD_TID_OFFSET;
 		goto out;
 	}
 	for (unsigned o = 0; o < PTHREAD_SEARCH_BYTES; o += 4) {
-		if (offset_fits(n, idents, (const void *)blocks, tids, ntids, o)) {
+		if (offset_fits(n, idents, (const void *)blocks, tids, ntids, o, false)) {
 			off = (int)o;
 			break;
 		}

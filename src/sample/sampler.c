@@ -191,16 +191,26 @@ static bool wanted(const struct sampler *s, const struct sthread *t, const struc
  * the thread state's owner: a thread that ends frees its state, and the
  * next one, often given the same address and the same pthread_t, would
  * otherwise lend its frames to the sample of the one that ended.  Its
- * native id tells them apart (3.11+).  For the collector, the words that
- * made it one: a collection that ended between the listing and the walk
- * would put <gc> on whatever the thread went on to call. */
-static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
+ * native id tells them apart (3.11+); before 3.11, the id in the thread
+ * descriptor its ident names, which the next thread takes over with the
+ * pthread_t (t: the OS thread's entry, for its first part).  A relay of
+ * threads on 3.10 once had the descriptor read while one thread ran and
+ * the stack once the next did, the same frame at the same address in
+ * both: the stack went under the first one's id.  For the collector, the
+ * words that made it one: a collection that ended between the listing and
+ * the walk would put <gc> on whatever the thread went on to call. */
+static void recheck_tstate(struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
 {
 	const struct py_layout *L = &s->pi.layout;
 
 	if (L->tstate.native_thread_id != NONE && ts->tid_read)
 		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.native_thread_id,
 			    (uint64_t)ts->tid_read, 4);
+	if (t && t->desc_tid > 0 && s->tid_offset >= 0) {
+		recheck_add(&s->rc, s->owner, ts->addr + L->tstate.thread_id, ts->ident, 8);
+		recheck_add(&s->rc, s->owner, ts->ident + (uint64_t)s->tid_offset,
+			    (uint64_t)(uint32_t)t->desc_tid, 4);
+	}
 	if (ts->gc && ts->gc_at && ts->gil_at) {
 		recheck_add(&s->rc, s->owner, ts->gc_at, 1, 4);
 		recheck_add(&s->rc, s->owner, ts->gil_at, ts->addr, 8);
@@ -216,7 +226,8 @@ static void recheck_tstate(struct sampler *s, const struct py_tstate *ts)
 /* The Python frames of one OS thread into s->frames, innermost first: its
  * thread states ts[0..ts->nparts), one interpreter's after another.  A part
  * that ends early ends the stack (see pystack.c's walk_thread). */
-static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
+static enum walk_end walk_parts(struct sampler *s, const struct sthread *t,
+			       const struct py_tstate *ts)
 {
 	enum walk_end end = WALK_DONE;
 	int n, rc;
@@ -228,7 +239,7 @@ static enum walk_end walk_parts(struct sampler *s, const struct py_tstate *ts)
 		if (ts[p].frame_err < 0)
 			return WALK_READ_ERROR;
 		if (!s->o.blocking)
-			recheck_tstate(s, &ts[p]);
+			recheck_tstate(s, p ? NULL : t, &ts[p]);
 		if (!ts[p].frame)
 			continue;
 		s->link = ts[p].frame;
@@ -331,7 +342,7 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	if (quiet(s, t, ts)) {
 		end = quiet_stack(s, t);
 	} else {
-		end = resolve_frames(s, t, walk_parts(s, ts));
+		end = resolve_frames(s, t, walk_parts(s, t, ts));
 		note_quiet(s, t, ts, end);
 	}
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
@@ -627,7 +638,7 @@ static void warm_walk(struct sampler *s, uint64_t t_ns, bool all)
 
 		if (!t || (!all && !s->o.idle && t->state && t->state != 'R'))
 			continue;
-		resolve_frames(s, t, walk_parts(s, &s->ts[i]));
+		resolve_frames(s, t, walk_parts(s, t, &s->ts[i]));
 		t->reuse.n = 0;
 		t->quiet.valid = false;
 	}

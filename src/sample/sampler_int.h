@@ -30,6 +30,10 @@
 struct sthread {
 	uint64_t ident;
 	pid_t ns_tid;		/* the thread state's own OS id (-1: none readable) */
+	/* Before 3.11: the id its descriptor held when this round found it
+	 * (0: none), which a stack read without a pause must still find
+	 * there once it is read (sampler.c's recheck_tstate()). */
+	pid_t desc_tid;
 	pid_t tid;
 	int stat_fd;		/* /proc/PID/task/TID/stat, kept open */
 	char state;		/* read before this round's pause */
@@ -79,6 +83,7 @@ struct sampler {
 	struct code_cache *cc;
 	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
 	uint64_t tid_offset_retry;	/* not found: the round to look again */
+	int tid_offset_tries;		/* searches that found none */
 	struct nsmap nsm;	/* its threads' ids in its PID namespace -> ours */
 	struct sthread *threads;
 	int nthreads;

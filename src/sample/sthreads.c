@@ -65,41 +65,57 @@ static void name_thread(struct sampler *s, struct sthread *t, char *name)
 	t->root = thread_root(s, t);
 }
 
-/* Before 3.11, how often the offset of the id in the C library's thread
- * descriptor is looked for again while it cannot be found (each look
- * reads a kilobyte per thread and lists the threads). */
-#define TID_OFFSET_RETRY_ROUNDS 100
+/* Before 3.11 the id is at an offset in the C library's thread
+ * descriptor, found by checking the threads' descriptors against the
+ * process's threads (pystack_tid_offset()).  A read without a pause can
+ * list too few threads to tell (a list cut short by a thread that ended
+ * as it was read: once only one, itself ended), so a search that fails is
+ * repeated after 1, 2, 4 ... rounds, at most TID_OFFSET_RETRY_MAX apart.
+ * Until TID_OFFSET_PATIENCE searches have failed, a thread is taken for
+ * one whose id cannot be told yet (its stack not counted: under
+ * "thread 0" it would be no thread at all); after that, threads are told
+ * apart by ident alone, so that a C library whose layout is never found
+ * still gets its stacks counted. */
+#define TID_OFFSET_RETRY_MAX 128
+#define TID_OFFSET_PATIENCE 8
+
+static void find_tid_offset(struct sampler *s, int n)
+{
+	pid_t *tids;
+	int ntids = nsmap_ns_tids(&s->nsm, &tids);
+	uint64_t idents[MAX_THREADS];
+	int k = 0, wait;
+
+	s->tid_offset = -1;
+	if (ntids >= 0) {
+		/* Once per OS thread: the offset must give each a tid of its own. */
+		for (int i = 0; i < n; i++)
+			if (s->ts[i].nparts)
+				idents[k++] = s->ts[i].ident;
+		s->tid_offset = pystack_tid_offset(s->m, idents, k, tids, ntids);
+		free(tids);
+	}
+	if (s->tid_offset >= 0)
+		return;
+	wait = s->tid_offset_tries < 7 ? 1 << s->tid_offset_tries : TID_OFFSET_RETRY_MAX;
+	s->tid_offset_tries++;
+	s->tid_offset_retry = s->rounds + (uint64_t)wait;
+}
 
 /* The OS thread id of a thread state, in the process's own PID namespace
  * (what the interpreter and its C library record): 0 when the state shows
  * none (see find_thread()), -1 when no id can be read in this process
- * (the descriptor's layout not found yet). */
+ * (the descriptor's layout not found, after TID_OFFSET_PATIENCE tries). */
 static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 {
 	int32_t tid;
 
 	if (ts->tid)
 		return ts->tid;
-	if (s->tid_offset == -1 && s->rounds >= s->tid_offset_retry)
-		s->tid_offset = -2;
-	if (s->tid_offset == -2) {
-		pid_t *tids;
-		int ntids = nsmap_ns_tids(&s->nsm, &tids);
-		uint64_t idents[MAX_THREADS];
-		int k = 0;
-
-		if (ntids < 0)
-			return 0;
-		/* Once per OS thread: the offset must give each a tid of its own. */
-		for (int i = 0; i < n; i++)
-			if (s->ts[i].nparts)
-				idents[k++] = s->ts[i].ident;
-		s->tid_offset = pystack_tid_offset(s->m, idents, k, tids, ntids);
-		s->tid_offset_retry = s->rounds + TID_OFFSET_RETRY_ROUNDS;
-		free(tids);
-	}
+	if (s->tid_offset == -2 || (s->tid_offset == -1 && s->rounds >= s->tid_offset_retry))
+		find_tid_offset(s, n);
 	if (s->tid_offset < 0)
-		return ts->ident ? -1 : 0;
+		return ts->ident && s->tid_offset_tries >= TID_OFFSET_PATIENCE ? -1 : 0;
 	if (mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
 		return 0;
 	return tid;
@@ -128,8 +144,10 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 		t = &s->threads[i];
 		if (t->ident != ts->ident)
 			continue;
-		if (t->ns_tid == ns_tid || (!ns_tid && read_state(t->stat_fd)))
+		if (t->ns_tid == ns_tid || (!ns_tid && read_state(t->stat_fd))) {
+			t->desc_tid = ts->tid ? 0 : ns_tid;
 			return t;
+		}
 	}
 	if (!ns_tid)
 		return NULL;
@@ -138,6 +156,7 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	memset(t, 0, sizeof(*t));
 	t->ident = ts->ident;
 	t->ns_tid = ns_tid;
+	t->desc_tid = ts->tid ? 0 : ns_tid;
 	t->tid = ns_tid > 0 ? nsmap_host_tid(&s->nsm, ns_tid) : 0;
 	t->stat_fd = t->tid ? proc_task_open(s->pid, t->tid, "stat") : -1;
 	t->sched_fd = -1;
