@@ -52,6 +52,7 @@
 #define CHURN_SECONDS		"1.5"	/* recording length against the churn */
 #define CHURN_ALONE_MS		500	/* the churn unrecorded first, for comparison */
 #define CHURN_BATCH		20	/* threads started (and joined) at once */
+#define CHURN_TRIES		3	/* runs when a starved target made no threads */
 /* Longest wait for threads to settle (stopped, or running again): a
  * deadline, never a measure; another job on the machine may delay them. */
 #define SETTLE_MS		10000
@@ -518,7 +519,8 @@ static void churn_roots(const char *profile, pid_t main_tid, const char *what, c
  * threads came and went while pystrobe recorded, and that it coped.
  * bench/churn measures the rates. */
 
-static void churn_one(const struct test_interp *ti, bool blocking, char **failures)
+static bool churn_one(const struct test_interp *ti, bool blocking, bool last_try,
+		      char **failures)
 {
 	char what[160], pid[16], why[512], out[64], path[PATH_MAX + 16], state;
 	unsigned long long samples = 0, errors = 0;
@@ -527,13 +529,14 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	struct run r;
 	struct cmd c;
 	double alone = 0, alone_s = 0, threads = 0, secs = 0;
+	bool starved = false;
 	pid_t stopped;
 
 	snprintf(what, sizeof(what), "%s: thread churn, record%s", ti->label,
 		 blocking ? " --blocking" : "");
 	snprintf(out, sizeof(out), "/tmp/pystrobe-churn-%d.txt", getpid());
 	if (!start_ready(&t, ti, churn_code, what, failures))
-		return;
+		return true;
 	cmd_pystrobe(&c);
 	cmd_adds(&c, "record", "--idle", "--threads", "-r", "500", "-d", CHURN_SECONDS, "-f",
 		 "collapsed", "-o", out, NULL);
@@ -543,7 +546,7 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	if (run_cmd(&r, RUN_TIMEOUT_MS, c.v) < 0) {
 		msg_add(failures, "%s: cannot run pystrobe", what);
 		target_stop(&t);
-		return;
+		return true;
 	}
 	churn_mark(&t, "done", what, failures);
 	stopped = proc_stopped_thread(t.py_pid, &state);
@@ -557,9 +560,15 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	if (json_pair(truth, "alone", &alone, &alone_s) < 0 ||
 	    json_pair(truth, "recorded", &threads, &secs) < 0)
 		msg_add(failures, "%s: no churn.json from the target", what);
-	else if (threads < CHURN_BATCH)
-		msg_add(failures, "%s: the target made no threads while recorded: %s", what,
-			truth);
+	else if (threads < CHURN_BATCH && !last_try) {
+		/* Starved by another job (once: 20 threads in 1.2 s alone,
+		 * none in the 1.3 s recorded): the run proves nothing. */
+		printf("chaos: %s: the target made no threads while recorded (%s): starved, "
+		       "run again\n", what, truth);
+		starved = true;
+	} else if (threads < CHURN_BATCH)
+		msg_add(failures, "%s: the target made no threads while recorded, three times: %s",
+			what, truth);
 	free(truth);
 	target_stop(&t);
 	profile = read_file(out, NULL);
@@ -577,6 +586,7 @@ static void churn_one(const struct test_interp *ti, bool blocking, char **failur
 	       secs > 0 ? threads / secs : 0, alone_s > 0 ? alone / alone_s : 0, samples,
 	       errors, r.err ? r.err : "\n");
 	run_free(&r);
+	return !starved;
 }
 
 /* --- a relay of threads ---------------------------------------------------- */
@@ -722,8 +732,12 @@ START_TEST(test_churn)
 	const struct test_interp *ti = &interps[slow_interp(_i)];
 	char *failures = NULL;
 
-	churn_one(ti, false, &failures);
-	churn_one(ti, true, &failures);
+	/* A target another job starves may make no threads while it is
+	 * recorded: that run is made again, twice at most. */
+	for (int blocking = 0; blocking < 2; blocking++)
+		for (int try = 0; try < CHURN_TRIES; try++)
+			if (churn_one(ti, blocking, try == CHURN_TRIES - 1, &failures))
+				break;
 	assert_no_failures(ti->label, "thread churn", failures);
 }
 END_TEST
