@@ -724,6 +724,43 @@ static bool gc_running(struct mem *m, const struct pyinterp *pi, uint64_t interp
 	return rc == 0 && collecting == 1;
 }
 
+/* A thread state made for a thread not running yet: start_new_thread()
+ * makes it in the creating thread, and the new thread binds it to itself
+ * (its ident, 3.11+ also its native id) once it runs.  Until then it is no
+ * thread, and has no frame.  3.12+ leave its ident 0; before, it carries
+ * its creator's (3.11 its native id too).  A dump of a process starting
+ * threads showed it as a second MainThread with no frames (3.8, 3.11),
+ * or as thread 0 (3.12). */
+static bool unbound(const struct py_tstate *ts, int n, int i)
+{
+	const struct py_tstate *t = &ts[i];
+
+	if (t->frame || t->frame_err)
+		return false;
+	if (!t->ident)
+		return true;
+	for (int j = 0; j < n; j++)
+		if (j != i && ts[j].ident == t->ident && ts[j].frame)
+			return true;
+	return false;
+}
+
+/* Leave out of ts[0..n) the thread states of threads not running yet. */
+static int drop_unbound(struct py_tstate *ts, int n)
+{
+	bool gone[PYSTACK_MAX_THREADS];
+	int k = 0;
+
+	if (n > PYSTACK_MAX_THREADS)
+		return n;
+	for (int i = 0; i < n; i++)
+		gone[i] = unbound(ts, n, i);
+	for (int i = 0; i < n; i++)
+		if (!gone[i])
+			ts[k++] = ts[i];
+	return k;
+}
+
 /* The thread states of one interpreter, up to max.  Returns the count, or
  * status_fail(EXIT_*) with a reason in err when not even the first could
  * be read. */
@@ -801,7 +838,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		if (ts && cycle_step(&cy, ts))
 			break;
 	}
-	return n;
+	return drop_unbound(out, n);
 }
 
 /* Why there is no interpreter to read: not made yet, or torn down. */

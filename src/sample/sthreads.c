@@ -110,7 +110,8 @@ static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 {
 	int32_t tid;
 
-	if (ts->tid)
+	/* 3.11+ keep it in the thread state: there is no descriptor to read. */
+	if (ts->tid || s->pi.layout.tstate.native_thread_id != NONE)
 		return ts->tid;
 	if (s->tid_offset == -2 || (s->tid_offset == -1 && s->rounds >= s->tid_offset_retry))
 		find_tid_offset(s, n);

@@ -53,6 +53,7 @@
 #define CHURN_ALONE_MS		500	/* the churn unrecorded first, for comparison */
 #define CHURN_BATCH		20	/* threads started (and joined) at once */
 #define CHURN_TRIES		3	/* runs when a starved target made no threads */
+#define CHURN_DUMPS		20	/* dumps of the churn, paused */
 /* Longest wait for threads to settle (stopped, or running again): a
  * deadline, never a measure; another job on the machine may delay them. */
 #define SETTLE_MS		10000
@@ -727,6 +728,58 @@ START_TEST(test_relay)
 }
 END_TEST
 
+/* Dumps (paused) of the churn: each OS thread once, and each running
+ * Python code under an id of its own.  A thread state made for a thread
+ * not running yet carries its creator's ident (3.11 its native id too;
+ * 3.12+ none): dumps showed the main thread twice, the second with no
+ * frame, or a thread 0, in half of them. */
+static void churn_dumps(const struct test_interp *ti, char **failures)
+{
+	char what[160], pid[16];
+	struct target t;
+	int several = 0;
+
+	snprintf(what, sizeof(what), "%s: thread churn, dump --json", ti->label);
+	if (!start_ready(&t, ti, churn_code, what, failures))
+		return;
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	for (int i = 0; i < CHURN_DUMPS && !*failures; i++) {
+		long seen[64];
+		int n = 0;
+		struct run r;
+
+		if (run_pystrobe(&r, "dump", "--json", "--pid", pid, NULL) < 0) {
+			msg_add(failures, "%s: cannot run pystrobe", what);
+			break;
+		}
+		if (clean_run(&r, what, failures) && run_exit(&r) != 0)
+			msg_add(failures, "%s: exit %d: %.300s", what, run_exit(&r), r.err);
+		for (const char *p = r.out; p && (p = strstr(p, "{\"tid\":")); p++) {
+			long tid = strtol(p + strlen("{\"tid\":"), NULL, 10);
+			const char *end = strstr(p + 1, "{\"tid\":"), *f = strstr(p, "\"frames\":[");
+			bool framed = f && (!end || f < end) && f[strlen("\"frames\":[")] != ']';
+
+			/* One starting or ending outside Python, past our stop,
+			 * may show no id: never one running Python code. */
+			if (!tid && !framed)
+				continue;
+			for (int k = 0; k < n; k++)
+				if (seen[k] == tid)
+					msg_add(failures, "%s: thread %ld shown twice", what, tid);
+			if (tid <= 0)
+				msg_add(failures, "%s: a thread running Python under id %ld", what, tid);
+			if (n < 64)
+				seen[n++] = tid;
+		}
+		several += n > 1;
+		run_free(&r);
+	}
+	churn_mark(&t, "done", what, failures);
+	target_stop(&t);
+	printf("chaos: %s: %d dumps, %d of them with threads besides the main one, each "
+	       "thread once\n", what, CHURN_DUMPS, several);
+}
+
 START_TEST(test_churn)
 {
 	const struct test_interp *ti = &interps[slow_interp(_i)];
@@ -738,6 +791,7 @@ START_TEST(test_churn)
 		for (int try = 0; try < CHURN_TRIES; try++)
 			if (churn_one(ti, blocking, try == CHURN_TRIES - 1, &failures))
 				break;
+	churn_dumps(ti, &failures);
 	assert_no_failures(ti->label, "thread churn", failures);
 }
 END_TEST

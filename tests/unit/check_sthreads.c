@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "interp/layout.h"
 #include "process/mem.h"
 #include "profile/profile.h"
 #include "python/pystack.h"
@@ -42,6 +43,8 @@ static void rig_init(struct rig *r)
 	r->s.p = &r->p;
 	r->s.pid = getpid();
 	r->s.tid_offset = TID_OFFSET;
+	/* Before 3.11: no native id in the thread state. */
+	r->s.pi.layout.tstate.native_thread_id = NONE;
 	r->s.o.blocking = false;
 }
 

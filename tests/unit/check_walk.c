@@ -235,6 +235,30 @@ START_TEST(test_three_threads)
 }
 END_TEST
 
+/* Thread states of threads being started, not yet bound by them: one with
+ * ident 0 (3.12+), one with its creator's ident (before 3.12), neither with
+ * a frame.  Neither is a thread: the three threads are listed, nothing
+ * more.  Thread 2, without a frame but with an ident of its own, stays. */
+START_TEST(test_unbound_thread_states)
+{
+	struct scene sc;
+	struct py_thread *t;
+	int n;
+
+	scene_init(&sc, _i);
+	fp_thread(sc.fp, 0, 0, 0);
+	fp_thread(sc.fp, 0, idents[0], tids[0]);
+	n = walk(&sc, &t);
+	ck_assert_msg(n == 3, "3.%d: %d threads (%s)", _i, n, sc.err);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(t[i].tstate, sc.ts[i]);
+	check_thread0(&sc, &t[0]);
+	check_thread2(&t[2]);
+	py_threads_free(t, n);
+	scene_done(&sc);
+}
+END_TEST
+
 START_TEST(test_gil)
 {
 	struct scene sc;
@@ -1540,8 +1564,8 @@ int main(void)
 {
 	const int lo = LAYOUT_MIN_MINOR, hi = LAYOUT_MAX_MINOR + 1;
 	const struct test_group groups[] = {
-		{ "walk", .tests = { test_three_threads, test_gil, test_shims, test_not_started,
-		                     test_lines, test_no_line, test_locals, test_locals_not_started,
+		{ "walk", .tests = { test_three_threads, test_unbound_thread_states, test_gil,
+		                     test_shims, test_not_started, test_lines, test_no_line, test_locals, test_locals_not_started,
 		                     test_thread_names, test_subinterp, test_subinterp_order,
 		                     test_subinterp_borrowed_tstate } },
 		{ "corrupt", .timeout = 60, .tests = { test_corrupt_back, test_frame_cycle,
