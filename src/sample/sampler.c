@@ -743,7 +743,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			s->checked++;
 			s->active += !t->state || t->state == 'R';
 		}
-		if (!t->still && wanted(s, t, &pause, holds_gil(&s->ts[i])))
+		if (!t->still && !t->id_unproven && wanted(s, t, &pause, holds_gil(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
 	if (!s->o.blocking)

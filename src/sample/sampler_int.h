@@ -41,6 +41,9 @@ struct sthread {
 	uint32_t pthread;	/* index in the profile's thread table */
 	uint32_t root;		/* its root frame (with --threads) */
 	bool seen;
+	/* Found with no id (see find_thread()): not counted until it is
+	 * found so again a round later. */
+	bool id_unproven;
 	struct frame_reuse reuse;	/* its frames of the last round */
 	/* With --native --idle, asleep and left running this round, counted
 	 * from its last unwind: see sampler.c's still_thread(). */
@@ -151,12 +154,11 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 
 /* sthreads.c */
 void read_states(struct sampler *s);
-/* The entry of a thread state's OS thread, made if new; NULL when the
- * thread's id cannot be read (it ended since its state was listed). */
+/* The entry of a thread state's OS thread, made if new (today never
+ * NULL; callers of thread_of() still check). */
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n);
 /* The entry of this round's thread state i, found by find_thread(); NULL
- * for an outer part of an OS thread's stack (it goes with the first), and
- * for a thread that ended before it could be told whose stack it was. */
+ * for an outer part of an OS thread's stack (it goes with the first). */
 static inline struct sthread *thread_of(struct sampler *s, int i)
 {
 	return s->ts[i].nparts && s->ts_thread[i] >= 0 ? &s->threads[s->ts_thread[i]] : NULL;

@@ -135,10 +135,14 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	 * (a thread binding to it has set its ident, not yet its native id;
 	 * or, read from the descriptor, the thread has ended since its state
 	 * was listed: the kernel clears the id on exit) is the entry's thread
-	 * only while that thread still exists.  Without one, whose stack it
-	 * is cannot be said, and there is no entry: a root "thread 0" would
-	 * be no thread at all.  Where no id can be read (-1), the ident alone
-	 * is all there is to go by. */
+	 * only while that thread still exists.  Otherwise it gets an entry
+	 * of its own, unproven: most such threads have ended, and are gone
+	 * by the next round, but a running thread's descriptor can read 0
+	 * for good (seen on 3.7 with glibc 2.36, a thread in _bootstrap
+	 * holding the GIL: a detached thread's stack handed on before the
+	 * kernel cleared its id?).  Its stacks count from the second round
+	 * it is found so, under no id.  Where no id can be read at all (-1),
+	 * the ident alone is all there is to go by. */
 	pid_t ns_tid = ns_tid_of(s, ts, n);
 
 	for (int i = 0; i < s->nthreads; i++) {
@@ -146,18 +150,19 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 		if (t->ident != ts->ident)
 			continue;
 		if (t->ns_tid == ns_tid || (!ns_tid && read_state(t->stat_fd))) {
+			if (t->ns_tid == ns_tid)
+				t->id_unproven = false;
 			t->desc_tid = ts->tid ? 0 : ns_tid;
 			return t;
 		}
 	}
-	if (!ns_tid)
-		return NULL;
 	ALLOC_GROW(s->threads, s->nthreads + 1, s->threads_alloc);
 	t = &s->threads[s->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->ident = ts->ident;
 	t->ns_tid = ns_tid;
 	t->desc_tid = ts->tid ? 0 : ns_tid;
+	t->id_unproven = !ns_tid;
 	t->tid = ns_tid > 0 ? nsmap_host_tid(&s->nsm, ns_tid) : 0;
 	t->stat_fd = t->tid ? proc_task_open(s->pid, t->tid, "stat") : -1;
 	t->sched_fd = -1;

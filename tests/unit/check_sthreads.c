@@ -120,15 +120,23 @@ START_TEST(test_new_thread_named_by_its_id)
 END_TEST
 
 /* Listed, then ended before its descriptor was read: whose stack it is
- * cannot be said, and no entry is made for it. */
-START_TEST(test_ended_unknown_thread_has_no_entry)
+ * cannot be said.  Its entry is unproven (not counted, never under
+ * "thread 0"), and gone with it; found so again a round later, it is a
+ * running thread whose descriptor reads 0, and counts. */
+START_TEST(test_zero_id_unproven)
 {
 	struct rig r;
+	struct sthread *t;
 
 	rig_init(&r);
 	rig_descriptor(&r, 0);
-	ck_assert_ptr_null(find(&r));
-	ck_assert_int_eq(r.s.nthreads, 0);
+	t = find(&r);
+	ck_assert_ptr_nonnull(t);
+	ck_assert(t->id_unproven);
+	ck_assert_int_eq(t->tid, 0);
+	ck_assert_ptr_eq(find(&r), t);
+	ck_assert(!t->id_unproven);
+	ck_assert_int_eq(r.s.nthreads, 1);
 	rig_free(&r);
 }
 END_TEST
@@ -157,14 +165,17 @@ END_TEST
 START_TEST(test_known_ended_thread_not_matched)
 {
 	struct rig r;
+	struct sthread *t;
 	pid_t gone = ended_tid();
 
 	rig_init(&r);
 	rig_descriptor(&r, gone);
-	ck_assert_ptr_nonnull(find(&r));
+	t = find(&r);
+	ck_assert_ptr_nonnull(t);
 	rig_descriptor(&r, 0);
-	ck_assert_ptr_null(find(&r));
-	ck_assert_int_eq(r.s.nthreads, 1);
+	t = find(&r);
+	ck_assert(t->id_unproven);
+	ck_assert_int_eq(r.s.nthreads, 2);
 	rig_free(&r);
 }
 END_TEST
@@ -285,8 +296,8 @@ START_TEST(test_offset_how_many_show)
 END_TEST
 
 /* No offset found by the first searches (a list read while threads came
- * and went can be too short to tell): no entry, rather than one under no
- * OS thread; the search is repeated. */
+ * and went can be too short to tell): the entry is unproven, not counted
+ * under no OS thread; the search is repeated. */
 START_TEST(test_offset_unknown_for_now)
 {
 	struct rig r;
@@ -296,8 +307,8 @@ START_TEST(test_offset_unknown_for_now)
 	r.s.tid_offset_retry = 100;
 	r.s.tid_offset_tries = 1;
 	rig_descriptor(&r, (pid_t)syscall(SYS_gettid));
-	ck_assert_ptr_null(find(&r));
-	ck_assert_int_eq(r.s.nthreads, 0);
+	ck_assert(find(&r)->id_unproven);
+	ck_assert_int_eq(r.s.nthreads, 1);
 	rig_free(&r);
 }
 END_TEST
@@ -331,7 +342,7 @@ int main(void)
 	TCase *tc = tcase_create("sthreads");
 
 	tcase_add_test(tc, test_new_thread_named_by_its_id);
-	tcase_add_test(tc, test_ended_unknown_thread_has_no_entry);
+	tcase_add_test(tc, test_zero_id_unproven);
 	tcase_add_test(tc, test_known_live_thread_kept);
 	tcase_add_test(tc, test_known_ended_thread_not_matched);
 	tcase_add_test(tc, test_reused_ident_new_entry);
