@@ -93,20 +93,13 @@ static int pending_chain(const struct py_tasks *tasks, const struct py_task *t,
 }
 
 /* The thread a pending task is counted in: the one whose list holds it,
- * or the first one known when that one has exited. */
+ * or the first when that one has exited. */
 static struct sthread *task_thread(struct sampler *s, const struct py_task *t, int nts)
 {
-	struct sthread *first = NULL;
-
-	for (int k = 0; k < nts; k++) {
-		struct sthread *th = thread_of(s, k);
-
-		if (th && s->ts[k].addr == t->tstate)
-			return th;
-		if (!first)
-			first = th;
-	}
-	return first;
+	for (int k = 0; k < nts; k++)
+		if (thread_of(s, k) && s->ts[k].addr == t->tstate)
+			return thread_of(s, k);
+	return find_thread(s, &s->ts[0], nts);
 }
 
 static void record_task(struct sampler *s, const struct py_tasks *tasks, const struct py_task *t,
@@ -118,8 +111,6 @@ static void record_task(struct sampler *s, const struct py_tasks *tasks, const s
 	const uint32_t *ids;
 	int n;
 
-	if (!th)
-		return;
 	if (s->proc_root != NO_FRAME)
 		stack[depth++] = s->proc_root;
 	if (s->o.threads)

@@ -628,7 +628,7 @@ static void warm_walk(struct sampler *s, uint64_t t_ns, bool all)
 
 	for (int i = 0; i < n; i++)
 		if (s->ts[i].nparts)
-			s->ts_thread[i] = thread_index(s, find_thread(s, &s->ts[i], n));
+			s->ts_thread[i] = (int)(find_thread(s, &s->ts[i], n) - s->threads);
 	if (all)
 		refresh_names(s, t_ns);
 	else
@@ -723,9 +723,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		/* Found once a round: its identity is proved here, and the
 		 * table grows only here. */
 		t = find_thread(s, &s->ts[i], n);
-		s->ts_thread[i] = thread_index(s, t);
-		if (!t)
-			continue;
+		s->ts_thread[i] = (int)(t - s->threads);
 		s->seen++;
 		t->seen = true;
 	}

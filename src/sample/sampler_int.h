@@ -154,20 +154,13 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 
 /* sthreads.c */
 void read_states(struct sampler *s);
-/* The entry of a thread state's OS thread, made if new (today never
- * NULL; callers of thread_of() still check). */
+/* The entry of a thread state's OS thread, made if new. */
 struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n);
 /* The entry of this round's thread state i, found by find_thread(); NULL
  * for an outer part of an OS thread's stack (it goes with the first). */
 static inline struct sthread *thread_of(struct sampler *s, int i)
 {
-	return s->ts[i].nparts && s->ts_thread[i] >= 0 ? &s->threads[s->ts_thread[i]] : NULL;
-}
-
-/* What ts_thread[] holds for an entry find_thread() gave: -1 for none. */
-static inline int thread_index(const struct sampler *s, const struct sthread *t)
-{
-	return t ? (int)(t - s->threads) : -1;
+	return s->ts[i].nparts ? &s->threads[s->ts_thread[i]] : NULL;
 }
 void drop_gone(struct sampler *s);
 void sthread_release(struct sthread *t);	/* its file, name and frames */
