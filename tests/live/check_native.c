@@ -1502,14 +1502,25 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 
 	if (locate_python(pid, proc, &pi, err, errlen) < 0)
 		goto out_nopi;
-	if (pause_process(pid, &p) < 0) {
+	/* The bound of a one-time read (dump --native), not of a sample's: a
+	 * main thread late to its stop under a sanitizer, or on a busy
+	 * machine, would leave nothing to measure. */
+	if (pause_process_within(pid, &p, 1000000000ull) < 0) {
 		snprintf(err, errlen, "cannot pause the target");
 		goto out;
+	}
+	if (!pause_holds(&p, pid)) {
+		snprintf(err, errlen, "the main thread did not stop within 1 s");
+		goto release;
 	}
 	t0 = now_us();
 	native_begin(u);
 	n = native_unwind(u, pid, pcs, NATIVE_MAX_DEPTH, &truncated);
 	pf->first_us = now_us() - t0;
+	if (n <= 0) {
+		snprintf(err, errlen, "the stopped main thread unwound to %d frames", n);
+		goto release;
+	}
 	/* libunwind itself, its rule cache warm. */
 	native_set_memo(u, false);
 	t0 = now_us();
@@ -1575,6 +1586,7 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 	for (int i = 0; i < n; i++)
 		symbolize(s, pcs[i].pc, pcs[i].exact);
 	pf->sym_warm_us = now_us() - t0;
+release:
 	pause_release(&p);
 out:
 	pyinterp_free(&pi);
