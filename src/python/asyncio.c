@@ -966,8 +966,11 @@ static int layout_from(int rc, const char *what, const struct pyinterp *pi, cons
 		       size_t len, struct asyncio_layout *A, char *err, size_t errlen)
 {
 	if (rc == -ENOENT) {
-		snprintf(err, errlen, "%s has no C _asyncio module loaded "
-			 "(it has not imported asyncio)", what);
+		/* The accelerator is what publishes the section: a process
+		 * running asyncio without it looks the same from here. */
+		snprintf(err, errlen, "%s has no C _asyncio module loaded (it has not "
+			 "imported asyncio, or runs it without the accelerator, whose "
+			 "pure-Python tasks are read on 3.11-3.13 only)", what);
 		return ASYNCIO_NOT_IMPORTED;
 	}
 	if (rc < 0) {
