@@ -73,8 +73,10 @@ const char *test_builddir(void);
 
 /* A python3 for the tests' own scripts (compare_dump.py, decode_pprof.py,
  * ...), which read files on the test's side: not an interpreter under test.
- * The first python3 in PATH that this user may run; when there is none,
- * says MISSING on stderr and returns "python3", which then fails to run. */
+ * The first python3 in PATH that this user may run and that is not a
+ * script starting another (a pyenv shim), else the first script; when
+ * there is none, says MISSING on stderr and returns "python3", which then
+ * fails to run. */
 const char *test_python3(void);
 
 #endif
