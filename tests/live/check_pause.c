@@ -346,7 +346,9 @@ static long samples_in(const char *collapsed, const char *fn)
 #define WINDOW_MS	2000
 /* A pause that waits out the stuck thread's D holds the worker stopped
  * for its whole wait (200 ms): its log, written every 20 ms, shows the
- * hole.  A pause that leaves it out holds the worker a few ms at most. */
+ * hole.  A pause that leaves it out holds the worker a few ms at most.
+ * A busy machine leaves holes of its own, so the bound is over the longest
+ * hole of the windows before and after, unprofiled. */
 #define MAX_GAP_MS	100
 
 START_TEST(test_late_thread)
@@ -356,7 +358,7 @@ START_TEST(test_late_thread)
 	char *profile = NULL, *log = NULL, st;
 	long long a0, a1, b0, b1, c0, c1;
 	unsigned long long late = 0, samples = 0, rounds = 0;
-	double quiet, profiled, gap;
+	double quiet, profiled, gap, quiet_gap;
 	const char *sum, *p;
 	long stuck, worker;
 	struct target t;
@@ -396,13 +398,18 @@ START_TEST(test_late_thread)
 		((a1 - a0 + c1 - c0) / 1e9);
 	profiled = (count_at(log, b1) - count_at(log, b0)) / ((b1 - b0) / 1e9);
 	gap = longest_gap_ms(log, b0, b1);
+	quiet_gap = longest_gap_ms(log, a0, a1);
+	if (longest_gap_ms(log, c0, c1) > quiet_gap)
+		quiet_gap = longest_gap_ms(log, c0, c1);
 	stuck = samples_in(profile, "in_vfork (");
 	worker = samples_in(profile, "work (");
 	printf("pause: %s: the worker's pace profiled %.0f/s, unprofiled %.0f/s (%.0f%%), longest "
-	       "gap in its log %.1f ms; samples: in_vfork %ld, the worker %ld, of %llu rounds; "
-	       "%llu late\n", ti->label, profiled, quiet, 100 * profiled / quiet, gap, stuck, worker,
-	       rounds, late);
-	ck_assert_msg(gap < MAX_GAP_MS, "the worker was held %.1f ms at once", gap);
+	       "gap in its log %.1f ms (unprofiled %.1f ms); samples: in_vfork %ld, the worker %ld, "
+	       "of %llu rounds; %llu late\n", ti->label, profiled, quiet, 100 * profiled / quiet,
+	       gap, quiet_gap, stuck, worker, rounds, late);
+	ck_assert_msg(gap < quiet_gap + MAX_GAP_MS,
+		      "the worker was held %.1f ms at once (unprofiled, its longest hole was %.1f ms)",
+		      gap, quiet_gap);
 	ck_assert_msg(quiet > 0 && profiled >= quiet / 4,
 		      "the worker kept %.0f%% of its unprofiled pace", 100 * profiled / quiet);
 	ck_assert_msg(worker > 0, "the worker was never sampled");
