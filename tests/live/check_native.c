@@ -517,18 +517,40 @@ static void test_descend(struct native_test *nt, enum lib_variant v)
 	target_stop(&t);
 }
 
+/* A thread still late to its stop after dump --native's last try (a
+ * machine short of CPU) is dumped without native frames and says why
+ * (native_error), as it should: what is tested here is the agreement, so
+ * the native dump is taken again, a few times at most. */
+#define AGREE_TRIES 3
+#define LATE_ERROR "the thread was not among the stopped threads"
+
 static void test_agree(struct native_test *nt)
 {
 	char plain[PATH_MAX + 64], native[PATH_MAX + 64], why[512];
 	struct target t;
+	bool late = true;
 
 	if (target_start_parked(&t, nt->ti, why, sizeof(why)) < 0) {
 		msg_add(&nt->failures, "agree: parked.py: %s", why);
 		return;
 	}
-	if (dump(nt, "agree (plain)", &t, NULL, "plain.json", plain, sizeof(plain)) == 0 &&
-	    dump(nt, "agree (native)", &t, "--native", "native.json", native, sizeof(native)) == 0)
-		verify(nt, "agree", (char *[]){ "agree", t.truth, plain, native, NULL });
+	if (dump(nt, "agree (plain)", &t, NULL, "plain.json", plain, sizeof(plain)) < 0)
+		goto out;
+	for (int i = 0; late && i < AGREE_TRIES; i++) {
+		char *text;
+
+		if (dump(nt, "agree (native)", &t, "--native", "native.json", native,
+			 sizeof(native)) < 0)
+			goto out;
+		text = slurp(native);
+		late = text && strstr(text, LATE_ERROR);
+		free(text);
+		if (late)
+			printf("native: %s: agree: a thread late to its stop (%s), dumped again\n",
+			       nt->ti->label, LATE_ERROR);
+	}
+	verify(nt, "agree", (char *[]){ "agree", t.truth, plain, native, NULL });
+out:
 	target_stop(&t);
 }
 
