@@ -134,7 +134,27 @@ struct split {
 	long nlong, nshort;		/* the sleeper's samples in each nap */
 	double got, want;		/* nap_long's share: pystrobe's, the target's */
 	unsigned long long stacks, kept, still;	/* PYSTROBE_STATS */
+	unsigned long long late;	/* samples left out, of any thread */
+	double tol;			/* points the shares may differ by */
 };
+
+/* The shares may differ by 3 points, and by as much again as the samples
+ * left out could move them: a thread that moved while it was read (or was
+ * late to its stop) loses that sample, and a sleeper moves at each nap's
+ * end, so a loaded machine, which makes such samples many, shifts the
+ * share towards the longer nap.  The summary counts them over all threads:
+ * an upper bound for the sleeper's. */
+#define SHARE_POINTS 3.0
+
+static void share_bound(struct split *sp)
+{
+	const char *l = sp->r.err ? strstr(sp->r.err, "late threads: ") : NULL;
+	long n = sp->nlong + sp->nshort;
+
+	if (l)
+		sscanf(l, "late threads: %llu", &sp->late);
+	sp->tol = SHARE_POINTS + (n > 0 ? 100.0 * (double)sp->late / (double)(n + sp->late) : 0);
+}
 
 static void record_split(const struct test_interp *ti, bool native, struct split *sp)
 {
@@ -158,6 +178,7 @@ static void record_split(const struct test_interp *ti, bool native, struct split
 		sscanf(st, "stats: %llu stacks, %llu of them unchanged since the last round "
 		       "(their thread had not held the GIL), %llu", &sp->stacks, &sp->kept,
 		       &sp->still);
+	share_bound(sp);
 	target_stop(&sp->t);
 }
 
@@ -168,15 +189,16 @@ START_TEST(test_quiet)
 
 	record_split(ti, false, &sp);
 	printf("quiet: %s: nap_long %.1f%% of the sleeper's samples (%ld of %ld), its own clock "
-	       "%.1f%%; %llu of %llu stacks kept whole\n", ti->label, sp.got, sp.nlong,
-	       sp.nlong + sp.nshort, sp.want, sp.kept, sp.stacks);
+	       "%.1f%% (within %.1f: %llu samples left out); %llu of %llu stacks kept whole\n",
+	       ti->label, sp.got, sp.nlong, sp.nlong + sp.nshort, sp.want, sp.tol, sp.late,
+	       sp.kept, sp.stacks);
 	unlink(sp.out);
 	ck_assert_msg(run_exit(&sp.r) == 0, "%s: record: %s", ti->label, sp.r.err);
 	ck_assert_msg(sp.nlong + sp.nshort >= 500, "%s: too few samples of the sleeper: %s",
 		      ti->label, sp.r.err);
-	ck_assert_msg(sp.got > sp.want - 3 && sp.got < sp.want + 3,
-		      "%s: nap_long %.1f%% of the samples, %.1f%% by the target's clock", ti->label,
-		      sp.got, sp.want);
+	ck_assert_msg(sp.got > sp.want - sp.tol && sp.got < sp.want + sp.tol,
+		      "%s: nap_long %.1f%% of the samples, %.1f%% by the target's clock (at most "
+		      "%.1f points apart)", ti->label, sp.got, sp.want, sp.tol);
 	ck_assert_msg(sp.stacks > 0 && sp.kept * 10 >= sp.stacks * 3,
 		      "%s: only %llu of %llu stacks kept whole", ti->label, sp.kept, sp.stacks);
 	run_free(&sp.r);
@@ -195,10 +217,10 @@ START_TEST(test_still)
 	short_sleep = samples_in_with(sp.out, "nap_short (", "time_sleep", true);
 	short_select = samples_in_with(sp.out, "nap_short (", "select_select", true);
 	printf("still: %s: --native --idle: nap_long %.1f%% of the sleeper's samples (%ld of %ld), "
-	       "its own clock %.1f%%; in their own waits %ld and %ld, in the other's %ld and %ld; "
-	       "%llu of %llu stacks read without a stop\n", ti->label, sp.got, sp.nlong,
-	       sp.nlong + sp.nshort, sp.want, long_sleep, short_select, long_select, short_sleep,
-	       sp.still, sp.stacks);
+	       "its own clock %.1f%% (within %.1f: %llu samples left out); in their own waits %ld "
+	       "and %ld, in the other's %ld and %ld; %llu of %llu stacks read without a stop\n",
+	       ti->label, sp.got, sp.nlong, sp.nlong + sp.nshort, sp.want, sp.tol, sp.late,
+	       long_sleep, short_select, long_select, short_sleep, sp.still, sp.stacks);
 	ck_assert_msg(run_exit(&sp.r) == 0, "%s: record --native --idle: %s", ti->label, sp.r.err);
 	ck_assert_msg(!long_select && !short_sleep,
 		      "%s: a native stack of the other nap: nap_long in select_select %ld, "
@@ -215,9 +237,9 @@ START_TEST(test_still)
 	else
 		ck_assert_msg(long_sleep > 0 && short_select > 0,
 			      "%s: the naps without their waits' native frames", ti->label);
-	ck_assert_msg(sp.got > sp.want - 3 && sp.got < sp.want + 3,
-		      "%s: nap_long %.1f%% of the samples, %.1f%% by the target's clock", ti->label,
-		      sp.got, sp.want);
+	ck_assert_msg(sp.got > sp.want - sp.tol && sp.got < sp.want + sp.tol,
+		      "%s: nap_long %.1f%% of the samples, %.1f%% by the target's clock (at most "
+		      "%.1f points apart)", ti->label, sp.got, sp.want, sp.tol);
 	ck_assert_msg(sp.stacks > 0 && sp.still * 5 >= sp.stacks,
 		      "%s: only %llu of %llu stacks read without a stop", ti->label, sp.still,
 		      sp.stacks);
