@@ -221,7 +221,7 @@ int cmd_dump(int argc, char **argv)
 	suspend_on_signals();
 	nprocs = dump_list_processes(a.pid, a.tree, &procs);
 	if (nprocs == 0) {
-		errorf("no such process: %d", a.pid);
+		errorf("no such process: %d (%s)", a.pid, NO_PROCESS_HINT);
 		free(procs);
 		return EXIT_NO_PROCESS;
 	}

@@ -297,7 +297,7 @@ int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size
 
 	memset(pi, 0, sizeof(*pi));
 	if (proc_check(pid) < 0) {
-		snprintf(err, errlen, "no such process: %d", (int)pid);
+		snprintf(err, errlen, "no such process: %d (%s)", (int)pid, NO_PROCESS_HINT);
 		return status_fail(EXIT_NO_PROCESS);
 	}
 	rc = proc_maps_read(pid, &maps);

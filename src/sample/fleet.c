@@ -272,7 +272,7 @@ struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct 
 	f->p = p;
 	if (fo->subprocesses) {
 		if ((*rc = exit_code(proc_check(pid))) != EXIT_OK) {
-			snprintf(err, errlen, "no such process: %d", (int)pid);
+			snprintf(err, errlen, "no such process: %d (%s)", (int)pid, NO_PROCESS_HINT);
 			goto fail;
 		}
 		walk(f);

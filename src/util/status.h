@@ -35,6 +35,10 @@ enum {
 	EXIT_NR			/* how many there are */
 };
 
+/* What a user gave a pid that is not there does next.  A pid is of a PID
+ * namespace: one read inside a container is not the host's. */
+#define NO_PROCESS_HINT "`pgrep -af python` lists the Python processes here; a container's own pids are not the host's"
+
 struct exit_status {
 	int code;
 	const char *brief;	/* a few words, for --help's one-line list */
