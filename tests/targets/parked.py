@@ -194,14 +194,17 @@ def encoded_parks(outdir):
     """Write and import them, dated an hour back: written before this
     process started as far as the changed-file mark goes (only the edited
     module must be marked)."""
-    parks = []
     for name, encoding, text in ENCODED:
         path = os.path.join(outdir, name + ".py")
         with open(path, "w", encoding=encoding) as f:
             f.write(text)
         os.utime(path, (time.time() - 3600, time.time() - 3600))
-        parks.append(importlib.import_module(name).park)
-    return parks
+    # The import system keeps each sys.path directory's listing until the
+    # directory's mtime changes, and the kernel's file times are coarse:
+    # files written within one tick of the last import (of the module
+    # unicode_function() wrote there) are not seen without this.
+    importlib.invalidate_caches()
+    return [importlib.import_module(name).park for name, _, _ in ENCODED]
 
 
 def unicode_parker(func, ev, parks):
