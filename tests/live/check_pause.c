@@ -358,7 +358,7 @@ START_TEST(test_late_thread)
 	char *profile = NULL, *log = NULL, st;
 	long long a0, a1, b0, b1, c0, c1;
 	unsigned long long late = 0, samples = 0, rounds = 0;
-	double quiet, profiled, gap, quiet_gap;
+	double quiet, profiled, gap, quiet_gap, after_gap;
 	const char *sum, *p;
 	long stuck, worker;
 	struct target t;
@@ -399,8 +399,9 @@ START_TEST(test_late_thread)
 	profiled = (count_at(log, b1) - count_at(log, b0)) / ((b1 - b0) / 1e9);
 	gap = longest_gap_ms(log, b0, b1);
 	quiet_gap = longest_gap_ms(log, a0, a1);
-	if (longest_gap_ms(log, c0, c1) > quiet_gap)
-		quiet_gap = longest_gap_ms(log, c0, c1);
+	after_gap = longest_gap_ms(log, c0, c1);
+	if (after_gap > quiet_gap)
+		quiet_gap = after_gap;
 	stuck = samples_in(profile, "in_vfork (");
 	worker = samples_in(profile, "work (");
 	printf("pause: %s: the worker's pace profiled %.0f/s, unprofiled %.0f/s (%.0f%%), longest "
