@@ -12,7 +12,8 @@
 # failure: the summary keeps, per test, how many passed, how many failed
 # and how many passed in a row since the last failure.
 #
-# DIR (default repeat.out) gets `summary`, one line per run, and the log
+# DIR (default repeat.out) gets `summary`, one line per run with the
+# number of interpreters it found, and the log
 # of every run that failed (TEST-ROUND.log); the logs of passing runs are
 # not kept.  While DIR/PAUSE exists no new run starts, so that another job
 # can have the machine for a while without a run being charged with it.
@@ -78,6 +79,9 @@ while [ "$round" -le "$rounds" ]; do
 		rc=$?
 		secs=$(($(date +%s) - t0))
 		stop_hog
+		# A pass on fewer interpreters than the last round is not the
+		# same pass: say how many the run found.
+		on=$(sed -n 's/^interpreters: testing on \([0-9]*\):.*/\1/p' "$log" | head -n 1)
 		if [ "$rc" -eq 0 ] && grep -q '100%: Checks' "$log"; then
 			bump pass "$key"
 			bump row "$key"
@@ -88,7 +92,8 @@ while [ "$round" -le "$rounds" ]; do
 			eval "row_$key=0"
 			result="FAIL (exit $rc, $log)"
 		fi
-		echo "$(date +%H:%M:%S) round $round $spec: $result in $secs s;" \
+		echo "$(date +%H:%M:%S) round $round $spec: $result in $secs s" \
+			"on ${on:-?} interpreters;" \
 			"$(count pass "$key") passed, $(count fail "$key") failed," \
 			"$(count row "$key") in a row" | tee -a "$out/summary"
 	done
