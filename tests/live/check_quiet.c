@@ -157,13 +157,11 @@ struct split {
 static void share_bound(struct split *sp, double rate)
 {
 	const char *sum = record_summary(sp->r.err);
-	unsigned long long samples, rounds;
 	long n = sp->nlong + sp->nshort, mine = samples_in(sp->out, "sleeper (");
 	double secs = 0, asked;
 
 	if (sum)
-		sscanf(sum, "pystrobe: %llu samples from %llu rounds in %lf s", &samples, &rounds,
-		       &secs);
+		sscanf(sum, "pystrobe: %*u samples from %*u rounds in %lf s", &secs);
 	asked = rate * secs;
 	sp->late = mine >= 0 && asked > (double)mine ? (unsigned long long)(asked - (double)mine) : 0;
 	sp->tol = SHARE_POINTS + (n > 0 ? 100.0 * (double)sp->late / (double)(n + sp->late) : 0);
