@@ -2,8 +2,8 @@
 #include "cmd/cmd.h"
 #include "cmd/dump_format.h"
 #include "process/proctree.h"
-#include "process/suspend.h"
-#include "sample/snapshot.h"
+#include "process/selfstop.h"
+#include "cmd/snapshot.h"
 #include "process/core.h"
 #include "native/dbghint.h"
 #include "util/util.h"
@@ -218,7 +218,7 @@ int cmd_dump(int argc, char **argv)
 	if (a.core.path)
 		return dump_core(&a);
 	/* Ctrl-Z lets the threads go before pystrobe stops. */
-	suspend_on_signals();
+	selfstop_on_signals();
 	nprocs = dump_list_processes(a.pid, a.tree, &procs);
 	if (nprocs == 0) {
 		errorf("no such process: %d (%s)", a.pid, NO_PROCESS_HINT);

@@ -7,7 +7,7 @@
 #include "process/source.h"
 #include "process/core.h"
 #include "process/proc.h"
-#include "sample/launch.h"
+#include "cmd/launch.h"
 #include "profile/profile.h"
 #include "profile/shortname.h"
 #include "util/util.h"

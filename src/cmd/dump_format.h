@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "process/proctree.h"
-#include "sample/snapshot.h"
+#include "cmd/snapshot.h"
 #include "util/util.h"
 
 /* What the output shows, from the command line. */

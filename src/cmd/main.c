@@ -5,7 +5,7 @@
 #include "cmd/cmd.h"
 #include "interp/layout.h"
 #include "native/symhelper.h"
-#include "process/suspend.h"
+#include "process/selfstop.h"
 #include "util/status.h"
 #include "util/suggest.h"
 #include "util/util.h"
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	/* Not commands: pystrobe run again as its own SIGSTOP watchdog, or
 	 * as the helper that reads a container's files with no privileges. */
 	if (!strcmp(argv[1], SUSPEND_WATCHDOG_ARG))
-		return suspend_watchdog_main(argc, argv);
+		return selfstop_watchdog_main(argc, argv);
 	if (!strcmp(argv[1], SYMHELPER_ARG))
 		return symhelper_main(argc, argv);
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {

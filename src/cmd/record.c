@@ -1,22 +1,22 @@
 /* pystrobe record: sample a process at a fixed rate and write a profile. */
 #include "cmd/cmd.h"
 #include "sample/fleet.h"
-#include "sample/gpuwatch.h"
-#include "sample/launch.h"
+#include "analysis/gpuwatch.h"
+#include "cmd/launch.h"
 #include "python/locate.h"
 #include "process/mem.h"
 #include "profile/output.h"
 #include "process/pause.h"
 #include "process/proc.h"
 #include "process/proctree.h"
-#include "process/suspend.h"
+#include "process/selfstop.h"
 #include "profile/profile.h"
 #include "profile/toplist.h"
 #include "python/pystack.h"
 #include "sample/sampler.h"
-#include "sample/target_opts.h"
-#include "sample/waitmark.h"
-#include "sample/snapshot.h"
+#include "cmd/target_opts.h"
+#include "analysis/waitmark.h"
+#include "cmd/snapshot.h"
 #include "cmd/quit.h"
 #include "util/status.h"
 #include "util/statusline.h"
@@ -608,7 +608,7 @@ int cmd_record(int argc, char **argv)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	/* Before the probe of the output: interrupted, it is removed. */
 	quit_on_signals();
-	suspend_on_signals();
+	selfstop_on_signals();
 	if ((rc = settle_output(&r)) < 0)
 		return exit_code(rc);
 	profile_init(&p, r.t.so.rate_hz);

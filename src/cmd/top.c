@@ -12,12 +12,12 @@
 #include "cmd/quit.h"
 #include "profile/output.h"
 #include "sample/fleet.h"
-#include "sample/gpuwatch.h"
-#include "sample/target_opts.h"
-#include "sample/waitmark.h"
-#include "sample/launch.h"
+#include "analysis/gpuwatch.h"
+#include "cmd/target_opts.h"
+#include "analysis/waitmark.h"
+#include "cmd/launch.h"
 #include "process/proc.h"
-#include "process/suspend.h"
+#include "process/selfstop.h"
 #include "top/keys.h"
 #include "top/model.h"
 #include "top/view.h"
@@ -444,7 +444,7 @@ int cmd_top(int argc, char **argv)
 	}
 	/* After ncurses, whose handler restores the terminal: ours stops
 	 * through it once the threads are let go. */
-	suspend_on_signals();
+	selfstop_on_signals();
 	run(&t);
 	top_view_end();
 	status = finish_child(&t, quit_requested || !t.m.exited);

@@ -1,5 +1,5 @@
 /* pystrobe watch: follow a job at a low rate, for days, and report the
- * moment it stalls (sample/stall.h says what a stall is).
+ * moment it stalls (analysis/stall.h says what a stall is).
  *
  * Each round the fleets sample every thread of every watched process,
  * idle ones too, without pausing them; every sample reaches on_sample()
@@ -16,10 +16,10 @@
 #include "profile/output.h"
 #include "profile/profile.h"
 #include "sample/fleet.h"
-#include "sample/launch.h"
-#include "sample/snapshot.h"
-#include "sample/stall.h"
-#include "sample/waitclass.h"
+#include "cmd/launch.h"
+#include "cmd/snapshot.h"
+#include "analysis/stall.h"
+#include "analysis/waitclass.h"
 #include "util/util.h"
 
 #include <errno.h>

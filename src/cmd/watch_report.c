@@ -2,7 +2,7 @@
 #include "cmd/watch_report.h"
 #include "cmd/dump_format.h"
 #include "process/proctree.h"
-#include "sample/snapshot.h"
+#include "cmd/snapshot.h"
 #include "util/json.h"
 #include "util/util.h"
 

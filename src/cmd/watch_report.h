@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "profile/flightrec.h"
-#include "sample/stall.h"
+#include "analysis/stall.h"
 
 #define WATCH_FLIGHT_FILE "flight.pstrobe"
 

@@ -638,7 +638,7 @@ static void claim(struct sfile *f, struct owner *o, const struct vmod *m, uint64
 /* Start the loader with the signals a handler of pystrobe takes blocked:
  * they are the sampling thread's.  A stop signal (Ctrl-Z) taken here
  * while that thread holds the target stopped would stop pystrobe with the
- * target held (process/suspend.h).  A fault stays the thread's own. */
+ * target held (process/selfstop.h).  A fault stays the thread's own. */
 static int start_loader(void)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };

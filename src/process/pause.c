@@ -1,6 +1,6 @@
 #include "process/pause.h"
 #include "process/proc.h"
-#include "process/suspend.h"
+#include "process/selfstop.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -66,7 +66,7 @@ static volatile sig_atomic_t nleftovers;
 static size_t leftovers_cap;
 
 /* Between block_signals() and the end of pause_release(): read by
- * suspend.c's signal handler. */
+ * selfstop.c's signal handler. */
 static volatile sig_atomic_t holding;
 
 /* A stopped pystrobe would keep the threads it holds stopped, and the
@@ -74,7 +74,7 @@ static volatile sig_atomic_t holding;
  * know of both. */
 static void tell_watchdog(void)
 {
-	suspend_holding(holding || nleftovers > 0);
+	selfstop_holding(holding || nleftovers > 0);
 }
 
 static bool is_leftover(pid_t tid)
@@ -152,7 +152,7 @@ static void on_sigchld(int sig)
 	sweep_leftovers();
 	/* The last one gone: a Ctrl-Z put off for it may stop pystrobe. */
 	if (!nleftovers)
-		suspend_poll();
+		selfstop_poll();
 	errno = saved;
 }
 
@@ -213,7 +213,7 @@ static void block_signals(struct pause *p)
 	sigset_t set;
 
 	want_sigchld();
-	suspend_watch();
+	selfstop_watch();
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -221,7 +221,7 @@ static void block_signals(struct pause *p)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGQUIT);
 	/* A stop of pystrobe now would keep the target stopped with it:
-	 * suspend.c stops pystrobe once the threads are let go. */
+	 * selfstop.c stops pystrobe once the threads are let go. */
 	sigaddset(&set, SIGTSTP);
 	sigaddset(&set, SIGTTIN);
 	sigaddset(&set, SIGTTOU);
@@ -862,7 +862,7 @@ void pause_release(struct pause *p)
 		tell_watchdog();
 		sigprocmask(SIG_SETMASK, &p->saved_mask, NULL);
 		/* A Ctrl-Z that came while the threads were held. */
-		suspend_poll();
+		selfstop_poll();
 	}
 	p->pid = 0;
 }

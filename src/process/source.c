@@ -1,5 +1,5 @@
 #include "process/source.h"
-#include "process/coding.h"
+#include "util/source_encoding.h"
 #include "process/srcline.h"
 #include "util/hashidx.h"
 #include "util/util.h"

@@ -1,5 +1,5 @@
 /* One line of a target's source file, for rules that read the line a
- * thread is on (sample/waitclass.h's line rules).
+ * thread is on (analysis/waitclass.h's line rules).
  *
  * The file is the target's, so hostile: only a regular file is read (a
  * FIFO or device would hang or never end; it is opened O_NONBLOCK and

@@ -33,7 +33,7 @@ enum pframe_category {
 	CAT_WAIT,		/* record --waits' "<wait:gpu>" leaves */
 };
 
-/* The names of record --waits' leaf frames start so (sample/waitmark.h). */
+/* The names of record --waits' leaf frames start so (analysis/waitmark.h). */
 #define PFRAME_WAIT_PREFIX "<wait:"
 
 struct pframe {

@@ -27,7 +27,7 @@ struct proc_map;
 struct proc_maps;
 
 /* Where the mapped objects of a process come from: a live one's /proc, or
- * a core's NT_FILE note (sample/snapshot.c builds that one). */
+ * a core's NT_FILE note (cmd/snapshot.c builds that one). */
 struct locate_src {
 	pid_t pid;		/* the live process, 0 for a core */
 	const char *what;	/* "process 1234", for messages */

@@ -10,7 +10,7 @@
 #include "sample/fleet.h"
 #include "process/proc.h"
 #include "process/proctree.h"
-#include "process/suspend.h"
+#include "process/selfstop.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -434,7 +434,7 @@ void fleet_set_idle(struct fleet *f, bool idle)
 void fleet_start(struct fleet *f, struct fleet_clock *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->suspend_seen = suspend_total_ns();
+	c->suspend_seen = selfstop_total_ns();
 	c->start_ns = mono_ns();
 	c->deadline_ns = c->start_ns;
 	if (f->so.duration_s > 0)
@@ -468,7 +468,7 @@ static void advance(struct fleet_clock *c, uint64_t interval)
  * looked: the rounds it missed were not its to take. */
 static void skip_stopped(struct fleet_clock *c)
 {
-	uint64_t total = suspend_total_ns(), d = total - c->suspend_seen;
+	uint64_t total = selfstop_total_ns(), d = total - c->suspend_seen;
 
 	if (!d)
 		return;

@@ -59,7 +59,7 @@ struct fleet_clock {
 	/* The time pystrobe was stopped (Ctrl-Z) since fleet_start(): not
 	 * sampling time, nor lag, nor part of the duration. */
 	uint64_t stopped_ns;
-	uint64_t suspend_seen;	/* suspend_total_ns() when last looked at */
+	uint64_t suspend_seen;	/* selfstop_total_ns() when last looked at */
 	/* The first round, beyond an interval: start-up (see fleet_step()),
 	 * as stopped_ns is. */
 	uint64_t startup_ns;

@@ -12,7 +12,7 @@
  *
  * libunwind calls sigprocmask through its PLT, which a definition in the
  * executable takes over, and so does every other caller in the program:
- * pausing (src/process/pause.c) and launching (src/sample/launch.c) block
+ * pausing (src/process/pause.c) and launching (src/cmd/launch.c) block
  * signals through this function.  It lives in the lowest layer, in a file
  * of its own, so that those callers depend on a layer below theirs, and so
  * that a reader who wonders why a libc function is defined here finds the

@@ -1,4 +1,4 @@
-/* The GPU time series of --gpu (src/sample/gpusample.c), fed readings here
+/* The GPU time series of --gpu (src/analysis/gpusample.c), fed readings here
  * as the NVML thread feeds them: its statistics, sparkline, summary and
  * header text, the profile's counter series, and the Chrome trace's
  * counter events made from them.  No NVML: tests/live/check_gpu runs the
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "profile/output.h"
-#include "sample/gpusample.h"
+#include "analysis/gpusample.h"
 #include "suite.h"
 
 #define MS 1000000ull

@@ -1,5 +1,5 @@
-/* Tests for watch's stall model (src/sample/stall.c) and its wait-class
- * tables (src/sample/waitclass.c), driven by made-up rounds: each kind of
+/* Tests for watch's stall model (src/analysis/stall.c) and its wait-class
+ * tables (src/analysis/waitclass.c), driven by made-up rounds: each kind of
  * stall is found once the threshold has passed and not before, and the
  * jobs that are no stall (a busy one, a slow step that moves, an idle
  * server, timed waits) are never reported. */
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "sample/stall.h"
-#include "sample/waitclass.h"
+#include "analysis/stall.h"
+#include "analysis/waitclass.h"
 #include "suite.h"
 
 #define SEC 1000000000ull

@@ -26,7 +26,7 @@
 #include "process/proc.h"
 #include "python/asyncio.h"
 #include "python/locate.h"
-#include "sample/snapshot.h"
+#include "cmd/snapshot.h"
 #include "util/status.h"
 #include "util/util.h"
 #include "suite.h"

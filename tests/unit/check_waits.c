@@ -1,8 +1,8 @@
 /* --waits: the hostile-file reader of source lines (src/process/srcline.c),
- * the line rules and frame rules (src/sample/waitclass.c) on the real
+ * the line rules and frame rules (src/analysis/waitclass.c) on the real
  * stacks of an H100 training job, the per-thread summary model
- * (src/sample/waitsum.c) and the leaf frames a profile gets
- * (src/sample/waitmark.c). */
+ * (src/analysis/waitsum.c) and the leaf frames a profile gets
+ * (src/analysis/waitmark.c). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +19,9 @@
 #include "suite.h"
 #include "process/srcline.h"
 #include "profile/profile.h"
-#include "sample/waitclass.h"
-#include "sample/waitmark.h"
-#include "sample/waitsum.h"
+#include "analysis/waitclass.h"
+#include "analysis/waitmark.h"
+#include "analysis/waitsum.h"
 #include "util/util.h"
 
 /* --- srcline ---------------------------------------------------------------- */

@@ -47,7 +47,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sample/waitclass.h"
+#include "analysis/waitclass.h"
 
 #define STALL_FEW_STACKS 4
 #define STALL_LIVELOCK_CPU 0.5		/* of the time, running */

@@ -1,4 +1,4 @@
-#include "sample/snapshot.h"
+#include "cmd/snapshot.h"
 #include "process/mem.h"
 #include "process/core.h"
 #include "process/elffile.h"

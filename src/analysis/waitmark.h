@@ -1,7 +1,7 @@
 /* record --waits, top --waits: each sample whose stack waits for the GPU,
- * the data or the other ranks (sample/waitclass.h) gets one more frame at
+ * the data or the other ranks (analysis/waitclass.h) gets one more frame at
  * its innermost end, "<wait:gpu>", "<wait:data>" or "<wait:collective>",
- * and every sample is counted in a summary (sample/waitsum.h).
+ * and every sample is counted in a summary (analysis/waitsum.h).
  *
  * Installed as the profile's decorate hook, so that every way a sample is
  * counted (paused or held for the recheck, with native frames or asyncio
@@ -16,7 +16,7 @@
 #define PYSTROBE_WAITMARK_H
 
 #include "profile/profile.h"
-#include "sample/waitsum.h"
+#include "analysis/waitsum.h"
 
 struct waitmark;
 

@@ -1,5 +1,5 @@
 /* The options record and top share; see target_opts.h. */
-#include "sample/target_opts.h"
+#include "cmd/target_opts.h"
 #include "util/suggest.h"
 #include "util/util.h"
 

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "sample/waitclass.h"
+#include "analysis/waitclass.h"
 #include "util/util.h"
 
 struct waitsum;

@@ -1,5 +1,5 @@
 /* NVML through dlopen; see nvml.h. */
-#include "process/nvml.h"
+#include "analysis/nvml.h"
 #include "util/util.h"
 
 #include <dlfcn.h>

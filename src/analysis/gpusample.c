@@ -1,5 +1,5 @@
 /* The GPU time series and what is said of it; see gpusample.h. */
-#include "sample/gpusample.h"
+#include "analysis/gpusample.h"
 
 #include <stdio.h>
 #include <stdlib.h>

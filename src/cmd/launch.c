@@ -1,5 +1,5 @@
 /* Starting the command `record` or `top` profiles, and ending it. */
-#include "sample/launch.h"
+#include "cmd/launch.h"
 #include "python/locate.h"
 #include "process/mem.h"
 #include "process/pause.h"

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sample/gpusample.h"
+#include "analysis/gpusample.h"
 #include "util/util.h"
 
 #define GPUWATCH_PERIOD_NS 150000000ull

@@ -1,4 +1,4 @@
-/* PEP 263 coding declarations (src/process/coding.c) on synthetic files.
+/* PEP 263 coding declarations (src/util/source_encoding.c) on synthetic files.
  * Each case's outcome is what Python's tokenize.detect_encoding() and
  * linecache make of the same bytes (checked with Python 3.11 when the
  * cases were written): the text as UTF-8, or no text at all. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "process/coding.h"
+#include "util/source_encoding.h"
 #include "util/util.h"
 #include "suite.h"
 

@@ -1,4 +1,4 @@
-#include "process/suspend.h"
+#include "process/selfstop.h"
 #include "process/pause.h"
 #include "process/proc.h"
 #include "util/util.h"
@@ -19,7 +19,7 @@
 static const int stop_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU };
 #define NSTOP (sizeof(stop_signals) / sizeof(*stop_signals))
 
-/* What each signal did before suspend_on_signals(). */
+/* What each signal did before selfstop_on_signals(). */
 static struct sigaction before[NSTOP];
 static struct sigaction ours;
 static volatile sig_atomic_t put_off;	/* the signal whose stop waits, or 0 */
@@ -34,7 +34,7 @@ struct watch_page {
 };
 static struct watch_page *watch;
 
-uint64_t suspend_total_ns(void)
+uint64_t selfstop_total_ns(void)
 {
 	return stopped_ns;
 }
@@ -112,7 +112,7 @@ static void on_stop_signal(int sig)
 	errno = saved;
 }
 
-void suspend_poll(void)
+void selfstop_poll(void)
 {
 	int sig = put_off;
 
@@ -133,7 +133,7 @@ void suspend_poll(void)
  * threads seized late, not let go yet) and the kernel says it is stopped
  * (state T), it sends SIGCONT and says so on the
  * page; pystrobe finishes the pause, lets the threads go and stops itself
- * with SIGSTOP (suspend_poll()), as it was asked to.  The SIGSTOP is only
+ * with SIGSTOP (selfstop_poll()), as it was asked to.  The SIGSTOP is only
  * put off, by at most the pause and WATCH_NS.  The watchdog ignores the
  * signals of the terminal (a Ctrl-C or Ctrl-Z reaches the whole job) and
  * dies with pystrobe (PR_SET_PDEATHSIG).
@@ -170,7 +170,7 @@ static void watch_loop(pid_t parent)
 	}
 }
 
-int suspend_watchdog_main(int argc, char **argv)
+int selfstop_watchdog_main(int argc, char **argv)
 {
 	pid_t parent;
 	int fd;
@@ -185,7 +185,7 @@ int suspend_watchdog_main(int argc, char **argv)
 	return EXIT_OK;
 }
 
-void suspend_watch(void)
+void selfstop_watch(void)
 {
 	static bool started;
 	pid_t parent = getpid(), pid;
@@ -220,13 +220,13 @@ fail:
 	watch = NULL;
 }
 
-void suspend_holding(bool on)
+void selfstop_holding(bool on)
 {
 	if (watch)
 		watch->holding = on;
 }
 
-void suspend_on_signals(void)
+void selfstop_on_signals(void)
 {
 	memset(&ours, 0, sizeof(ours));
 	ours.sa_handler = on_stop_signal;

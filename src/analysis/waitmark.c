@@ -1,5 +1,5 @@
 /* The <wait:...> leaf frames; see waitmark.h. */
-#include "sample/waitmark.h"
+#include "analysis/waitmark.h"
 #include "process/srcline.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * file pins a common name ("get", "wait") to the library that makes it a
  * wait of that class.
  */
-#include "sample/waitclass.h"
+#include "analysis/waitclass.h"
 
 #include <stddef.h>
 #include <string.h>

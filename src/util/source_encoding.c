@@ -1,4 +1,4 @@
-#include "process/coding.h"
+#include "util/source_encoding.h"
 #include "util/util.h"
 
 #include <ctype.h>

@@ -23,7 +23,7 @@ struct target_opts {
 	bool by_function;	/* --function */
 	bool full_filenames;
 	bool full_names;	/* --full-names */
-	bool waits;		/* --waits: <wait:gpu> ... leaves (sample/waitmark.h) */
+	bool waits;		/* --waits: <wait:gpu> ... leaves (analysis/waitmark.h) */
 	pid_t pid;
 	char **command;		/* argv after "--", in launch mode */
 };

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "process/nvml.h"
+#include "analysis/nvml.h"
 #include "profile/profile.h"
 #include "util/util.h"
 

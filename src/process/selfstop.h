@@ -12,34 +12,34 @@
  *
  * SIGSTOP cannot be caught: a watchdog process continues a pystrobe
  * stopped while it holds threads, and pystrobe stops again once they are
- * let go (suspend.c).
+ * let go (selfstop.c).
  */
-#ifndef PYSTROBE_SUSPEND_H
-#define PYSTROBE_SUSPEND_H
+#ifndef PYSTROBE_SELFSTOP_H
+#define PYSTROBE_SELFSTOP_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 /* Catch the stop signals from now on; call it after any library that
  * installs its own handler for them (ncurses). */
-void suspend_on_signals(void);
+void selfstop_on_signals(void);
 
 /* Stop now if a stop was put off and nothing holds the target any more. */
-void suspend_poll(void);
+void selfstop_poll(void);
 
 /* Start the SIGSTOP watchdog, once (pause.c, before its first pause), and
  * tell it whether threads are held or seized late and not yet let go. */
-void suspend_watch(void);
-void suspend_holding(bool on);
+void selfstop_watch(void);
+void selfstop_holding(bool on);
 
 /* The watchdog is this binary run as `pystrobe SUSPEND_WATCHDOG_ARG PID
- * FD`: main() hands such a command line to suspend_watchdog_main(), which
+ * FD`: main() hands such a command line to selfstop_watchdog_main(), which
  * returns only on bad arguments. */
 #define SUSPEND_WATCHDOG_ARG "--internal-sigstop-watchdog"
-int suspend_watchdog_main(int argc, char **argv);
+int selfstop_watchdog_main(int argc, char **argv);
 
 /* How long pystrobe has been stopped so far, in all: the sampling clock
  * leaves that time out (it is neither lag nor part of --duration). */
-uint64_t suspend_total_ns(void);
+uint64_t selfstop_total_ns(void);
 
 #endif

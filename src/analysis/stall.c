@@ -1,5 +1,5 @@
 /* The stall detector: threads' stacks over time, judged as stall.h says. */
-#include "sample/stall.h"
+#include "analysis/stall.h"
 
 #include <stdlib.h>
 #include <string.h>

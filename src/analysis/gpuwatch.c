@@ -1,6 +1,6 @@
 /* The GPU watching thread; see gpuwatch.h. */
-#include "sample/gpuwatch.h"
-#include "process/nvml.h"
+#include "analysis/gpuwatch.h"
+#include "analysis/nvml.h"
 #include "process/proctree.h"
 
 #include <pthread.h>

@@ -3,8 +3,8 @@
  * or a "coding[:=]NAME" comment on the first line, or on the second when
  * the first is blank or a comment; UTF-8 otherwise.
  */
-#ifndef PYSTROBE_CODING_H
-#define PYSTROBE_CODING_H
+#ifndef PYSTROBE_SOURCE_ENCODING_H
+#define PYSTROBE_SOURCE_ENCODING_H
 
 #include <stddef.h>
 

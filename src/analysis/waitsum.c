@@ -1,5 +1,5 @@
 /* The per-thread wait summary; see waitsum.h. */
-#include "sample/waitsum.h"
+#include "analysis/waitsum.h"
 
 #include <stdint.h>
 #include <stdlib.h>
