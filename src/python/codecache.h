@@ -25,7 +25,7 @@ struct code_cache;
 
 /* A code object's identity: the fields that tell one code object from
  * another at one address (above), read here for every reader of code
- * objects -- this cache, the thread walk and frame_decode() (pystack.c)
+ * objects -- this cache, the thread walk and frame_decode() (pyframe.c)
  * -- and recorded by asyncio.c's memo. */
 struct code_identity {
 	uint64_t type, filename, name, linetable;	/* name: the qualified one, 3.11+ */

@@ -1,4 +1,5 @@
-/* Tests for the interpreter walk (src/python/pystack.c) on synthetic memory.
+/* Tests for the interpreter walk (pystack.h: src/python/pythread.c,
+ * pyframe.c, pycode.c) on synthetic memory.
  *
  * Each test runs once per layout in the table (3.7 to 3.14).  A "scene" is a
  * small interpreter built by tests/lib/fakepy.c: three threads, one of them
