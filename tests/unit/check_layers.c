@@ -5,7 +5,12 @@
  * including file's own (the table below, lowest first), every directory is
  * a layer of the table and every source file lies in one, and
  * sigprocmask() is defined once, in src/util/sigmask.c (the program's own,
- * which every thread's signal mask goes through).
+ * which every thread's signal mask goes through).  No source file is
+ * longer than MAX_FILE_LINES lines, and no function's body than
+ * MAX_FUNCTION_LINES: past those a file holds more than one idea and a
+ * function more than a reader can keep in mind (CONTRIBUTING, style).  A
+ * body is what lies between a '{' and a '}' that open their lines, which
+ * is how this tree writes functions and nothing else.
  *
  * The test collects everything it finds wrong, with the file and the line,
  * and fails once with the whole list.
@@ -46,6 +51,9 @@ static int layer_of(const char *dir, size_t len)
 	return -1;
 }
 
+#define MAX_FILE_LINES 900
+#define MAX_FUNCTION_LINES 80
+
 struct walk {
 	char *msg;
 	char order[128];		/* " util profile ...", for messages */
@@ -67,12 +75,21 @@ static bool defines(const char *p)
 static void check_file(struct walk *w, const char *path, const char *rel, int own)
 {
 	char *text = test_slurp(path), *p = text;
-	int lineno = 1;
+	int lineno = 1, body = 0;
 
 	w->files++;
 	for (; *p; lineno++) {
 		size_t n = strcspn(p, "\n");
 		const char *s = p + strspn(p, " \t");
+
+		if (*p == '{')
+			body = lineno;
+		else if (*p == '}' && body) {
+			if (lineno - body - 1 > MAX_FUNCTION_LINES)
+				msg_add(&w->msg, "%s:%d: a function body of %d lines (at most %d)",
+					rel, body, lineno - body - 1, MAX_FUNCTION_LINES);
+			body = 0;
+		}
 
 		/* int sigprocmask(...) {, the definition; not a prototype. */
 		if (!strncmp(s, "int", 3) && isspace((unsigned char)s[3])) {
@@ -104,6 +121,8 @@ static void check_file(struct walk *w, const char *path, const char *rel, int ow
 		}
 		p += n + (p[n] == '\n');
 	}
+	if (lineno - 1 > MAX_FILE_LINES)
+		msg_add(&w->msg, "%s: %d lines (at most %d)", rel, lineno - 1, MAX_FILE_LINES);
 	free(text);
 }
 
@@ -164,7 +183,7 @@ START_TEST(test_layers)
 	    strchr(w.definers.buf, '\n')[1])
 		msg_add(&w.msg, "sigprocmask() must be defined once, in src/util/sigmask.c; "
 			"definitions found:\n%s", w.definers.buf ? w.definers.buf : "(none)\n");
-	fail_if_any(w.msg, "the layers of the sources");
+	fail_if_any(w.msg, "the layout of the sources");
 	sb_release(&w.definers);
 	free(interp);
 	free(src);
