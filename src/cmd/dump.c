@@ -1,6 +1,7 @@
 /* pystrobe dump: every thread's stack, now. */
 #include "cmd/cmd.h"
 #include "cmd/dump_format.h"
+#include "cmd/dump_read.h"
 #include "process/proctree.h"
 #include "process/selfstop.h"
 #include "cmd/snapshot.h"

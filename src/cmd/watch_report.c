@@ -1,6 +1,7 @@
 /* Writing a stall report: see watch_report.h. */
 #include "cmd/watch_report.h"
 #include "cmd/dump_format.h"
+#include "cmd/dump_read.h"
 #include "process/proctree.h"
 #include "cmd/snapshot.h"
 #include "util/json.h"
