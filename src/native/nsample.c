@@ -316,8 +316,8 @@ void nsample_begin(struct nsample *ns, uint64_t t_ns)
 	} else if (t_ns >= ns->refresh_due_ns) {
 		/* The symbols' view of the maps is read again only when the
 		 * unwinder's changed: that costs a round trip to the
-		 * symbolization helper of a container, 1.4-6.4 ms for a
-		 * torch process, where reading the maps once is 0.5-2.
+		 * symbolization helper of a container, several times the
+		 * cost of reading the maps once (bench/README, "scale").
 		 * Otherwise only a lost helper is looked for. */
 		if (native_refresh(ns->u) ? symview_refresh(ns->view) : symview_check(ns->view))
 			pc_clear(ns);	/* an address may be another object's */

@@ -2,7 +2,7 @@
  * its functions by FDE (fderange.h).
  *
  * Symbol lookup does not use dwfl_module_addrinfo: it scans the whole
- * symbol table on every call (~300 us in libpython) and answers with the
+ * symbol table on every call (slow on libpython's) and answers with the
  * nearest preceding symbol even when that symbol ends before the address.
  * Each module's function symbols are sorted once instead, and a symbol
  * counts only if its st_size covers the address.

@@ -46,8 +46,8 @@ bool symview_refresh(struct symview *v);
 
 /* symview_refresh() when the maps are known not to have changed (the
  * unwinder read them): only whether a helper was lost, without asking it
- * to read the maps again (a round trip of 1.4-6.4 ms for a torch process
- * in a container).  True as above. */
+ * to read the maps again (a round trip that costs a torch process in a
+ * container more than a round: bench/README, "scale").  True as above. */
 bool symview_check(struct symview *v);
 
 /* What is at pc (exact: as symbolize()).  *ready false: a provisional

@@ -31,9 +31,9 @@
  * (state D), the pause waits no longer.  None of them can stop before it
  * leaves that sleep, which may be the next millisecond or the next
  * minute; waiting out
- * STOP_BOUND_NS for them cost bench/late's target a 2.3 ms pause in 8%
- * of the samples (p99 2.4 ms).  A thread that is runnable or in an
- * interruptible sleep is on its way and keeps the bound. */
+ * STOP_BOUND_NS for them put the whole bound into a share of bench/late's
+ * pauses, its p99 with them (bench/README, "late").  A thread that is
+ * runnable or in an interruptible sleep is on its way and keeps the bound. */
 #define STOP_D_LOOK_NS (200 * 1000ull)
 /* A thread found past the bound (a new one) may still stop this fast. */
 #define STOP_GRACE_NS (200 * 1000ull)
@@ -513,8 +513,9 @@ static bool pending_all_in_d(const struct pause *p, int from)
 /* Collect the stop of every seized thread, up to the deadline.  Each stop
  * sends pystrobe a SIGCHLD (held back by block_signals()), so between
  * looks it sleeps until the next stop rather than for a fixed while: a
- * poll every 20 us added 40-80 us to the median pause of 4 threads
- * spinning in C, most of it from waking up for nothing. */
+ * poll at a fixed period added several periods to the median pause of
+ * threads spinning in C (bench/README, "native"), most of it from waking
+ * up for nothing. */
 static void wait_stops(struct pause *p, int from)
 {
 	uint64_t now = mono_ns(), deadline = now + STOP_GRACE_NS;
@@ -551,10 +552,11 @@ static void wait_stops(struct pause *p, int from)
  * RLIMIT_RTPRIO), while it stops the threads, reads them and lets them go.
  * With more runnable threads than CPUs, a thread stopping or let go
  * otherwise takes pystrobe's CPU, and the threads not yet stopped or let
- * go wait a time slice: 4 threads spinning in C on 2 CPUs were paused
- * 1.9 ms per sample, 70 us with this.  Stopping and letting go are a few
- * system calls per thread, and every wait in them sleeps.  The reading
- * grows with the threads (--native: ~50 us each), so for a process with
+ * go wait a time slice: with this, more threads spinning in C than CPUs
+ * are paused many times less per sample (bench/README, "native").  Stopping
+ * and letting go are a few system calls per thread, and every wait in them
+ * sleeps.  The reading grows with the threads (--native: a stack copy and
+ * registers each), so for a process with
  * more than REALTIME_READ_THREADS it runs at the normal policy: a big
  * target must not make pystrobe hold a CPU at real-time priority. */
 #define REALTIME_READ_THREADS 32

@@ -11,7 +11,7 @@
  * The re-read is cheap where one read per range would not be: ranges near
  * each other are merged into spans and the spans read in batches (the
  * kernel's cost is per page pinned and per iovec, and small iovecs on
- * scattered pages cost about a microsecond each).  Ranges are shared by
+ * scattered pages are the dearest part of a round).  Ranges are shared by
  * results that read the same bytes (a type object, a code object's
  * identity), so those are checked once a round.
  */

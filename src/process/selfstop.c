@@ -142,8 +142,8 @@ void selfstop_poll(void)
  * memory copy-on-write), the page a memfd it is handed.  A fork() that
  * never execs kept every page pystrobe had at the first pause shared with
  * it: pystrobe's next write to each paid a copy-on-write fault and a TLB
- * flush on every CPU, 5 ms of them in the first pause of a 200-thread
- * process (bench/scale), with its threads held.  Where the binary cannot
+ * flush on every CPU, most of the first pause of a 200-thread process
+ * (bench/README, "scale"), with its threads held.  Where the binary cannot
  * be run again, fork() it is. */
 #define WATCH_NS 2000000L
 

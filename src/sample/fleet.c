@@ -481,9 +481,10 @@ static void skip_stopped(struct fleet_clock *c)
 
 /* The first round reads every process for the first time: its threads'
  * names, its code objects, with --native the unwind tables and symbols of
- * every library on its stacks (80-110 ms for a 200-thread torch process,
- * bench/scale).  That is start-up, as pystrobe's own is: the clock starts
- * over at its end, so that it is neither lag nor skipped rounds, and the
+ * every library on its stacks (many intervals for a 200-thread torch
+ * process: bench/README, "scale").  That is start-up, as pystrobe's own
+ * is: the clock starts over at its end, so that it is neither lag nor
+ * skipped rounds, and the
  * duration and the rate are of the sampling after it.  A process found
  * later (-s) pays its own first round as lag. */
 static void first_round(struct fleet_clock *c, uint64_t began, uint64_t interval)
@@ -535,9 +536,9 @@ uint64_t fleet_due(const struct fleet *f, const struct fleet_clock *c)
  * A sleep ends late: by the timer slack, the wake-up itself and, on a busy
  * machine, the time the woken task waits for a CPU.  Late by less than an
  * interval minus a round costs nothing (deadlines are absolute: the next
- * round is on time), so at ordinary rates the loop only sleeps.  At 50 kHz
- * the interval is 20 us and wake-ups end 15-20 us late even on an idle
- * machine (measured on a 2-vCPU VM at a slack of 2 us): every such round
+ * round is on time), so at ordinary rates the loop only sleeps.  At the
+ * highest rates wake-ups end nearly an interval late even on an idle
+ * machine at a small slack (bench/README, "rates"): every such round
  * would lag.  So where the lateness of its sleeps is half an interval or
  * more, the loop sleeps until that much before the deadline and spins the
  * rest, and where even that leaves no time to sleep, it only spins.

@@ -15,9 +15,9 @@
 /* A stack that fails its recheck is read again at once, from fresh
  * memory, at most this many times (see count_held()).  A thread calling
  * tiny functions in a loop (tests/targets/torn_calls.py) tears again in
- * over 80% of its first re-reads, and less with each walk kept: of its
- * torn rounds about half are still open after 3 tries, 4-8% after 8 and
- * under 1% after 12 (3.10, 3.12).  Only torn threads pay for a try: a
+ * most of its first re-reads, and less with each walk kept: this many
+ * tries close nearly all of its torn rounds (bench/README, "torn stacks").
+ * Only torn threads pay for a try: a
  * fresh read of their pages and one recheck. */
 #define TORN_RETRIES 12
 
@@ -128,8 +128,8 @@ static void reread_torn(struct sampler *s, uint64_t t_ns)
 
 /* Reading torn stacks again may take the round to half the interval
  * between samples, no further: re-reads alone never make the sampler fall
- * behind its rate (at 20 kHz a round whose every stack tears has time for
- * one or two, at 1 kHz for all). */
+ * behind its rate (at the highest rates a round whose every stack tears
+ * has time for one or two, at ordinary ones for all). */
 static bool retry_time_left(const struct sampler *s)
 {
 	if (s->o.rate_hz <= 0)

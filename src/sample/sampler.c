@@ -647,23 +647,23 @@ static void warm_walk(struct sampler *s, uint64_t t_ns, bool all)
 /* Before the first pause: what costs most the first time and needs no
  * pause is done with the threads running.  Their thread states are
  * listed, their entries made and named (a name is read from the threading
- * module: 3 ms cold), their stacks walked once so that the code objects
+ * module: slow when cold), their stacks walked once so that the code objects
  * are decoded into the cache, which proves each one's identity when it is
- * used.  The first pause of a 5-thread target took 7.7 ms, 3 of them
- * naming threads.  Nothing read here is counted, and nothing of a stack
+ * used.  Naming threads was most of a first pause that did it (bench/README,
+ * "late").  Nothing read here is counted, and nothing of a stack
  * is kept: frame reuse and quiet stacks are proved by reads under the
  * pause.
  *
  * Then the page cache is made to hold what a round reads, and only that:
  * the pages of the names and of the code objects' bodies are forgotten (in
- * the first pause's batch they were 58 kB, 4 ms), and a second listing
+ * the first pause's batch they were most of its reading), and a second listing
  * and walk, of the threads the first pause will read, leaves the ranges
  * it used to be fetched in one batch under that pause rather than a read
- * per page (169 thread states in bench/scale's 200-thread process).  The
+ * per page (bench/scale's 200-thread process: a page per thread state).  The
  * threads are listed for the pause too, so that the first one, like every
  * later one, leaves the threads it will not read running: stopping a
- * torch pool's 32 spinning threads made that first pause's stop 2.7 ms,
- * with 5 of them late. */
+ * torch pool's spinning threads made that first pause's stop long, with
+ * some of them late (bench/README, "scale"). */
 static void warm_up(struct sampler *s, uint64_t t_ns)
 {
 	warm_walk(s, t_ns, true);

@@ -109,8 +109,8 @@ uint64_t mono_ns(void);
 
 /* A point in [0, period) chosen by pid, for work done once a period per
  * process.  The processes of a fleet are first sampled in the same round,
- * so their once-a-second work would all land in one round too (nine torch
- * processes: 35-45 ms, a round late by four intervals): starting each at
+ * so their once-a-second work would all land in one round too (bench/scale's
+ * nine torch processes: a round late by several intervals): starting each at
  * its pid's phase spreads it.  Consecutive pids (forked workers) fall far
  * apart: the fraction is pid times the golden ratio's, modulo 1. */
 uint64_t pid_phase(pid_t pid, uint64_t period_ns);
