@@ -152,7 +152,7 @@ int cmd_convert(int argc, char **argv)
 	enum profile_format fmt = PROFILE_FOLDED;
 	struct profile p;
 	char err[PROFILE_READ_ERR], *path = NULL, *what = NULL;
-	int rc, status = EXIT_OK;
+	int rc;
 
 	rc = parse_args(&c, argc, argv);
 	if (rc)
@@ -160,28 +160,27 @@ int cmd_convert(int argc, char **argv)
 	rc = profile_read_slice(c.input, c.sliced ? &c.slice : NULL, &info, &p, &fmt, err,
 				sizeof(err));
 	if (rc < 0) {
-		errorf("convert: %s", err);
 		/* A slice that missed, or one of a file without times, is
 		 * the command line's mistake; anything else the file's. */
-		return is_status_fail(rc) ? exit_code(rc) : EXIT_BAD_INPUT;
+		errorf("convert: %s", err);
+		return exit_code(rc);
 	}
 	if (c.fmt->write == out_chrometrace && !p.nruns) {
 		errorf("convert: %s has no sample times, which a Chrome trace is made of: only "
 		       "flight recordings (pystrobe watch) convert to chrometrace", c.input);
-		status = EXIT_USAGE;
+		rc = status_fail(EXIT_USAGE);
 		goto out;
 	}
 	path = c.output ? xstrdup(c.output) : out_default_name("convert", c.fmt);
 	what = describe(&c, &p, &info, fmt);
 	c.oo.title = p.command;
 	c.oo.subtitle = what;
-	if (out_write_file(c.fmt, &p, &c.oo, path, "convert") < 0)
-		status = EXIT_ERROR;
-	else if (!c.quiet)
+	rc = out_write_file(c.fmt, &p, &c.oo, path, "convert");
+	if (rc == 0 && !c.quiet)
 		errorf("convert: %s; wrote %s", what, out_path_name(path));
 out:
 	profile_free(&p);
 	free(path);
 	free(what);
-	return status;
+	return exit_code(rc);
 }

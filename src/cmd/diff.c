@@ -387,15 +387,15 @@ int cmd_diff(int argc, char **argv)
 	struct profile in[2], b, a;
 	struct append_opts ao = { .roots_by_name = true };
 	char err[PROFILE_READ_ERR];
-	int rc, status = EXIT_OK, nread = 0;
+	int rc, nread = 0;
 
 	rc = parse_args(&d, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	for (; nread < 2; nread++) {
-		if (profile_read(d.path[nread], &in[nread], NULL, err, sizeof(err)) < 0) {
+		rc = profile_read(d.path[nread], &in[nread], NULL, err, sizeof(err));
+		if (rc < 0) {
 			errorf("diff: %s", err);
-			status = EXIT_BAD_INPUT;
 			goto out;
 		}
 	}
@@ -411,18 +411,17 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (!align(&in[0], &in[1], &ao, &b, &a)) {
 		errorf("diff: the counts add up to more than 2^64");
-		status = EXIT_BAD_INPUT;
+		rc = status_fail(EXIT_BAD_INPUT);
 	} else {
 		/* With -o - standard output is the profile's. */
 		if (!d.quiet && !(d.output && !strcmp(d.output, "-")))
 			print_summary(&d, &b, &a);
-		if (fflush(stdout) || write_diff(&d, &b, &a) < 0)
-			status = EXIT_ERROR;
+		rc = fflush(stdout) ? status_fail(EXIT_ERROR) : write_diff(&d, &b, &a);
 	}
 	profile_free(&a);
 	profile_free(&b);
 out:
 	while (nread-- > 0)
 		profile_free(&in[nread]);
-	return status;
+	return exit_code(rc);
 }

@@ -200,7 +200,7 @@ static int merge_inputs(struct merge *m, struct profile *out)
 		free(root.name);
 		if (!ok) {
 			errorf("merge: the counts add up to more than 2^64");
-			return -1;
+			return status_fail(EXIT_BAD_INPUT);
 		}
 	}
 	merge_metadata(m, out);
@@ -212,7 +212,7 @@ int cmd_merge(int argc, char **argv)
 	struct merge m = { 0 };
 	struct profile out;
 	char err[PROFILE_READ_ERR], *path = NULL, *subtitle = NULL;
-	int rc, status = EXIT_OK, nread = 0;
+	int rc, nread = 0;
 
 	rc = parse_args(&m, argc, argv);
 	if (rc) {
@@ -222,25 +222,22 @@ int cmd_merge(int argc, char **argv)
 	for (; nread < m.nin; nread++) {
 		struct input *in = &m.in[nread];
 
-		if (profile_read(in->path, &in->p, &in->fmt, err, sizeof(err)) < 0) {
+		rc = profile_read(in->path, &in->p, &in->fmt, err, sizeof(err));
+		if (rc < 0) {
 			errorf("merge: %s", err);
-			status = EXIT_BAD_INPUT;
 			goto out;
 		}
 	}
-	if (merge_inputs(&m, &out) < 0) {
-		status = EXIT_BAD_INPUT;
+	if ((rc = merge_inputs(&m, &out)) < 0)
 		goto free_out;
-	}
 	path = m.output ? xstrdup(m.output) : out_default_name("merge", m.fmt);
 	subtitle = xasprintf("%d profile%s merged%s, %llu samples", m.nin, m.nin == 1 ? "" : "s",
 			     m.label ? ", a root per input" : "",
 			     (unsigned long long)out.samples);
 	m.oo.title = out.command;
 	m.oo.subtitle = subtitle;
-	if (out_write_file(m.fmt, &out, &m.oo, path, "merge") < 0)
-		status = EXIT_ERROR;
-	else if (!m.quiet)
+	rc = out_write_file(m.fmt, &out, &m.oo, path, "merge");
+	if (rc == 0 && !m.quiet)
 		errorf("merge: %d profile%s, %llu samples; wrote %s", m.nin,
 		       m.nin == 1 ? "" : "s", (unsigned long long)out.samples, out_path_name(path));
 free_out:
@@ -251,5 +248,5 @@ out:
 	free(m.in);
 	free(path);
 	free(subtitle);
-	return status;
+	return exit_code(rc);
 }

@@ -245,12 +245,12 @@ static int settle_output(struct record *r)
 	if (!tmp_err) {
 		/* Said with the file's name in the summary: a failure to
 		 * come (not Python, not allowed) stays one line. */
-		r->out_dir_why = strerror(err);
+		r->out_dir_why = strerror(-err);
 		return 0;
 	}
 	cwd = getcwd(NULL, 0);
 	usage_error("record", "cannot write in the current directory %s (%s), nor in %s: give "
-		    "-o a file where you can write", cwd ? cwd : "", strerror(err), r->out_dir);
+		    "-o a file where you can write", cwd ? cwd : "", strerror(-err), r->out_dir);
 	free(cwd);
 	return status_fail(EXIT_USAGE);
 }
@@ -560,7 +560,7 @@ static void say_end(const struct record *r, const struct sampler_status *st)
 /* The end of a recording: the file first (nothing may lose it), then the
  * launched program is ended (its last words come before ours), then the
  * table, the summary and how the program ended.  Returns the exit
- * status. */
+ * status: the launched program's, else that of a profile not written. */
 static int conclude(struct record *r, struct profile *p, const struct sampler_status *st,
 		    char **path, char **pargv, int pargc)
 {
@@ -588,9 +588,7 @@ static int conclude(struct record *r, struct profile *p, const struct sampler_st
 	/* Ended by us at the duration's end: its status is ours to give. */
 	if (st->duration_over && r->child.ended && !quit_requested)
 		status = EXIT_OK;
-	if (rc != 0 && status == EXIT_OK)
-		status = EXIT_ERROR;
-	return status;
+	return status == EXIT_OK ? exit_code(rc) : status;
 }
 
 int cmd_record(int argc, char **argv)

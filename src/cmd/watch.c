@@ -204,18 +204,16 @@ static int settle_dir(struct watch *w)
 
 	if (!w->dir)
 		w->dir = out_probe("pystrobe") == 0 ? "." : out_tmpdir();
-	if (mkdir(w->dir, 0755) < 0 && errno != EEXIST) {
-		usage_error("watch", "cannot make the report directory %s: %s", w->dir,
-			    strerror(errno));
-		return -1;
-	}
+	if (mkdir(w->dir, 0755) < 0 && errno != EEXIST)
+		return usage_error("watch", "cannot make the report directory %s: %s", w->dir,
+				   strerror(errno));
 	probe = xasprintf("%s/pystrobe", w->dir);
 	err = out_probe(probe);
 	free(probe);
-	if (err)
-		usage_error("watch", "cannot write in the report directory %s (%s): give -D a "
-			    "directory where you can write", w->dir, strerror(err));
-	return err ? -1 : 0;
+	if (err < 0)
+		return usage_error("watch", "cannot write in the report directory %s (%s): give "
+				   "-D a directory where you can write", w->dir, strerror(-err));
+	return 0;
 }
 
 /* --- what each sample tells ---------------------------------------------- */
@@ -837,8 +835,8 @@ int cmd_watch(int argc, char **argv)
 	rc = parse_args(&w, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
-	if (settle_dir(&w) < 0)
-		return EXIT_USAGE;
+	if ((rc = settle_dir(&w)) < 0)
+		return exit_code(rc);
 	quit_on_signals();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);

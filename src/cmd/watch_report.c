@@ -95,13 +95,13 @@ static int write_file(const char *dir, const char *name, const struct strbuf *sb
 	int rc = 0;
 
 	if (!f || fwrite(sb->buf ? sb->buf : "", 1, sb->len, f) != sb->len)
-		rc = -1;
+		rc = -errno;
 	if (f && fclose(f) != 0)
-		rc = -1;
+		rc = -errno;
 	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -1;
+		rc = -errno;
 	if (rc < 0) {
-		errorf("watch: cannot write %s: %s", path, strerror(errno));
+		errorf("watch: cannot write %s: %s", path, strerror(-rc));
 		unlink(tmp);
 	}
 	free(path);
@@ -327,16 +327,16 @@ static int write_dumps(const char *dir, const struct reading *rd)
 	struct dump_opts text = { .locals = true, .group = true, .async = true };
 	struct dump_opts json = text;
 	struct strbuf sb = STRBUF_INIT;
-	int rc;
+	int rc, rc_json;
 
 	json.json = true;
 	dump_format_all(&sb, rd->snaps, rd->n, rd->procs, rd->nprocs, &text);
 	rc = write_file(dir, "dump.txt", &sb);
 	sb.len = 0;
 	dump_format_all(&sb, rd->snaps, rd->n, rd->procs, rd->nprocs, &json);
-	rc |= write_file(dir, "dump.json", &sb);
+	rc_json = write_file(dir, "dump.json", &sb);
 	sb_release(&sb);
-	return rc;
+	return rc < 0 ? rc : rc_json;
 }
 
 static int write_flight(const char *dir, const struct flightrec *fr, uint64_t mark_unix_ns)
@@ -357,7 +357,6 @@ char *watch_report_write(const struct watch_report *w, const struct stall_model 
 	char *dir = make_dir(w->dir, "stall", pid, unix_of(w, now_ns));
 	struct strbuf sb = STRBUF_INIT;
 	struct reading rd;
-	int rc;
 
 	if (!dir)
 		return NULL;
@@ -365,19 +364,20 @@ char *watch_report_write(const struct watch_report *w, const struct stall_model 
 	 * later look can give back.  Then the report, from a quick read of
 	 * the Python stacks (milliseconds); then the dumps, whose native
 	 * frames can take seconds to name in a big process (libtorch). */
-	rc = write_flight(dir, fr, unix_of(w, now_ns));
+	/* Each failure is said as it happens; what could be written is
+	 * there. */
+	write_flight(dir, fr, unix_of(w, now_ns));
 	read_all(w, false, &rd);
 	text_report(&sb, w, m, now_ns);
-	rc |= write_file(dir, "report.txt", &sb);
+	write_file(dir, "report.txt", &sb);
 	sb.len = 0;
 	json_report(&sb, w, m, &rd, now_ns);
-	rc |= write_file(dir, "report.json", &sb);
+	write_file(dir, "report.json", &sb);
 	sb_release(&sb);
 	reading_release(&rd);
 	read_all(w, true, &rd);
-	rc |= write_dumps(dir, &rd);
+	write_dumps(dir, &rd);
 	reading_release(&rd);
-	(void)rc;	/* each failure was said; what could be written is there */
 	return dir;
 }
 

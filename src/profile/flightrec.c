@@ -3,6 +3,7 @@
 #include "profile/flightrec.h"
 #include "profile/output.h"
 #include "util/hashidx.h"
+#include "util/status.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -632,10 +633,9 @@ static void encode(const struct flightrec *fr, uint64_t mark, struct strbuf *b)
 static int write_encoded(FILE *f, void *arg)
 {
 	const struct strbuf *b = arg;
+	int rc = out_write_gzip(f, b->buf, b->len);
 
-	if (out_write_gzip(f, b->buf, b->len) < 0)
-		return -1;
-	return out_finish(f);
+	return rc < 0 ? rc : out_finish(f);
 }
 
 int flightrec_profile(const struct flightrec *fr, uint64_t mark_unix_ns,
@@ -650,7 +650,7 @@ int flightrec_profile(const struct flightrec *fr, uint64_t mark_unix_ns,
 	sb_release(&b);
 	if (!rc && !p->samples) {
 		profile_free(p);
-		rc = -1;
+		rc = status_fail(EXIT_USAGE);
 	}
 	return rc;
 }
@@ -666,5 +666,5 @@ int flightrec_write(const struct flightrec *fr, const char *path, uint64_t mark_
 	if (rc < 0)
 		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-rc));
 	sb_release(&b);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }

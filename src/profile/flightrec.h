@@ -101,8 +101,8 @@ uint64_t flightrec_compactions(const struct flightrec *fr);
 
 /* Write what it holds as a recording file (atomically: temp file + rename;
  * never lose it).  mark_unix_ns: the moment the slices are relative to
- * (the stall), 0 for none.  Returns 0, or -1 with a message naming path in
- * err.  It allocates and writes files: not from a signal handler (on
+ * (the stall), 0 for none.  Returns 0, or -errno with a message naming
+ * path in err.  It allocates and writes files: not from a signal handler (on
  * SIGUSR1, note the signal there and write from the main loop). */
 int flightrec_write(const struct flightrec *fr, const char *path, uint64_t mark_unix_ns,
 		    char *err, size_t errlen);
@@ -112,7 +112,8 @@ struct flightrec_slice;
  * reader reads it (flightrec_parse()): the samples in slice (NULL: all)
  * as a profile with its timeline, initialised here, for any writer of
  * output.h (a report's flame graph of the minutes before the stall).
- * Returns 0, or -1 when the slice holds no sample (p then empty). */
+ * Returns 0, or status_fail(EXIT_USAGE) when the slice holds no sample (p
+ * then empty), as profile_read_slice() does. */
 int flightrec_profile(const struct flightrec *fr, uint64_t mark_unix_ns,
 		      const struct flightrec_slice *slice, struct profile *p);
 
@@ -139,8 +140,8 @@ bool flightrec_is(const void *data, size_t len);
 /* Read the recording in data (decompressed) into p, initialised here,
  * with its timeline: the samples in the slice, each under a process root
  * "process PID: COMMAND", a thread root "thread TID \"NAME\"" and, where
- * it has one, a label "wait=CLASS".  Returns 0, or -1 with p empty and
- * the reason in err (without the file's name).  A slice may leave no
+ * it has one, a label "wait=CLASS".  Returns 0, or status_fail(EXIT_BAD_INPUT)
+ * with p empty and the reason in err (without the file's name).  A slice may leave no
  * samples; info says what was there. */
 int flightrec_parse(const void *data, size_t len, const struct flightrec_slice *slice,
 		    struct profile *p, struct flightrec_info *info, char *err, size_t errlen);

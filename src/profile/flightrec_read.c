@@ -6,6 +6,7 @@
  * anything else is an error saying where, never a crash or a partial
  * profile. */
 #include "profile/flightrec.h"
+#include "util/status.h"
 #include "util/util.h"
 
 #include <stdarg.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+/* Every failure here is the file's: an input that does not read. */
+#define BAD_RECORDING status_fail(EXIT_BAD_INPUT)
 /* Roots put below a sample's frames: process, thread, wait class. */
 #define ROOTS 3
 
@@ -66,7 +69,7 @@ static int bad(struct rec *r, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	snprintf(r->err, r->errlen, "not a valid flight recording (%s: %s)", r->section, msg);
-	return -1;
+	return BAD_RECORDING;
 }
 
 static int get_v(struct rec *r, uint64_t *v)
@@ -81,7 +84,7 @@ static int get_z(struct rec *r, int64_t *v)
 	uint64_t u;
 
 	if (get_v(r, &u) < 0)
-		return -1;
+		return BAD_RECORDING;
 	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
 	return 0;
 }
@@ -92,7 +95,7 @@ static int get_max(struct rec *r, uint64_t max, uint64_t *v, const char *what)
 	uint64_t x;
 
 	if (get_v(r, &x) < 0)
-		return -1;
+		return BAD_RECORDING;
 	if (x > max)
 		return bad(r, "%s %llu, more than %llu", what, (unsigned long long)x,
 			   (unsigned long long)max);
@@ -106,7 +109,7 @@ static int get_id(struct rec *r, uint64_t n, uint32_t *id, const char *what)
 	uint64_t v;
 
 	if (get_v(r, &v) < 0)
-		return -1;
+		return BAD_RECORDING;
 	if (v >= n)
 		return bad(r, "%s %llu of %llu", what, (unsigned long long)v, (unsigned long long)n);
 	*id = (uint32_t)v;
@@ -119,7 +122,7 @@ static int get_count(struct rec *r, uint64_t min_bytes, uint64_t *n)
 	uint64_t x, left;
 
 	if (get_v(r, &x) < 0)
-		return -1;
+		return BAD_RECORDING;
 	left = (uint64_t)(r->end - r->p);
 	if (x > left / min_bytes)
 		return bad(r, "%llu items in the %llu bytes left: cut short",
@@ -134,7 +137,7 @@ static int get_opt_string(struct rec *r, uint32_t *id)
 	uint64_t v = 0;
 
 	if (get_max(r, r->nstrings, &v, "string") < 0)
-		return -1;
+		return BAD_RECORDING;
 	*id = v ? (uint32_t)(v - 1) : NONE;
 	return 0;
 }
@@ -144,7 +147,7 @@ static int get_int(struct rec *r, int *out)
 	int64_t v;
 
 	if (get_z(r, &v) < 0)
-		return -1;
+		return BAD_RECORDING;
 	if (v < INT32_MIN || v > INT32_MAX)
 		return bad(r, "line %lld out of range", (long long)v);
 	*out = (int)v;
@@ -158,15 +161,15 @@ static int read_header(struct rec *r)
 	r->section = "header";
 	r->p += FLIGHTREC_MAGIC_LEN;
 	if (get_v(r, &version) < 0)
-		return -1;
+		return BAD_RECORDING;
 	if (version != FLIGHTREC_VERSION) {
 		snprintf(r->err, r->errlen, "a flight recording of format version %llu; this "
 			 "pystrobe reads version %d: convert it with the pystrobe that wrote it",
 			 (unsigned long long)version, FLIGHTREC_VERSION);
-		return -1;
+		return BAD_RECORDING;
 	}
 	if (get_v(r, &r->flags) < 0 || get_v(r, &r->mark) < 0 || get_v(r, &r->interval) < 0)
-		return -1;
+		return BAD_RECORDING;
 	if (r->mark > INT64_MAX)
 		return bad(r, "a mark past the year 2262");
 	/* 1 us to an hour: the writers' run ends add it to times. */
@@ -179,13 +182,13 @@ static int read_strings(struct rec *r)
 {
 	r->section = "strings";
 	if (get_count(r, 1, &r->nstrings) < 0)
-		return -1;
+		return BAD_RECORDING;
 	r->strings = xcalloc(r->nstrings ? r->nstrings : 1, sizeof(*r->strings));
 	for (uint64_t i = 0; i < r->nstrings; i++) {
 		uint64_t len = 0;
 
 		if (get_max(r, (uint64_t)(r->end - r->p), &len, "a string of length") < 0)
-			return -1;
+			return BAD_RECORDING;
 		if (memchr(r->p, 0, len))
 			return bad(r, "string %llu holds a NUL", (unsigned long long)i);
 		r->strings[i] = xmalloc(len + 1);
@@ -200,7 +203,7 @@ static int read_frames(struct rec *r)
 {
 	r->section = "frames";
 	if (get_count(r, 5, &r->nframes) < 0)
-		return -1;
+		return BAD_RECORDING;
 	r->frames = xcalloc(r->nframes ? r->nframes : 1, sizeof(*r->frames));
 	r->fmap = xmalloc((r->nframes ? r->nframes : 1) * sizeof(*r->fmap));
 	memset(r->fmap, 0xff, (r->nframes ? r->nframes : 1) * sizeof(*r->fmap));
@@ -212,7 +215,7 @@ static int read_frames(struct rec *r)
 		if (get_max(r, PF_LABEL, &kind, "frame kind") < 0 ||
 		    get_id(r, r->nstrings, &name, "string") < 0 || get_opt_string(r, &file) < 0 ||
 		    get_int(r, &f->line) < 0 || get_int(r, &f->firstlineno) < 0)
-			return -1;
+			return BAD_RECORDING;
 		f->kind = (enum pframe_kind)kind;
 		f->name = r->strings[name];
 		f->file = file == NONE ? NULL : r->strings[file];
@@ -226,18 +229,18 @@ static int read_stacks(struct rec *r)
 
 	r->section = "stacks";
 	if (get_count(r, 1, &r->nstacks) < 0)
-		return -1;
+		return BAD_RECORDING;
 	r->stacks = xcalloc(r->nstacks ? r->nstacks : 1, sizeof(*r->stacks));
 	for (uint64_t i = 0; i < r->nstacks; i++) {
 		uint64_t depth;
 
 		if (get_count(r, 1, &depth) < 0)
-			return -1;
+			return BAD_RECORDING;
 		r->stacks[i] = (struct rstack){ total, (uint32_t)depth };
 		ALLOC_GROW(r->fstack, total + depth, cap);
 		for (uint64_t d = 0; d < depth; d++)
 			if (get_id(r, r->nframes, &r->fstack[total++], "frame") < 0)
-				return -1;
+				return BAD_RECORDING;
 	}
 	return 0;
 }
@@ -246,7 +249,7 @@ static int read_ctxs(struct rec *r)
 {
 	r->section = "threads";
 	if (get_count(r, 5, &r->nctxs) < 0)
-		return -1;
+		return BAD_RECORDING;
 	r->ctxs = xcalloc(r->nctxs ? r->nctxs : 1, sizeof(*r->ctxs));
 	for (uint64_t i = 0; i < r->nctxs; i++) {
 		struct rctx *c = &r->ctxs[i];
@@ -255,7 +258,7 @@ static int read_ctxs(struct rec *r)
 		if (get_max(r, INT32_MAX, &pid, "pid") < 0 || get_max(r, INT32_MAX, &tid, "tid") < 0 ||
 		    get_opt_string(r, &c->name) < 0 || get_opt_string(r, &c->command) < 0 ||
 		    get_opt_string(r, &c->wait) < 0)
-			return -1;
+			return BAD_RECORDING;
 		c->pid = (pid_t)pid;
 		c->tid = (pid_t)tid;
 		memset(c->roots, 0xff, sizeof(c->roots));
@@ -269,7 +272,7 @@ static int read_samples(struct rec *r)
 
 	r->section = "samples";
 	if (get_count(r, 3, &r->nsamples) < 0)
-		return -1;
+		return BAD_RECORDING;
 	r->samples = xcalloc(r->nsamples ? r->nsamples : 1, sizeof(*r->samples));
 	for (uint64_t i = 0; i < r->nsamples; i++) {
 		struct rsample *s = &r->samples[i];
@@ -277,14 +280,14 @@ static int read_samples(struct rec *r)
 		int64_t d;
 
 		if (get_z(r, &d) < 0)
-			return -1;
+			return BAD_RECORDING;
 		if ((d > 0 && t > INT64_MAX - d) || t + d < 0)
 			return bad(r, "sample %llu: a time before 1970 or after 2262",
 				   (unsigned long long)i);
 		t += d;
 		if (get_id(r, r->nstacks, &stack, "stack") < 0 ||
 		    get_id(r, r->nctxs, &ctx, "thread") < 0)
-			return -1;
+			return BAD_RECORDING;
 		*s = (struct rsample){ (uint64_t)t, stack, ctx };
 	}
 	if (r->p != r->end)
@@ -447,7 +450,7 @@ int flightrec_parse(const void *data, size_t len, const struct flightrec_slice *
 	struct rec r = { .p = data, .end = (const uint8_t *)data + len, .err = err,
 			 .errlen = errlen };
 	struct flightrec_info scratch;
-	int ret = -1;
+	int ret = BAD_RECORDING;
 
 	memset(info ? info : &scratch, 0, sizeof(scratch));
 	profile_init(p, 0);

@@ -709,8 +709,8 @@ static void put_head(struct fg *g, int height)
 
 /* The profile's stacks, for diff and merge.  Folded text holds no control
  * characters (out_collapsed.c escapes them) and is valid UTF-8, so
- * escaping the markup characters is all XML needs.  Returns -1 when
- * memory for the text ran out (errno set). */
+ * escaping the markup characters is all XML needs.  Returns -errno when
+ * memory for the text ran out. */
 static int put_stacks(struct fg *g)
 {
 	const struct profile *p = g->p;
@@ -718,10 +718,13 @@ static int put_stacks(struct fg *g)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&text, &len);
+	int rc = m ? out_collapsed(p, m, &o) : -errno;
 
-	if (!m || out_collapsed(p, m, &o) < 0 || fclose(m) == EOF) {
+	if (m && fclose(m) == EOF && rc == 0)
+		rc = -errno;
+	if (rc < 0) {
 		free(text);
-		return -1;
+		return rc;
 	}
 	fputs("<!-- The profile's stacks, as `pystrobe record -f collapsed` writes them: "
 	      "pystrobe diff and merge read them back. -->\n", g->f);
@@ -782,5 +785,5 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	free(g.in_base);
 	free(g.nodes);
 	hashidx_release(&g.index);
-	return out_finish(f) < 0 || rc < 0 ? -1 : 0;
+	return rc < 0 ? rc : out_finish(f);
 }

@@ -465,8 +465,7 @@ int out_write_gzip(FILE *f, const void *data, size_t len)
 	/* 15 + 16: the largest window, with a gzip header and trailer. */
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
-		errno = ENOMEM;
-		return -1;
+		return -ENOMEM;
 	}
 	z.next_in = (Bytef *)data;
 	z.avail_in = (uInt)len;
@@ -477,11 +476,7 @@ int out_write_gzip(FILE *f, const void *data, size_t len)
 		fwrite(out, 1, sizeof(out) - z.avail_out, f);
 	} while (rc == Z_OK);
 	deflateEnd(&z);
-	if (rc != Z_STREAM_END) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return rc == Z_STREAM_END ? 0 : -EIO;
 }
 
 int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o)

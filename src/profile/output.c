@@ -101,10 +101,14 @@ const char *out_path_name(const char *path)
 static int write_stdout(const struct out_format *fmt, const struct profile *p,
 			const struct out_opts *o, const char *cmd)
 {
-	if (fmt->write(p, stdout, o) == 0 && out_finish(stdout) == 0)
+	int rc = fmt->write(p, stdout, o);
+
+	if (rc == 0)
+		rc = out_finish(stdout);
+	if (rc == 0)
 		return 0;
-	errorf("%s: cannot write to standard output: %s", cmd, strerror(errno));
-	return -1;
+	errorf("%s: cannot write to standard output: %s", cmd, strerror(-rc));
+	return status_fail(EXIT_ERROR);
 }
 
 char *out_default_name(const char *what, const struct out_format *fmt)
@@ -124,10 +128,8 @@ int out_finish(FILE *f)
 
 	if (fflush(f) == EOF)
 		err = errno;
-	if (ferror(f)) {
-		errno = err ? err : EIO;
-		return -1;
-	}
+	if (ferror(f))
+		return err ? -err : -EIO;
 	return 0;
 }
 
@@ -147,15 +149,16 @@ static int write_in_place(const struct out_format *fmt, const struct profile *p,
 {
 	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	int rc = -1;
+	int rc = f ? fmt->write(p, f, o) : -errno;
 
-	if (f && fmt->write(p, f, o) == 0 && out_finish(f) == 0)
-		rc = 0;
+	if (rc == 0)
+		rc = out_finish(f);
 	if (f ? fclose(f) != 0 : (fd >= 0 && close(fd) != 0))
-		rc = -1;
-	if (rc < 0)
-		errorf("%s: cannot write '%s': %s", cmd, path, strerror(errno));
-	return rc;
+		rc = -errno;
+	if (rc == 0)
+		return 0;
+	errorf("%s: cannot write '%s': %s", cmd, path, strerror(-rc));
+	return status_fail(EXIT_ERROR);
 }
 
 int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, void *arg),
@@ -183,8 +186,7 @@ int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, voi
 	if (!f) {
 		err = errno;
 		close(fd);
-	} else if (fill(f, arg) != 0 || fflush(f) != 0 || ferror(f)) {
-		err = errno ? errno : EIO;
+	} else if ((err = -fill(f, arg)) != 0 || (err = -out_finish(f)) != 0) {
 		fclose(f);
 	} else if (fsync(fd) != 0 && errno != EINVAL) {
 		/* On disk before it replaces anything (EINVAL: a file system
@@ -226,7 +228,7 @@ int out_write_file(const struct out_format *fmt, const struct profile *p,
 		return write_stdout(fmt, p, o, cmd);
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_in_place(fmt, p, o, path, cmd);
-	return out_write_atomic(path, cmd, fill_profile, &pf) < 0 ? -1 : 0;
+	return out_write_atomic(path, cmd, fill_profile, &pf) < 0 ? status_fail(EXIT_ERROR) : 0;
 }
 
 /* --- checking a path before a recording ------------------------------------ */
@@ -235,7 +237,7 @@ int out_probe(const char *path)
 {
 	/* Not ".tmp.": that file is the write itself, to whoever watches. */
 	char *tmp = xasprintf("%s.probe.XXXXXX", path);
-	int fd = mkstemp(tmp), err = fd < 0 ? errno : 0;
+	int fd = mkstemp(tmp), err = fd < 0 ? -errno : 0;
 
 	if (fd >= 0) {
 		close(fd);
@@ -277,6 +279,7 @@ static int refuse(const char *cmd, const char *path, int err)
 int out_check_path(const char *path, const char *cmd)
 {
 	struct stat st;
+	int err;
 
 	if (!strcmp(path, "-"))
 		return 0;
@@ -286,8 +289,8 @@ int out_check_path(const char *path, const char *cmd)
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return access(path, W_OK) == 0 ? 0 : refuse(cmd, path, errno);
 	/* A new file beside it, renamed over it: the directory decides. */
-	if ((errno = out_probe(path)) != 0)
-		return refuse(cmd, path, errno);
+	if ((err = out_probe(path)) < 0)
+		return refuse(cmd, path, -err);
 	return 0;
 }
 

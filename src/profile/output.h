@@ -1,6 +1,9 @@
 /* The profile output formats.  Each writer takes a finished profile and a
  * stream; the caller writes to a temporary file and renames it, so an
- * interrupted run never leaves half a file in place of a good one. */
+ * interrupted run never leaves half a file in place of a good one.
+ *
+ * Errors as util/status.h says: what writes to a stream returns -errno;
+ * what has told the user returns status_fail() of the exit status. */
 #ifndef PYSTROBE_OUTPUT_H
 #define PYSTROBE_OUTPUT_H
 
@@ -25,7 +28,7 @@ struct out_opts {
 	bool diff_raw;		/* compare counts, not shares of each total */
 };
 
-/* Each returns 0, or -1 when writing failed (errno set). */
+/* Each returns 0, or -errno when writing failed. */
 int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_collapsed(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_speedscope(const struct profile *p, FILE *f, const struct out_opts *o);
@@ -33,7 +36,7 @@ int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o);
 
 /* The end of every writer: flush f and say whether any write failed.
- * Returns 0, or -1 with errno set (EIO when the stream knows no more). */
+ * Returns 0, or -errno (-EIO when the stream knows no more). */
 int out_finish(FILE *f);
 
 /* Write what sb holds to f and empty it: the writers that build their
@@ -55,8 +58,8 @@ const struct out_format *out_format_find(const char *name);
 /* The format to write: -f's (name, or NULL when not given), else the one
  * the output name's ending stands for (.svg, .txt/.collapsed/.folded,
  * .json/.speedscope.json, .trace.json, .pb.gz/.pprof), else flamegraph.
- * Returns 0, or -1 after a usage error starting with cmd: an unknown name,
- * or one the ending contradicts (-f pprof -o x.svg). */
+ * Returns 0, or status_fail(EXIT_USAGE) after a usage error starting with
+ * cmd: an unknown name, or one the ending contradicts (-f pprof -o x.svg). */
 int out_format_settle(const char *cmd, const char *name, const char *path,
 		      const struct out_format **fmt);
 
@@ -69,18 +72,19 @@ char *out_default_name(const char *what, const struct out_format *fmt);
 /* Write p to path through a temporary file renamed into place, so an
  * interrupted run never leaves half a file in place of a good one; "-" is
  * standard output.
- * Returns 0, or -1 after an error message that starts with cmd. */
+ * Returns 0, or status_fail(EXIT_ERROR) after an error message that starts
+ * with cmd. */
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd);
 
-/* The same for any contents: fill writes them to f (0, or -1 with errno
- * set); the file is synced to disk before it is renamed into place, and
+/* The same for any contents: fill writes them to f (0, or -errno); the
+ * file is synced to disk before it is renamed into place, and
  * the temporary removed on any failure.  Returns 0 or -errno, after an
  * error message that starts with cmd; with cmd NULL, none. */
 int out_write_atomic(const char *path, const char *cmd, int (*fill)(FILE *f, void *arg),
 		     void *arg);
 
-/* data gzip-compressed onto f: 0, or -1 with errno set. */
+/* data gzip-compressed onto f: 0, or -errno. */
 int out_write_gzip(FILE *f, const void *data, size_t len);
 
 /* Before a recording: will out_write_file() be able to write path?  A
@@ -91,7 +95,7 @@ int out_write_gzip(FILE *f, const void *data, size_t len);
 int out_check_path(const char *path, const char *cmd);
 
 /* Whether a file path.probe.XXXXXX can be made (and is removed at once):
- * 0, or the errno why not. */
+ * 0, or -errno why not. */
 int out_probe(const char *path);
 
 /* Where a profile goes when it cannot go where it was meant to: $TMPDIR,

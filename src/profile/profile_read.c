@@ -328,7 +328,8 @@ static int read_mem(struct reader *r, const char *data, size_t len, struct profi
 		ret = reader_fail(r, "no samples");
 	if (ret)
 		profile_free(p);
-	return ret;
+	/* The readers' -1 after fail(): a file that does not read. */
+	return ret < 0 && !is_status_fail(ret) ? status_fail(EXIT_BAD_INPUT) : ret;
 }
 
 int profile_read_mem(const char *data, size_t len, const char *name, struct profile *p,
@@ -376,7 +377,7 @@ int profile_read_slice(const char *path, const struct flightrec_slice *slice,
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
+		return status_fail(EXIT_BAD_INPUT);
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len <= PROFILE_READ_MAX)
 		sb_add(&sb, buf, n);
@@ -387,7 +388,7 @@ int profile_read_slice(const char *path, const struct flightrec_slice *slice,
 	close(fd);
 	if (n < 0 || sb.len > PROFILE_READ_MAX) {
 		sb_release(&sb);
-		return -1;
+		return status_fail(EXIT_BAD_INPUT);
 	}
 	ret = profile_read_slice_mem(sb.buf ? sb.buf : "", sb.len, path, slice, info, p, fmt,
 				     err, errlen);

@@ -64,8 +64,9 @@
  * and pprof keep functions, files and lines; folded text only labels. */
 enum profile_format { PROFILE_FOLDED, PROFILE_PPROF, PROFILE_RECORDING };
 
-/* Read path into p (initialised here).  Returns 0, or -1 with p empty and
- * a message naming the file in err (PROFILE_READ_ERR bytes hold any). */
+/* Read path into p (initialised here).  Returns 0, or
+ * status_fail(EXIT_BAD_INPUT) with p empty and a message naming the file
+ * in err (PROFILE_READ_ERR bytes hold any). */
 int profile_read(const char *path, struct profile *p, enum profile_format *fmt,
 		 char *err, size_t errlen);
 
@@ -77,7 +78,8 @@ int profile_read_mem(const char *data, size_t len, const char *name, struct prof
  * slice given for any other file is an error, and so is a slice without
  * samples, whose message says where the recording's samples are: both
  * return status_fail(EXIT_USAGE), where a file that does not read returns
- * -1); info says what the recording held (zeros for other files). */
+ * status_fail(EXIT_BAD_INPUT)); info says what the recording held (zeros
+ * for other files). */
 int profile_read_slice(const char *path, const struct flightrec_slice *slice,
 		       struct flightrec_info *info, struct profile *p, enum profile_format *fmt,
 		       char *err, size_t errlen);

@@ -1,5 +1,6 @@
 #include "util/util.h"
 #include "util/escape.h"
+#include "util/status.h"
 #include "util/suggest.h"
 
 #include <ctype.h>
@@ -277,7 +278,7 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	errorf("%s: %s", cmd, msg.buf ? msg.buf : "");
 	sb_release(&msg);
-	return -1;
+	return status_fail(EXIT_USAGE);
 }
 
 /* The long option of longopts nearest to arg ("--lcoals=deep"), or NULL. */
@@ -511,7 +512,7 @@ int close_from(int lowfd)
 	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0)
 		return 0;
 	if (errno != ENOSYS)
-		return -1;
+		return -errno;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < (rlim_t)top)
 		top = (long)rl.rlim_cur;

@@ -72,17 +72,18 @@ extern const char *progname;
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A bad command line of the subcommand cmd, said as "cmd: message".
- * Returns -1, for the option parser to return. */
+ * Returns status_fail(EXIT_USAGE), for the option parser to return. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* getopt_long()'s complaint c (with opterr 0 and ':' leading the option
  * string): ':' for an option missing its value, else an unknown option,
  * the one at argv[optind - 1], with the nearest of longopts (a getopt_long
- * table, NULL-terminated) as a "did you mean".  Returns -1. */
+ * table, NULL-terminated) as a "did you mean".  Returns usage_error()'s. */
 struct option;
 int usage_getopt(const char *cmd, int c, char **argv, const struct option *longopts);
 /* argv[i], a word the command takes none of, said with what was likely
  * meant: a value of the option before it that takes one only after '='
- * (--locals=deep), or a bare pid (--pid 17784) when pid_hint.  -1. */
+ * (--locals=deep), or a bare pid (--pid 17784) when pid_hint.  Returns
+ * usage_error()'s. */
 int usage_extra(const char *cmd, char **argv, int i, const struct option *longopts,
 		bool pid_hint);
 /* Whether argv[i] follows an option of longopts whose value is optional,
@@ -133,7 +134,7 @@ int sudo_user(uid_t *uid, gid_t *gid);
 /* Close every file descriptor from lowfd up, in a child about to run on
  * its own.  close_range(2) where the kernel has it (5.9 and later), else
  * one by one up to the limit on open files: pystrobe-static is meant for
- * Ubuntu 20.04's 5.4 kernel too.  0, or -1 with errno. */
+ * Ubuntu 20.04's 5.4 kernel too.  0, or -errno. */
 int close_from(int lowfd);
 
 /* Run this program's own binary again with argv (argv[0] a name for ps),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "util/util.h"
 
@@ -159,4 +160,22 @@ char *test_slurp(const char *path)
 
 	ck_assert_msg(s, "%s: %s", path, strerror(errno));
 	return s;
+}
+
+char *test_gunzip(const char *gz, size_t len, size_t *out_len)
+{
+	size_t cap = 1 << 20;
+	char *raw = xmalloc(cap);
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)gz;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)raw;
+	z.avail_out = (uInt)cap;
+	ck_assert_int_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	return raw;
 }

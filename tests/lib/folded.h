@@ -40,4 +40,8 @@ void test_rmdir(const char *dir);
 /* The whole file, NUL-terminated; fails the test when unreadable. */
 char *test_slurp(const char *path);
 
+/* The bytes a gzip stream holds (up to 1 MiB, a new buffer); fails the
+ * test when it is not one. */
+char *test_gunzip(const char *gz, size_t len, size_t *out_len);
+
 #endif

@@ -652,7 +652,7 @@ START_TEST(test_write_error)
 	FILE *f = sink_open(&s);
 
 	sample_profile(&p, true);
-	ck_assert_msg(formats[_i].fn(&p, f, &o) == -1, "%s did not report the failed write",
+	ck_assert_msg(formats[_i].fn(&p, f, &o) == -ENOSPC, "%s did not report the failed write",
 		      formats[_i].name);
 	fclose(f);
 	profile_free(&p);

@@ -499,7 +499,8 @@ static void expect_bad(const void *data, size_t len, const char *needle)
 	struct profile q;
 	char err[PROFILE_READ_ERR] = "";
 
-	ck_assert_int_eq(profile_read_mem(data, len, "bad", &q, NULL, err, sizeof(err)), -1);
+	ck_assert_int_eq(profile_read_mem(data, len, "bad", &q, NULL, err, sizeof(err)),
+			 status_fail(EXIT_BAD_INPUT));
 	ck_assert_msg(strstr(err, needle), "'%s' does not say '%s'", err, needle);
 	ck_assert_msg(!strchr(err, '\n'), "a message of more than one line: %s", err);
 }
@@ -631,25 +632,6 @@ START_TEST(test_deep)
 }
 END_TEST
 
-/* The bytes a gzip stream holds (up to 1 MiB). */
-static char *gunzip_of(const char *gz, size_t len, size_t *out_len)
-{
-	size_t cap = 1 << 20;
-	char *raw = xmalloc(cap);
-	z_stream z;
-
-	memset(&z, 0, sizeof(z));
-	ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (Bytef *)gz;
-	z.avail_in = (uInt)len;
-	z.next_out = (Bytef *)raw;
-	z.avail_out = (uInt)cap;
-	ck_assert_int_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
-	*out_len = z.total_out;
-	inflateEnd(&z);
-	return raw;
-}
-
 /* Input is told by its content: folded stacks, pprof and flame graphs,
  * each plain or gzip-compressed, read alike; speedscope, a Chrome trace, an
  * SVG without stacks are named in the one-line error, which says what is
@@ -684,7 +666,7 @@ START_TEST(test_detect_by_content)
 	pb = pprof_of(&p, &len);
 	ck_assert_int_eq(profile_read_mem(pb, len, "x", &q, NULL, err, sizeof(err)), 0);
 	profile_free(&q);
-	raw = gunzip_of(pb, len, &rawlen);
+	raw = test_gunzip(pb, len, &rawlen);
 	ck_assert_int_eq(profile_read_mem(raw, rawlen, "p.pb", &q, &fmt, err, sizeof(err)), 0);
 	ck_assert_int_eq(fmt, PROFILE_PPROF);
 	got = collapsed_of(&q);

@@ -66,7 +66,7 @@ START_TEST(test_settle)
 		int rc = out_format_settle("test", cases[i].f, cases[i].path, &fmt);
 
 		if (!cases[i].want) {
-			ck_assert_msg(rc == -1, "-f %s -o %s: accepted as %s", cases[i].f,
+			ck_assert_msg(is_fail(rc, EXIT_USAGE), "-f %s -o %s: accepted as %s", cases[i].f,
 				      cases[i].path, fmt ? fmt->name : "?");
 			continue;
 		}
