@@ -438,8 +438,8 @@ int cmd_top(int argc, char **argv)
 
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
-	if (t.tty && top_view_start(&t.v, &t.ui) < 0) {
-		status = t.child.pid ? finish_child(&t, true) : EXIT_ERROR;
+	if (t.tty && (rc = top_view_start(&t.v, &t.ui)) < 0) {
+		status = t.child.pid ? finish_child(&t, true) : exit_code(rc);
 		goto out;
 	}
 	/* After ncurses, whose handler restores the terminal: ours stops

@@ -301,14 +301,16 @@ bool answer_fits(const struct sfile *f, const struct native_sym *ns)
 
 void store_make(void)
 {
+	int rc;
+
 	store = xcalloc(1, sizeof(*store));
 	memset(&stats, 0, sizeof(stats));
 	pthread_mutex_init(&store->lock, NULL);
 	pthread_cond_init(&store->wake, NULL);
 	pthread_cond_init(&store->loaded, NULL);
 	store->fetch_end = store->fetch_deadline = UINT64_MAX;
-	if (start_loader() != 0) {
-		errorf("symbols: cannot start the loading thread: %s", strerror(errno));
+	if ((rc = start_loader()) < 0) {
+		errorf("symbols: cannot start the loading thread: %s", strerror(-rc));
 		exit(EXIT_ERROR);
 	}
 }

@@ -216,7 +216,8 @@ static void *loader(void *arg)
 /* Start the loader with the signals a handler of pystrobe takes blocked:
  * they are the sampling thread's.  A stop signal (Ctrl-Z) taken here
  * while that thread holds the target stopped would stop pystrobe with the
- * target held (process/selfstop.h).  A fault stays the thread's own. */
+ * target held (process/selfstop.h).  A fault stays the thread's own.
+ * 0, or -errno. */
 int start_loader(void)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
@@ -229,5 +230,5 @@ int start_loader(void)
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	rc = pthread_create(&store->thread, NULL, loader, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
+	return -rc;
 }

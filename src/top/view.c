@@ -6,6 +6,7 @@
  */
 #include "top/view.h"
 
+#include <errno.h>
 #include <langinfo.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -76,7 +77,7 @@ int top_view_start(struct top_view *v, struct top_ui *ui)
 	if (!v->scr) {
 		errorf("top: cannot use the terminal (TERM=%s)",
 		       getenv("TERM") ? getenv("TERM") : "");
-		return -1;
+		return status_fail(EXIT_ERROR);
 	}
 	set_term(v->scr);
 	curses_on = true;
@@ -207,7 +208,7 @@ int top_view_snapshot(const struct top_model *m, FILE *out)
 	}
 	sb_putc(&sb, '\n');
 	if (fputs(sb.buf, out) == EOF || fflush(out) != 0)
-		rc = -1;
+		rc = errno ? -errno : -EIO;
 	sb_release(&sb);
 	return rc;
 }

@@ -23,7 +23,7 @@ struct top_view {
 
 /* Take the terminal: full screen, keys unechoed and not waited for.  It is
  * given back at exit and on a crash too.  Sets ui->chrome.  Returns 0, or
- * -1 (said on stderr). */
+ * status_fail(EXIT_ERROR) (said on stderr). */
 int top_view_start(struct top_view *v, struct top_ui *ui);
 
 /* Give the terminal back as it was (again: nothing). */
@@ -36,7 +36,7 @@ void top_view_draw(const struct top_view *v, const struct top_model *m, struct t
 void top_view_repaint(void);
 
 /* A snapshot: the header on one line, the titles, the top rows and an
- * empty line.  Returns -1 when it could not be written. */
+ * empty line.  Returns 0, or -errno when it could not be written. */
 int top_view_snapshot(const struct top_model *m, FILE *out);
 
 /* The line that ends the snapshots once the target has exited. */
