@@ -631,16 +631,16 @@ int cmd_record(int argc, char **argv)
 	/* A launcher: what it runs is recorded as with -s. */
 	if (r.child.python_below)
 		r.t.fo.subprocesses = true;
-	f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
+	rc = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &f, err, sizeof(err));
 	/* --pid of a launcher (a shell, make): its Python, as with -s. */
-	if (!f && rc == EXIT_NOT_PYTHON && !r.t.command && !r.t.fo.subprocesses &&
+	if (exit_code(rc) == EXIT_NOT_PYTHON && !r.t.command && !r.t.fo.subprocesses &&
 	    follow_pid_below(r.t.pid, "record")) {
 		r.t.fo.subprocesses = true;
-		f = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &rc, err, sizeof(err));
+		rc = fleet_open(r.t.pid, &r.t.so, &r.t.fo, &p, &f, err, sizeof(err));
 	}
-	if (!f) {
+	if (rc < 0) {
 		errorf("%s", err);
-		status = r.child.pid ? finish_child(&r, false) : rc;
+		status = r.child.pid ? finish_child(&r, false) : exit_code(rc);
 		waitmark_free(r.waits);
 		profile_free(&p);
 		return status;
@@ -683,7 +683,7 @@ int cmd_record(int argc, char **argv)
 		       "it was; recording stopped", (int)r.t.pid);
 	if (none) {
 		errorf("%s", err);
-		status = r.child.pid ? finish_child(&r, st.duration_over) : none;
+		status = r.child.pid ? finish_child(&r, st.duration_over) : exit_code(none);
 		goto out;
 	}
 	status = conclude(&r, &p, &st, &path, pargv, pargc);

@@ -393,16 +393,16 @@ static int start(struct top *t, int *status)
 		if (t->child.python_below)
 			t->o.fo.subprocesses = t->m.subprocesses = true;
 	}
-	t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
+	rc = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &t->f, err, sizeof(err));
 	/* --pid of a launcher (a shell, make): its Python, as with -s. */
-	if (!t->f && rc == EXIT_NOT_PYTHON && !t->o.command && !t->o.fo.subprocesses &&
+	if (exit_code(rc) == EXIT_NOT_PYTHON && !t->o.command && !t->o.fo.subprocesses &&
 	    follow_pid_below(t->o.pid, "top")) {
 		t->o.fo.subprocesses = t->m.subprocesses = true;
-		t->f = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &rc, err, sizeof(err));
+		rc = fleet_open(t->o.pid, &t->o.so, &t->o.fo, &t->m.p, &t->f, err, sizeof(err));
 	}
-	if (!t->f) {
+	if (rc < 0) {
 		errorf("%s", err);
-		*status = t->child.pid ? finish_child(t, true) : rc;
+		*status = t->child.pid ? finish_child(t, true) : exit_code(rc);
 		return -1;
 	}
 	if (t->o.gpu)

@@ -406,12 +406,12 @@ static int open_fleets(struct watch *w, bool first)
 	int rc, opened = 0;
 
 	for (int i = 0; i < w->nroots; i++) {
-		w->fleets[i] = fleet_open(w->roots[i], &so, &fo, &w->p, &rc, err, sizeof(err));
-		if (!w->fleets[i]) {
+		rc = fleet_open(w->roots[i], &so, &fo, &w->p, &w->fleets[i], err, sizeof(err));
+		if (rc < 0) {
 			if (first)
 				errorf("%s", err);
 			if (first)
-				return status_fail(rc);
+				return rc;
 			continue;
 		}
 		fleet_start(w->fleets[i], &w->clocks[i]);
@@ -726,7 +726,7 @@ static void flight_now(struct watch *w)
 static int none_found(struct watch *w)
 {
 	char err[512] = "no Python process found";
-	int rc = EXIT_NOT_PYTHON;
+	int rc = status_fail(EXIT_NOT_PYTHON);
 
 	for (int i = 0; i < w->nroots; i++)
 		if (w->fleets[i] && fleet_nprocs_ever(w->fleets[i]))
@@ -739,7 +739,7 @@ static int none_found(struct watch *w)
 		return 0;
 	}
 	errorf("%s", err);
-	return rc ? rc : EXIT_NOT_PYTHON;
+	return exit_code(rc);
 }
 
 /* Returns 0, or the exit status when there is nothing to watch. */

@@ -61,8 +61,8 @@ struct fleet {
 	char **first_argv;
 	int first_argc;
 	/* Why the first process that looked like Python could not be read
-	 * (permission, version), to tell when none could. */
-	int why_rc;
+	 * (permission, version), to tell when none could: its exit code. */
+	int why_code;
 	char why[256];
 	char merge_error[256];	/* the latest of a sampler closed since */
 	struct proc_node walk[PROCTREE_MAX];
@@ -162,19 +162,20 @@ static void stop_sampling(struct fleet *f, struct member *mb)
 	mb->s = NULL;
 }
 
-/* Try to start sampling a member.  Returns 0, or the EXIT_* code why not. */
+/* Try to start sampling a member.  Returns 0, or what sampler_open() says
+ * why not. */
 static int try_open(struct fleet *f, struct member *mb, char *err, size_t errlen)
 {
-	int rc = EXIT_ERROR;
+	int rc = sampler_open(mb->node.pid, &f->so, f->p, &mb->s, err, errlen);
+	int code = exit_code(rc);
 
-	mb->s = sampler_open(mb->node.pid, &f->so, f->p, &rc, err, errlen);
-	if (!mb->s) {
+	if (rc < 0) {
 		mb->tries++;
-		if (rc != EXIT_NOT_PYTHON || mb->tries >= PENDING_TRIES)
+		if (code != EXIT_NOT_PYTHON || mb->tries >= PENDING_TRIES)
 			mb->state = M_SKIPPED;
-		if (rc != EXIT_NOT_PYTHON && rc != EXIT_NO_PROCESS && rc != EXIT_EXITED &&
-		    !f->why_rc) {
-			f->why_rc = rc;
+		if (code != EXIT_NOT_PYTHON && code != EXIT_NO_PROCESS && code != EXIT_EXITED &&
+		    !f->why_code) {
+			f->why_code = code;
 			snprintf(f->why, sizeof(f->why), "%s", err);
 		}
 		return rc;
@@ -260,41 +261,45 @@ static void walk(struct fleet *f)
 	drop_unseen(f);
 }
 
-struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct fleet_opts *fo,
-			 struct profile *p, int *rc, char *err, size_t errlen)
+int fleet_open(pid_t pid, const struct sampler_opts *so, const struct fleet_opts *fo,
+	       struct profile *p, struct fleet **out, char *err, size_t errlen)
 {
 	struct fleet *f = xcalloc(1, sizeof(*f));
 	struct member *mb;
+	int rc;
 
+	*out = NULL;
 	f->pid = pid;
 	f->so = *so;
 	f->fo = *fo;
 	f->p = p;
 	if (fo->subprocesses) {
-		if ((*rc = exit_code(proc_check(pid))) != EXIT_OK) {
+		if ((rc = proc_check(pid)) < 0) {
 			snprintf(err, errlen, "no such process: %d (%s)", (int)pid, NO_PROCESS_HINT);
 			goto fail;
 		}
 		walk(f);
 		/* Not allowed to read the target itself: the same answer as
 		 * without -s, not an empty profile. */
-		if (f->why_rc == EXIT_PERMISSION && f->n && f->m[0].node.pid == pid &&
+		if (f->why_code == EXIT_PERMISSION && f->n && f->m[0].node.pid == pid &&
 		    f->m[0].state == M_SKIPPED) {
-			*rc = f->why_rc;
+			rc = status_fail(f->why_code);
 			snprintf(err, errlen, "%s", f->why);
 			goto fail;
 		}
-		return f;
+		*out = f;
+		return 0;
 	}
 	/* One process: it must be Python, and it is never walked. */
 	mb = add_member(f, &(struct proc_node){ .pid = pid });
-	if ((*rc = try_open(f, mb, err, errlen)) != 0)
+	if ((rc = try_open(f, mb, err, errlen)) < 0)
 		goto fail;
 	f->next_walk_ns = UINT64_MAX;
-	return f;
+	*out = f;
+	return 0;
 fail:
 	fleet_close(f);
-	return NULL;
+	return rc;
 }
 
 void fleet_close(struct fleet *f)
@@ -392,13 +397,13 @@ int fleet_nprocs_ever(const struct fleet *f)
 
 int fleet_why_none(const struct fleet *f, char *err, size_t errlen)
 {
-	if (!f->why_rc) {
+	if (!f->why_code) {
 		snprintf(err, errlen, "no Python process found in the tree of process %d",
 			 (int)f->pid);
-		return EXIT_NOT_PYTHON;
+		return status_fail(EXIT_NOT_PYTHON);
 	}
 	snprintf(err, errlen, "%s", f->why);
-	return f->why_rc;
+	return status_fail(f->why_code);
 }
 
 const char *fleet_merge_error(const struct fleet *f)

@@ -32,11 +32,13 @@ struct fleet_opts {
 
 struct fleet;
 
-/* Start sampling pid.  Without subprocesses pid must be a Python process
- * (NULL, *rc and err as sampler_open).  With them it may be anything that
- * exists: its Python descendants are what gets sampled. */
-struct fleet *fleet_open(pid_t pid, const struct sampler_opts *so, const struct fleet_opts *fo,
-			 struct profile *p, int *rc, char *err, size_t errlen);
+/* Start sampling pid, as *out.  Without subprocesses pid must be a Python
+ * process (the return and err as sampler_open()).  With them it may be
+ * anything that exists: its Python descendants are what gets sampled.
+ * Returns 0, or a negative errno or status_fail(EXIT_*) with a reason in
+ * err. */
+int fleet_open(pid_t pid, const struct sampler_opts *so, const struct fleet_opts *fo,
+	       struct profile *p, struct fleet **out, char *err, size_t errlen);
 void fleet_close(struct fleet *f);
 
 /* The sampling loop's clock.  Rounds are due at absolute deadlines, one
@@ -103,7 +105,8 @@ int fleet_nprocs(const struct fleet *f);
 int fleet_nprocs_ever(const struct fleet *f);
 
 /* When no process was ever sampled: why (the first Python process's
- * failure, else that none was Python), as an EXIT_* code and a line. */
+ * failure, else that none was Python), as status_fail(EXIT_*) and a
+ * line. */
 int fleet_why_none(const struct fleet *f, char *err, size_t errlen);
 
 /* Why a native stack did not merge, the latest time it happened, or NULL

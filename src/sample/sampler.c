@@ -51,12 +51,13 @@ static int stat_exe(pid_t pid, struct stat *st)
 	return stat(path, st);
 }
 
-struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
-			     int *rcp, char *err, size_t errlen)
+int sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
+		 struct sampler **out, char *err, size_t errlen)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	int rc;
 
+	*out = NULL;
 	s->pid = pid;
 	s->o = *o;
 	/* Native stacks are read from stopped threads only. */
@@ -69,16 +70,10 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	s->tid_offset = -2;
 	nsmap_open(&s->nsm, NULL, pid);
 	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
-	if (rc < 0) {
-		*rcp = exit_code(rc);
-		sampler_close(s);
-		return NULL;
-	}
-	if (o->async && (rc = asyncio_locate(pid, s->direct, &s->pi, &s->A, err, errlen)) < 0) {
-		*rcp = exit_code(rc);
-		sampler_close(s);
-		return NULL;
-	}
+	if (rc < 0)
+		goto fail;
+	if (o->async && (rc = asyncio_locate(pid, s->direct, &s->pi, &s->A, err, errlen)) < 0)
+		goto fail;
 	s->async_ready = o->async && rc == 0;
 	if (stat_exe(pid, &s->exe) < 0)
 		memset(&s->exe, 0, sizeof(s->exe));
@@ -90,7 +85,11 @@ struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct pro
 	if (o->native)
 		s->ns = nsample_open(pid, &s->pi, p, o->by_function, o->native_startup,
 				     !o->no_debuginfod, s->truncated_marker);
-	return s;
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return rc;
 }
 
 void sampler_close(struct sampler *s)

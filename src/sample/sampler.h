@@ -49,10 +49,11 @@ static inline bool serr_is_error(enum serr e)
 
 struct sampler;
 
-/* Attach to pid (which must already be a Python process: locate it first).
- * Returns NULL with a reason in err, and *rc set to an EXIT_* code. */
-struct sampler *sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
-			     int *rc, char *err, size_t errlen);
+/* Attach to pid (which must already be a Python process: locate it first)
+ * as *out.  Returns 0, or a negative errno or status_fail(EXIT_*) with a
+ * reason in err. */
+int sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
+		 struct sampler **out, char *err, size_t errlen);
 void sampler_close(struct sampler *s);
 
 /* One sample of every thread, t_ns after the start.  Returns 0,
