@@ -265,7 +265,6 @@ static void run(struct top *t)
 	struct top_tick k;
 
 	fleet_start(t->f, &t->clock);
-	fleet_set_slack(t->m.p.interval_ns);
 	tick(t, t->clock.start_ns, &k);
 	top_model_start(&t->m, &k);
 	t->next_refresh = t->clock.start_ns + delay_ns(t);

@@ -94,6 +94,7 @@ struct watch {
 	bool quiet;
 	/* Watching. */
 	struct child child;
+	uint64_t interval_ns;		/* sampler_interval_ns(rate_hz) */
 	struct profile p;
 	struct fleet *fleets[MAX_ROOTS];
 	struct fleet_clock clocks[MAX_ROOTS];
@@ -417,7 +418,6 @@ static int open_fleets(struct watch *w, bool first)
 		fleet_start(w->fleets[i], &w->clocks[i]);
 		opened++;
 	}
-	fleet_set_slack((uint64_t)(1e9 / w->rate_hz));
 	return opened ? 0 : status_fail(EXIT_EXITED);
 }
 
@@ -792,18 +792,18 @@ static void setup(struct watch *w)
 {
 	struct stall_opts so = {
 		.threshold_ns = (uint64_t)(w->stall_s * 1e9),
-		/* Three rounds missed, or two seconds: a torn read is no exit. */
-		.gone_ns = (uint64_t)(3e9 / w->rate_hz) > 2000000000ull ?
-			   (uint64_t)(3e9 / w->rate_hz) : 2000000000ull,
 		.progress = w->progress != NULL,
 	};
 	struct timespec ts;
 	uint64_t now = mono_ns();
 
+	w->interval_ns = sampler_interval_ns(w->rate_hz);
+	/* Three rounds missed, or two seconds: a torn read is no exit. */
+	so.gone_ns = 3 * w->interval_ns > 2000000000ull ? 3 * w->interval_ns : 2000000000ull;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	stall_init(&w->m, &so, now);
 	w->fr = flightrec_new((uint64_t)(w->keep_s * 1e9), (size_t)(w->keep_mb * (1 << 20)));
-	flightrec_set_sampling(w->fr, (uint64_t)(1e9 / w->rate_hz), true);
+	flightrec_set_sampling(w->fr, w->interval_ns, true);
 	w->wr = (struct watch_report){
 		.dir = w->dir, .roots = w->roots, .nroots = w->nroots, .progress = w->progress,
 		.threshold_ns = so.threshold_ns, .mono_base_ns = now,

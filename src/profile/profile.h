@@ -112,8 +112,11 @@ struct profile {
 	char *python_version;
 	uint64_t start_unix_ns;		/* wall clock at the start */
 	uint64_t duration_ns;
-	double rate_hz;			/* asked-for sampling rate */
-	uint64_t interval_ns;		/* 1e9 / rate */
+	/* The sampling rate asked for and its interval (1e9 / rate), as
+	 * given: for the writers, never read back to drive sampling (the
+	 * sampler's clock is its own, fleet.c). */
+	double rate_hz;
+	uint64_t interval_ns;
 	uint64_t errors;		/* samples that failed */
 	bool wall;			/* idle threads sampled too: wall time, not CPU */
 

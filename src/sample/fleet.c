@@ -436,9 +436,24 @@ void fleet_set_idle(struct fleet *f, bool idle)
 
 /* --- the loop ------------------------------------------------------------- */
 
+/* The kernel may wake a sleeper up to its timer slack late (50 us by
+ * default), which at 20 kHz and above is a whole interval.  A tenth of the
+ * interval keeps the rate, and at low rates the default lets the kernel
+ * batch wake-ups. */
+static void set_slack(uint64_t interval_ns)
+{
+	unsigned long slack = interval_ns / 10;
+
+	if (slack > 50000)
+		slack = 50000;
+	prctl(PR_SET_TIMERSLACK, slack ? slack : 1, 0, 0, 0);
+}
+
 void fleet_start(struct fleet *f, struct fleet_clock *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->interval_ns = sampler_interval_ns(f->so.rate_hz);
+	set_slack(c->interval_ns);
 	c->suspend_seen = selfstop_total_ns();
 	c->start_ns = mono_ns();
 	c->deadline_ns = c->start_ns;
@@ -523,8 +538,8 @@ int fleet_step(struct fleet *f, struct fleet_clock *c)
 	if (rc < 0)
 		return rc;
 	if (!c->rounds)
-		first_round(c, now, f->p->interval_ns);
-	advance(c, f->p->interval_ns);
+		first_round(c, now, c->interval_ns);
+	advance(c, c->interval_ns);
 	return FLEET_ROUND;
 }
 
@@ -645,19 +660,6 @@ static void wait_until(struct waiter *w, uint64_t ns, volatile sig_atomic_t *sto
 	spin_until(ns, now, stop);
 }
 
-/* The kernel may wake a sleeper up to its timer slack late (50 us by
- * default), which at 20 kHz and above is a whole interval.  A tenth of the
- * interval keeps the rate, and at low rates the default lets the kernel
- * batch wake-ups. */
-void fleet_set_slack(uint64_t interval_ns)
-{
-	unsigned long slack = interval_ns / 10;
-
-	if (slack > 50000)
-		slack = 50000;
-	prctl(PR_SET_TIMERSLACK, slack ? slack : 1, 0, 0, 0);
-}
-
 static void fill_status(const struct fleet *f, const struct fleet_clock *c,
 			struct sampler_status *st)
 {
@@ -687,8 +689,7 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 
 	memset(final, 0, sizeof(*final));
 	fleet_start(f, &c);
-	fleet_set_slack(f->p->interval_ns);
-	waiter_init(&w, f->p->interval_ns);
+	waiter_init(&w, c.interval_ns);
 	next_status = c.start_ns;
 	while (!*stop) {
 		rc = fleet_step(f, &c);

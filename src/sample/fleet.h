@@ -49,6 +49,9 @@ void fleet_close(struct fleet *f);
  * keys and redraws) drives its own with fleet_start(), fleet_step() and
  * fleet_due(), and gets the same rounds and walks of the tree. */
 struct fleet_clock {
+	/* One round every interval_ns: sampler_interval_ns() of the rate
+	 * the fleet was opened with (the profile's copy drives nothing). */
+	uint64_t interval_ns;
 	uint64_t start_ns;	/* mono_ns() at fleet_start() */
 	uint64_t deadline_ns;	/* when the next round is due */
 	uint64_t end_ns;	/* the end of the duration, or 0 */
@@ -74,7 +77,8 @@ enum {
 	FLEET_OVER,		/* the duration is over */
 };
 
-/* Start a clock: the first round is due now. */
+/* Start a clock: the first round is due now.  The process's timer slack
+ * is made to fit its interval (fleet.c's set_slack()). */
 void fleet_start(struct fleet *f, struct fleet_clock *c);
 
 /* Do what is due by now: a round, or with subprocesses a walk of the tree
@@ -83,9 +87,6 @@ void fleet_start(struct fleet *f, struct fleet_clock *c);
  * subprocesses status_fail(EXIT_NOT_PYTHON) once it has run exec() (see
  * sampler_sample()). */
 int fleet_step(struct fleet *f, struct fleet_clock *c);
-
-/* A timer slack for the process that fits sampling every interval_ns. */
-void fleet_set_slack(uint64_t interval_ns);
 
 /* When the next step is due, as mono_ns(): sleep or poll until then. */
 uint64_t fleet_due(const struct fleet *f, const struct fleet_clock *c);

@@ -132,9 +132,9 @@ static void reread_torn(struct sampler *s, uint64_t t_ns)
  * has time for one or two, at ordinary ones for all). */
 static bool retry_time_left(const struct sampler *s)
 {
-	if (s->o.rate_hz <= 0)
+	if (!s->interval_ns)
 		return true;
-	return (double)(mono_ns() - s->round_ns) < 0.5e9 / s->o.rate_hz;
+	return mono_ns() - s->round_ns < s->interval_ns / 2;
 }
 
 /* Count the stacks held this round that the recheck proves.  Dropping the

@@ -43,6 +43,12 @@ const char *serr_name(enum serr e)
 	return e < SERR_COUNT ? names[e] : "?";
 }
 
+/* As profile_init() records it: the clock and the profile agree. */
+uint64_t sampler_interval_ns(double rate_hz)
+{
+	return rate_hz > 0 ? (uint64_t)(1e9 / rate_hz) : 0;
+}
+
 static int stat_exe(pid_t pid, struct stat *st)
 {
 	char path[64];
@@ -62,6 +68,7 @@ int sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
 	s->o = *o;
 	/* Native stacks are read from stopped threads only. */
 	s->o.blocking |= o->native;
+	s->interval_ns = sampler_interval_ns(o->rate_hz);
 	s->p = p;
 	s->direct = mem_proc_open(pid);
 	s->m = mem_cache_new(s->direct);

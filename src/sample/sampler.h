@@ -11,6 +11,10 @@
 #include "util/hist.h"
 
 struct sampler_opts {
+	/* Rounds a second: the one home of the rate.  The loop's clock
+	 * (fleet.c) and a round's budget for reading torn stacks again run
+	 * on its interval, sampler_interval_ns(); a profile records the rate
+	 * it was given, for its writers, and drives nothing. */
 	double rate_hz;
 	double duration_s;	/* 0: until stopped or the target exits */
 	bool blocking;		/* pause the threads for every sample */
@@ -124,5 +128,8 @@ const char *sampler_python_version(const struct sampler *s);
 const char *sampler_merge_error(const struct sampler *s);
 
 const char *serr_name(enum serr e);
+
+/* The time between two rounds at rate_hz, in ns (0 for no rate). */
+uint64_t sampler_interval_ns(double rate_hz);
 
 #endif

@@ -74,6 +74,7 @@ struct pending {
 struct sampler {
 	pid_t pid;
 	struct sampler_opts o;
+	uint64_t interval_ns;	/* sampler_interval_ns(o.rate_hz) */
 	struct mem *m;		/* through the page cache */
 	struct mem *direct;
 	/* The walk's reader: m, or (reading torn stacks again) fresh, a
