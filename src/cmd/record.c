@@ -395,7 +395,7 @@ static void summary(struct record *r, const struct sampler_status *st, const cha
 		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
 			"(their thread had not held the GIL), %llu of a thread asleep read without "
 			"stopping it\n", (unsigned long long)st->stacks,
-			(unsigned long long)r->counts.quiet_stacks,
+			(unsigned long long)r->counts.unchanged_stacks,
 			(unsigned long long)r->counts.still_stacks);
 }
 

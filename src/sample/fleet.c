@@ -133,7 +133,7 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	to->active += c->active;
 	to->checked += c->checked;
 	to->stacks += c->stacks;
-	to->quiet_stacks += c->quiet_stacks;
+	to->unchanged_stacks += c->unchanged_stacks;
 	to->still_stacks += c->still_stacks;
 	to->unready += c->unready;
 	to->pauses += c->pauses;

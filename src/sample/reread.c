@@ -2,7 +2,7 @@
  * recheck proves they did not change while they were read, and the torn
  * ones read again, each thread until one of its stacks holds.  Separate
  * from sampler.c because it is a loop of its own after a round's walks,
- * with its own state (the held stacks, which threads are settled); with
+ * with its own state (the held stacks, which threads are done); with
  * --blocking none of it runs. */
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
@@ -41,14 +41,14 @@ void hold_stack(struct sampler *s, const struct sthread *t, const struct py_tsta
 	s->npend_frames += depth;
 }
 
-/* Where a thread's stack stands in count_held(). */
-enum settle {
+/* Where a thread stands in count_held(): s->proof, one a thread. */
+enum proof {
 	OPEN,		/* none of its stacks proved yet */
-	SETTLED,	/* counted, or given up */
+	DONE,		/* one counted, or given up */
 	LISTED,		/* OPEN, and in s->redo (while it is made) */
 };
 
-/* Count, for each thread not settled yet, the first of its held stacks
+/* Count, for each thread not done yet, the first of its held stacks
  * whose words all still hold. */
 static void count_proved(struct sampler *s, uint64_t t_ns)
 {
@@ -58,9 +58,9 @@ static void count_proved(struct sampler *s, uint64_t t_ns)
 	for (size_t i = 0; i < s->npend; i++) {
 		const struct pending *pd = &s->pend[i];
 
-		if (s->torn[i] || pd->failed || s->settle[pd->who.thread] != OPEN)
+		if (s->torn[i] || pd->failed || s->proof[pd->who.thread] != OPEN)
 			continue;
-		s->settle[pd->who.thread] = SETTLED;
+		s->proof[pd->who.thread] = DONE;
 		s->stacks++;
 		profile_add(s->p, pd->pthread, s->pend_frames + pd->off, pd->depth, t_ns, 1);
 	}
@@ -77,17 +77,17 @@ static size_t keep_open(struct sampler *s)
 	ALLOC_GROW(s->renum, s->npend + 1, s->renum_cap);
 	for (size_t i = 0; i < s->npend; i++) {
 		const struct pending *pd = &s->pend[i];
-		uint8_t *st = &s->settle[pd->who.thread];
+		uint8_t *st = &s->proof[pd->who.thread];
 
 		s->renum[i] = UINT32_MAX;
-		if (*st == SETTLED)
+		if (*st == DONE)
 			continue;
 		if (*st == OPEN) {
 			*st = LISTED;
 			ALLOC_GROW(s->redo, s->nredo + 1, s->redo_cap);
 			s->redo[s->nredo++] = pd->who;
 			/* Its last walk (reuse) is not proved. */
-			s->threads[pd->who.thread].quiet.valid = false;
+			s->threads[pd->who.thread].last_read.valid = false;
 		}
 		s->renum[i] = (uint32_t)kept;
 		s->pend[kept++] = *pd;
@@ -95,7 +95,7 @@ static size_t keep_open(struct sampler *s)
 	recheck_renumber(&s->rc, s->renum, (uint32_t)s->npend);
 	s->npend = kept;
 	for (size_t i = 0; i < s->nredo; i++)
-		s->settle[s->redo[i].thread] = OPEN;
+		s->proof[s->redo[i].thread] = OPEN;
 	return s->nredo;
 }
 
@@ -103,7 +103,7 @@ static size_t keep_open(struct sampler *s)
  * cache holds the bytes they were torn from, so a cache of their own,
  * emptied first, reads them afresh (in one call: it prefetches what the
  * last such walk read).  A thread that now has no stack to hold (it left
- * Python) is settled. */
+ * Python) is done. */
 static void reread_torn(struct sampler *s, uint64_t t_ns)
 {
 	if (!s->fresh)
@@ -117,11 +117,11 @@ static void reread_torn(struct sampler *s, uint64_t t_ns)
 		for (int p = 0; p < ts->nparts; p++)
 			pystack_reread_frame(s->fresh, &s->pi.layout, &ts[p]);
 		if (!record_thread(s, t, ts, t_ns))
-			s->settle[s->redo[i].thread] = SETTLED;
+			s->proof[s->redo[i].thread] = DONE;
 		/* The stack counted may be an earlier walk than the one its
 		 * reuse now holds: taken whole again only once a round's
 		 * own walk is proved. */
-		t->quiet.valid = false;
+		t->last_read.valid = false;
 	}
 	s->wm = s->m;
 }
@@ -146,8 +146,8 @@ static bool retry_time_left(const struct sampler *s)
  * stack proved is counted; one with none is counted as torn. */
 void count_held(struct sampler *s, uint64_t t_ns)
 {
-	ALLOC_GROW(s->settle, (size_t)s->nthreads + 1, s->settle_cap);
-	memset(s->settle, OPEN, (size_t)s->nthreads + 1);
+	ALLOC_GROW(s->proof, (size_t)s->nthreads + 1, s->proof_cap);
+	memset(s->proof, OPEN, (size_t)s->nthreads + 1);
 	for (int tries = 0;; tries++) {
 		count_proved(s, t_ns);
 		if (!keep_open(s))

@@ -111,11 +111,11 @@ void sampler_close(struct sampler *s)
 	free(s->pend_frames);
 	free(s->torn);
 	free(s->redo);
-	free(s->settle);
+	free(s->proof);
 	free(s->renum);
 	nsample_close(s->ns);
 	pause_hint_free(&s->pause_hint);
-	free(s->asleep);
+	free(s->skip);
 	free(s->keep);
 	code_cache_free(s->cc);
 	asyncio_memo_free(s->amemo);
@@ -294,42 +294,42 @@ static bool collecting(const struct py_tstate *ts)
  * them, so nothing between the two reads escapes.  Not with --native (C
  * code runs without the GIL) or --async (the running task is looked up
  * from the walk), nor for a thread in more than one interpreter. */
-static bool quiet_kind(const struct sampler *s, const struct py_tstate *ts)
+static bool may_be_unchanged(const struct sampler *s, const struct py_tstate *ts)
 {
 	return !s->ns && !s->o.async && ts->nparts == 1 && ts->gil_counted;
 }
 
 /* (The holder is the last holder: !gil_last covers it.) */
-static bool quiet(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
+static bool unchanged(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
 {
-	return t->quiet.valid && quiet_kind(s, ts) && !ts->gil_last && !ts->frame_err &&
-	       ts->addr == t->quiet.tstate && ts->frame == t->quiet.frame &&
-	       ts->interp == t->quiet.interp && ts->gil_switches == t->quiet.switches;
+	return t->last_read.valid && may_be_unchanged(s, ts) && !ts->gil_last && !ts->frame_err &&
+	       ts->addr == t->last_read.tstate && ts->frame == t->last_read.frame &&
+	       ts->interp == t->last_read.interp && ts->gil_switches == t->last_read.switches;
 }
 
 /* The thread's last stack, as the walk and resolve_frames() leave it. */
-static enum walk_end quiet_stack(struct sampler *s, struct sthread *t)
+static enum walk_end unchanged_stack(struct sampler *s, struct sthread *t)
 {
 	s->nframes = (int)t->reuse.n;
 	for (uint32_t i = 0; i < t->reuse.n; i++) {
 		s->raw[i] = t->reuse.v[i];
 		s->frames[i] = t->reuse.v[i].id;
 	}
-	s->quiet_stacks++;
-	return t->quiet.end;
+	s->unchanged_stacks++;
+	return t->last_read.end;
 }
 
 /* Remember where this round's stack of t was read from; without a pause
  * it counts once the recheck has proved it (reread.c's count_held()). */
-static void note_quiet(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+static void note_read(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		       enum walk_end end)
 {
-	t->quiet.valid = (end == WALK_DONE || end == WALK_TRUNCATED) && quiet_kind(s, ts);
-	t->quiet.tstate = ts->addr;
-	t->quiet.frame = ts->frame;
-	t->quiet.interp = ts->interp;
-	t->quiet.switches = ts->gil_switches;
-	t->quiet.end = end;
+	t->last_read.valid = (end == WALK_DONE || end == WALK_TRUNCATED) && may_be_unchanged(s, ts);
+	t->last_read.tstate = ts->addr;
+	t->last_read.frame = ts->frame;
+	t->last_read.interp = ts->interp;
+	t->last_read.switches = ts->gil_switches;
+	t->last_read.end = end;
 }
 
 /* Returns whether a stack (or a failed walk) was held for the recheck. */
@@ -345,11 +345,11 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	s->owner = (uint32_t)s->npend;
 	/* For --waits: running, or waiting without a class of its own. */
 	s->p->threads[t->pthread].idle = t->state && t->state != 'R';
-	if (quiet(s, t, ts)) {
-		end = quiet_stack(s, t);
+	if (unchanged(s, t, ts)) {
+		end = unchanged_stack(s, t);
 	} else {
 		end = resolve_frames(s, t, walk_parts(s, t, ts));
-		note_quiet(s, t, ts, end);
+		note_read(s, t, ts, end);
 	}
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->rc.n = words;	/* only a stack that is held needs them */
@@ -470,7 +470,7 @@ static void confirm_still(struct sampler *s)
 			continue;
 		t->still_proved = false;
 		t->reuse.n = 0;
-		t->quiet.valid = false;
+		t->last_read.valid = false;
 		if (nsample_drop_still(s->ns, t->tid)) {
 			s->stacks--;
 			s->still_stacks--;
@@ -479,7 +479,7 @@ static void confirm_still(struct sampler *s)
 	}
 }
 
-/* The threads a pause leaves running, into s->asleep: without --idle,
+/* The threads a pause leaves running, into s->skip: without --idle,
  * every thread but the Python threads whose state, read before the pause,
  * says they run.  wanted() records none of the others this round, so
  * their stacks need not hold still; and stopping a sleeping thread means
@@ -522,10 +522,10 @@ static int leave_running(struct sampler *s)
 			continue;
 		}
 		t->still = stills;
-		ALLOC_GROW(s->asleep, n + 1, s->asleep_cap);
-		s->asleep[n++] = t->tid;
+		ALLOC_GROW(s->skip, n + 1, s->skip_cap);
+		s->skip[n++] = t->tid;
 	}
-	pause_hint_rest(&s->pause_hint, s->pid, s->keep, nkeep, &s->asleep, &n, &s->asleep_cap);
+	pause_hint_rest(&s->pause_hint, s->pid, s->keep, nkeep, &s->skip, &n, &s->skip_cap);
 	return n;
 }
 
@@ -541,7 +541,7 @@ static int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns)
 	if (s->ns)
 		nsample_begin(s->ns, t_ns);
 	n = leave_running(s);
-	rc = pause_process_except(s->pid, pause, &s->pause_hint, s->asleep, n);
+	rc = pause_process_except(s->pid, pause, &s->pause_hint, s->skip, n);
 	if (rc < 0) {
 		if (proc_exiting(s->pid))
 			return status_fail(EXIT_EXITED);
@@ -646,7 +646,7 @@ static void warm_walk(struct sampler *s, uint64_t t_ns, bool all)
 			continue;
 		resolve_frames(s, t, walk_parts(s, t, &s->ts[i]));
 		t->reuse.n = 0;
-		t->quiet.valid = false;
+		t->last_read.valid = false;
 	}
 }
 
@@ -657,7 +657,7 @@ static void warm_walk(struct sampler *s, uint64_t t_ns, bool all)
  * are decoded into the cache, which proves each one's identity when it is
  * used.  Naming threads was most of a first pause that did it (bench/README,
  * "late").  Nothing read here is counted, and nothing of a stack
- * is kept: frame reuse and quiet stacks are proved by reads under the
+ * is kept: frame reuse and unchanged stacks are proved by reads under the
  * pause.
  *
  * Then the page cache is made to hold what a round reads, and only that:
@@ -767,7 +767,7 @@ void sampler_counts(const struct sampler *s, struct sampler_counts *c)
 	c->active = s->active;
 	c->checked = s->checked;
 	c->stacks = s->stacks;
-	c->quiet_stacks = s->quiet_stacks;
+	c->unchanged_stacks = s->unchanged_stacks;
 	c->still_stacks = s->still_stacks;
 	memcpy(c->errors, s->errors, sizeof(c->errors));
 	c->nthreads = s->nthreads;

@@ -70,7 +70,7 @@ struct sampler_status {
 	double elapsed_s;
 	uint64_t rounds;		/* sampling rounds done */
 	uint64_t stacks;		/* thread stacks recorded */
-	uint64_t quiet_stacks;		/* ... of which taken whole from the last
+	uint64_t unchanged_stacks;	/* ... of which taken whole from the last
 					 * round (the thread had not run) */
 	uint64_t still_stacks;		/* ... of which of a thread asleep, left
 					 * running, its native frames from its
@@ -96,7 +96,7 @@ struct sampler_counts {
 					 * --idle, not every round) */
 	uint64_t active;		/* ... and found running (state R) */
 	uint64_t stacks;		/* thread stacks recorded */
-	uint64_t quiet_stacks;		/* ... of which taken whole from the last
+	uint64_t unchanged_stacks;	/* ... of which taken whole from the last
 					 * round (the thread had not run) */
 	uint64_t still_stacks;		/* ... of which of a thread asleep, left
 					 * running, its native frames from its

@@ -4,7 +4,17 @@
  * sample) and reread.c (stacks read from running threads: held until the
  * recheck proves them, torn ones read again).  Internal to src/sample: its
  * callers see only sampler.h, so that struct sampler can change without
- * them. */
+ * them.
+ *
+ * Four ideas of a thread that does not move, one word each:
+ *   idle       not running (its state is not R): counted only with --idle;
+ *   unchanged  its stack taken whole from the last round, as it has not
+ *              held the GIL since (sampler.c's unchanged()): unchanged_stacks;
+ *   still      with --native --idle, asleep, left running by the pause, its
+ *              native frames from its last unwind, proved by its run counts
+ *              (sampler.c's still_thread()): still_stacks;
+ *   skip       left running by the pause (pause_process_except()'s skip):
+ *              a still thread, or one this round does not read. */
 #ifndef PYSTROBE_SAMPLER_INT_H
 #define PYSTROBE_SAMPLER_INT_H
 
@@ -51,13 +61,14 @@ struct sthread {
 	bool still_proved;	/* since the run counts below were read */
 	uint64_t still_run_ns, still_runs;
 	int sched_fd;		/* its /proc schedstat: -1 not opened yet, -2 cannot */
-	/* Where its last proved stack (reuse) was read from: see sampler.c's quiet(). */
+	/* Where its last proved stack (reuse) was read from: see sampler.c's
+	 * unchanged(). */
 	struct {
 		bool valid;
 		uint64_t tstate, frame, switches;
 		int64_t interp;
 		enum walk_end end;
-	} quiet;
+	} last_read;
 };
 
 struct pending {
@@ -101,7 +112,7 @@ struct sampler {
 	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
 	int nframes;
 	uint64_t stacks;
-	uint64_t quiet_stacks;		/* of which taken whole from the last round */
+	uint64_t unchanged_stacks;	/* of which taken whole from the last round */
 	uint64_t still_stacks;		/* of which a thread's left running (still) */
 	uint64_t errors[SERR_COUNT];
 	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
@@ -123,8 +134,8 @@ struct sampler {
 	/* Reading torn stacks again: see reread.c's count_held(). */
 	struct redo *redo;		/* the threads none of whose stacks held */
 	size_t nredo, redo_cap;
-	uint8_t *settle;		/* each thread's enum settle, this round */
-	size_t settle_cap;
+	uint8_t *proof;			/* each thread's enum proof, this round */
+	size_t proof_cap;
 	uint32_t *renum;		/* held stacks kept: their new numbers */
 	size_t renum_cap;
 	uint64_t round_ns;		/* when this round started (mono_ns()) */
@@ -136,8 +147,8 @@ struct sampler {
 	uint64_t late;			/* see struct sampler_counts */
 	int max_late;
 	struct pause_hint pause_hint;	/* the threads the last pause stopped */
-	pid_t *asleep;			/* the threads a pause leaves running */
-	size_t asleep_cap;
+	pid_t *skip;			/* the threads a pause leaves running */
+	size_t skip_cap;
 	pid_t *keep;			/* and the Python threads it stops */
 	size_t keep_cap;
 	struct asyncio_layout A;	/* with o.async, once async_ready */
