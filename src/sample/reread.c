@@ -1,16 +1,13 @@
-/* Stacks read from running threads (without --blocking): held until the
- * recheck proves they did not change while they were read, and the torn
- * ones read again, each thread until one of its stacks holds.  Separate
- * from sampler.c because it is a loop of its own after a round's walks,
- * with its own state (the held stacks, which threads are done); with
- * --blocking none of it runs. */
+/* Torn stacks read again (without --blocking): a thread none of whose
+ * stacks the recheck proved is walked again, from fresh memory, each
+ * thread until one of its stacks holds.  Separate from sampler.c because
+ * it is a loop of its own after a round's walks; the stacks and their
+ * proof are held.c's, the walk sample_stack.c's.  With --blocking none of
+ * it runs. */
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
-#include "python/recheck.h"
 #include "process/mem.h"
 #include "util/util.h"
-
-#include <string.h>
 
 /* A stack that fails its recheck is read again at once, from fresh
  * memory, at most this many times (see count_held()).  A thread calling
@@ -21,109 +18,31 @@
  * fresh read of their pages and one recheck. */
 #define TORN_RETRIES 12
 
-/* Keep a stack of this round until the recheck has proved it; a failed
- * walk (stack NULL) is kept too, for its thread to be read again. */
-void hold_stack(struct sampler *s, const struct sthread *t, const struct py_tstate *ts,
-		const uint32_t *stack, uint32_t depth)
-{
-	struct pending *pd;
-
-	ALLOC_GROW(s->pend_frames, s->npend_frames + depth, s->pend_frames_cap);
-	if (depth)
-		memcpy(s->pend_frames + s->npend_frames, stack, depth * sizeof(*stack));
-	ALLOC_GROW(s->pend, s->npend + 1, s->pend_cap);
-	pd = &s->pend[s->npend++];
-	pd->pthread = t->pthread;
-	pd->off = s->npend_frames;
-	pd->depth = depth;
-	pd->failed = !stack;
-	pd->who = (struct redo){ (int)(t - s->threads), (int)(ts - s->ts) };
-	s->npend_frames += depth;
-}
-
-/* Where a thread stands in count_held(): s->proof, one a thread. */
-enum proof {
-	OPEN,		/* none of its stacks proved yet */
-	DONE,		/* one counted, or given up */
-	LISTED,		/* OPEN, and in s->redo (while it is made) */
-};
-
-/* Count, for each thread not done yet, the first of its held stacks
- * whose words all still hold. */
-static void count_proved(struct sampler *s, uint64_t t_ns)
-{
-	ALLOC_GROW(s->torn, s->npend + 1, s->torn_cap);
-	memset(s->torn, 0, (s->npend + 1) * sizeof(*s->torn));
-	recheck_run(&s->rc, s->direct, s->torn, (uint32_t)s->npend);
-	for (size_t i = 0; i < s->npend; i++) {
-		const struct pending *pd = &s->pend[i];
-
-		if (s->torn[i] || pd->failed || s->proof[pd->who.thread] != OPEN)
-			continue;
-		s->proof[pd->who.thread] = DONE;
-		s->stacks++;
-		profile_add(s->p, pd->pthread, s->pend_frames + pd->off, pd->depth, t_ns, 1);
-	}
-}
-
-/* The threads still open into s->redo, keeping their held stacks (and the
- * words that prove them) for the next recheck; the others' are dropped.
- * Returns how many. */
-static size_t keep_open(struct sampler *s)
-{
-	size_t kept = 0;
-
-	s->nredo = 0;
-	ALLOC_GROW(s->renum, s->npend + 1, s->renum_cap);
-	for (size_t i = 0; i < s->npend; i++) {
-		const struct pending *pd = &s->pend[i];
-		uint8_t *st = &s->proof[pd->who.thread];
-
-		s->renum[i] = UINT32_MAX;
-		if (*st == DONE)
-			continue;
-		if (*st == OPEN) {
-			*st = LISTED;
-			ALLOC_GROW(s->redo, s->nredo + 1, s->redo_cap);
-			s->redo[s->nredo++] = pd->who;
-			/* Its last walk (reuse) is not proved. */
-			s->threads[pd->who.thread].last_read.valid = false;
-		}
-		s->renum[i] = (uint32_t)kept;
-		s->pend[kept++] = *pd;
-	}
-	recheck_renumber(&s->rc, s->renum, (uint32_t)s->npend);
-	s->npend = kept;
-	for (size_t i = 0; i < s->nredo; i++)
-		s->proof[s->redo[i].thread] = OPEN;
-	return s->nredo;
-}
-
-/* Walk the threads in s->redo again, from what they run now: the round's
+/* Walk the threads in held.redo again, from what they run now: the round's
  * cache holds the bytes they were torn from, so a cache of their own,
  * emptied first, reads them afresh (in one call: it prefetches what the
  * last such walk read).  A thread that now has no stack to hold (it left
  * Python) is done. */
 static void reread_torn(struct sampler *s, uint64_t t_ns)
 {
-	if (!s->fresh)
-		s->fresh = mem_cache_new(s->direct);
-	mem_cache_reset(s->fresh);
-	s->wm = s->fresh;
-	for (size_t i = 0; i < s->nredo; i++) {
-		struct py_tstate *ts = &s->ts[s->redo[i].ts];
-		struct sthread *t = &s->threads[s->redo[i].thread];
+	if (!s->held.fresh)
+		s->held.fresh = mem_cache_new(s->direct);
+	mem_cache_reset(s->held.fresh);
+	s->walk.m = s->held.fresh;
+	for (size_t i = 0; i < s->held.nredo; i++) {
+		struct py_tstate *ts = &s->ts[s->held.redo[i].ts];
+		struct sthread *t = &s->threads.v[s->held.redo[i].thread];
 
 		for (int p = 0; p < ts->nparts; p++)
-			pystack_reread_frame(s->fresh, &s->pi.layout, &ts[p]);
+			pystack_reread_frame(s->held.fresh, &s->pi.layout, &ts[p]);
 		if (!record_thread(s, t, ts, t_ns))
-			s->proof[s->redo[i].thread] = DONE;
+			held_done(&s->held, s->held.redo[i].thread);
 		/* The stack counted may be an earlier walk than the one its
 		 * reuse now holds: taken whole again only once a round's
 		 * own walk is proved. */
 		t->last_read.valid = false;
 	}
-	s->wm = s->m;
+	s->walk.m = s->m;
 }
 
 /* Reading torn stacks again may take the round to half the interval
@@ -146,22 +65,22 @@ static bool retry_time_left(const struct sampler *s)
  * stack proved is counted; one with none is counted as torn. */
 void count_held(struct sampler *s, uint64_t t_ns)
 {
-	ALLOC_GROW(s->proof, (size_t)s->nthreads + 1, s->proof_cap);
-	memset(s->proof, OPEN, (size_t)s->nthreads + 1);
+	held_begin(&s->held, s->threads.n);
 	for (int tries = 0;; tries++) {
-		count_proved(s, t_ns);
-		if (!keep_open(s))
+		s->count.stacks += held_count_proved(&s->held, s->direct, s->p, t_ns);
+		if (!held_keep_open(&s->held))
 			break;
+		/* Their last walks (reuse) are not proved. */
+		for (size_t i = 0; i < s->held.nredo; i++)
+			s->threads.v[s->held.redo[i].thread].last_read.valid = false;
 		/* Also when their words no longer all fit (the walks after
 		 * would go unproved), or the round's time is up. */
-		if (tries == TORN_RETRIES || s->rc.overflow != UINT32_MAX ||
+		if (tries == TORN_RETRIES || s->held.rc.overflow != UINT32_MAX ||
 		    !retry_time_left(s)) {
-			s->errors[SERR_TORN] += s->nredo;
+			s->count.errors[SERR_TORN] += s->held.nredo;
 			break;
 		}
 		reread_torn(s, t_ns);
 	}
-	s->npend = 0;
-	s->npend_frames = 0;
-	recheck_reset(&s->rc);
+	held_end(&s->held);
 }

@@ -27,18 +27,18 @@ static void push_task_frames(struct sampler *s, char **names, int n, uint32_t *s
 	}
 }
 
-/* Where the frame at cframe is on the stack just walked (s->raw), or -1. */
+/* Where the frame at cframe is on the stack just walked (s->walk.raw), or -1. */
 static int coro_on_stack(const struct sampler *s, uint64_t cframe)
 {
-	for (int k = s->nframes - 1; k >= 0; k--)
-		if (s->raw[k].frame == cframe)
+	for (int k = s->walk.nframes - 1; k >= 0; k--)
+		if (s->walk.raw[k].frame == cframe)
 			return k;
 	return -1;
 }
 
 /* With --async, a thread running a task: push the chain of tasks awaiting
  * it, root first, and return the index of the task's coroutine frame in
- * s->frames (the event loop's frames outside it are left out); otherwise
+ * s->walk.frames (the event loop's frames outside it are left out); otherwise
  * the outermost frame's index.  Without --blocking the words that name
  * the task running join the stack's own in the recheck (taskrun.h): a
  * stack counted in a task was that task's when it was proved. */
@@ -46,32 +46,32 @@ int running_task_head(struct sampler *s, const struct py_tstate *ts, uint32_t *s
 		      uint32_t *depth)
 {
 	char *names[ASYNCIO_CHAIN_MAX];
-	struct mem *rm = s->wm;
+	struct mem *rm = s->walk.m;
 	uint64_t task, cframe;
 	int n, k;
 
-	if (!s->o.async || !s->async_ready)
-		return s->nframes - 1;
-	k = asyncio_running_task(s->wm, &s->pi, &s->A, ts, &task, &cframe) < 0 ? -1 :
+	if (!s->o.async || !s->async.ready)
+		return s->walk.nframes - 1;
+	k = asyncio_running_task(s->walk.m, &s->pi, &s->async.A, ts, &task, &cframe) < 0 ? -1 :
 	    coro_on_stack(s, cframe);
 	/* Running on, the task named may be an earlier one than the stack's
 	 * (the name read from a page cached before the walk): named again,
 	 * uncached, for a thread that runs Python code (holds the GIL), not
 	 * one waiting in its loop's select(). */
 	if (k < 0 && !s->o.blocking && ts->gil &&
-	    asyncio_running_task(s->direct, &s->pi, &s->A, ts, &task, &cframe) == 0) {
+	    asyncio_running_task(s->direct, &s->pi, &s->async.A, ts, &task, &cframe) == 0) {
 		k = coro_on_stack(s, cframe);
 		rm = s->direct;
 	}
 	if (k < 0)
-		return s->nframes - 1;	/* not on this stack: not running now */
+		return s->walk.nframes - 1;	/* not on this stack: not running now */
 	if (!s->o.blocking) {
 		struct task_run tr;
 
-		task_run_words(rm, &s->pi, &s->A, ts->addr, task, cframe, &tr);
-		task_run_recheck(&s->rc, s->owner, &tr);
+		task_run_words(rm, &s->pi, &s->async.A, ts->addr, task, cframe, &tr);
+		task_run_recheck(&s->held.rc, s->walk.owner, &tr);
 	}
-	n = asyncio_awaiter_chain(s->wm, &s->pi, &s->A, task, names, ASYNCIO_CHAIN_MAX);
+	n = asyncio_awaiter_chain(s->walk.m, &s->pi, &s->async.A, task, names, ASYNCIO_CHAIN_MAX);
 	push_task_frames(s, names, n, stack, depth);
 	return k;
 }
@@ -116,11 +116,11 @@ static void record_task(struct sampler *s, const struct py_tasks *tasks, const s
 	if (s->o.threads)
 		stack[depth++] = th->root;
 	for (n = pending_chain(tasks, t, chain); n > 0; n--)
-		stack[depth++] = task_ids_label(s->tids, chain[n - 1]);
-	n = task_ids_frames(s->tids, t, &ids);
+		stack[depth++] = task_ids_label(s->async.tids, chain[n - 1]);
+	n = task_ids_frames(s->async.tids, t, &ids);
 	memcpy(stack + depth, ids, n * sizeof(*ids));
 	profile_add(s->p, th->pthread, stack, depth + n, t_ns, 1);
-	s->stacks++;
+	s->count.stacks++;
 }
 
 /* With --async=all: every pending task's stack, counted in the thread
@@ -131,21 +131,21 @@ void record_pending(struct sampler *s, int nts, uint64_t t_ns)
 	struct py_tasks tasks;
 	char err[256];
 
-	if (s->o.async != ASYNC_ALL || !s->async_ready || !nts)
+	if (s->o.async != ASYNC_ALL || !s->async.ready || !nts)
 		return;
-	if (!s->amemo) {
-		s->amemo = asyncio_memo_new(s->direct);
-		s->tids = task_ids_new(s->p, s->o.by_function);
+	if (!s->async.memo) {
+		s->async.memo = asyncio_memo_new(s->direct);
+		s->async.tids = task_ids_new(s->p, s->o.by_function);
 	}
-	if (asyncio_tasks_memo(s->m, &s->pi, &s->A, s->o.blocking ? NULL : s->direct, s->amemo,
-			       &tasks, err, sizeof(err)) < 0)
+	if (asyncio_tasks_memo(s->m, &s->pi, &s->async.A, s->o.blocking ? NULL : s->direct,
+			       s->async.memo, &tasks, err, sizeof(err)) < 0)
 		return;
-	s->errors[SERR_TORN] += tasks.torn;
+	s->count.errors[SERR_TORN] += tasks.torn;
 	py_tasks_index(&tasks);
 	for (int i = 0; i < tasks.n; i++)
 		if (tasks.v[i].state == TASK_PENDING && tasks.v[i].nframes)
 			record_task(s, &tasks, &tasks.v[i], nts, t_ns);
-	task_ids_sweep(s->tids);
+	task_ids_sweep(s->async.tids);
 	py_tasks_free(&tasks);
 }
 
@@ -155,10 +155,16 @@ void async_locate_retry(struct sampler *s, uint64_t t_ns)
 {
 	char err[256];
 
-	if (!s->o.async || s->async_ready ||
-	    (s->async_tried_ns && t_ns - s->async_tried_ns < NAME_REFRESH_NS))
+	if (!s->o.async || s->async.ready ||
+	    (s->async.tried_ns && t_ns - s->async.tried_ns < NAME_REFRESH_NS))
 		return;
-	s->async_tried_ns = t_ns ? t_ns : 1;
-	s->async_ready = asyncio_locate(s->pid, s->direct, &s->pi, &s->A, err, sizeof(err)) == 0;
+	s->async.tried_ns = t_ns ? t_ns : 1;
+	s->async.ready = asyncio_locate(s->pid, s->direct, &s->pi, &s->async.A, err,
+					sizeof(err)) == 0;
 }
 
+void async_release(struct async_state *as)
+{
+	asyncio_memo_free(as->memo);
+	task_ids_free(as->tids);
+}

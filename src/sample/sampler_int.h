@@ -1,18 +1,34 @@
-/* The insides of struct sampler, shared by the files that take a sample:
- * sampler.c (one round: pause, walk each thread, count), sthreads.c (the
- * table of the target's threads), sample_tasks.c (asyncio tasks in a
- * sample) and reread.c (stacks read from running threads: held until the
- * recheck proves them, torn ones read again).  Internal to src/sample: its
- * callers see only sampler.h, so that struct sampler can change without
- * them.
+/* The insides of struct sampler, shared by the files that take a sample.
+ * Internal to src/sample: its callers see only sampler.h, so that struct
+ * sampler can change without them.
+ *
+ * A sampler is a few parts, each owning its fields, each with the file of
+ * the functions that touch them (and what it calls, always down this
+ * list: no two of these files call each other):
+ *   sampler.c       one round: list the threads, pause, read, count; open,
+ *                   close, warm-up (calls every part below)
+ *   reread.c        torn stacks read again until they hold (sample_stack.c,
+ *                   held.c)
+ *   sample_pause.c  struct pausing: which threads a pause stops, and the
+ *                   still threads read as it holds (sample_stack.c)
+ *   sample_stack.c  struct stack_walk: one thread's stack read, proved and
+ *                   counted (held.c, sample_tasks.c)
+ *   sample_tasks.c  struct async_state: asyncio tasks in a sample
+ *                   (sthreads.c)
+ *   held.c          struct held: stacks read without a pause, held until
+ *                   the recheck proves them
+ *   sthreads.c      struct thread_table: the target's threads, across
+ *                   rounds
+ * and the counters, a struct sampler_counts that every part adds to.
  *
  * Four ideas of a thread that does not move, one word each:
  *   idle       not running (its state is not R): counted only with --idle;
  *   unchanged  its stack taken whole from the last round, as it has not
- *              held the GIL since (sampler.c's unchanged()): unchanged_stacks;
+ *              held the GIL since (sample_stack.c's unchanged()):
+ *              unchanged_stacks;
  *   still      with --native --idle, asleep, left running by the pause, its
  *              native frames from its last unwind, proved by its run counts
- *              (sampler.c's still_thread()): still_stacks;
+ *              (sample_pause.c's still_thread()): still_stacks;
  *   skip       left running by the pause (pause_process_except()'s skip):
  *              a still thread, or one this round does not read. */
 #ifndef PYSTROBE_SAMPLER_INT_H
@@ -37,12 +53,16 @@
 #define NAME_REFRESH_NS 1000000000ull
 #define NO_FRAME UINT32_MAX
 
+struct sampler;
+
+/* --- sthreads.c: the table of the target's threads ------------------------ */
+
 struct sthread {
 	uint64_t ident;
 	pid_t ns_tid;		/* the thread state's own OS id (-1: none readable) */
 	/* Before 3.11: the id its descriptor held when this round found it
 	 * (0: none), which a stack read without a pause must still find
-	 * there once it is read (sampler.c's recheck_tstate()). */
+	 * there once it is read (sample_stack.c's recheck_tstate()). */
 	pid_t desc_tid;
 	pid_t tid;
 	int stat_fd;		/* /proc/PID/task/TID/stat, kept open */
@@ -55,14 +75,14 @@ struct sthread {
 	 * found so again a round later. */
 	bool id_unproven;
 	struct frame_reuse reuse;	/* its frames of the last round */
-	/* With --native --idle, asleep and left running this round, counted
-	 * from its last unwind: see sampler.c's still_thread(). */
+	/* With --native --idle, still this round: see sample_pause.c's
+	 * still_thread(). */
 	bool still;
 	bool still_proved;	/* since the run counts below were read */
 	uint64_t still_run_ns, still_runs;
 	int sched_fd;		/* its /proc schedstat: -1 not opened yet, -2 cannot */
-	/* Where its last proved stack (reuse) was read from: see sampler.c's
-	 * unchanged(). */
+	/* Where its last proved stack (reuse) was read from: see
+	 * sample_stack.c's unchanged(). */
 	struct {
 		bool valid;
 		uint64_t tstate, frame, switches;
@@ -71,16 +91,141 @@ struct sthread {
 	} last_read;
 };
 
+struct thread_table {
+	struct sthread *v;
+	int n;
+	size_t cap;
+	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
+	uint64_t tid_offset_retry;	/* not found: the round to look again */
+	int tid_offset_tries;		/* searches that found none */
+	struct nsmap nsm;	/* its threads' ids in its PID namespace -> ours */
+	bool names_stale;
+	uint64_t names_due_ns;	/* next refresh_names() without new threads */
+};
+
+void read_states(struct sampler *s);
+/* The entry of a thread state's OS thread, made if new. */
+struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n);
+void drop_gone(struct sampler *s);
+void sthread_release(struct sthread *t);	/* its file, name and frames */
+void threads_release(struct thread_table *tt);
+void refresh_names(struct sampler *s, uint64_t t_ns);
+
+/* --- held.c: stacks held until the recheck proves them -------------------- */
+
+struct redo {		/* whose a held stack is, to read it again if torn */
+	int thread;	/* in s->threads */
+	int ts;		/* in s->ts */
+};
+
 struct pending {
 	uint32_t pthread;
 	size_t off;		/* its frames in pend_frames */
 	uint32_t depth;
 	bool failed;		/* its walk failed: never proved */
-	struct redo {		/* whose it is, to read it again if torn */
-		int thread;	/* in s->threads */
-		int ts;		/* in s->ts */
-	} who;
+	struct redo who;
 };
+
+/* Without --blocking: the stacks of a round, counted once the recheck has
+ * proved them (see recheck.h), and the threads none of whose stacks held,
+ * to be read again (reread.c). */
+struct held {
+	struct recheck rc;	/* the words that prove them, by stack */
+	struct pending *pend;
+	size_t npend, pend_cap;
+	uint32_t *pend_frames;
+	size_t npend_frames, pend_frames_cap;
+	bool *torn;
+	size_t torn_cap;
+	struct redo *redo;	/* the threads none of whose stacks held */
+	size_t nredo, redo_cap;
+	uint8_t *proof;		/* each thread's enum proof (held.c), this round */
+	size_t proof_cap;
+	uint32_t *renum;	/* held stacks kept: their new numbers */
+	size_t renum_cap;
+	/* A cache of its own for reading torn stacks again, so that the
+	 * round's keeps its pages for the next round's prefetch. */
+	struct mem *fresh;
+};
+
+/* Keep a stack of this round until the recheck has proved it; a failed
+ * walk (stack NULL) is kept too, for its thread to be read again. */
+void held_add(struct held *h, uint32_t pthread, struct redo who, const uint32_t *stack,
+	      uint32_t depth);
+/* A round's proving begins: no thread of the nthreads is done. */
+void held_begin(struct held *h, int nthreads);
+/* Count into p, for each thread not done yet, the first of its held
+ * stacks whose words all still hold (read through direct).  Returns how
+ * many. */
+uint64_t held_count_proved(struct held *h, struct mem *direct, struct profile *p,
+			   uint64_t t_ns);
+/* The threads still open into h->redo; returns how many. */
+size_t held_keep_open(struct held *h);
+/* A thread read again that has no stack to hold. */
+void held_done(struct held *h, int thread);
+/* Forget every stack held, for the next round. */
+void held_end(struct held *h);
+void held_release(struct held *h);
+
+/* --- sample_tasks.c: asyncio tasks (--async) ------------------------------ */
+
+struct async_state {
+	struct asyncio_layout A;	/* once ready */
+	bool ready;
+	uint64_t tried_ns;		/* last look for _asyncio (not loaded yet) */
+	struct asyncio_memo *memo;	/* --async=all: tasks kept across samples */
+	struct task_ids *tids;
+};
+
+int running_task_head(struct sampler *s, const struct py_tstate *ts, uint32_t *stack,
+		      uint32_t *depth);
+void record_pending(struct sampler *s, int nts, uint64_t t_ns);
+void async_locate_retry(struct sampler *s, uint64_t t_ns);
+void async_release(struct async_state *as);
+
+/* --- sample_stack.c: one thread's stack ----------------------------------- */
+
+/* The walk of the thread being read. */
+struct stack_walk {
+	/* Its reader: s->m, or (reading torn stacks again) held.fresh. */
+	struct mem *m;
+	uint32_t frames[PYSTACK_MAX_DEPTH + 2];		/* profile frame ids */
+	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
+	int nframes;
+	uint32_t owner;		/* the held stack it will be */
+	uint64_t link;		/* where the walk came from: see collect_frame() */
+};
+
+/* Returns whether a stack (or a failed walk) was held for the recheck. */
+bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+		   uint64_t t_ns);
+/* Walk t's stack with it running, for the code objects it decodes into
+ * the cache, keeping nothing of it (sampler.c's warm_up()). */
+void warm_stack(struct sampler *s, struct sthread *t, const struct py_tstate *ts);
+
+/* --- sample_pause.c: the pause ------------------------------------------- */
+
+struct pausing {
+	struct pause_hint hint;	/* the threads the last pause stopped */
+	pid_t *skip;		/* the threads a pause leaves running */
+	size_t skip_cap;
+	pid_t *keep;		/* and the Python threads it stops */
+	size_t keep_cap;
+};
+
+/* With --blocking: stop the target's threads that this round reads.
+ * Returns 0, -1 when they could not be stopped (counted), or
+ * status_fail(EXIT_EXITED). */
+int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns);
+/* Let the target go, then do what could wait (of this round's ts[0..n)). */
+void release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns);
+void pausing_release(struct pausing *pz);
+
+/* --- reread.c ------------------------------------------------------------- */
+
+void count_held(struct sampler *s, uint64_t t_ns);
+
+/* --- sampler.c: the sampler ----------------------------------------------- */
 
 struct sampler {
 	pid_t pid;
@@ -88,105 +233,47 @@ struct sampler {
 	uint64_t interval_ns;	/* sampler_interval_ns(o.rate_hz) */
 	struct mem *m;		/* through the page cache */
 	struct mem *direct;
-	/* The walk's reader: m, or (reading torn stacks again) fresh, a
-	 * cache of its own, so that m keeps the round's pages for the next
-	 * round's prefetch. */
-	struct mem *wm;
-	struct mem *fresh;
 	struct pyinterp pi;
 	struct profile *p;
 	struct code_cache *cc;
-	int tid_offset;		/* < 3.11: tid inside struct pthread; -2 unknown */
-	uint64_t tid_offset_retry;	/* not found: the round to look again */
-	int tid_offset_tries;		/* searches that found none */
-	struct nsmap nsm;	/* its threads' ids in its PID namespace -> ours */
-	struct sthread *threads;
-	int nthreads;
-	size_t threads_alloc;
-	bool names_stale;
-	bool warm;			/* warm_up() done (see sampler.c) */
-	uint64_t names_due_ns;		/* next refresh_names() without new threads */
-	struct py_tstate ts[MAX_THREADS];
-	int ts_thread[MAX_THREADS];	/* this round: ts[i]'s index in threads (parts' first) */
-	uint32_t frames[PYSTACK_MAX_DEPTH + 2];	/* profile frame ids */
-	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
-	int nframes;
-	uint64_t stacks;
-	uint64_t unchanged_stacks;	/* of which taken whole from the last round */
-	uint64_t still_stacks;		/* of which a thread's left running (still) */
-	uint64_t errors[SERR_COUNT];
-	uint64_t rounds, gil_rounds, seen, active;	/* for sampler_counts() */
-	uint64_t checked;		/* threads whose state was read */
-	uint64_t states_at_ns;		/* when they were last read, + 1 */
-	uint64_t unready;		/* rounds before the interpreter was readable */
-	uint32_t truncated_marker;	/* frame id of "<truncated>" */
-	uint32_t gc_frame;		/* frame id of "<gc>", the collector running */
+	struct nsample *ns;	/* with --native */
+	/* Frames of its own in the profile. */
+	uint32_t truncated_marker;	/* "<truncated>" */
+	uint32_t gc_frame;		/* "<gc>", the collector running */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
-	/* Without --blocking: the stacks of a round, counted once the
-	 * recheck has proved them (see recheck.h). */
-	struct recheck rc;
-	struct pending *pend;
-	size_t npend, pend_cap;
-	uint32_t *pend_frames;
-	size_t npend_frames, pend_frames_cap;
-	bool *torn;
-	size_t torn_cap;
-	/* Reading torn stacks again: see reread.c's count_held(). */
-	struct redo *redo;		/* the threads none of whose stacks held */
-	size_t nredo, redo_cap;
-	uint8_t *proof;			/* each thread's enum proof, this round */
-	size_t proof_cap;
-	uint32_t *renum;		/* held stacks kept: their new numbers */
-	size_t renum_cap;
-	uint64_t round_ns;		/* when this round started (mono_ns()) */
-	uint32_t owner;			/* the pending stack being walked */
-	uint64_t link;			/* where the walk came from: see collect_frame() */
-	struct nsample *ns;		/* with --native */
-	uint64_t pauses, pause_ns, max_pause_ns;
-	struct hist pause_hist;
-	uint64_t late;			/* see struct sampler_counts */
-	int max_late;
-	struct pause_hint pause_hint;	/* the threads the last pause stopped */
-	pid_t *skip;			/* the threads a pause leaves running */
-	size_t skip_cap;
-	pid_t *keep;			/* and the Python threads it stops */
-	size_t keep_cap;
-	struct asyncio_layout A;	/* with o.async, once async_ready */
-	bool async_ready;
-	struct asyncio_memo *amemo;	/* --async=all: tasks kept across samples */
-	struct task_ids *tids;
-	uint64_t async_tried_ns;	/* last look for _asyncio (not loaded yet) */
+	bool warm;			/* warm_up() done */
+	uint64_t states_at_ns;		/* when the states were last read, + 1 */
 	struct stat exe;		/* /proc/PID/exe at the start, to see an exec */
 	uint64_t relocated_ns;		/* last look for an exec of the same program */
+
+	/* This round. */
+	uint64_t round_ns;		/* when it started (mono_ns()) */
+	struct py_tstate ts[MAX_THREADS];
+	int ts_thread[MAX_THREADS];	/* ts[i]'s index in threads (parts' first) */
+
+	/* The parts. */
+	struct thread_table threads;
+	struct stack_walk walk;
+	struct held held;
+	struct async_state async;
+	struct pausing pausing;
+	struct sampler_counts count;	/* running totals (nthreads unused) */
 };
 
-/* sampler.c */
-bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
-		   uint64_t t_ns);
-
-/* sthreads.c */
-void read_states(struct sampler *s);
-/* The entry of a thread state's OS thread, made if new. */
-struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n);
 /* The entry of this round's thread state i, found by find_thread(); NULL
  * for an outer part of an OS thread's stack (it goes with the first). */
 static inline struct sthread *thread_of(struct sampler *s, int i)
 {
-	return s->ts[i].nparts ? &s->threads[s->ts_thread[i]] : NULL;
+	return s->ts[i].nparts ? &s->threads.v[s->ts_thread[i]] : NULL;
 }
-void drop_gone(struct sampler *s);
-void sthread_release(struct sthread *t);	/* its file, name and frames */
-void refresh_names(struct sampler *s, uint64_t t_ns);
 
-/* sample_tasks.c */
-int running_task_head(struct sampler *s, const struct py_tstate *ts, uint32_t *stack,
-		      uint32_t *depth);
-void record_pending(struct sampler *s, int nts, uint64_t t_ns);
-void async_locate_retry(struct sampler *s, uint64_t t_ns);
-
-/* reread.c */
-void hold_stack(struct sampler *s, const struct sthread *t, const struct py_tstate *ts,
-		const uint32_t *stack, uint32_t depth);
-void count_held(struct sampler *s, uint64_t t_ns);
+/* Does the OS thread hold a GIL, in any of its interpreters? */
+static inline bool holds_gil(const struct py_tstate *ts)
+{
+	for (int p = 0; p < ts->nparts; p++)
+		if (ts[p].gil)
+			return true;
+	return false;
+}
 
 #endif

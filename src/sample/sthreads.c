@@ -35,8 +35,8 @@ static char read_state(int fd)
 
 void read_states(struct sampler *s)
 {
-	for (int i = 0; i < s->nthreads; i++)
-		s->threads[i].state = read_state(s->threads[i].stat_fd);
+	for (int i = 0; i < s->threads.n; i++)
+		s->threads.v[i].state = read_state(s->threads.v[i].stat_fd);
 }
 
 static uint32_t thread_root(struct sampler *s, struct sthread *t)
@@ -81,25 +81,26 @@ static void name_thread(struct sampler *s, struct sthread *t, char *name)
 
 static void find_tid_offset(struct sampler *s, int n)
 {
+	struct thread_table *tt = &s->threads;
 	pid_t *tids;
-	int ntids = nsmap_ns_tids(&s->nsm, &tids);
+	int ntids = nsmap_ns_tids(&tt->nsm, &tids);
 	uint64_t idents[MAX_THREADS];
 	int k = 0, wait;
 
-	s->tid_offset = -1;
+	tt->tid_offset = -1;
 	if (ntids >= 0) {
 		/* Once per OS thread: the offset must give each a tid of its own. */
 		for (int i = 0; i < n; i++)
 			if (s->ts[i].nparts)
 				idents[k++] = s->ts[i].ident;
-		s->tid_offset = pystack_tid_offset(s->m, idents, k, tids, ntids);
+		tt->tid_offset = pystack_tid_offset(s->m, idents, k, tids, ntids);
 		free(tids);
 	}
-	if (s->tid_offset >= 0)
+	if (tt->tid_offset >= 0)
 		return;
-	wait = s->tid_offset_tries < 7 ? 1 << s->tid_offset_tries : TID_OFFSET_RETRY_MAX;
-	s->tid_offset_tries++;
-	s->tid_offset_retry = s->rounds + (uint64_t)wait;
+	wait = tt->tid_offset_tries < 7 ? 1 << tt->tid_offset_tries : TID_OFFSET_RETRY_MAX;
+	tt->tid_offset_tries++;
+	tt->tid_offset_retry = s->count.rounds + (uint64_t)wait;
 }
 
 /* The OS thread id of a thread state, in the process's own PID namespace
@@ -108,16 +109,18 @@ static void find_tid_offset(struct sampler *s, int n)
  * (the descriptor's layout not found, after TID_OFFSET_PATIENCE tries). */
 static pid_t ns_tid_of(struct sampler *s, const struct py_tstate *ts, int n)
 {
+	const struct thread_table *tt = &s->threads;
 	int32_t tid;
 
 	/* 3.11+ keep it in the thread state: there is no descriptor to read. */
 	if (ts->tid || s->pi.layout.tstate.native_thread_id != NONE)
 		return ts->tid;
-	if (s->tid_offset == -2 || (s->tid_offset == -1 && s->rounds >= s->tid_offset_retry))
+	if (tt->tid_offset == -2 ||
+	    (tt->tid_offset == -1 && s->count.rounds >= tt->tid_offset_retry))
 		find_tid_offset(s, n);
-	if (s->tid_offset < 0)
-		return ts->ident && s->tid_offset_tries >= TID_OFFSET_PATIENCE ? -1 : 0;
-	if (mem_read_i32(s->m, ts->ident + s->tid_offset, &tid) < 0)
+	if (tt->tid_offset < 0)
+		return ts->ident && tt->tid_offset_tries >= TID_OFFSET_PATIENCE ? -1 : 0;
+	if (mem_read_i32(s->m, ts->ident + tt->tid_offset, &tid) < 0)
 		return 0;
 	return tid;
 }
@@ -145,8 +148,8 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	 * the ident alone is all there is to go by. */
 	pid_t ns_tid = ns_tid_of(s, ts, n);
 
-	for (int i = 0; i < s->nthreads; i++) {
-		t = &s->threads[i];
+	for (int i = 0; i < s->threads.n; i++) {
+		t = &s->threads.v[i];
 		if (t->ident != ts->ident)
 			continue;
 		if (t->ns_tid == ns_tid || (!ns_tid && read_state(t->stat_fd))) {
@@ -156,14 +159,14 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 			return t;
 		}
 	}
-	ALLOC_GROW(s->threads, s->nthreads + 1, s->threads_alloc);
-	t = &s->threads[s->nthreads++];
+	ALLOC_GROW(s->threads.v, s->threads.n + 1, s->threads.cap);
+	t = &s->threads.v[s->threads.n++];
 	memset(t, 0, sizeof(*t));
 	t->ident = ts->ident;
 	t->ns_tid = ns_tid;
 	t->desc_tid = ts->tid ? 0 : ns_tid;
 	t->id_unproven = !ns_tid;
-	t->tid = ns_tid > 0 ? nsmap_host_tid(&s->nsm, ns_tid) : 0;
+	t->tid = ns_tid > 0 ? nsmap_host_tid(&s->threads.nsm, ns_tid) : 0;
 	t->stat_fd = t->tid ? proc_task_open(s->pid, t->tid, "stat") : -1;
 	t->sched_fd = -1;
 	t->pthread = profile_thread(s->p, s->pid, t->tid, NULL);
@@ -171,7 +174,7 @@ struct sthread *find_thread(struct sampler *s, const struct py_tstate *ts, int n
 	/* Not paused: its state now is as good as before the round. */
 	if (!s->o.blocking)
 		t->state = read_state(t->stat_fd);
-	s->names_stale = true;
+	s->threads.names_stale = true;
 	return t;
 }
 
@@ -180,17 +183,17 @@ void drop_gone(struct sampler *s)
 {
 	int j = 0;
 
-	for (int i = 0; i < s->nthreads; i++) {
-		struct sthread *t = &s->threads[i];
+	for (int i = 0; i < s->threads.n; i++) {
+		struct sthread *t = &s->threads.v[i];
 
 		if (t->seen) {
 			t->seen = false;
-			s->threads[j++] = *t;
+			s->threads.v[j++] = *t;
 			continue;
 		}
 		sthread_release(t);
 	}
-	s->nthreads = j;
+	s->threads.n = j;
 }
 
 void sthread_release(struct sthread *t)
@@ -203,21 +206,29 @@ void sthread_release(struct sthread *t)
 	frame_reuse_release(&t->reuse);
 }
 
+void threads_release(struct thread_table *tt)
+{
+	for (int i = 0; i < tt->n; i++)
+		sthread_release(&tt->v[i]);
+	free(tt->v);
+	nsmap_free(&tt->nsm);
+}
+
 /* Thread names are set after a thread starts: look them up when new
  * threads appear and once a second. */
 void refresh_names(struct sampler *s, uint64_t t_ns)
 {
 	uint64_t idents[MAX_THREADS] = { 0 };
 	char *names[MAX_THREADS];
-	int n = s->nthreads < MAX_THREADS ? s->nthreads : MAX_THREADS;
+	int n = s->threads.n < MAX_THREADS ? s->threads.n : MAX_THREADS;
 
-	if (!s->names_stale && t_ns < s->names_due_ns)
+	if (!s->threads.names_stale && t_ns < s->threads.names_due_ns)
 		return;
 	for (int i = 0; i < n; i++)
-		idents[i] = s->threads[i].ident;
+		idents[i] = s->threads.v[i].ident;
 	pystack_names(s->m, &s->pi, idents, n, names);
 	for (int i = 0; i < n; i++) {
-		struct sthread *t = &s->threads[i];
+		struct sthread *t = &s->threads.v[i];
 
 		if (!names[i] && !t->name && t->tid == s->pid)
 			names[i] = xstrdup(PY_MAIN_THREAD_NAME);
@@ -225,7 +236,7 @@ void refresh_names(struct sampler *s, uint64_t t_ns)
 			name_thread(s, t, names[i]);
 	}
 	/* The first refresh at the pid's phase: see pid_phase(). */
-	s->names_due_ns = t_ns + (s->names_due_ns ? NAME_REFRESH_NS
+	s->threads.names_due_ns = t_ns + (s->threads.names_due_ns ? NAME_REFRESH_NS
 						  : pid_phase(s->pid, NAME_REFRESH_NS));
-	s->names_stale = false;
+	s->threads.names_stale = false;
 }

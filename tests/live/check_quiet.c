@@ -1,8 +1,8 @@
 /* A stack taken whole from the last round must still be the thread's stack.
  *
  * Without --native, a thread that has not held the GIL since its stack was
- * last read keeps that stack: sampler.c's quiet() proves it by the GIL's
- * switch count (read from each version's _gil_runtime_state).  Here a
+ * last read keeps that stack: sample_stack.c's unchanged() proves it by the
+ * GIL's switch count (read from each version's _gil_runtime_state).  Here a
  * sleeper alternates between nap_long() (30 ms) and nap_short() (10 ms)
  * while a spinner holds the GIL: `record --idle` must split the sleeper's
  * samples between the two as the sleeper's own clock does over the same
@@ -14,7 +14,7 @@
  * With --native --idle (test_still), a thread asleep is left running and its
  * native frames taken from its last unwind, proved still by where it entered
  * the kernel, the stack bytes that unwind read and its run counts
- * (sampler.c's still_thread()).  nap_long() waits in time.sleep, nap_short()
+ * (sample_pause.c's still_thread()).  nap_long() waits in time.sleep, nap_short()
  * in select.select: a native stack kept from before the sleeper moved shows
  * as a nap_short sample in time_sleep(), or a nap_long one in
  * select_select() (the C functions of the two modules; before 3.11

@@ -42,7 +42,7 @@ static void rig_init(struct rig *r)
 	profile_init(&r->p, 100);
 	r->s.p = &r->p;
 	r->s.pid = getpid();
-	r->s.tid_offset = TID_OFFSET;
+	r->s.threads.tid_offset = TID_OFFSET;
 	/* Before 3.11: no native id in the thread state. */
 	r->s.pi.layout.tstate.native_thread_id = NONE;
 	r->s.o.blocking = false;
@@ -59,9 +59,9 @@ static void rig_descriptor(struct rig *r, int32_t tid)
 
 static void rig_free(struct rig *r)
 {
-	for (int i = 0; i < r->s.nthreads; i++)
-		sthread_release(&r->s.threads[i]);
-	free(r->s.threads);
+	for (int i = 0; i < r->s.threads.n; i++)
+		sthread_release(&r->s.threads.v[i]);
+	free(r->s.threads.v);
 	if (r->s.m)
 		mem_close(r->s.m);
 	profile_free(&r->p);
@@ -114,7 +114,7 @@ START_TEST(test_new_thread_named_by_its_id)
 	snprintf(want, sizeof(want), "thread %d", (int)me);
 	ck_assert_str_eq(root_name(&r, t), want);
 	ck_assert_ptr_eq(find(&r), t);
-	ck_assert_int_eq(r.s.nthreads, 1);
+	ck_assert_int_eq(r.s.threads.n, 1);
 	rig_free(&r);
 }
 END_TEST
@@ -136,7 +136,7 @@ START_TEST(test_zero_id_unproven)
 	ck_assert_int_eq(t->tid, 0);
 	ck_assert_ptr_eq(find(&r), t);
 	ck_assert(!t->id_unproven);
-	ck_assert_int_eq(r.s.nthreads, 1);
+	ck_assert_int_eq(r.s.threads.n, 1);
 	rig_free(&r);
 }
 END_TEST
@@ -155,7 +155,7 @@ START_TEST(test_known_live_thread_kept)
 	rig_descriptor(&r, 0);
 	ck_assert_ptr_eq(find(&r), t);
 	ck_assert_int_eq(t->desc_tid, 0);
-	ck_assert_int_eq(r.s.nthreads, 1);
+	ck_assert_int_eq(r.s.threads.n, 1);
 	rig_free(&r);
 }
 END_TEST
@@ -175,7 +175,7 @@ START_TEST(test_known_ended_thread_not_matched)
 	rig_descriptor(&r, 0);
 	t = find(&r);
 	ck_assert(t->id_unproven);
-	ck_assert_int_eq(r.s.nthreads, 2);
+	ck_assert_int_eq(r.s.threads.n, 2);
 	rig_free(&r);
 }
 END_TEST
@@ -195,7 +195,7 @@ START_TEST(test_reused_ident_new_entry)
 	t = find(&r);
 	ck_assert_ptr_nonnull(t);
 	ck_assert_int_eq(t->tid, me);
-	ck_assert_int_eq(r.s.nthreads, 2);
+	ck_assert_int_eq(r.s.threads.n, 2);
 	rig_free(&r);
 }
 END_TEST
@@ -303,12 +303,12 @@ START_TEST(test_offset_unknown_for_now)
 	struct rig r;
 
 	rig_init(&r);
-	r.s.tid_offset = -1;
-	r.s.tid_offset_retry = 100;
-	r.s.tid_offset_tries = 1;
+	r.s.threads.tid_offset = -1;
+	r.s.threads.tid_offset_retry = 100;
+	r.s.threads.tid_offset_tries = 1;
 	rig_descriptor(&r, (pid_t)syscall(SYS_gettid));
 	ck_assert(find(&r)->id_unproven);
-	ck_assert_int_eq(r.s.nthreads, 1);
+	ck_assert_int_eq(r.s.threads.n, 1);
 	rig_free(&r);
 }
 END_TEST
@@ -323,15 +323,15 @@ START_TEST(test_offset_unknown_ident_alone)
 	pid_t me = (pid_t)syscall(SYS_gettid);
 
 	rig_init(&r);
-	r.s.tid_offset = -1;
-	r.s.tid_offset_retry = 100;
-	r.s.tid_offset_tries = 100;
+	r.s.threads.tid_offset = -1;
+	r.s.threads.tid_offset_retry = 100;
+	r.s.threads.tid_offset_tries = 100;
 	rig_descriptor(&r, me);
 	t = find(&r);
 	ck_assert_ptr_nonnull(t);
 	ck_assert_int_eq(t->tid, 0);
 	ck_assert_ptr_eq(find(&r), t);
-	ck_assert_int_eq(r.s.nthreads, 1);
+	ck_assert_int_eq(r.s.threads.n, 1);
 	rig_free(&r);
 }
 END_TEST

@@ -1,0 +1,281 @@
+/* One thread's stack in a sample: its Python frames walked (or, for a
+ * thread that has not held the GIL since, its last stack taken whole:
+ * unchanged()), turned into profile frames through the code cache, headed
+ * by its root frames and asyncio tasks, and counted: at once when the
+ * target is paused, else held until the recheck proves it (held.c), with
+ * the words the walk read on the way.  Separate from sampler.c because it
+ * is the reading of one thread, which a round, the still threads after a
+ * pause (sample_pause.c) and the re-reading of torn stacks (reread.c) all
+ * ask for. */
+#include "sample/sampler_int.h"
+#include "python/codecache.h"
+#include "python/framereuse.h"
+#include "python/pystack.h"
+#include "python/recheck.h"
+#include "native/nsample.h"
+#include "process/mem.h"
+#include "util/util.h"
+
+/* The frames the walk stepped over between `from` and the visited frame
+ * `to` (shims such as a C call's entry frame, frames not started yet) join
+ * the visited ones: their back pointers are proved too, or a shim read at
+ * the wrong moment could splice two stacks.  The walk read them through
+ * the same cache, so this follows the chain it followed. */
+static void recheck_skipped(struct sampler *s, uint64_t from, uint64_t to)
+{
+	const struct py_layout *L = &s->pi.layout;
+
+	for (int steps = 0; from && from != to && steps < 4 * PYSTACK_MAX_DEPTH; steps++) {
+		recheck_frame(&s->held.rc, s->walk.owner, s->walk.m, L, from, true);
+		if (mem_read_u64(s->walk.m, from + L->frame.back, &from) < 0)
+			return;
+	}
+}
+
+/* The walk only gathers the frames; resolve_frames() turns them into
+ * profile frames once the whole stack is known, reusing last round's. */
+static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+{
+	struct sampler *s = arg;
+
+	if (!s->o.blocking) {
+		const struct py_layout *L = &s->pi.layout;
+
+		recheck_skipped(s, s->walk.link, frame);
+		recheck_frame(&s->held.rc, s->walk.owner, s->walk.m, L, frame,
+			      s->walk.nframes == 0);
+		if (mem_read_u64(s->walk.m, frame + L->frame.back, &s->walk.link) < 0)
+			s->walk.link = 0;
+	}
+	if (s->walk.nframes < PYSTACK_MAX_DEPTH)
+		s->walk.raw[s->walk.nframes++] = (struct reuse_frame){ frame, code, lasti, 0, 0 };
+	return 0;
+}
+
+/* The pointers that lead a recheck to the innermost frame of a part, and
+ * the thread state's owner: a thread that ends frees its state, and the
+ * next one, often given the same address and the same pthread_t, would
+ * otherwise lend its frames to the sample of the one that ended.  Its
+ * native id tells them apart (3.11+); before 3.11, the id in the thread
+ * descriptor its ident names, which the next thread takes over with the
+ * pthread_t (t: the OS thread's entry, for its first part).  A relay of
+ * threads on 3.10 once had the descriptor read while one thread ran and
+ * the stack once the next did, the same frame at the same address in
+ * both: the stack went under the first one's id.  For the collector, the
+ * words that made it one: a collection that ended between the listing and
+ * the walk would put <gc> on whatever the thread went on to call. */
+static void recheck_tstate(struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
+{
+	const struct py_layout *L = &s->pi.layout;
+	struct recheck *rc = &s->held.rc;
+	uint32_t owner = s->walk.owner;
+
+	if (L->tstate.native_thread_id != NONE && ts->tid_read)
+		recheck_add(rc, owner, ts->addr + L->tstate.native_thread_id,
+			    (uint64_t)ts->tid_read, 4);
+	if (t && t->desc_tid > 0 && s->threads.tid_offset >= 0) {
+		recheck_add(rc, owner, ts->addr + L->tstate.thread_id, ts->ident, 8);
+		recheck_add(rc, owner, ts->ident + (uint64_t)s->threads.tid_offset,
+			    (uint64_t)(uint32_t)t->desc_tid, 4);
+	}
+	if (ts->gc && ts->gc_at && ts->gil_at) {
+		recheck_add(rc, owner, ts->gc_at, 1, 4);
+		recheck_add(rc, owner, ts->gil_at, ts->addr, 8);
+	}
+	if (ts->cframe) {
+		recheck_add(rc, owner, ts->addr + L->tstate.frame, ts->cframe, 8);
+		recheck_add(rc, owner, ts->cframe + L->tstate.cframe_frame, ts->frame, 8);
+	} else {
+		recheck_add(rc, owner, ts->addr + L->tstate.frame, ts->frame, 8);
+	}
+}
+
+/* The Python frames of one OS thread into s->walk.frames, innermost first: its
+ * thread states ts[0..ts->nparts), one interpreter's after another.  A part
+ * that ends early ends the stack (see pystack.c's walk_thread). */
+static enum walk_end walk_parts(struct sampler *s, const struct sthread *t,
+			       const struct py_tstate *ts)
+{
+	enum walk_end end = WALK_DONE;
+	int n, rc;
+
+	s->walk.nframes = 0;
+	for (int p = 0; p < ts->nparts && end == WALK_DONE; p++) {
+		int max = PYSTACK_MAX_DEPTH - s->walk.nframes;
+
+		if (ts[p].frame_err < 0)
+			return WALK_READ_ERROR;
+		if (!s->o.blocking)
+			recheck_tstate(s, p ? NULL : t, &ts[p]);
+		if (!ts[p].frame)
+			continue;
+		s->walk.link = ts[p].frame;
+		if (max <= 0)
+			return WALK_TRUNCATED;
+		end = pystack_walk(s->walk.m, &s->pi.layout, ts[p].frame, max, collect_frame, s,
+				   &n, &rc);
+		/* The frames after the outermost shown: had a shim's back
+		 * pointer been read as the end, outer frames would be lost. */
+		if (end == WALK_DONE && !s->o.blocking)
+			recheck_skipped(s, s->walk.link, 0);
+	}
+	return end;
+}
+
+/* The walked frames' profile ids into s->walk.frames; a code object that cannot
+ * be read fails the stack, as it would have failed the walk. */
+static enum walk_end resolve_frames(struct sampler *s, struct sthread *t, enum walk_end end)
+{
+	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
+		t->reuse.n = 0;
+		return end;
+	}
+	if (frame_reuse_resolve(&t->reuse, s->cc, s->walk.raw, (uint32_t)s->walk.nframes,
+				s->walk.frames) < 0)
+		return WALK_VISIT_ERROR;
+	return end;
+}
+
+/* Is any part of the thread running its interpreter's collector? */
+static bool collecting(const struct py_tstate *ts)
+{
+	for (int p = 0; p < ts->nparts; p++)
+		if (ts[p].gc)
+			return true;
+	return false;
+}
+
+/* Has the thread run no Python code since its last proved stack was read?
+ * Only a thread holding its interpreter's GIL runs Python code, and the
+ * GIL's switch count goes up whenever a thread other than its last holder
+ * takes it (take_gil()).  So a thread that is not the last holder now,
+ * with the count what it was when its stack was read, has not taken the
+ * GIL since: its frames are as they were, and the code objects they hold
+ * references to are alive.  The count is read before the frames in a
+ * round, and a stack read without a pause is proved by the recheck after
+ * them, so nothing between the two reads escapes.  Not with --native (C
+ * code runs without the GIL) or --async (the running task is looked up
+ * from the walk), nor for a thread in more than one interpreter. */
+static bool may_be_unchanged(const struct sampler *s, const struct py_tstate *ts)
+{
+	return !s->ns && !s->o.async && ts->nparts == 1 && ts->gil_counted;
+}
+
+/* (The holder is the last holder: !gil_last covers it.) */
+static bool unchanged(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts)
+{
+	return t->last_read.valid && may_be_unchanged(s, ts) && !ts->gil_last && !ts->frame_err &&
+	       ts->addr == t->last_read.tstate && ts->frame == t->last_read.frame &&
+	       ts->interp == t->last_read.interp && ts->gil_switches == t->last_read.switches;
+}
+
+/* The thread's last stack, as the walk and resolve_frames() leave it. */
+static enum walk_end unchanged_stack(struct sampler *s, struct sthread *t)
+{
+	s->walk.nframes = (int)t->reuse.n;
+	for (uint32_t i = 0; i < t->reuse.n; i++) {
+		s->walk.raw[i] = t->reuse.v[i];
+		s->walk.frames[i] = t->reuse.v[i].id;
+	}
+	s->count.unchanged_stacks++;
+	return t->last_read.end;
+}
+
+/* Remember where this round's stack of t was read from; without a pause
+ * it counts once the recheck has proved it (reread.c's count_held()). */
+static void note_read(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+		       enum walk_end end)
+{
+	t->last_read.valid = (end == WALK_DONE || end == WALK_TRUNCATED) && may_be_unchanged(s, ts);
+	t->last_read.tstate = ts->addr;
+	t->last_read.frame = ts->frame;
+	t->last_read.interp = ts->interp;
+	t->last_read.switches = ts->gil_switches;
+	t->last_read.end = end;
+}
+
+/* The thread table's entry and this round's thread state of a held stack:
+ * what reread.c reads again should it not hold. */
+static struct redo who(const struct sampler *s, const struct sthread *t,
+		       const struct py_tstate *ts)
+{
+	return (struct redo){ (int)(t - s->threads.v), (int)(ts - s->ts) };
+}
+
+bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
+		   uint64_t t_ns)
+{
+	uint32_t stack[PYSTACK_MAX_DEPTH + ASYNCIO_CHAIN_MAX + 4];
+	uint32_t depth = 0, nhead;
+	size_t words = s->held.rc.n;
+	enum walk_end end;
+	int outer;
+
+	s->walk.owner = (uint32_t)s->held.npend;
+	/* For --waits: running, or waiting without a class of its own. */
+	s->p->threads[t->pthread].idle = t->state && t->state != 'R';
+	if (unchanged(s, t, ts)) {
+		end = unchanged_stack(s, t);
+	} else {
+		end = resolve_frames(s, t, walk_parts(s, t, ts));
+		note_read(s, t, ts, end);
+	}
+	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
+		s->held.rc.n = words;	/* only a stack that is held needs them */
+		/* Read from a running thread, a walk fails when it is
+		 * torn too (a frame freed, a chain changed under it): it is
+		 * read again as a torn stack is, and counted if it stays
+		 * so. */
+		if (!s->o.blocking) {
+			held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0);
+			return true;
+		}
+		s->count.errors[SERR_TORN]++;
+		return false;
+	}
+	/* A thread with no Python frame (starting, or only in C) adds nothing. */
+	if (s->walk.nframes == 0) {
+		s->held.rc.n = words;
+		return false;
+	}
+	if (s->proc_root != NO_FRAME)
+		stack[depth++] = s->proc_root;
+	if (s->o.threads)
+		stack[depth++] = t->root;
+	nhead = depth;
+	outer = running_task_head(s, ts, stack, &depth);
+	if (end == WALK_TRUNCATED && outer == s->walk.nframes - 1)
+		stack[depth++] = s->truncated_marker;
+	for (int i = outer; i >= 0; i--)
+		stack[depth++] = s->walk.frames[i];
+	/* With --native the collector's own C functions show instead. */
+	if (!s->ns && collecting(ts))
+		stack[depth++] = s->gc_frame;
+	/* Counted once the threads run again: see nsample.h. */
+	if (s->ns) {
+		s->count.stacks++;
+		if (t->still) {
+			s->count.still_stacks++;
+			nsample_capture_still(s->ns, s->m, ts, t->tid, t->pthread, stack, depth,
+					      nhead, end == WALK_DONE);
+		} else {
+			nsample_capture(s->ns, s->m, ts, t->tid, t->pthread, stack, depth, nhead,
+					end == WALK_DONE);
+		}
+		return false;
+	}
+	if (!s->o.blocking) {
+		held_add(&s->held, t->pthread, who(s, t, ts), stack, depth);
+		return true;
+	}
+	s->count.stacks++;
+	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
+	return false;
+}
+
+void warm_stack(struct sampler *s, struct sthread *t, const struct py_tstate *ts)
+{
+	resolve_frames(s, t, walk_parts(s, t, ts));
+	t->reuse.n = 0;
+	t->last_read.valid = false;
+}
