@@ -88,7 +88,7 @@ struct py_tstate {
 	/* Its interpreter's GIL switch count, when gil_counted, and whether
 	 * it was the GIL's last holder: a thread that was not, while the
 	 * count stays the same, has not run Python code since (see
-	 * sampler.c's quiet()). */
+	 * sample_stack.c's unchanged()). */
 	bool gil_counted;
 	bool gil_last;
 	uint64_t gil_switches;
@@ -96,7 +96,7 @@ struct py_tstate {
 	/* With gc: where the collecting flag (1) and the GIL's holder (this
 	 * thread state) were read.  They were read before the stack was: a
 	 * stack read without stopping the thread is the collector's only if
-	 * they still say so once it is read (sampler.c's recheck). */
+	 * they still say so once it is read (sample_stack.c's recheck). */
 	uint64_t gc_at, gil_at;
 	/* The parts of one OS thread's stack are listed together, innermost
 	 * first: nparts is their count on the first (1 for a thread in one
