@@ -5,7 +5,7 @@
  * _asyncio module's .AsyncioDebug section, then regions of memory.  What
  * the dump and the sampler do with tasks runs on it:
  *
- *   - 3.14+ (asyncio.c): the section is checked and parsed
+ *   - 3.14+ (asyncio314.c): the section is checked and parsed
  *     (asyncio_layout_parse), and the interpreter's layout taken from
  *     _Py_DebugOffsets at _PyRuntime;
  *   - 3.11-3.13 (asyncio_legacy.c): the section is not read; the layout

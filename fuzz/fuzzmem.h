@@ -84,7 +84,7 @@ static inline int fz_minor(uint8_t b)
 }
 
 /* fuzz_asyncio's minor version, 11..15 from any byte (the seeds carry the
- * real one): 11-13 the legacy reader's, 14 and 15 asyncio.c's. */
+ * real one): 11-13 the legacy reader's, 14 and 15 asyncio314.c's. */
 static inline int fz_asyncio_minor(uint8_t b)
 {
 	return b >= 11 && b <= 15 ? b : 11 + b % 5;

@@ -2,7 +2,7 @@
  * who awaits whom, read from outside.
  *
  * What is read, the tasks and who awaits whom, and its bounds are the task
- * model's: python/asynctasks.h.  Two readers fill it: asyncio.c for 3.14+,
+ * model's: python/asynctasks.h.  Two readers fill it: asyncio314.c for 3.14+,
  * through the debug offsets the _asyncio module publishes (see
  * interp/asyncio_offsets.c), and asyncio_legacy.c for 3.11-3.13; the entry
  * points below (asyncio_dispatch.c) pick the one for the target's version.
@@ -67,45 +67,5 @@ int asyncio_awaiter_chain(struct mem *m, const struct pyinterp *pi, const struct
 struct py_tstate;
 int asyncio_running_task(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 			 const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame);
-
-/* --- the 3.14+ reader (asyncio.c), as asyncio_dispatch.c calls it ------- */
-
-/* asyncio_locate() and asyncio_locate_in(), what naming the process in
- * messages. */
-int asyncio314_locate(pid_t pid, const char *what, struct mem *m, const struct pyinterp *pi,
-		      struct asyncio_layout *A, char *err, size_t errlen);
-int asyncio314_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
-			 struct asyncio_layout *A, char *err, size_t errlen);
-/* asyncio_tasks_memo() (memo NULL: asyncio_tasks()). */
-int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		     struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
-		     char *err, size_t errlen);
-int asyncio314_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		     uint64_t task, char **names, int max);
-int asyncio314_running(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
-		       const struct py_tstate *ts, uint64_t *task, uint64_t *coro_frame);
-
-/* --- shared by the two readers (asyncio.c) ------------------------------ */
-
-struct pyctx;
-/* A task's name from its name object: a str, or (3.13+, named lazily)
- * an int n for "Task-n"; NULL if it is neither.  Caller frees. */
-char *asyncio_task_name(const struct pyctx *c, uint64_t obj);
-/* A frame of a task's coroutine chain, as read. */
-struct coro_frame {
-	uint64_t frame, code, lasti;
-};
-struct frame_decoder;
-/* Decode a task's n frames into t->frames (innermost first; outer_first:
- * cf holds them the other way round and is turned in place), setting
- * frames_truncated where one does not decode. */
-void asyncio_decode_frames(struct frame_decoder *fd, struct py_task *t, struct coro_frame *cf,
-			   int n, bool outer_first);
-/* What pending task t (its frames decoded, innermost first) waits in,
- * where its innermost coroutine is one of asyncio's waiting methods:
- * fills t->wait.  frames: the addresses of its two innermost frames (the
- * second read only when t has two).  For the 3.11-3.13 reader. */
-void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
-		       const uint64_t *frames);
 
 #endif

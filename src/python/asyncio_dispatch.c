@@ -1,10 +1,11 @@
 /* Which asyncio reader reads a target: the 3.11-3.13 one (asyncio_legacy.c)
  * where its version has a verified task layout (asyncio_legacy_version(),
  * which asyncio_locate() records in A->legacy.on), else the 3.14+ one
- * (asyncio.c).  Nothing else is decided here.
+ * (asyncio314.c).  Nothing else is decided here.
  */
 #include "python/asyncio.h"
 #include "python/asyncio_legacy.h"
+#include "python/asyncio_int.h"
 
 #include <stdio.h>
 

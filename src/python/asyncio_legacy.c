@@ -8,6 +8,7 @@
  * dropped and counted as torn.
  */
 #include "python/asyncio_legacy.h"
+#include "python/asyncio_int.h"
 #include "python/pyobj.h"
 #include "python/taskrun.h"
 #include "process/mem.h"
@@ -16,53 +17,11 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_MAX_CHARS 1024
-#define MAX_LOOPS 64		/* event loops running at once (_current_tasks) */
-#define MAX_CHILDREN 1024	/* futures one gather gathers */
-#define MAX_CALLBACKS 64	/* done callbacks of one task looked at */
 #define TYPE_DEPTH 16		/* tp_base links from a type to Task */
-#define TYPE_CACHE 32
-
-/* Per task, as read: what the torn check compares, what the graph needs. */
-struct lraw {
-	uint64_t type, coro, waiter, name, loop;
-	int32_t state;
-	bool py;		/* a pure-Python task (attributes, not fields) */
-	bool unproved;		/* read as running, and no read proved it */
-};
-
-struct lreader {
-	struct mem *m;
-	const struct pyinterp *pi;
-	const struct py_layout *L;
-	const struct asyncio_layout *A;
-	struct pyctx c;
-	struct py_tasks *out;
-	struct mem *direct;		/* the recheck's reader, NULL when paused */
-	size_t cap;
-	struct lraw *raw;
-	size_t rawcap;
-	struct hashidx ix;		/* task address -> index */
-	uint64_t ctask, pytask;		/* the Task types of this interpreter, 0: none */
-	struct py_tstate *ts;
-	int nts;
-	uint64_t running[MAX_LOOPS];	/* _current_tasks' values */
-	int nrunning;
-	uint64_t loop[MAX_LOOPS], loop_tstate[MAX_LOOPS];	/* loop -> thread state */
-	int nloops;
-	/* Type names by type address, for this read only (the process is
-	 * paused, or each task is read again after). */
-	struct {
-		uint64_t type;
-		char name[48];
-	} types[TYPE_CACHE];
-	int ntypes;
-};
 
 bool asyncio_legacy_version(int minor, struct asyncio_layout *A)
 {
@@ -88,7 +47,7 @@ static int by_addr_cmp(const void *a, const void *b)
  * _GatheringFuture: tp_dictoffset > 0, no managed dict).  A type with a
  * managed dict says so with a negative tp_dictoffset; 0 is no __dict__ at
  * all (a C object, such as uvloop's loop). */
-static int attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *value)
+int legacy_attr(struct lreader *r, uint64_t obj, const char *name, uint64_t *value)
 {
 	uint64_t type, dict;
 	int64_t off;
@@ -116,19 +75,19 @@ static const char *type_name_at(struct lreader *r, uint64_t type)
 	for (i = 0; i < r->ntypes; i++)
 		if (r->types[i].type == type)
 			return r->types[i].name;
-	if (i == TYPE_CACHE)
-		i = TYPE_CACHE - 1;	/* full: the last slot turns over */
+	if (i == LEGACY_TYPE_CACHE)
+		i = LEGACY_TYPE_CACHE - 1;	/* full: the last slot turns over */
 	if (mem_read_u64(r->m, type + r->L->obj.tp_name, &tp_name) < 0 ||
 	    mem_read_cstr(r->m, tp_name, buf, sizeof(buf)) < 0)
 		return NULL;
 	memcpy(r->types[i].name, buf, sizeof(buf));
 	r->types[i].type = type;
-	if (r->ntypes < TYPE_CACHE)
+	if (r->ntypes < LEGACY_TYPE_CACHE)
 		r->ntypes++;
 	return r->types[i].name;
 }
 
-static const char *type_name(struct lreader *r, uint64_t obj)
+const char *legacy_type_name(struct lreader *r, uint64_t obj)
 {
 	uint64_t type;
 
@@ -137,9 +96,9 @@ static const char *type_name(struct lreader *r, uint64_t obj)
 	return type_name_at(r, type);
 }
 
-static bool type_is(struct lreader *r, uint64_t obj, const char *name)
+bool legacy_type_is(struct lreader *r, uint64_t obj, const char *name)
 {
-	const char *t = type_name(r, obj);
+	const char *t = legacy_type_name(r, obj);
 
 	return t && !strcmp(t, name);
 }
@@ -171,7 +130,7 @@ static int32_t py_state(struct lreader *r, uint64_t obj)
 	uint64_t s;
 	char *v = NULL;
 	int32_t st;
-	int rc = attr(r, obj, "_state", &s);
+	int rc = legacy_attr(r, obj, "_state", &s);
 
 	if (rc < 0 && rc != -ENOENT)
 		return -1;
@@ -205,10 +164,11 @@ static int read_fields(struct lreader *r, uint64_t obj, int kind, struct lraw *r
 	if (kind == 2) {
 		raw->py = true;
 		raw->state = py_state(r, obj);
-		if (attr(r, obj, "_coro", &raw->coro) < 0 || attr(r, obj, "_name", &raw->name) < 0 ||
-		    attr(r, obj, "_loop", &raw->loop) < 0)
+		if (legacy_attr(r, obj, "_coro", &raw->coro) < 0 ||
+		    legacy_attr(r, obj, "_name", &raw->name) < 0 ||
+		    legacy_attr(r, obj, "_loop", &raw->loop) < 0)
 			return -EAGAIN;
-		attr(r, obj, "_fut_waiter", &raw->waiter);
+		legacy_attr(r, obj, "_fut_waiter", &raw->waiter);
 		return raw->state < 0 || raw->state > 2 || !raw->name ? -EAGAIN : 0;
 	}
 	if (A->task.size > sizeof(b) || mem_read(r->m, obj, b, A->task.size) < 0)
@@ -228,12 +188,12 @@ static uint64_t loop_tstate(struct lreader *r, uint64_t loop)
 	for (int i = 0; i < r->nloops; i++)
 		if (r->loop[i] == loop)
 			return r->loop_tstate[i];
-	if (loop && attr(r, loop, "_thread_id", &id) == 0 && id &&
-	    type_is(r, id, "int") && py_long(&r->c, id, &ident) == 0)
+	if (loop && legacy_attr(r, loop, "_thread_id", &id) == 0 && id &&
+	    legacy_type_is(r, id, "int") && py_long(&r->c, id, &ident) == 0)
 		for (int k = 0; k < r->nts && !ts; k++)
 			if (r->ts[k].nparts && r->ts[k].ident == (uint64_t)ident)
 				ts = r->ts[k].addr;
-	if (r->nloops < MAX_LOOPS) {
+	if (r->nloops < LEGACY_MAX_LOOPS) {
 		r->loop[r->nloops] = loop;
 		r->loop_tstate[r->nloops++] = ts;
 	}
@@ -242,7 +202,7 @@ static uint64_t loop_tstate(struct lreader *r, uint64_t loop)
 
 /* --- finding the tasks ---------------------------------------------------- */
 
-static int task_index(const struct lreader *r, uint64_t addr)
+int legacy_task_index(const struct lreader *r, uint64_t addr)
 {
 	return py_tasks_lookup(&r->ix, r->out, addr);
 }
@@ -264,7 +224,7 @@ static void add_task(struct lreader *r, uint64_t obj, const uint8_t *b)
 	struct py_task t = { .addr = obj };
 	int kind, rc;
 
-	if (!obj || task_index(r, obj) >= 0)
+	if (!obj || legacy_task_index(r, obj) >= 0)
 		return;
 	if (r->out->n >= ASYNCIO_MAX_TASKS) {
 		r->out->truncated = true;
@@ -344,7 +304,7 @@ static void add_tasks(struct lreader *r, const uint64_t *objs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *b = ok[i] ? bytes + i * size : NULL;
 		const char *t = b ? type_name_at(r, field_u64(b, r->L->obj.ob_type))
-				  : type_name(r, objs[i]);
+				  : legacy_type_name(r, objs[i]);
 
 		if (objs[i] && !(t && !strcmp(t, "NoneType")))
 			add_task(r, objs[i], b);
@@ -437,11 +397,11 @@ static uint64_t tasks_module(struct lreader *r, uint64_t interp, struct where *w
 /* _current_tasks: the running task of each running loop. */
 static void read_running(struct lreader *r, struct where *wh, uint64_t md)
 {
-	uint64_t cur, keys[MAX_LOOPS];
+	uint64_t cur, keys[LEGACY_MAX_LOOPS];
 	size_t n = 0;
 
 	if (md_get(r, wh, md, W_CURRENT, &cur) < 0 || !cur ||
-	    py_dict_items(&r->c, cur, keys, r->running, MAX_LOOPS, &n) < 0)
+	    py_dict_items(&r->c, cur, keys, r->running, LEGACY_MAX_LOOPS, &n) < 0)
 		n = 0;
 	r->nrunning = (int)n;
 }
@@ -472,7 +432,7 @@ static void read_registries(struct lreader *r, struct where *wh, uint64_t md)
 	read_running(r, wh, md);
 	for (size_t i = 0; i < ARRAY_SIZE(weak); i++)
 		if (md_get(r, wh, md, weak[i], &obj) == 0 && obj &&
-		    attr(r, obj, "data", &data) == 0)
+		    legacy_attr(r, obj, "data", &data) == 0)
 			add_set(r, data, true);
 	if (md_get(r, wh, md, W_EAGER, &obj) == 0 && obj)
 		add_set(r, obj, false);
@@ -521,7 +481,8 @@ static int coro_chain(struct lreader *r, uint64_t coro, struct coro_frame *cf, b
 	const struct asyncio_layout *A = r->A;
 	int n = 0;
 
-	while (coro && (type_is(r, coro, "coroutine") || type_is(r, coro, "generator"))) {
+	while (coro &&
+	       (legacy_type_is(r, coro, "coroutine") || legacy_type_is(r, coro, "generator"))) {
 		uint64_t frame = coro + A->legacy.gen_iframe;
 		int32_t top;
 		int8_t st;
@@ -669,160 +630,6 @@ static void drop_torn(struct lreader *r, struct mem *recheck)
 	for (int i = 0; i < kept; i++)
 		hashidx_add(&r->ix, hash_u64(r->out->v[i].addr), (uint32_t)i);
 }
-
-/* --- who awaits whom ------------------------------------------------------- */
-
-static bool listed(const uint64_t *v, int n, uint64_t x)
-{
-	for (int i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
-/* The gathers of one read's walks (see gather_edges): what is left of its
- * budget, and each gather expanded, for whose walk and how far down. */
-struct gathers {
-	long left;		/* gathers and children to look at */
-	struct hashidx ix;	/* gather address -> seen[] */
-	struct gather_seen {
-		uint64_t addr;
-		int walk, hops;
-	} *seen;
-	size_t n, cap;
-};
-
-/* n awaits left out (a gather not walked counts one), at a bound. */
-static void count_cut(struct py_tasks *out, uint64_t n)
-{
-	out->edges_cut = n < (uint64_t)(INT_MAX - out->edges_cut) ? out->edges_cut + (int)n : INT_MAX;
-}
-
-/* Is gather fut new to task i's walk, or met nearer the task than
- * before?  Then it is marked met here and is to be expanded. */
-static bool gather_first(struct gathers *g, int i, uint64_t fut, int hops)
-{
-	uint32_t h = hash_u64(fut), id;
-	struct hashidx_pos pos;
-
-	for (id = hashidx_first(&g->ix, h, &pos); id != HASHIDX_NONE; id = hashidx_next(&g->ix, &pos))
-		if (g->seen[id].addr == fut)
-			break;
-	if (id == HASHIDX_NONE) {
-		ALLOC_GROW(g->seen, g->n + 1, g->cap);
-		id = (uint32_t)g->n++;
-		g->seen[id] = (struct gather_seen){ .addr = fut, .walk = -1 };
-		hashidx_add(&g->ix, h, id);
-	}
-	if (g->seen[id].walk == i && g->seen[id].hops <= hops)
-		return false;
-	g->seen[id].walk = i;
-	g->seen[id].hops = hops;
-	return true;
-}
-
-/* Task i waits on gather future fut: it awaits the tasks fut gathers,
- * and those of the gathers among them.  Garbage may nest gathers in
- * themselves or each other without end: each is expanded once per walk,
- * every gather and child is charged to the read's budget, and what is
- * not followed (too deep, past MAX_CHILDREN, past the budget) counted cut. */
-static void gather_edges(struct lreader *r, struct gathers *g, int i, uint64_t fut, int hops)
-{
-	uint64_t children, *items;
-	int64_t len = 0;
-	size_t n = 0;
-
-	if (!gather_first(g, i, fut, hops))
-		return;
-	if (hops > ASYNCIO_MAX_HOPS || g->left <= 0) {
-		count_cut(r->out, 1);
-		return;
-	}
-	g->left--;
-	if (attr(r, fut, "_children", &children) < 0 || !type_is(r, children, "list"))
-		return;
-	items = xcalloc(MAX_CHILDREN, sizeof(*items));
-	if (py_seq_items(&r->c, children, PY_LIST, items, MAX_CHILDREN, &n) < 0)
-		n = 0;
-	else if (n == MAX_CHILDREN && py_varsize(&r->c, children, &len) == 0 && len > (int64_t)n)
-		count_cut(r->out, (uint64_t)len - n);
-	for (size_t j = 0; j < n; j++) {
-		int k = task_index(r, items[j]);
-
-		if (g->left-- <= 0) {
-			count_cut(r->out, n - j);
-			break;
-		}
-		if (k >= 0)
-			py_tasks_link(r->out, i, k);
-		else if (type_is(r, items[j], "_GatheringFuture"))
-			gather_edges(r, g, i, items[j], hops + 1);
-	}
-	free(items);
-}
-
-/* One done callback of task i: a TaskGroup's _on_task_done makes the
- * group's parent task await it. */
-static void callback_edge(struct lreader *r, int i, uint64_t cb)
-{
-	uint64_t self, parent;
-	int k;
-
-	if (!type_is(r, cb, "method") ||
-	    mem_read_u64(r->m, cb + r->A->legacy.im_self, &self) < 0 ||
-	    !type_is(r, self, "TaskGroup") || attr(r, self, "_parent_task", &parent) < 0 ||
-	    (k = task_index(r, parent)) < 0)
-		return;
-	py_tasks_link(r->out, k, i);
-}
-
-/* The done callbacks of task i: the C task's first one apart, then a list
- * of (callback, context) tuples. */
-static void group_edges(struct lreader *r, int i)
-{
-	uint64_t obj = r->out->v[i].addr, first = 0, list = 0, items[MAX_CALLBACKS], cb;
-	size_t n = 0;
-
-	if (r->raw[i].py) {
-		attr(r, obj, "_callbacks", &list);
-	} else if (mem_read_u64(r->m, obj + r->A->legacy.callback0, &first) < 0 ||
-		   mem_read_u64(r->m, obj + r->A->legacy.callbacks, &list) < 0) {
-		return;
-	}
-	if (first)
-		callback_edge(r, i, first);
-	if (!type_is(r, list, "list") ||
-	    py_seq_items(&r->c, list, PY_LIST, items, MAX_CALLBACKS, &n) < 0)
-		return;
-	for (size_t j = 0; j < n; j++)
-		if (type_is(r, items[j], "tuple") && py_tuple_item(&r->c, items[j], 0, &cb) == 0)
-			callback_edge(r, i, cb);
-}
-
-static void resolve(struct lreader *r)
-{
-	struct gathers g = { .left = ASYNCIO_LEGACY_GATHER_VISITS(r->out->n) };
-
-	for (int i = 0; i < r->out->n; i++) {
-		uint64_t w = r->raw[i].waiter;
-		const char *type;
-		int k;
-
-		if (r->out->v[i].state != TASK_DONE)
-			group_edges(r, i);
-		if (!w || type_is(r, w, "NoneType"))
-			continue;
-		if ((k = task_index(r, w)) >= 0)
-			py_tasks_link(r->out, i, k);
-		else if (type_is(r, w, "_GatheringFuture"))
-			gather_edges(r, &g, i, w, 0);
-		if ((type = type_name(r, w)))
-			r->out->v[i].waiting_on = xstrdup(type);
-	}
-	hashidx_release(&g.ix);
-	free(g.seen);
-}
-
 /* --- entry points -------------------------------------------------------- */
 
 static int read_all(struct lreader *r, bool frames, struct mem *recheck, char *err,
@@ -850,7 +657,7 @@ static int read_all(struct lreader *r, bool frames, struct mem *recheck, char *e
 	}
 	if (recheck || unproved)
 		drop_torn(r, recheck);
-	resolve(r);
+	asyncio_legacy_resolve(r);
 	py_tasks_mark_cycles(r->out);
 	return 0;
 }
@@ -881,6 +688,14 @@ int asyncio_legacy_tasks(struct mem *m, const struct pyinterp *pi, const struct 
 	rc = read_all(&r, true, recheck, err, errlen);
 	reader_release(&r);
 	return rc;
+}
+
+static bool listed(const uint64_t *v, int n, uint64_t x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
 }
 
 int asyncio_legacy_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
@@ -914,7 +729,7 @@ int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
 {
 	struct py_tasks none;
 	struct lreader r;
-	uint64_t interp, md, keys[MAX_LOOPS], loops[MAX_LOOPS];
+	uint64_t interp, md, keys[LEGACY_MAX_LOOPS], loops[LEGACY_MAX_LOOPS];
 	int rc = -ENOENT;
 
 	reader_init(&r, m, pi, A, &none);
@@ -928,7 +743,7 @@ int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
 			uint64_t cur = 0;
 
 			if (md_get(&r, wh, md, W_CURRENT, &cur) < 0 || !cur ||
-			    py_dict_items(&r.c, cur, loops, keys, MAX_LOOPS, &n) < 0)
+			    py_dict_items(&r.c, cur, loops, keys, LEGACY_MAX_LOOPS, &n) < 0)
 				n = 0;
 			for (size_t i = 0; i < n && rc < 0; i++) {
 				struct lraw raw = { 0 };
@@ -936,8 +751,8 @@ int asyncio_legacy_running(struct mem *m, const struct pyinterp *pi,
 				int64_t v;
 				int kind;
 
-				if (attr(&r, loops[i], "_thread_id", &id) < 0 ||
-				    !type_is(&r, id, "int") || py_long(&r.c, id, &v) < 0 ||
+				if (legacy_attr(&r, loops[i], "_thread_id", &id) < 0 ||
+				    !legacy_type_is(&r, id, "int") || py_long(&r.c, id, &v) < 0 ||
 				    (uint64_t)v != ident || !(kind = task_kind(&r, keys[i], &raw.type)) ||
 				    read_fields(&r, keys[i], kind, &raw) < 0)
 					continue;

@@ -1,5 +1,5 @@
 /* The asyncio task model: the tasks of a process as read, who awaits whom,
- * and the deadlock cycles among them.  Both task readers fill it (asyncio.c
+ * and the deadlock cycles among them.  Both task readers fill it (asyncio314.c
  * for 3.14+, asyncio_legacy.c for 3.11-3.13 and pure-Python tasks); dump,
  * record and the sampler read it.  Nothing here reads the target.
  *

@@ -26,7 +26,7 @@ struct code_cache;
 /* A code object's identity: the fields that tell one code object from
  * another at one address (above), read here for every reader of code
  * objects -- this cache, the thread walk and frame_decode() (pyframe.c)
- * -- and recorded by asyncio.c's memo. */
+ * -- and recorded by asyncio_memo.c. */
 struct code_identity {
 	uint64_t type, filename, name, linetable;	/* name: the qualified one, 3.11+ */
 	int32_t firstlineno;

@@ -1,5 +1,6 @@
 /* Proof that a task read as running is (see taskrun.h). */
 #include "python/taskrun.h"
+#include "python/asyncio_int.h"
 #include "process/mem.h"
 #include "util/util.h"
 

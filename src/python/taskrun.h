@@ -40,6 +40,7 @@
 #include "python/recheck.h"
 
 struct mem;
+struct coro_frame;
 
 #define TASK_RUN_TRIES 8
 #define TASK_RUN_WORDS 2

@@ -1,4 +1,4 @@
-/* Tests for the asyncio task reader (src/python/asyncio.c) and the check of
+/* Tests for the asyncio task reader (src/python/asyncio314.c) and the check of
  * the asyncio debug offsets (interp/asyncio_offsets.c), on synthetic
  * memory built with tests/lib/fakepy.c, once per version that has tasks
  * (3.14, 3.15).

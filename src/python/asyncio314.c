@@ -13,7 +13,7 @@
  * TaskGroup, the _GatheringFuture for gather, which in turn records the
  * task that awaits it; so awaiters are resolved through futures to tasks.
  */
-#include "python/asyncio.h"
+#include "python/asyncio_int.h"
 #include "python/codecache.h"
 #include "python/pyobj.h"
 #include "python/taskrun.h"
@@ -26,58 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NAME_MAX_CHARS 1024
-#define TASK_READ_MAX 256
-#define TYPE_CACHE 16
-#define WAITS_SEEN 16
-
-/* Type objects seen in this read, by address (the process is paused, or
- * the read is marked nonblocking and its tasks re-checked). */
-struct type_cache {
-	uint64_t addr[TYPE_CACHE];
-	bool yes[TYPE_CACHE];
-	int n;
-};
-
-struct reader {
-	struct mem *m;
-	const struct pyinterp *pi;
-	const struct py_layout *L;
-	const struct asyncio_layout *A;
-	struct pyctx c;
-	struct frame_decoder *fd;
-	struct py_tasks *out;
-	size_t cap;
-	struct hashidx ix;		/* task address -> index */
-	/* Per task, as read: awaited_by and its is-set flag, coroutine,
-	 * and the whole object for the torn check. */
-	struct raw_task {
-		uint64_t awaited_by, coro, waiter, running_frame;
-		uint8_t is_set;
-		uint8_t bytes[TASK_READ_MAX];
-	} *raw;
-	size_t rawcap;
-	struct type_cache coro_types, fut_types;
-	long resolve_left;	/* objects and set slots looked at resolving awaiters */
-	struct asyncio_memo *memo;	/* NULL: no memo (see memo_result) */
-	struct mem *direct;		/* the recheck's reader, NULL when paused */
-	const struct py_tstate *ts;	/* the threads, for running tasks' frames */
-	int nts;
-	long nodes_left;	/* list nodes visited, over all lists */
-	/* The objects tasks wait in, as seen in this read: thousands of
-	 * tasks often wait on one Event. */
-	struct wait_seen {
-		uint64_t obj;
-		struct task_wait w;
-	} waits_seen[WAITS_SEEN];
-};
-
-static struct memo_task *memo_find(struct asyncio_memo *memo, uint64_t addr);
-static const uint8_t *memo_fresh(const struct reader *r, uint64_t task);
-static bool memo_result(struct reader *r, int i, struct coro_frame *cf);
-static void memo_torn(struct reader *r, uint64_t addr);
-static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *cf, int n);
 
 /* Awaiters resolved, and set slots read, over the whole read (or one
  * awaiter chain): sets of futures awaited by sets of futures could
@@ -96,14 +44,14 @@ static int type_cached(const struct type_cache *tc, uint64_t type)
 
 static void type_remember(struct type_cache *tc, uint64_t type, bool yes)
 {
-	if (tc->n < TYPE_CACHE) {
+	if (tc->n < ASYNCIO_TYPE_CACHE) {
 		tc->addr[tc->n] = type;
 		tc->yes[tc->n++] = yes;
 	}
 }
 
 /* Is obj a coroutine or a generator (what an await chain is made of)? */
-static bool is_coro(struct reader *r, uint64_t obj)
+static bool is_coro(struct asyncio_reader *r, uint64_t obj)
 {
 	char name[32];
 	uint64_t type;
@@ -121,7 +69,7 @@ static bool is_coro(struct reader *r, uint64_t obj)
 
 /* Is obj an asyncio future (a Task, a Future or a subclass of either, such
  * as gather's _GatheringFuture)?  Its type chain reaches the C types. */
-static bool is_future(struct reader *r, uint64_t obj)
+static bool is_future(struct asyncio_reader *r, uint64_t obj)
 {
 	uint64_t type, t, name;
 	char buf[32];
@@ -147,37 +95,21 @@ static bool is_future(struct reader *r, uint64_t obj)
 
 /* --- the task lists ------------------------------------------------------ */
 
-static int task_index(const struct reader *r, uint64_t addr)
+static int task_index(const struct asyncio_reader *r, uint64_t addr)
 {
 	return py_tasks_lookup(&r->ix, r->out, addr);
 }
 
-char *asyncio_task_name(const struct pyctx *c, uint64_t obj)
-{
-	char type[16];
-	int64_t n;
-	char *s;
-
-	if (py_type_name(c, obj, type, sizeof(type)) < 0)
-		return NULL;
-	if (!strcmp(type, "str") && py_str(c, obj, NAME_MAX_CHARS, &s) == 0)
-		return s;
-	/* 3.13+ names a task lazily: an int n stands for "Task-n". */
-	if (!strcmp(type, "int") && py_long(c, obj, &n) == 0)
-		return xasprintf("Task-%lld", (long long)n);
-	return NULL;
-}
-
 /* Read one task; 0, -EEXIST for one read already (the list loops), or
  * -EAGAIN for one that is not (or no longer) a live task. */
-static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t running)
+static int read_task(struct asyncio_reader *r, uint64_t addr, uint64_t tstate, uint64_t running)
 {
 	const struct asyncio_layout *A = r->A;
 	struct raw_task rt = { 0 };
 	struct py_task t = { .addr = addr, .tstate = tstate };
 	int32_t state;
 
-	const uint8_t *fresh = memo_fresh(r, addr);
+	const uint8_t *fresh = asyncio_memo_fresh(r, addr);
 
 	if (A->task.size > TASK_READ_MAX)
 		return -EAGAIN;
@@ -196,7 +128,7 @@ static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t 
 	rt.awaited_by = field_u64(rt.bytes, A->task.awaited_by);
 	rt.is_set = rt.bytes[A->task.awaited_by_is_set];
 	t.state = state ? TASK_DONE : addr == running ? TASK_RUNNING : TASK_PENDING;
-	/* With a memo, the name is part of the task's result (memo_result). */
+	/* With a memo, the name is part of the task's result (asyncio_memo_result). */
 	t.name = r->memo ? NULL : asyncio_task_name(&r->c, field_u64(rt.bytes, A->task.name));
 	if (!t.name && !r->memo)
 		return -EAGAIN;
@@ -210,9 +142,9 @@ static int read_task(struct reader *r, uint64_t addr, uint64_t tstate, uint64_t 
 
 /* A link of the node at node (next: 0, prev: 8), from the bytes the memo
  * read of its task this round where it has them. */
-static int list_link(const struct reader *r, uint64_t node, uint32_t which, uint64_t *out)
+static int list_link(const struct asyncio_reader *r, uint64_t node, uint32_t which, uint64_t *out)
 {
-	const uint8_t *fresh = memo_fresh(r, node - r->A->task.node);
+	const uint8_t *fresh = asyncio_memo_fresh(r, node - r->A->task.node);
 
 	if (fresh) {
 		*out = field_u64(fresh, r->A->task.node + which);
@@ -229,7 +161,7 @@ static int list_link(const struct reader *r, uint64_t node, uint32_t which, uint
  * comes back to a task, would otherwise be walked for ever. */
 #define MAX_BAD_NODES 64
 
-static void walk_list(struct reader *r, uint64_t head, uint64_t tstate, uint64_t running)
+static void walk_list(struct asyncio_reader *r, uint64_t head, uint64_t tstate, uint64_t running)
 {
 	uint64_t node, next, back;
 	int bad = 0;
@@ -266,7 +198,7 @@ static void walk_list(struct reader *r, uint64_t head, uint64_t tstate, uint64_t
 	}
 }
 
-static void read_lists(struct reader *r, const struct py_tstate *ts, int nts)
+static void read_lists(struct asyncio_reader *r, const struct py_tstate *ts, int nts)
 {
 	const struct py_layout *L = r->L;
 	uint64_t interp;
@@ -297,7 +229,7 @@ static void read_lists(struct reader *r, const struct py_tstate *ts, int nts)
 /* The table of the awaited-by set at set and its number of slots, which
  * are charged to the read's budget: false where it is unreadable, too
  * large, or past the budget. */
-static bool awaiter_set(struct reader *r, uint64_t set, uint64_t *table, uint64_t *nslots)
+static bool awaiter_set(struct asyncio_reader *r, uint64_t set, uint64_t *table, uint64_t *nslots)
 {
 	uint64_t mask;
 
@@ -309,10 +241,11 @@ static bool awaiter_set(struct reader *r, uint64_t set, uint64_t *table, uint64_
 	return r->resolve_left >= 0;
 }
 
-static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops);
+static void resolve_field(struct asyncio_reader *r, int ti, uint64_t field, uint8_t is_set,
+			  int hops);
 
 /* obj awaits task ti: a task, or a future some task awaits. */
-static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
+static void resolve_one(struct asyncio_reader *r, int ti, uint64_t obj, int hops)
 {
 	int k = task_index(r, obj);
 	uint64_t field;
@@ -333,7 +266,8 @@ static void resolve_one(struct reader *r, int ti, uint64_t obj, int hops)
 }
 
 /* A future's awaited_by: one object, or a set of them. */
-static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_set, int hops)
+static void resolve_field(struct asyncio_reader *r, int ti, uint64_t field, uint8_t is_set,
+			  int hops)
 {
 	uint64_t nslots, table;
 
@@ -355,7 +289,7 @@ static void resolve_field(struct reader *r, int ti, uint64_t field, uint8_t is_s
 	}
 }
 
-static void resolve_awaiters(struct reader *r)
+static void resolve_awaiters(struct asyncio_reader *r)
 {
 	for (int i = 0; i < r->out->n; i++)
 		resolve_field(r, i, r->raw[i].awaited_by, r->raw[i].is_set, 0);
@@ -379,7 +313,7 @@ static void resolve_awaiters(struct reader *r)
 /* --- coroutine stacks ---------------------------------------------------- */
 
 /* The frames of the await chain from coro inwards (outermost first). */
-static int coro_chain(struct reader *r, uint64_t coro, struct coro_frame *cf, bool *cut)
+static int coro_chain(struct asyncio_reader *r, uint64_t coro, struct coro_frame *cf, bool *cut)
 {
 	const struct py_layout *L = r->L;
 	const struct asyncio_layout *A = r->A;
@@ -425,30 +359,9 @@ static int coro_chain(struct reader *r, uint64_t coro, struct coro_frame *cf, bo
 	return n;
 }
 
-void asyncio_decode_frames(struct frame_decoder *fd, struct py_task *t, struct coro_frame *cf,
-			   int n, bool outer_first)
-{
-	/* Innermost first, like a thread's stack. */
-	for (int a = 0, b = n - 1; outer_first && a < b; a++, b--) {
-		struct coro_frame x = cf[a];
-
-		cf[a] = cf[b];
-		cf[b] = x;
-	}
-	t->frames = n > 0 ? xcalloc(n, sizeof(*t->frames)) : NULL;
-	for (int k = 0; k < n; k++) {
-		if (frame_decode(fd, cf[k].frame, cf[k].code, cf[k].lasti,
-				 &t->frames[t->nframes]) < 0) {
-			t->frames_truncated = true;
-			break;
-		}
-		t->nframes++;
-	}
-}
-
 /* False: a task read as running whose run no read proved (taskrun.h),
  * left out as torn. */
-static bool task_frames(struct reader *r, int i, struct coro_frame *cf)
+bool asyncio314_task_frames(struct asyncio_reader *r, int i, struct coro_frame *cf)
 {
 	struct py_task *t = &r->out->v[i];
 	bool cut = false;
@@ -468,118 +381,15 @@ static bool task_frames(struct reader *r, int i, struct coro_frame *cf)
 	t->frames_truncated = cut;
 	asyncio_decode_frames(r->fd, t, cf, n, !t->joined);
 	if (n > 0 && !t->joined)
-		task_wait(r, t, cf, t->nframes);
+		asyncio_reader_wait(r, t, cf, t->nframes);
 	return true;
-}
-
-/* --- what a task waits in -------------------------------------------------- */
-
-/* asyncio's waiting methods, each a coroutine whose first local is the
- * object waited on, and the attribute that says its state. */
-static const struct {
-	const char *function, *attr;
-} waits[] = {
-	{ "Lock.acquire", "_locked" },
-	{ "Event.wait", "_value" },
-	{ "Semaphore.acquire", "_value" },
-	{ "Condition.wait", NULL },
-	{ "Queue.get", NULL },
-	{ "Queue.put", NULL },
-	{ "Barrier.wait", NULL },
-};
-
-static const char *const asyncio_types[] = {
-	"Lock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier",
-	"Queue", "PriorityQueue", "LifoQueue",
-};
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && !strcmp(s + n - k, suffix);
-}
-
-/* What the state attribute's value means for the object's kind. */
-static char *wait_state(struct reader *r, uint64_t obj, const char *attr, const char *type)
-{
-	char *vtype = NULL, *repr = NULL, *out = NULL;
-	uint64_t v;
-
-	if (!attr || py_instance_attr(&r->c, obj, attr, &v) < 0 || !v ||
-	    py_repr(&r->c, v, 24, &vtype, &repr) < 0)
-		goto out;
-	if (!strcmp(type, "Lock") && !strcmp(vtype, "bool"))
-		out = xstrdup(!strcmp(repr, "True") ? "locked" : "unlocked");
-	else if (!strcmp(type, "Event") && !strcmp(vtype, "bool"))
-		out = xstrdup(!strcmp(repr, "True") ? "set" : "not set");
-	else if (!strcmp(vtype, "int"))
-		out = xasprintf("value %s", repr);
-out:
-	free(vtype);
-	free(repr);
-	return out;
-}
-
-/* A pending task whose innermost coroutine is one of asyncio's waiting
- * methods waits in that method's `self`: its first local.  Without the C
- * accelerator the innermost frame is the pure-Python Future's __await__
- * generator, and the method is the next one out.  cf: the task's n
- * decoded frames, innermost first. */
-static void task_wait(struct reader *r, struct py_task *t, const struct coro_frame *cf, int n)
-{
-	const struct py_frame *f = n > 0 ? &t->frames[0] : NULL;
-	const struct coro_frame *inner = cf;
-	struct wait_seen *seen;
-	char type[64];
-	uint64_t self;
-	size_t k;
-
-	if (f && n > 1 && f->function && f->file && !strcmp(f->function, "Future.__await__") &&
-	    ends_with(f->file, "asyncio/futures.py")) {
-		f = &t->frames[1];
-		inner = &cf[1];
-	}
-	if (!f || t->joined || !f->function || !f->file ||
-	    (!ends_with(f->file, "asyncio/locks.py") && !ends_with(f->file, "asyncio/queues.py")))
-		return;
-	for (k = 0; k < ARRAY_SIZE(waits) && strcmp(f->function, waits[k].function); k++)
-		;
-	if (k == ARRAY_SIZE(waits) ||
-	    mem_read_u64(r->m, inner->frame + r->L->frame.localsplus, &self) < 0)
-		return;
-	if (r->L->frame.code_tagged)
-		self &= ~(uint64_t)3;	/* a _PyStackRef */
-	if (!self)
-		return;
-	seen = &r->waits_seen[hash_u64(self) % WAITS_SEEN];
-	/* With a memo every task must read (and so depend on) the object
-	 * itself: no sharing. */
-	if (seen->obj != self || !seen->w.kind || r->memo) {
-		if (py_type_name(&r->c, self, type, sizeof(type)) < 0)
-			return;
-		free(seen->w.kind);
-		free(seen->w.state);
-		seen->obj = self;
-		seen->w.addr = self;
-		seen->w.kind = xstrdup(type);
-		for (size_t i = 0; i < ARRAY_SIZE(asyncio_types); i++)
-			if (!strcmp(type, asyncio_types[i])) {
-				free(seen->w.kind);
-				seen->w.kind = xasprintf("asyncio.%s", type);
-			}
-		seen->w.state = wait_state(r, self, waits[k].attr, type);
-	}
-	t->wait.addr = self;
-	t->wait.kind = xstrdup(seen->w.kind);
-	t->wait.state = seen->w.state ? xstrdup(seen->w.state) : NULL;
 }
 
 /* In a process that runs on while we read, a task that finished or was
  * freed between its first read and now has frames that may not be its
  * own: the fields that say which task and where it stands must not have
  * moved.  now[] holds the task as re-read. */
-static bool task_changed(const struct reader *r, int i, const uint8_t *now)
+static bool task_changed(const struct asyncio_reader *r, int i, const uint8_t *now)
 {
 	const struct asyncio_layout *A = r->A;
 	const uint32_t offs[] = { r->L->obj.ob_type, A->task.state, A->task.coro, A->task.name,
@@ -597,7 +407,7 @@ static bool task_changed(const struct reader *r, int i, const uint8_t *now)
  * every byte its result depends on was read after the task itself, this
  * round, and found as it was, so what it shows is a state the task was
  * in at that moment. */
-static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed)
+static void recheck_tasks(const struct asyncio_reader *r, struct mem *raw, bool *changed)
 {
 	int n = r->out->n, k = 0;
 	uint8_t *now = xcalloc(n ? n : 1, r->A->task.size);
@@ -625,7 +435,7 @@ static void recheck_tasks(const struct reader *r, struct mem *raw, bool *changed
 }
 
 /* Frames of every task, dropping (and counting) the torn ones. */
-static void read_frames(struct reader *r, struct mem *recheck)
+static void read_frames(struct asyncio_reader *r, struct mem *recheck)
 {
 	struct coro_frame *cf = xcalloc(ASYNCIO_MAX_CORO_DEPTH + 1, sizeof(*cf));
 	bool *changed = xcalloc(r->out->n ? r->out->n : 1, sizeof(*changed));
@@ -633,15 +443,15 @@ static void read_frames(struct reader *r, struct mem *recheck)
 
 	for (int i = 0; i < r->out->n; i++) {
 		if (r->memo)
-			changed[i] = !memo_result(r, i, cf);
+			changed[i] = !asyncio_memo_result(r, i, cf);
 		else
-			changed[i] = !task_frames(r, i, cf);
+			changed[i] = !asyncio314_task_frames(r, i, cf);
 	}
 	if (recheck)
 		recheck_tasks(r, recheck, changed);
 	for (int i = 0; i < r->out->n; i++) {
 		if (changed[i]) {
-			memo_torn(r, r->out->v[i].addr);
+			asyncio_memo_torn(r, r->out->v[i].addr);
 			py_task_release(&r->out->v[i]);
 			r->out->torn++;
 			continue;
@@ -659,270 +469,11 @@ static void read_frames(struct reader *r, struct mem *recheck)
 	free(cf);
 }
 
-/* --- the memo of record --async=all ------------------------------------- */
-
-/* A pending task's result (name, coroutine frames, the type of the future
- * it waits on) as last computed, and what it was computed from: the task's
- * own fields (key) and every other range read meanwhile (ids in the
- * readset, code objects' identities included).  Each round re-reads them
- * all in a few batches; a task whose bytes all hold gets the same result
- * without a read or a decode of its own.  A task address alone proves
- * nothing: a new task can be born where an old one died. */
-struct memo_task {
-	uint64_t addr;
-	uint8_t key[TASK_READ_MAX];	/* the task as its result was computed */
-	uint8_t now[TASK_READ_MAX];	/* as read this round */
-	bool fresh;			/* now[] read this round */
-	bool seen;			/* listed this round */
-	bool have;			/* the result below is provable */
-	uint32_t *ids;
-	int nids;
-	/* The result: name, waiting_on, wait, frames, nframes and
-	 * frames_truncated, lent to the task read each round. */
-	struct py_task res;
-};
-
-struct asyncio_memo {
-	struct mem *direct;
-	struct readset rs;
-	struct memo_task *v;
-	int n;
-	size_t cap;
-	struct hashidx ix;
-	int hint;		/* where memo_find looks first */
-	struct mem_block *b;	/* memo_prepare's buffers */
-	bool *ok;
-	size_t b_cap, ok_cap;
-	struct merge_buf mb;
-};
-
-struct asyncio_memo *asyncio_memo_new(struct mem *direct)
-{
-	struct asyncio_memo *memo = xcalloc(1, sizeof(*memo));
-
-	memo->direct = direct;
-	readset_init(&memo->rs, direct);
-	return memo;
-}
-
-/* The lists are walked in the order of the last round, which is the
- * memo's order: the entry after the last one found is most often it. */
-static struct memo_task *memo_find(struct asyncio_memo *memo, uint64_t addr)
-{
-	struct hashidx_pos pos;
-
-	for (int k = memo->hint; k < memo->hint + 2 && k < memo->n; k++)
-		if (memo->v[k].addr == addr) {
-			memo->hint = k;
-			return &memo->v[k];
-		}
-	for (uint32_t id = hashidx_first(&memo->ix, hash_u64(addr), &pos); id != HASHIDX_NONE;
-	     id = hashidx_next(&memo->ix, &pos))
-		if (memo->v[id].addr == addr) {
-			memo->hint = (int)id;
-			return &memo->v[id];
-		}
-	return NULL;
-}
-
-static const uint8_t *memo_fresh(const struct reader *r, uint64_t task)
-{
-	const struct memo_task *e = r->memo ? memo_find(r->memo, task) : NULL;
-
-	return e && e->fresh ? e->now : NULL;
-}
-
-/* Let go of e's result (the task it was for changed or went). */
-static void memo_forget(struct asyncio_memo *memo, struct memo_task *e)
-{
-	readset_drop(&memo->rs, e->ids, e->nids);
-	free(e->ids);
-	py_task_result_release(&e->res);
-	memset(&e->res, 0, sizeof(e->res));
-	e->ids = NULL;
-	e->nids = 0;
-	e->have = false;
-}
-
-void asyncio_memo_free(struct asyncio_memo *memo)
-{
-	if (!memo)
-		return;
-	for (int i = 0; i < memo->n; i++)
-		memo_forget(memo, &memo->v[i]);
-	free(memo->v);
-	free(memo->b);
-	free(memo->ok);
-	merge_buf_release(&memo->mb);
-	hashidx_release(&memo->ix);
-	readset_release(&memo->rs);
-	free(memo);
-}
-
-static void memo_torn(struct reader *r, uint64_t addr)
-{
-	struct memo_task *e = r->memo ? memo_find(r->memo, addr) : NULL;
-
-	if (e)
-		memo_forget(r->memo, e);
-}
-
-/* Before the lists are walked: every task known from the last round, and
- * every range their results came from, re-read in merged batches. */
-static void memo_prepare(struct reader *r)
-{
-	struct asyncio_memo *memo = r->memo;
-	struct mem_block *b;
-	uint32_t *remap;
-	bool *ok;
-
-	if ((remap = readset_compact(&memo->rs))) {
-		for (int i = 0; i < memo->n; i++)
-			for (int k = 0; k < memo->v[i].nids; k++)
-				memo->v[i].ids[k] = remap[memo->v[i].ids[k]];
-		free(remap);
-	}
-	memo->rs.under = r->m;
-	ALLOC_GROW(memo->b, (size_t)memo->n + 1, memo->b_cap);
-	ALLOC_GROW(memo->ok, (size_t)memo->n + 1, memo->ok_cap);
-	b = memo->b;
-	ok = memo->ok;
-	for (int i = 0; i < memo->n; i++)
-		b[i] = (struct mem_block){ memo->v[i].addr, memo->v[i].now, r->A->task.size };
-	mem_read_merged(memo->direct, b, memo->n, ok, &memo->mb);
-	for (int i = 0; i < memo->n; i++) {
-		memo->v[i].fresh = ok[i];
-		memo->v[i].seen = false;
-	}
-	readset_check(&memo->rs, memo->direct);
-}
-
-/* After: the tasks not listed this round are gone. */
-static void memo_sweep(struct asyncio_memo *memo)
-{
-	int kept = 0;
-
-	for (int i = 0; i < memo->n; i++) {
-		memo->v[i].fresh = false;
-		if (!memo->v[i].seen) {
-			memo_forget(memo, &memo->v[i]);
-			continue;
-		}
-		memo->v[kept++] = memo->v[i];
-	}
-	if (kept == memo->n)
-		return;	/* the index still holds */
-	memo->n = kept;
-	hashidx_clear(&memo->ix);
-	for (int i = 0; i < kept; i++)
-		hashidx_add(&memo->ix, hash_u64(memo->v[i].addr), (uint32_t)i);
-}
-
-static struct memo_task *memo_entry(struct asyncio_memo *memo, uint64_t addr)
-{
-	struct memo_task *e = memo_find(memo, addr);
-
-	if (e)
-		return e;
-	ALLOC_GROW(memo->v, memo->n + 1, memo->cap);
-	e = &memo->v[memo->n];
-	memset(e, 0, sizeof(*e));
-	e->addr = addr;
-	hashidx_add(&memo->ix, hash_u64(addr), (uint32_t)memo->n++);
-	return e;
-}
-
-/* The fields a pending task's result depends on (beyond the ranges read
- * for it): which object it is, its coroutine, name and future. */
-static bool memo_key_same(const struct reader *r, const uint8_t *a, const uint8_t *b)
-{
-	const struct asyncio_layout *A = r->A;
-	const uint32_t offs[] = { r->L->obj.ob_type, A->task.coro, A->task.name,
-				  A->task.fut_waiter };
-
-	for (size_t k = 0; k < ARRAY_SIZE(offs); k++)
-		if (field_u64(a, offs[k]) != field_u64(b, offs[k]))
-			return false;
-	return field_i32(a, A->task.state) == field_i32(b, A->task.state) &&
-	       a[A->task.is_task] == b[A->task.is_task];
-}
-
-static void memo_lend(struct py_task *t, const struct memo_task *e)
-{
-	t->name = e->res.name;
-	t->waiting_on = e->res.waiting_on;
-	t->wait = e->res.wait;
-	t->frames = e->res.frames;
-	t->nframes = e->res.nframes;
-	t->frames_truncated = e->res.frames_truncated;
-	t->borrowed = true;
-}
-
-/* A code object's identity (what frame_decode's memo compares), read
- * through the recording reader so that the result depends on it. */
-static void record_codes(struct reader *r, const struct coro_frame *cf, int n)
-{
-	struct code_identity id;
-
-	for (int k = 0; k < n; k++)
-		code_identity_read(r->m, r->L, cf[k].code, &id);
-}
-
-/* Compute task i's result through the recording reader and keep it. */
-static bool memo_compute(struct reader *r, int i, struct memo_task *e, struct coro_frame *cf)
-{
-	struct py_task *t = &r->out->v[i];
-	const uint8_t *bytes = r->raw[i].bytes;
-	struct mem *m = r->m;
-	char type[64];
-
-	readset_begin(&r->memo->rs);
-	r->m = r->c.m = readset_mem(&r->memo->rs);
-	t->name = asyncio_task_name(&r->c, field_u64(bytes, r->A->task.name));
-	task_frames(r, i, cf);
-	record_codes(r, cf, t->nframes);
-	if (r->raw[i].waiter && py_type_name(&r->c, r->raw[i].waiter, type, sizeof(type)) == 0)
-		t->waiting_on = xstrdup(type);
-	r->m = r->c.m = m;
-	e->nids = readset_end(&r->memo->rs, &e->ids);
-	e->have = e->nids >= 0 && t->name;
-	if (e->nids < 0)
-		e->nids = 0;
-	e->res = *t;	/* the memo owns the result from here on */
-	memcpy(e->key, bytes, r->A->task.size);
-	t->borrowed = true;
-	return t->name != NULL;
-}
-
-/* Task i's name, frames and future: from the memo where all it was
- * computed from holds, else computed (and kept, for a pending task).
- * False: the task has no readable name (it is dropped as torn). */
-static bool memo_result(struct reader *r, int i, struct coro_frame *cf)
-{
-	struct py_task *t = &r->out->v[i];
-	struct memo_task *e;
-
-	if (t->state != TASK_PENDING) {
-		t->name = asyncio_task_name(&r->c, field_u64(r->raw[i].bytes, r->A->task.name));
-		return task_frames(r, i, cf) && t->name != NULL;
-	}
-	e = memo_entry(r->memo, t->addr);
-	e->seen = true;
-	if (e->have && e->fresh && memo_key_same(r, e->key, r->raw[i].bytes) &&
-	    readset_holds(&r->memo->rs, e->ids, e->nids)) {
-		memo_lend(t, e);
-		t->same = true;
-		return true;
-	}
-	memo_forget(r->memo, e);
-	return memo_compute(r, i, e, cf);
-}
-
 int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 		     struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,
 		     char *err, size_t errlen)
 {
-	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A, .memo = memo,
+	struct asyncio_reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A, .memo = memo,
 			    .c = { m, &pi->layout }, .out = out, .resolve_left = RESOLVE_BUDGET,
 			    .nodes_left = 2L * ASYNCIO_MAX_TASKS };
 	struct py_tstate *ts;
@@ -941,11 +492,11 @@ int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyn
 	r.ts = ts;
 	r.nts = nts;
 	if (memo)
-		memo_prepare(&r);
+		asyncio_memo_prepare(&r);
 	read_lists(&r, ts, nts);
 	read_frames(&r, recheck);
 	if (memo)
-		memo_sweep(memo);
+		asyncio_memo_sweep(memo);
 
 	resolve_awaiters(&r);
 	out->ix = r.ix;	/* address -> index: py_tasks_find's */
@@ -1019,7 +570,7 @@ int asyncio314_locate_in(const struct locate_src *src, struct mem *m, const stru
 
 /* A task awaiting obj (through futures, at most ASYNCIO_MAX_HOPS of
  * them): the first found, or 0. */
-static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
+static uint64_t first_awaiter(struct asyncio_reader *r, uint64_t obj, int hops)
 {
 	const struct asyncio_layout *A = r->A;
 	uint64_t field, nslots = 1, table = 0;
@@ -1049,7 +600,7 @@ static uint64_t first_awaiter(struct reader *r, uint64_t obj, int hops)
 int asyncio314_chain(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 		     uint64_t task, char **names, int max)
 {
-	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
+	struct asyncio_reader r = { .m = m, .pi = pi, .L = &pi->layout, .A = A,
 			    .c = { m, &pi->layout }, .resolve_left = RESOLVE_BUDGET };
 	uint64_t seen[ASYNCIO_CHAIN_MAX];
 	int n = 0;
@@ -1081,19 +632,4 @@ int asyncio314_running(struct mem *m, const struct pyinterp *pi, const struct as
 		return -ENOENT;
 	*coro_frame = coro + pi->layout.gen.iframe;
 	return 0;
-}
-
-/* --- shared with asyncio_legacy.c ------------------------------------------ */
-
-void asyncio_task_wait(struct mem *m, const struct pyinterp *pi, struct py_task *t,
-		       const uint64_t *frames)
-{
-	struct reader r = { .m = m, .pi = pi, .L = &pi->layout, .c = { m, &pi->layout } };
-	struct coro_frame cf[2] = { { frames[0], 0, 0 }, { t->nframes > 1 ? frames[1] : 0, 0, 0 } };
-
-	task_wait(&r, t, cf, t->nframes);
-	for (int i = 0; i < WAITS_SEEN; i++) {
-		free(r.waits_seen[i].w.kind);
-		free(r.waits_seen[i].w.state);
-	}
 }
