@@ -261,18 +261,23 @@ static int capture_async(struct mem_rec *r, pid_t pid, const struct pyinterp *pi
 {
 	uint8_t sec[ASYNCIO_SECTION_SIZE] = { 0 };
 	struct asyncio_layout A;
+	struct locate_src src;
 	struct py_layout L;
 	struct py_tasks t;
 	char err[512];
 	size_t len = 0;
 	FILE *f;
-	int nreg;
+	int nreg, rc = 0;
 	bool legacy = asyncio_legacy_version(pi->minor, &A);
 
+	if (!legacy) {
+		locate_src_live(&src, pid);
+		rc = locate_section(&src, &r->mem, pi, "_asyncio.", ASYNCIO_SECTION, sec,
+				    sizeof(sec), &len);
+		locate_src_release(&src);
+	}
 	if (!legacy &&
-	    (locate_section(pid, &r->mem, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec),
-			    &len) < 0 || asyncio_layout_parse(pi->minor, sec, len, &A, err,
-							      sizeof(err)) < 0)) {
+	    (rc < 0 || asyncio_layout_parse(pi->minor, sec, len, &A, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "capture: no asyncio section to read tasks by\n");
 		return -1;
 	}
@@ -314,6 +319,7 @@ int main(int argc, char **argv)
 	struct py_thread *t = NULL;
 	struct pyinterp pi;
 	struct mem_rec *r;
+	struct locate_src src;
 	char err[512];
 	pid_t pid;
 	FILE *f;
@@ -333,10 +339,12 @@ int main(int argc, char **argv)
 		usage();
 	pid = (pid_t)atoi(argv[optind]);
 	r = rec_open(pid);
-	if (locate_python(pid, &r->mem, &pi, err, sizeof(err)) < 0) {
+	locate_src_live(&src, pid);
+	if (locate_python(&src, &r->mem, &pi, err, sizeof(err)) < 0) {
 		fprintf(stderr, "capture: %s\n", err);
 		return 1;
 	}
+	locate_src_release(&src);
 	n = pystack_threads(&r->mem, &pi, &o, &t, err, sizeof(err));
 	if (n < 0) {
 		fprintf(stderr, "capture: %s\n", err);

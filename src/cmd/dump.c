@@ -185,7 +185,7 @@ static int dump_core(struct dump_args *a)
 	char err[1024];
 	int rc, status = EXIT_OK;
 
-	rc = snapshot_core(&a->core, &a->so, &snap, err, sizeof(err));
+	rc = snapshot_take(0, &a->core, &a->so, &snap, err, sizeof(err));
 	if (rc < 0) {
 		errorf("%s", err);
 		return exit_code(rc);

@@ -79,7 +79,7 @@ int dump_take_all(const struct proc_node *procs, int n, const struct snapshot_op
 	int got = 0, first_rc = 0;
 
 	for (int i = 0; i < n; i++) {
-		int rc = snapshot_take(procs[i].pid, so, &snaps[got], err, sizeof(err));
+		int rc = snapshot_take(procs[i].pid, NULL, so, &snaps[got], err, sizeof(err));
 
 		if (rc == 0) {
 			got++;

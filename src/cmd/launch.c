@@ -167,16 +167,19 @@ int exit_status_of(int status)
 static bool python_ready(pid_t pid)
 {
 	struct mem *m = mem_proc_open(pid);
+	struct locate_src src;
 	struct pyinterp pi;
 	struct py_tstate ts[1];
 	uint64_t gil;
 	char err[256];
 	bool ready = false;
 
-	if (locate_python(pid, m, &pi, err, sizeof(err)) == 0) {
+	locate_src_live(&src, pid);
+	if (locate_python(&src, m, &pi, err, sizeof(err)) == 0) {
 		ready = pystack_tstates(m, &pi, ts, 1, &gil, err, sizeof(err)) > 0;
 		pyinterp_free(&pi);
 	}
+	locate_src_release(&src);
 	mem_close(m);
 	return ready;
 }

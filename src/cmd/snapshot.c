@@ -1,7 +1,6 @@
 #include "cmd/snapshot.h"
 #include "process/mem.h"
 #include "process/core.h"
-#include "process/elffile.h"
 #include "native/unwind.h"
 #include "process/pause.h"
 #include "process/nsmap.h"
@@ -87,10 +86,10 @@ static int classify_failure(pid_t pid, int rc, char *err, size_t errlen)
 
 /* Before pausing: where the tasks are.  ASYNCIO_NOT_IMPORTED when there
  * is nothing to read (noted, not an error), 0, or status_fail(EXIT_*). */
-static int async_prepare(pid_t pid, struct mem *m, struct snapshot *s, struct asyncio_layout *A,
-			 char *err, size_t errlen)
+static int async_prepare(const struct locate_src *src, struct mem *m, struct snapshot *s,
+			 struct asyncio_layout *A, char *err, size_t errlen)
 {
-	int rc = asyncio_locate(pid, m, &s->pi, A, err, errlen);
+	int rc = asyncio_locate(src, m, &s->pi, A, err, errlen);
 
 	if (rc == ASYNCIO_NOT_IMPORTED)
 		s->async_note = xstrdup(err);
@@ -143,121 +142,154 @@ static int pause_for_snapshot(pid_t pid, struct pause *p, bool native)
 	}
 }
 
-int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
-		  char *err, size_t errlen)
+/* Every thread's Python stack and name: how many, or a negative status. */
+static int python_threads(struct mem *m, struct snapshot *s, struct walk_opts *wo,
+			  char *err, size_t errlen)
 {
-	struct walk_opts wo = { .locals = o->locals, .deep_locals = o->deep_locals };
-	struct pause pause = { 0 };
-	struct mem *m = mem_proc_open(pid);
-	struct native_unwinder *nu = NULL;
-	struct native_capture *nc = NULL;
-	struct nsmap nsm;
-	struct asyncio_layout A;
-	bool async = o->async;
-	pid_t *tids = NULL;
-	char *states = NULL;
-	int ntids, rc, n, arc = 0;
+	int n = pystack_threads(m, &s->pi, wo, &s->threads, err, errlen);
 
-	memset(s, 0, sizeof(*s));
-	s->pid = pid;
-	nsmap_open(&nsm, NULL, pid);
-	s->ns_pid = nsm.ns_pid;
-	rc = locate_python(pid, m, &s->pi, err, errlen);
+	if (n >= 0)
+		pystack_thread_names(m, &s->pi, s->threads, n);
+	return n;
+}
+
+/* --- from a live process ---------------------------------------------------- */
+
+/* What reading a live process holds until it is done. */
+struct live {
+	pid_t pid;
+	struct mem *m;
+	struct locate_src src;
+	struct nsmap nsm;
+	struct pause pause;
+	struct native_unwinder *nu;
+	struct native_capture *nc;
+	struct asyncio_layout A;
+	bool async;
+	pid_t *tids;
+	char *states;		/* each of tids' scheduler state */
+	int ntids;
+};
+
+/* Before pausing: the interpreter, the command line, where the tasks are,
+ * and the threads' scheduler states. */
+static int live_prepare(struct live *l, struct snapshot *s, char *err, size_t errlen)
+{
+	pid_t pid = l->pid;
+	int rc = locate_python(&l->src, l->m, &s->pi, err, errlen);
+
 	if (rc < 0) {
 		if (is_fail(rc, EXIT_PERMISSION) || is_fail(rc, EXIT_EXITED))
 			rc = classify_failure(pid, rc, err, errlen);
-		goto out;
+		return rc;
 	}
 	s->argv = proc_cmdline(pid, &s->argc);
-	if (async && (rc = async_prepare(pid, m, s, &A, err, errlen)) != 0) {
+	if (l->async && (rc = async_prepare(&l->src, l->m, s, &l->A, err, errlen)) != 0) {
 		if (rc < 0)
-			goto out;
-		async = false;
+			return rc;
+		l->async = false;
 	}
 
 	/* Scheduler states first: once we stop a thread it is not running. */
-	ntids = proc_tasks(pid, &tids);
-	if (ntids < 0) {
-		rc = classify_failure(pid, status_fail(EXIT_EXITED), err, errlen);
-		goto out;
-	}
-	states = xcalloc(ntids + 1, 1);
-	for (int i = 0; i < ntids; i++)
-		states[i] = proc_task_state(pid, tids[i]);
+	l->ntids = proc_tasks(pid, &l->tids);
+	if (l->ntids < 0)
+		return classify_failure(pid, status_fail(EXIT_EXITED), err, errlen);
+	l->states = xcalloc(l->ntids + 1, 1);
+	for (int i = 0; i < l->ntids; i++)
+		l->states[i] = proc_task_state(pid, l->tids[i]);
+	return 0;
+}
+
+/* Paused (or not): every thread's stack, native ones with it, and the
+ * tasks.  The number of threads, or a negative status. */
+static int live_read(struct live *l, const struct snapshot_opts *o, struct snapshot *s,
+		     char *err, size_t errlen)
+{
+	struct walk_opts wo = { .locals = o->locals, .deep_locals = o->deep_locals };
+	int rc, n, arc = 0;
 
 	if (!o->nonblocking) {
-		rc = pause_for_snapshot(pid, &pause, o->native);
-		if (rc < 0) {
-			rc = classify_failure(pid, rc, err, errlen);
-			goto out;
-		}
+		rc = pause_for_snapshot(l->pid, &l->pause, o->native);
+		if (rc < 0)
+			return classify_failure(l->pid, rc, err, errlen);
 	}
 	/* Native stacks in the same stop as the Python ones, or they
 	 * would not fit together. */
 	if (o->native && !o->nonblocking) {
-		nu = native_open(pid);
-		nc = merge_capture_native(nu, &pause);
+		l->nu = native_open(l->pid);
+		l->nc = merge_capture_native(l->nu, &l->pause);
 	}
-	n = pystack_threads(m, &s->pi, &wo, &s->threads, err, errlen);
-	if (n >= 0)
-		pystack_thread_names(m, &s->pi, s->threads, n);
-	if (nc && n >= 0)
-		merge_capture_python(nc, m, &s->pi, wo.max_depth);
-	if (async && n >= 0)
-		arc = async_read(m, s, &A, o->nonblocking, err, errlen);
-	pause_release(&pause);
-	if (n < 0) {
-		rc = is_fail(n, EXIT_PERMISSION) || is_fail(n, EXIT_EXITED) || proc_check(pid) < 0
-			? classify_failure(pid, n, err, errlen) : n;
-		goto out;
-	}
+	n = python_threads(l->m, s, &wo, err, errlen);
+	if (l->nc && n >= 0)
+		merge_capture_python(l->nc, l->m, &s->pi, wo.max_depth);
+	if (l->async && n >= 0)
+		arc = async_read(l->m, s, &l->A, o->nonblocking, err, errlen);
+	pause_release(&l->pause);
+	if (n < 0 && (is_fail(n, EXIT_PERMISSION) || is_fail(n, EXIT_EXITED) ||
+		      proc_check(l->pid) < 0))
+		return classify_failure(l->pid, n, err, errlen);
+	if (n < 0)
+		return n;
 	s->nthreads = n;
-	if (arc < 0) {
-		rc = arc;
-		goto out;
-	}
-	map_tids(m, &s->pi, &nsm, s->threads, n, tids, ntids);
+	return arc < 0 ? arc : n;
+}
+
+/* The threads' ids as we see them, which are idle, and the native frames
+ * named and merged. */
+static void live_finish(struct live *l, struct snapshot *s)
+{
+	int n = s->nthreads;
+
+	map_tids(l->m, &s->pi, &l->nsm, s->threads, n, l->tids, l->ntids);
 	s->idle_known = true;
 	for (int i = 0; i < n; i++) {
 		struct py_thread *t = &s->threads[i];
 
-		for (int j = 0; j < ntids; j++)
-			if (tids[j] == t->tid)
-				t->idle = states[j] != 'R';
-		if (!t->name && t->tid == pid)
+		for (int j = 0; j < l->ntids; j++)
+			if (l->tids[j] == t->tid)
+				t->idle = l->states[j] != 'R';
+		if (!t->name && t->tid == l->pid)
 			t->name = xstrdup(PY_MAIN_THREAD_NAME);
 	}
 	task_threads(s);
-	if (nc) {
-		struct symbolizer *sym = symbolizer_new(pid, SYMBOLIZE_LINES);
+	if (l->nc) {
+		struct symbolizer *sym = symbolizer_new(l->pid, SYMBOLIZE_LINES);
 
-		s->mixed = merge_finish(nc, sym, &s->pi, s->threads, n);
+		s->mixed = merge_finish(l->nc, sym, &s->pi, s->threads, n);
 		symbolizer_free(sym);
 	}
-	rc = 0;
-out:
-	pause_release(&pause);
-	merge_capture_free(nc);
-	native_close(nu);
-	free(states);
-	free(tids);
-	nsmap_free(&nsm);
-	mem_close(m);
-	if (rc < 0)
-		snapshot_free(s);
+}
+
+/* The target is never left paused, whatever happens. */
+static int take_live(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
+		     char *err, size_t errlen)
+{
+	struct live l = { .pid = pid, .m = mem_proc_open(pid), .async = o->async };
+	int rc;
+
+	s->pid = pid;
+	nsmap_open(&l.nsm, NULL, pid);
+	s->ns_pid = l.nsm.ns_pid;
+	locate_src_live(&l.src, pid);
+	rc = live_prepare(&l, s, err, errlen);
+	if (rc == 0)
+		rc = live_read(&l, o, s, err, errlen);
+	if (rc >= 0) {
+		live_finish(&l, s);
+		rc = 0;
+	}
+	pause_release(&l.pause);
+	merge_capture_free(l.nc);
+	native_close(l.nu);
+	free(l.states);
+	free(l.tids);
+	locate_src_release(&l.src);
+	nsmap_free(&l.nsm);
+	mem_close(l.m);
 	return rc;
 }
 
 /* --- from a core ---------------------------------------------------------- */
-
-static struct elffile *open_core_file(const struct locate_src *src, const struct proc_map *first,
-				      bool is_exe)
-{
-	const char *host = core_host_path(src->arg, first->path);
-
-	(void)is_exe;	/* core.c knows it, from the entry point */
-	return host ? elffile_open(host) : NULL;
-}
 
 /* The command line as the kernel kept it in the core: cut at 80 bytes, its
  * words split at spaces (one allocation, as proc_cmdline() makes). */
@@ -384,12 +416,10 @@ static int core_async(struct snapshot *s, const struct locate_src *src, struct m
 		      char *err, size_t errlen)
 {
 	struct asyncio_layout A;
-	int rc = asyncio_locate_in(src, m, &s->pi, &A, err, errlen);
+	int rc = async_prepare(src, m, s, &A, err, errlen);
 
-	if (rc == ASYNCIO_NOT_IMPORTED) {
-		s->async_note = xstrdup(err);
+	if (rc == ASYNCIO_NOT_IMPORTED)
 		return 0;
-	}
 	if (rc < 0)
 		return rc;
 	rc = async_read(m, s, &A, false, err, errlen);
@@ -398,37 +428,32 @@ static int core_async(struct snapshot *s, const struct locate_src *src, struct m
 	return rc;
 }
 
-int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
-		  struct snapshot *s, char *err, size_t errlen)
+static int take_core(const struct core_opts *co, const struct snapshot_opts *o,
+		     struct snapshot *s, char *err, size_t errlen)
 {
 	struct walk_opts wo = { .locals = o->locals, .deep_locals = o->deep_locals };
-	struct locate_src src = { .open = open_core_file };
 	struct native_unwinder *nu = NULL;
 	struct native_capture *nc = NULL;
+	struct locate_src src;
 	struct core *c = NULL;
 	struct mem *m;
 	int rc, n;
 
-	memset(s, 0, sizeof(*s));
 	rc = core_open(co->path, co->root, co->exe, &c, err, errlen);
 	if (rc < 0)
 		return rc;
 	m = core_mem(c);
-	src.what = xasprintf("the process of core %s", co->path);
-	src.maps = core_maps(c);
-	src.exe = core_exe(c);
-	src.arg = c;
-	rc = locate_python_in(&src, m, &s->pi, err, errlen);
+	locate_src_core(&src, c, co->path);
+	rc = locate_python(&src, m, &s->pi, err, errlen);
 	if (rc < 0) {
 		rc = core_failure(c, co->path, rc, err, errlen);
 		goto out;
 	}
-	n = pystack_threads(m, &s->pi, &wo, &s->threads, err, errlen);
+	n = python_threads(m, s, &wo, err, errlen);
 	if (n < 0) {
 		rc = core_failure(c, co->path, n, err, errlen);
 		goto out;
 	}
-	pystack_thread_names(m, &s->pi, s->threads, n);
 	s->nthreads = n;
 	core_tids(m, &s->pi, c, s->threads, n);
 	if (o->async && (rc = core_async(s, &src, m, err, errlen)) < 0)
@@ -443,8 +468,20 @@ int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
 out:
 	merge_capture_free(nc);
 	native_close(nu);
-	free((char *)src.what);
+	locate_src_release(&src);
 	core_close(c);
+	return rc;
+}
+
+/* --- either ------------------------------------------------------------------ */
+
+int snapshot_take(pid_t pid, const struct core_opts *core, const struct snapshot_opts *o,
+		  struct snapshot *s, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	rc = core ? take_core(core, o, s, err, errlen) : take_live(pid, o, s, err, errlen);
 	if (rc < 0)
 		snapshot_free(s);
 	return rc;

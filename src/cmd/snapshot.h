@@ -37,7 +37,7 @@ struct snapshot {
 	 * imported: tasks stays empty and async_note says so). */
 	struct py_tasks tasks;
 	char *async_note;
-	/* Read from a core (snapshot_core()) instead of a live process. */
+	/* Read from a core (snapshot_take() with one) instead of a live process. */
 	char *core;		/* its path, NULL when live */
 	char *root;		/* --root, NULL for "/" */
 	unsigned long long core_ns;	/* when the core was written (its mtime) */
@@ -57,14 +57,12 @@ struct core_opts {
 	const char *root;	/* --root, or NULL */
 };
 
-/* Returns 0, or status_fail(EXIT_*) with a one-line message in err.
- * The target is never left paused, whatever happens. */
-int snapshot_take(pid_t pid, const struct snapshot_opts *o, struct snapshot *s,
-		  char *err, size_t errlen);
-/* The same from a core file: 0, or status_fail(EXIT_*) with a line in
- * err.  s->notes say what could not be read (files missing, a truncated
- * core): what could be is there all the same. */
-int snapshot_core(const struct core_opts *co, const struct snapshot_opts *o,
+/* Read the live process pid, or with core the process that core file was
+ * taken of (pid unused).  Returns 0, or status_fail(EXIT_*) with a
+ * one-line message in err.  A live target is never left paused, whatever
+ * happens; from a core, s->notes say what could not be read (files
+ * missing, a truncated core): what could be is there all the same. */
+int snapshot_take(pid_t pid, const struct core_opts *core, const struct snapshot_opts *o,
 		  struct snapshot *s, char *err, size_t errlen);
 void snapshot_free(struct snapshot *s);
 

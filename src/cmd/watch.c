@@ -593,7 +593,7 @@ static void look_at_tasks(struct watch *w, uint64_t now)
 		    (p->async_at_ns > since && now - p->async_at_ns < look_ns))
 			continue;
 		p->async_at_ns = now;
-		if (snapshot_take(p->pid, &so, &s, err, sizeof(err)) != 0)
+		if (snapshot_take(p->pid, NULL, &so, &s, err, sizeof(err)) != 0)
 			continue;
 		why = async_deadlock(&s, p);
 		stall_set_async(&w->m, i, why, now);

@@ -30,12 +30,12 @@ static int read_one(pid_t pid, const struct snapshot_opts *so, struct snapshot *
 {
 	struct snapshot_opts sync = *so;
 	char err[512];
-	int rc = snapshot_take(pid, so, s, err, sizeof(err));
+	int rc = snapshot_take(pid, NULL, so, s, err, sizeof(err));
 
 	if (!is_fail(rc, EXIT_UNSUPPORTED) || !so->async)
 		return rc;
 	sync.async = false;
-	return snapshot_take(pid, &sync, s, err, sizeof(err));
+	return snapshot_take(pid, NULL, &sync, s, err, sizeof(err));
 }
 
 /* Every watched tree, read as `dump -s` reads it; whole, with `--native

@@ -21,19 +21,16 @@
 
 struct mem;
 
-/* Find and check the target's asyncio offsets (reads its ELF files: do it
- * before pausing it).  0; ASYNCIO_NOT_IMPORTED when the target has not
- * imported asyncio (no C _asyncio module, no asyncio.tasks: not a failure,
- * the reason is in err for a note); or status_fail(EXIT_*) with a reason in
- * err (EXIT_UNSUPPORTED for a version or build we cannot read tasks of,
- * EXIT_BAD_STATE for corrupt offsets, exit_code_for_errno()'s code when
- * they cannot be read). */
+/* Find and check the asyncio offsets of src's process (reads its ELF
+ * files: do it before pausing it).  0; ASYNCIO_NOT_IMPORTED when the
+ * target has not imported asyncio (no C _asyncio module, no
+ * asyncio.tasks: not a failure, the reason is in err for a note); or
+ * status_fail(EXIT_*) with a reason in err (EXIT_UNSUPPORTED for a version
+ * or build we cannot read tasks of, EXIT_BAD_STATE for corrupt offsets,
+ * exit_code_for_errno()'s code when they cannot be read). */
 #define ASYNCIO_NOT_IMPORTED 1
-int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
+int asyncio_locate(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
 		   struct asyncio_layout *A, char *err, size_t errlen);
-/* The same among src's mapped objects (a core's). */
-int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
-		      struct asyncio_layout *A, char *err, size_t errlen);
 
 /* Read every task of every thread and interpreter through m.  recheck
  * (NULL when the process is paused) re-reads each task uncached after its

@@ -511,7 +511,7 @@ int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyn
 	return 0;
 }
 
-/* The section as read (rc from locate_section*), parsed; what names the
+/* The section as read (rc from locate_section()), parsed; what names the
  * process in messages. */
 static int layout_from(int rc, const char *what, const struct pyinterp *pi, const uint8_t *sec,
 		       size_t len, struct asyncio_layout *A, char *err, size_t errlen)
@@ -540,7 +540,7 @@ static bool readable_version(const struct pyinterp *pi, char *err, size_t errlen
 	return false;
 }
 
-int asyncio314_locate(pid_t pid, const char *what, struct mem *m, const struct pyinterp *pi,
+int asyncio314_locate(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
 		      struct asyncio_layout *A, char *err, size_t errlen)
 {
 	uint8_t sec[ASYNCIO_SECTION_SIZE];
@@ -549,20 +549,7 @@ int asyncio314_locate(pid_t pid, const char *what, struct mem *m, const struct p
 
 	if (!readable_version(pi, err, errlen))
 		return status_fail(EXIT_UNSUPPORTED);
-	rc = locate_section(pid, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
-	return layout_from(rc, what, pi, sec, len, A, err, errlen);
-}
-
-int asyncio314_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
-			 struct asyncio_layout *A, char *err, size_t errlen)
-{
-	uint8_t sec[ASYNCIO_SECTION_SIZE];
-	size_t len = 0;
-	int rc;
-
-	if (!readable_version(pi, err, errlen))
-		return status_fail(EXIT_UNSUPPORTED);
-	rc = locate_section_in(src, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
+	rc = locate_section(src, m, pi, "_asyncio.", ASYNCIO_SECTION, sec, sizeof(sec), &len);
 	return layout_from(rc, src->what, pi, sec, len, A, err, errlen);
 }
 

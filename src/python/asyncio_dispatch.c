@@ -7,25 +7,12 @@
 #include "python/asyncio_legacy.h"
 #include "python/asyncio_int.h"
 
-#include <stdio.h>
-
-int asyncio_locate(pid_t pid, struct mem *m, const struct pyinterp *pi,
+int asyncio_locate(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
 		   struct asyncio_layout *A, char *err, size_t errlen)
-{
-	char what[32];
-
-	snprintf(what, sizeof(what), "process %d", (int)pid);
-	if (asyncio_legacy_version(pi->minor, A))
-		return asyncio_legacy_locate(m, pi, what, A, err, errlen);
-	return asyncio314_locate(pid, what, m, pi, A, err, errlen);
-}
-
-int asyncio_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
-		      struct asyncio_layout *A, char *err, size_t errlen)
 {
 	if (asyncio_legacy_version(pi->minor, A))
 		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
-	return asyncio314_locate_in(src, m, pi, A, err, errlen);
+	return asyncio314_locate(src, m, pi, A, err, errlen);
 }
 
 int asyncio_tasks_memo(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,

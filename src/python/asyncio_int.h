@@ -69,12 +69,8 @@ struct asyncio_reader {
 
 /* --- the 3.14+ reader (asyncio314.c), as asyncio_dispatch.c calls it ------- */
 
-/* asyncio_locate() and asyncio_locate_in(), what naming the process in
- * messages. */
-int asyncio314_locate(pid_t pid, const char *what, struct mem *m, const struct pyinterp *pi,
+int asyncio314_locate(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
 		      struct asyncio_layout *A, char *err, size_t errlen);
-int asyncio314_locate_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
-			 struct asyncio_layout *A, char *err, size_t errlen);
 /* asyncio_tasks_memo() (memo NULL: asyncio_tasks()). */
 int asyncio314_tasks(struct mem *m, const struct pyinterp *pi, const struct asyncio_layout *A,
 		     struct mem *recheck, struct asyncio_memo *memo, struct py_tasks *out,

@@ -1,4 +1,5 @@
 #include "python/locate.h"
+#include "process/core.h"
 #include "process/elffile.h"
 #include "process/mem.h"
 #include "process/proc.h"
@@ -186,6 +187,55 @@ static int exe_path_in_maps(pid_t pid, const struct proc_maps *maps, char *buf, 
 	return -1;
 }
 
+void locate_src_live(struct locate_src *src, pid_t pid)
+{
+	struct proc_maps *maps = xcalloc(1, sizeof(*maps));
+	char exe[4096];
+
+	memset(src, 0, sizeof(*src));
+	src->pid = pid;
+	src->what = xasprintf("process %d", (int)pid);
+	src->maps = maps;
+	src->open = open_live;
+	if (proc_check(pid) < 0)
+		src->unreadable = -ESRCH;
+	else
+		src->unreadable = proc_maps_read(pid, maps);
+	if (!src->unreadable && exe_path_in_maps(pid, maps, exe, sizeof(exe)) == 0)
+		src->exe = xstrdup(exe);
+}
+
+static struct elffile *open_core_file(const struct locate_src *src, const struct proc_map *first,
+				      bool is_exe)
+{
+	const char *host = core_host_path(src->arg, first->path);
+
+	(void)is_exe;	/* core.c knows it, from the entry point */
+	return host ? elffile_open(host) : NULL;
+}
+
+void locate_src_core(struct locate_src *src, struct core *c, const char *path)
+{
+	memset(src, 0, sizeof(*src));
+	src->what = xasprintf("the process of core %s", path);
+	src->maps = core_maps(c);
+	src->exe = core_exe(c);
+	src->open = open_core_file;
+	src->arg = c;
+}
+
+void locate_src_release(struct locate_src *src)
+{
+	if (src->pid) {
+		/* A live source's mappings and executable are its own. */
+		proc_maps_free((struct proc_maps *)src->maps);
+		free((struct proc_maps *)src->maps);
+		free((char *)src->exe);
+	}
+	free((char *)src->what);
+	memset(src, 0, sizeof(*src));
+}
+
 /* Try candidates in order: a mapped libpython, the executable, then any
  * other mapped object (an embedder linking Python statically). */
 static int find_interpreter(const struct locate_src *src, struct mem *m, struct pyinterp *pi)
@@ -270,12 +320,42 @@ static int choose_layout(const struct locate_src *src, struct mem *m, struct pyi
 	return 0;
 }
 
-int locate_python_in(const struct locate_src *src, struct mem *m, struct pyinterp *pi,
-		     char *err, size_t errlen)
+/* A live process whose mappings tell nothing: gone, forbidden, or
+ * (nothing mapped) exiting or never Python. */
+static int live_unreadable(const struct locate_src *src, char *err, size_t errlen)
+{
+	pid_t pid = src->pid;
+	int rc = src->unreadable;
+
+	if (rc == -ESRCH) {
+		snprintf(err, errlen, "no such process: %d (%s)", (int)pid, NO_PROCESS_HINT);
+		return status_fail(EXIT_NO_PROCESS);
+	}
+	if (is_fail(rc, EXIT_PERMISSION)) {
+		permission_message(pid, err, errlen);
+		return rc;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "process %d exited", (int)pid);
+		return status_fail(EXIT_EXITED);
+	}
+	/* A process that has exited but not been reaped maps nothing. */
+	if (proc_exiting(pid)) {
+		snprintf(err, errlen, "process %d has exited", (int)pid);
+		return status_fail(EXIT_EXITED);
+	}
+	snprintf(err, errlen, "process %d is not a Python process (no memory mappings)", (int)pid);
+	return status_fail(EXIT_NOT_PYTHON);
+}
+
+int locate_python(const struct locate_src *src, struct mem *m, struct pyinterp *pi,
+		  char *err, size_t errlen)
 {
 	int rc;
 
 	memset(pi, 0, sizeof(*pi));
+	if (src->pid && (src->unreadable < 0 || !src->maps->n))
+		return live_unreadable(src, err, errlen);
 	pi->pid = src->pid;
 	if (find_interpreter(src, m, pi) < 0)
 		return no_interpreter(src, err, errlen);
@@ -285,47 +365,6 @@ int locate_python_in(const struct locate_src *src, struct mem *m, struct pyinter
 	rc = choose_layout(src, m, pi, err, errlen);
 	if (rc < 0)
 		pyinterp_free(pi);
-	return rc;
-}
-
-int locate_python(pid_t pid, struct mem *m, struct pyinterp *pi, char *err, size_t errlen)
-{
-	struct locate_src src = { .pid = pid, .open = open_live };
-	struct proc_maps maps;
-	char exe[4096], what[32];
-	int rc;
-
-	memset(pi, 0, sizeof(*pi));
-	if (proc_check(pid) < 0) {
-		snprintf(err, errlen, "no such process: %d (%s)", (int)pid, NO_PROCESS_HINT);
-		return status_fail(EXIT_NO_PROCESS);
-	}
-	rc = proc_maps_read(pid, &maps);
-	if (is_fail(rc, EXIT_PERMISSION)) {
-		permission_message(pid, err, errlen);
-		return rc;
-	}
-	if (rc < 0) {
-		snprintf(err, errlen, "process %d exited", (int)pid);
-		return status_fail(EXIT_EXITED);
-	}
-	if (maps.n == 0) {
-		proc_maps_free(&maps);
-		/* A process that has exited but not been reaped maps nothing. */
-		if (proc_exiting(pid)) {
-			snprintf(err, errlen, "process %d has exited", (int)pid);
-			return status_fail(EXIT_EXITED);
-		}
-		snprintf(err, errlen, "process %d is not a Python process (no memory mappings)",
-			 (int)pid);
-		return status_fail(EXIT_NOT_PYTHON);
-	}
-	snprintf(what, sizeof(what), "process %d", (int)pid);
-	src.what = what;
-	src.maps = &maps;
-	src.exe = exe_path_in_maps(pid, &maps, exe, sizeof(exe)) == 0 ? exe : NULL;
-	rc = locate_python_in(&src, m, pi, err, errlen);
-	proc_maps_free(&maps);
 	return rc;
 }
 
@@ -355,11 +394,14 @@ out:
 	return rc;
 }
 
-int locate_section_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
-		      const char *prefix, const char *section, void *buf, size_t max, size_t *len)
+int locate_section(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+		   const char *prefix, const char *section, void *buf, size_t max, size_t *len)
 {
 	const struct proc_maps *maps = src->maps;
 	int rc = -ENOENT;
+
+	if (src->unreadable < 0)
+		return -ESRCH;
 
 	/* The interpreter's own object first (a built-in module), then
 	 * extension modules by name, each at its first mapping. */
@@ -376,20 +418,5 @@ int locate_section_in(const struct locate_src *src, struct mem *m, const struct 
 			rc = read_section_of(src, m, mp, pass == 0, section, buf, max, len);
 		}
 	}
-	return rc;
-}
-
-int locate_section(pid_t pid, struct mem *m, const struct pyinterp *pi, const char *prefix,
-		   const char *section, void *buf, size_t max, size_t *len)
-{
-	struct locate_src src = { .pid = pid, .open = open_live };
-	struct proc_maps maps;
-	int rc;
-
-	if (proc_maps_read(pid, &maps) < 0)
-		return -ESRCH;
-	src.maps = &maps;
-	rc = locate_section_in(&src, m, pi, prefix, section, buf, max, len);
-	proc_maps_free(&maps);
 	return rc;
 }

@@ -26,8 +26,9 @@ struct elffile;
 struct proc_map;
 struct proc_maps;
 
-/* Where the mapped objects of a process come from: a live one's /proc, or
- * a core's NT_FILE note (cmd/snapshot.c builds that one). */
+/* Where the mapped objects of a process come from and how their files are
+ * opened: a live process's /proc (locate_src_live()), or a core's NT_FILE
+ * note (locate_src_core()).  Everything below reads a process through one. */
 struct locate_src {
 	pid_t pid;		/* the live process, 0 for a core */
 	const char *what;	/* "process 1234", for messages */
@@ -38,16 +39,30 @@ struct locate_src {
 	struct elffile *(*open)(const struct locate_src *src, const struct proc_map *first,
 				bool is_exe);
 	void *arg;		/* the source's own */
+	/* A live process whose mappings could not be read: -ESRCH (no such
+	 * process) or proc_maps_read()'s status, which locate_python()
+	 * reports; 0 when they were. */
+	int unreadable;
 };
 
-/* Locate the interpreter among src's mapped objects: as locate_python(). */
-int locate_python_in(const struct locate_src *src, struct mem *m, struct pyinterp *pi,
-		     char *err, size_t errlen);
+/* The live process pid, its mappings read now from /proc/PID/maps, its
+ * files reached through /proc/PID (map_files, exe, root).  Never fails:
+ * where the mappings cannot be read, the functions below say so.
+ * locate_src_release() when done. */
+void locate_src_live(struct locate_src *src, pid_t pid);
+/* The process a core (process/core.h) was taken of, path naming it in
+ * messages; its files are the ones core_open() found.  Released with
+ * locate_src_release(), before the core is closed. */
+struct core;
+void locate_src_core(struct locate_src *src, struct core *c, const char *path);
+void locate_src_release(struct locate_src *src);
 
-/* Locate the interpreter of pid, reading memory through m.  Returns 0
- * (pyinterp_free() out when done), or status_fail(EXIT_*) with a
- * one-line reason in err and nothing to free. */
-int locate_python(pid_t pid, struct mem *m, struct pyinterp *out, char *err, size_t errlen);
+/* Locate the interpreter among src's mapped objects, reading memory
+ * through m.  Returns 0 (pyinterp_free() out when done), or
+ * status_fail(EXIT_*) with a one-line reason in err (naming src->what)
+ * and nothing to free. */
+int locate_python(const struct locate_src *src, struct mem *m, struct pyinterp *out,
+		  char *err, size_t errlen);
 void pyinterp_free(struct pyinterp *pi);
 
 /* Version from the name of a file alone: "libpython3.12.so.1.0" -> 12,
@@ -55,13 +70,11 @@ void pyinterp_free(struct pyinterp *pi);
 int version_from_filename(const char *path);
 
 /* Read up to max bytes of an ELF section of the target, as mapped, from
- * the interpreter's object or else from a mapped object whose file name
- * starts with prefix (an extension module: "_asyncio.").  *len gets the
- * bytes read.  0, or a negative errno (-ENOENT: no such section). */
-int locate_section(pid_t pid, struct mem *m, const struct pyinterp *pi, const char *prefix,
-		   const char *section, void *buf, size_t max, size_t *len);
-/* The same among src's mapped objects (a core's). */
-int locate_section_in(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
-		      const char *prefix, const char *section, void *buf, size_t max, size_t *len);
+ * the interpreter's object or else from one of src's mapped objects whose
+ * file name starts with prefix (an extension module: "_asyncio.").  *len
+ * gets the bytes read.  0, or a negative errno (-ENOENT: no such section,
+ * -ESRCH: src's mappings could not be read). */
+int locate_section(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
+		   const char *prefix, const char *section, void *buf, size_t max, size_t *len);
 
 #endif

@@ -153,14 +153,17 @@ void record_pending(struct sampler *s, int nts, uint64_t t_ns)
  * that imports asyncio later) once a second until found. */
 void async_locate_retry(struct sampler *s, uint64_t t_ns)
 {
+	struct locate_src src;
 	char err[256];
 
 	if (!s->o.async || s->async.ready ||
 	    (s->async.tried_ns && t_ns - s->async.tried_ns < NAME_REFRESH_NS))
 		return;
 	s->async.tried_ns = t_ns ? t_ns : 1;
-	s->async.ready = asyncio_locate(s->pid, s->direct, &s->pi, &s->async.A, err,
+	locate_src_live(&src, s->pid);
+	s->async.ready = asyncio_locate(&src, s->direct, &s->pi, &s->async.A, err,
 					sizeof(err)) == 0;
+	locate_src_release(&src);
 }
 
 void async_release(struct async_state *as)

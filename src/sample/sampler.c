@@ -61,6 +61,7 @@ int sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
 		 struct sampler **out, char *err, size_t errlen)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
+	struct locate_src src;
 	int rc;
 
 	*out = NULL;
@@ -76,10 +77,12 @@ int sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
 	recheck_reset(&s->held.rc);
 	s->threads.tid_offset = -2;
 	nsmap_open(&s->threads.nsm, NULL, pid);
-	rc = locate_python(pid, s->direct, &s->pi, err, errlen);
+	locate_src_live(&src, pid);
+	rc = locate_python(&src, s->direct, &s->pi, err, errlen);
+	if (rc == 0 && o->async)
+		rc = asyncio_locate(&src, s->direct, &s->pi, &s->async.A, err, errlen);
+	locate_src_release(&src);
 	if (rc < 0)
-		goto fail;
-	if (o->async && (rc = asyncio_locate(pid, s->direct, &s->pi, &s->async.A, err, errlen)) < 0)
 		goto fail;
 	s->async.ready = o->async && rc == 0;
 	if (stat_exe(pid, &s->exe) < 0)
@@ -143,10 +146,12 @@ static bool wanted(const struct sampler *s, const struct sthread *t, const struc
  * once a second, as finding the interpreter means reading its ELF files. */
 static bool replaced(struct sampler *s, uint64_t t_ns)
 {
+	struct locate_src src;
 	struct pyinterp pi;
 	struct stat st;
 	char err[256];
 	bool moved;
+	int rc;
 
 	if (stat_exe(s->pid, &st) < 0)
 		return false;
@@ -155,7 +160,10 @@ static bool replaced(struct sampler *s, uint64_t t_ns)
 	if (s->relocated_ns && t_ns - s->relocated_ns < NAME_REFRESH_NS)
 		return false;
 	s->relocated_ns = t_ns ? t_ns : 1;
-	if (locate_python(s->pid, s->direct, &pi, err, sizeof(err)) < 0)
+	locate_src_live(&src, s->pid);
+	rc = locate_python(&src, s->direct, &pi, err, sizeof(err));
+	locate_src_release(&src);
+	if (rc < 0)
 		return !proc_exiting(s->pid);
 	moved = pi.runtime != s->pi.runtime;
 	pyinterp_free(&pi);

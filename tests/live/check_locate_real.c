@@ -332,6 +332,7 @@ START_TEST(test_failure_frees)
 	for (int i = 0; i < n; i++) {
 		char *argv[] = { (char *)ti[i].path, "-c", "import time; time.sleep(30)", NULL };
 		struct mem *real, *none;
+		struct locate_src src;
 		struct pyinterp pi;
 		char err[256];
 		pid_t pid;
@@ -344,13 +345,17 @@ START_TEST(test_failure_frees)
 		real = mem_proc_open(pid);
 		for (int k = 0; k < 200 && rc != 0; k++) {
 			usleep(10000);
-			if ((rc = locate_python(pid, real, &pi, err, sizeof(err))) == 0)
+			locate_src_live(&src, pid);
+			if ((rc = locate_python(&src, real, &pi, err, sizeof(err))) == 0)
 				pyinterp_free(&pi);
+			locate_src_release(&src);
 		}
 		ck_assert_msg(rc == 0, "%s never became readable: %s", ti[i].label, err);
 		none = mem_fake_new();
 		memset(&pi, 0xa5, sizeof(pi));
-		rc = locate_python(pid, none, &pi, err, sizeof(err));
+		locate_src_live(&src, pid);
+		rc = locate_python(&src, none, &pi, err, sizeof(err));
+		locate_src_release(&src);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		mem_close(none);

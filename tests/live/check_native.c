@@ -1520,9 +1520,13 @@ static int measure(pid_t pid, struct perf *pf, char *err, size_t errlen)
 	bool truncated;
 	uint64_t gil;
 	double t0, c0;
-	int n = -1, nts, main = -1;
+	struct locate_src src;
+	int n = -1, nts, main = -1, rc;
 
-	if (locate_python(pid, proc, &pi, err, errlen) < 0)
+	locate_src_live(&src, pid);
+	rc = locate_python(&src, proc, &pi, err, errlen);
+	locate_src_release(&src);
+	if (rc < 0)
 		goto out_nopi;
 	/* The bound of a one-time read (dump --native), not of a sample's: a
 	 * main thread late to its stop under a sanitizer, or on a busy

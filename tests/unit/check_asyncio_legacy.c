@@ -245,7 +245,7 @@ static int read_counted(struct scene *sc, struct py_tasks *out, unsigned long *r
 	int rc;
 
 	fp_pyinterp(sc->fp, &pi);
-	rc = asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc->A, err,
+	rc = asyncio_locate(&(struct locate_src){ .what = "fake" }, m, &pi, &sc->A, err,
 			       errlen);
 	before = mem_fake_reads(m);
 	if (rc == 0)
@@ -510,7 +510,7 @@ START_TEST(test_unverified)
 	build(&sc, _i);
 	m = fp_mem(sc.fp);
 	fp_pyinterp(sc.fp, &pi);
-	ck_assert_int_eq(asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc.A,
+	ck_assert_int_eq(asyncio_locate(&(struct locate_src){ .what = "fake" }, m, &pi, &sc.A,
 					   err, sizeof(err)), 0);
 	mem_close(m);
 	fp_w64(sc.fp, sc.ctask + sc.fp->L->obj.tp_basicsize, sc.A.task.size + 8);
@@ -531,7 +531,7 @@ static void read_proved(struct scene *sc, struct mem *m, struct mem *direct, str
 	char err[256];
 
 	fp_pyinterp(sc->fp, &pi);
-	ck_assert_msg(asyncio_locate_in(&(struct locate_src){ .what = "fake" }, m, &pi, &sc->A,
+	ck_assert_msg(asyncio_locate(&(struct locate_src){ .what = "fake" }, m, &pi, &sc->A,
 					err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(asyncio_tasks(m, &pi, &sc->A, direct, out, err, sizeof(err)) == 0, "%s",
 		      err);

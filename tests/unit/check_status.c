@@ -232,7 +232,7 @@ START_TEST(test_locate_not_python)
 	struct mem *m = mem_fake_new();
 	struct pyinterp pi;
 	char err[256] = "";
-	int rc = locate_python_in(&src, m, &pi, err, sizeof(err));
+	int rc = locate_python(&src, m, &pi, err, sizeof(err));
 
 	ck_assert(is_fail(rc, EXIT_NOT_PYTHON));
 	ck_assert_int_ne(rc, -EIO);
@@ -279,7 +279,7 @@ START_TEST(test_core_unreadable)
 		struct snapshot_opts so = { 0 };
 		struct snapshot s;
 		char err[512] = "";
-		int rc = snapshot_core(&co, &so, &s, err, sizeof(err));
+		int rc = snapshot_take(0, &co, &so, &s, err, sizeof(err));
 
 		ck_assert_msg(is_fail(rc, EXIT_BAD_CORE), "%s: %d (%s)", paths[i], rc, err);
 		ck_assert_int_eq(exit_code(rc), EXIT_BAD_CORE);
@@ -307,7 +307,7 @@ START_TEST(test_asyncio_not_imported)
 		int rc;
 
 		fp_pyinterp(fp, &pi);
-		rc = asyncio_locate_in(&src, m, &pi, &A, err, sizeof(err));
+		rc = asyncio_locate(&src, m, &pi, &A, err, sizeof(err));
 		ck_assert_msg(rc == ASYNCIO_NOT_IMPORTED, "3.%d: %d (%s)", minors[i], rc, err);
 		ck_assert_msg(strstr(err, "imported asyncio"), "3.%d: %s", minors[i], err);
 		mem_close(m);
@@ -329,7 +329,7 @@ START_TEST(test_asyncio_unsupported)
 	int rc;
 
 	fp_pyinterp(fp, &pi);
-	rc = asyncio_locate_in(&src, m, &pi, &A, err, sizeof(err));
+	rc = asyncio_locate(&src, m, &pi, &A, err, sizeof(err));
 	ck_assert_msg(is_fail(rc, EXIT_UNSUPPORTED), "%d (%s)", rc, err);
 	ck_assert_int_eq(exit_code(rc), EXIT_UNSUPPORTED);
 	mem_close(m);
