@@ -165,7 +165,7 @@ int cmd_convert(int argc, char **argv)
 		errorf("convert: %s", err);
 		return exit_code(rc);
 	}
-	if (c.fmt->write == out_chrometrace && !p.nruns) {
+	if (c.fmt->times_only && !p.nruns) {
 		errorf("convert: %s has no sample times, which a Chrome trace is made of: only "
 		       "flight recordings (pystrobe watch) convert to chrometrace", c.input);
 		rc = status_fail(EXIT_USAGE);

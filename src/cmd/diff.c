@@ -86,6 +86,7 @@ static int parse_args(struct diff *d, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *fname = NULL;
+	char *names;
 	int c;
 
 	d->top = 10;
@@ -120,9 +121,13 @@ static int parse_args(struct diff *d, int argc, char **argv)
 	}
 	if (out_format_settle("diff", fname, d->output, &d->fmt) < 0)
 		return -1;
-	if (d->fmt->write != out_flamegraph && d->fmt->write != out_collapsed)
-		return usage_error("diff", "format '%s' cannot show a difference "
-				   "(flamegraph, collapsed)", d->fmt->name);
+	if (!d->fmt->diff) {
+		names = out_format_names(out_format_diff);
+		usage_error("diff", "format '%s' cannot show a difference (%s)", d->fmt->name,
+			    names);
+		free(names);
+		return -1;
+	}
 	if (argc - optind != 2)
 		return usage_error("diff", "give two profiles, BEFORE and AFTER "
 				   "(see pystrobe diff --help)");

@@ -88,6 +88,7 @@ static int parse_args(struct merge *m, int argc, char **argv)
 	};
 	bool values = false;
 	const char *fname = NULL;
+	char *names;
 	int c;
 
 	optind = 1;
@@ -118,9 +119,12 @@ static int parse_args(struct merge *m, int argc, char **argv)
 	if (out_format_settle("merge", fname, m->output, &m->fmt) < 0)
 		return -1;
 	/* Files keep no sample times, and a trace is made of them. */
-	if (m->fmt->write == out_chrometrace)
-		return usage_error("merge", "format '%s' cannot be merged into "
-				   "(flamegraph, collapsed, speedscope, pprof)", m->fmt->name);
+	if (m->fmt->times_only) {
+		names = out_format_names(out_format_mergeable);
+		usage_error("merge", "format '%s' cannot be merged into (%s)", m->fmt->name, names);
+		free(names);
+		return -1;
+	}
 	m->nin = argc - optind;
 	if (m->nin < 1)
 		return usage_error("merge", "give the profiles to merge (see pystrobe merge --help)");

@@ -14,12 +14,14 @@
 #include <unistd.h>
 
 const struct out_format out_formats[] = {
-	{ "flamegraph", "svg", out_flamegraph, false },
-	{ "collapsed", "txt", out_collapsed, false },
-	{ "speedscope", "speedscope.json", out_speedscope, true },
-	{ "chrometrace", "trace.json", out_chrometrace, true },
-	{ "pprof", "pb.gz", out_pprof, false },
-	{ NULL, NULL, NULL, false },
+	{ .name = "flamegraph", .ext = "svg", .write = out_flamegraph, .diff = true },
+	{ .name = "collapsed", .ext = "txt", .write = out_collapsed, .diff = true },
+	{ .name = "speedscope", .ext = "speedscope.json", .write = out_speedscope,
+	  .timeline = true },
+	{ .name = "chrometrace", .ext = "trace.json", .write = out_chrometrace, .timeline = true,
+	  .times_only = true },
+	{ .name = "pprof", .ext = "pb.gz", .write = out_pprof },
+	{ .name = NULL },
 };
 
 const struct out_format *out_format_find(const char *name)
@@ -31,6 +33,26 @@ const struct out_format *out_format_find(const char *name)
 		if (!strcmp(f->name, name))
 			return f;
 	return NULL;
+}
+
+char *out_format_names(bool (*pick)(const struct out_format *f))
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const struct out_format *f = out_formats; f->name; f++)
+		if (!pick || pick(f))
+			sb_printf(&sb, "%s%s", sb.len ? ", " : "", f->name);
+	return sb_detach(&sb);
+}
+
+bool out_format_diff(const struct out_format *f)
+{
+	return f->diff;
+}
+
+bool out_format_mergeable(const struct out_format *f)
+{
+	return !f->times_only;
 }
 
 /* The formats a file name's ending stands for, the first taken when -f
@@ -72,8 +94,13 @@ int out_format_settle(const char *cmd, const char *name, const char *path,
 	const struct out_format *f = name ? out_format_find(name) : NULL;
 	int i = suffix_of(path);
 
-	if (name && !f)
-		return usage_error(cmd, "unknown format '%s' (" OUT_FORMAT_NAMES ")", name);
+	if (name && !f) {
+		char *names = out_format_names(NULL);
+
+		usage_error(cmd, "unknown format '%s' (%s)", name, names);
+		free(names);
+		return -1;
+	}
 	if (i < 0) {
 		*fmt = f ? f : &out_formats[0];
 		return 0;

@@ -48,12 +48,22 @@ struct out_format {
 	const char *ext;	/* for default file names */
 	int (*write)(const struct profile *p, FILE *f, const struct out_opts *o);
 	bool timeline;		/* it needs the profile's runs */
+	bool diff;		/* it can show a difference (out_opts.diff_base) */
+	/* Made of the sample times alone: a profile without them (read
+	 * from a file of counts, merged from several) cannot be written. */
+	bool times_only;
 };
 
 /* The formats, the default (flamegraph) first; NULL-terminated by name. */
 extern const struct out_format out_formats[];
-#define OUT_FORMAT_NAMES "flamegraph, collapsed, speedscope, chrometrace, pprof"
 const struct out_format *out_format_find(const char *name);
+
+/* The names of the formats pick says yes to (NULL: every one), ", "
+ * between them, for messages (a new string). */
+char *out_format_names(bool (*pick)(const struct out_format *f));
+/* picks: those that can show a difference, those a merge can write. */
+bool out_format_diff(const struct out_format *f);
+bool out_format_mergeable(const struct out_format *f);
 
 /* The format to write: -f's (name, or NULL when not given), else the one
  * the output name's ending stands for (.svg, .txt/.collapsed/.folded,
