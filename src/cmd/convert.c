@@ -17,31 +17,12 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char convert_usage[] =
-	"usage: pystrobe convert [options] FILE\n"
-	"\n"
-	"Write a profile in another format: a flight recording (pystrobe watch) whole\n"
-	"or a time slice of it, or a flame graph, pprof or folded stacks file.\n"
-	"\n"
-	"  -o, --output FILE      where to write (default: pystrobe-convert-DATE-TIME.EXT;\n"
-	"                         -: standard output; its ending names the format)\n"
-	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope,\n"
-	"                         chrometrace (recordings only) or pprof\n"
-	"      --from SECONDS     only samples from SECONDS after the recording's mark\n"
-	"                         (the stall; negative: before it), or after its last\n"
-	"                         sample when it has no mark (default: its start)\n"
-	"      --until SECONDS    only samples before SECONDS after the mark (default:\n"
-	"                         its end)\n"
-	"      --full-filenames   whole paths in frames\n"
-	"  -q, --quiet            no messages\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"  pystrobe convert --from -120 --until 0 -o before.svg stall.pstrobe\n";
-
 struct convert {
+	const char *fname;	/* -f, or NULL */
 	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
@@ -50,8 +31,6 @@ struct convert {
 	bool sliced;
 	bool quiet;
 };
-
-enum { OPT_FROM = 256, OPT_UNTIL, OPT_FULL };
 
 /* SECONDS of --from or --until, as ns. */
 static int parse_seconds(const char *opt, const char *arg, int64_t *ns)
@@ -66,52 +45,76 @@ static int parse_seconds(const char *opt, const char *arg, int64_t *ns)
 	return 0;
 }
 
+static int from(void *dest, const char *arg, const char *cmd)
+{
+	struct convert *c = dest;
+
+	(void)cmd;
+	c->sliced = true;
+	return parse_seconds("--from", arg, &c->slice.from_ns);
+}
+
+static int until(void *dest, const char *arg, const char *cmd)
+{
+	struct convert *c = dest;
+
+	(void)cmd;
+	c->sliced = true;
+	return parse_seconds("--until", arg, &c->slice.until_ns);
+}
+
+#define AT(member) offsetof(struct convert, member)
+
+static const struct opt convert_opts[] = {
+	OPT_STRING("output", 'o', "FILE",
+		"where to write (default: pystrobe-convert-DATE-TIME.EXT;\n"
+		"-: standard output; its ending names the format)", AT(output)),
+	OPT_STRING("format", 'f', "FORMAT",
+		"flamegraph (SVG, default), collapsed, speedscope,\n"
+		"chrometrace (recordings only) or pprof", AT(fname)),
+	OPT_CALL("from", 0, OPT_ARG, "SECONDS",
+		"only samples from SECONDS after the recording's mark\n"
+		"(the stall; negative: before it), or after its last\n"
+		"sample when it has no mark (default: its start)", from),
+	OPT_CALL("until", 0, OPT_ARG, "SECONDS",
+		"only samples before SECONDS after the mark (default:\n"
+		"its end)", until),
+	OPT_BOOL("full-filenames", 0, "whole paths in frames", AT(oo.full_filenames)),
+	OPT_BOOL("quiet", 'q', "no messages", AT(quiet)),
+	OPT_HELP("show this help"),
+	OPT_END,
+};
+
+const struct opt_table convert_options = {
+	.cmd = "convert",
+	.head = "usage: pystrobe convert [options] FILE\n"
+		"\n"
+		"Write a profile in another format: a flight recording (pystrobe watch) whole\n"
+		"or a time slice of it, or a flame graph, pprof or folded stacks file.\n"
+		"\n",
+	.opts = convert_opts,
+	.column = 25,
+	.tail = "\n"
+		"  pystrobe convert --from -120 --until 0 -o before.svg stall.pstrobe\n",
+	/* Not stop_at_command: the file may come first. */
+};
+
+/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
 static int parse_args(struct convert *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "full-filenames", no_argument, NULL, OPT_FULL },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *fname = NULL;
-	int c_;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
 	c->slice = (struct flightrec_slice)FLIGHTREC_ALL;
 	/* "-120" is a value, not an option: '-' values need no '='. */
-	while ((c_ = getopt_long(argc, argv, ":o:f:qh", longopts, NULL)) != -1) {
-		switch (c_) {
-		case 'o': c->output = optarg; break;
-		case 'f': fname = optarg; break;
-		case OPT_FROM:
-		case OPT_UNTIL:
-			if (parse_seconds(c_ == OPT_FROM ? "--from" : "--until", optarg,
-					  c_ == OPT_FROM ? &c->slice.from_ns : &c->slice.until_ns) < 0)
-				return -1;
-			c->sliced = true;
-			break;
-		case OPT_FULL: c->oo.full_filenames = true; break;
-		case 'q': c->quiet = true; break;
-		case 'h':
-			fputs(convert_usage, stdout);
-			return 1;
-		default:
-			return usage_getopt("convert", c_, argv, longopts);
-		}
-	}
-	if (out_format_settle("convert", fname, c->output, &c->fmt) < 0)
+	if ((rc = opt_parse(&convert_options, c, argc, argv)) != 0)
+		return rc;
+	if (out_format_settle("convert", c->fname, c->output, &c->fmt) < 0)
 		return -1;
 	if (c->slice.from_ns >= c->slice.until_ns)
 		return usage_error("convert", "--from must come before --until");
 	if (optind != argc - 1)
 		return argc - optind > 1 ?
-			       usage_extra("convert", argv, optind + 1, longopts, false) :
+			       opt_usage_extra(&convert_options, argv, optind + 1, false) :
 			       usage_error("convert", "give the file to convert (see pystrobe convert "
 					   "--help)");
 	c->input = argv[optind];

@@ -27,37 +27,13 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char diff_usage[] =
-	"usage: pystrobe diff [options] BEFORE AFTER\n"
-	"\n"
-	"Compare two profiles (flame graphs from pystrobe record, pprof, or folded\n"
-	"stacks): a differential flame graph of AFTER, each frame red where its own\n"
-	"time grew and blue where it shrank, and a summary on stdout of the functions\n"
-	"that changed most.\n"
-	"Thread and process roots (--threads, -s) match by thread name and command\n"
-	"line: their ids differ from run to run.\n"
-	"\n"
-	"  -o, --output FILE      where to write (default: pystrobe-diff-DATE-TIME.EXT;\n"
-	"                         -: standard output, without the summary; its\n"
-	"                         ending names the format)\n"
-	"  -f, --format FORMAT    flamegraph (SVG, default) or collapsed (BEFORE AFTER\n"
-	"                         counts per stack, as flamegraph.pl reads them)\n"
-	"      --negate           draw BEFORE's shape instead (shows what went away)\n"
-	"      --no-normalize     compare raw counts, not shares of each total\n"
-	"      --function         compare by function, ignoring line numbers\n"
-
-	"      --full-filenames   whole paths for frames read from pprof\n"
-	"  -n, --top N            rows per table in the summary (default 10, 0: none)\n"
-	"      --min-share PCT    leave out of the tables functions under PCT% of the\n"
-	"                         samples in both profiles (default 0.5; 0 keeps all)\n"
-	"  -q, --quiet            no summary, no messages\n"
-	"  -h, --help             show this help\n";
-
 struct diff {
 	const char *path[2];		/* BEFORE, AFTER */
+	const char *fname;		/* -f, or NULL */
 	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
@@ -68,58 +44,60 @@ struct diff {
 
 #define DIFF_MIN_SHARE 0.5
 
-enum { OPT_NEGATE = 256, OPT_RAW, OPT_FUNCTION, OPT_FULL, OPT_MIN_SHARE };
+#define AT(member) offsetof(struct diff, member)
 
+static const struct opt diff_opts[] = {
+	OPT_STRING("output", 'o', "FILE",
+		"where to write (default: pystrobe-diff-DATE-TIME.EXT;\n"
+		"-: standard output, without the summary; its\n"
+		"ending names the format)", AT(output)),
+	OPT_STRING("format", 'f', "FORMAT",
+		"flamegraph (SVG, default) or collapsed (BEFORE AFTER\n"
+		"counts per stack, as flamegraph.pl reads them)", AT(fname)),
+	OPT_BOOL("negate", 0,
+		"draw BEFORE's shape instead (shows what went away)", AT(oo.diff_negate)),
+	OPT_BOOL("no-normalize", 0,
+		"compare raw counts, not shares of each total", AT(oo.diff_raw)),
+	OPT_BOOL("function", 0, "compare by function, ignoring line numbers", AT(by_function)),
+	OPT_BOOL("full-filenames", 0,
+		"whole paths for frames read from pprof", AT(oo.full_filenames)),
+	OPT_NUMBER("top", 'n', "N", "rows per table in the summary (default 10, 0: none)",
+		AT(top), 0, 1e6, "must be a number of rows"),
+	OPT_NUMBER("min-share", 0, "PCT",
+		"leave out of the tables functions under PCT% of the\n"
+		"samples in both profiles (default 0.5; 0 keeps all)",
+		AT(min_share), 0, 100, "must be a percentage (0 to 100)"),
+	OPT_BOOL("quiet", 'q', "no summary, no messages", AT(quiet)),
+	OPT_HELP("show this help"),
+	OPT_END,
+};
+
+const struct opt_table diff_options = {
+	.cmd = "diff",
+	.head = "usage: pystrobe diff [options] BEFORE AFTER\n"
+		"\n"
+		"Compare two profiles (flame graphs from pystrobe record, pprof, or folded\n"
+		"stacks): a differential flame graph of AFTER, each frame red where its own\n"
+		"time grew and blue where it shrank, and a summary on stdout of the functions\n"
+		"that changed most.\n"
+		"Thread and process roots (--threads, -s) match by thread name and command\n"
+		"line: their ids differ from run to run.\n"
+		"\n",
+	.opts = diff_opts,
+	.column = 25,
+};
+
+/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
 static int parse_args(struct diff *d, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "negate", no_argument, NULL, OPT_NEGATE },
-		{ "no-normalize", no_argument, NULL, OPT_RAW },
-		{ "function", no_argument, NULL, OPT_FUNCTION },
-		{ "full-filenames", no_argument, NULL, OPT_FULL },
-		{ "top", required_argument, NULL, 'n' },
-		{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *fname = NULL;
 	char *names;
-	int c;
+	int rc;
 
 	d->top = 10;
 	d->min_share = DIFF_MIN_SHARE;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:f:n:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': d->output = optarg; break;
-		case 'f': fname = optarg; break;
-		case OPT_NEGATE: d->oo.diff_negate = true; break;
-		case OPT_RAW: d->oo.diff_raw = true; break;
-		case OPT_FUNCTION: d->by_function = true; break;
-		case OPT_FULL: d->oo.full_filenames = true; break;
-		case 'n':
-			if (parse_number(optarg, 0, 1e6, &d->top) < 0)
-				return usage_error("diff", "--top must be a number of rows, not '%s'",
-						   optarg);
-			break;
-		case OPT_MIN_SHARE:
-			if (parse_number(optarg, 0, 100, &d->min_share) < 0)
-				return usage_error("diff", "--min-share must be a percentage (0 to "
-						   "100), not '%s'", optarg);
-			break;
-		case 'q': d->quiet = true; break;
-		case 'h':
-			fputs(diff_usage, stdout);
-			return 1;
-		default:
-			return usage_getopt("diff", c, argv, longopts);
-		}
-	}
-	if (out_format_settle("diff", fname, d->output, &d->fmt) < 0)
+	if ((rc = opt_parse(&diff_options, d, argc, argv)) != 0)
+		return rc;
+	if (out_format_settle("diff", d->fname, d->output, &d->fmt) < 0)
 		return -1;
 	if (!d->fmt->diff) {
 		names = out_format_names(out_format_diff);

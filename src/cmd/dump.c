@@ -10,46 +10,17 @@
 #include "util/util.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char dump_usage[] =
-	"usage: pystrobe dump [options] --pid PID\n"
-	"       pystrobe dump [options] --core CORE [--executable PATH] [--root DIR]\n"
-	"\n"
-	"Print the Python stack of every thread of a running process, or of the\n"
-	"process a core file was taken of.\n"
-	"\n"
-	"  -p, --pid PID      the process to read\n"
-	"      --core CORE    read a core file (gcore, a crash) instead\n"
-	"      --executable PATH  the core's executable is at PATH\n"
-	"      --root DIR     the files the core's process mapped are under DIR\n"
-	"                     (a core from a container or chroot)\n"
-	"  -j, --json         one JSON document instead of text\n"
-	"  -l, --locals[=deep] show arguments and local variables of each frame;\n"
-	"                     deep: lists, tuples, dicts and sets with their first items\n"
-	"  -n, --native       also show native (C/C++) frames, merged with the Python ones\n"
-	"      --no-source    without the line of source under each frame\n"
-	"      --full-filenames  whole file paths in text (JSON always has them)\n"
-	"      --full-names   whole C++ names in text, with template arguments and\n"
-	"                     parameters (JSON always has them)\n"
-	"      --nonblocking  read without pausing the process (stacks may be torn)\n"
-	"  -s, --subprocesses also every Python process started by it, parents\n"
-	"                     before children\n"
-	"  -g, --group        threads (and processes) with the same stack once, with\n"
-	"                     their count and ids, the most common first\n"
-	"  -a, --async        also every asyncio task: its coroutine stack, what it\n"
-	"                     awaits and who awaits it, deadlock cycles (3.11+); with\n"
-	"                     --group, tasks that wait the same way once, with their count\n"
-	"  -h, --help         show this help\n";
 
 struct dump_args {
 	struct snapshot_opts so;
 	struct dump_opts o;
 	struct core_opts core;
 	bool tree;
-	int pid;
+	pid_t pid;
 };
 
 /* What --core cannot go with, or NULL. */
@@ -66,71 +37,93 @@ static const char *core_conflict(const struct dump_args *a)
 	return NULL;
 }
 
+static int locals(void *dest, const char *arg, const char *cmd)
+{
+	struct dump_args *a = dest;
+
+	a->so.locals = true;
+	if (arg && strcmp(arg, "deep") != 0)
+		return usage_error(cmd, "--locals takes no value or 'deep', not '%s'", arg);
+	a->so.deep_locals = arg != NULL;
+	return 0;
+}
+
+/* The tasks are read (the snapshot) and shown (the format). */
+static int async(void *dest, const char *arg, const char *cmd)
+{
+	struct dump_args *a = dest;
+
+	(void)arg;
+	(void)cmd;
+	a->o.async = a->so.async = true;
+	return 0;
+}
+
+#define AT(member) offsetof(struct dump_args, member)
+
+static const struct opt dump_opts[] = {
+	OPT_PID("pid", 'p', "the process to read", AT(pid)),
+	OPT_STRING("core", 0, "CORE", "read a core file (gcore, a crash) instead", AT(core.path)),
+	OPT_STRING("executable", 0, "PATH", " the core's executable is at PATH", AT(core.exe)),
+	OPT_STRING("root", 0, "DIR",
+		"the files the core's process mapped are under DIR\n"
+		"(a core from a container or chroot)", AT(core.root)),
+	OPT_BOOL("json", 'j', "one JSON document instead of text", AT(o.json)),
+	OPT_CALL("locals", 'l', OPT_OPTIONAL_ARG, "deep",
+		"show arguments and local variables of each frame;\n"
+		"deep: lists, tuples, dicts and sets with their first items", locals),
+	OPT_BOOL("native", 'n',
+		"also show native (C/C++) frames, merged with the Python ones", AT(so.native)),
+	OPT_BOOL("no-source", 0, "without the line of source under each frame", AT(o.no_source)),
+	OPT_BOOL("full-filenames", 0,
+		" whole file paths in text (JSON always has them)", AT(o.full_filenames)),
+	OPT_BOOL("full-names", 0,
+		"whole C++ names in text, with template arguments and\n"
+		"parameters (JSON always has them)", AT(o.full_names)),
+	OPT_BOOL("nonblocking", 0,
+		"read without pausing the process (stacks may be torn)", AT(so.nonblocking)),
+	OPT_BOOL("subprocesses", 's',
+		"also every Python process started by it, parents\n"
+		"before children", AT(tree)),
+	OPT_BOOL("group", 'g',
+		"threads (and processes) with the same stack once, with\n"
+		"their count and ids, the most common first", AT(o.group)),
+	OPT_CALL("async", 'a', OPT_NO_ARG, NULL,
+		"also every asyncio task: its coroutine stack, what it\n"
+		"awaits and who awaits it, deadlock cycles (3.11+); with\n"
+		"--group, tasks that wait the same way once, with their count", async),
+	OPT_HELP("show this help"),
+	OPT_END,
+};
+
+const struct opt_table dump_options = {
+	.cmd = "dump",
+	.head = "usage: pystrobe dump [options] --pid PID\n"
+		"       pystrobe dump [options] --core CORE [--executable PATH] [--root DIR]\n"
+		"\n"
+		"Print the Python stack of every thread of a running process, or of the\n"
+		"process a core file was taken of.\n"
+		"\n",
+	.opts = dump_opts,
+	.column = 21,
+	/* The first word that is no option ends them, so that the one before
+	 * it can be told (--locals deep). */
+	.stop_at_command = true,
+};
+
 /* Returns 0, 1 after --help, or -1 on a bad command line (said). */
 static int parse_args(struct dump_args *a, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "locals", optional_argument, NULL, 'l' },
-		{ "native", no_argument, NULL, 'n' },
-		{ "nonblocking", no_argument, NULL, 'N' },
-		{ "subprocesses", no_argument, NULL, 's' },
-		{ "group", no_argument, NULL, 'g' },
-		{ "async", no_argument, NULL, 'a' },
-		{ "no-source", no_argument, NULL, 'S' },
-		{ "full-filenames", no_argument, NULL, 'F' },
-		{ "full-names", no_argument, NULL, 'M' },
-		{ "core", required_argument, NULL, 'C' },
-		{ "executable", required_argument, NULL, 'E' },
-		{ "root", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *conflict;
-	int c;
+	int rc;
 
-	optind = 1;
-	opterr = 0;	/* one line of our own instead of getopt's */
-	/* '+': stop at the first word that is no option, so that the one
-	 * before it can be told (--locals deep). */
-	while ((c = getopt_long(argc, argv, "+:p:jlnsgah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (!(a->pid = parse_pid(optarg)))
-				return usage_error("dump", "invalid pid '%s'", optarg);
-			break;
-		case 'j': a->o.json = true; break;
-		case 'g': a->o.group = true; break;
-		case 'a': a->o.async = a->so.async = true; break;
-		case 'S': a->o.no_source = true; break;
-		case 'F': a->o.full_filenames = true; break;
-		case 'M': a->o.full_names = true; break;
-		case 'l':
-			a->so.locals = true;
-			if (optarg && strcmp(optarg, "deep") != 0)
-				return usage_error("dump", "--locals takes no value or 'deep', not '%s'",
-						   optarg);
-			a->so.deep_locals = optarg != NULL;
-			break;
-		case 'n': a->so.native = true; break;
-		case 'N': a->so.nonblocking = true; break;
-		case 's': a->tree = true; break;
-		case 'C': a->core.path = optarg; break;
-		case 'E': a->core.exe = optarg; break;
-		case 'R': a->core.root = optarg; break;
-		case 'h':
-			fputs(dump_usage, stdout);
-			return 1;
-		default:
-			return usage_getopt("dump", c, argv, longopts);
-		}
-	}
+	if ((rc = opt_parse(&dump_options, a, argc, argv)) != 0)
+		return rc;
 	conflict = core_conflict(a);
 	if (conflict)
 		return usage_error("dump", "%s", conflict);
 	if (optind < argc)
-		return usage_extra("dump", argv, optind, longopts, !a->pid && !a->core.path);
+		return opt_usage_extra(&dump_options, argv, optind, !a->pid && !a->core.path);
 	if (!a->pid && !a->core.path)
 		return usage_error("dump", "--pid PID or --core CORE is required (see pystrobe "
 				   "dump --help)");

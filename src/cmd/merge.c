@@ -17,29 +17,11 @@
 #include "util/util.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const char merge_usage[] =
-	"usage: pystrobe merge [options] FILE[=VALUE]...\n"
-	"\n"
-	"Combine profiles (flame graphs from pystrobe record, pprof, or folded stacks)\n"
-	"into one.\n"
-	"\n"
-	"  -o, --output FILE      where to write (default: pystrobe-merge-DATE-TIME.EXT;\n"
-	"                         -: standard output; its ending names the format)\n"
-	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope or pprof\n"
-	"  -l, --label            a root frame per input, input=VALUE, VALUE the file's\n"
-	"                         name or the one given as FILE=VALUE\n"
-	"      --label-from NAME  a root frame per input, NAME=VALUE, VALUE the one given\n"
-	"                         as FILE=VALUE, else the input's position (0, 1, ...)\n"
-	"      --full-filenames   whole paths for frames read from pprof\n"
-	"  -q, --quiet            no messages\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"Without labels the stacks are summed.\n";
 
 struct input {
 	const char *path;
@@ -49,6 +31,7 @@ struct input {
 };
 
 struct merge {
+	const char *fname;	/* -f, or NULL */
 	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
@@ -57,8 +40,6 @@ struct merge {
 	struct input *in;
 	int nin;
 };
-
-enum { OPT_LABEL_FROM = 256, OPT_FULL };
 
 /* FILE=VALUE, unless the whole argument names a file: file names with '='
  * exist too. */
@@ -74,49 +55,72 @@ static void split_input(struct input *in, char *arg)
 	in->value = eq + 1;
 }
 
+static int label(void *dest, const char *arg, const char *cmd)
+{
+	struct merge *m = dest;
+
+	(void)arg;
+	(void)cmd;
+	if (!m->label)
+		m->label = "input";
+	return 0;
+}
+
+static int label_from(void *dest, const char *arg, const char *cmd)
+{
+	struct merge *m = dest;
+
+	if (!*arg || strpbrk(arg, "=;"))
+		return usage_error(cmd, "--label-from needs a name without '=' or ';', not '%s'",
+				   arg);
+	m->label = arg;
+	return 0;
+}
+
+#define AT(member) offsetof(struct merge, member)
+
+static const struct opt merge_opts[] = {
+	OPT_STRING("output", 'o', "FILE",
+		"where to write (default: pystrobe-merge-DATE-TIME.EXT;\n"
+		"-: standard output; its ending names the format)", AT(output)),
+	OPT_STRING("format", 'f', "FORMAT",
+		"flamegraph (SVG, default), collapsed, speedscope or pprof", AT(fname)),
+	OPT_CALL("label", 'l', OPT_NO_ARG, NULL,
+		"a root frame per input, input=VALUE, VALUE the file's\n"
+		"name or the one given as FILE=VALUE", label),
+	OPT_CALL("label-from", 0, OPT_ARG, "NAME",
+		"a root frame per input, NAME=VALUE, VALUE the one given\n"
+		"as FILE=VALUE, else the input's position (0, 1, ...)", label_from),
+	OPT_BOOL("full-filenames", 0,
+		"whole paths for frames read from pprof", AT(oo.full_filenames)),
+	OPT_BOOL("quiet", 'q', "no messages", AT(quiet)),
+	OPT_HELP("show this help"),
+	OPT_END,
+};
+
+const struct opt_table merge_options = {
+	.cmd = "merge",
+	.head = "usage: pystrobe merge [options] FILE[=VALUE]...\n"
+		"\n"
+		"Combine profiles (flame graphs from pystrobe record, pprof, or folded stacks)\n"
+		"into one.\n"
+		"\n",
+	.opts = merge_opts,
+	.column = 25,
+	.tail = "\n"
+		"Without labels the stacks are summed.\n",
+};
+
+/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
 static int parse_args(struct merge *m, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "label", no_argument, NULL, 'l' },
-		{ "label-from", required_argument, NULL, OPT_LABEL_FROM },
-		{ "full-filenames", no_argument, NULL, OPT_FULL },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool values = false;
-	const char *fname = NULL;
 	char *names;
-	int c;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:f:lqh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': m->output = optarg; break;
-		case 'f': fname = optarg; break;
-		case 'l':
-			if (!m->label)
-				m->label = "input";
-			break;
-		case OPT_LABEL_FROM:
-			if (!*optarg || strpbrk(optarg, "=;"))
-				return usage_error("merge", "--label-from needs a name without '=' or "
-						   "';', not '%s'", optarg);
-			m->label = optarg;
-			break;
-		case OPT_FULL: m->oo.full_filenames = true; break;
-		case 'q': m->quiet = true; break;
-		case 'h':
-			fputs(merge_usage, stdout);
-			return 1;
-		default:
-			return usage_getopt("merge", c, argv, longopts);
-		}
-	}
-	if (out_format_settle("merge", fname, m->output, &m->fmt) < 0)
+	if ((rc = opt_parse(&merge_options, m, argc, argv)) != 0)
+		return rc;
+	if (out_format_settle("merge", m->fname, m->output, &m->fmt) < 0)
 		return -1;
 	/* Files keep no sample times, and a trace is made of them. */
 	if (m->fmt->times_only) {

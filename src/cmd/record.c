@@ -26,10 +26,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,67 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char record_usage[] =
-	"usage: pystrobe record [options] --pid PID\n"
-	"       pystrobe record [options] -- COMMAND [ARGS...]\n"
-	"\n"
-	"Sample a Python process at a fixed rate and write a profile.\n"
-	"\n"
-	"  -p, --pid PID          profile a running process\n"
-	"  -r, --rate HZ          rounds per second; a round takes a sample of each\n"
-	"                         running thread (default 100)\n"
-	"  -d, --duration SECS    stop after this long (default: Ctrl-C or exit)\n"
-	"  -o, --output FILE      where to write, checked before sampling (default:\n"
-	"                         named after the program, here, else in $TMPDIR;\n"
-	"                         -: standard output)\n"
-	"  -f, --format FORMAT    flamegraph (SVG, default), collapsed, speedscope,\n"
-	"                         chrometrace or pprof (default: from -o's ending:\n"
-	"                         .svg .txt .json .trace.json .pb.gz ...)\n"
-	"      --idle             include threads that are not running\n"
-	"      --gil              only the thread holding the GIL\n"
-	"      --threads          a root frame per thread\n"
-	"      --function         aggregate by function instead of line\n"
-	"      --full-filenames   show whole file paths\n"
-	"      --full-names       whole C++ names in flame graph labels and the table\n"
-	"                         (default: without template arguments and parameters)\n"
-	"      --blocking         pause the threads for each sample (exact stacks)\n"
-	"      --native[=all]     C/C++ frames too, merged with the Python ones; all: also\n"
-	"                         the interpreter's start-up below the first Python frame\n"
-	"                         (pauses the threads: implies --blocking)\n"
-	"      --no-debuginfod    with --native: never fetch debug files from the\n"
-	"                         servers DEBUGINFOD_URLS names\n"
-	"      --training         a training job's view: --idle -s --waits --gpu\n"
-	"                         (add --native for the CUDA frames)\n"
-	"      --waits            a leaf frame <wait:gpu>, <wait:data> or\n"
-	"                         <wait:collective> on each sample waiting for the GPU,\n"
-	"                         the input pipeline or other ranks, and a summary of\n"
-	"                         each thread's shares\n"
-	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
-	"                         the tasks awaiting it (root first), then its\n"
-	"                         coroutine; =all: every pending task's too\n"
-	"  -s, --subprocesses     also every process started by the target, a root\n"
-	"                         frame per process\n"
-	"      --group-processes  with -s: one root for the subprocesses that share\n"
-	"                         a command line (numbers aside)\n"
-	"      --gpu              the GPUs the processes use, through NVML: their\n"
-	"                         utilisation and memory in the summary and as\n"
-	"                         counters in the Chrome trace\n"
-	"  -q, --quiet            no status line, no table of functions, no summary\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"A launched command that is not Python (a shell script, make, uv run) is\n"
-	"followed into the Python processes it starts, as with -s.\n"
-	"\n"
-	"A launched command runs in its own process group.  Stopped early (Ctrl-C,\n"
-	"SIGTERM), pystrobe sends SIGINT to that group, SIGTERM 5 s later, SIGKILL\n"
-	"2 s after that, and exits with the command's status.\n";
-
 /* Rows of the text summary: what a terminal shows without scrolling the
  * summary line away. */
 #define TOPLIST_ROWS 10
 
 struct record {
 	struct target_opts t;
+	const char *fname;		/* -f, or NULL */
 	const struct out_format *fmt;
 	struct out_opts oo;
 	const char *output;
@@ -117,51 +63,91 @@ struct record {
 	struct waitmark *waits;		/* with --waits */
 };
 
-enum { OPT_THREADS = TOPT_NEXT, OPT_GROUP };
+#define AT(member) offsetof(struct record, member)
 
+static const struct opt record_opts[] = {
+	{ TARGET_OPT(PID), .help = "profile a running process" },
+	{ TARGET_OPT(RATE),
+	  .help = "rounds per second; a round takes a sample of each\n"
+		  "running thread (default 100)" },
+	OPT_NUMBER("duration", 'd', "SECS", "stop after this long (default: Ctrl-C or exit)",
+		AT(t.so.duration_s), 0.001, 1e9, "must be a positive number of seconds"),
+	OPT_STRING("output", 'o', "FILE",
+		"where to write, checked before sampling (default:\n"
+		"named after the program, here, else in $TMPDIR;\n"
+		"-: standard output)", AT(output)),
+	OPT_STRING("format", 'f', "FORMAT",
+		"flamegraph (SVG, default), collapsed, speedscope,\n"
+		"chrometrace or pprof (default: from -o's ending:\n"
+		".svg .txt .json .trace.json .pb.gz ...)", AT(fname)),
+	{ TARGET_OPT(IDLE) },
+	{ TARGET_OPT(GIL) },
+	OPT_BOOL("threads", 0, "a root frame per thread", AT(t.so.threads)),
+	{ TARGET_OPT(FUNCTION) },
+	{ TARGET_OPT(FULL) },
+	{ TARGET_OPT(FULL_NAMES),
+	  .help = "whole C++ names in flame graph labels and the table\n"
+		  "(default: without template arguments and parameters)" },
+	{ TARGET_OPT(BLOCKING) },
+	{ TARGET_OPT(NATIVE),
+	  .help = "C/C++ frames too, merged with the Python ones; all: also\n"
+		  "the interpreter's start-up below the first Python frame\n"
+		  "(pauses the threads: implies --blocking)" },
+	{ TARGET_OPT(NO_DEBUGINFOD) },
+	{ TARGET_OPT(TRAINING) },
+	{ TARGET_OPT(WAITS),
+	  .help = "a leaf frame <wait:gpu>, <wait:data> or\n"
+		  "<wait:collective> on each sample waiting for the GPU,\n"
+		  "the input pipeline or other ranks, and a summary of\n"
+		  "each thread's shares" },
+	{ TARGET_OPT(ASYNC) },
+	{ TARGET_OPT(SUBPROCESSES),
+	  .help = "also every process started by the target, a root\n"
+		  "frame per process" },
+	OPT_BOOL("group-processes", 0,
+		"with -s: one root for the subprocesses that share\n"
+		"a command line (numbers aside)", AT(t.fo.group)),
+	{ TARGET_OPT(GPU),
+	  .help = "the GPUs the processes use, through NVML: their\n"
+		  "utilisation and memory in the summary and as\n"
+		  "counters in the Chrome trace" },
+	OPT_BOOL("quiet", 'q', "no status line, no table of functions, no summary", AT(quiet)),
+	OPT_HELP("show this help"),
+	OPT_END,
+};
+
+const struct opt_table record_options = {
+	.cmd = "record",
+	.head = "usage: pystrobe record [options] --pid PID\n"
+		"       pystrobe record [options] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Sample a Python process at a fixed rate and write a profile.\n"
+		"\n",
+	.opts = record_opts,
+	.column = 25,
+	.tail = "\n"
+		"A launched command that is not Python (a shell script, make, uv run) is\n"
+		"followed into the Python processes it starts, as with -s.\n"
+		"\n"
+		"A launched command runs in its own process group.  Stopped early (Ctrl-C,\n"
+		"SIGTERM), pystrobe sends SIGINT to that group, SIGTERM 5 s later, SIGKILL\n"
+		"2 s after that, and exits with the command's status.\n",
+	/* The first word that is no option is the command to launch. */
+	.stop_at_command = true,
+	.shared = target_options,
+	.shared_at = AT(t),
+};
+
+/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
 static int parse_args(struct record *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		TARGET_LONGOPTS,
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "threads", no_argument, NULL, OPT_THREADS },
-		{ "group-processes", no_argument, NULL, OPT_GROUP },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *fname = NULL;
-	int c;
+	int rc;
 
 	target_opts_init(&r->t);
-	optind = 1;
-	opterr = 0;
-	/* "+": stop at the first non-option, the command to launch. */
-	while ((c = getopt_long(argc, argv, "+:" TARGET_SHORTOPTS "d:o:f:qh", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (parse_number(optarg, 0.001, 1e9, &r->t.so.duration_s) < 0)
-				return usage_error("record", "--duration must be a positive number "
-						   "of seconds, not '%s'", optarg);
-			break;
-		case 'o': r->output = optarg; break;
-		case 'f': fname = optarg; break;
-		case OPT_THREADS: r->t.so.threads = true; break;
-		case OPT_GROUP: r->t.fo.group = true; break;
-		case 'q': r->quiet = true; break;
-		case 'h':
-			fputs(record_usage, stdout);
-			return 1;
-		default:
-			if (target_opt(&r->t, c, optarg, argv, "record", longopts) < 0)
-				return -1;
-		}
-	}
-	if (out_format_settle("record", fname, r->output, &r->fmt) < 0 ||
-	    target_opts_finish(&r->t, argc, argv, "record", longopts) < 0)
+	if ((rc = opt_parse(&record_options, r, argc, argv)) != 0)
+		return rc;
+	if (out_format_settle("record", r->fname, r->output, &r->fmt) < 0 ||
+	    target_opts_finish(&r->t, &record_options, argc, argv) < 0)
 		return -1;
 	if (r->t.fo.group && !r->t.fo.subprocesses)
 		return usage_error("record", "--group-processes needs --subprocesses");

@@ -3,6 +3,8 @@
 #include "util/suggest.h"
 #include "util/util.h"
 
+#include <getopt.h>
+#include <stddef.h>
 #include <string.h>
 
 void target_opts_init(struct target_opts *t)
@@ -11,55 +13,75 @@ void target_opts_init(struct target_opts *t)
 	t->so.rate_hz = 100;
 }
 
-int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const char *who,
-	       const struct option *longopts)
+/* Unwinding needs the threads stopped. */
+static int native(void *dest, const char *arg, const char *cmd)
 {
-	switch (c) {
-	case 'p':
-		if (!(t->pid = parse_pid(arg)))
-			return usage_error(who, "invalid pid '%s'", arg);
-		return 0;
-	case 'r':
-		if (parse_number(arg, 0.1, 100000, &t->so.rate_hz) < 0)
-			return usage_error(who, "--rate must be between 0.1 and 100000 Hz, not '%s'",
-					   arg);
-		return 0;
-	case TOPT_IDLE: t->so.idle = true; return 0;
-	case TOPT_GIL: t->so.gil_only = true; return 0;
-	case TOPT_FUNCTION: t->by_function = true; return 0;
-	case TOPT_FULL: t->full_filenames = true; return 0;
-	case TOPT_FULL_NAMES: t->full_names = true; return 0;
-	case TOPT_GPU: t->gpu = true; return 0;
-	case TOPT_BLOCKING: t->so.blocking = true; return 0;
-	/* Unwinding needs the threads stopped. */
-	case TOPT_NATIVE:
-		if (arg && strcmp(arg, "all"))
-			return usage_error(who, "--native takes no value or 'all', not '%s'", arg);
-		t->so.native = t->so.blocking = true;
-		t->so.native_startup = arg != NULL;
-		return 0;
-	case TOPT_NO_DEBUGINFOD: t->so.no_debuginfod = true; return 0;
-	case TOPT_WAITS: t->waits = true; return 0;
-	/* What the training-job view needs: wall time (a thread waiting for
-	 * its batch is the point), the DataLoader workers and ranks, the
-	 * classes and the GPUs.  Not --native: it pauses the job for every
-	 * sample, which the user asks for knowingly. */
-	case TOPT_TRAINING:
-		t->so.idle = t->fo.subprocesses = t->waits = t->gpu = true;
-		return 0;
-	case 's': t->fo.subprocesses = true; return 0;
-	case TOPT_ASYNC:
-		if (!arg || !strcmp(arg, "running"))
-			t->so.async = ASYNC_RUNNING;
-		else if (!strcmp(arg, "all"))
-			t->so.async = ASYNC_ALL;
-		else
-			return usage_error(who, "--async takes running or all, not '%s'", arg);
-		return 0;
-	default:
-		return usage_getopt(who, c, argv, longopts);
-	}
+	struct target_opts *t = dest;
+
+	if (arg && strcmp(arg, "all"))
+		return usage_error(cmd, "--native takes no value or 'all', not '%s'", arg);
+	t->so.native = t->so.blocking = true;
+	t->so.native_startup = arg != NULL;
+	return 0;
 }
+
+static int async(void *dest, const char *arg, const char *cmd)
+{
+	struct target_opts *t = dest;
+
+	if (!arg || !strcmp(arg, "running"))
+		t->so.async = ASYNC_RUNNING;
+	else if (!strcmp(arg, "all"))
+		t->so.async = ASYNC_ALL;
+	else
+		return usage_error(cmd, "--async takes running or all, not '%s'", arg);
+	return 0;
+}
+
+/* What the training-job view needs: wall time (a thread waiting for its
+ * batch is the point), the DataLoader workers and ranks, the classes and
+ * the GPUs.  Not --native: it pauses the job for every sample, which the
+ * user asks for knowingly. */
+static int training(void *dest, const char *arg, const char *cmd)
+{
+	struct target_opts *t = dest;
+
+	(void)arg;
+	(void)cmd;
+	t->so.idle = t->fo.subprocesses = t->waits = t->gpu = true;
+	return 0;
+}
+
+#define AT(member) offsetof(struct target_opts, member)
+
+const struct opt target_options[TOPT_NR + 1] = {
+	[TOPT_PID] = OPT_PID("pid", 'p', NULL, AT(pid)),
+	[TOPT_RATE] = OPT_NUMBER("rate", 'r', "HZ", NULL, AT(so.rate_hz), 0.1, 100000,
+		"must be between 0.1 and 100000 Hz"),
+	[TOPT_IDLE] = OPT_BOOL("idle", 0, "include threads that are not running", AT(so.idle)),
+	[TOPT_GIL] = OPT_BOOL("gil", 0, "only the thread holding the GIL", AT(so.gil_only)),
+	[TOPT_FUNCTION] = OPT_BOOL("function", 0, "aggregate by function instead of line",
+		AT(by_function)),
+	[TOPT_FULL] = OPT_BOOL("full-filenames", 0, "show whole file paths", AT(full_filenames)),
+	[TOPT_FULL_NAMES] = OPT_BOOL("full-names", 0, NULL, AT(full_names)),
+	[TOPT_GPU] = OPT_BOOL("gpu", 0, NULL, AT(gpu)),
+	[TOPT_BLOCKING] = OPT_BOOL("blocking", 0,
+		"pause the threads for each sample (exact stacks)", AT(so.blocking)),
+	[TOPT_NATIVE] = OPT_CALL("native", 0, OPT_OPTIONAL_ARG, "all", NULL, native),
+	[TOPT_ASYNC] = OPT_CALL("async", 0, OPT_OPTIONAL_ARG, "all",
+		"asyncio tasks (3.11+): the running task's stack as\n"
+		"the tasks awaiting it (root first), then its\n"
+		"coroutine; =all: every pending task's too", async),
+	[TOPT_NO_DEBUGINFOD] = OPT_BOOL("no-debuginfod", 0,
+		"with --native: never fetch debug files from the\n"
+		"servers DEBUGINFOD_URLS names", AT(so.no_debuginfod)),
+	[TOPT_WAITS] = OPT_BOOL("waits", 0, NULL, AT(waits)),
+	[TOPT_TRAINING] = OPT_CALL("training", 0, OPT_NO_ARG, NULL,
+		"a training job's view: --idle -s --waits --gpu\n"
+		"(add --native for the CUDA frames)", training),
+	[TOPT_SUBPROCESSES] = OPT_BOOL("subprocesses", 's', NULL, AT(fo.subprocesses)),
+	[TOPT_NR] = OPT_END,
+};
 
 static bool has_dashdash(char **argv)
 {
@@ -69,20 +91,20 @@ static bool has_dashdash(char **argv)
 	return false;
 }
 
-int target_opts_finish(struct target_opts *t, int argc, char **argv, const char *who,
-		       const struct option *longopts)
+int target_opts_finish(struct target_opts *t, const struct opt_table *tab, int argc,
+		       char **argv)
 {
 	/* No program is named 17784, and a word between --async and the
 	 * "--" before the command is --async's: what was meant is said
 	 * rather than launched. */
 	if (optind < argc && strcmp(argv[optind - 1], "--") &&
 	    ((all_digits(argv[optind]) && optind + 1 == argc) ||
-	     (optional_value_of_previous(argv, optind, longopts) && has_dashdash(argv + optind))))
-		return usage_extra(who, argv, optind, longopts, !t->pid);
+	     (opt_value_of_previous(tab, argv, optind) && has_dashdash(argv + optind))))
+		return opt_usage_extra(tab, argv, optind, !t->pid);
 	if (optind < argc)
 		t->command = argv + optind;
 	if (!!t->pid == !!t->command)
-		return usage_error(who, "give either --pid PID or -- COMMAND (see pystrobe %s --help)",
-				   who);
+		return usage_error(tab->cmd, "give either --pid PID or -- COMMAND (see pystrobe %s "
+				   "--help)", tab->cmd);
 	return 0;
 }

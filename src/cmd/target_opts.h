@@ -2,17 +2,17 @@
  *
  * Both commands take a target (--pid PID, or -- COMMAND) and the same
  * sampling options; each adds its own (record: --duration, --output...;
- * top: --delay).  A command puts TARGET_LONGOPTS in its getopt_long table
- * and TARGET_SHORTOPTS in its option string, and hands every option its own
- * switch does not know to target_opt().
+ * top: --delay).  A command's option table (cmd/options.h) takes these
+ * from target_options[], and parses into a struct with a struct
+ * target_opts at the table's .shared_at.
  */
 #ifndef PYSTROBE_TARGET_OPTS_H
 #define PYSTROBE_TARGET_OPTS_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cmd/options.h"
 #include "sample/fleet.h"
 #include "sample/sampler.h"
 
@@ -28,10 +28,13 @@ struct target_opts {
 	char **command;		/* argv after "--", in launch mode */
 };
 
-/* getopt_long values of the long-only options; a command numbers its own
- * from TOPT_NEXT. */
+/* The shared options, in the order getopt_long has them (options.c): a
+ * command's entry is { TARGET_OPT(PID), ... }, with help of its own where
+ * the shared one has none (those two commands say it differently). */
 enum {
-	TOPT_IDLE = 256,
+	TOPT_PID,
+	TOPT_RATE,
+	TOPT_IDLE,
 	TOPT_GIL,
 	TOPT_FUNCTION,
 	TOPT_FULL,
@@ -43,40 +46,20 @@ enum {
 	TOPT_NO_DEBUGINFOD,
 	TOPT_WAITS,
 	TOPT_TRAINING,
-	TOPT_NEXT,
+	TOPT_SUBPROCESSES,
+	TOPT_NR,
 };
-
-#define TARGET_SHORTOPTS "p:r:s"
-#define TARGET_LONGOPTS \
-	{ "pid", required_argument, NULL, 'p' }, \
-	{ "rate", required_argument, NULL, 'r' }, \
-	{ "idle", no_argument, NULL, TOPT_IDLE }, \
-	{ "gil", no_argument, NULL, TOPT_GIL }, \
-	{ "function", no_argument, NULL, TOPT_FUNCTION }, \
-	{ "full-filenames", no_argument, NULL, TOPT_FULL }, \
-	{ "full-names", no_argument, NULL, TOPT_FULL_NAMES }, \
-	{ "gpu", no_argument, NULL, TOPT_GPU }, \
-	{ "blocking", no_argument, NULL, TOPT_BLOCKING }, \
-	{ "native", optional_argument, NULL, TOPT_NATIVE }, \
-	{ "async", optional_argument, NULL, TOPT_ASYNC }, \
-	{ "no-debuginfod", no_argument, NULL, TOPT_NO_DEBUGINFOD }, \
-	{ "waits", no_argument, NULL, TOPT_WAITS }, \
-	{ "training", no_argument, NULL, TOPT_TRAINING }, \
-	{ "subprocesses", no_argument, NULL, 's' }
+extern const struct opt target_options[TOPT_NR + 1];
+#define TARGET_OPT(which) .like = &target_options[TOPT_##which]
 
 /* Defaults: 100 Hz. */
 void target_opts_init(struct target_opts *t);
 
-/* Option c as getopt_long returned it, with optarg arg.  Returns 0 when
- * handled, -1 when its value is bad or it is unknown (said on stderr as
- * "WHO: ..."; argv names the option). */
-int target_opt(struct target_opts *t, int c, const char *arg, char **argv, const char *who,
-	       const struct option *longopts);
-
-/* After the options: the command to launch, if any, and one of --pid or
- * a command; a bare pid or an optional value given without '=' is said
- * to be one.  Returns 0, or -1 (said on stderr). */
-int target_opts_finish(struct target_opts *t, int argc, char **argv, const char *who,
-		       const struct option *longopts);
+/* After the options of tab (optind at the first word that is none): the
+ * command to launch, if any, and one of --pid or a command; a bare pid
+ * or an optional value given without '=' is said to be one.  Returns 0,
+ * or -1 (said on stderr). */
+int target_opts_finish(struct target_opts *t, const struct opt_table *tab, int argc,
+		       char **argv);
 
 #endif

@@ -25,66 +25,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char top_usage[] =
-	"usage: pystrobe top [options] --pid PID\n"
-	"       pystrobe top [options] -- COMMAND [ARGS...]\n"
-	"\n"
-	"Show live which functions a Python process spends its time in.\n"
-	"\n"
-	"  -p, --pid PID          watch a running process\n"
-	"  -r, --rate HZ          samples per second (default 100)\n"
-	"  -d, --delay SECS       refresh every SECS seconds (default 1)\n"
-	"      --idle             include threads that are not running\n"
-	"      --gil              only the thread holding the GIL\n"
-	"      --function         aggregate by function instead of line\n"
-	"      --full-filenames   show whole file paths\n"
-	"      --full-names       whole C++ names (default: without template arguments\n"
-	"                         and parameters)\n"
-	"      --blocking         pause the threads for each sample (exact stacks)\n"
-	"      --native[=all]     C/C++ functions too, merged with the Python ones; all:\n"
-	"                         also the interpreter's start-up frames\n"
-	"                         (pauses the threads: implies --blocking)\n"
-	"      --no-debuginfod    with --native: never fetch debug files from the\n"
-	"                         servers DEBUGINFOD_URLS names\n"
-	"      --training         a training job's view: --idle -s --waits --gpu\n"
-	"                         (add --native for the CUDA frames)\n"
-	"      --waits            a leaf frame <wait:gpu>, <wait:data> or\n"
-	"                         <wait:collective> on each sample waiting for the GPU,\n"
-	"                         the input pipeline or other ranks: a row each\n"
-	"      --async[=all]      asyncio tasks (3.11+): the running task's stack as\n"
-	"                         the tasks awaiting it (root first), then its\n"
-	"                         coroutine; =all: every pending task's too\n"
-	"  -s, --subprocesses     also every process started by the target\n"
-	"      --gpu              a header line per GPU the processes use: its\n"
-	"                         utilisation and memory, through NVML\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"Columns: %Own and %Total are shares of the last refresh interval (100% is\n"
-	"one thread for the whole interval) in which the function was running\n"
-	"itself, or was anywhere on the stack; OwnTime and TotalTime are the same\n"
-	"in seconds since the start.\n"
-	"\n"
-	"Keys: 1-4 sort by column, L lines/functions, I idle threads, T all, one\n"
-	"process or one thread, / filter, Space pause, R reset, ? help, q quit.\n"
-	"\n"
-	"When standard output is not a terminal, a plain-text snapshot (the top 20\n"
-	"rows) is printed every --delay seconds until the target exits or SIGINT.\n"
-	"While the full-screen view is shown, a launched command reads /dev/null\n"
-	"and its output goes to $TMPDIR/pystrobe-top-XXXXXX.log, named on exit.\n"
-	"q ends it if it is still running (SIGINT to its process group, SIGTERM\n"
-	"5 s later, SIGKILL 2 s after that), and pystrobe exits with its status.\n";
-
 
 struct top {
 	struct waitmark *waits;		/* with --waits */
@@ -295,37 +245,80 @@ static void run(struct top *t)
 
 /* --- options -------------------------------------------------------------- */
 
-static int parse_args(struct target_opts *o, double *delay_s, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		TARGET_LONGOPTS,
-		{ "delay", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+#define AT(member) offsetof(struct top, member)
 
-	target_opts_init(o);
-	*delay_s = 1;
-	optind = 1;
-	opterr = 0;
-	/* "+": stop at the first non-option, the command to launch. */
-	while ((c = getopt_long(argc, argv, "+:" TARGET_SHORTOPTS "d:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (parse_number(optarg, 0.05, 86400, delay_s) < 0)
-				return usage_error("top", "--delay must be between 0.05 and 86400 "
-						   "seconds, not '%s'", optarg);
-			break;
-		case 'h':
-			fputs(top_usage, stdout);
-			return 1;
-		default:
-			if (target_opt(o, c, optarg, argv, "top", longopts) < 0)
-				return -1;
-		}
-	}
-	return target_opts_finish(o, argc, argv, "top", longopts);
+static const struct opt top_opts[] = {
+	{ TARGET_OPT(PID), .help = "watch a running process" },
+	{ TARGET_OPT(RATE), .help = "samples per second (default 100)" },
+	OPT_NUMBER("delay", 'd', "SECS", "refresh every SECS seconds (default 1)",
+		AT(delay_s), 0.05, 86400, "must be between 0.05 and 86400 seconds"),
+	{ TARGET_OPT(IDLE) },
+	{ TARGET_OPT(GIL) },
+	{ TARGET_OPT(FUNCTION) },
+	{ TARGET_OPT(FULL) },
+	{ TARGET_OPT(FULL_NAMES),
+	  .help = "whole C++ names (default: without template arguments\n"
+		  "and parameters)" },
+	{ TARGET_OPT(BLOCKING) },
+	{ TARGET_OPT(NATIVE),
+	  .help = "C/C++ functions too, merged with the Python ones; all:\n"
+		  "also the interpreter's start-up frames\n"
+		  "(pauses the threads: implies --blocking)" },
+	{ TARGET_OPT(NO_DEBUGINFOD) },
+	{ TARGET_OPT(TRAINING) },
+	{ TARGET_OPT(WAITS),
+	  .help = "a leaf frame <wait:gpu>, <wait:data> or\n"
+		  "<wait:collective> on each sample waiting for the GPU,\n"
+		  "the input pipeline or other ranks: a row each" },
+	{ TARGET_OPT(ASYNC) },
+	{ TARGET_OPT(SUBPROCESSES), .help = "also every process started by the target" },
+	{ TARGET_OPT(GPU),
+	  .help = "a header line per GPU the processes use: its\n"
+		  "utilisation and memory, through NVML" },
+	OPT_HELP("show this help"),
+	OPT_END,
+};
+
+const struct opt_table top_options = {
+	.cmd = "top",
+	.head = "usage: pystrobe top [options] --pid PID\n"
+		"       pystrobe top [options] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Show live which functions a Python process spends its time in.\n"
+		"\n",
+	.opts = top_opts,
+	.column = 25,
+	.tail = "\n"
+		"Columns: %Own and %Total are shares of the last refresh interval (100% is\n"
+		"one thread for the whole interval) in which the function was running\n"
+		"itself, or was anywhere on the stack; OwnTime and TotalTime are the same\n"
+		"in seconds since the start.\n"
+		"\n"
+		"Keys: 1-4 sort by column, L lines/functions, I idle threads, T all, one\n"
+		"process or one thread, / filter, Space pause, R reset, ? help, q quit.\n"
+		"\n"
+		"When standard output is not a terminal, a plain-text snapshot (the top 20\n"
+		"rows) is printed every --delay seconds until the target exits or SIGINT.\n"
+		"While the full-screen view is shown, a launched command reads /dev/null\n"
+		"and its output goes to $TMPDIR/pystrobe-top-XXXXXX.log, named on exit.\n"
+		"q ends it if it is still running (SIGINT to its process group, SIGTERM\n"
+		"5 s later, SIGKILL 2 s after that), and pystrobe exits with its status.\n",
+	/* The first word that is no option is the command to launch. */
+	.stop_at_command = true,
+	.shared = target_options,
+	.shared_at = AT(o),
+};
+
+/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+static int parse_args(struct top *t, int argc, char **argv)
+{
+	int rc;
+
+	target_opts_init(&t->o);
+	t->delay_s = 1;
+	if ((rc = opt_parse(&top_options, t, argc, argv)) != 0)
+		return rc;
+	return target_opts_finish(&t->o, &top_options, argc, argv);
 }
 
 /* --- the command ---------------------------------------------------------- */
@@ -419,7 +412,7 @@ int cmd_top(int argc, char **argv)
 
 	memset(&t, 0, sizeof(t));
 	t.log_fd = -1;
-	rc = parse_args(&t.o, &t.delay_s, argc, argv);
+	rc = parse_args(&t, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	t.tty = isatty(STDOUT_FILENO);

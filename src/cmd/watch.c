@@ -26,6 +26,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,33 +34,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char watch_usage[] =
-	"usage: pystrobe watch [options] --pid PID [--pid PID...]\n"
-	"       pystrobe watch [options] -- COMMAND [ARGS...]\n"
-	"\n"
-	"Follow a Python job and the processes it starts, at a low rate, for as\n"
-	"long as it runs; when it stalls (a deadlock, a stuck collective, a starved\n"
-	"input pipeline, an asyncio cycle, a livelock), write a report directory,\n"
-	"say so in one line and keep watching.\n"
-	"\n"
-	"  -p, --pid PID          watch this process and its subprocesses; several:\n"
-	"                         one job (every rank on this host)\n"
-	"  -t, --stall SECONDS    this long without progress is a stall (default 300)\n"
-	"  -D, --report-dir DIR   where reports go (default: here, else $TMPDIR)\n"
-	"      --progress FILE    a file the job keeps writing or touching: when it\n"
-	"                         stops changing for --stall seconds, a stall\n"
-	"      --on-stall CMD     run CMD (sh -c) after each report, with\n"
-	"                         $PYSTROBE_REPORT set to its directory\n"
-	"  -r, --rate HZ          rounds per second (default 2)\n"
-	"      --keep SECONDS     the flight recording's length (default 300)\n"
-	"      --keep-size MB     the flight recording's most memory (default 64)\n"
-	"  -q, --quiet            only the lines about stalls\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"SIGUSR1 writes the flight recording into the report directory.  A\n"
-	"launched command is ended as record ends it; pystrobe exits with its\n"
-	"status, or 0 when every watched process has exited.\n";
 
 #define DEFAULT_RATE_HZ 2.0
 #define DEFAULT_STALL_S 300.0
@@ -122,74 +96,79 @@ static void on_usr1(int sig)
 
 /* --- options -------------------------------------------------------------- */
 
-enum { OPT_PROGRESS = 256, OPT_ON_STALL, OPT_KEEP, OPT_KEEP_SIZE };
+/* -p, once per process of the job. */
+static int add_root(void *dest, const char *arg, const char *cmd)
+{
+	struct watch *w = dest;
 
+	if (w->nroots == MAX_ROOTS)
+		return usage_error(cmd, "at most %d --pid", MAX_ROOTS);
+	if (!(w->roots[w->nroots++] = parse_pid(arg)))
+		return usage_error(cmd, "invalid pid '%s'", arg);
+	return 0;
+}
+
+#define AT(member) offsetof(struct watch, member)
+
+static const struct opt watch_opts[] = {
+	OPT_CALL("pid", 'p', OPT_ARG, "PID",
+		"watch this process and its subprocesses; several:\n"
+		"one job (every rank on this host)", add_root),
+	OPT_NUMBER("stall", 't', "SECONDS", "this long without progress is a stall (default 300)",
+		AT(stall_s), 2, 1e7, "must be a number of seconds, 2 or more"),
+	OPT_STRING("report-dir", 'D', "DIR",
+		"where reports go (default: here, else $TMPDIR)", AT(dir)),
+	OPT_STRING("progress", 0, "FILE",
+		"a file the job keeps writing or touching: when it\n"
+		"stops changing for --stall seconds, a stall", AT(progress)),
+	OPT_STRING("on-stall", 0, "CMD",
+		"run CMD (sh -c) after each report, with\n"
+		"$PYSTROBE_REPORT set to its directory", AT(on_stall)),
+	OPT_NUMBER("rate", 'r', "HZ", "rounds per second (default 2)", AT(rate_hz), 0.1, 100,
+		"must be between 0.1 and 100 rounds a second"),
+	OPT_NUMBER("keep", 0, "SECONDS", "the flight recording's length (default 300)",
+		AT(keep_s), 1, 1e6, "must be a number of seconds"),
+	OPT_NUMBER("keep-size", 0, "MB", "the flight recording's most memory (default 64)",
+		AT(keep_mb), 1, 4095, "must be between 1 and 4095 MiB"),
+	OPT_BOOL("quiet", 'q', "only the lines about stalls", AT(quiet)),
+	OPT_HELP("show this help"),
+	OPT_END,
+};
+
+const struct opt_table watch_options = {
+	.cmd = "watch",
+	.head = "usage: pystrobe watch [options] --pid PID [--pid PID...]\n"
+		"       pystrobe watch [options] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Follow a Python job and the processes it starts, at a low rate, for as\n"
+		"long as it runs; when it stalls (a deadlock, a stuck collective, a starved\n"
+		"input pipeline, an asyncio cycle, a livelock), write a report directory,\n"
+		"say so in one line and keep watching.\n"
+		"\n",
+	.opts = watch_opts,
+	.column = 25,
+	.tail = "\n"
+		"SIGUSR1 writes the flight recording into the report directory.  A\n"
+		"launched command is ended as record ends it; pystrobe exits with its\n"
+		"status, or 0 when every watched process has exited.\n",
+	.stop_at_command = true,
+};
+
+/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
 static int parse_args(struct watch *w, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "stall", required_argument, NULL, 't' },
-		{ "report-dir", required_argument, NULL, 'D' },
-		{ "progress", required_argument, NULL, OPT_PROGRESS },
-		{ "on-stall", required_argument, NULL, OPT_ON_STALL },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "keep-size", required_argument, NULL, OPT_KEEP_SIZE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	int rc;
 
 	w->rate_hz = DEFAULT_RATE_HZ;
 	w->stall_s = DEFAULT_STALL_S;
 	w->keep_s = DEFAULT_KEEP_S;
 	w->keep_mb = DEFAULT_KEEP_MB;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:t:D:r:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (w->nroots == MAX_ROOTS)
-				return usage_error("watch", "at most %d --pid", MAX_ROOTS);
-			if (!(w->roots[w->nroots++] = parse_pid(optarg)))
-				return usage_error("watch", "invalid pid '%s'", optarg);
-			break;
-		case 't':
-			if (parse_number(optarg, 2, 1e7, &w->stall_s) < 0)
-				return usage_error("watch", "--stall must be a number of seconds, 2 "
-						   "or more, not '%s'", optarg);
-			break;
-		case 'D': w->dir = optarg; break;
-		case OPT_PROGRESS: w->progress = optarg; break;
-		case OPT_ON_STALL: w->on_stall = optarg; break;
-		case 'r':
-			if (parse_number(optarg, 0.1, 100, &w->rate_hz) < 0)
-				return usage_error("watch", "--rate must be between 0.1 and 100 "
-						   "rounds a second, not '%s'", optarg);
-			break;
-		case OPT_KEEP:
-			if (parse_number(optarg, 1, 1e6, &w->keep_s) < 0)
-				return usage_error("watch", "--keep must be a number of seconds, "
-						   "not '%s'", optarg);
-			break;
-		case OPT_KEEP_SIZE:
-			if (parse_number(optarg, 1, 4095, &w->keep_mb) < 0)
-				return usage_error("watch", "--keep-size must be between 1 and "
-						   "4095 MiB, not '%s'", optarg);
-			break;
-		case 'q': w->quiet = true; break;
-		case 'h':
-			fputs(watch_usage, stdout);
-			return 1;
-		default:
-			return usage_getopt("watch", c, argv, longopts);
-		}
-	}
+	if ((rc = opt_parse(&watch_options, w, argc, argv)) != 0)
+		return rc;
 	if (optind < argc && !strcmp(argv[optind - 1], "--"))
 		w->command = argv + optind;
 	else if (optind < argc)
-		return usage_extra("watch", argv, optind, longopts, !w->nroots);
+		return opt_usage_extra(&watch_options, argv, optind, !w->nroots);
 	if (!w->command == !w->nroots)
 		return usage_error("watch", w->command ? "give --pid or a command, not both" :
 				   "--pid PID or -- COMMAND is required (see pystrobe watch --help)");
