@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #endif
 #include "target.h"
+#include "cmd/options.h"
 #include "process/proctree.h"
 #include "util/util.h"
 
@@ -797,6 +798,15 @@ char *help_long_options(const char *cmd)
 			  (int)strspn(s, "-abcdefghijklmnopqrstuvwxyz"), s);
 	}
 	run_free(&r);
+	return sb_detach(&sb);
+}
+
+char *table_long_options(const struct opt_table *t)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const struct opt *o = t->opts; o->name || o->like; o++)
+		sb_printf(&sb, "%s--%s", sb.len ? " " : "", opt_def(o)->name);
 	return sb_detach(&sb);
 }
 

@@ -160,6 +160,11 @@ void run_free(struct run *r);
  * did not run, or did not exit 0. */
 char *help_long_options(const char *cmd);
 
+/* The long options of a command's option table (cmd/options.h), the
+ * same words as help_long_options() of its --help (a new string). */
+struct opt_table;
+char *table_long_options(const struct opt_table *t);
+
 /* Whether w is one of the space-separated words. */
 bool has_word(const char *words, const char *w);
 

@@ -1,14 +1,16 @@
-/* The shell completion files in completion/ (installed by make install).
+/* The shell completion files in completion/ (installed by make install),
+ * held to the commands' option tables (src/cmd/options.h) and the format
+ * table (src/profile/output.c).
  *
  * bash: completion/pystrobe is sourced in `bash -c`; `complete -p pystrobe`
  * must name its function, and lines are completed by setting COMP_WORDS
  * and COMP_CWORD as bash does and calling it: the commands, each
- * command's options (the same set as the long options its own --help
- * lists, so that the file stays true as options change), -f's formats
+ * command's options (the long options of its table, no more, no less),
+ * nothing after an option that takes a value but that value, -f's formats
  * (those of the format table, and for diff and merge only what they
- * write; convert writes them all), files after -o and as diff's inputs, a command after `--`, and
- * the pid of a live python3 after -p.
- * zsh: completion/_pystrobe names every long option each --help lists, and
+ * write; convert writes them all), files after -o and as diff's inputs, a
+ * command after `--`, and the pid of a live python3 after -p.
+ * zsh: completion/_pystrobe names every long option of each table, and
  * with zsh installed it parses (zsh -n) and compinit registers it for
  * pystrobe; without zsh that half says so on stdout.
  */
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "folded.h"
 #include "interpreters.h"
 #include "profile/output.h"
@@ -26,7 +29,18 @@
 #include "util/util.h"
 #include "suite.h"
 
-static const char *const commands[] = { "dump", "record", "top", "diff", "merge", "convert" };
+static const struct {
+	const char *name;
+	const struct opt_table *opts;
+} commands[] = {
+	{ "dump", &dump_options },
+	{ "record", &record_options },
+	{ "top", &top_options },
+	{ "diff", &diff_options },
+	{ "merge", &merge_options },
+	{ "convert", &convert_options },
+	{ "watch", &watch_options },
+};
 
 /* bash: source the file, print `complete -p pystrobe`, then one line of
  * candidates per line to complete ("|" marks the cursor at the end). */
@@ -93,27 +107,18 @@ static bool same_words(const char *a, const char *b)
 	return words_in(a, b) && words_in(b, a);
 }
 
-/* The long options `pystrobe cmd --help` lists, space-separated. */
-static char *help_options(const char *cmd)
-{
-	char *opts = help_long_options(cmd);
-
-	ck_assert_msg(opts, "pystrobe %s --help did not run, or failed", cmd);
-	return opts;
-}
-
 START_TEST(test_bash_options)
 {
-	const char *lines[8] = { NULL };
-	char *got[8], *want;
+	const char *lines[ARRAY_SIZE(commands) + 1] = { NULL };
+	char *got[ARRAY_SIZE(commands)], *want;
 
 	for (int i = 0; i < (int)ARRAY_SIZE(commands); i++)
-		lines[i] = xasprintf("pystrobe %s --|", commands[i]);
+		lines[i] = xasprintf("pystrobe %s --|", commands[i].name);
 	complete_lines(lines, got);
 	for (int i = 0; i < (int)ARRAY_SIZE(commands); i++) {
-		want = help_options(commands[i]);
-		ck_assert_msg(same_words(got[i], want), "%s: completes '%s', --help lists '%s'",
-			      commands[i], got[i], want);
+		want = table_long_options(commands[i].opts);
+		ck_assert_msg(same_words(got[i], want), "%s: completes '%s', its table has '%s'",
+			      commands[i].name, got[i], want);
 		free(want);
 		free(got[i]);
 		free((char *)lines[i]);
@@ -121,11 +126,55 @@ START_TEST(test_bash_options)
 }
 END_TEST
 
+/* After an option that takes a value, its value: never another option. */
+START_TEST(test_bash_values)
+{
+	const char **lines = xcalloc(ARRAY_SIZE(commands) * 2 * OPT_MAX + 1, sizeof(*lines));
+	char **got = xcalloc(ARRAY_SIZE(commands) * 2 * OPT_MAX, sizeof(*got));
+	int n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		for (const struct opt *o = commands[i].opts->opts; o->name || o->like; o++) {
+			const struct opt *d = opt_def(o);
+
+			if (d->arg != OPT_ARG)
+				continue;
+			lines[n++] = xasprintf("pystrobe %s --%s --|", commands[i].name, d->name);
+			if (d->short_name)
+				lines[n++] = xasprintf("pystrobe %s -%c --|", commands[i].name,
+						       d->short_name);
+		}
+	complete_lines(lines, got);
+	for (int i = 0; i < n; i++) {
+		ck_assert_msg(!strstr(got[i], "--"), "'%s' completes options: %s", lines[i],
+			      got[i]);
+		free(got[i]);
+		free((char *)lines[i]);
+	}
+	free(got);
+	free(lines);
+}
+END_TEST
+
+/* The names of the formats pick says yes to, space-separated. */
+static char *format_words(bool (*pick)(const struct out_format *f))
+{
+	char *names = out_format_names(pick), *w = names;
+
+	/* "a, b, c" */
+	for (char *p = names; *p; p++)
+		if (*p != ',')
+			*w++ = *p;
+	*w = '\0';
+	return names;
+}
+
 START_TEST(test_bash_words)
 {
 	char *dir = test_tmpdir("check_completion");
 	char *file = test_file(dir, "abc.svg", "x");
-	struct strbuf all = STRBUF_INIT, merge = STRBUF_INIT;
+	char *all = format_words(NULL), *diff = format_words(out_format_diff);
+	char *merge = format_words(out_format_mergeable);
 	char *got[16], *o_line = xasprintf("pystrobe record -o %s/ab|", dir);
 	char *diff_line = xasprintf("pystrobe diff %s/ab|", dir);
 	const char *lines[] = {
@@ -134,26 +183,22 @@ START_TEST(test_bash_words)
 		"pystrobe record --|", "pystrobe convert -f |", NULL,
 	};
 
-	for (const struct out_format *f = out_formats; f->name; f++) {
-		sb_printf(&all, "%s%s", all.len ? " " : "", f->name);
-		if (strcmp(f->name, "chrometrace"))
-			sb_printf(&merge, "%s%s", merge.len ? " " : "", f->name);
-	}
 	complete_lines(lines, got);
 	ck_assert_str_eq(got[0], "dump record top diff merge convert watch --help --version");
 	ck_assert_str_eq(got[1], "merge");
-	ck_assert_msg(same_words(got[2], all.buf), "record -f: %s", got[2]);
-	ck_assert_msg(same_words(got[3], "flamegraph collapsed"), "diff -f: %s", got[3]);
-	ck_assert_msg(same_words(got[4], merge.buf), "merge --format: %s", got[4]);
+	ck_assert_msg(same_words(got[2], all), "record -f: %s", got[2]);
+	ck_assert_msg(same_words(got[3], diff), "diff -f: %s", got[3]);
+	ck_assert_msg(same_words(got[4], merge), "merge --format: %s", got[4]);
 	ck_assert_msg(!strcmp(got[5], file), "record -o: '%s', not %s", got[5], file);
 	ck_assert_msg(!strcmp(got[6], file), "diff: '%s', not %s", got[6], file);
 	ck_assert_msg(strstr(got[7], "bash"), "after --, commands: no bash in '%.200s'", got[7]);
 	ck_assert_msg(strstr(got[8], "--output") && !strstr(got[8], "--delay"), "%s", got[8]);
-	ck_assert_msg(same_words(got[9], all.buf), "convert -f: %s", got[9]);
+	ck_assert_msg(same_words(got[9], all), "convert -f: %s", got[9]);
 	for (int i = 0; lines[i]; i++)
 		free(got[i]);
-	sb_release(&all);
-	sb_release(&merge);
+	free(all);
+	free(diff);
+	free(merge);
 	free(o_line);
 	free(diff_line);
 	free(file);
@@ -190,11 +235,11 @@ START_TEST(test_zsh)
 	ck_assert_msg(text && !strncmp(text, "#compdef pystrobe\n", 18), "%s: no #compdef line",
 		      file);
 	for (int i = 0; i < (int)ARRAY_SIZE(commands); i++) {
-		char *want = help_options(commands[i]), *save = NULL;
+		char *want = table_long_options(commands[i].opts), *save = NULL;
 
 		for (char *w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save))
-			ck_assert_msg(strstr(text, w), "%s: %s's %s is not in it", file, commands[i],
-				      w);
+			ck_assert_msg(strstr(text, w), "%s: %s's %s is not in it", file,
+				      commands[i].name, w);
 		free(want);
 	}
 	if (system("zsh --version >/dev/null 2>&1") != 0) {
@@ -225,6 +270,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_bash_options);
+	tcase_add_test(tc, test_bash_values);
 	tcase_add_test(tc, test_bash_words);
 	tcase_add_test(tc, test_bash_pid);
 	tcase_add_test(tc, test_zsh);

@@ -3,9 +3,11 @@
  * man/: every page renders with `man --warnings` and not a word on stderr,
  * in the test's locale and in C's (a SKIP where man-db's man is missing),
  * and `make install` installs every one (Makefile.am's dist_man_MANS).
- * The OPTIONS entries of pystrobe-CMD(1) are the long options `pystrobe
- * CMD --help` lists, and those of pystrobe(1) the ones `pystrobe --help`
- * lists, both ways, written \-\-name in the roff source.  Each page's
+ * The OPTIONS entries of pystrobe-CMD(1) are the long options of CMD's
+ * option table (src/cmd/options.h: the one --help is printed from), and
+ * those of pystrobe(1) the ones `pystrobe --help` lists, both ways,
+ * written \-\-name in the roff source; every long option a SYNOPSIS
+ * names is one of them.  Each page's
  * EXIT STATUS lists codes of the table in src/util/status.c, each entry's
  * text starting with the table's meaning word for word; pystrobe(1) lists
  * every code, each command's page at least 0, 1 and 2.  `pystrobe --help`
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmd/cmd.h"
 #include "folded.h"
 #include "interpreters.h"
 #include "suite.h"
@@ -32,20 +35,21 @@
 #include "util/status.h"
 #include "util/util.h"
 
-/* The pages, and the command whose --help each one's OPTIONS must match
- * (NULL: pystrobe's own). */
+/* The pages, and the command whose options each one's OPTIONS must match
+ * (NULL: pystrobe's own, from its --help). */
 static const struct page {
 	const char *name;
 	const char *cmd;
+	const struct opt_table *opts;
 } pages[] = {
-	{ "pystrobe", NULL },
-	{ "pystrobe-dump", "dump" },
-	{ "pystrobe-record", "record" },
-	{ "pystrobe-top", "top" },
-	{ "pystrobe-diff", "diff" },
-	{ "pystrobe-merge", "merge" },
-	{ "pystrobe-convert", "convert" },
-	{ "pystrobe-watch", "watch" },
+	{ "pystrobe", NULL, NULL },
+	{ "pystrobe-dump", "dump", &dump_options },
+	{ "pystrobe-record", "record", &record_options },
+	{ "pystrobe-top", "top", &top_options },
+	{ "pystrobe-diff", "diff", &diff_options },
+	{ "pystrobe-merge", "merge", &merge_options },
+	{ "pystrobe-convert", "convert", &convert_options },
+	{ "pystrobe-watch", "watch", &watch_options },
 };
 
 /* Fail with everything collected, if anything was. */
@@ -404,26 +408,40 @@ static char *roff_option(const char *opt)
 	return sb_detach(&sb);
 }
 
+/* The long options line i of r puts on the page ("--name" each, a lone
+ * "--" or "a--b" left out), space-separated (a new string). */
+static char *line_options(const struct roff *r, int i)
+{
+	char *text = deroff(r, i), *p = text;
+	struct strbuf sb = STRBUF_INIT;
+
+	while ((p = strstr(p, "--"))) {
+		size_t n = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+
+		/* Not the start of an option: "a--b", "---", a lone "--". */
+		if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-')) || n == 2) {
+			p += 2;
+			continue;
+		}
+		sb_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)n, p);
+		p += n;
+	}
+	free(text);
+	return sb.buf ? sb_detach(&sb) : xstrdup("");
+}
+
 /* The long options of the .TP entry whose tag is line k+1 of path: each
  * one is appended to in_page, and must be one of help's and be written
  * \-\-name; an entry must have one. */
 static void entry_options(const struct roff *r, int k, const char *path, const char *help,
 			  const char *what, struct strbuf *in_page, char **msg)
 {
-	char *tag = deroff(r, k + 1), *p = tag;
+	char *opts = line_options(r, k + 1), *save = NULL;
 	int found = 0;
 
-	while ((p = strstr(p, "--"))) {
-		size_t n = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
-		char *opt, *raw;
+	for (char *opt = strtok_r(opts, " ", &save); opt; opt = strtok_r(NULL, " ", &save)) {
+		char *raw = roff_option(opt);
 
-		/* Not the start of an option: "a--b", "---", a lone "--". */
-		if ((p > tag && (isalnum((unsigned char)p[-1]) || p[-1] == '-')) || n == 2) {
-			p += 2;
-			continue;
-		}
-		opt = strndup(p, n);
-		raw = roff_option(opt);
 		found++;
 		sb_printf(in_page, " %s", opt);
 		if (!has_word(help, opt))
@@ -433,13 +451,56 @@ static void entry_options(const struct roff *r, int k, const char *path, const c
 			msg_add(msg, "%s:%d: write %s as %s in the roff source", path, k + 2, opt,
 				raw);
 		free(raw);
-		free(opt);
-		p += n;
 	}
-	if (!found)
+	if (!found) {
+		char *tag = deroff(r, k + 1);
+
 		msg_add(msg, "%s:%d: an OPTIONS entry without a long option: '%s'", path, k + 2,
 			tag);
-	free(tag);
+		free(tag);
+	}
+	free(opts);
+}
+
+/* Every long option the SYNOPSIS names is one of help's. */
+static void synopsis_options(const struct roff *r, const char *path, const char *help,
+			     const char *what, char **msg)
+{
+	int from, to;
+
+	if (!roff_section(r, "SYNOPSIS", &from, &to)) {
+		msg_add(msg, "%s: no SYNOPSIS section", path);
+		return;
+	}
+	for (int k = from; k < to; k++) {
+		char *opts = line_options(r, k), *save = NULL;
+
+		for (char *o = strtok_r(opts, " ", &save); o; o = strtok_r(NULL, " ", &save))
+			if (!has_word(help, o))
+				msg_add(msg, "%s:%d: SYNOPSIS has %s, which %s does not list", path,
+					k + 1, o, what);
+		free(opts);
+	}
+}
+
+/* pystrobe(1)'s SYNOPSIS shows every command: its own options (help) and
+ * theirs, space-separated (a new string, kept for the test's run). */
+static const char *every_option(const char *help)
+{
+	static char *all;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (all)
+		return all;
+	sb_puts(&sb, help);
+	for (size_t i = 0; i < ARRAY_SIZE(pages); i++) {
+		char *words = pages[i].opts ? table_long_options(pages[i].opts) : NULL;
+
+		if (words)
+			sb_printf(&sb, " %s", words);
+		free(words);
+	}
+	return all = sb_detach(&sb);
 }
 
 START_TEST(test_options)
@@ -448,9 +509,11 @@ START_TEST(test_options)
 
 	for (size_t i = 0; i < ARRAY_SIZE(pages); i++) {
 		const struct page *pg = &pages[i];
-		char *path = page_path(pg->name), *help = help_long_options(pg->cmd);
-		char *what = xasprintf("pystrobe%s%s --help", pg->cmd ? " " : "",
-				       pg->cmd ? pg->cmd : "");
+		char *path = page_path(pg->name);
+		char *help = pg->opts ? table_long_options(pg->opts) : help_long_options(NULL);
+		char *what = pg->opts ? xasprintf("the option table of %s (src/cmd/%s.c)",
+						  pg->cmd, pg->cmd) :
+					xstrdup("pystrobe --help");
 		struct strbuf in_page = STRBUF_INIT;
 		char *words, *w, *save = NULL;
 		struct roff r;
@@ -465,6 +528,7 @@ START_TEST(test_options)
 		for (int k = from; k + 1 < to; k++)
 			if (is_request(r.line[k], "TP"))
 				entry_options(&r, k, path, help, what, &in_page, &msg);
+		synopsis_options(&r, path, pg->opts ? help : every_option(help), what, &msg);
 		/* The other way: what --help lists, the page has. */
 		words = xstrdup(help);
 		for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
@@ -478,7 +542,7 @@ START_TEST(test_options)
 		free(help);
 		free(path);
 	}
-	fail_if_any(msg, "man pages and --help disagree on options");
+	fail_if_any(msg, "man pages and the option tables disagree on options");
 }
 END_TEST
 
