@@ -57,8 +57,9 @@ struct record {
 	struct sampler_counts counts;	/* at the end */
 	char merge_error[256];		/* the latest, or "" */
 	const char *path;		/* where the profile goes */
-	/* CPU time of the target and of its subprocesses while recorded. */
-	struct tree_cpu cpu;
+	/* CPU time of the target and of its subprocesses while recorded
+	 * (cpu0 at the start). */
+	struct tree_cpu cpu, cpu0;
 	bool cpu_known;
 	struct waitmark *waits;		/* with --waits */
 };
@@ -577,13 +578,49 @@ static int conclude(struct record *r, struct profile *p, const struct sampler_st
 	return status == EXIT_OK ? exit_code(rc) : status;
 }
 
+/* The sampling is over: what the fleet knows is kept before it is
+ * closed.  Returns 0, or the exit status of a tree where nothing could be
+ * read, said in err. */
+static int wind_down(struct record *r, struct profile *p, struct fleet *f,
+		     const struct sampler_status *st, char **pargv, int pargc, char *err,
+		     size_t errlen)
+{
+	int none;
+
+	gpu_stop(r, p);
+	/* Ended before anything else is said. */
+	statusline_end(&r->sl);
+	if (r->cpu_known && (r->cpu_known = proctree_cpu(r->t.pid, &r->cpu) == 0)) {
+		/* Descendants that left the tree unwaited for take their
+		 * time with them: never below zero. */
+		r->cpu.self_ns -= r->cpu0.self_ns;
+		r->cpu.others_ns = r->cpu.others_ns > r->cpu0.others_ns ?
+				   r->cpu.others_ns - r->cpu0.others_ns : 0;
+	}
+	describe(p, f, r->t.pid, pargv, pargc);
+	fleet_counts(f, &r->counts);
+	if (fleet_merge_error(f))
+		snprintf(r->merge_error, sizeof(r->merge_error), "%s", fleet_merge_error(f));
+	/* -s on a tree where nothing could be read: say why rather than
+	 * write an empty profile. */
+	none = st->processes_ever ? 0 : fleet_why_none(f, err, errlen);
+	fleet_close(f);
+	/* Whatever is counted from here on is not a sample. */
+	p->decorate = NULL;
+	if (r->waits)
+		waitmark_finish(r->waits);
+	if (st->target_execd)
+		errorf("record: process %d ran exec() and is no longer the Python program "
+		       "it was; recording stopped", (int)r->t.pid);
+	return none;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r = { 0 };
 	struct profile p;
 	struct fleet *f = NULL;
 	struct sampler_status st;
-	struct tree_cpu cpu0;
 	char err[512], *path = NULL, **pargv = NULL;
 	int rc, none, pargc = 0, status = EXIT_OK;
 
@@ -639,34 +676,10 @@ int cmd_record(int argc, char **argv)
 	statusline_init(&r.sl, STDERR_FILENO, r.child.tty_fd >= 0);
 	p.start_unix_ns = realtime_ns();
 	p.wall = r.t.so.idle;	/* every thread, running or not: wall time */
-	r.cpu_known = proctree_cpu(r.t.pid, &cpu0) == 0;
+	r.cpu_known = proctree_cpu(r.t.pid, &r.cpu0) == 0;
 	gpu_start(&r);
 	fleet_run(f, &quit_requested, !r.quiet && isatty(2) ? show_status : NULL, &r, &st);
-	gpu_stop(&r, &p);
-	/* Ended before anything else is said. */
-	statusline_end(&r.sl);
-	if (r.cpu_known && (r.cpu_known = proctree_cpu(r.t.pid, &r.cpu) == 0)) {
-		/* Descendants that left the tree unwaited for take their
-		 * time with them: never below zero. */
-		r.cpu.self_ns -= cpu0.self_ns;
-		r.cpu.others_ns = r.cpu.others_ns > cpu0.others_ns ?
-				  r.cpu.others_ns - cpu0.others_ns : 0;
-	}
-	describe(&p, f, r.t.pid, pargv, pargc);
-	fleet_counts(f, &r.counts);
-	if (fleet_merge_error(f))
-		snprintf(r.merge_error, sizeof(r.merge_error), "%s", fleet_merge_error(f));
-	/* -s on a tree where nothing could be read: say why rather than
-	 * write an empty profile. */
-	none = st.processes_ever ? 0 : fleet_why_none(f, err, sizeof(err));
-	fleet_close(f);
-	/* Whatever is counted from here on is not a sample. */
-	p.decorate = NULL;
-	if (r.waits)
-		waitmark_finish(r.waits);
-	if (st.target_execd)
-		errorf("record: process %d ran exec() and is no longer the Python program "
-		       "it was; recording stopped", (int)r.t.pid);
+	none = wind_down(&r, &p, f, &st, pargv, pargc, err, sizeof(err));
 	if (none) {
 		errorf("%s", err);
 		status = r.child.pid ? finish_child(&r, st.duration_over) : exit_code(none);
