@@ -45,10 +45,32 @@ static const char usage[] =
 	"  convert   a profile or flight recording into another format, or a time slice\n"
 	"  watch     follow a job for days and report the moment it stalls, and why\n"
 	"\n"
-	"Options:\n"
-	"  -h, --help     show this help (pystrobe COMMAND --help for a command's)\n"
-	"  -V, --version  show the version\n"
-	"\n";
+	"Options:\n";
+
+/* pystrobe's own options: argv[1] is one, spelt whole, or a command. */
+static const struct opt main_opts[] = {
+	OPT_HELP("show this help (pystrobe COMMAND --help for a command's)"),
+	OPT_CALL("version", 'V', OPT_NO_ARG, NULL, "show the version", NULL),
+	OPT_END,
+};
+
+static const struct opt_table main_options = {
+	.cmd = "pystrobe",
+	.head = usage,
+	.opts = main_opts,
+	.column = 17,
+	.tail = "\n",
+};
+
+/* The option of main_opts arg is, or NULL. */
+static const struct opt *main_option(const char *arg)
+{
+	for (const struct opt *o = main_opts; o->name; o++)
+		if ((arg[0] == '-' && arg[1] == o->short_name && !arg[2]) ||
+		    (!strncmp(arg, "--", 2) && !strcmp(arg + 2, o->name)))
+			return o;
+	return NULL;
+}
 
 /* The help's last lines, "Exit status: 0 ok, 1 error, ...  See pystrobe(1).",
  * from the table of statuses (util/status.c), wrapped under 80 columns. */
@@ -146,7 +168,7 @@ static int help(int argc, char **argv)
 	const struct command *c;
 
 	if (argc < 3) {
-		fputs(usage, stdout);
+		opt_help(&main_options, stdout);
 		print_exit_statuses(stdout);
 		return EXIT_OK;
 	}
@@ -157,13 +179,15 @@ static int help(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const struct command *c;
+	const struct opt *o;
 
 	spawn_self_allow();
 	if (argc < 2) {
 		errorf("no command given (try pystrobe --help)");
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+	o = main_option(argv[1]);
+	if ((o && o->kind == OPTK_HELP) || !strcmp(argv[1], "help"))
 		return help(argc, argv);
 	/* Not commands: pystrobe run again as its own SIGSTOP watchdog, or
 	 * as the helper that reads a container's files with no privileges. */
@@ -171,7 +195,7 @@ int main(int argc, char **argv)
 		return selfstop_watchdog_main(argc, argv);
 	if (!strcmp(argv[1], SYMHELPER_ARG))
 		return symhelper_main(argc, argv);
-	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+	if (o) {
 		printf("pystrobe %s\n%s", PACKAGE_VERSION, build_note);
 		return EXIT_OK;
 	}
