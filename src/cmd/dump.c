@@ -61,6 +61,8 @@ static int async(void *dest, const char *arg, const char *cmd)
 
 #define AT(member) offsetof(struct dump_args, member)
 
+/* Two names too long for the column have had two spaces after them in
+ * --help: their help begins with the second. */
 static const struct opt dump_opts[] = {
 	OPT_PID("pid", 'p', "the process to read", AT(pid)),
 	OPT_STRING("core", 0, "CORE", "read a core file (gcore, a crash) instead", AT(core.path)),
