@@ -99,7 +99,8 @@ const struct opt_table convert_options = {
 	/* Not stop_at_command: the file may come first. */
 };
 
-/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+/* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
+ * line (said). */
 static int parse_args(struct convert *c, int argc, char **argv)
 {
 	int rc;
@@ -109,7 +110,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
 	if ((rc = opt_parse(&convert_options, c, argc, argv)) != 0)
 		return rc;
 	if (out_format_settle("convert", c->fname, c->output, &c->fmt) < 0)
-		return -1;
+		return status_fail(EXIT_USAGE);
 	if (c->slice.from_ns >= c->slice.until_ns)
 		return usage_error("convert", "--from must come before --until");
 	if (optind != argc - 1)
@@ -159,7 +160,7 @@ int cmd_convert(int argc, char **argv)
 
 	rc = parse_args(&c, argc, argv);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+		return rc > 0 ? EXIT_OK : exit_code(rc);
 	rc = profile_read_slice(c.input, c.sliced ? &c.slice : NULL, &info, &p, &fmt, err,
 				sizeof(err));
 	if (rc < 0) {

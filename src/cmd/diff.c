@@ -87,7 +87,8 @@ const struct opt_table diff_options = {
 	.column = 25,
 };
 
-/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+/* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
+ * line (said). */
 static int parse_args(struct diff *d, int argc, char **argv)
 {
 	char *names;
@@ -98,13 +99,13 @@ static int parse_args(struct diff *d, int argc, char **argv)
 	if ((rc = opt_parse(&diff_options, d, argc, argv)) != 0)
 		return rc;
 	if (out_format_settle("diff", d->fname, d->output, &d->fmt) < 0)
-		return -1;
+		return status_fail(EXIT_USAGE);
 	if (!d->fmt->diff) {
 		names = out_format_names(out_format_diff);
 		usage_error("diff", "format '%s' cannot show a difference (%s)", d->fmt->name,
 			    names);
 		free(names);
-		return -1;
+		return status_fail(EXIT_USAGE);
 	}
 	if (argc - optind != 2)
 		return usage_error("diff", "give two profiles, BEFORE and AFTER "
@@ -374,7 +375,7 @@ int cmd_diff(int argc, char **argv)
 
 	rc = parse_args(&d, argc, argv);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+		return rc > 0 ? EXIT_OK : exit_code(rc);
 	for (; nread < 2; nread++) {
 		rc = profile_read(d.path[nread], &in[nread], NULL, err, sizeof(err));
 		if (rc < 0) {

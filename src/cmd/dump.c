@@ -113,7 +113,8 @@ const struct opt_table dump_options = {
 	.stop_at_command = true,
 };
 
-/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+/* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
+ * line (said). */
 static int parse_args(struct dump_args *a, int argc, char **argv)
 {
 	const char *conflict;
@@ -210,7 +211,7 @@ int cmd_dump(int argc, char **argv)
 
 	rc = parse_args(&a, argc, argv);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+		return rc > 0 ? EXIT_OK : exit_code(rc);
 	if (a.core.path)
 		return dump_core(&a);
 	/* Ctrl-Z lets the threads go before pystrobe stops. */

@@ -111,7 +111,8 @@ const struct opt_table merge_options = {
 		"Without labels the stacks are summed.\n",
 };
 
-/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+/* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
+ * line (said). */
 static int parse_args(struct merge *m, int argc, char **argv)
 {
 	bool values = false;
@@ -121,13 +122,13 @@ static int parse_args(struct merge *m, int argc, char **argv)
 	if ((rc = opt_parse(&merge_options, m, argc, argv)) != 0)
 		return rc;
 	if (out_format_settle("merge", m->fname, m->output, &m->fmt) < 0)
-		return -1;
+		return status_fail(EXIT_USAGE);
 	/* Files keep no sample times, and a trace is made of them. */
 	if (m->fmt->times_only) {
 		names = out_format_names(out_format_mergeable);
 		usage_error("merge", "format '%s' cannot be merged into (%s)", m->fmt->name, names);
 		free(names);
-		return -1;
+		return status_fail(EXIT_USAGE);
 	}
 	m->nin = argc - optind;
 	if (m->nin < 1)
@@ -225,7 +226,7 @@ int cmd_merge(int argc, char **argv)
 	rc = parse_args(&m, argc, argv);
 	if (rc) {
 		free(m.in);
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+		return rc > 0 ? EXIT_OK : exit_code(rc);
 	}
 	for (; nread < m.nin; nread++) {
 		struct input *in = &m.in[nread];

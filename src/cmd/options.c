@@ -1,5 +1,6 @@
 /* Parsing and --help from a command's option table; see options.h. */
 #include "cmd/options.h"
+#include "util/status.h"
 #include "util/util.h"
 
 #include <getopt.h>
@@ -107,7 +108,7 @@ static int apply(const struct opt_table *t, const struct opt *o, void *dest, con
 		opt_help(t, stdout);
 		return 1;
 	}
-	return -1;
+	return status_fail(EXIT_ERROR);	/* a kind this switch does not know: a bug */
 }
 
 int opt_parse(const struct opt_table *t, void *dest, int argc, char **argv)

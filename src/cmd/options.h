@@ -45,7 +45,8 @@ struct opt {
 	double min, max;	/* OPTK_NUMBER: the range, and what a value */
 	const char *range;	/* out of it is told: "--name RANGE, not 'VALUE'" */
 	/* OPTK_CALL: given the struct parsed into and the value (NULL when
-	 * an optional one was not given); 0, or -1 after a usage error. */
+	 * an optional one was not given); 0, or status_fail(EXIT_USAGE) after a
+	 * usage error. */
 	int (*call)(void *dest, const char *arg, const char *cmd);
 	/* A shared option: everything but .help (when given) is like's, and
 	 * it acts on the struct at the table's .shared offset. */
@@ -95,8 +96,9 @@ struct opt_table {
 const struct opt *opt_def(const struct opt *o);
 
 /* Parse argv's options into dest.  Returns 0 with optind at the first
- * word that is not an option's, 1 after --help (printed on stdout), -1
- * after a usage error (said on stderr as "CMD: ..."). */
+ * word that is not an option's, 1 after --help (printed on stdout),
+ * status_fail(EXIT_USAGE) after a usage error (said on stderr as
+ * "CMD: ..."). */
 int opt_parse(const struct opt_table *t, void *dest, int argc, char **argv);
 
 /* t's --help. */

@@ -139,7 +139,8 @@ const struct opt_table record_options = {
 	.shared_at = AT(t),
 };
 
-/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+/* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
+ * line (said). */
 static int parse_args(struct record *r, int argc, char **argv)
 {
 	int rc;
@@ -149,7 +150,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 		return rc;
 	if (out_format_settle("record", r->fname, r->output, &r->fmt) < 0 ||
 	    target_opts_finish(&r->t, &record_options, argc, argv) < 0)
-		return -1;
+		return status_fail(EXIT_USAGE);
 	if (r->t.fo.group && !r->t.fo.subprocesses)
 		return usage_error("record", "--group-processes needs --subprocesses");
 	/* record keeps one kind of frame: lines, or functions. */
@@ -626,7 +627,7 @@ int cmd_record(int argc, char **argv)
 
 	rc = parse_args(&r, argc, argv);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+		return rc > 0 ? EXIT_OK : exit_code(rc);
 	/* Before the probe of the output: interrupted, it is removed. */
 	quit_on_signals();
 	selfstop_on_signals();

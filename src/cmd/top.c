@@ -309,7 +309,8 @@ const struct opt_table top_options = {
 	.shared_at = AT(o),
 };
 
-/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+/* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
+ * line (said). */
 static int parse_args(struct top *t, int argc, char **argv)
 {
 	int rc;
@@ -414,7 +415,7 @@ int cmd_top(int argc, char **argv)
 	t.log_fd = -1;
 	rc = parse_args(&t, argc, argv);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+		return rc > 0 ? EXIT_OK : exit_code(rc);
 	t.tty = isatty(STDOUT_FILENO);
 	install_signals();
 	top_model_init(&t.m, t.o.so.rate_hz, t.delay_s);

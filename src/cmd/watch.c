@@ -154,7 +154,8 @@ const struct opt_table watch_options = {
 	.stop_at_command = true,
 };
 
-/* Returns 0, 1 after --help, or -1 on a bad command line (said). */
+/* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
+ * line (said). */
 static int parse_args(struct watch *w, int argc, char **argv)
 {
 	int rc;
@@ -813,7 +814,7 @@ int cmd_watch(int argc, char **argv)
 	memset(&w, 0, sizeof(w));
 	rc = parse_args(&w, argc, argv);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+		return rc > 0 ? EXIT_OK : exit_code(rc);
 	if ((rc = settle_dir(&w)) < 0)
 		return exit_code(rc);
 	quit_on_signals();

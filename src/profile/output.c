@@ -96,10 +96,10 @@ int out_format_settle(const char *cmd, const char *name, const char *path,
 
 	if (name && !f) {
 		char *names = out_format_names(NULL);
+		int rc = usage_error(cmd, "unknown format '%s' (%s)", name, names);
 
-		usage_error(cmd, "unknown format '%s' (%s)", name, names);
 		free(names);
-		return -1;
+		return rc;
 	}
 	if (i < 0) {
 		*fmt = f ? f : &out_formats[0];

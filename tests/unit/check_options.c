@@ -22,6 +22,7 @@
 #include "profile/output.h"
 #include "suite.h"
 #include "target.h"
+#include "util/status.h"
 #include "util/util.h"
 
 struct args {
@@ -163,8 +164,9 @@ START_TEST(test_errors)
 	char err[512];
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		ck_assert_msg(parse(&test_table, &a, cases[i].line, err, sizeof(err), NULL, NULL) ==
-			      -1, "%s: not refused", cases[i].line);
+		int rc = parse(&test_table, &a, cases[i].line, err, sizeof(err), NULL, NULL);
+
+		ck_assert_msg(is_fail(rc, EXIT_USAGE), "%s: not refused (%d)", cases[i].line, rc);
 		ck_assert_msg(!strcmp(err, cases[i].said), "%s: said '%s', not '%s'", cases[i].line,
 			      err, cases[i].said);
 	}
