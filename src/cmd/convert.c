@@ -109,7 +109,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
 	/* "-120" is a value, not an option: '-' values need no '='. */
 	if ((rc = opt_parse(&convert_options, c, argc, argv)) != 0)
 		return rc;
-	if (out_format_settle("convert", c->fname, c->output, &c->fmt) < 0)
+	if (out_format_choose("convert", c->fname, c->output, &c->fmt) < 0)
 		return status_fail(EXIT_USAGE);
 	if (c->slice.from_ns >= c->slice.until_ns)
 		return usage_error("convert", "--from must come before --until");

@@ -98,7 +98,7 @@ static int parse_args(struct diff *d, int argc, char **argv)
 	d->min_share = DIFF_MIN_SHARE;
 	if ((rc = opt_parse(&diff_options, d, argc, argv)) != 0)
 		return rc;
-	if (out_format_settle("diff", d->fname, d->output, &d->fmt) < 0)
+	if (out_format_choose("diff", d->fname, d->output, &d->fmt) < 0)
 		return status_fail(EXIT_USAGE);
 	if (!d->fmt->diff) {
 		names = out_format_names(out_format_diff);

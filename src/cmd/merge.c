@@ -121,7 +121,7 @@ static int parse_args(struct merge *m, int argc, char **argv)
 
 	if ((rc = opt_parse(&merge_options, m, argc, argv)) != 0)
 		return rc;
-	if (out_format_settle("merge", m->fname, m->output, &m->fmt) < 0)
+	if (out_format_choose("merge", m->fname, m->output, &m->fmt) < 0)
 		return status_fail(EXIT_USAGE);
 	/* Files keep no sample times, and a trace is made of them. */
 	if (m->fmt->times_only) {

@@ -148,7 +148,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 	target_opts_init(&r->t);
 	if ((rc = opt_parse(&record_options, r, argc, argv)) != 0)
 		return rc;
-	if (out_format_settle("record", r->fname, r->output, &r->fmt) < 0 ||
+	if (out_format_choose("record", r->fname, r->output, &r->fmt) < 0 ||
 	    target_opts_finish(&r->t, &record_options, argc, argv) < 0)
 		return status_fail(EXIT_USAGE);
 	if (r->t.fo.group && !r->t.fo.subprocesses)
@@ -217,7 +217,7 @@ static char *default_output(const struct record *r, char **argv, int argc)
  * whole recording is lost at its end.  -o somewhere we cannot write is
  * refused now; the default name, in a directory we cannot write (the
  * current one), goes to $TMPDIR instead, as the summary says. */
-static int settle_output(struct record *r)
+static int prepare_output(struct record *r)
 {
 	char *probe, *cwd;
 	int err, tmp_err;
@@ -557,7 +557,7 @@ static int conclude(struct record *r, struct profile *p, const struct sampler_st
 
 	/* The samplers are gone, and with them every frame id they kept:
 	 * frames named alike by the symbol store may now become one. */
-	profile_settle(p);
+	profile_merge_renamed(p);
 	rc = out_write_file(r->fmt, p, &r->oo, *path, "record");
 	if (rc < 0 && (written = write_fallback(r, p, pargv, pargc))) {
 		free(*path);
@@ -631,7 +631,7 @@ int cmd_record(int argc, char **argv)
 	/* Before the probe of the output: interrupted, it is removed. */
 	quit_on_signals();
 	selfstop_on_signals();
-	if ((rc = settle_output(&r)) < 0)
+	if ((rc = prepare_output(&r)) < 0)
 		return exit_code(rc);
 	profile_init(&p, r.t.so.rate_hz);
 	/* Formats that aggregate need no timeline: memory stays flat. */

@@ -178,7 +178,7 @@ static int parse_args(struct watch *w, int argc, char **argv)
 
 /* The report directory: made if missing, and writable, before anything
  * runs: a stall at hour 31 must not find it otherwise. */
-static int settle_dir(struct watch *w)
+static int prepare_report_dir(struct watch *w)
 {
 	char *probe;
 	int err;
@@ -815,7 +815,7 @@ int cmd_watch(int argc, char **argv)
 	rc = parse_args(&w, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : exit_code(rc);
-	if ((rc = settle_dir(&w)) < 0)
+	if ((rc = prepare_report_dir(&w)) < 0)
 		return exit_code(rc);
 	quit_on_signals();
 	sigemptyset(&sa.sa_mask);

@@ -144,7 +144,7 @@ void nsample_close(struct nsample *ns)
 	/* Frames still named library+0xOFFSET get their names now, before
 	 * the profile is written. */
 	if (ns->nprovisional) {
-		symview_settle(ns->view);
+		symview_finish_loading(ns->view);
 		name_provisional(ns);
 	}
 	if (ns->symbols_hint && !said_before(ns->symbols_hint))

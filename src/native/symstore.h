@@ -68,7 +68,7 @@ bool symview_load_object(struct symview *v, const char *path);
 /* Wait until every load asked for so far is done, and from then on make
  * the view's lookups wait for their answers rather than answer
  * provisionally: at the end, so that no frame keeps a provisional name. */
-void symview_settle(struct symview *v);
+void symview_finish_loading(struct symview *v);
 
 /* 1 once the view's own symbolization helper was lost, else 0. */
 unsigned symview_errors(const struct symview *v);

@@ -100,7 +100,7 @@ struct store {
 	int jobs;		/* queued or under way */
 	/* debuginfod: the client (made by the first fetch, in the loading
 	 * thread), when the fetches must end (read by the fetch under way:
-	 * moved up once the views settle), and what they did, for the
+	 * moved up once the views finish loading), and what they did, for the
 	 * summary. */
 	struct dfetch *df;
 	bool df_tried;
@@ -138,8 +138,8 @@ struct symview {
 	/* Time the sampling thread spent in lookups (PYSTROBE_SYMSTATS=1
 	 * prints it at the end), in the interpreter's load, and at the end
 	 * (settling, then lookups that wait). */
-	uint64_t n, total_ns, max_ns, load_ns, settle_ns;
-	bool final;		/* settled: lookups wait rather than answer provisionally */
+	uint64_t n, total_ns, max_ns, load_ns, finish_ns;
+	bool final;		/* finished loading: lookups wait rather than answer provisionally */
 };
 
 extern pthread_mutex_t store_lock;	/* guards store itself: made, ended */

@@ -1,6 +1,6 @@
 /* A process's view of the store: its objects from its maps, each on the
  * store's entry for its file, and the lookups, which never wait for a
- * load until the view is settled (symstore.h).
+ * load once its loading is finished (symstore.h).
  */
 #include "native/debuginfod.h"
 #include "native/symstore_int.h"
@@ -135,7 +135,7 @@ void symview_close(struct symview *v)
 		fprintf(stderr, "symstats: process lookups %llu, total %.1f ms, longest %.1f ms; "
 			"interpreter's load %.1f ms, at the end %.1f ms\n",
 			(unsigned long long)v->n, v->total_ns / 1e6, v->max_ns / 1e6,
-			v->load_ns / 1e6, v->settle_ns / 1e6);
+			v->load_ns / 1e6, v->finish_ns / 1e6);
 	pthread_mutex_lock(&store_lock);
 	pthread_mutex_lock(&store->lock);
 	a = owner_put(v->owner);
@@ -300,7 +300,7 @@ struct native_sym symview_lookup(struct symview *v, uint64_t pc, bool exact, boo
 	d = mono_ns() - t0;
 	/* The end's waits count apart: no sampling is left to delay. */
 	if (v->final) {
-		v->settle_ns += d;
+		v->finish_ns += d;
 		return ns;
 	}
 	v->n++;
@@ -311,7 +311,7 @@ struct native_sym symview_lookup(struct symview *v, uint64_t pc, bool exact, boo
 }
 
 /* Under the store's lock: have f loaded, by this view's owner, in the
- * loading thread; or now, waiting, once the view is settled.  Returns
+ * loading thread; or now, waiting, once its loading is finished.  Returns
  * whether it is loaded. */
 static bool ensure_loaded(struct symview *v, struct sfile *f, const struct vmod *m, uint64_t off,
 			  bool exact)
@@ -333,7 +333,7 @@ static bool ensure_loaded(struct symview *v, struct sfile *f, const struct vmod 
 
 /* Under the store's lock: the kept answer for key, asked of the loading
  * thread when there is none (*pending: not there yet), or waited for once
- * the view is settled.  NULL: ask the owner here. */
+ * its loading is finished.  NULL: ask the owner here. */
 static const struct answer *kept_answer(struct symview *v, struct sfile *f, uint64_t key,
 					bool *pending)
 {
@@ -440,7 +440,7 @@ bool symview_load_object(struct symview *v, const char *path)
 	return true;
 }
 
-void symview_settle(struct symview *v)
+void symview_finish_loading(struct symview *v)
 {
 	uint64_t t0 = mono_ns(), end = t0 + DFETCH_MAX_NS;
 
@@ -455,5 +455,5 @@ void symview_settle(struct symview *v)
 		pthread_cond_wait(&store->loaded, &store->lock);
 	pthread_mutex_unlock(&store->lock);
 	v->final = true;
-	v->settle_ns += mono_ns() - t0;
+	v->finish_ns += mono_ns() - t0;
 }

@@ -88,7 +88,7 @@ static int suffix_of(const char *path)
 	return -1;
 }
 
-int out_format_settle(const char *cmd, const char *name, const char *path,
+int out_format_choose(const char *cmd, const char *name, const char *path,
 		      const struct out_format **fmt)
 {
 	const struct out_format *f = name ? out_format_find(name) : NULL;

@@ -70,7 +70,7 @@ bool out_format_mergeable(const struct out_format *f);
  * .json/.speedscope.json, .trace.json, .pb.gz/.pprof), else flamegraph.
  * Returns 0, or status_fail(EXIT_USAGE) after a usage error starting with
  * cmd: an unknown name, or one the ending contradicts (-f pprof -o x.svg). */
-int out_format_settle(const char *cmd, const char *name, const char *path,
+int out_format_choose(const char *cmd, const char *name, const char *path,
 		      const struct out_format **fmt);
 
 /* How to name path in a message: "-" is standard output. */

@@ -373,7 +373,7 @@ bool profile_append(struct profile *dst, const struct profile *src,
 
 /* Intern every frame again: frames made equal by renames become one, and
  * the ids are dense again.  Returns each old id's new id. */
-static uint32_t *settle_frames(struct profile *p)
+static uint32_t *renumber_frames(struct profile *p)
 {
 	struct pframe *old = p->frames;
 	uint32_t n = p->nframes, *map = xmalloc((n ? n : 1) * sizeof(*map));
@@ -395,7 +395,7 @@ static uint32_t *settle_frames(struct profile *p)
  * leaf() gives it added innermost (none when UINT32_MAX, or leaf NULL), and
  * intern it again, summing the counts of stacks that became equal.
  * Returns each old id's new id. */
-static uint32_t *settle_stacks(struct profile *p, const uint32_t *fmap, profile_leaf_fn *leaf,
+static uint32_t *merge_equal_stacks(struct profile *p, const uint32_t *fmap, profile_leaf_fn *leaf,
 			       void *arg)
 {
 	struct pstack *old = p->stacks;
@@ -422,7 +422,7 @@ static uint32_t *settle_stacks(struct profile *p, const uint32_t *fmap, profile_
 	return map;
 }
 
-static void settle_stack_threads(struct profile *p, const uint32_t *smap)
+static void repoint_stack_threads(struct profile *p, const uint32_t *smap)
 {
 	struct pstack_thread *old = p->stack_threads;
 	uint32_t n = p->nstack_threads;
@@ -435,28 +435,28 @@ static void settle_stack_threads(struct profile *p, const uint32_t *smap)
 	free(old);
 }
 
-/* settle_stacks(), then the runs and per-thread counts pointed at the
+/* merge_equal_stacks(), then the runs and per-thread counts pointed at the
  * stacks' new ids. */
 static void restack(struct profile *p, const uint32_t *fmap, profile_leaf_fn *leaf, void *arg)
 {
-	uint32_t *smap = settle_stacks(p, fmap, leaf, arg);
+	uint32_t *smap = merge_equal_stacks(p, fmap, leaf, arg);
 
 	/* Runs keep their places (a thread's last_run stays valid); two
 	 * neighbours may now show the same stack, which writers tolerate. */
 	for (uint32_t i = 0; i < p->nruns; i++)
 		p->runs[i].stack = smap[p->runs[i].stack];
-	settle_stack_threads(p, smap);
+	repoint_stack_threads(p, smap);
 	free(smap);
 }
 
-void profile_settle(struct profile *p)
+void profile_merge_renamed(struct profile *p)
 {
 	uint32_t n = p->nframes, *fmap;
 
 	if (!p->renamed)
 		return;
 	p->renamed = 0;
-	fmap = settle_frames(p);
+	fmap = renumber_frames(p);
 	/* No two frames became one: every id kept its number. */
 	if (p->nframes != n)
 		restack(p, fmap, NULL, NULL);

@@ -159,7 +159,7 @@ void profile_frame_rename(struct profile *p, uint32_t id, const struct pframe *f
  * the merged stacks.  Does nothing when nothing was renamed.  Call it once
  * the renames are done, before writing; never under a reader that keeps
  * frame or stack ids (`top`'s rows). */
-void profile_settle(struct profile *p);
+void profile_merge_renamed(struct profile *p);
 /* The frame to add innermost to a stack (frames root first), or
  * UINT32_MAX for none. */
 typedef uint32_t profile_leaf_fn(void *arg, const struct profile *p, const uint32_t *frames,
@@ -167,7 +167,7 @@ typedef uint32_t profile_leaf_fn(void *arg, const struct profile *p, const uint3
 
 /* Add to each stack the leaf frame leaf() gives it: stacks that become
  * equal merge (counts summed, runs and per-thread counts pointed at the
- * merged one), as in profile_settle(), whose rules it follows. */
+ * merged one), as in profile_merge_renamed(), whose rules it follows. */
 void profile_add_leaves(struct profile *p, profile_leaf_fn *leaf, void *arg);
 
 /* Intern a thread of a process; returns its index. */

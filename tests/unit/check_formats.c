@@ -1,6 +1,6 @@
 /* The collapsed, speedscope, Chrome trace and pprof writers, on the known
  * profiles of sample_profile.c (with and without hostile names), on native
- * frames renamed to one function (shown once when settled) and on a profile
+ * frames renamed to one function (shown once when merged) and on a profile
  * of a million samples.
  *
  * Each file is read back the way its consumers read it: collapsed lines are
@@ -577,13 +577,14 @@ END_TEST
 #define RENAMED_LABEL RENAMED_NAME " (" RENAMED_FILE ")"
 
 /* How often each writer shows the function both offsets of
- * renamed_profile() were named: once when settled, as many times as it had
- * frame ids when not (what the flame graph drew as two equal boxes). */
+ * renamed_profile() were named: once when merged (profile_merge_renamed()),
+ * as many times as it had frame ids when not (what the flame graph drew as
+ * two equal boxes). */
 static const struct {
 	const char *name;
 	writer_fn fn;
 	const char *what;	/* one per node, frame or sample of that function */
-	int unsettled;
+	int unmerged;
 } renamed_shows[] = {
 	{ "collapsed", out_collapsed, RENAMED_LABEL " 7\n", 1 },
 	{ "flamegraph", out_flamegraph, "<title>" RENAMED_LABEL " (", 2 },
@@ -594,23 +595,23 @@ static const struct {
 
 START_TEST(test_renamed_once)
 {
-	bool settle = _i % 2;
-	int k = _i / 2, want = settle ? 1 : renamed_shows[k].unsettled;
+	bool merge = _i % 2;
+	int k = _i / 2, want = merge ? 1 : renamed_shows[k].unmerged;
 	struct profile p;
 	char *path, *out;
 	size_t len;
 
 	renamed_profile(&p, true, true);
-	if (settle)
-		profile_settle(&p);
+	if (merge)
+		profile_merge_renamed(&p);
 	path = write_temp(&p, renamed_shows[k].fn, false);
 	out = renamed_shows[k].fn == out_pprof ? python("decode_pprof.py", NULL, path)
 					       : slurp(path, &len);
 	ck_assert_msg(count_of(out, renamed_shows[k].what) == want,
 		      "%s (%s) shows %s %d times, not %d:\n%.6000s", renamed_shows[k].name,
-		      settle ? "settled" : "not settled", renamed_shows[k].what,
+		      merge ? "merged" : "not merged", renamed_shows[k].what,
 		      count_of(out, renamed_shows[k].what), want, out);
-	if (settle && renamed_shows[k].fn == out_pprof)
+	if (merge && renamed_shows[k].fn == out_pprof)
 		assert_has(out, "\"stack\":[\"" RENAMED_NAME "\",\"main\"],\"values\":[7,", "pprof");
 	free(out);
 	remove_temp(path);

@@ -7,7 +7,7 @@
  *    ending leaves -f or the default (flamegraph).
  *  - -o - writes the profile to standard output and no file named "-";
  *    diff then leaves its summary out.
- * Checked on out_format_settle() and on the merge, diff and record
+ * Checked on out_format_choose() and on the merge, diff and record
  * commands, whose files are read back by their content.
  */
 #include <check.h>
@@ -63,7 +63,7 @@ START_TEST(test_settle)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		const struct out_format *fmt = NULL;
-		int rc = out_format_settle("test", cases[i].f, cases[i].path, &fmt);
+		int rc = out_format_choose("test", cases[i].f, cases[i].path, &fmt);
 
 		if (!cases[i].want) {
 			ck_assert_msg(is_fail(rc, EXIT_USAGE), "-f %s -o %s: accepted as %s", cases[i].f,

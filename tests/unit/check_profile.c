@@ -779,7 +779,7 @@ START_TEST(test_settle_merges)
 	ck_assert_uint_eq(p.nframes, 7);
 	ck_assert_uint_eq(p.nstacks, 3);
 	ck_assert_uint_eq(named_frames(&p, RENAMED_NAME), 2);
-	profile_settle(&p);
+	profile_merge_renamed(&p);
 	ck_assert_uint_eq(p.renamed, 0);
 
 	/* Frame ids are dense again: the frames after the duplicate moved. */
@@ -840,7 +840,7 @@ START_TEST(test_settle_unrenamed)
 	renamed_profile(&q, true, false);
 	if (_i)
 		profile_frame_rename(&p, 3, &g), profile_frame_rename(&q, 3, &g);
-	profile_settle(&p);
+	profile_merge_renamed(&p);
 	ck_assert_uint_eq(p.renamed, 0);
 	ck_assert_uint_eq(p.nframes, q.nframes);
 	for (uint32_t i = 0; i < p.nframes; i++) {

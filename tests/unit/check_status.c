@@ -421,9 +421,9 @@ START_TEST(test_output_refused)
 	ck_assert_msg(is_fail(rc, EXIT_USAGE), "%d", rc);
 	rc = out_check_path("/", "test");
 	ck_assert_msg(is_fail(rc, EXIT_USAGE), "%d", rc);
-	rc = out_format_settle("test", "nosuch", NULL, &fmt);
+	rc = out_format_choose("test", "nosuch", NULL, &fmt);
 	ck_assert_msg(is_fail(rc, EXIT_USAGE), "%d", rc);
-	rc = out_format_settle("test", "pprof", "p.svg", &fmt);
+	rc = out_format_choose("test", "pprof", "p.svg", &fmt);
 	ck_assert_msg(is_fail(rc, EXIT_USAGE), "%d", rc);
 	ck_assert_int_eq(exit_code(rc), EXIT_USAGE);
 	ck_assert(is_fail(usage_error("test", "a bad command line"), EXIT_USAGE));

@@ -621,7 +621,7 @@ START_TEST(test_waitmark_renamed)
 							   "libcudart.so.13", -1, -1 });
 	profile_add(&p, th, ids, 3, 10, 6);
 	waitmark_finish(wm);
-	profile_settle(&p);
+	profile_merge_renamed(&p);
 	text = profile_text(&p);
 	ck_assert_str_eq(text, "train_step;cudaStreamSynchronize;libcuda.so.1+0x3a9157;"
 			       "<wait:gpu> 10\n");
