@@ -4,7 +4,10 @@
 # nothing added, no pyenv), on a clean copy of this checkout's HEAD.  This is
 # what a new user on a new machine does; a package the build or the tests
 # need and tests/install-deps.sh does not install fails here, not on a
-# developer's machine that happens to have it.
+# developer's machine that happens to have it.  Line 1 (install-deps.sh
+# --build: the build's packages only; build, make install, the demo) must
+# leave `pystrobe` on root's PATH: `pystrobe --version` runs after it.
+# Line 2 (every package the tests need, `make check`) follows.
 #
 # Only the bare debootstrap output is cached (a tar, outside the source
 # tree), never a root with our dependencies in it: every run starts from a
@@ -18,9 +21,12 @@
 #                          /var/cache/pystrobe/bookworm-minbase.tar)
 #   PYSTROBE_FRESH_KEEP=1  leave WORKDIR (the root and its logs) after a run
 #   PYSTROBE_FRESH_CACHE_ONLY=1  only build the cached tar, when missing
+#   PYSTROBE_FRESH_LINES=1 run line 1 only (and the PATH check after it):
+#                          minutes, where line 2 is the whole suite
 #   PYSTROBE_FRESH_SID_ROOT_TO=DIR  after a pass, move the sid root the tests
 #                          built inside to DIR, when DIR holds none
-# Exit status: that of the first README line that failed, 0 if both passed.
+# Exit status: that of the first README line that failed (1 when line 1
+# left no pystrobe on PATH), 0 if all passed.
 set -u
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -123,6 +129,7 @@ prepare_root
 n=$(readme_lines | wc -l)
 [ "$n" = 2 ] || die "found $n quick-start lines in README, not 2"
 readme_lines >"$work/lines"
+n=0
 while read -r line; do
 	start=$(date +%s)
 	run_line "$line" </dev/null
@@ -132,6 +139,12 @@ while read -r line; do
 		cat "$root/root/pystrobe/tests/test-suite.log" 2>/dev/null
 		exit "$status"
 	fi
+	n=$((n + 1))
+	[ "$n" = 1 ] || continue
+	# Every README example after the quick start types `pystrobe`.
+	run_line 'command -v pystrobe && pystrobe --version' </dev/null ||
+		die "pystrobe is not on PATH after the quick start's first line"
+	[ "${PYSTROBE_FRESH_LINES:-}" = 1 ] && exit 0
 done <"$work/lines"
 hand_over_sid_root
 exit 0

@@ -1,32 +1,50 @@
 #!/bin/sh
-# Install what building and testing pystrobe needs on Debian 12 (run as root).
-# Everything comes from Debian's own archive.  Already installed: nothing done.
+# Install from Debian 12's own archive (as root) what pystrobe needs:
+#
+#   sh tests/install-deps.sh --build   the build and the demo: the README's
+#                                      first quick-start line
+#   sh tests/install-deps.sh           that and everything the tests and the
+#                                      fuzzers need: its second line, `make check`
+#   sh tests/install-deps.sh --list    print the three lists (build, demo,
+#                                      tests), one a line; installs nothing
+#
+# Already installed: nothing done.  Exit 0, 1 when apt-get failed or not
+# root with something missing, 2 on a bad argument.
 set -e
 say() { echo "install-deps: $*"; }
 
-# Building pystrobe.
-pkgs="autoconf automake make gcc pkgconf libelf-dev libdw-dev libdebuginfod-dev liblzma-dev libunwind-dev zlib1g-dev libncurses-dev"
-# The tests: Check, the system's python3 (3.11), debootstrap for the sid root
-# (3.14, 3.15), and the tools the live tests drive.
-pkgs="$pkgs check python3 debootstrap util-linux sudo tmux valgrind chromium libxml2-utils"
-# node runs tests/browser_flamegraph.js (check_browser, check_flamegraph,
-# check_diff); g++ and python3-dev build check_native's C and C++ extension
-# module (without Python.h it can only call through ctypes).
-pkgs="$pkgs nodejs g++ python3-dev"
-# gdb's gcore takes the cores check_core and check_async read back.
-pkgs="$pkgs gdb"
-# debuginfod: the client pystrobe loads at run time, and the server
-# check_debuginfod serves a stripped library's debug file from.
-pkgs="$pkgs libdebuginfod1 debuginfod"
-# man-db's man renders the man pages for check_docs (man --warnings).
-pkgs="$pkgs man-db"
-# fuzz/ (libFuzzer, run by .ci/run).
-pkgs="$pkgs clang libclang-rt-dev"
+# Building pystrobe: what configure.ac requires (each of its "apt-get install"
+# errors names one of these) and the tools.  README's "From source" names the
+# same packages (tests/unit/check_docs holds the three to each other).
+# libdebuginfod-dev brings libdebuginfod1, the client pystrobe loads at run time.
+build="autoconf automake make gcc pkgconf libelf-dev libdw-dev libdebuginfod-dev liblzma-dev libunwind-dev zlib1g-dev libncurses-dev"
+# The quick start's demo (demo/run) runs Debian's python3 (3.11); so do the tests.
+demo="python3"
+# The tests: Check, debootstrap for the sid root (3.14, 3.15), and the tools
+# the live tests drive.  node runs tests/browser_flamegraph.js (check_browser,
+# check_flamegraph, check_diff); g++ and python3-dev build check_native's C
+# and C++ extension module (without Python.h it can only call through
+# ctypes); gdb's gcore takes the cores check_core and check_async read back;
+# debuginfod is the server check_debuginfod serves a stripped library's debug
+# file from; man-db's man renders the man pages for check_docs (man
+# --warnings); clang and libclang-rt-dev build fuzz/ (libFuzzer, .ci/run).
+tests="check debootstrap util-linux sudo tmux valgrind chromium libxml2-utils nodejs g++ python3-dev gdb debuginfod man-db clang libclang-rt-dev"
+
+case "${1:-}" in
+--build) pkgs="$build $demo" ;;
+'') pkgs="$build $demo $tests" ;;
+--list) printf 'build: %s\ndemo: %s\ntests: %s\n' "$build" "$demo" "$tests"; exit 0 ;;
+*) echo "install-deps: unknown argument '$1': give --build (the build and the demo), nothing (the tests too) or --list" >&2; exit 2 ;;
+esac
 
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 done
+if [ -n "$missing" ] && [ "$(id -u)" != 0 ]; then
+	say "missing:$missing; run this as root (apt-get installs them)" >&2
+	exit 1
+fi
 if [ -n "$missing" ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	log=${TMPDIR:-/tmp}/pystrobe-install-deps.log
@@ -34,8 +52,9 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	say "installing$missing and what they need (minutes on a new machine; log: $log)"
 	apt-get install -y -q $missing >"$log" 2>&1 || { tail -n 20 "$log"; exit 1; }
-	say "installed $(grep -c '^Setting up ' "$log") packages"
+	say "installed $(grep -c '^Setting up ' "$log") packages ($(sed -n 's/^After this operation, \(.*\) of additional disk space.*/\1/p' "$log"))"
 fi
+[ "${1:-}" = --build ] && exit 0
 
 # --- The consumers the tests open our files with -------------------------
 # (tests/consumers.js, tests/live/check_consumers.c): Go's pprof from
