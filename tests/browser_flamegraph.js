@@ -6,11 +6,21 @@
 //
 //   node browser_flamegraph.js FILE.svg [--click=LABEL] [--hover=LABEL]
 //        [--ic=REGEX=EXPECTED] [--hostile] [--diff] [--screenshot=PNG]
-//        [--viewport=WxH] [--first-screen=LABEL]... [REGEX=EXPECTED]...
+//        [--viewport=WxH] [--resize=WxH] [--first-screen=LABEL]...
+//        [--helpers=HELPER,OWN] [REGEX=EXPECTED]...
 //
 // Each REGEX=EXPECTED is a search (through the Search button, Ctrl-F or "/")
 // whose "Matched: ..." text must equal EXPECTED.  --ic searches with the
-// ignore-case toggle on.  --click zooms into the frame labelled LABEL and
+// "ignore case" checkbox ticked, and checks that it is a labelled checkbox.
+// Always: the frames fill the window's width (the widest reaches its right
+// edge, less the margin and a scroll bar), and each label is drawn whole
+// when it fits its box and cut with an ellipsis only when it does not,
+// both measured in the page's font.  --resize: the window then changes to
+// WxH, and the frames must fill the new width.  --helpers: the frame
+// labelled HELPER is a helper thread, drawn narrow while "narrow helper
+// threads" is ticked, OWN one of the program's own that gets its width;
+// unticked, both are as wide as their samples, and searches count the
+// same either way.  --click zooms into the frame labelled LABEL and
 // checks the zoom; --hover checks the details line; --hostile checks that
 // the sample profile's hostile function name is there as literal text.
 // --diff: the file is a differential flame graph (pystrobe diff), whose
@@ -31,7 +41,8 @@ const http = require('http');
 const os = require('os');
 const path = require('path');
 
-const W = 1200, PAD = 10;	// the SVG's width and margin (out_flamegraph.c)
+const W = 1200, PAD = 10;	// the default window's width; the margin (fg_script.h)
+const SCROLLBAR = 20;		// at most, beside the frames
 
 function die(msg) {
 	console.error('browser_flamegraph: FAIL: ' + msg);
@@ -304,7 +315,8 @@ function startChromium(bin, view) {
 
 function parseArgs(argv) {
 	const a = { file: null, searches: [], ic: null, click: null, hover: null, screenshot: null,
-		hostile: false, diff: false, view: { w: W, h: 800 }, firstScreen: [] };
+		hostile: false, diff: false, view: { w: W, h: 800 }, firstScreen: [], resize: null,
+		helpers: null };
 	const spec = (s) => {
 		const i = s.lastIndexOf('=');
 		if (i <= 0)
@@ -320,9 +332,14 @@ function parseArgs(argv) {
 			a.hostile = true;
 			continue;
 		}
-		const v = /^--viewport=(\d+)x(\d+)$/.exec(arg);
+		const v = /^--(viewport|resize)=(\d+)x(\d+)$/.exec(arg);
 		if (v) {
-			a.view = { w: +v[1], h: +v[2] };
+			a[v[1] === 'viewport' ? 'view' : 'resize'] = { w: +v[2], h: +v[3] };
+			continue;
+		}
+		const h = /^--helpers=(.*),(.*)$/s.exec(arg);
+		if (h) {
+			a.helpers = { helper: h[1], own: h[2] };
 			continue;
 		}
 		const fs1 = /^--first-screen=(.*)$/s.exec(arg);
@@ -423,6 +440,61 @@ async function main() {
 	const where = (b) => b ? `${b.w.toFixed(1)}x${b.h.toFixed(1)} px at ` +
 		`(${(b.x - b.w / 2).toFixed(1)}, ${(b.y - b.h / 2).toFixed(1)})` : 'not drawn';
 	const matched = () => ev(`document.getElementById('matched').textContent`);
+	const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+	const layoutWidth = () => ev(`pystrobeWidth()`);
+	// The frames fill the window: "all" from the left margin to the right
+	// one, less a scroll bar.
+	const fillsAt = async (view) => {
+		const b = await frameBox('all');
+		return b && Math.abs(b.x - b.w / 2 - PAD) < 0.6 && b.x + b.w / 2 <= view.w - PAD + 0.6 &&
+			b.x + b.w / 2 >= view.w - PAD - SCROLLBAR;
+	};
+	const fills = async (view) => {
+		check(await ev(`window.innerWidth`) === view.w, `the window is ${view.w} px wide`);
+		check(await fillsAt(view), `the frames fill it: "all" is ${where(await frameBox('all'))}`);
+	};
+	// Every label shown whole where it fits, else cut with an ellipsis, and
+	// only then; measured in the page's font (whole labels are put in the
+	// text for a moment to measure them).
+	const labelsOk = async (when) => {
+		const r = await ev(`(function () {
+			var gs = document.getElementById('frames').getElementsByTagName('g'),
+			    r = { whole: 0, cut: 0, bad: [] };
+			for (var i = 0; i < gs.length; i++) {
+				var g = gs[i], t = g.getElementsByTagName('text')[0],
+				    w = +g.getElementsByTagName('rect')[0].getAttribute('width'),
+				    title = g.getElementsByTagName('title')[0].textContent.split('\\n')[0],
+				    label = g.getAttribute('data-l') ||
+					title.replace(/ \\(\\d+ samples?, [\\d.]+%\\)$/, ''),
+				    shown = t.textContent, len = t.getComputedTextLength(), full;
+				if (g.getAttribute('class') === 'hide')
+					continue;
+				if (len > w - 3 + 0.5)
+					r.bad.push('"' + shown + '" overflows its ' + w + ' px');
+				if (shown === label) {
+					r.whole++;
+					continue;
+				}
+				t.textContent = label;
+				full = t.getComputedTextLength();
+				t.textContent = shown;
+				r.cut++;
+				if (full <= w - 6 - 1.5)
+					r.bad.push('"' + shown + '" cut, though "' + label + '" fits ' + w + ' px');
+				else if (shown !== '' && !/\\u2026$/.test(shown))
+					r.bad.push('"' + shown + '" cut without an ellipsis');
+			}
+			return r; })()`);
+		check(r.bad.length === 0, `${when}: ${r.whole} labels whole, ${r.cut} cut where they ` +
+			`do not fit${r.bad.length ? ': ' + r.bad.slice(0, 5).join('; ') : ''}`);
+	};
+	// A checkbox: its role, state, label and tooltip.
+	const control = (id) => ev(`(function () { var e = document.getElementById(${q(id)});
+		if (!e) return null;
+		var t = e.getElementsByTagName('text')[0], tip = e.getElementsByTagName('title')[0];
+		return { role: e.getAttribute('role'), checked: e.getAttribute('aria-checked'),
+			label: t ? t.textContent : '', tip: tip ? tip.textContent : '',
+			w: __box(e).w }; })()`);
 	const highlighted = () => ev(`(function () { var n = 0,
 		r = document.getElementById('frames').getElementsByTagName('rect');
 		for (var i = 0; i < r.length; i++) n += r[i].style.fill ? 1 : 0; return n; })()`);
@@ -453,6 +525,21 @@ async function main() {
 		check(onScreen(b), `${label} is on the first ${args.view.w}x${args.view.h} ` +
 			`screen: ${where(b)}`);
 	}
+	await fills(args.view);
+	await labelsOk('on load');
+	if (args.resize) {
+		await s('Emulation.setDeviceMetricsOverride', { width: args.resize.w,
+			height: args.resize.h, deviceScaleFactor: 1, mobile: false });
+		for (let i = 0; i < 50 && !(await fillsAt(args.resize)); i++)
+			await sleep(100);
+		await fills(args.resize);
+		await labelsOk(`resized to ${args.resize.w}x${args.resize.h}`);
+		args.view = args.resize;
+	}
+	const ic = await control('ic');
+	check(ic && ic.role === 'checkbox' && ic.checked === 'false' && ic.label === 'ignore case' &&
+		/^Ignore case/.test(ic.tip) && ic.w > 60,
+	`the ignore-case control is a checkbox labelled "${ic && ic.label}", tooltip "${ic && ic.tip}"`);
 	if (args.screenshot && args.firstScreen.length)
 		await screenshot(s, args.screenshot.replace(/(\.png)?$/, '-first.png'));
 
@@ -491,23 +578,29 @@ async function main() {
 	}
 	if (args.ic) {
 		await clickId('ic');
+		check((await control('ic')).checked === 'true', 'a click ticks "ignore case"');
 		await ev(`window.prompt = function () { return ${q(args.ic.re)}; }; true`);
 		await clickId('search');
 		const got = await matched();
 		check(got === args.ic.want,
 			`ignore-case search ${q(args.ic.re)}: "${got}", want "${args.ic.want}"`);
 		await clickId('ic');
+		check((await control('ic')).checked === 'false', 'another click unticks it');
 		check(await matched() !== got || /0\.0%$/.test(got), 'turning ignore-case off searches again');
 		await clickId('clear');
 	}
 
+	if (args.helpers)
+		await helpers(args.helpers);
+
 	if (args.click) {
+		const LW = await layoutWidth();
 		const before = await frameBox(args.click);
-		check(before && before.w < W - 2 * PAD - 1,
+		check(before && before.w < LW - 2 * PAD - 1,
 			`frame ${args.click} is ${before && before.w.toFixed(1)} px wide`);
 		await click(before.x, before.y);
 		const after = await frameBox(args.click);
-		check(Math.abs(after.w - (W - 2 * PAD)) < 1 && Math.abs(after.x - W / 2) < 1,
+		check(Math.abs(after.w - (LW - 2 * PAD)) < 1 && Math.abs(after.x - LW / 2) < 1,
 			`after a click it fills the width (${after.w.toFixed(1)} px)`);
 		check(onScreen(after) && Math.abs(after.y - before.y) < 1,
 			`and stays where it was clicked: ${where(after)}`);
@@ -519,7 +612,7 @@ async function main() {
 			for (var i = 0; i < gs.length; i++) {
 				var c = gs[i].getAttribute('class') || '', rect = gs[i].getElementsByTagName('rect')[0],
 				    y = +rect.getAttribute('y'), w = rect.getBoundingClientRect().width;
-				if (c === 'dim') { r.dim++; if (y >= zy || Math.abs(w - ${W - 2 * PAD}) > 1) r.bad++; }
+				if (c === 'dim') { r.dim++; if (y >= zy || Math.abs(w - ${LW - 2 * PAD}) > 1) r.bad++; }
 				else if (c === 'hide') { r.hidden++; if (w !== 0) r.bad++; }
 				else r.shown++;
 			}
@@ -530,6 +623,7 @@ async function main() {
 		check(state.hidden > 0, `${state.hidden} frames outside the zoom hidden`);
 		check(state.text === args.click, `the zoomed frame's text is whole: "${state.text}"`);
 		check(!/hide/.test(state.unzoom), 'Reset Zoom is shown');
+		await labelsOk('zoomed');
 		if (args.screenshot)
 			await screenshot(s, args.screenshot.replace(/(\.png)?$/, '-zoom.png'));
 		await clickId('unzoom');
@@ -538,6 +632,47 @@ async function main() {
 			'Reset Zoom restores the layout');
 		check(await ev(`document.querySelectorAll('#frames g.dim, #frames g.hide').length`) === 0,
 			'nothing dimmed or hidden after Reset Zoom');
+	}
+
+	async function helpers(h) {
+		const c = await control('helpers');
+		check(c && c.role === 'checkbox' && c.checked === 'true' && c.w > 100 &&
+			/^narrow helper threads \(\d+%\)$/.test(c.label) && /standard library/.test(c.tip),
+		`"${c && c.label}" is a ticked checkbox with a tooltip`);
+		const total = await ev(`+__frame('all').getAttribute('data-n')`);
+		const share = async (l) => await ev(`+__frame(${q(l)}).getAttribute('data-n')`) / total;
+		const hs = await share(h.helper), os = await share(h.own);
+		const inner = await layoutWidth() - 2 * PAD;
+		const re = h.helper.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+		const pc = (x) => (100 * x).toFixed(1) + '%';
+		let hb = await frameBox(h.helper), ob = await frameBox(h.own);
+		check(hs > 0.5 && hb.w <= 0.05 * inner + 0.5, `${h.helper}, ${pc(hs)} of the ` +
+			`samples, is drawn narrow: ${hb.w.toFixed(1)} px of ${inner}`);
+		check(ob.w > 2 * os * inner, `${h.own}, ${pc(os)} of the samples, gets ` +
+			`${ob.w.toFixed(1)} px`);
+		check(await ev(`__frame(${q(h.own)}).getElementsByTagName('text')[0].textContent`) ===
+			h.own, 'and its label is whole');
+		await mouse('mouseMoved', hb.x, hb.y);
+		const d = await ev(`document.getElementById('details').textContent`);
+		check(d.indexOf(h.helper + ' (') === 0 && /a helper thread, drawn narrow/.test(d),
+			`hovering the helper says so: "${d}"`);
+		await mouse('mouseMoved', 5, 5);
+		const narrow = await ev(`pystrobeSearch(${q(re)})`);
+		await clickId('helpers');
+		check((await control('helpers')).checked === 'false', 'a click unticks it');
+		hb = await frameBox(h.helper);
+		ob = await frameBox(h.own);
+		check(Math.abs(hb.w - hs * inner) < 1 && Math.abs(ob.w - os * inner) < 1,
+			`unticked, both are as wide as their samples: ${hb.w.toFixed(1)} and ` +
+			`${ob.w.toFixed(1)} px`);
+		await labelsOk('helper threads at their width');
+		check(await ev(`pystrobeSearch(${q(re)})`) === narrow,
+			`a search for the helper matches the same either way: "${narrow}"`);
+		await clickId('helpers');
+		hb = await frameBox(h.helper);
+		check((await control('helpers')).checked === 'true' && hb.w <= 0.05 * inner + 0.5,
+			'ticked again, narrow again');
+		await ev(`pystrobeClear()`);
 	}
 
 	if (args.screenshot) {

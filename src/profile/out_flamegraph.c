@@ -33,6 +33,7 @@
  * The script never builds code or markup from it: it reads attributes and
  * text content, and writes only text content, attributes and styles.
  */
+#include "profile/fg_script.h"
 #include "profile/output.h"
 #include "profile/profile_read.h"
 #include "util/hashidx.h"
@@ -44,8 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FG_WIDTH	1200
-#define FG_XPAD		10
 #define FG_ROW		16		/* a row; the rect is one pixel shorter */
 #define FG_BAR_Y	66		/* the legend and buttons */
 #define FG_DETAILS_Y	88		/* the hovered frame, what a search matched */
@@ -57,8 +56,14 @@
  * recording's long tail of rare stacks makes the file huge. */
 #define FG_PRUNE	1000
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
+/* The helper threads (see mark_helpers()) take this share of the width
+ * at most while drawn narrow, and are drawn narrow only where that makes
+ * them at most half as wide as their samples would. */
+#define FG_HELPER_SHARE	0.05
+#define FG_HELPER_MIN_CUT	0.5
+/* The buttons at the right of the bar; the legend is centred left of them. */
+#define FG_RIGHT	(FG_WIDTH - FG_XPAD - 190)
+#define FG_LEGEND_L	100
 
 struct fnode {
 	uint32_t frame;		/* UINT32_MAX for the "all" root */
@@ -67,6 +72,9 @@ struct fnode {
 	uint64_t value;
 	uint64_t self;		/* samples whose stack ends here */
 	uint64_t base, base_self;	/* the same in out_opts.diff_base */
+	uint64_t helper;	/* samples in the helper subtrees at or under it */
+	bool plain;		/* its subtree holds no frame of the program's own */
+	uint8_t helper_root;	/* 1: the top of a helper subtree */
 };
 
 struct fg {
@@ -86,6 +94,9 @@ struct fg {
 	uint64_t base_total;
 	bool *in_base;		/* per frame: in some stack of the base */
 	double max_delta;	/* the largest self change drawn, in samples */
+	/* Helper threads: drawn narrow, each sample of theirs as k of one. */
+	double k;
+	double dtotal;		/* the width of everything, in such samples */
 };
 
 static const char *cat_names[] = { "user", "stdlib", "site-packages", "native", "root",
@@ -156,8 +167,9 @@ static const char *title(struct fg *g, uint32_t frame)
 	return frame != UINT32_MAX && g->titles[frame] ? g->titles[frame] : l;
 }
 
-/* Clean text cut to what fits in width pixels, with "..": the byte length
- * to write, or 0 when not even three characters fit. */
+/* Clean text cut to what fits in width pixels, with an ellipsis: the byte
+ * length to write, or 0 when not even three characters fit.  The estimate
+ * is Verdana's (the script measures the font the page got instead). */
 static size_t fit_text(const char *s, double width, bool *cut)
 {
 	long fit = (long)((width - 6) / FG_CHAR_W);
@@ -278,6 +290,98 @@ static void add_base(struct fg *g)
 		if (d == s->depth)
 			g->nodes[n].base_self += s->count;
 	}
+}
+
+static bool diff_mode(const struct fg *g);
+
+/* --- helper threads ------------------------------------------------------ */
+
+/* In a recording of idle threads too (--idle, --training) the threads that
+ * only ever wait take the width: each of multiprocessing's queue feeders, a
+ * pool's task and result handlers, a listener, the resource tracker gets as
+ * much of it as the main thread.  They are told by what they run: a helper
+ * subtree is a drawn node that has, in its subtree and on its path from the
+ * root, only frames of the standard library, native code, roots and
+ * markers (and the <module> of a `python -c` string, as multiprocessing
+ * starts its helper processes, where no stack ends).  A frame of the
+ * program's own, of site-packages or a <wait:...> leaf is none: what the
+ * program does, and what it waits for, keeps its width.  A CPU profile
+ * has none: a helper thread there used the CPU. */
+static bool frame_plain(const struct fg *g, const struct fnode *n)
+{
+	const struct pframe *f;
+
+	if (n->frame == UINT32_MAX)
+		return true;
+	f = &g->p->frames[n->frame];
+	switch (pframe_category(f)) {
+	case CAT_STDLIB:
+	case CAT_NATIVE:
+	case CAT_ROOT:
+		return true;
+	case CAT_USER:
+		return f->file && !strcmp(f->file, "<string>") && !n->self;
+	default:
+		return false;
+	}
+}
+
+static bool mark_plain(struct fg *g, uint32_t id)
+{
+	bool plain = frame_plain(g, &g->nodes[id]);
+
+	for (uint32_t c = g->nodes[id].child; c; c = g->nodes[c].sibling)
+		plain &= mark_plain(g, c);
+	g->nodes[id].plain = plain;
+	return plain;
+}
+
+static bool drawn(const struct fg *g, uint32_t id);
+
+/* Mark the helper subtrees under id, whose path from the root is plain;
+ * returns their samples. */
+static uint64_t mark_helpers(struct fg *g, uint32_t id, bool path)
+{
+	struct fnode *n = &g->nodes[id];
+
+	path = path && frame_plain(g, n);
+	if (id && path && n->plain) {
+		n->helper_root = 1;
+		n->helper = n->value;
+		return n->helper;
+	}
+	for (uint32_t c = n->child; c; c = g->nodes[c].sibling)
+		if (drawn(g, c))
+			n->helper += mark_helpers(g, c, path);
+	return n->helper;
+}
+
+/* Whether to draw the helper threads narrow, and how narrow: together
+ * FG_HELPER_SHARE of the width, where that is a real cut. */
+static void find_helpers(struct fg *g)
+{
+	uint64_t h, rest;
+
+	g->k = 1;
+	g->dtotal = (double)g->total;
+	if (!g->p->wall || diff_mode(g) || !g->total)
+		return;
+	mark_plain(g, 0);
+	h = mark_helpers(g, 0, true);
+	rest = g->total - h;
+	if (!h || !rest)
+		return;
+	g->k = FG_HELPER_SHARE / (1 - FG_HELPER_SHARE) * (double)rest / (double)h;
+	if (g->k > FG_HELPER_MIN_CUT)
+		g->k = 1;
+	else
+		g->dtotal = rest + h * g->k;
+}
+
+/* How wide a node is drawn, in samples as wide as the program's own. */
+static double drawn_width(const struct fg *g, const struct fnode *n, bool helper)
+{
+	return helper ? n->value * g->k : n->value - n->helper * (1 - g->k);
 }
 
 /* --- drawing ------------------------------------------------------------ */
@@ -435,12 +539,21 @@ static void put_percent(FILE *f, uint64_t n, uint64_t total)
 		fprintf(f, "%.2f%%", pc);
 }
 
-static void draw_node(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
+/* Where a node is drawn: its first sample, and the same in drawn samples
+ * (helper threads narrow); whether it is in a helper subtree. */
+struct at {
+	uint64_t start;
+	double dstart;
+	uint32_t depth;
+	bool helper;
+};
+
+static void draw_node(struct fg *g, uint32_t id, const struct at *at)
 {
 	const struct fnode *n = &g->nodes[id];
-	double scale = (double)(FG_WIDTH - 2 * FG_XPAD) / g->total;
-	double x = FG_XPAD + start * scale, w = n->value * scale;
-	int y = FG_TOP + depth * FG_ROW;
+	double scale = (FG_WIDTH - 2 * FG_XPAD) / g->dtotal;
+	double x = FG_XPAD + at->dstart * scale, w = drawn_width(g, n, at->helper) * scale;
+	int y = FG_TOP + at->depth * FG_ROW;
 	const char *l = label(g, n->frame), *t = title(g, n->frame);
 	char colour[8];
 	size_t len;
@@ -451,7 +564,9 @@ static void draw_node(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
 	else
 		frame_colour(g, n->frame, colour);
 	fprintf(g->f, "<g data-s=\"%llu\" data-n=\"%llu\"",
-		(unsigned long long)start, (unsigned long long)n->value);
+		(unsigned long long)at->start, (unsigned long long)n->value);
+	if (at->helper)
+		fprintf(g->f, " data-h=\"%d\"", n->helper_root ? 1 : 2);
 	if (diff_mode(g) && diff_only_here(g, n))
 		fprintf(g->f, " data-mark=\"%s\"", g->o->diff_negate ? "gone" : "new");
 	if (t != l) {
@@ -471,7 +586,7 @@ static void draw_node(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
 		"<text x=\"%.1f\" y=\"%.1f\">", x, y, w, FG_ROW - 1, colour, x + 3, y + 11.5);
 	len = fit_text(l, w, &cut);
 	put_esc(g->f, l, len);
-	fprintf(g->f, "%s</text></g>\n", cut ? ".." : "");
+	fprintf(g->f, "%s</text></g>\n", cut ? "\xe2\x80\xa6" : "");
 }
 
 static bool drawn(const struct fg *g, uint32_t id)
@@ -493,11 +608,12 @@ static int cmp_children(const void *a, const void *b, void *arg)
 
 /* Draw a node and, left to right in label order, the children wide enough
  * to keep. */
-static void draw_tree(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
+static void draw_tree(struct fg *g, uint32_t id, struct at at)
 {
 	uint32_t *kids, nkids = 0;
 
-	draw_node(g, id, start, depth);
+	at.helper = at.helper || (g->k < 1 && g->nodes[id].helper_root);
+	draw_node(g, id, &at);
 	for (uint32_t c = g->nodes[id].child; c; c = g->nodes[c].sibling)
 		nkids += drawn(g, c);
 	if (!nkids)
@@ -508,9 +624,11 @@ static void draw_tree(struct fg *g, uint32_t id, uint64_t start, uint32_t depth)
 		if (drawn(g, c))
 			kids[nkids++] = c;
 	qsort_r(kids, nkids, sizeof(*kids), cmp_children, g);
+	at.depth++;
 	for (uint32_t i = 0; i < nkids; i++) {
-		draw_tree(g, kids[i], start, depth + 1);
-		start += g->nodes[kids[i]].value;
+		draw_tree(g, kids[i], at);
+		at.start += g->nodes[kids[i]].value;
+		at.dstart += drawn_width(g, &g->nodes[kids[i]], at.helper);
 	}
 	free(kids);
 }
@@ -533,95 +651,34 @@ static uint32_t tree_depth(const struct fg *g, uint32_t id)
 
 /* --- the document around the frames ------------------------------------ */
 
-static const char style[] =
-	"<style type=\"text/css\"><![CDATA[\n"
-	"text{font:12px Verdana,sans-serif;fill:#000}\n"
-	"#title{font-size:17px;text-anchor:middle}\n"
-	"#subtitle{fill:#555;text-anchor:middle}\n"
-	"#frames text{pointer-events:none}\n"
-	"#frames rect{rx:2px;ry:2px}\n"
-	"#frames g:hover rect{stroke:#000;stroke-width:.5}\n"
-	".btn{cursor:pointer}.btn:hover{fill:#d00}\n"
-	".hide{display:none}.dim rect{fill-opacity:.45}.dim text{fill:#777}\n"
-	"g[data-mark] rect{stroke:#000;stroke-width:1;stroke-dasharray:4,2}\n"
-	"]]></style>\n";
+/* A checkbox: a box ticked or not, and its label, all one control. */
+static void put_check(FILE *f, const char *id, bool on, int x, const char *tip,
+		      const char *label)
+{
+	fprintf(f, "<g id=\"%s\" class=\"btn check\" role=\"checkbox\" aria-checked=\"%s\">"
+		"<title>%s</title><rect class=\"box\" x=\"%d\" y=\"%d\" width=\"11\" height=\"11\" "
+		"rx=\"2\"/><path class=\"tick\" d=\"M%d %dl3 3l5-7\"/><text x=\"%d\" y=\"%d\">%s</text>"
+		"</g>\n", id, on ? "true" : "false", tip, x, FG_BAR_Y - 10, x + 2, FG_BAR_Y - 5,
+		x + 16, FG_BAR_Y, label);
+}
 
-/* Kept small and ES5: it reads frames from their attributes and title,
- * and only ever sets text content, attributes and styles.  The functions
- * put on window are for tests and for people poking at the console. */
-static const char script[] =
-	"<script type=\"text/ecmascript\"><![CDATA[\n"
-	"(function(){'use strict';\n"
-	"var W=" STR(FG_WIDTH) ",PAD=" STR(FG_XPAD) ",CW=" STR(FG_CHAR_W) ",\n"
-	" fr=[],total=0,re=null,ic=false;\n"
-	"function $(id){return document.getElementById(id);}\n"
-	"function fmt(n){var p=total?100*n/total:0;\n"
-	" return (p>=1||p===0?p.toFixed(1):p.toFixed(2))+'%';}\n"
-	"function fit(l,w){var n=Math.floor((w-6)/CW),a=Array.from?Array.from(l):l.split('');\n"
-	" if(n<3)return '';return a.length<=n?l:a.slice(0,n-2).join('')+'..';}\n"
-	"function init(){var gs=$('frames').getElementsByTagName('g');\n"
-	" for(var i=0;i<gs.length;i++){var g=gs[i],r=g.getElementsByTagName('rect')[0],\n"
-	"  t=g.getElementsByTagName('title')[0].textContent;\n"
-	"  var f={g:g,r:r,t:g.getElementsByTagName('text')[0],s:+g.getAttribute('data-s'),\n"
-	"   n:+g.getAttribute('data-n'),x:+r.getAttribute('x'),w:+r.getAttribute('width'),\n"
-	"   y:+r.getAttribute('y'),title:t,full:t.split('\\n')[0].replace(/ \\(\\d+ samples?, [\\d.]+%\\)$/,'')};\n"
-	"  f.l=g.getAttribute('data-l')||f.full;g.pf=f;fr.push(f);if(f.n>total)total=f.n;}\n"
-	" var fs=$('frames');\n"
-	" fs.addEventListener('mouseover',function(e){var f=frameOf(e.target);\n"
-	"  $('details').textContent=f?f.title.replace(/\\n/g,'; '):' ';});\n"
-	" fs.addEventListener('mouseout',function(){$('details').textContent=' ';});\n"
-	" fs.addEventListener('click',function(e){var f=frameOf(e.target);if(f)zoom(f);});\n"
-	" $('unzoom').addEventListener('click',unzoom);\n"
-	" $('search').addEventListener('click',ask);\n"
-	" $('clear').addEventListener('click',clear);\n"
-	" $('ic').addEventListener('click',function(){ic=!ic;\n"
-	"  $('ic').style.fill=ic?'#d00':'';if(re)search(re.source);});\n"
-	" window.addEventListener('keydown',function(e){\n"
-	"  if(((e.ctrlKey||e.metaKey)&&e.keyCode===70)||(e.key==='/'&&!e.ctrlKey)){\n"
-	"   e.preventDefault();ask();}else if(e.keyCode===27)clear();});\n"
-	" window.pystrobeSearch=search;window.pystrobeClear=clear;window.pystrobeReset=unzoom;\n"
-	" window.pystrobeZoom=function(g){zoom(g.pf);};}\n"
-	"function frameOf(el){while(el&&!el.pf)el=el.parentNode;return el?el.pf:null;}\n"
-	"function place(f,x,w){f.r.setAttribute('x',x.toFixed(1));\n"
-	" f.r.setAttribute('width',w.toFixed(1));f.t.setAttribute('x',(x+3).toFixed(1));\n"
-	" f.t.textContent=fit(f.l,w);}\n"
-	"function cls(f,c){f.g.setAttribute('class',c);}\n"
-	/* Frames are intervals [s, s+n) of samples: the subtree of z lies inside
-	 * its interval at or below its row, its ancestors contain it above.
-	 * Rows do not move: the frame clicked stays where the pointer is. */
-	"function zoom(z){var sc=(W-2*PAD)/z.n;$('unzoom').setAttribute('class','btn');\n"
-	" for(var i=0;i<fr.length;i++){var f=fr[i];\n"
-	"  if(f.s>=z.s&&f.s+f.n<=z.s+z.n&&f.y>=z.y){cls(f,'');place(f,PAD+(f.s-z.s)*sc,f.n*sc);}\n"
-	"  else if(f.y<z.y&&f.s<=z.s&&f.s+f.n>=z.s+z.n){cls(f,'dim');place(f,PAD,W-2*PAD);}\n"
-	"  else cls(f,'hide');}}\n"
-	"function unzoom(){$('unzoom').setAttribute('class','btn hide');\n"
-	" for(var i=0;i<fr.length;i++){cls(fr[i],'');place(fr[i],fr[i].x,fr[i].w);}}\n"
-	"function ask(){var t=window.prompt('Search for a regular expression '+\n"
-	"  '(matched against \"function (file:line)\")',re?re.source:'');if(t)search(t);}\n"
-	"function search(t){var r;try{r=new RegExp(t,ic?'i':'');}catch(e){\n"
-	"  $('matched').textContent='Bad regex';return null;}\n"
-	" re=r;var m=[];for(var i=0;i<fr.length;i++){var f=fr[i];\n"
-	"  if(r.test(f.l)||r.test(f.full)){f.r.style.fill='#e600e6';m.push(f);}else f.r.style.fill='';}\n"
-	/* A match inside a matched ancestor is not counted again: sorted by
-	 * start, ancestors first, a match starting inside the last counted one
-	 * is nested in it. */
-	" m.sort(function(a,b){return a.s-b.s||b.n-a.n||a.y-b.y;});\n"
-	" var sum=0,end=-1;\n"
-	" for(i=0;i<m.length;i++)if(m[i].s>=end){sum+=m[i].n;end=m[i].s+m[i].n;}\n"
-	" var txt='Matched: '+fmt(sum);$('matched').textContent=txt;\n"
-	" $('clear').setAttribute('class','btn');return txt;}\n"
-	"function clear(){re=null;for(var i=0;i<fr.length;i++)fr[i].r.style.fill='';\n"
-	" $('matched').textContent='';$('clear').setAttribute('class','btn hide');}\n"
-	"init();})();\n"
-	"]]></script>\n";
+/* Legend entries, each 30 + 7 pixels a character wide, centred between
+ * the left margin's "Reset Zoom" and the buttons. */
+static int legend_x(int width)
+{
+	return FG_LEGEND_L + (FG_RIGHT - 15 - FG_LEGEND_L - width) / 2;
+}
 
 static void put_diff_legend(struct fg *g)
 {
 	const char *names[] = { "grew", "shrank", "unchanged",
 				g->o->diff_negate ? "gone in AFTER" : "new in AFTER" };
 	static const char *colours[] = { "#ff3737", "#3737ff", "#ffffff" };
-	int x = FG_WIDTH / 2 - 200;
+	int x = 0;
 
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		x += 30 + 7 * (int)strlen(names[i]);
+	x = legend_x(x);
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		fprintf(g->f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" "
 			"fill=\"%s\" stroke=\"#000\" stroke-width=\"%s\"%s/>"
@@ -642,19 +699,53 @@ static bool has_waits(const struct profile *p)
 	return false;
 }
 
+static const char helpers_tip[] =
+	"Threads and processes that run only the standard library: multiprocessing's "
+	"queue feeders, a pool's task and result handlers, listeners, the resource tracker. "
+	"Recorded with idle threads, they mostly wait, and would take most of the width. "
+	"Ticked, they share 5% of it (drawn faded) and the rest goes to your code; "
+	"untick to draw them at their true width, or click one to zoom into it. "
+	"Percentages and searches count their samples either way.";
+
 static void put_legend(const struct fg *g)
 {
 	static const char *colours[] = { "#e8641a", "#e6e050", "#46c8a0", "#8c78f0", "#c0c0c0",
 					 "#eb50aa" };
 	size_t n = ARRAY_SIZE(cat_names) - !has_waits(g->p);
-	int x = FG_WIDTH / 2 - 220;
+	char helpers[64];
+	int x = 0;
 
+	snprintf(helpers, sizeof(helpers), "narrow helper threads (%.0f%%)",
+		 100.0 * g->nodes[0].helper / (g->total ? g->total : 1));
+	for (size_t i = 0; i < n; i++)
+		x += 30 + 7 * (int)strlen(cat_names[i]);
+	if (g->k < 1)
+		x += 16 + 7 * (int)strlen(helpers);
+	x = legend_x(x);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(g->f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" "
 			"fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
 			x, FG_BAR_Y - 10, colours[i], x + 16, FG_BAR_Y, cat_names[i]);
 		x += 30 + 7 * (int)strlen(cat_names[i]);
 	}
+	if (g->k < 1)
+		put_check(g->f, "helpers", true, x, helpers_tip, helpers);
+}
+
+/* The buttons at the right, and what a search matched below them: moved
+ * as one to the window's right edge by the script. */
+static void put_buttons(struct fg *g)
+{
+	fprintf(g->f, "<g id=\"right\">\n<text id=\"search\" class=\"btn\" x=\"%d\" y=\"%d\">"
+		"<title>Search for a regular expression (Ctrl-F or /)</title>Search</text>\n",
+		FG_RIGHT, FG_BAR_Y);
+	put_check(g->f, "ic", false, FG_RIGHT + 56,
+		  "Ignore case when searching: a search for work then also matches Work and WORK",
+		  "ignore case");
+	fprintf(g->f, "<text id=\"clear\" class=\"btn hide\" x=\"%d\" y=\"%d\">"
+		"<title>Clear the search (Esc)</title>Clear</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%d\" style=\"text-anchor:end\"></text>\n</g>\n",
+		FG_WIDTH - FG_XPAD - 38, FG_BAR_Y, FG_WIDTH - FG_XPAD, FG_DETAILS_Y);
 }
 
 static void put_head(struct fg *g, int height)
@@ -666,12 +757,13 @@ static void put_head(struct fg *g, int height)
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\">\n"
 		"<!-- Flame graph written by pystrobe: click a frame to zoom, "
-		"Ctrl-F or / to search. -->\n"
+		"Ctrl-F or / to search.  A browser lays it out for the window's width; "
+		"without a script it is drawn %d pixels wide. -->\n"
 		"<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/>"
 		"<stop stop-color=\"#eeeeb0\" offset=\"95%%\"/></linearGradient></defs>\n",
-		FG_WIDTH, height, FG_WIDTH, height);
-	fputs(style, f);
+		FG_WIDTH, height, FG_WIDTH, height, FG_WIDTH);
+	fputs(fg_style, f);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"url(#bg)\"/>\n"
 		"<text id=\"title\" x=\"%d\" y=\"24\">", FG_WIDTH / 2);
 	if (g->o->title) {
@@ -692,19 +784,15 @@ static void put_head(struct fg *g, int height)
 			fprintf(f, ", %llu failed", (unsigned long long)p->errors);
 	}
 	fprintf(f, "</text>\n"
-		"<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n"
-		"<text id=\"search\" class=\"btn\" x=\"%d\" y=\"%d\">"
-		"<title>Search for a regular expression (Ctrl-F or /)</title>Search</text>\n"
-		"<text id=\"ic\" class=\"btn\" x=\"%d\" y=\"%d\">"
-		"<title>Ignore case when searching</title>ic</text>\n"
-		"<text id=\"clear\" class=\"btn hide\" x=\"%d\" y=\"%d\">"
-		"<title>Clear the search (Esc)</title>Clear</text>\n",
-		FG_XPAD, FG_BAR_Y, FG_WIDTH - FG_XPAD - 150, FG_BAR_Y,
-		FG_WIDTH - FG_XPAD - 100, FG_BAR_Y, FG_WIDTH - FG_XPAD - 70, FG_BAR_Y);
+		"<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",
+		FG_XPAD, FG_BAR_Y);
+	put_buttons(g);
+	fputs("<g id=\"legend\">\n", f);
 	if (diff_mode(g))
 		put_diff_legend(g);
 	else
 		put_legend(g);
+	fputs("</g>\n", f);
 }
 
 /* The profile's stacks, for diff and merge.  Folded text holds no control
@@ -743,10 +831,9 @@ static int put_stacks(struct fg *g)
 
 static void put_tail(struct fg *g)
 {
-	fprintf(g->f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n"
-		"<text id=\"matched\" x=\"%d\" y=\"%d\" style=\"text-anchor:end\"></text>\n",
-		FG_XPAD, FG_DETAILS_Y, FG_WIDTH - FG_XPAD, FG_DETAILS_Y);
-	fputs(script, g->f);
+	fprintf(g->f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
+		FG_XPAD, FG_DETAILS_Y);
+	fputs(fg_script, g->f);
 	fputs("</svg>\n", g->f);
 }
 
@@ -764,11 +851,15 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o)
 	g.labels = xcalloc(p->nframes ? p->nframes : 1, sizeof(*g.labels));
 	g.titles = xcalloc(p->nframes ? p->nframes : 1, sizeof(*g.titles));
 	g.max_depth = g.total ? tree_depth(&g, 0) : 0;
+	find_helpers(&g);
 	height = FG_TOP + (g.max_depth + 1) * FG_ROW + FG_BOTTOM;
 	put_head(&g, height);
-	fputs("<g id=\"frames\">\n", f);
+	fputs("<g id=\"frames\"", f);
+	if (g.k < 1)
+		fprintf(f, " data-k=\"%.6g\"", g.k);
+	fputs(">\n", f);
 	if (g.total)
-		draw_tree(&g, 0, 0, 0);
+		draw_tree(&g, 0, (struct at){ 0 });
 	else
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples</text>\n", FG_XPAD, FG_TOP + 12);
 	fputs("</g>\n", f);

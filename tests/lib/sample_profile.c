@@ -64,6 +64,46 @@ void sample_profile(struct profile *p, bool hostile)
 	p->duration_ns = 900000000ull;
 }
 
+void helper_profile(struct profile *p, bool wall)
+{
+	static const char thr[] = "/usr/lib/python3.12/threading.py";
+	uint32_t tmain, tfeed, tres, st[8];
+	struct pframe wait = { PF_MARKER, "<wait:data>", NULL, -1, -1 };
+	uint64_t t = 0;
+
+	profile_init(p, 100);
+	p->command = strdup("python3 train.py");
+	p->pid = 4300;
+	p->python_version = strdup("3.12.1");
+	p->wall = wall;
+	tmain = profile_thread(p, 4300, 4300, "MainThread");
+	tfeed = profile_thread(p, 4300, 4310, "QueueFeederThread");
+	tres = profile_thread(p, 4300, 4311, "Thread-3 (_handle_results)");
+	st[0] = root(p, PF_PROCESS, "process 4300: python3 train.py");
+	st[1] = py(p, "<module>", "/home/u/train.py", 60);
+	st[2] = py(p, "main", "/home/u/train.py", 50);
+	st[3] = py(p, "augment", "/home/u/train.py", 21);
+	add_n(p, tmain, st, 4, 20, &t);
+	st[3] = py(p, "DataLoader.__next__",
+		   "/venv/lib/python3.12/site-packages/torch/utils/data/dataloader.py", 630);
+	st[4] = profile_frame(p, &wait);
+	add_n(p, tmain, st, 5, 10, &t);
+
+	st[1] = py(p, "Thread._bootstrap", thr, 1030);
+	st[2] = py(p, "Thread._bootstrap_inner", thr, 1073);
+	st[3] = py(p, "Thread.run", thr, 1010);
+	st[4] = py(p, "Queue._feed", "/usr/lib/python3.12/multiprocessing/queues.py", 251);
+	st[5] = py(p, "Condition.wait", thr, 355);
+	t = 0;
+	add_n(p, tfeed, st, 6, HELPER_FEED, &t);
+	st[4] = py(p, "Pool._handle_results", "/usr/lib/python3.12/multiprocessing/pool.py", 579);
+	st[5] = py(p, "Connection._recv", "/usr/lib/python3.12/multiprocessing/connection.py",
+		   395);
+	t = 0;
+	add_n(p, tres, st, 6, HELPER_RESULTS, &t);
+	p->duration_ns = 3000000000ull;
+}
+
 void import_tower(struct profile *p, uint32_t depth)
 {
 	static const char *const steps[] = {

@@ -17,6 +17,19 @@ void sample_profile(struct profile *p, bool hostile);
  * of importlib's frames and modules' <module>s. */
 void import_tower(struct profile *p, uint32_t depth);
 
+/* A training job recorded with idle threads (wall) or without, under a
+ * process root, without thread roots:
+ *   main: <module> -> main -> augment (20), -> DataLoader.__next__ ->
+ *         <wait:data> (10), all in /home/u/train.py but the loader
+ *   helper threads, the standard library's only: Thread._bootstrap ->
+ *         Thread._bootstrap_inner -> Thread.run -> Queue._feed ->
+ *         Condition.wait (HELPER_FEED), and -> Pool._handle_results ->
+ *         Connection._recv (HELPER_RESULTS). */
+void helper_profile(struct profile *p, bool wall);
+
+#define HELPER_FEED 200
+#define HELPER_RESULTS 150
+
 /* A profile of n samples spread over many distinct stacks, for size tests. */
 void big_profile(struct profile *p, unsigned long n);
 

@@ -2,8 +2,10 @@
  * names hold, the expected frames with their counts, the title, the colours
  * per category, pruning of big profiles, write errors, and the stacks it
  * carries for diff and merge, C++ names short in labels and whole in
- * tooltips.  (Search, zoom and
- * hover in a real headless Chromium are live/check_browser.c.)
+ * tooltips, labels cut with an ellipsis, the controls labelled, and the
+ * helper threads of a recording with idle threads drawn narrow.  (Search,
+ * zoom, hover, the layout for the window's width and the labels measured
+ * in its font, in a real headless Chromium, are live/check_browser.c.)
  *
  * Expected counts and percentages are computed from the profile, not copied
  * from the writer's output.
@@ -370,6 +372,135 @@ START_TEST(test_colours_stable)
 }
 END_TEST
 
+/* The start tag of the frame whose title starts with title. */
+static char *frame_tag(const char *svg, const char *title)
+{
+	char *key = xasprintf("<title>%s", title);
+	const char *t = strstr(svg, key), *g;
+
+	ck_assert_msg(t, "no frame titled %s", title);
+	for (g = t; g > svg && strncmp(g, "<g ", 3); g--)
+		;
+	free(key);
+	return strndup(g, t - g);
+}
+
+/* The x and width of that frame's rect, and its text. */
+static char *frame_box(const char *svg, const char *title, double *x, double *w)
+{
+	char *key = xasprintf("<title>%s", title);
+	const char *t = strstr(svg, key), *r, *e;
+
+	ck_assert_msg(t, "no frame titled %s", title);
+	r = strstr(t, "<rect x=\"");
+	ck_assert_int_eq(sscanf(r, "<rect x=\"%lf\" y=\"%*d\" width=\"%lf\"", x, w), 2);
+	r = strchr(strstr(r, "<text"), '>') + 1;
+	e = strstr(r, "</text>");
+	free(key);
+	return strndup(r, e - r);
+}
+
+#define INNER (1200 - 2 * 10)	/* the width frames are drawn in, without a script */
+
+/* Recorded with idle threads, the threads that run only the standard
+ * library (a queue feeder, a pool's result handler: 92% of the samples,
+ * nearly all waiting) are drawn narrow, 5% of the width together, and the
+ * program's own frames and its wait for data get the rest; the counts and
+ * titles say what was recorded, and a box ticked says so.  Recorded
+ * without (CPU time, where a helper thread's samples are work done), they
+ * are drawn at their width. */
+START_TEST(test_helpers_narrow)
+{
+	const uint64_t helpers = HELPER_FEED + HELPER_RESULTS;
+	const char *plain[] = { "process 4300", "&lt;module&gt; (", "main (", "augment (",
+				"DataLoader.__next__ (", "&lt;wait:data&gt; (" };
+	struct profile p;
+	char path[64], *svg, *tag, *want, *text, pc[32];
+	double x, w, rest;
+
+	for (int wall = 1; wall >= 0; wall--) {
+		helper_profile(&p, wall);
+		rest = (double)(p.samples - helpers);
+		write_svg(&p, NULL, path, sizeof(path));
+		assert_wellformed(path);
+		svg = slurp(path, NULL);
+		ck_assert_int_eq(count(svg, "data-h=\"1\""), wall);
+		tag = frame_tag(svg, "Thread._bootstrap (");
+		ck_assert_msg(!strstr(tag, "data-h=\"1\"") == !wall, "%s", tag);
+		free(tag);
+		tag = frame_tag(svg, "Queue._feed (");
+		ck_assert_msg(!strstr(tag, "data-h=\"2\"") == !wall, "%s", tag);
+		free(tag);
+		for (size_t i = 0; i < ARRAY_SIZE(plain); i++) {
+			tag = frame_tag(svg, plain[i]);
+			ck_assert_msg(!strstr(tag, "data-h"), "%s", tag);
+			free(tag);
+		}
+		want = expected_title(&p, "Thread._bootstrap");
+		ck_assert_msg(strstr(svg, want), "missing %s", want);
+		free(want);
+		free(frame_box(svg, "all (", &x, &w));
+		ck_assert_double_eq_tol(w, INNER, 0.11);
+		free(frame_box(svg, "Thread._bootstrap (", &x, &w));
+		ck_assert_double_eq_tol(w, wall ? INNER * 0.05 : INNER * (double)helpers / p.samples, 0.11);
+		text = frame_box(svg, "augment (", &x, &w);
+		ck_assert_double_eq_tol(w, wall ? INNER * 0.95 * 20 / rest : INNER * 20.0 / p.samples,
+					0.11);
+		/* Whole only where the helper threads leave it the room. */
+		ck_assert_str_eq(text, wall ? "augment (train.py:21)" : "augme\xe2\x80\xa6");
+		free(text);
+		free(frame_box(svg, "&lt;wait:data&gt; (", &x, &w));
+		ck_assert_double_eq_tol(w, wall ? INNER * 0.95 * 10 / rest : INNER * 10.0 / p.samples,
+					0.11);
+		percent(pc, sizeof(pc), helpers, p.samples);
+		want = xasprintf("<g id=\"helpers\" class=\"btn check\" role=\"checkbox\" "
+				 "aria-checked=\"true\"><title>Threads and processes that run only "
+				 "the standard library");
+		ck_assert_int_eq(count(svg, want), wall);
+		free(want);
+		pc[strcspn(pc, ".")] = 0;
+		want = xasprintf(">narrow helper threads (%s%%)</text>", pc);
+		ck_assert_msg(!strstr(svg, want) == !wall, "%s", want);
+		free(want);
+		free(svg);
+		unlink(path);
+		profile_free(&p);
+	}
+}
+END_TEST
+
+/* Drawn for a viewer with no script: FG_WIDTH wide; labels that do not fit
+ * cut with an ellipsis; the ignore-case control a labelled checkbox. */
+START_TEST(test_controls_and_labels)
+{
+	struct profile p;
+	char path[64], *svg, *text;
+	double x, w;
+
+	sample_profile(&p, false);
+	write_svg(&p, NULL, path, sizeof(path));
+	svg = slurp(path, NULL);
+	ck_assert_ptr_nonnull(strstr(svg, "<svg version=\"1.1\" width=\"1200\" height=\""));
+	ck_assert_ptr_nonnull(strstr(svg, " viewBox=\"0 0 1200 "));
+	ck_assert_ptr_nonnull(strstr(svg, "<g id=\"ic\" class=\"btn check\" role=\"checkbox\" "
+				     "aria-checked=\"false\"><title>Ignore case when searching"));
+	ck_assert_ptr_nonnull(strstr(svg, "<text x=\"1072\" y=\"66\">ignore case</text></g>"));
+	ck_assert_ptr_null(strstr(svg, "id=\"helpers\""));
+	/* 10 of 100 samples: 118 pixels, for 23 characters. */
+	text = frame_box(svg, "load (", &x, &w);
+	ck_assert_double_eq_tol(w, INNER * 10.0 / p.samples, 0.11);
+	ck_assert_str_eq(text, "load (torch/d\xe2\x80\xa6");
+	free(text);
+	text = frame_box(svg, "work (", &x, &w);
+	ck_assert_str_eq(text, "work (app.py:12)");
+	free(text);
+	ck_assert_ptr_null(strstr(svg, "..</text>"));
+	free(svg);
+	unlink(path);
+	profile_free(&p);
+}
+END_TEST
+
 static double now(void)
 {
 	return mono_ns() / 1e9;
@@ -458,6 +589,8 @@ int main(void)
 	tcase_add_test(tc, test_cxx_names);
 	tcase_add_test(tc, test_colours);
 	tcase_add_test(tc, test_colours_stable);
+	tcase_add_test(tc, test_helpers_narrow);
+	tcase_add_test(tc, test_controls_and_labels);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_write_error);
 	suite_add_tcase(s, tc);
