@@ -469,7 +469,7 @@ async function main() {
 				    shown = t.textContent, len = t.getComputedTextLength(), full;
 				if (g.getAttribute('class') === 'hide')
 					continue;
-				if (len > w - 3 + 0.5)
+				if (shown !== '' && len > w - 3 + 0.5)
 					r.bad.push('"' + shown + '" overflows its ' + w + ' px');
 				if (shown === label) {
 					r.whole++;
