@@ -297,6 +297,9 @@ const struct opt_table top_options = {
 		"Keys: 1-4 sort by column, L lines/functions, I idle threads, T all, one\n"
 		"process or one thread, / filter, Space pause, R reset, ? help, q quit.\n"
 		"\n"
+		"Idle threads are hidden until I (or --idle) shows them; a table they\n"
+		"leave empty says so.\n"
+		"\n"
 		"When standard output is not a terminal, a plain-text snapshot (the top 20\n"
 		"rows) is printed every --delay seconds until the target exits or SIGINT.\n"
 		"While the full-screen view is shown, a launched command reads /dev/null\n"
@@ -424,6 +427,7 @@ int cmd_top(int argc, char **argv)
 	t.m.full_names = t.o.full_names;
 	t.m.subprocesses = t.o.fo.subprocesses;
 	t.m.idle = t.o.so.idle;
+	t.m.gil_only = t.o.so.gil_only;
 	if (t.o.waits)
 		t.waits = waitmark_new(&t.m.p);
 	if (start(&t, &status) < 0)

@@ -3,6 +3,7 @@
 #include "util/escape.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -294,6 +295,7 @@ static void build_rows(struct top_model *m)
 {
 	uint32_t nkeys, visit = 0;
 	struct sums *sums;
+	bool *ran;
 
 	/* Native frames named since (their symbols loaded in the
 	 * background): labels and functions made before are stale. */
@@ -307,12 +309,20 @@ static void build_rows(struct top_model *m)
 		func_of(m, m->p.nframes - 1);	/* every frame has its function */
 	nkeys = m->by_function ? m->funcs.nframes : m->p.nframes;
 	sums = xcalloc(nkeys + 1, sizeof(*sums));
+	ran = xcalloc(m->p.nthreads + 1, sizeof(*ran));
+	m->ran = 0;
 	for (uint32_t i = 0; i < m->nentries; i++) {
 		const struct top_entry *e = &m->entries[i];
 
-		if (entry_shown(m, e) && m->p.stacks[e->stack].depth)
-			add_entry(m, e, sums, ++visit);
+		if (!entry_shown(m, e) || !m->p.stacks[e->stack].depth)
+			continue;
+		add_entry(m, e, sums, ++visit);
+		if (e->last && !ran[e->thread]) {
+			ran[e->thread] = true;
+			m->ran++;
+		}
 	}
+	free(ran);
 	m->nrows = 0;
 	for (uint32_t k = 0; k < nkeys; k++)
 		if (sums[k].total || sums[k].total_last)
@@ -353,6 +363,70 @@ double top_row_own_s(const struct top_model *m, const struct top_row *r)
 double top_row_total_s(const struct top_model *m, const struct top_row *r)
 {
 	return r->total * (m->p.interval_ns / 1e9);
+}
+
+/* --- the hint ------------------------------------------------------------ */
+
+/* No thread of the view ran in the last interval of secs seconds: short
+ * enough for 80 columns, what helps last. */
+static void hint_all_idle(const struct top_model *m, bool keys, const char *secs,
+			  struct strbuf *sb)
+{
+	int n = m->shown.nthreads;
+
+	if (m->thread_sel >= 0)
+		sb_printf(sb, "thread %d did not run", (int)m->p.threads[m->thread_sel].tid);
+	else if (m->proc_sel)
+		sb_printf(sb, "no thread of process %d ran", (int)m->proc_sel);
+	else if (n == 1)
+		sb_puts(sb, "the only thread did not run");
+	else if (n > 1)
+		sb_printf(sb, "none of the %d threads ran", n);
+	else
+		sb_puts(sb, "no thread ran");
+	sb_printf(sb, " in the last %s s", secs);
+	/* What shows them: I, or --idle where no key is read. */
+	sb_puts(sb, keys ? "; press I to show idle threads" : "; --idle shows idle threads");
+}
+
+enum top_hint top_model_hint(const struct top_model *m, bool keys, struct strbuf *sb)
+{
+	const struct top_stats *st = &m->shown;
+	char secs[32];
+
+	if (m->nrows && m->filter[0] && !top_model_rows_shown(m)) {
+		sb_puts(sb, keys ? "no function matches the filter (Esc clears it)"
+				 : "no function matches the filter");
+		return TOP_HINT_FILTERED;
+	}
+	if (!st->rounds && !st->samples)
+		return TOP_HINT_COLLECTING;
+	/* The keys do nothing on an exited target's last view. */
+	if (m->ran && (m->idle || m->gil_only || m->ran >= (uint32_t)st->nthreads ||
+		       m->thread_sel >= 0 || m->proc_sel || m->exited))
+		return TOP_HINT_NONE;
+	snprintf(secs, sizeof(secs), "%g", m->delay_s);
+	if (m->ran) {
+		sb_printf(sb, "%u of %d threads ran in the last %s s", m->ran, st->nthreads, secs);
+		sb_printf(sb, keys ? "; press I to show the %d idle ones too"
+				   : "; --idle shows the %d idle ones too", st->nthreads - (int)m->ran);
+		return TOP_HINT_SOME_IDLE;
+	}
+	if (m->exited || !st->rounds)
+		return TOP_HINT_NONE;
+	if (m->gil_only) {
+		sb_printf(sb, "no thread held the GIL in the last %s s (--gil samples only "
+			  "its holder)", secs);
+		return TOP_HINT_NO_GIL;
+	}
+	if (m->idle) {
+		sb_printf(sb, "nothing was sampled in the last %s s", secs);
+		if (st->error_pct > 0)
+			sb_printf(sb, " (errors %.1f%%)", st->error_pct);
+		return TOP_HINT_NOTHING;
+	}
+	hint_all_idle(m, keys, secs, sb);
+	return TOP_HINT_ALL_IDLE;
 }
 
 /* The view shows the latest interval. */

@@ -96,6 +96,7 @@ struct top_model {
 	bool full_filenames;
 	bool full_names;	/* native names whole, not short */
 	bool idle;		/* idle threads are sampled */
+	bool gil_only;		/* --gil: only the thread holding the GIL is */
 	double delay_s;		/* the interval asked for */
 	bool exited;		/* the target is gone: the last view stays */
 	int exit_status;	/* then a launched command's, or -1 */
@@ -116,6 +117,7 @@ struct top_model {
 	uint32_t nrows, rows_alloc;
 	struct top_stats live;	/* as of the latest interval */
 	struct top_stats shown;	/* as of the interval shown */
+	uint32_t ran;		/* threads with rows in the interval shown */
 
 	/* The interval under way, and the reset: the tick's totals then. */
 	uint64_t iv_start_ns, iv_rounds, iv_lagged;
@@ -181,6 +183,26 @@ void top_model_describe_view(const struct top_model *m, struct strbuf *sb);
 /* Does the filter let the row through, and how many rows does it? */
 bool top_row_shown(const struct top_model *m, const struct top_row *r);
 uint32_t top_model_rows_shown(const struct top_model *m);
+
+/* What the space below the rows says, htop's hint where a table is
+ * empty: why there are no rows (or none of the interval shown), and the
+ * key that shows them. */
+enum top_hint {
+	TOP_HINT_NONE,		/* rows of the last interval are shown */
+	TOP_HINT_COLLECTING,	/* no interval has ended since the start or
+				 * the reset: nothing was sampled yet (the
+				 * state line says so; no hint) */
+	TOP_HINT_FILTERED,	/* there are rows, the filter lets none by */
+	TOP_HINT_ALL_IDLE,	/* rounds were taken, but no thread shown ran:
+				 * idle threads are hidden */
+	TOP_HINT_SOME_IDLE,	/* some threads ran, the others are hidden */
+	TOP_HINT_NO_GIL,	/* --gil, and no thread held it */
+	TOP_HINT_NOTHING,	/* idle threads shown, and still no sample */
+};
+
+/* Which hint, and its line (printable) in sb: with keys, the key that
+ * helps (the full-screen view), else the option (the snapshots). */
+enum top_hint top_model_hint(const struct top_model *m, bool keys, struct strbuf *sb);
 
 /* A row's share of the interval shown (100: one thread all the time),
  * and its time in seconds since the start or the reset. */

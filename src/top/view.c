@@ -183,6 +183,24 @@ static const char *titles_text(const struct top_model *m)
 			      : "  %Own  %Total   OwnTime  TotalTime  Function (file:line)";
 }
 
+/* Why no row is of the last interval, in parentheses under the rows;
+ * not that some threads were idle: a log gets that line at every
+ * snapshot. */
+static void snapshot_hint(const struct top_model *m, struct strbuf *sb)
+{
+	struct strbuf hint = STRBUF_INIT;
+
+	switch (top_model_hint(m, false, &hint)) {
+	case TOP_HINT_NONE:
+	case TOP_HINT_COLLECTING:
+	case TOP_HINT_SOME_IDLE:
+		break;
+	default:
+		sb_printf(sb, "  (%s)\n", hint.buf);
+	}
+	sb_release(&hint);
+}
+
 int top_view_snapshot(const struct top_model *m, FILE *out)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -206,6 +224,7 @@ int top_view_snapshot(const struct top_model *m, FILE *out)
 		sb_printf(&sb, "%s%s\n", buf, m->rows[i].label);
 		n++;
 	}
+	snapshot_hint(m, &sb);
 	sb_putc(&sb, '\n');
 	if (fputs(sb.buf, out) == EOF || fflush(out) != 0)
 		rc = errno ? -errno : -EIO;
@@ -369,6 +388,17 @@ static void draw_shown(const struct top_view *v, const struct top_model *m)
 	}
 }
 
+/* Rows are shown, but not every thread's (some were idle), or none of
+ * the last interval's: why, and the key that helps. */
+static void state_hint(const struct top_view *v, const struct top_model *m)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (top_model_hint(m, true, &sb) != TOP_HINT_NONE && sb.buf)
+		put(v, 3, 0, COLS, A_DIM, sb.buf);
+	sb_release(&sb);
+}
+
 /* 3: the state of things. */
 static void draw_state(const struct top_view *v, const struct top_model *m)
 {
@@ -393,6 +423,8 @@ static void draw_state(const struct top_view *v, const struct top_model *m)
 		     (unsigned long long)st->lagged, (unsigned long long)st->rounds, st->max_lag_ms);
 	} else if (!st->rounds && !st->samples) {
 		put(v, 3, 0, COLS, A_DIM, "collecting samples...");
+	} else if (top_model_rows_shown(m)) {
+		state_hint(v, m);
 	}
 }
 
@@ -426,6 +458,18 @@ static void draw_titles(const struct top_view *v, const struct top_model *m, int
 	    m->by_function ? "  Function (file)" : "  Function (file:line)");
 }
 
+/* Why the table is empty, in its empty space (htop's hint); what it
+ * leaves out when it has rows goes on the state line (draw_state()). */
+static void draw_hint(const struct top_view *v, const struct top_model *m, int y, int bottom)
+{
+	struct strbuf sb = STRBUF_INIT;
+	enum top_hint hint = top_model_hint(m, true, &sb);
+
+	if (y + 1 < bottom && hint != TOP_HINT_NONE && hint != TOP_HINT_COLLECTING)
+		put(v, y + 1, 2, COLS, A_BOLD, sb.buf);
+	sb_release(&sb);
+}
+
 static void draw_table(const struct top_view *v, const struct top_model *m,
 		       struct top_ui *ui, int top, int bottom)
 {
@@ -448,8 +492,8 @@ static void draw_table(const struct top_view *v, const struct top_model *m,
 		put(v, y, x, COLS, r->own_last ? A_BOLD : 0, r->label);
 		y++;
 	}
-	if (!nshown && m->nrows && m->filter[0])
-		put(v, top, 2, COLS, A_DIM, "no function matches the filter (Esc clears it)");
+	if (y == top)
+		draw_hint(v, m, y, bottom);
 }
 
 /* --- the key bar and help, from the key table ----------------------------- */

@@ -5,8 +5,9 @@
  * At 100 Hz a sample is 10 ms.  The rows, their own and total counts and
  * shares, each sort order, the filter, by function, the views T steps
  * through (all, each process, each thread), idle threads, reset, paused,
- * the interval window and its header figures, the end of the target, and
- * labels made printable.
+ * the interval window and its header figures, the end of the target, the
+ * hint in an empty table (every thread idle, told from nothing sampled
+ * yet; in the snapshots too), and labels made printable.
  */
 #include <check.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "top/model.h"
+#include "top/view.h"
 #include "suite.h"
 
 #define MS 1000000ull
@@ -657,6 +659,189 @@ START_TEST(test_exited)
 }
 END_TEST
 
+/* --- the hint in the empty table ------------------------------------------ */
+
+/* The hint as the full-screen view (keys) or the snapshots give it. */
+static enum top_hint hint(const struct fixture *fx, bool keys, char *buf, size_t size)
+{
+	struct strbuf sb = STRBUF_INIT;
+	enum top_hint h = top_model_hint(&fx->m, keys, &sb);
+
+	snprintf(buf, size, "%s", sb.buf ? sb.buf : "");
+	sb_release(&sb);
+	return h;
+}
+
+/* n rounds in which no thread ran: nothing is sampled without --idle. */
+static void idle_rounds(struct fixture *fx, int n)
+{
+	fx->t.rounds += n;
+	fx->t.counts.rounds += n;
+}
+
+static void assert_hint(const struct fixture *fx, enum top_hint want, const char *keys,
+			const char *no_keys)
+{
+	char buf[256];
+
+	ck_assert_int_eq(hint(fx, true, buf, sizeof(buf)), want);
+	ck_assert_str_eq(buf, keys);
+	ck_assert_int_eq(hint(fx, false, buf, sizeof(buf)), want);
+	ck_assert_str_eq(buf, no_keys);
+}
+
+/* A hung process: rounds, no row, and a line saying why and what shows
+ * them; not before the first interval, nor once I counts afresh. */
+START_TEST(test_hint_all_idle)
+{
+	struct fixture fx;
+
+	setup(&fx);
+	thread(&fx, 100, 100, "MainThread");
+	thread(&fx, 100, 101, "waiter");
+	fx.t.counts.nthreads = 2;
+	assert_hint(&fx, TOP_HINT_COLLECTING, "", "");
+	idle_rounds(&fx, 100);
+	interval(&fx, 1000);
+	ck_assert_uint_eq(fx.m.nrows, 0);
+	assert_hint(&fx, TOP_HINT_ALL_IDLE,
+		    "none of the 2 threads ran in the last 1 s; press I to show idle threads",
+		    "none of the 2 threads ran in the last 1 s; --idle shows idle threads");
+	/* One line in 80 columns, from column 2. */
+	ck_assert_uint_le(strlen("none of the 2 threads ran in the last 86400 s; press I to "
+				 "show idle threads"), 78);
+
+	/* I: counted afresh, nothing sampled yet: not "idle". */
+	top_model_set_idle(&fx.m, true, &fx.t);
+	assert_hint(&fx, TOP_HINT_COLLECTING, "", "");
+	sample(&fx, 0, 100, "main stuck");
+	sample(&fx, 1, 100, "run wait_forever");
+	interval(&fx, 1000);
+	assert_hint(&fx, TOP_HINT_NONE, "", "");
+	ck_assert_str_eq(order(&fx.m), "stuck wait_forever main run");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* Rows from before it hung stay (they have time), but none ran since. */
+START_TEST(test_hint_hung_after_running)
+{
+	struct fixture fx;
+
+	first_interval(&fx, "50 main work");
+	fx.t.counts.nthreads = 1;
+	assert_hint(&fx, TOP_HINT_NONE, "", "");
+	idle_rounds(&fx, 100);
+	interval(&fx, 1000);
+	ck_assert_uint_eq(fx.m.nrows, 2);
+	assert_hint(&fx, TOP_HINT_ALL_IDLE,
+		    "the only thread did not run in the last 1 s; press I to show idle threads",
+		    "the only thread did not run in the last 1 s; --idle shows idle threads");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* Some threads ran: how many did not, and I; none with --idle. */
+START_TEST(test_hint_some_idle)
+{
+	struct fixture fx;
+	uint32_t t0;
+
+	t0 = setup_one(&fx);
+	thread(&fx, 100, 101, "loader");
+	thread(&fx, 100, 102, "checkpoint");
+	fx.t.counts.nthreads = 3;
+	sample(&fx, t0, 100, "main metrics");
+	interval(&fx, 1000);
+	assert_hint(&fx, TOP_HINT_SOME_IDLE,
+		    "1 of 3 threads ran in the last 1 s; press I to show the 2 idle ones too",
+		    "1 of 3 threads ran in the last 1 s; --idle shows the 2 idle ones too");
+	/* The view of one thread that ran: nothing left out. */
+	top_model_next_view(&fx.m);
+	assert_hint(&fx, TOP_HINT_NONE, "", "");
+	/* One that did not. */
+	top_model_next_view(&fx.m);
+	assert_hint(&fx, TOP_HINT_ALL_IDLE,
+		    "thread 101 did not run in the last 1 s; press I to show idle threads",
+		    "thread 101 did not run in the last 1 s; --idle shows idle threads");
+	top_model_next_view(&fx.m);
+	top_model_next_view(&fx.m);
+	ck_assert_int_eq(fx.m.thread_sel, -1);
+
+	top_model_set_idle(&fx.m, true, &fx.t);
+	sample(&fx, t0, 100, "main metrics");
+	sample(&fx, 1, 100, "load");
+	sample(&fx, 2, 100, "save");
+	interval(&fx, 1000);
+	assert_hint(&fx, TOP_HINT_NONE, "", "");
+	/* With idle threads shown, an empty interval is nothing sampled. */
+	fx.t.counts.errors[SERR_TORN] += 10;
+	idle_rounds(&fx, 10);
+	interval(&fx, 1000);
+	assert_hint(&fx, TOP_HINT_NOTHING, "nothing was sampled in the last 1 s (errors 100.0%)",
+		    "nothing was sampled in the last 1 s (errors 100.0%)");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* The filter, --gil, a process view, an exited target. */
+START_TEST(test_hint_other_reasons)
+{
+	struct fixture fx;
+
+	first_interval(&fx, "5 main work");
+	fx.t.counts.nthreads = 1;
+	snprintf(fx.m.filter, sizeof(fx.m.filter), "nothing");
+	assert_hint(&fx, TOP_HINT_FILTERED, "no function matches the filter (Esc clears it)",
+		    "no function matches the filter");
+	fx.m.filter[0] = 0;
+
+	fx.m.gil_only = true;
+	idle_rounds(&fx, 10);
+	interval(&fx, 1000);
+	assert_hint(&fx, TOP_HINT_NO_GIL,
+		    "no thread held the GIL in the last 1 s (--gil samples only its holder)",
+		    "no thread held the GIL in the last 1 s (--gil samples only its holder)");
+	fx.m.gil_only = false;
+
+	fx.m.proc_sel = 100;
+	assert_hint(&fx, TOP_HINT_ALL_IDLE,
+		    "no thread of process 100 ran in the last 1 s; press I to show idle threads",
+		    "no thread of process 100 ran in the last 1 s; --idle shows idle threads");
+	fx.m.proc_sel = 0;
+
+	/* I does nothing once the target has exited. */
+	idle_rounds(&fx, 100);
+	fx.t.now_ns += 1000 * MS;
+	top_model_exited(&fx.m, &fx.t);
+	assert_hint(&fx, TOP_HINT_NONE, "", "");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* Standard output not a terminal: the snapshot says it under the titles. */
+START_TEST(test_hint_snapshot)
+{
+	struct fixture fx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	setup(&fx);
+	thread(&fx, 100, 100, "MainThread");
+	fx.t.counts.nthreads = 1;
+	idle_rounds(&fx, 100);
+	interval(&fx, 1000);
+	out = open_memstream(&text, &len);
+	ck_assert_int_eq(top_view_snapshot(&fx.m, out), 0);
+	fclose(out);
+	ck_assert_msg(strstr(text, "Function (file:line)\n  (the only thread did not run in the "
+				   "last 1 s; --idle shows idle threads)\n\n"), "%s", text);
+	free(text);
+	top_model_free(&fx.m);
+}
+END_TEST
+
 /* --- labels --------------------------------------------------------------- */
 
 START_TEST(test_labels_printable)
@@ -709,6 +894,9 @@ int main(void)
 		{ "counting", .tests = { test_idle_toggle, test_reset, test_paused,
 		                         test_interval_window, test_interval_figures,
 		                         test_exited } },
+		{ "hint", .tests = { test_hint_all_idle, test_hint_hung_after_running,
+		                     test_hint_some_idle, test_hint_other_reasons,
+		                     test_hint_snapshot } },
 		{ "labels", .tests = { test_labels_printable, test_full_filenames } },
 	};
 
