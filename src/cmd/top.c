@@ -183,6 +183,16 @@ static void end_interval(struct top *t, uint64_t now)
 		snapshot(t);
 }
 
+/* --duration ran out: the snapshots end with the interval under way
+ * when it is half done or more, as a log of -d 10 --duration 60 ends
+ * with the figures of the last 10 s. */
+static void duration_over(struct top *t, uint64_t now)
+{
+	if (!t->tty && t->next_refresh <= now + delay_ns(t) / 2)
+		end_interval(t, now);
+	t->quit = true;
+}
+
 static void wait_event(struct top *t)
 {
 	uint64_t now = mono_ns(), until = UINT64_MAX;
@@ -222,14 +232,19 @@ static void run(struct top *t)
 
 	while (!quit_requested && !t->quit) {
 		uint64_t now;
+		int rc = t->m.exited ? FLEET_WAIT : fleet_step(t->f, &t->clock);
 
 		/* exec() into another program ends the view as an exit does. */
-		if (!t->m.exited && fleet_step(t->f, &t->clock) < 0) {
+		if (rc < 0) {
 			target_exited(t);
 			if (!t->tty)
 				break;
 		}
 		now = mono_ns();
+		if (rc == FLEET_OVER) {
+			duration_over(t, now);
+			break;
+		}
 		if (!t->m.exited && now >= t->next_refresh)
 			end_interval(t, now);
 		if (t->tty) {
@@ -252,6 +267,10 @@ static const struct opt top_opts[] = {
 	{ TARGET_OPT(RATE), .help = "samples per second (default 100)" },
 	OPT_NUMBER("delay", 'd', "SECS", "refresh every SECS seconds (default 1)",
 		AT(delay_s), 0.05, 86400, "must be between 0.05 and 86400 seconds"),
+	OPT_NUMBER("duration", 0, "SECS",
+		"exit after SECS seconds, with status 0 (default:\n"
+		"until q, Ctrl-C or the target's exit)", AT(o.so.duration_s), 0.001, 1e9,
+		"must be a positive number of seconds"),
 	{ TARGET_OPT(IDLE) },
 	{ TARGET_OPT(GIL) },
 	{ TARGET_OPT(FUNCTION) },
@@ -301,11 +320,13 @@ const struct opt_table top_options = {
 		"leave empty says so.\n"
 		"\n"
 		"When standard output is not a terminal, a plain-text snapshot (the top 20\n"
-		"rows) is printed every --delay seconds until the target exits or SIGINT.\n"
+		"rows) is printed every --delay seconds until the target exits, --duration\n"
+		"runs out or SIGINT.\n"
 		"While the full-screen view is shown, a launched command reads /dev/null\n"
 		"and its output goes to $TMPDIR/pystrobe-top-XXXXXX.log, named on exit.\n"
-		"q ends it if it is still running (SIGINT to its process group, SIGTERM\n"
-		"5 s later, SIGKILL 2 s after that), and pystrobe exits with its status.\n",
+		"q and the end of --duration end it if it is still running (SIGINT to its\n"
+		"process group, SIGTERM 5 s later, SIGKILL 2 s after that) and exit 0;\n"
+		"Ctrl-C does so too, but exits with the command's status (130 for SIGINT).\n",
 	/* The first word that is no option is the command to launch. */
 	.stop_at_command = true,
 	.shared = target_options,
@@ -445,6 +466,10 @@ int cmd_top(int argc, char **argv)
 	run(&t);
 	top_view_end();
 	status = finish_child(&t, quit_requested || !t.m.exited);
+	/* Ended by us (q, the end of --duration), not by a signal to
+	 * pystrobe: its status is ours to give, as record's -d does. */
+	if (t.child.ended && !quit_requested)
+		status = EXIT_OK;
 out:
 	close_log(&t);
 	gpuwatch_free(t.gpu);

@@ -405,7 +405,8 @@ enum top_hint top_model_hint(const struct top_model *m, bool keys, struct strbuf
 	if (m->ran && (m->idle || m->gil_only || m->ran >= (uint32_t)st->nthreads ||
 		       m->thread_sel >= 0 || m->proc_sel || m->exited))
 		return TOP_HINT_NONE;
-	snprintf(secs, sizeof(secs), "%g", m->delay_s);
+	/* The interval as it was: the last one of a --duration is short. */
+	snprintf(secs, sizeof(secs), st->interval_s < 10 ? "%.2g" : "%.0f", st->interval_s);
 	if (m->ran) {
 		sb_printf(sb, "%u of %d threads ran in the last %s s", m->ran, st->nthreads, secs);
 		sb_printf(sb, keys ? "; press I to show the %d idle ones too"

@@ -24,9 +24,16 @@
  *             cursor shown, keypad mode off, the tty back in echo/icanon,
  *             exit 0.
  *   signals   SIGTERM and Ctrl-C (SIGINT) restore the terminal the same way.
+ *   hung      --pid of a process whose two threads sleep (stuck_sleep() and
+ *             stuck_wait()): the empty table says "none of the 2 threads
+ *             ran ... press I to show idle threads"; I shows both threads'
+ *             functions and the hint goes; q exits 0.
+ *   duration  --duration 2 exits 0 by itself, 2 to 8 s after it started.
  *   launch    a command that exits with status 3 leaves the last view with
  *             the banner "process PID exited (status 3)"; q ends top with 3,
- *             and names the file that holds what the command wrote.
+ *             and names the file that holds what the command wrote.  q on
+ *             a command that still runs (the sleeping one) ends it and
+ *             exits 0, not the command's 130.
  *   no tty    --pid with stdout to a file prints snapshots with hot_loop
  *             every 0.5 s and no escape character, and SIGINT ends it with
  *             0; a launched command that exits ends top with its status.
@@ -752,6 +759,109 @@ static void launched(struct top_test *d)
 	tmux(d, NULL, "kill-session", "-t", name, NULL);
 }
 
+/* --- a hung process --------------------------------------------------------- */
+
+/* Two threads, both asleep for good: stuck_sleep() in time.sleep() and
+ * stuck_wait() on an Event; with an OUTDIR, ready.json once both wait. */
+#define HUNG_CODE \
+	"import sys, threading, time\n" \
+	"def stuck_wait(e):\n" \
+	"    e.wait()\n" \
+	"def stuck_sleep():\n" \
+	"    time.sleep(600)\n" \
+	"e = threading.Event()\n" \
+	"threading.Thread(target=stuck_wait, args=(e,), daemon=True).start()\n" \
+	"if len(sys.argv) > 1:\n" \
+	"    open(sys.argv[-1] + '/ready.json', 'w').close()\n" \
+	"stuck_sleep()\n"
+
+/* The empty table says why, and that I shows them. */
+static bool idle_hint(const char *s, const struct view *v, const void *arg)
+{
+	(void)arg;
+	return v->nrows == 0 && strstr(s, "Idle: hidden") &&
+	       strstr(s, "none of the 2 threads ran in the last ") &&
+	       strstr(s, "; press I to show idle threads");
+}
+
+static bool stuck_rows(const char *s, const struct view *v, const void *arg)
+{
+	(void)arg;
+	return strstr(s, "Idle: shown") && !strstr(s, "press I") &&
+	       rows_with(v, "stuck_sleep (") > 0 && rows_with(v, "stuck_wait (") > 0;
+}
+
+/* top --pid on a process whose threads all sleep: the hint in the empty
+ * table, I shows them, q exits 0. */
+static void hung_hint(struct top_test *d, pid_t pid)
+{
+	const char *name = "hung";
+	char pidarg[32], *cmd;
+
+	snprintf(pidarg, sizeof(pidarg), "--pid %d", (int)pid);
+	cmd = top_command(d, pidarg, "sleep 120");
+	if (!cmd || start_session(d, name, cmd) != 0) {
+		free(cmd);
+		return;
+	}
+	free(cmd);
+	if (expect(d, name, "hung: the hint in the empty table", idle_hint, NULL)) {
+		keys(d, name, "I");
+		expect(d, name, "hung, I: the sleeping threads' rows", stuck_rows, NULL);
+	}
+	keys(d, name, "q");
+	check_restored(d, name, "hung, q", "TOP-EXIT=0");
+	tmux(d, NULL, "kill-session", "-t", name, NULL);
+}
+
+/* --duration 2: top exits 0 by itself, two seconds of sampling after it
+ * starts (its start-up: reading the process, at most a few seconds). */
+static void duration(struct top_test *d, pid_t pid)
+{
+	const char *name = "duration";
+	char pidarg[48], *cmd, *s = NULL, *ex;
+	long long t0, took;
+
+	snprintf(pidarg, sizeof(pidarg), "--duration 2 --pid %d", (int)pid);
+	cmd = top_command(d, pidarg, "sleep 120");
+	t0 = now_ms();
+	if (!cmd || start_session(d, name, cmd) != 0) {
+		free(cmd);
+		return;
+	}
+	free(cmd);
+	if (!wait_for(d, name, has_text, "TOP-EXIT=", WAIT_MS, &s)) {
+		ex = excerpt(s, 12);
+		flunk(d, "--duration 2", "still running after %d s:\n%s", WAIT_MS / 1000, ex);
+		free(ex);
+	} else if (!strstr(s, "TOP-EXIT=0")) {
+		flunk(d, "--duration 2", "not exit 0: %s", strstr(s, "TOP-EXIT="));
+	} else if ((took = now_ms() - t0) < 2000 || took > 8000) {
+		flunk(d, "--duration 2", "ended %lld ms after it started", took);
+	}
+	free(s);
+	check_restored(d, name, "--duration 2", "TOP-EXIT=0");
+	tmux(d, NULL, "kill-session", "-t", name, NULL);
+}
+
+/* q on a launched command that still runs: top ends it and exits 0, not
+ * with the command's 130 from the SIGINT top sent it. */
+static void launched_q(struct top_test *d)
+{
+	const char *name = "launch-q";
+	struct argv_buf a = { .n = 0 };
+
+	arg_python(&a, d->ti);
+	arg(&a, "-c");
+	arg(&a, HUNG_CODE);
+	if (!start_launch(d, name, "", &a))
+		return;
+	expect(d, name, "launch, q: sampling", samples_at_least, &(double){ 100 });
+	keys(d, name, "q");
+	check_restored(d, name, "launch, q while it runs", "TOP-EXIT=0");
+	tmux(d, NULL, "kill-session", "-t", name, NULL);
+}
+
 /* The table of one worker: its own function, none of the others'. */
 static bool one_worker(const char *s, const struct view *v, const void *arg)
 {
@@ -924,7 +1034,16 @@ START_TEST(test_top)
 	signals(&d, t.py_pid);
 	no_tty(&d, t.py_pid);
 	target_stop(&t);
+	if (target_start(&t, d.ti, why, sizeof(why), "-c", HUNG_CODE, NULL) < 0 ||
+	    target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		flunk(&d, "hung", "cannot start the sleeping target: %s", why);
+	} else {
+		hung_hint(&d, t.py_pid);
+		duration(&d, t.py_pid);
+	}
+	target_stop(&t);
 	launched(&d);
+	launched_q(&d);
 	subprocesses(&d);
 	tmux(&d, NULL, "kill-server", NULL);
 

@@ -731,12 +731,13 @@ START_TEST(test_hint_hung_after_running)
 	first_interval(&fx, "50 main work");
 	fx.t.counts.nthreads = 1;
 	assert_hint(&fx, TOP_HINT_NONE, "", "");
-	idle_rounds(&fx, 100);
-	interval(&fx, 1000);
+	/* A short interval (the last of a --duration) says how short. */
+	idle_rounds(&fx, 50);
+	interval(&fx, 500);
 	ck_assert_uint_eq(fx.m.nrows, 2);
 	assert_hint(&fx, TOP_HINT_ALL_IDLE,
-		    "the only thread did not run in the last 1 s; press I to show idle threads",
-		    "the only thread did not run in the last 1 s; --idle shows idle threads");
+		    "the only thread did not run in the last 0.5 s; press I to show idle threads",
+		    "the only thread did not run in the last 0.5 s; --idle shows idle threads");
 	top_model_free(&fx.m);
 }
 END_TEST
