@@ -21,6 +21,7 @@
 #include "top/keys.h"
 #include "top/model.h"
 #include "top/view.h"
+#include "util/signame.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +50,7 @@ struct top {
 	struct child child;	/* launch mode */
 	bool tty;		/* full screen, else snapshots */
 	bool quit;
+	bool over;		/* --duration ran out */
 	bool dirty;		/* the screen is to be drawn again */
 	uint64_t next_refresh;	/* the end of the interval under way */
 	/* While the full-screen view owns the terminal, a launched
@@ -94,6 +97,26 @@ static void snapshot(struct top *t)
 static int finish_child(struct top *t, bool stop)
 {
 	return child_finish(&t->child, stop);
+}
+
+/* A command top ended (q, --duration) has its status replaced by 0: one
+ * line says how it went, as record says it at the end of -d. */
+static void say_end(const struct top *t)
+{
+	const struct child *ch = &t->child;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!ch->pid || !ch->ended || quit_requested)
+		return;
+	child_describe_end(ch, &sb);
+	if (!(WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == ch->sent))
+		sb_printf(&sb, " after SIG%s", sig_abbrev(ch->sent));
+	if (t->over)
+		sb_printf(&sb, ", sent by pystrobe at the end of --duration %g", t->o.so.duration_s);
+	else
+		sb_puts(&sb, ", sent by pystrobe at q");
+	errorf("top: '%.100s%s' %s", t->m.what, strlen(t->m.what) > 100 ? "..." : "", sb.buf);
+	sb_release(&sb);
 }
 
 /* --- the loop ------------------------------------------------------------- */
@@ -190,7 +213,7 @@ static void duration_over(struct top *t, uint64_t now)
 {
 	if (!t->tty && t->next_refresh <= now + delay_ns(t) / 2)
 		end_interval(t, now);
-	t->quit = true;
+	t->quit = t->over = true;
 }
 
 static void wait_event(struct top *t)
@@ -470,6 +493,7 @@ int cmd_top(int argc, char **argv)
 	 * pystrobe: its status is ours to give, as record's -d does. */
 	if (t.child.ended && !quit_requested)
 		status = EXIT_OK;
+	say_end(&t);
 out:
 	close_log(&t);
 	gpuwatch_free(t.gpu);

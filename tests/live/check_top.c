@@ -32,8 +32,9 @@
  *   launch    a command that exits with status 3 leaves the last view with
  *             the banner "process PID exited (status 3)"; q ends top with 3,
  *             and names the file that holds what the command wrote.  q on
- *             a command that still runs (the sleeping one) ends it and
- *             exits 0, not the command's 130.
+ *             a command that still runs (the sleeping one) ends it, says
+ *             "ended by SIGINT, sent by pystrobe at q" and exits 0, not
+ *             the command's 130.
  *   no tty    --pid with stdout to a file prints snapshots with hot_loop
  *             every 0.5 s and no escape character, and SIGINT ends it with
  *             0; a launched command that exits ends top with its status.
@@ -845,11 +846,12 @@ static void duration(struct top_test *d, pid_t pid)
 }
 
 /* q on a launched command that still runs: top ends it and exits 0, not
- * with the command's 130 from the SIGINT top sent it. */
+ * with the command's 130 from the SIGINT top sent it, and says so. */
 static void launched_q(struct top_test *d)
 {
 	const char *name = "launch-q";
 	struct argv_buf a = { .n = 0 };
+	char *s = NULL;
 
 	arg_python(&a, d->ti);
 	arg(&a, "-c");
@@ -859,6 +861,12 @@ static void launched_q(struct top_test *d)
 	expect(d, name, "launch, q: sampling", samples_at_least, &(double){ 100 });
 	keys(d, name, "q");
 	check_restored(d, name, "launch, q while it runs", "TOP-EXIT=0");
+	/* Its thread is a daemon: the SIGINT alone ends it.  -J: the line
+	 * is longer than the pane is wide. */
+	if (tmux(d, &s, "capture-pane", "-p", "-J", "-t", name, NULL) != 0 || !s ||
+	    !strstr(s, "' ended by SIGINT, sent by pystrobe at q\n"))
+		flunk(d, "launch, q", "no line saying how the command ended:\n%s", s ? s : "");
+	free(s);
 	tmux(d, NULL, "kill-session", "-t", name, NULL);
 }
 
