@@ -334,6 +334,17 @@ static char *wait_exit_line(char *name, int timeout_ms)
 	return NULL;
 }
 
+/* Does the pane show text? */
+static bool pane_says(char *name, const char *text)
+{
+	char *s = NULL;
+	bool says = tmux_cmd(sock, &s, (char *[]){ "capture-pane", "-p", "-t", name, NULL }) == 0 &&
+		    s && strstr(s, text);
+
+	free(s);
+	return says;
+}
+
 /* In a tmux pane, as a user would: `top -- the pool`, then q; or
  * `record -- the pool --read` (given the terminal: the pool reads a line
  * typed into it), then Ctrl-C typed into the pane, which reaches the
@@ -404,6 +415,10 @@ static void via_tmux(const struct test_interp *ti, const char *method, bool reco
 		if (ps > 0 && kill(ps, SIGTERM) == 0)
 			line = wait_exit_line(name, STOP_MS);
 	}
+	/* top exits 0 after q however the command ended, and says how it
+	 * did: a Pool that hung in its cleanup was ended by the SIGTERM step. */
+	if (line && !record)
+		termed = pane_says(name, "ended by SIGTERM") || pane_says(name, "ended by SIGKILL");
 	tmux_cmd(sock, NULL, (char *[]){ "kill-session", "-t", name, NULL });
 	ck_assert_msg(line, "%s: pystrobe did not end within %d ms", what, STOP_MS);
 	printf("quit: %s: pystrobe ended within %lld ms: %s\n", what, now_ms() - t0, line);
