@@ -18,7 +18,8 @@
  *   asyncio     its asyncio tasks await each other in a cycle, or every
  *               task that awaits no other task waits on a locked
  *               asyncio.Lock while its loop waits without timeout
- *               (watch.c reads the tasks and says so: stall_set_async()),
+ *               (watch.c reads the tasks, stall_async_why() judges them,
+ *               stall_set_async() says so),
  *               and have since the threshold;
  *   collective  a thread's stack is in a collective (wait class), and no
  *               process of the job moves (a rank that moves is late, not
@@ -173,6 +174,10 @@ void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns,
 /* The system call it sits in. */
 void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_class cls,
 			  bool timed);
+/* Whether the asyncio tasks of process p, as read now, are deadlocked
+ * (see asyncio above): why in words (new), or NULL. */
+struct py_tasks;
+char *stall_async_why(const struct stall_proc *p, const struct py_tasks *tasks);
 /* Its asyncio tasks are deadlocked, in the words of why (copied), or not
  * (NULL), as read at now_ns. */
 void stall_set_async(struct stall_model *m, int pi, const char *why, uint64_t now_ns);

@@ -475,83 +475,6 @@ static void read_threads(struct watch *w, uint64_t now)
 	}
 }
 
-/* Whether its event loop waits without a timeout: nothing scheduled,
- * only the world (or another thread) can wake it. */
-static bool loop_untimed(const struct stall_proc *p)
-{
-	for (int i = 0; i < p->nt; i++)
-		if (p->t[i].sys_known && p->t[i].sys_class == WC_IO && !p->t[i].sys_timed)
-			return true;
-	return false;
-}
-
-/* A task that awaits no other task, waiting on a locked asyncio.Lock. */
-static bool waits_on_lock(const struct py_task *t)
-{
-	return t->wait.kind && !strcmp(t->wait.kind, "asyncio.Lock") && t->wait.state &&
-	       !strcmp(t->wait.state, "locked");
-}
-
-/* Whether every pending task that awaits no other task waits on a locked
- * asyncio.Lock (whoever holds those locks waits too), and there is one. */
-static bool all_on_locks(const struct py_tasks *tasks)
-{
-	int n = 0;
-
-	for (int i = 0; i < tasks->n; i++) {
-		const struct py_task *t = &tasks->v[i];
-
-		if (t->state != TASK_PENDING || t->nawaiting)
-			continue;
-		if (!waits_on_lock(t))
-			return false;
-		n++;
-	}
-	return n > 0;
-}
-
-/* The names of the tasks in a cycle, or (cycles 0) of those waiting on
- * locks, at most WHY_TASKS of them. */
-#define WHY_TASKS 8
-
-static void put_tasks(struct strbuf *sb, const struct py_tasks *tasks, bool cycles)
-{
-	int n = 0;
-
-	for (int i = 0; i < tasks->n; i++) {
-		const struct py_task *t = &tasks->v[i];
-
-		if (cycles ? t->cycle <= 0 : (t->state != TASK_PENDING || t->nawaiting))
-			continue;
-		if (n++ < WHY_TASKS) {
-			sb_puts(sb, n > 1 ? ", \"" : "\"");
-			sb_add_printable(sb, t->name ? t->name : "?");
-			sb_putc(sb, '"');
-		}
-	}
-	if (n > WHY_TASKS)
-		sb_printf(sb, " and %d more", n - WHY_TASKS);
-}
-
-/* Why the tasks of snapshot s are deadlocked (new), or NULL. */
-static char *async_deadlock(const struct snapshot *s, const struct stall_proc *p)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	if (s->tasks.ncycles) {
-		sb_puts(&sb, "asyncio tasks ");
-		put_tasks(&sb, &s->tasks, true);
-		sb_printf(&sb, " await each other in %d cycle%s", s->tasks.ncycles,
-			  s->tasks.ncycles == 1 ? "" : "s");
-	} else if (loop_untimed(p) && all_on_locks(&s->tasks)) {
-		sb_puts(&sb, "asyncio tasks ");
-		put_tasks(&sb, &s->tasks, false);
-		sb_puts(&sb, " each wait on a locked asyncio.Lock, and the event loop has "
-			"nothing scheduled: the holders wait too");
-	}
-	return sb.len ? sb_detach(&sb) : NULL;
-}
-
 /* The asyncio tasks of a process that has not moved for a third of the
  * threshold (a second at least), read then and again each such time while
  * it stays so: a deadlock must last the threshold from the read that
@@ -575,7 +498,7 @@ static void look_at_tasks(struct watch *w, uint64_t now)
 		p->async_at_ns = now;
 		if (snapshot_take(p->pid, NULL, &so, &s, err, sizeof(err)) != 0)
 			continue;
-		why = async_deadlock(&s, p);
+		why = stall_async_why(p, &s.tasks);
 		stall_set_async(&w->m, i, why, now);
 		free(why);
 		snapshot_free(&s);
