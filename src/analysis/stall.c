@@ -317,6 +317,26 @@ enum wait_class stall_thread_class(const struct stall_thread *t)
 	return t->state == 'R' ? WC_CPU : WC_NONE;
 }
 
+enum wait_class stall_sample_class(const struct stall_model *m, int pi, pid_t tid)
+{
+	const struct stall_proc *p = &m->p[pi];
+	const struct stall_thread *t = NULL;
+
+	for (int i = 0; i < p->nt && !t; i++)
+		if (p->t[i].tid == tid)
+			t = &p->t[i];
+	if (!t)
+		return WC_NONE;
+	if (t->frames_class != WC_NONE)
+		return t->frames_class;
+	/* The reading is of this stack only when it came after the thread
+	 * entered it. */
+	if (!t->sys_known || !t->cpu_known || t->cpu_at_ns < t->stack_since_ns ||
+	    t->state == 'R' || (t->sys_class == WC_LOCK && t->sys_timed))
+		return WC_NONE;
+	return t->sys_class;
+}
+
 double stall_thread_busy(const struct stall_thread *t)
 {
 	if (!t->cpu0_known || t->cpu_at_ns <= t->cpu0_at_ns)

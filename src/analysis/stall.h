@@ -199,6 +199,13 @@ enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns);
  * collective, GPU, data or gc wait, else its system call's while it
  * does not run, else its frames', else WC_CPU while running. */
 enum wait_class stall_thread_class(const struct stall_thread *t);
+/* The class of thread tid of process pi in the sample stall_thread_seen()
+ * was just given, for the flight recording: its frames' when they name a
+ * wait; else, while it has stayed in that stack since its latest reading
+ * found it not running, its system call's (a lock wait only without a
+ * timeout: a thread waiting for the GIL waits with one); else WC_NONE.
+ * A thread blocked in lock.acquire() has no frame of the lock's. */
+enum wait_class stall_sample_class(const struct stall_model *m, int pi, pid_t tid);
 /* Its share of the time since few_since_ns spent running, -1 unknown. */
 double stall_thread_busy(const struct stall_thread *t);
 /* Its share of the readings since then that found it runnable, -1 none. */

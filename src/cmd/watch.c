@@ -335,9 +335,11 @@ static int proc_index(struct watch *w, pid_t pid, uint64_t now)
 	return pi;
 }
 
+/* A sample into the flight recording, with its thread's own wait class
+ * (stall_sample_class()). */
 static void record_flight(struct watch *w, const struct pthread_info *th,
 			  const struct stall_proc *sp, const struct pstack *s,
-			  const struct stack_info *si)
+			  const struct stack_info *si, enum wait_class cls)
 {
 	uint64_t unix_ns = w->wr.unix_base_ns + (mono_ns() - w->wr.mono_base_ns);
 
@@ -345,7 +347,7 @@ static void record_flight(struct watch *w, const struct pthread_info *th,
 	for (uint32_t i = 0; i < si->depth; i++)
 		w->scratch[i] = w->p.frames[s->frames[si->first + i]];
 	flightrec_add(w->fr, unix_ns, th->pid, th->tid, th->name, sp->command, w->scratch,
-		      si->depth, si->cls != WC_NONE ? wait_class_name(si->cls) : NULL);
+		      si->depth, cls != WC_NONE ? wait_class_name(cls) : NULL);
 }
 
 static void on_sample(void *arg, uint32_t thread, uint32_t stack, uint64_t t_ns)
@@ -358,7 +360,8 @@ static void on_sample(void *arg, uint32_t thread, uint32_t stack, uint64_t t_ns)
 
 	(void)t_ns;
 	stall_thread_seen(&w->m, pi, now, th->tid, th->name, si->id, si->cls, si->where);
-	record_flight(w, th, &w->m.p[pi], &w->p.stacks[stack], si);
+	record_flight(w, th, &w->m.p[pi], &w->p.stacks[stack], si,
+		      stall_sample_class(&w->m, pi, th->tid));
 }
 
 /* --- the fleets ----------------------------------------------------------- */

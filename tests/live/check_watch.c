@@ -21,7 +21,10 @@
  * a lock each and waiting for the other's (a cycle of asyncio.Locks,
  * whose holders asyncio does not record); each launched by the watch
  * (-- COMMAND).  The stacks the report holds are read per version, so these
- * run everywhere.
+ * run everywhere.  The deadlock's flight recording gives wait=lock to every
+ * sample of the two threads the target deadlocked in its last second: they
+ * block in lock.acquire(), which has no frame (issue 41: MainThread, in
+ * join(), was the only one).
  *
  * On the oldest and the newest interpreter and Debian's static 3.11 (what
  * follows does not depend on the version: files, timers, signals, process
@@ -553,9 +556,13 @@ static void launched_stall(struct watched *w, const char *script, const char *mo
 			(int)w->target);
 }
 
+static void flight_waits(struct watched *w);
+
+/* The deadlock, and its flight recording's wait classes. */
 static void stall_deadlock(struct watched *w)
 {
 	launched_stall(w, STALL_TARGET, "deadlock", 60000);
+	flight_waits(w);
 }
 
 static void stall_livelock(struct watched *w)
@@ -833,6 +840,51 @@ static void check_flight(struct watched *w, const char *flight, const char *stuc
 	}
 out:
 	folded_free(&whole);
+}
+
+/* Samples of the folded text whose stack holds both a and b. */
+static uint64_t samples_with_both(const struct folded *f, const char *a, const char *b)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		n += strstr(f->stacks[i], a) && strstr(f->stacks[i], b) ? f->counts[i] : 0;
+	return n;
+}
+
+/* The threads the deadlock target names (stall.json's tids) block in
+ * lock.acquire(), a C call without a frame of its own: in the report's
+ * flight recording, every sample of theirs in the second before the mark
+ * (the detection, at least --stall after they blocked) carries wait=lock,
+ * as report.txt classes them (issue 41), not MainThread's alone. */
+static void flight_waits(struct watched *w)
+{
+	char name[256], path[PATH_MAX * 2], who[48];
+	long tids[8];
+	int n = json_file_ints(w->out, "stall.json", "tid", tids, 8);
+	struct folded f;
+
+	if (!w->seen || n < 2 ||
+	    find_entry(w->reports, "stall-", "flight.pstrobe", name, sizeof(name)) < 0)
+		return;		/* judge() has said why */
+	snprintf(path, sizeof(path), "%s/%s/flight.pstrobe", w->reports, name);
+	if (collapsed(w, path, "-1", NULL, &f) < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		uint64_t all, locked;
+
+		snprintf(who, sizeof(who), ";thread %ld \"", tids[i]);
+		all = samples_with(&f, who);
+		locked = samples_with_both(&f, who, "\";wait=lock;");
+		printf("watch: %s: deadlock: flight: thread %ld: %llu of %llu samples in the last "
+		       "second with wait=lock\n", w->ti->label, tids[i], (unsigned long long)locked,
+		       (unsigned long long)all);
+		if (!all || locked != all)
+			msg_add(&w->failures, "deadlock: flight: thread %ld, blocked on a lock: %llu "
+				"of its %llu samples in the last second carry wait=lock", tids[i],
+				(unsigned long long)locked, (unsigned long long)all);
+	}
+	folded_free(&f);
 }
 
 /* A deadlock launched with --on-stall; SIGUSR1; unstuck, it moves and
