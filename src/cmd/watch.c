@@ -12,6 +12,7 @@
 #include "cmd/quit.h"
 #include "cmd/watch_report.h"
 #include "process/proc.h"
+#include "process/proctree.h"
 #include "profile/flightrec.h"
 #include "profile/output.h"
 #include "profile/profile.h"
@@ -24,6 +25,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -71,6 +73,7 @@ struct watch {
 	uint64_t interval_ns;		/* sampler_interval_ns(rate_hz) */
 	struct profile p;
 	struct fleet *fleets[MAX_ROOTS];
+	bool launcher[MAX_ROOTS];	/* a --pid that runs no Python yet */
 	struct fleet_clock clocks[MAX_ROOTS];
 	struct stack_info *stacks;
 	size_t stacks_cap;
@@ -382,6 +385,96 @@ static void stacks_forget(struct watch *w)
 	memset(w->stacks, 0, w->stacks_cap * sizeof(*w->stacks));
 }
 
+/* Programs that start the job's Python rather than run it: shells and
+ * job launchers (by the name of the process or of its executable). */
+static const char *const launchers[] = {
+	"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox",
+	"srun", "mpirun", "mpiexec", "orterun", "prterun", "torchrun", "deepspeed",
+	"accelerate", "env", "nohup", "timeout", "nice", "setsid", "taskset", "numactl",
+	"stdbuf", "sudo", "su", "runuser", "make", "uv", "tini", "dumb-init", "flock",
+	"xargs",
+};
+
+static bool is_launcher_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(launchers); i++)
+		if (!strcmp(name, launchers[i]))
+			return true;
+	return false;
+}
+
+/* Whether pid may start the job's Python later: it has processes below
+ * it, or it is a shell or a launcher.  *comm gets its name (to free). */
+static bool is_launcher(pid_t pid, char **comm)
+{
+	struct proc_node *v = xcalloc(2, sizeof(*v));
+	char path[64], exe[PATH_MAX], *nl;
+	ssize_t n;
+	bool yes = proctree_list(pid, v, 2) > 1;
+
+	free(v);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	*comm = read_file(path, NULL);
+	if (!*comm)
+		*comm = xstrdup("?");
+	if ((nl = strchr(*comm, '\n')))
+		*nl = 0;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	nl = strrchr(exe, '/');
+	return yes || is_launcher_name(*comm) || (nl && is_launcher_name(nl + 1));
+}
+
+/* --pid i, watched with its tree, where no Python was found: read as
+ * record reads a --pid.  Not Python, with Python below it: those are
+ * watched (said).  With none yet, a launcher's are waited for (said once);
+ * anything else is refused with record's line.  Returns 0, or
+ * status_fail(EXIT_*) (said). */
+static int root_not_python(struct watch *w, int i)
+{
+	struct sampler_opts so = { .rate_hz = w->rate_hz, .idle = true };
+	struct fleet_opts fo = { 0 };
+	struct fleet *probe;
+	char err[512], *comm;
+	int rc = fleet_why_none(w->fleets[i], err, sizeof(err));
+
+	/* Python below it that cannot be read (another user's, too new):
+	 * why, as at the end of record -s. */
+	if (exit_code(rc) != EXIT_NOT_PYTHON) {
+		errorf("%s", err);
+		return rc;
+	}
+	rc = fleet_open(w->roots[i], &so, &fo, &w->p, &probe, err, sizeof(err));
+	fleet_close(probe);
+	if (rc == 0 || (exit_code(rc) == EXIT_NOT_PYTHON && follow_pid_below(w->roots[i], "watch")))
+		return 0;
+	if (exit_code(rc) == EXIT_NOT_PYTHON && is_launcher(w->roots[i], &comm)) {
+		errorf("watch: process %d (%s) runs no Python yet; watching for its Python "
+		       "children", (int)w->roots[i], comm);
+		free(comm);
+		w->launcher[i] = true;
+		return 0;
+	}
+	errorf("%s", err);
+	return rc;
+}
+
+/* --pid i, just opened: Python, Python below it (said, as record says
+ * it), a launcher (said) or refused (said, status_fail(EXIT_*)). */
+static int check_root(struct watch *w, int i)
+{
+	pid_t first;
+	int argc;
+
+	if (!fleet_nprocs_ever(w->fleets[i]))
+		return root_not_python(w, i);
+	fleet_python_cmdline(w->fleets[i], &first, &argc);
+	if (first != w->roots[i])
+		follow_pid_below(w->roots[i], "watch");
+	return 0;
+}
+
 static int open_fleets(struct watch *w, bool first)
 {
 	struct sampler_opts so = { .rate_hz = w->rate_hz, .idle = true };
@@ -398,6 +491,8 @@ static int open_fleets(struct watch *w, bool first)
 				return rc;
 			continue;
 		}
+		if (first && !w->command && (rc = check_root(w, i)) < 0)
+			return rc;
 		fleet_start(w->fleets[i], &w->clocks[i]);
 		opened++;
 	}
@@ -625,8 +720,9 @@ static void flight_now(struct watch *w)
 }
 
 /* No Python process in any tree NONE_FOUND_NS after the start: said
- * once.  Returns the exit status for --pid (nothing to watch), or 0 with
- * a command (a launcher may take its time). */
+ * once.  Returns the exit status for --pid (nothing to watch; a --pid
+ * that is not Python was refused at the start unless it is a launcher,
+ * said then), or 0 with a command (a launcher may take its time). */
 #define NONE_FOUND_NS (10 * CHECK_NS)
 
 static int none_found(struct watch *w)
@@ -635,7 +731,7 @@ static int none_found(struct watch *w)
 	int rc = status_fail(EXIT_NOT_PYTHON);
 
 	for (int i = 0; i < w->nroots; i++)
-		if (w->fleets[i] && fleet_nprocs_ever(w->fleets[i]))
+		if (w->fleets[i] && (fleet_nprocs_ever(w->fleets[i]) || w->launcher[i]))
 			return 0;
 	for (int i = 0; i < w->nroots; i++)
 		if (w->fleets[i] && (rc = fleet_why_none(w->fleets[i], err, sizeof(err))))

@@ -50,7 +50,11 @@
  *     time slices add up to the whole;
  *   - kill: the watch SIGKILLed (by --pid) the moment its report
  *     directory appears, while it reads the stalled target, and at a
- *     random moment: no thread of the target stays stopped.
+ *     random moment: no thread of the target stays stopped;
+ *   - not-python: --pid of `sleep 1000` exits 5 at once with the line
+ *     record gives it (issue 41: it watched in silence);
+ *   - launcher: --pid of a shell that starts the deadlock 4 s later says
+ *     once that it waits for the shell's Python children, then reports it.
  *
  * With PyTorch (Debian's python3-torch in the sid root, for 3.14; a SKIP
  * naming the package without it), watched by --pid once torch is imported
@@ -701,6 +705,78 @@ static void progress_heartbeat(struct watched *w)
 	check_not_stopped(w, w->target, "after the --progress watch");
 }
 
+/* --pid of `sleep 1000`, not Python and no launcher: refused at once with
+ * the line and the status (5) that record gives it, nothing watched. */
+static void not_python(struct watched *w)
+{
+	char *sleeper[] = { "sleep", "1000", NULL }, pid[24], svg[PATH_MAX + 16], how[96];
+	struct run watch, record;
+	double t0;
+
+	if ((w->spawned = spawn_cmd(sleeper)) < 0) {
+		msg_add(&w->failures, "not-python: cannot start sleep");
+		return;
+	}
+	proc_wait_exe(w->spawned, "/sleep", 10000);
+	snprintf(pid, sizeof(pid), "%d", (int)w->spawned);
+	snprintf(svg, sizeof(svg), "%s/sleep.svg", w->out);
+	t0 = now_s();
+	run_pystrobe(&watch, "watch", "-D", w->reports, "--pid", pid, NULL);
+	t0 = now_s() - t0;
+	run_pystrobe(&record, "record", "-o", svg, "--pid", pid, NULL);
+	printf("watch: %s: not-python: watch --pid of sleep: %s in %.1f s: %s",
+	       w->ti->label, run_describe(&watch, how, sizeof(how)), t0, watch.err);
+	if (run_exit(&watch) != 5 || !run_one_error_line(&watch) || t0 > 5)
+		msg_add(&w->failures, "not-python: watch --pid of sleep: %s after %.1f s, stderr %.500s "
+			"(want exit 5 at once, one line)", how, t0, watch.err);
+	if (run_exit(&record) != 5 || strcmp(watch.err, record.err) != 0)
+		msg_add(&w->failures, "not-python: record says %.300s(exit %d), watch %.300s",
+			record.err, run_exit(&record), watch.err);
+	run_free(&watch);
+	run_free(&record);
+}
+
+/* --pid of a shell that starts the deadlock target after 4 s: one line
+ * says the watch waits for its Python children, then the deadlock is
+ * reported as when launched. */
+static void launcher(struct watched *w)
+{
+	char script[PATH_MAX], want[96];
+	char *argv[24] = { "sh", "-c", "sleep 4; \"$@\"; exit $?", "sh" };
+	struct watched *one[] = { w };
+	long pid;
+	int n = 4;
+
+	test_interp_script(w->ti, STALL_TARGET, script, sizeof(script));
+	n += python_argv(w->ti, argv + n, 16);
+	argv[n++] = script;
+	argv[n++] = "deadlock";
+	argv[n++] = STALL_ARG;
+	argv[n++] = w->out_inside;
+	argv[n] = NULL;
+	if ((w->spawned = spawn_cmd(argv)) < 0) {
+		msg_add(&w->failures, "launcher: cannot start sh");
+		return;
+	}
+	proc_wait_exe(w->spawned, "sh", 10000);
+	pid = w->spawned;
+	watch_pids(w, &pid, 1, NULL);
+	snprintf(want, sizeof(want), "pystrobe: watch: process %ld (sh) runs no Python yet; "
+		 "watching for its Python children", pid);
+	for (int i = 0; i < 30 && !err_lines(w, want); i++)
+		sleep_ms(100);
+	if (err_lines(w, want) != 1 || file_exists(w->out, "truth.json")) {
+		char *err = slurp(w->err);
+
+		msg_add(&w->failures, "launcher: want one line \"%s\" before the Python starts; "
+			"the watch said: %.800s", want, err ? err : "");
+		free(err);
+	}
+	poll_reports(one, 1, 60000);
+	judge(w, "stall.json");
+	watch_end(w, SIGINT);
+}
+
 /* --- the flight recording ---------------------------------------------------------- */
 
 /* pystrobe convert -q -f FMT [--from A] [--until B] -o OUT FLIGHT; 0 or -1. */
@@ -1057,6 +1133,8 @@ START_TEST(test_behaviour)
 		{ "heartbeat", progress_heartbeat, 7 },
 		{ "lifecycle", lifecycle, 7 },
 		{ "kill", kill_watch, 7 },
+		{ "not-python", not_python, 7 },
+		{ "launcher", launcher, 7 },
 	};
 
 	if (chosen(_i))
