@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
 """Write pystrobe's wheel: the static binary as the environment's
 `pystrobe` command, the package that runs it for `python -m pystrobe`
-(python/pystrobe), the man pages and the shell completions, and the
-metadata PyPI shows.  Python's standard library only (zipfile, hashlib).
+(python/pystrobe), the man pages and the shell completions, the licences
+and the metadata PyPI shows.  Python's standard library only (zipfile,
+hashlib).
+
+The man pages are those make installs (Makefile.am's dist_man_MANS, given
+as --man), so that a new page reaches the wheel with no second list.  The
+licence files (COPYING, LICENSES/: --licences, Makefile.am's LICENCE_FILES)
+go under .dist-info/licenses/ as the core metadata 2.4 asks (License-File),
+with NOTICES: what the binary's own `--licences` prints, which names the
+Debian source package and version of every library linked in.  The URL is
+AC_INIT's: none there, none here (the project has no public page).
 
 The platform tag comes from the binary itself: `pystrobe-static --version`
 names the glibc it was built against (configure), its floor; so a wheel
@@ -10,6 +19,7 @@ cannot claim an older glibc than its binary needs.  The version is the one
 configure.ac's AC_INIT gives (--version here, from make).
 
 Usage: mkwheel.py --srcdir DIR --binary FILE --name NAME --version V
+                  --man "man/a.1 man/b.1 ..." --licences "COPYING LICENSES/x ..."
                   [--url URL] --out DIR       (prints the wheel's path)
 """
 import argparse
@@ -39,8 +49,6 @@ CLASSIFIERS = [
 
 # Where each shipped file goes: the wheel's .data/ directories install
 # under the environment's prefix (data) and bin/ (scripts).
-MAN_PAGES = ["pystrobe.1", "pystrobe-dump.1", "pystrobe-record.1",
-             "pystrobe-top.1", "pystrobe-diff.1", "pystrobe-merge.1"]
 COMPLETIONS = [("completion/pystrobe", "share/bash-completion/completions/pystrobe"),
                ("completion/_pystrobe", "share/zsh/site-functions/_pystrobe")]
 
@@ -48,25 +56,30 @@ COMPLETIONS = [("completion/pystrobe", "share/bash-completion/completions/pystro
 DATE = (2020, 1, 1, 0, 0, 0)
 
 
+def run_binary(binary, option):
+    return subprocess.run([os.path.abspath(binary), option], stdout=subprocess.PIPE,
+                          universal_newlines=True, check=True).stdout
+
+
 def glibc_floor(binary):
-    out = subprocess.run([os.path.abspath(binary), "--version"], stdout=subprocess.PIPE,
-                         universal_newlines=True, check=True).stdout
+    out = run_binary(binary, "--version")
     m = re.search(r"needs glibc (\d+)\.(\d+) or newer", out)
     if not m:
         sys.exit("mkwheel: %s --version names no glibc floor: is it pystrobe-static?" % binary)
     return int(m.group(1)), int(m.group(2))
 
 
-def metadata(args, readme):
-    head = ["Metadata-Version: 2.1",
+def metadata(args, readme, licence_files):
+    head = ["Metadata-Version: 2.4",
             "Name: " + args.name,
             "Version: " + args.version,
             "Summary: " + SUMMARY,
-            "Keywords: profiler,sampling,flamegraph,stack,hang,deadlock"]
+            "Keywords: profiler,sampling,flamegraph,stack,hang,deadlock",
+            "License-Expression: MIT"]
+    head += ["License-File: " + f for f in licence_files]
     if args.url:
         head.append("Project-URL: Homepage, " + args.url)
-    head += [
-             "Requires-Python: >=3.7"]
+    head += ["Requires-Python: >=3.7"]
     head += ["Classifier: " + c for c in CLASSIFIERS]
     head.append("Description-Content-Type: text/markdown")
     return "\n".join(head) + "\n\n" + readme
@@ -103,7 +116,7 @@ def read(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ("--srcdir", "--binary", "--name", "--version", "--out"):
+    for opt in ("--srcdir", "--binary", "--name", "--version", "--out", "--man", "--licences"):
         ap.add_argument(opt, required=True)
     ap.add_argument("--url", default="")
     args = ap.parse_args()
@@ -113,14 +126,9 @@ def main():
     dist = "%s-%s" % (args.name, args.version)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "%s-%s.whl" % (dist, tag))
-    licence = os.path.join(src, "COPYING")
-    has_licence = os.path.exists(licence)
-    if not has_licence:
-        print("mkwheel: warning: the source tree has no COPYING, so the wheel carries no "
-              "licence: add one before publishing", file=sys.stderr)
-    if not args.url:
-        print("mkwheel: warning: AC_INIT in configure.ac gives no URL, so the wheel names no "
-              "project page: add one before publishing", file=sys.stderr)
+    licences = args.licences.split()
+    if "COPYING" not in licences:
+        sys.exit("mkwheel: --licences names no COPYING")
 
     w = Wheel(path + ".tmp")
     init = read(os.path.join(src, "python/pystrobe/__init__.py"))
@@ -128,15 +136,17 @@ def main():
     w.add("pystrobe/__main__.py", read(os.path.join(src, "python/pystrobe/__main__.py")))
     data = dist + ".data"
     w.add(data + "/scripts/pystrobe", read(args.binary), 0o755)
-    for page in MAN_PAGES:
-        w.add(data + "/data/share/man/man1/" + page, read(os.path.join(src, "man", page)))
+    for page in args.man.split():
+        w.add(data + "/data/share/man/man1/" + os.path.basename(page),
+              read(os.path.join(src, page)))
     for name, dest in COMPLETIONS:
         w.add(data + "/data/" + dest, read(os.path.join(src, name)))
     info = dist + ".dist-info"
     readme = read(os.path.join(src, "README")).decode("utf-8")
-    w.add(info + "/METADATA", metadata(args, readme).encode("utf-8"))
-    if has_licence:
-        w.add(info + "/COPYING", read(licence))
+    w.add(info + "/METADATA", metadata(args, readme, licences + ["NOTICES"]).encode("utf-8"))
+    for f in licences:
+        w.add(info + "/licenses/" + f, read(os.path.join(src, f)))
+    w.add(info + "/licenses/NOTICES", run_binary(args.binary, "--licences").encode("utf-8"))
     w.add(info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: pystrobe build-aux/mkwheel.py\n"
                             "Root-Is-Purelib: false\nTag: %s\n" % tag).encode())
     w.close(info + "/RECORD")

@@ -30,6 +30,19 @@ static const char build_note[] =
 static const char build_note[] = "";
 #endif
 
+/* --licences: COPYING, and in pystrobe-static the licences of the
+ * libraries it carries, with their Debian source packages and versions
+ * (build-aux/notices.sh writes these headers from COPYING and LICENSES/;
+ * a copied binary has no other file to point to). */
+#ifdef PYSTROBE_STATIC
+#include "licence-static.h"
+static const char licence_note[] =
+	"MIT licence; the licences of the libraries linked in: pystrobe --licences\n";
+#else
+#include "licence.h"
+static const char licence_note[] = "MIT licence (pystrobe --licences)\n";
+#endif
+
 static const char usage[] =
 	"usage: pystrobe COMMAND [options]\n"
 	"\n"
@@ -51,6 +64,8 @@ static const char usage[] =
 static const struct opt main_opts[] = {
 	OPT_HELP("show this help (pystrobe COMMAND --help for a command's)"),
 	OPT_CALL("version", 'V', OPT_NO_ARG, NULL, "show the version", NULL),
+	OPT_CALL("licences", 0, OPT_NO_ARG, NULL,
+		 "show the licence, and those of the libraries linked in", NULL),
 	OPT_END,
 };
 
@@ -62,9 +77,12 @@ static const struct opt_table main_options = {
 	.tail = "\n",
 };
 
-/* The option of main_opts arg is, or NULL. */
+/* The option of main_opts arg is, or NULL.  --licences is also known by
+ * its other spellings. */
 static const struct opt *main_option(const char *arg)
 {
+	if (!strcmp(arg, "--license") || !strcmp(arg, "--licenses") || !strcmp(arg, "--licence"))
+		arg = "--licences";
 	for (const struct opt *o = main_opts; o->name; o++)
 		if ((arg[0] == '-' && arg[1] == o->short_name && !arg[2]) ||
 		    (!strncmp(arg, "--", 2) && !strcmp(arg + 2, o->name)))
@@ -195,8 +213,13 @@ int main(int argc, char **argv)
 		return selfstop_watchdog_main(argc, argv);
 	if (!strcmp(argv[1], SYMHELPER_ARG))
 		return symhelper_main(argc, argv);
+	if (o && !strcmp(o->name, "licences")) {
+		for (const char *const *l = licence_text; *l; l++)
+			fputs(*l, stdout);
+		return EXIT_OK;
+	}
 	if (o) {
-		printf("pystrobe %s\n%s", PACKAGE_VERSION, build_note);
+		printf("pystrobe %s\n%s%s", PACKAGE_VERSION, build_note, licence_note);
 		return EXIT_OK;
 	}
 	c = find_command(argv[1]);

@@ -150,6 +150,51 @@ void msg_add(char **msg, const char *fmt, ...)
 	*msg = joined;
 }
 
+/* The words of make variable name in makefile text (continuation lines
+ * followed), space-separated. */
+char *make_words(const char *text, const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = text;
+	size_t n = strlen(name);
+
+	while (p && (p[0] != '\n' || strncmp(p + 1, name, n) || (p[n + 1] != ' ' && p[n + 1] != '=')))
+		p = strchr(p + 1, '\n');
+	if (!p)
+		return xstrdup("");
+	p = strchr(p + 1, '=') + 1;
+	for (;;) {
+		size_t w;
+
+		p += strspn(p, " \t");
+		if (p[0] == '\\' && p[1] == '\n') {
+			p += 2;
+			continue;
+		}
+		if (!*p || *p == '\n')
+			break;
+		w = strcspn(p, " \t\n\\");
+		sb_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)w, p);
+		p += w;
+	}
+	return sb_detach(&sb);
+}
+
+/* Is word in text, not as part of a longer name? */
+bool names_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = text; (p = strstr(p, word)); p++) {
+		bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
+
+		if (!before && !after)
+			return true;
+	}
+	return false;
+}
+
 int write_file(const char *path, const char *data, size_t len)
 {
 	FILE *f = fopen(path, "w");

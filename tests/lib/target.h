@@ -167,6 +167,11 @@ char *table_long_options(const struct opt_table *t);
 
 /* Whether w is one of the space-separated words. */
 bool has_word(const char *words, const char *w);
+/* The words of make variable name in makefile text (continuation lines
+ * followed), space-separated; "" when it has none. */
+char *make_words(const char *text, const char *name);
+/* Is word in text, not as part of a longer name? */
+bool names_word(const char *text, const char *word);
 
 /* Exit code, or -1 when it did not exit normally. */
 int run_exit(const struct run *r);

@@ -20,7 +20,11 @@
  * Debian 12 root (tests/fresh-debian.sh's minbase tar, which has none of
  * the build's libraries), `ldd` shows glibc's own libraries only, and its
  * dump of a process outside the root (Debian's python3.11) matches the
- * target's truth.  The wheel itself: tests/check_wheel.py.
+ * target's truth; there, the copied binary alone shows the licences of the
+ * libraries it carries (`pystrobe --licences`: elfutils' and the LGPL's
+ * text).  The wheel itself (its man pages against man/, its licence files
+ * against COPYING and LICENSES/, no URL configure lacks):
+ * tests/check_wheel.py.
  *
  * SKIPs, with the reason: no wheel or binary built (make wheel, as root),
  * no root (debootstrap or the mirror missing), not root.
@@ -365,8 +369,8 @@ START_TEST(test_wheel_valid)
 		      "pystrobe-static asks for glibc symbols newer than its floor %s", floor);
 	printf("install: pystrobe-static: glibc floor %s, no symbol newer\n", floor);
 	snprintf(script, sizeof(script), "%s/tests/check_wheel.py", test_srcdir());
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' " PACKAGE_VERSION " %s", test_python3(), script,
-		 wheel, floor);
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' " PACKAGE_VERSION " %s '%s' '" PACKAGE_URL "'",
+		 test_python3(), script, wheel, floor, test_srcdir());
 	sh_ok(NULL, "check_wheel.py", cmd);
 	free(newest_sym);
 	free(floor);
@@ -430,6 +434,12 @@ START_TEST(test_binary_in_pristine_root)
 	ck_assert_msg(out, "ldd in the pristine root failed");
 	ldd_only_glibc(out);
 	printf("install: pristine Debian 12: ldd pystrobe-static: glibc only\n");
+	free(out);
+	out = output_of(root, "/usr/local/bin/pystrobe --licences");
+	ck_assert_msg(out && strstr(out, "MIT License") && strstr(out, "======== LICENSES/elfutils") &&
+			      strstr(out, "GNU LESSER GENERAL PUBLIC LICENSE"),
+		      "pystrobe --licences of the copied binary: '%.300s'", out ? out : "nothing");
+	printf("install: pristine Debian 12: pystrobe --licences: COPYING, elfutils, the LGPL\n");
 	free(out);
 
 	/* Its dump of a process outside (Debian's 3.11 on this machine). */

@@ -16,10 +16,6 @@
  * tests/README names every program of tests/Makefile.am's UNIT_TESTS and
  * LIVE_TESTS.
  *
- * tests/install-deps.sh's lists (build, demo, tests) are disjoint and hold
- * what configure.ac tells to install; README's "From source" names the
- * build's; its first quick-start line installs those alone and pystrobe.
- *
  * Each test collects everything it finds wrong, with the file and the line
  * or the option, and fails once with the whole list.
  */
@@ -664,50 +660,6 @@ END_TEST
 
 /* --- (d) tests/README names every test program ---------------------------- */
 
-/* The words of make variable name in makefile text (continuation lines
- * followed), space-separated. */
-static char *make_words(const char *text, const char *name)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = text;
-	size_t n = strlen(name);
-
-	while (p && (p[0] != '\n' || strncmp(p + 1, name, n) || (p[n + 1] != ' ' && p[n + 1] != '=')))
-		p = strchr(p + 1, '\n');
-	ck_assert_msg(p, "tests/Makefile.am: no %s", name);
-	p = strchr(p + 1, '=') + 1;
-	for (;;) {
-		size_t w;
-
-		p += strspn(p, " \t");
-		if (p[0] == '\\' && p[1] == '\n') {
-			p += 2;
-			continue;
-		}
-		if (!*p || *p == '\n')
-			break;
-		w = strcspn(p, " \t\n\\");
-		sb_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)w, p);
-		p += w;
-	}
-	return sb_detach(&sb);
-}
-
-/* Is word in text, not as part of a longer name? */
-static bool names(const char *text, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = text; (p = strstr(p, word)); p++) {
-		bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
-		bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
-
-		if (!before && !after)
-			return true;
-	}
-	return false;
-}
-
 START_TEST(test_tests_readme)
 {
 	char *mk_path = xasprintf("%s/tests/Makefile.am", test_srcdir()), *mk = test_slurp(mk_path);
@@ -724,7 +676,7 @@ START_TEST(test_tests_readme)
 		for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save), n++) {
 			const char *base = strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
 
-			if (!names(readme, base))
+			if (!names_word(readme, base))
 				msg_add(&msg, "%s: %s (%s in %s) is not named", readme_path, base,
 					vars[v], mk_path);
 		}
@@ -736,135 +688,6 @@ START_TEST(test_tests_readme)
 	free(readme_path);
 	free(mk);
 	free(mk_path);
-}
-END_TEST
-
-/* --- (e) the packages: install-deps.sh, configure.ac, README ------------- */
-
-/* The words from p to the first stop character, space-separated (new). */
-static char *words_to(const char *p, const char *stop)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *delims = xasprintf(" \t\n%s", stop);
-
-	for (size_t w; *(p += strspn(p, " \t\n")) && !strchr(stop, *p); p += w) {
-		w = strcspn(p, delims);
-		sb_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)w, p);
-	}
-	free(delims);
-	return sb_detach(&sb);
-}
-
-/* The words of words that are (in) or are not (!in) in set (new). */
-static char *filter_words(const char *words, const char *set, bool in)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *copy = xstrdup(words), *save = NULL;
-
-	for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		if (has_word(set, w) == in)
-			sb_printf(&sb, "%s%s", sb.len ? " " : "", w);
-	free(copy);
-	return sb_detach(&sb);
-}
-
-/* Each package configure.ac tells to apt-get install is in a list: an
- * error's in the build's, a warning's (Check) in the tests'. */
-static void configure_packages(const char *build, const char *tests, char **msg)
-{
-	char *path = xasprintf("%s/configure.ac", test_srcdir()), *ac = test_slurp(path);
-	const char *key = "apt-get install ";
-	int n = 0;
-
-	for (char *p = ac, *bol; (p = strstr(p, key)); n++) {
-		char *pkg;
-		bool error;
-
-		p += strlen(key);
-		pkg = xasprintf("%.*s", (int)strcspn(p, " ])\n"), p);
-		for (bol = p; bol > ac && bol[-1] != '\n'; bol--)
-			;
-		error = strstr(bol, "AC_MSG_ERROR") && strstr(bol, "AC_MSG_ERROR") < p;
-		if (!has_word(error ? build : tests, pkg))
-			msg_add(msg, "%s names %s, not in install-deps.sh's %s list", path, pkg,
-				error ? "build" : "tests");
-		free(pkg);
-	}
-	ck_assert_msg(n >= 7, "%s: only %d \"%s\"", path, n, key);
-	free(ac);
-	free(path);
-}
-
-/* README: the quick start's first line installs the build's packages and
- * pystrobe (every later example types `pystrobe`) before the demo; the
- * second the tests' too; "From source" names the build's. */
-static void readme_packages(const char *build, char **msg)
-{
-	char *path = xasprintf("%s/README", test_srcdir()), *readme = test_slurp(path);
-	const char *key = "\n    $ sh tests/install-deps.sh";
-	char *line1 = strstr(readme, key), *line2 = line1 ? strstr(line1 + 1, key) : NULL;
-	char *from, *named, *more, *less;
-
-	ck_assert_msg(line2, "%s: not two quick-start lines (\"%s\")", path, key + 1);
-	*strchr(line1 + 1, '\n') = *strchr(line2 + 1, '\n') = 0;
-	if (!strstr(line1, "install-deps.sh --build ") || !strstr(line1, "make install && demo/run"))
-		msg_add(msg, "%s: the first quick-start line is not install-deps.sh --build ... "
-			"make install && demo/run:%s", path, line1);
-	if (strstr(line2, "--build") || !strstr(line2, "make check"))
-		msg_add(msg, "%s: the second is not install-deps.sh ... make check:%s", path, line2);
-	from = strstr(line2 + strlen(line2) + 1, "\nFrom source");
-	from = from ? strstr(from, "apt-get install") : NULL;
-	ck_assert_msg(from, "%s: From source names no `apt-get install`", path);
-	named = words_to(from + strlen("apt-get install"), "`");
-	more = filter_words(named, build, false);
-	less = filter_words(build, named, false);
-	if (*more || *less)
-		msg_add(msg, "%s: From source names \"%s\" more, \"%s\" less than install-deps.sh "
-			"--list's build", path, more, less);
-	free(less);
-	free(more);
-	free(named);
-	free(readme);
-	free(path);
-}
-
-/* install-deps.sh's lists are disjoint, and hold what configure.ac and
- * README name. */
-START_TEST(test_install_deps)
-{
-	char *script = xasprintf("%s/tests/install-deps.sh", test_srcdir()), *msg = NULL;
-	char *const argv[] = { "sh", script, "--list", NULL };
-	const char *labels[] = { "build", "demo", "tests" };
-	char *lists[3], why[64];
-	struct run r;
-
-	ck_assert_msg(!run_cmd(&r, 10000, argv) && run_exit(&r) == 0, "sh %s --list: %s\n%s",
-		      script, run_describe(&r, why, sizeof(why)), r.err);
-	for (int i = 0; i < 3; i++) {
-		char *line = strstr(r.out, labels[i]);
-
-		ck_assert_msg(line && line[strlen(labels[i])] == ':', "%s --list: no %s line:\n%s",
-			      script, labels[i], r.out);
-		line += strlen(labels[i]) + 1;
-		line = xasprintf("%.*s", (int)strcspn(line, "\n"), line);
-		lists[i] = words_to(line, "");
-		free(line);
-		for (int j = 0; j < i; j++) {
-			char *both = filter_words(lists[j], lists[i], true);
-
-			if (*both)
-				msg_add(&msg, "%s: %s in both the %s and the %s list", script, both,
-					labels[j], labels[i]);
-			free(both);
-		}
-	}
-	configure_packages(lists[0], lists[2], &msg);
-	readme_packages(lists[0], &msg);
-	fail_if_any(msg, "the packages");
-	for (int i = 0; i < 3; i++)
-		free(lists[i]);
-	run_free(&r);
-	free(script);
 }
 END_TEST
 
@@ -881,7 +704,6 @@ int main(void)
 	tcase_add_test(tc, test_exit_status);
 	tcase_add_test(tc, test_help_statuses);
 	tcase_add_test(tc, test_tests_readme);
-	tcase_add_test(tc, test_install_deps);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
