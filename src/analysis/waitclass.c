@@ -6,10 +6,17 @@
  * native frame); and, when `file` is set, whose file contains it.  The
  * file pins a common name ("get", "wait") to the library that makes it a
  * wait of that class.
+ *
+ * A queue's get is the input pipeline only where the training loop runs:
+ * in the program's main thread (a stack holding a module's top level,
+ * "<module>"), not in a pool's or a DataLoader's worker loop.  Anywhere
+ * else (a thread started by threading, a worker process) the queue brings
+ * work, and the get is a lock wait, as it is in every server.
  */
 #include "analysis/waitclass.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -86,7 +93,6 @@ static const struct frame_rule frame_rules[] = {
 	{ WC_DATA, "_next_data", LOADER },
 	{ WC_DATA, "_get_data", LOADER },
 	{ WC_DATA, "_try_get_data", LOADER },
-	{ WC_DATA, "get", "multiprocessing/queues.py" },
 	/* The collector: the sampler's own marker frame. */
 	{ WC_GC, "<gc>", NULL },
 	/* Python-level waits of threading and queue. */
@@ -94,7 +100,6 @@ static const struct frame_rule frame_rules[] = {
 	{ WC_LOCK, "acquire", "threading.py" },
 	{ WC_LOCK, "join", "threading.py" },
 	{ WC_LOCK, "_wait_for_tstate_lock", "threading.py" },
-	{ WC_LOCK, "get", "queue.py" },
 	{ WC_LOCK, "put", "queue.py" },
 	{ WC_LOCK, "result", "concurrent/futures/_base.py" },
 	/* Servers and event loops waiting for the outside world. */
@@ -114,58 +119,81 @@ static const char *last_part(const char *name)
 	return dot ? dot + 1 : name;
 }
 
-static bool rule_matches(const struct frame_rule *r, const struct pframe *f)
+static bool matches(const char *function, const char *file, const struct pframe *f)
 {
-	size_t n = strlen(r->function);
+	size_t n = strlen(function);
 
 	if (!f->name)
 		return false;
-	if (n && r->function[n - 1] == '*') {
-		if (strncmp(f->name, r->function, n - 1) != 0)
+	if (n && function[n - 1] == '*') {
+		if (strncmp(f->name, function, n - 1) != 0)
 			return false;
-	} else if (strcmp(last_part(f->name), r->function) != 0) {
+	} else if (strcmp(last_part(f->name), function) != 0) {
 		return false;
 	}
-	return !r->file || (f->file && strstr(f->file, r->file));
+	return !file || (f->file && strstr(f->file, file));
 }
 
-enum wait_class wait_class_of_frame(const struct pframe *f)
-{
-	for (size_t k = 0; k < ARRAY_SIZE(frame_rules); k++)
-		if (rule_matches(&frame_rules[k], f))
-			return frame_rules[k].cls;
-	return WC_NONE;
-}
-
-/* The input pipeline's own loops: a thread in one is the pipeline, and
- * the queue it waits on brings it work (a DataLoader worker's next
- * indices), not data.  cls is unused. */
-static const struct frame_rule producer_rules[] = {
-	{ WC_NONE, "_worker_loop", LOADER },
-	{ WC_NONE, "_pin_memory_loop", LOADER },
+/* A queue's get: waiting for data in the main thread, where the training
+ * loop takes its batches from it; a lock wait in any other (a worker
+ * waiting for work).  queue.Queue (and LifoQueue, PriorityQueue),
+ * multiprocessing's Queue, JoinableQueue and SimpleQueue; queue.SimpleQueue
+ * is C, seen with --native only. */
+static const struct frame_rule queue_rules[] = {
+	{ WC_DATA, "get", "queue.py" },
+	{ WC_DATA, "get", "multiprocessing/queues.py" },
+	{ WC_DATA, "_queue_SimpleQueue_get*", NULL },
 };
 
-bool wait_frame_is_producer(const struct pframe *f)
+/* The frames that say whose thread a stack is.  The input pipeline's own
+ * loops and the pools' workers: a thread in one is the pipeline or a
+ * worker, and the queue it waits on brings it work (a DataLoader worker's
+ * next indices, a pool's next task), not data.  A module's top level: the
+ * program's main thread, where a training loop takes its batches. */
+static const struct role_rule {
+	uint8_t role;
+	const char *function;
+	const char *file;
+} role_rules[] = {
+	{ WAIT_PRODUCER, "_worker_loop", LOADER },
+	{ WAIT_PRODUCER, "_pin_memory_loop", LOADER },
+	{ WAIT_PRODUCER, "worker", "multiprocessing/pool.py" },
+	{ WAIT_PRODUCER, "_process_worker", "concurrent/futures/process.py" },
+	{ WAIT_MAIN, "<module>", NULL },
+};
+
+uint8_t wait_frame_bits(const struct pframe *f)
 {
-	for (size_t k = 0; k < ARRAY_SIZE(producer_rules); k++)
-		if (rule_matches(&producer_rules[k], f))
-			return true;
-	return false;
+	uint8_t bits = WC_NONE;
+
+	for (size_t k = 0; k < ARRAY_SIZE(frame_rules) && bits == WC_NONE; k++)
+		if (matches(frame_rules[k].function, frame_rules[k].file, f))
+			bits = (uint8_t)frame_rules[k].cls;
+	for (size_t k = 0; k < ARRAY_SIZE(queue_rules) && bits == WC_NONE; k++)
+		if (matches(queue_rules[k].function, queue_rules[k].file, f))
+			bits = (uint8_t)queue_rules[k].cls | WAIT_QUEUE;
+	for (size_t k = 0; k < ARRAY_SIZE(role_rules); k++)
+		if (matches(role_rules[k].function, role_rules[k].file, f))
+			bits |= role_rules[k].role;
+	return bits;
 }
 
-enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
-				     uint32_t *at)
+enum wait_class wait_class_of_bits(const uint8_t *bits, uint32_t n, uint32_t *at)
 {
 	enum wait_class best = WC_NONE;
 	uint32_t best_at = 0;
-	bool producer = false;
+	bool producer = false, main = false;
 
-	for (uint32_t i = 0; i < n && !producer; i++)
-		producer = wait_frame_is_producer(frames[i]);
 	for (uint32_t i = 0; i < n; i++) {
-		enum wait_class c = wait_class_of_frame(frames[i]);
+		producer |= (bits[i] & WAIT_PRODUCER) != 0;
+		main |= (bits[i] & WAIT_MAIN) != 0;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		enum wait_class c = (enum wait_class)(bits[i] & WAIT_CLASS);
 
-		if (c == WC_DATA && producer)
+		if (c == WC_DATA && (bits[i] & WAIT_QUEUE) && (producer || !main))
+			c = WC_LOCK;
+		else if (c == WC_DATA && producer)
 			continue;
 		/* Of one class, the outermost frame decides: the
 		 * DataLoader's _next_data, not the queue's get in it. */
@@ -177,6 +205,19 @@ enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_
 	if (at && best != WC_NONE)
 		*at = best_at;
 	return best;
+}
+
+enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
+				     uint32_t *at)
+{
+	uint8_t *bits = xmalloc(n ? n : 1);
+	enum wait_class c;
+
+	for (uint32_t i = 0; i < n; i++)
+		bits[i] = wait_frame_bits(frames[i]);
+	c = wait_class_of_bits(bits, n, at);
+	free(bits);
+	return c;
 }
 
 /* A line rule: the source line of a thread's innermost Python frame holds

@@ -33,16 +33,24 @@ enum wait_class {
 /* "collective", "gpu", ... ("" for WC_NONE). */
 const char *wait_class_name(enum wait_class c);
 
-/* The class of one frame by the frame rules, WC_NONE when none matches. */
-enum wait_class wait_class_of_frame(const struct pframe *f);
+/* What the rules say of one frame, in a byte: its class by the frame rules
+ * (WAIT_CLASS of it, WC_NONE when none matches), and flags. */
+#define WAIT_CLASS	0x0f
+#define WAIT_QUEUE	0x10	/* a queue's get: its class in the main thread only */
+#define WAIT_PRODUCER	0x20	/* a worker's loop: its thread never waits for data */
+#define WAIT_MAIN	0x40	/* a module's top level: the program's main thread */
 
-/* Whether a frame is the input pipeline's own loop (a DataLoader worker):
- * a stack that holds one never waits for data, only for work. */
-bool wait_frame_is_producer(const struct pframe *f);
+uint8_t wait_frame_bits(const struct pframe *f);
 
-/* The class of a stack, frames innermost first, or WC_NONE.  *at gets the
- * index of the frame that decided it, the outermost of that class (when
- * not NULL and not WC_NONE). */
+/* The class of a stack from its frames' bits, innermost first, or
+ * WC_NONE: the first class of the order above among its frames, the
+ * outermost frame of it deciding (*at gets its index, when not NULL and
+ * not WC_NONE).  A stack holding a worker's loop never waits for data; a
+ * queue's get is data only in a stack holding a module's top level and no
+ * worker's loop, a lock wait elsewhere. */
+enum wait_class wait_class_of_bits(const uint8_t *bits, uint32_t n, uint32_t *at);
+
+/* The same from the frames, innermost first. */
 enum wait_class wait_class_of_frames(const struct pframe *const *frames, uint32_t n,
 				     uint32_t *at);
 

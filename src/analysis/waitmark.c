@@ -6,23 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A frame's class not looked at yet; with PRODUCER: the frame is the
- * input pipeline's own loop (wait_frame_is_producer()). */
+/* A frame's bits (wait_frame_bits()) not looked at yet. */
 #define UNKNOWN 0xff
-#define PRODUCER 0x40
 
 struct waitmark {
 	struct profile *p;
 	struct waitsum *sum;
 	struct srcline_cache *src;
 	uint32_t renamed;	/* p->renamed when frame_cls was made */
-	uint8_t *frame_cls;	/* per frame id: its class by the frame rules */
-	uint8_t *line_cls;	/* per frame id: its line's by the line rules */
-	char **where;		/* per frame id: "function (file:line)", or NULL */
-	size_t nframes;		/* entries of the three above */
+	uint8_t *frame_cls;	/* per frame id: its bits by the frame rules */
+	uint8_t *line_cls;	/* per frame id: its line's class by the line rules */
+	size_t nframes;		/* entries of the two above */
 	uint32_t marker[WC_COUNT];	/* frame ids, UINT32_MAX until used */
 	uint32_t *buf;		/* a stack with its marker */
 	size_t buf_cap;
+	uint8_t *bits;		/* a stack's frames' bits, innermost first */
+	size_t bits_cap;
 };
 
 static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *frames,
@@ -48,12 +47,10 @@ void waitmark_free(struct waitmark *w)
 		return;
 	w->p->decorate = NULL;
 	w->p->decorate_arg = NULL;
-	for (size_t i = 0; i < w->nframes; i++)
-		free(w->where[i]);
-	free(w->where);
 	free(w->frame_cls);
 	free(w->line_cls);
 	free(w->buf);
+	free(w->bits);
 	srcline_free(w->src);
 	waitsum_free(w->sum);
 	free(w);
@@ -74,14 +71,12 @@ static void grow(struct waitmark *w, uint32_t id)
 	w->nframes = id + 1 > 2 * n ? id + 1 : 2 * n;
 	w->frame_cls = xrealloc(w->frame_cls, w->nframes);
 	w->line_cls = xrealloc(w->line_cls, w->nframes);
-	w->where = xrealloc(w->where, w->nframes * sizeof(*w->where));
 	memset(w->frame_cls + n, UNKNOWN, w->nframes - n);
 	memset(w->line_cls + n, UNKNOWN, w->nframes - n);
-	memset(w->where + n, 0, (w->nframes - n) * sizeof(*w->where));
 }
 
-/* The frame rules' class of frame id, PRODUCER added for a pipeline loop. */
-static unsigned frame_class(struct waitmark *w, uint32_t id)
+/* The frame rules' bits of frame id. */
+static uint8_t frame_bits(struct waitmark *w, uint32_t id)
 {
 	/* A native frame named since it was looked at may match now. */
 	if (w->renamed != w->p->renamed) {
@@ -90,8 +85,7 @@ static unsigned frame_class(struct waitmark *w, uint32_t id)
 	}
 	grow(w, id);
 	if (w->frame_cls[id] == UNKNOWN)
-		w->frame_cls[id] = (uint8_t)wait_class_of_frame(&w->p->frames[id]) |
-				   (wait_frame_is_producer(&w->p->frames[id]) ? PRODUCER : 0);
+		w->frame_cls[id] = wait_frame_bits(&w->p->frames[id]);
 	return w->frame_cls[id];
 }
 
@@ -115,39 +109,6 @@ static enum wait_class line_class(struct waitmark *w, uint32_t id, pid_t pid)
 	return (enum wait_class)w->line_cls[id];
 }
 
-/* The label of the innermost Python frame, for the summary's "85% in
- * augment (job.py:20)": the function and where it starts. */
-static const char *where_of(struct waitmark *w, const uint32_t *frames, uint32_t depth)
-{
-	for (uint32_t i = depth; i-- > 0;) {
-		const struct pframe *f = &w->p->frames[frames[i]];
-
-		if (f->kind != PF_PYTHON || !f->file)
-			continue;
-		grow(w, frames[i]);
-		if (!w->where[frames[i]])
-			w->where[frames[i]] = xasprintf("%s (%s:%d)", f->name,
-							profile_display_file(f->file, false),
-							f->firstlineno > 0 ? f->firstlineno : f->line);
-		return w->where[frames[i]];
-	}
-	return NULL;
-}
-
-/* The best class of a pipeline thread's stack other than data. */
-static enum wait_class data_aside(struct waitmark *w, const uint32_t *frames, uint32_t n)
-{
-	enum wait_class best = WC_NONE;
-
-	for (uint32_t i = 0; i < n; i++) {
-		enum wait_class c = (enum wait_class)(frame_class(w, frames[i]) & ~PRODUCER);
-
-		if (c != WC_NONE && c != WC_DATA && (best == WC_NONE || c < best))
-			best = c;
-	}
-	return best;
-}
-
 static bool marked(enum wait_class c)
 {
 	return c == WC_GPU || c == WC_DATA || c == WC_COLLECTIVE;
@@ -164,23 +125,61 @@ static uint32_t marker(struct waitmark *w, enum wait_class c)
 	return w->marker[c];
 }
 
-/* A stack's class by the frame rules, as wait_class_of_frames() gives it
- * (the classes are in order of precedence, and the pipeline's own threads
- * never wait for data), from the classes kept per frame. */
-static enum wait_class stack_class(struct waitmark *w, const uint32_t *frames, uint32_t n)
+/* A stack's class by the frame rules (frames root first), as
+ * wait_class_of_frames() gives it, from the bits kept per frame; *at (when
+ * not NULL) the index of the frame that decided it. */
+static enum wait_class stack_class(struct waitmark *w, const uint32_t *frames, uint32_t n,
+				   uint32_t *at)
 {
-	enum wait_class best = WC_NONE;
-	bool producer = false;
+	enum wait_class c;
+	uint32_t inner = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned fc = frame_class(w, frames[i]);
-		enum wait_class c = (enum wait_class)(fc & ~PRODUCER);
+	ALLOC_GROW(w->bits, n + 1, w->bits_cap);
+	for (uint32_t i = 0; i < n; i++)
+		w->bits[i] = frame_bits(w, frames[n - 1 - i]);
+	c = wait_class_of_bits(w->bits, n, &inner);
+	if (at)
+		*at = c == WC_NONE ? UINT32_MAX : n - 1 - inner;
+	return c;
+}
 
-		producer |= fc & PRODUCER;
-		if (c != WC_NONE && (best == WC_NONE || c < best))
-			best = c;
+static bool is_python(const struct pframe *f)
+{
+	return f->kind == PF_PYTHON && f->file;
+}
+
+/* Where the summary says a sample was: the innermost Python frame; for a
+ * wait a Python frame decided (frames[at]), that frame "via" the code
+ * that called it, "Queue.get from next_batch (job.py:48)": the nearest
+ * caller of the program's own, else its direct caller.  false when the
+ * stack has no Python frame. */
+static bool place_of(struct waitmark *w, const uint32_t *frames, uint32_t n, uint32_t at,
+		     struct waitsum_place *pl)
+{
+	const struct pframe *f = NULL;
+
+	memset(pl, 0, sizeof(*pl));
+	if (at < n && is_python(&w->p->frames[frames[at]]) && at > 0) {
+		pl->via = w->p->frames[frames[at]].name;
+		for (uint32_t i = at; i-- > 0 && !f;)
+			if (is_python(&w->p->frames[frames[i]]) &&
+			    pframe_category(&w->p->frames[frames[i]]) == CAT_USER)
+				f = &w->p->frames[frames[i]];
+		if (!f && is_python(&w->p->frames[frames[at - 1]]))
+			f = &w->p->frames[frames[at - 1]];
+		if (!f)
+			pl->via = NULL;
 	}
-	return best == WC_DATA && producer ? data_aside(w, frames, n) : best;
+	for (uint32_t i = n; !f && i-- > 0;)
+		if (is_python(&w->p->frames[frames[i]]))
+			f = &w->p->frames[frames[i]];
+	if (!f)
+		return false;
+	pl->function = f->name;
+	pl->file = profile_display_file(f->file, false);
+	pl->firstline = f->firstlineno;
+	pl->line = f->line;
+	return true;
 }
 
 static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *frames,
@@ -188,12 +187,14 @@ static const uint32_t *decorate(void *arg, uint32_t thread, const uint32_t *fram
 {
 	struct waitmark *w = arg;
 	const struct pthread_info *t = &w->p->threads[thread];
-	uint32_t n = *depth;
-	enum wait_class best = stack_class(w, frames, n);
+	uint32_t n = *depth, at = UINT32_MAX;
+	enum wait_class best = stack_class(w, frames, n, &at);
+	struct waitsum_place pl;
 
 	if (best == WC_NONE && n)
 		best = line_class(w, frames[n - 1], t->pid);
-	waitsum_add(w->sum, t->pid, t->tid, best, t->idle, where_of(w, frames, n));
+	waitsum_add(w->sum, t->pid, t->tid, best, t->idle,
+		    place_of(w, frames, n, marked(best) ? at : UINT32_MAX, &pl) ? &pl : NULL);
 	if (!marked(best))
 		return frames;
 	ALLOC_GROW(w->buf, n + 1, w->buf_cap);
@@ -214,7 +215,7 @@ static uint32_t missing_marker(void *arg, const struct profile *p, const uint32_
 
 	if (!depth || pframe_category(&p->frames[frames[depth - 1]]) == CAT_WAIT)
 		return UINT32_MAX;
-	c = stack_class(w, frames, depth);
+	c = stack_class(w, frames, depth, NULL);
 	return marked(c) ? marker(w, c) : UINT32_MAX;
 }
 

@@ -74,8 +74,8 @@ static int script_line(const char *needle)
 	return line;
 }
 
-/* A target's clock.json: waits_target.py's item and get, waits_loader.py's
- * wait (NAN where absent). */
+/* A target's clock.json: waits_target.py's item and get, waits_queue.py's
+ * get, waits_loader.py's wait (NAN where absent). */
 struct clock {
 	double wall, item, get, wait;
 };
@@ -329,6 +329,141 @@ START_TEST(test_waits)
 }
 END_TEST
 
+/* The string after "key": in a JSON text (no escapes), or NULL. */
+static char *json_str(const char *text, const char *key)
+{
+	char *k = xasprintf("\"%s\": \"", key);
+	const char *at = text ? strstr(text, k) : NULL, *end;
+	char *v = NULL;
+
+	if (at && (end = strchr(at + strlen(k), '"')))
+		v = xasprintf("%.*s", (int)(end - at - strlen(k)), at + strlen(k));
+	free(k);
+	return v;
+}
+
+/* The summary's line for the worker waiting for work: "thread T of P: N%
+ * in Condition.wait (threading.py:L)" ("wait" before 3.11): L, or -1. */
+static int worker_wait_line(const char *err, pid_t pid)
+{
+	char *of = xasprintf(" of %d: ", (int)pid);
+	const char *at = err;
+	int line = -1;
+
+	while (at && (at = strstr(at, of)) && line < 0) {
+		const char *eol = strchr(at, '\n'), *w = strstr(at, "wait (threading.py:");
+
+		if (w && (!eol || w < eol))
+			line = atoi(w + strlen("wait (threading.py:"));
+		at += strlen(of);
+	}
+	free(of);
+	return line;
+}
+
+/* The line'th line of a file, or NULL. */
+static char *file_line(const char *path, int line)
+{
+	char *text = slurp(path), *p = text, *v = NULL;
+
+	for (int n = 1; p && n < line; n++)
+		p = (p = strchr(p, '\n')) ? p + 1 : NULL;
+	if (p && line > 0)
+		v = xasprintf("%.*s", (int)strcspn(p, "\n"), p);
+	free(text);
+	return v;
+}
+
+/* The summary names where the main thread waits for data, at the line of
+ * the script's q.get() (truth.json's get_line); and the worker thread's
+ * wait at the line it runs in threading.py, one that acquires (the line
+ * the target's own threading.py holds), not where Condition.wait starts
+ * (truth.json's wait_def). */
+static void check_queue_summary(const struct target *t, const char *err, char **failures)
+{
+	char *truth = slurp(t->truth), *tfile = json_str(truth, "threading_file");
+	char *want = xasprintf("get from next_batch (waits_queue.py:%d)",
+			       (int)json_num(truth, "get_line"));
+	char *main_line = xasprintf("pystrobe:   main thread %d: ", (int)t->py_pid);
+	const char *at = err ? strstr(err, main_line) : NULL;
+	int wait_def = (int)json_num(truth, "wait_def"), line = worker_wait_line(err, t->py_pid);
+	char *path = tfile ? xasprintf("%s%s", t->ti->root, tfile) : NULL;
+	char *text = path ? file_line(path, line) : NULL;
+
+	if (!at || !strstr(at, "waiting for data in ") ||
+	    strstr(at, want) > strchr(at, '\n') || !strstr(at, want))
+		msg_add(failures, "no summary line '%s... waiting for data in ...%s' in:\n%s",
+			main_line, want, err ? err : "");
+	if (line < 0 || line == wait_def || !text || !strstr(text, "acquire("))
+		msg_add(failures, "the worker's wait named at threading.py:%d ('%s'), not at a "
+			"line that acquires (Condition.wait starts at %d) in:\n%s", line,
+			text ? text : "", wait_def, err ? err : "");
+	else
+		printf("waits: %s: summary: data at waits_queue.py:%d, the worker at "
+		       "threading.py:%d '%s'\n", t->ti->label, (int)json_num(truth, "get_line"),
+		       line, text);
+	free(text);
+	free(path);
+	free(main_line);
+	free(want);
+	free(tfile);
+	free(truth);
+}
+
+/* A queue.Queue pipeline (tests/targets/waits_queue.py): the main thread's
+ * <wait:data> share within SHARE_TOLERANCE of the share of wall time its
+ * own clock spent in q.get(); no stack of another thread marked. */
+START_TEST(test_queue)
+{
+	const struct test_interp *ti = &interps[_i];
+	char why[512], pid[16], *failures = NULL, *err = NULL, *out;
+	uint64_t all = 0, data = 0;
+	struct folded *f = NULL;
+	struct clock c0, c1;
+	double truth = 0, share;
+	struct target t;
+
+	if (target_start_script(&t, ti, "tests/targets/waits_queue.py", why, sizeof(why)) < 0)
+		ck_abort_msg("%s: waits_queue.py: %s", ti->label, why);
+	if (target_wait_file(&t, "clock.json", TARGET_READY_MS, why, sizeof(why)) < 0)
+		ck_abort_msg("%s: waits_queue.py: %s", ti->label, why);
+	snprintf(pid, sizeof(pid), "%d", t.py_pid);
+	out = xasprintf("%s/queue.txt", t.dir);
+	read_clock(&t, &c0);
+	if (record(&t, pid, "collapsed", true, out, &err, &failures) == 0) {
+		read_clock(&t, &c1);
+		truth = (c1.get - c0.get) / (c1.wall - c0.wall);
+		f = read_folded(out, &failures);
+		for (size_t i = 0; i < f->n; i++) {
+			bool main = !strncmp(f->stacks[i], "<module> (waits_queue.py:", 25);
+			bool marked = ends_with(f->stacks[i], ";<wait:data>");
+
+			all += main ? f->counts[i] : 0;
+			data += main && marked ? f->counts[i] : 0;
+			if (!main && strstr(f->stacks[i], "<wait:"))
+				msg_add(&failures, "a thread not the main one marked: %.400s",
+					f->stacks[i]);
+		}
+		share = all ? (double)data / all : 0;
+		printf("waits: %s: queue.Queue: main thread %llu samples, <wait:data> %.3f "
+		       "(its own clock %.3f)\n", ti->label, (unsigned long long)all, share, truth);
+		if (!all || !(fabs(share - truth) <= SHARE_TOLERANCE))
+			msg_add(&failures, "<wait:data> share %.3f of %llu samples, the main "
+				"thread's clock %.3f", share, (unsigned long long)all, truth);
+		check_queue_summary(&t, err, &failures);
+	}
+	target_stop(&t);
+	if (f)
+		folded_free(f);
+	free(f);
+	free(err);
+	free(out);
+	if (failures)
+		printf("waits: %s queue FAILED:\n%s", ti->label, failures);
+	ck_assert_msg(!failures, "%s: %.2000s", ti->label, failures);
+}
+END_TEST
+
 /* Where the stack's first frame below the process root is the script's. */
 static bool main_thread_stack(const char *stack, const char *root)
 {
@@ -442,6 +577,11 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_waits, 0, ninterps);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("queue");
+	tcase_set_timeout(tc, 120);
+	add_have_interps(tc, ninterps);
+	tcase_add_loop_test(tc, test_queue, 0, ninterps);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("loader");
 	tcase_set_timeout(tc, 240);

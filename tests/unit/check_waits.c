@@ -405,13 +405,101 @@ START_TEST(test_h100_line_rule)
 }
 END_TEST
 
+/* A queue's get is the input pipeline in the program's main thread (its
+ * stack holds a module's top level) and a lock wait elsewhere: a thread
+ * started by threading, a pool's worker, a DataLoader's worker, whose
+ * queue brings them work.  The DataLoader's own frames are data in any
+ * thread but its workers'.  Stacks as collapsed lines, root first. */
+START_TEST(test_queue_rules)
+{
+#define MOD "<module> (job.py:60);train (job.py:40);next_batch (job.py:31);"
+#define QGET "Queue.get (/usr/lib/python3.12/queue.py:180);" \
+	"Condition.wait (/usr/lib/python3.12/threading.py:355)"
+#define MPGET "Queue.get (/usr/lib/python3.12/multiprocessing/queues.py:103);" \
+	"Connection.poll (/usr/lib/python3.12/multiprocessing/connection.py:257)"
+#define THREAD "Thread._bootstrap (/usr/lib/python3.12/threading.py:1030);" \
+	"Thread._bootstrap_inner (/usr/lib/python3.12/threading.py:1073);" \
+	"Thread.run (/usr/lib/python3.12/threading.py:1010);"
+#define FORKED "<module> (job.py:60);" \
+	"Pool.__init__ (/usr/lib/python3.12/multiprocessing/pool.py:215);" \
+	"Popen._launch (/usr/lib/python3.12/multiprocessing/popen_fork.py:71);" \
+	"BaseProcess._bootstrap (/usr/lib/python3.12/multiprocessing/process.py:314);" \
+	"BaseProcess.run (/usr/lib/python3.12/multiprocessing/process.py:108);"
+#define LOADER "_BaseDataLoaderIter.__next__ (torch/utils/data/dataloader.py:733);" \
+	"_MultiProcessingDataLoaderIter._next_data (torch/utils/data/dataloader.py:1480);" \
+	"_MultiProcessingDataLoaderIter._get_data (torch/utils/data/dataloader.py:1442);" \
+	"_MultiProcessingDataLoaderIter._try_get_data (torch/utils/data/dataloader.py:1285);"
+	static const struct {
+		const char *stack;
+		enum wait_class want;
+		int at;		/* the deciding frame, from the root; -1: not checked */
+	} cases[] = {
+		/* The training loop's queue.Queue and multiprocessing queues. */
+		{ MOD QGET, WC_DATA, 3 },
+		{ MOD MPGET, WC_DATA, 3 },
+		{ MOD "SimpleQueue.get (/usr/lib/python3.12/multiprocessing/queues.py:387)",
+		  WC_DATA, 3 },
+		{ "<module> (/usr/lib/python3.12/runpy.py:1);_run_module_as_main "
+		  "(/usr/lib/python3.12/runpy.py:198);<module> (job.py:60);" QGET, WC_DATA, 3 },
+		/* queue.SimpleQueue, C: with --native. */
+		{ MOD "_queue_SimpleQueue_get_impl (_queue.cpython-312-x86_64-linux-gnu.so);"
+		  "PyThread_acquire_lock_timed (python3.12)", WC_DATA, 3 },
+		/* Workers waiting for work: threads, pools, DataLoader workers. */
+		{ THREAD "worker (job.py:12);" QGET, WC_LOCK, -1 },
+		{ THREAD "worker (job.py:12);" MPGET, WC_LOCK, -1 },
+		{ FORKED "worker (/usr/lib/python3.12/multiprocessing/pool.py:114);"
+		  "SimpleQueue.get (/usr/lib/python3.12/multiprocessing/queues.py:387)", WC_LOCK, -1 },
+		{ "<module> (<string>:1);spawn_main (/usr/lib/python3.12/multiprocessing/spawn.py:122);"
+		  "BaseProcess._bootstrap (/usr/lib/python3.12/multiprocessing/process.py:314);"
+		  "_process_worker (/usr/lib/python3.12/concurrent/futures/process.py:251);" MPGET,
+		  WC_LOCK, -1 },
+		{ FORKED "_worker_loop (torch/utils/data/_utils/worker.py:309);" MPGET, WC_LOCK, -1 },
+		/* The DataLoader is data in a thread too, decided by its
+		 * outermost frame. */
+		{ THREAD "train (job.py:40);" LOADER MPGET, WC_DATA, 4 },
+		{ MOD LOADER MPGET, WC_DATA, 3 },
+		/* A put, a get of the program's own, waits on futures. */
+		{ MOD "Queue.put (/usr/lib/python3.12/queue.py:140);"
+		  "Condition.wait (/usr/lib/python3.12/threading.py:355)", WC_LOCK, -1 },
+		{ MOD "get (job/cache.py:5)", WC_NONE, -1 },
+		{ MOD "Future.result (/usr/lib/python3.12/concurrent/futures/_base.py:451);"
+		  "Condition.wait (/usr/lib/python3.12/threading.py:355)", WC_LOCK, -1 },
+	};
+#undef MOD
+#undef QGET
+#undef MPGET
+#undef THREAD
+#undef FORKED
+#undef LOADER
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct parsed ps;
+		uint32_t at = 99;
+		enum wait_class c;
+
+		parse_stack(cases[i].stack, &ps);
+		c = wait_class_of_frames(ps.inner, ps.n, &at);
+		ck_assert_msg(c == cases[i].want, "%s: %s, not %s", cases[i].stack,
+			      wait_class_name(c), wait_class_name(cases[i].want));
+		if (cases[i].at >= 0)
+			ck_assert_msg(ps.n - 1 - at == (uint32_t)cases[i].at, "%s: decided by %u",
+				      cases[i].stack, ps.n - 1 - at);
+		parsed_free(&ps);
+	}
+}
+END_TEST
+
 /* --- the summary model ------------------------------------------------------ */
 
+/* n samples at a place: function (file:line) of a function starting at
+ * line 20, waited in via when not NULL. */
 static void add_n(struct waitsum *ws, pid_t pid, pid_t tid, enum wait_class c, bool idle,
-		  const char *where, int n)
+		  const char *via, const char *function, const char *file, int line, int n)
 {
+	struct waitsum_place pl = { via, function, file, 20, line };
+
 	while (n-- > 0)
-		waitsum_add(ws, pid, tid, c, idle, where);
+		waitsum_add(ws, pid, tid, c, idle, function ? &pl : NULL);
 }
 
 START_TEST(test_waitsum)
@@ -422,23 +510,24 @@ START_TEST(test_waitsum)
 	waitsum_write(ws, &sb);
 	ck_assert_uint_eq(sb.len, 0);
 	/* The trainer: data, then the GPU, then its own work. */
-	add_n(ws, 485, 485, WC_DATA, true, "next_batch (job.py:48)", 81);
-	add_n(ws, 485, 485, WC_GPU, false, "train_step (job.py:53)", 9);
-	add_n(ws, 485, 485, WC_NONE, false, "train_step (job.py:53)", 8);
-	add_n(ws, 485, 485, WC_LOCK, true, "wait (threading.py:320)", 2);
+	add_n(ws, 485, 485, WC_DATA, true, "Queue.get", "next_batch", "job.py", 48, 81);
+	add_n(ws, 485, 485, WC_GPU, false, NULL, "train_step", "job.py", 59, 9);
+	add_n(ws, 485, 485, WC_NONE, false, NULL, "train_step", "job.py", 53, 8);
+	add_n(ws, 485, 485, WC_LOCK, true, NULL, "wait", "threading.py", 320, 2);
 	/* Four workers doing the same; 518 does it elsewhere. */
 	for (pid_t w = 514; w <= 517; w++) {
-		add_n(ws, w, w, WC_NONE, false, "augment (job.py:20)", 85);
-		add_n(ws, w, w, WC_NONE, true, "_worker_loop (torch/utils/data/_utils/worker.py:260)",
-		      15);
+		add_n(ws, w, w, WC_NONE, false, NULL, "augment", "job.py", 23, 85);
+		add_n(ws, w, w, WC_NONE, true, NULL, "_worker_loop",
+		      "torch/utils/data/_utils/worker.py", 260, 15);
 	}
-	add_n(ws, 519, 519, WC_NONE, false, "augment (job.py:20)", 10);
-	add_n(ws, 485, 490, WC_NONE, true, "pin (job.py:30)", 10);
+	add_n(ws, 519, 519, WC_NONE, false, NULL, "augment", "job.py", 23, 10);
+	add_n(ws, 485, 490, WC_NONE, true, NULL, "pin", "job.py", 30, 10);
 	waitsum_write(ws, &sb);
 	ck_assert_str_eq(sb.buf,
-			 "  main thread 485: 81% waiting for data, 9% waiting for the GPU, "
+			 "  main thread 485: 81% waiting for data in Queue.get from next_batch "
+			 "(job.py:48), 9% waiting for the GPU in train_step (job.py:59), "
 			 "8% running, 2% idle otherwise\n"
-			 "  workers 514\xe2\x80\x93" "517, 519: 85% in augment (job.py:20)\n"
+			 "  workers 514\xe2\x80\x93" "517, 519: 85% in augment (job.py:23)\n"
 			 "  thread 490 of 485: 100% in pin (job.py:30)\n");
 	sb_release(&sb);
 	waitsum_free(ws);
@@ -457,25 +546,64 @@ START_TEST(test_waitsum_startup)
 
 	for (pid_t w = 514; w <= 515; w++) {
 		for (int f = 0; f < 40; f++) {
-			snprintf(where, sizeof(where), "import_%d (<frozen importlib>:%d)", f, f);
-			add_n(ws, w, w, WC_NONE, false, where, 3);
+			snprintf(where, sizeof(where), "import_%d", f);
+			add_n(ws, w, w, WC_NONE, false, NULL, where, "<frozen importlib>", f, 3);
 		}
-		add_n(ws, w, w, WC_NONE, false, "augment (job.py:20)", 400);
+		add_n(ws, w, w, WC_NONE, false, NULL, "augment", "job.py", 23, 400);
 	}
-	add_n(ws, 485, 486, WC_NONE, true, "Condition.wait (threading.py:337)", 50);
-	add_n(ws, 485, 487, WC_NONE, true, "Condition.wait (threading.py:337)", 50);
-	add_n(ws, 514, 520, WC_NONE, true, "Condition.wait (threading.py:337)", 50);
-	add_n(ws, 900, 901, WC_NONE, true, "select (selectors.py:450)", 50);
-	add_n(ws, 900, 902, WC_NONE, true, "select (selectors.py:450)", 50);
+	add_n(ws, 485, 486, WC_NONE, true, NULL, "Condition.wait", "threading.py", 337, 50);
+	add_n(ws, 485, 487, WC_NONE, true, NULL, "Condition.wait", "threading.py", 337, 50);
+	add_n(ws, 514, 520, WC_NONE, true, NULL, "Condition.wait", "threading.py", 337, 50);
+	add_n(ws, 900, 901, WC_NONE, true, NULL, "select", "selectors.py", 450, 50);
+	add_n(ws, 900, 902, WC_NONE, true, NULL, "select", "selectors.py", 450, 50);
 	/* No Python frame: nowhere to name, a line of its own. */
-	add_n(ws, 900, 903, WC_NONE, false, NULL, 5);
+	add_n(ws, 900, 903, WC_NONE, false, NULL, NULL, NULL, 0, 5);
 	waitsum_write(ws, &sb);
 	ck_assert_str_eq(sb.buf,
-			 "  workers 514\xe2\x80\x93" "515: 77% in augment (job.py:20)\n"
+			 "  workers 514\xe2\x80\x93" "515: 77% in augment (job.py:23)\n"
 			 "  threads 486\xe2\x80\x93" "487, 520 of 2 processes: "
 			 "100% in Condition.wait (threading.py:337)\n"
 			 "  threads 901\xe2\x80\x93" "902 of 900: 100% in select (selectors.py:450)\n"
 			 "  thread 903 of 900: 100% running\n");
+	sb_release(&sb);
+	waitsum_free(ws);
+}
+END_TEST
+
+/* A place is named by the line it ran most (over the threads of a group),
+ * never by where its function starts (20 here), and without a line when
+ * the recording has none (--function).  Two functions of one name in one
+ * file (3.10's bare names) are two places. */
+START_TEST(test_waitsum_lines)
+{
+	struct waitsum *ws = waitsum_new();
+	struct strbuf sb = STRBUF_INIT;
+	struct waitsum_place other = { NULL, "wait", "threading.py", 600, 655 };
+
+	/* 700 and 701 mostly on line 24; 702 on 25, not enough to outweigh. */
+	for (pid_t w = 700; w <= 701; w++) {
+		add_n(ws, w, w, WC_NONE, false, NULL, "augment", "job.py", 24, 60);
+		add_n(ws, w, w, WC_NONE, false, NULL, "augment", "job.py", 25, 30);
+	}
+	add_n(ws, 702, 702, WC_NONE, false, NULL, "augment", "job.py", 25, 50);
+	/* Two functions "wait" of threading.py: the one of more samples. */
+	add_n(ws, 800, 800, WC_NONE, true, NULL, "wait", "threading.py", 327, 70);
+	for (int i = 0; i < 80; i++)
+		waitsum_add(ws, 800, 800, WC_NONE, true, &other);
+	/* More lines than a place keeps: the top one stays. */
+	for (int line = 30; line < 40; line++)
+		add_n(ws, 802, 802, WC_NONE, true, NULL, "Event.wait", "threading.py", line, 2);
+	add_n(ws, 802, 802, WC_NONE, true, NULL, "Event.wait", "threading.py", 327, 50);
+	add_n(ws, 801, 801, WC_DATA, true, "Queue.get", "main", "job.py", -1, 10);
+	/* The target's names reach a terminal: escaped. */
+	add_n(ws, 803, 803, WC_NONE, false, NULL, "evil\x1b[2J", "job\x07.py", 5, 10);
+	waitsum_write(ws, &sb);
+	ck_assert_str_eq(sb.buf,
+			 "  main thread 801: 100% waiting for data in Queue.get from main (job.py)\n"
+			 "  workers 700\xe2\x80\x93" "702: 100% in augment (job.py:24)\n"
+			 "  main thread 800: 53% in wait (threading.py:655)\n"
+			 "  main thread 802: 100% in Event.wait (threading.py:327)\n"
+			 "  main thread 803: 100% in evil\\x1b[2J (job\\x07.py:5)\n");
 	sb_release(&sb);
 	waitsum_free(ws);
 }
@@ -598,6 +726,71 @@ START_TEST(test_waitmark)
 }
 END_TEST
 
+static uint32_t pyfunc(struct profile *p, const char *name, const char *file, int line,
+		       int first)
+{
+	return profile_frame(p, &(struct pframe){ PF_PYTHON, (char *)name, (char *)file, line,
+						  first });
+}
+
+/* A queue.Queue pipeline through the hook: the main thread's get is data,
+ * named in the summary by the get and the line of the program's own that
+ * called it, the line running (not the def line); a worker thread's get
+ * is not, and its line names the line it waits on. */
+START_TEST(test_waitmark_summary)
+{
+	struct profile p;
+	struct waitmark *wm;
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t th, worker, mod, nb, train, get, cw, boot, loop, ids[4];
+	pid_t pid = getpid();
+	char *text, *want;
+
+	profile_init(&p, 100);
+	wm = waitmark_new(&p);
+	th = profile_thread(&p, pid, pid, NULL);
+	worker = profile_thread(&p, pid, pid + 1, NULL);
+	mod = pyfunc(&p, "<module>", "/nonexistent/job.py", 60, 1);
+	nb = pyfunc(&p, "next_batch", "/nonexistent/job.py", 31, 28);
+	train = pyfunc(&p, "train", "/nonexistent/job.py", 45, 40);
+	get = pyfunc(&p, "Queue.get", "/usr/lib/python3.12/queue.py", 180, 154);
+	cw = pyfunc(&p, "Condition.wait", "/usr/lib/python3.12/threading.py", 355, 323);
+	boot = pyfunc(&p, "Thread._bootstrap", "/usr/lib/python3.12/threading.py", 1030, 1010);
+	loop = pyfunc(&p, "worker", "/nonexistent/job.py", 12, 10);
+	/* One sample each (the summary counts samples, as the sampler
+	 * adds them: of weight 1). */
+	for (int i = 0; i < 8; i++) {
+		p.threads[th].idle = true;
+		profile_add(&p, th, (uint32_t[]){ mod, nb, get, cw }, 4, 20 * i, 1);
+		p.threads[th].idle = false;
+		if (i < 2)
+			profile_add(&p, th, (uint32_t[]){ mod, train }, 2, 20 * i + 10, 1);
+		p.threads[worker].idle = true;
+		ids[0] = boot;
+		ids[1] = loop;
+		ids[2] = get;
+		ids[3] = cw;
+		if (i < 5)
+			profile_add(&p, worker, ids, 4, 20 * i, 1);
+	}
+	waitsum_write(waitmark_summary(wm), &sb);
+	want = xasprintf("  main thread %d: 80%% waiting for data in Queue.get from next_batch "
+			 "(job.py:31), 20%% running\n"
+			 "  thread %d of %d: 100%% in Condition.wait (threading.py:355)\n",
+			 (int)pid, (int)pid + 1, (int)pid);
+	ck_assert_str_eq(sb.buf, want);
+	text = profile_text(&p);
+	ck_assert_str_eq(text, "<module>;next_batch;Queue.get;Condition.wait;<wait:data> 8\n"
+			       "<module>;train 2\n"
+			       "Thread._bootstrap;worker;Queue.get;Condition.wait 5\n");
+	free(text);
+	free(want);
+	sb_release(&sb);
+	waitmark_free(wm);
+	profile_free(&p);
+}
+END_TEST
+
 /* A native frame named after some samples were counted with its
  * provisional name: they get their leaf at the end, and merge with the
  * samples counted once it had its name. */
@@ -639,9 +832,11 @@ int main(void)
 	const struct test_group groups[] = {
 		{ "srcline", .tests = { test_srcline_lines, test_srcline_changed,
 					test_srcline_hostile } },
-		{ "rules", .timeout = 60, .tests = { test_line_rules, test_h100_data,
-						      test_h100_native_gpu, test_h100_line_rule } },
-		{ "model", .tests = { test_waitsum, test_waitsum_startup, test_waitmark,
+		{ "rules", .timeout = 60, .tests = { test_line_rules, test_queue_rules,
+						      test_h100_data, test_h100_native_gpu,
+						      test_h100_line_rule } },
+		{ "model", .tests = { test_waitsum, test_waitsum_startup, test_waitsum_lines,
+				      test_waitmark, test_waitmark_summary,
 				      test_waitmark_renamed } },
 	};
 
