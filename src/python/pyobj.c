@@ -14,6 +14,8 @@
 #define STATE_ASCII	(1u << 6)
 
 #define TPFLAGS_INLINE_VALUES	(1ul << 2)
+#define TPFLAGS_MANAGED_DICT	(1ul << 4)	/* 3.11+: the dict before the object */
+#define TPFLAGS_HEAPTYPE	(1ul << 9)	/* a class made by Python code */
 
 static int rd64(const struct pyctx *c, uint64_t addr, uint64_t *v)
 {
@@ -293,6 +295,107 @@ static int repr_bytes_obj(const struct pyctx *c, uint64_t addr, size_t max, stru
 	return rc;
 }
 
+/* An attribute of an instance and its type's name: 0, or < 0 when
+ * absent or unreadable. */
+static int typed_attr(const struct pyctx *c, uint64_t obj, const char *name, uint64_t *v,
+		      char *type, size_t len)
+{
+	int rc = py_instance_attr(c, obj, name, v);
+
+	if (rc < 0)
+		return rc;
+	return *v ? py_type_name(c, *v, type, len) : -ENOENT;
+}
+
+/* A bool attribute of an instance: 0, or < 0 when absent or not a bool. */
+static int bool_attr(const struct pyctx *c, uint64_t obj, const char *name, bool *v)
+{
+	char type[16];
+	uint64_t a;
+	int64_t n;
+	int rc;
+
+	if ((rc = typed_attr(c, obj, name, &a, type, sizeof(type))) < 0)
+		return rc;
+	if (strcmp(type, "bool"))
+		return -EINVAL;
+	if ((rc = py_long(c, a, &n)) < 0)
+		return rc;
+	*v = n != 0;
+	return 0;
+}
+
+/* The longest thread name shown whole (then cut, "..."). */
+#define THREAD_NAME_MAX 256
+
+/* _ident and _name of a thread object into t (name a new string). */
+static int thread_ident_name(const struct pyctx *c, uint64_t addr, struct repr_thread *t,
+			     char **name)
+{
+	char type[16];
+	uint64_t v;
+	int64_t id;
+	int rc;
+
+	if ((rc = typed_attr(c, addr, "_ident", &v, type, sizeof(type))) < 0)
+		return rc;
+	if (!strcmp(type, "int")) {
+		if ((rc = py_long(c, v, &id)) < 0)
+			return rc;
+		t->has_ident = true;
+		t->ident = (uint64_t)id;
+	} else if (strcmp(type, "NoneType")) {
+		return -EINVAL;
+	}
+	if ((rc = typed_attr(c, addr, "_name", &v, type, sizeof(type))) < 0)
+		return rc;
+	if (strcmp(type, "str"))
+		return -EINVAL;
+	return py_str(c, v, THREAD_NAME_MAX, name);
+}
+
+/* A threading.Thread (or an instance of a subclass) as Thread.__repr__
+ * shows it, from what Thread.__init__ put in its __dict__: 0, or < 0 when
+ * addr is not one (no __dict__, or not those attributes).  Whether a
+ * thread that ended is stopped is not in the __dict__ from 3.13 on (the C
+ * thread handle keeps it): such a thread shows as started, as it does
+ * before 3.13 until the program joins it or asks is_alive(). */
+static int repr_thread_obj(const struct pyctx *c, uint64_t addr, const char *type,
+			   struct strbuf *sb)
+{
+	struct repr_thread t = { .cls = type };
+	uint64_t tp, flags, started;
+	bool init = false;
+	char *name = NULL;
+	int rc;
+
+	/* Only a class of Python code's, with a __dict__ to read. */
+	if ((rc = rd64(c, addr + c->L->obj.ob_type, &tp)) < 0 ||
+	    (rc = rd64(c, tp + c->L->obj.tp_flags, &flags)) < 0)
+		return rc;
+	if (!(flags & TPFLAGS_HEAPTYPE) ||
+	    (c->L->attrs != ATTRS_DICTOFFSET && !(flags & TPFLAGS_MANAGED_DICT)))
+		return -ENOENT;
+	if ((rc = py_instance_attr(c, addr, "_started", &started)) < 0)
+		return rc;
+	if (!started)
+		return -ENOENT;
+	if ((rc = bool_attr(c, addr, "_initialized", &init)) < 0 ||
+	    (rc = bool_attr(c, started, "_flag", &t.started)) < 0 ||
+	    (rc = bool_attr(c, addr, "_daemonic", &t.daemon)) < 0)
+		return rc;
+	if (!init)
+		return -ENOENT;
+	if (bool_attr(c, addr, "_is_stopped", &t.stopped) < 0)
+		t.stopped = false;
+	if ((rc = thread_ident_name(c, addr, &t, &name)) < 0)
+		return rc;
+	t.name = name;
+	repr_thread(sb, &t);
+	free(name);
+	return 0;
+}
+
 int py_repr_scalar(const struct pyctx *c, uint64_t addr, const char *type, size_t max_chars,
 		   struct strbuf *sb)
 {
@@ -317,7 +420,7 @@ int py_repr_scalar(const struct pyctx *c, uint64_t addr, const char *type, size_
 		rc = repr_bytes_obj(c, addr, max_chars, sb);
 	} else if (py_container_kind(type) != PY_NOT_CONTAINER) {
 		rc = repr_container(c, addr, type, sb);
-	} else {
+	} else if (repr_thread_obj(c, addr, type, sb) < 0) {
 		sb_printf(sb, "<%s object>", type);
 	}
 	return rc;

@@ -49,8 +49,9 @@ int py_long(const struct pyctx *c, uint64_t addr, int64_t *value);
 /* The repr of an object: exactly Python's for None, bool, int (decimal
  * up to REPR_INT_MAX_BITS), float, str and bytes (the first max_chars
  * characters or bytes, then a mark with the whole length: see
- * python/repr.h), the size for tuple, list and dict, the type name
- * otherwise.  *type gets the type name.  Both are new strings. */
+ * python/repr.h), the size for tuple, list and dict, a threading.Thread's
+ * as Thread.__repr__ (from its __dict__), the type name otherwise.  *type
+ * gets the type name.  Both are new strings. */
 int py_repr(const struct pyctx *c, uint64_t addr, size_t max_chars, char **type, char **repr);
 
 struct strbuf;

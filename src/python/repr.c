@@ -191,3 +191,17 @@ void repr_int(struct strbuf *sb, int sign, const uint32_t *digits, size_t nd)
 	for (size_t i = nc - 1; i-- > 0;)
 		sb_printf(sb, "%09u", chunks[i]);
 }
+
+/* Thread.__repr__ in Lib/threading.py: the name as %s gives it (not a
+ * repr), the status "initial", "started" or "stopped", then " daemon" and
+ * the ident when set. */
+void repr_thread(struct strbuf *sb, const struct repr_thread *t)
+{
+	sb_printf(sb, "<%s(%s, %s", t->cls, t->name,
+		  t->stopped ? "stopped" : t->started ? "started" : "initial");
+	if (t->daemon)
+		sb_puts(sb, " daemon");
+	if (t->has_ident)
+		sb_printf(sb, " %llu", (unsigned long long)t->ident);
+	sb_puts(sb, ")>");
+}

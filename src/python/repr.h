@@ -10,6 +10,7 @@
 #ifndef PYSTROBE_REPR_H
 #define PYSTROBE_REPR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,20 @@ void repr_float(struct strbuf *sb, double d);
 void repr_int(struct strbuf *sb, int sign, const uint32_t *digits, size_t nd);
 /* The placeholder for a wider one, from its width in bits. */
 void repr_int_bits(struct strbuf *sb, int sign, uint64_t bits);
+
+/* What Thread.__repr__ shows, as read from a thread object's __dict__. */
+struct repr_thread {
+	const char *cls;	/* its class's name: "Thread", "_MainThread" */
+	const char *name;	/* _name, UTF-8 */
+	bool started;		/* _started.is_set() */
+	bool stopped;		/* _is_stopped (3.7 to 3.12) */
+	bool daemon;		/* _daemonic */
+	bool has_ident;		/* _ident is not None */
+	uint64_t ident;
+};
+
+/* "<Thread(worker-1, started daemon 140234)>": Thread.__repr__'s form. */
+void repr_thread(struct strbuf *sb, const struct repr_thread *t);
 
 /* " (N characters)" or " (N bytes)", " (200 MiB)": the cut mark. */
 void repr_cut_mark(struct strbuf *sb, uint64_t whole, const char *unit);

@@ -11,7 +11,9 @@ round-trip cases), bytes (every byte 0-255, NULs, quote choices, values
 longer than pystrobe reads), and str: every code point of the Basic
 Multilingual Plane and a sample of the others (controls, C1, format
 characters, lone surrogates, non-characters, private use, astral), terminal
-escapes, bidi overrides, quote choices, a long one.
+escapes, bidi overrides, quote choices, a long one; threading.Thread
+objects (new, daemon, a subclass, the main thread, one that ran and was
+joined where its __dict__ says so: before 3.13), alone and in a list.
 
 OUTDIR/truth.json says what pystrobe must show for each: repr() of the
 value, or for what it shows otherwise, the same rule computed here (a
@@ -29,6 +31,7 @@ non-characters, unassigned forever).  Runs on 3.7 to 3.15.
 import json
 import os
 import sys
+import threading
 import time
 import unicodedata
 
@@ -170,6 +173,29 @@ def containers():
     ]
 
 
+class Worker(threading.Thread):
+    pass
+
+
+def threads():
+    """th_*: Thread objects, shown as Thread.__repr__ shows them.  A thread
+    that ran and was joined only where its __dict__ says it stopped
+    (_is_stopped, before 3.13; later the C thread handle keeps it)."""
+    done = threading.Thread(target=len, args=("",), name="done")
+    done.start()
+    done.join()
+    v = [
+        ("th_new", threading.Thread(name="worker-1")),
+        ("th_daemon", threading.Thread(name="feeder", daemon=True)),
+        ("th_sub", Worker(name="w-\u00e9 it's")),
+        ("th_main", threading.main_thread()),
+        ("th_list", [threading.main_thread(), threading.Thread(name="x")]),
+    ]
+    if "_is_stopped" in vars(done):
+        v.append(("th_done", done))
+    return v
+
+
 def noncharacter(cp):
     return (cp & 0xfffe) == 0xfffe or 0xfdd0 <= cp <= 0xfdef
 
@@ -219,6 +245,7 @@ def corpus_values():
         ("t_two", ("a", "b")), ("d_two", {"a": 1, "b": 2}), ("d_empty", {}),
     ]
     v += containers()
+    v += threads()
     v += chunks(range(0, 0x10000), "s_bmp")
     v += chunks(list(range(0x10000, 0x110000, 97)) +
                 [0x1fffe, 0x1ffff, 0xe0001, 0xe0020, 0xe007f, 0x10ffff], "s_astral")

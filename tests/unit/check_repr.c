@@ -3,12 +3,19 @@
  * synthetic input: no target.  The expected reprs were printed by
  * Python 3.15 (Unicode 17.0.0, the version of src/util/unicode_tables.c)
  * and pasted here; tests/live/check_locals compares with every real
- * interpreter's own repr(). */
+ * interpreter's own repr().  A threading.Thread's repr is also read from
+ * synthetic objects (tests/lib/fakepy.c) of every layout, as py_repr()
+ * reads it from a target. */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakepy.h"
+#include "interp/layout.h"
+#include "process/mem.h"
+#include "python/pyobj.h"
 #include "python/repr.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -242,6 +249,108 @@ START_TEST(test_escape)
 }
 END_TEST
 
+/* Thread.__repr__'s form: the name as %s writes it, the status, daemon,
+ * the ident. */
+START_TEST(test_thread_form)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	repr_thread(&sb, &(struct repr_thread){ "Thread", "worker-1", false, false, false,
+						false, 0 });
+	expect(&sb, "<Thread(worker-1, initial)>", "thread", 0);
+	repr_thread(&sb, &(struct repr_thread){ "_MainThread", "MainThread", true, false, false,
+						true, 140234567890112ull });
+	expect(&sb, "<_MainThread(MainThread, started 140234567890112)>", "thread", 1);
+	repr_thread(&sb, &(struct repr_thread){ "Worker", "it's \xc3\xa9", true, true, true,
+						true, 7 });
+	expect(&sb, "<Worker(it's \xc3\xa9, stopped daemon 7)>", "thread", 2);
+	repr_thread(&sb, &(struct repr_thread){ "Timer", "Thread-1", false, false, true,
+						false, 0 });
+	expect(&sb, "<Timer(Thread-1, initial daemon)>", "thread", 3);
+}
+END_TEST
+
+/* A thread object as Thread.__init__ leaves it, of a class of Python code
+ * (a heap type, 3.11+ with a managed dict, as CPython flags them).  names
+ * and values: its __dict__; started: its _started Event's _flag. */
+static uint64_t fake_thread(struct fakepy *fp, const char *cls, const char *const *names,
+			    const uint64_t *values, size_t n, bool started, bool shared)
+{
+	static const char *const event_names[] = { "_flag" };
+	uint64_t event_values[1] = { started ? fp->true_ : fp->false_ };
+	uint64_t vals[16], obj, type;
+	const char *keys[16];
+
+	ck_assert_uint_lt(n, 15);
+	memcpy(keys, names, n * sizeof(*names));
+	memcpy(vals, values, n * sizeof(*values));
+	keys[n] = "_started";
+	vals[n] = fp_instance(fp, "Event", event_names, event_values, 1, shared);
+	obj = fp_instance(fp, cls, keys, vals, n + 1, shared);
+	type = fp_r64(fp, obj + fp->L->obj.ob_type);
+	fp_w64(fp, type + fp->L->obj.tp_flags,
+	       fp_r64(fp, type + fp->L->obj.tp_flags) | 1ul << 9 |
+	       (fp->L->attrs != ATTRS_DICTOFFSET ? 1ul << 4 : 0));
+	return obj;
+}
+
+static void expect_repr(struct pyctx *c, uint64_t obj, const char *want)
+{
+	char *type = NULL, *repr = NULL;
+
+	ck_assert_int_eq(py_repr(c, obj, 64, &type, &repr), 0);
+	ck_assert_msg(!strcmp(repr, want), "3.%d: got [%s], want [%s]", c->L->minor, repr, want);
+	free(type);
+	free(repr);
+}
+
+/* py_repr() of thread objects of every layout: started, stopped where the
+ * __dict__ says so (3.7 to 3.12), a subclass, not initialised, not a
+ * class of Python code, a _name that is not a str. */
+START_TEST(test_thread_objects)
+{
+	static const char *const names[] = { "_name", "_daemonic", "_ident", "_initialized",
+					     "_is_stopped" };
+	const struct py_layout *L = layout_for_minor(_i);
+	struct fakepy *fp = fp_new(L);
+	uint64_t v[5], running, done, sub, uninit, native, badname;
+	struct pyctx c = { NULL, L };
+	bool stops = _i <= 12;	/* 3.13 keeps it in the C thread handle */
+	struct mem *m;
+
+	v[0] = fp_str(fp, "worker-1");
+	v[1] = fp->true_;
+	v[2] = fp_long(fp, 140234567890112);
+	v[3] = fp->true_;
+	v[4] = fp->false_;
+	running = fake_thread(fp, "Thread", names, v, stops ? 5 : 4, true, true);
+	v[4] = fp->true_;
+	done = fake_thread(fp, "Thread", names, v, stops ? 5 : 4, true, false);
+	v[0] = fp_str(fp, "w-\xc3\xa9");
+	v[1] = fp->false_;
+	v[2] = fp->none;
+	v[4] = fp->false_;
+	sub = fake_thread(fp, "Worker", names, v, 5, false, false);
+	v[3] = fp->false_;
+	uninit = fake_thread(fp, "Thread", names, v, 4, false, false);
+	v[3] = fp->true_;
+	native = fake_thread(fp, "Thread", names, v, 4, false, false);
+	fp_w64(fp, fp_r64(fp, native + L->obj.ob_type) + L->obj.tp_flags, 0);
+	v[0] = fp_long(fp, 5);
+	badname = fake_thread(fp, "Thread", names, v, 4, false, false);
+	c.m = m = fp_mem(fp);
+	expect_repr(&c, running, "<Thread(worker-1, started daemon 140234567890112)>");
+	expect_repr(&c, done, stops ? "<Thread(worker-1, stopped daemon 140234567890112)>"
+				    : "<Thread(worker-1, started daemon 140234567890112)>");
+	expect_repr(&c, sub, "<Worker(w-\xc3\xa9, initial)>");
+	expect_repr(&c, uninit, "<Thread object>");
+	expect_repr(&c, native, "<Thread object>");
+	expect_repr(&c, badname, "<Thread object>");
+	mem_close(m);
+	fp_free(fp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("repr");
@@ -254,6 +363,8 @@ int main(void)
 	tcase_add_test(tc, test_cut);
 	tcase_add_test(tc, test_printable);
 	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_thread_form);
+	tcase_add_loop_test(tc, test_thread_objects, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR + 1);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
