@@ -67,9 +67,13 @@ bool out_format_mergeable(const struct out_format *f);
 
 /* The format to write: -f's (name, or NULL when not given), else the one
  * the output name's ending stands for (.svg, .txt/.collapsed/.folded,
- * .json/.speedscope.json, .trace.json, .pb.gz/.pprof), else flamegraph.
+ * .json/.speedscope.json, .trace.json, .pb.gz/.pprof), else flamegraph,
+ * which a line on stderr then says (-o profile, -o x.out; not -o -, nor
+ * what is there and is no plain file, such as /dev/null).
  * Returns 0, or status_fail(EXIT_USAGE) after a usage error starting with
- * cmd: an unknown name, or one the ending contradicts (-f pprof -o x.svg). */
+ * cmd: an unknown name, one the ending contradicts (-f pprof -o x.svg), or
+ * an ending of a file of another kind (.png, .pdf, .html, .py...), with
+ * -f or without. */
 int out_format_choose(const char *cmd, const char *name, const char *path,
 		      const struct out_format **fmt);
 
