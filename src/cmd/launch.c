@@ -107,7 +107,8 @@ static void take_terminal_back(struct child *ch)
  * its first Python instruction; if exec fails it writes its errno to
  * *err_fd.  Under sudo it runs as the user who asked.  With out_fd >= 0
  * its standard input is /dev/null and its output and error go to out_fd
- * (a full-screen view owns the terminal); with hold_tty it is to be given
+ * (a full-screen view owns the terminal); with CHILD_OUT_TO_STDERR its
+ * output goes to our standard error; with hold_tty it is to be given
  * the terminal.  Returns
  * the pid, or -1 with errno set. */
 static pid_t launch(char **argv, int out_fd, bool hold_tty, int *go_fd, int *err_fd)
@@ -139,6 +140,8 @@ static pid_t launch(char **argv, int out_fd, bool hold_tty, int *go_fd, int *err
 				signal(SIGTSTP, SIG_IGN);
 			if (out_fd >= 0)
 				stdio_away(out_fd);
+			else if (out_fd == CHILD_OUT_TO_STDERR && dup2(2, 1) < 0)
+				_exit(126);
 			execvp(argv[0], argv);
 			e = errno;
 		}
@@ -317,6 +320,8 @@ int child_start(struct child *ch, char **command, const char *who, int out_fd,
 
 	memset(ch, 0, sizeof(*ch));
 	ch->tty_fd = -1;
+	ch->who = who;
+	ch->command = command;
 	ch->pid = launch(command, out_fd, tty_fd >= 0, &go_fd, &err_fd);
 	if (ch->pid < 0) {
 		errorf("%s: cannot start '%s': %s", who, command[0], strerror(errno));
@@ -415,6 +420,41 @@ void child_describe_end(const struct child *ch, struct strbuf *sb)
 	}
 }
 
+void child_name(const struct child *ch, struct strbuf *sb)
+{
+	struct strbuf all = STRBUF_INIT;
+
+	for (int i = 0; ch->command && ch->command[i]; i++)
+		sb_printf(&all, "%s%s", i ? " " : "", ch->command[i]);
+	sb_printf(sb, "'%.100s%s'", all.len ? all.buf : "", all.len > 100 ? "..." : "");
+	sb_release(&all);
+}
+
+/* Still there CHILD_INT_SAY_MS after SIGINT: what comes next, at once. */
+static void say_still_there(const struct child *ch)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	child_name(ch, &sb);
+	errorf("%s: %s %s %g s after SIGINT: SIGTERM in %g s, SIGKILL %g s after that",
+	       ch->who, sb.buf, ch->reaped ? "exited, but processes it started have not," :
+	       "has not exited", CHILD_INT_SAY_MS / 1e3,
+	       (CHILD_INT_GRACE_MS - CHILD_INT_SAY_MS) / 1e3, CHILD_TERM_GRACE_MS / 1e3);
+	sb_release(&sb);
+}
+
+/* Wait up to grace_ms for the tree to end after sig; after SIGINT, say
+ * what comes next once it is clear the command does not end at once. */
+static bool wait_after(struct child *ch, int sig, int grace_ms)
+{
+	if (sig != SIGINT || grace_ms <= CHILD_INT_SAY_MS)
+		return wait_tree(ch, grace_ms);
+	if (wait_tree(ch, CHILD_INT_SAY_MS))
+		return true;
+	say_still_there(ch);
+	return wait_tree(ch, grace_ms - CHILD_INT_SAY_MS);
+}
+
 int child_finish(struct child *ch, bool stop)
 {
 	/* What a terminal's Ctrl-C does, so that Python's own cleanup runs
@@ -437,7 +477,7 @@ int child_finish(struct child *ch, bool stop)
 		ch->ended |= !ch->reaped;
 		ch->sent = steps[i].sig;
 		signal_tree(ch, steps[i].sig);
-		if (wait_tree(ch, steps[i].grace_ms))
+		if (wait_after(ch, steps[i].sig, steps[i].grace_ms))
 			break;
 	}
 	/* SIGKILL cannot be refused: this only waits for the kernel. */

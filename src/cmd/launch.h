@@ -26,6 +26,8 @@ struct child {
 	/* It is not Python but started a Python process, this one, first
 	 * found: what it runs is recorded through its descendants. */
 	pid_t python_below;
+	const char *who;	/* the command that launched it, for what is said */
+	char **command;		/* what was launched */
 };
 
 /* Ending a launched command: SIGINT to its group, then SIGTERM after
@@ -33,6 +35,16 @@ struct child {
  * man page's "Stopping a launched command" says so. */
 #define CHILD_INT_GRACE_MS	5000
 #define CHILD_TERM_GRACE_MS	2000
+/* Still there this long after SIGINT, it is said at once what comes next
+ * (a KeyboardInterrupt ends a Python program in milliseconds; the rest of
+ * the 5 s in silence looked like a hang). */
+#define CHILD_INT_SAY_MS	1000
+
+/* child_start()'s out_fd, besides a descriptor: the command has our
+ * standard input, output and error; or ours but its standard output goes
+ * to our standard error (record -o -: the profile alone is on ours). */
+#define CHILD_OUT_OURS		(-1)
+#define CHILD_OUT_TO_STDERR	(-2)
 
 /* The Python processes below root (root itself left out) whose
  * interpreter has a thread state, up to max into out; how many.  For a
@@ -52,8 +64,9 @@ bool follow_pid_below(pid_t pid, const char *who);
  * so sampling can begin with its first Python instruction.  Under sudo it
  * runs as the user who asked.  With out_fd >= 0 its standard input is
  * /dev/null and its output and error go to out_fd (a full-screen view owns
- * the terminal); with -1 it has ours, and if
- * we are in the foreground of a terminal, its group is made the foreground
+ * the terminal); with CHILD_OUT_OURS (-1) it has ours, with
+ * CHILD_OUT_TO_STDERR ours but its output goes to our standard error; with
+ * either, if we are in the foreground of a terminal, its group is made the foreground
  * until it ends (it can read the terminal, Ctrl-C reaches it) and it
  * ignores SIGTSTP.  Returns 0, or -1 with the exit status to end with in *status_out (said on stderr,
  * prefixed with who) when it could not start, exited first, or *stop was
@@ -77,7 +90,12 @@ void child_describe_end(const struct child *ch, struct strbuf *sb);
  * Without stop it has exited (or will, by itself) and is reaped.  With
  * stop its process group gets SIGINT, as from a terminal's Ctrl-C, and
  * CHILD_INT_GRACE_MS to end (the command and every process left in its
- * group), then SIGTERM and CHILD_TERM_GRACE_MS, then SIGKILL. */
+ * group), then SIGTERM and CHILD_TERM_GRACE_MS, then SIGKILL; still there
+ * CHILD_INT_SAY_MS after SIGINT, a line on stderr says what comes next. */
 int child_finish(struct child *ch, bool stop);
+
+/* The command launched, quoted, in at most about 100 characters:
+ * "'python3 train.py --epochs 3'". */
+void child_name(const struct child *ch, struct strbuf *sb);
 
 #endif

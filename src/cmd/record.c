@@ -25,7 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
@@ -524,8 +523,7 @@ static void describe(struct profile *p, const struct fleet *f, pid_t pid, char *
 static void say_end(const struct record *r, const struct sampler_status *st)
 {
 	const struct child *ch = &r->child;
-	struct strbuf sb = STRBUF_INIT;
-	char *cmd;
+	struct strbuf sb = STRBUF_INIT, name = STRBUF_INIT;
 
 	if (r->quiet || !ch->pid)
 		return;
@@ -539,9 +537,9 @@ static void say_end(const struct record *r, const struct sampler_status *st)
 		sb_printf(&sb, ", sent by pystrobe at the end of -d %g", r->t.so.duration_s);
 	else if (ch->ended)
 		sb_puts(&sb, ", sent by pystrobe when it was stopped");
-	cmd = join_args(r->t.command, INT_MAX);
-	errorf("record: '%.100s%s' %s", cmd, strlen(cmd) > 100 ? "..." : "", sb.buf);
-	free(cmd);
+	child_name(ch, &name);
+	errorf("record: %s %s", name.buf, sb.buf);
+	sb_release(&name);
 	sb_release(&sb);
 }
 
@@ -640,9 +638,11 @@ int cmd_record(int argc, char **argv)
 		r.waits = waitmark_new(&p);
 
 	/* With --subprocesses only until it has started: the Python may be
-	 * further down. */
+	 * further down.  With -o - its output goes to our stderr: the profile
+	 * alone is on standard output. */
 	if (r.t.command &&
-	    child_start(&r.child, r.t.command, "record", -1, r.t.fo.subprocesses,
+	    child_start(&r.child, r.t.command, "record", r.output && !strcmp(r.output, "-") ?
+			CHILD_OUT_TO_STDERR : CHILD_OUT_OURS, r.t.fo.subprocesses,
 			&quit_requested, &status) < 0) {
 		if (quit_requested)
 			status = finish_child(&r, false);

@@ -2,9 +2,13 @@
  * where the profile goes, what is recorded when the command is a launcher,
  * how counts are named, how a launched run ends, the text summary.
  *
- *   output    -o in a directory that does not exist, or naming a directory,
- *             is refused before the command runs (it leaves no mark), with
- *             exit 2 and one line naming the path given; the default name,
+ *   output    -o in a directory that does not exist, naming a directory,
+ *             in /proc (where no file can be made), or ending as a file of
+ *             another kind (x.png) is refused before the command runs (it
+ *             leaves no mark), with exit 2 and one line naming the path
+ *             given; with -o - the launched program's output goes to
+ *             stderr and stdout holds the collapsed profile alone, which
+ *             has the program's function; the default name,
  *             in a current directory nobody can write (/proc), goes to
  *             $TMPDIR, and a profile that cannot be written at the end
  *             (/dev/full) is written to $TMPDIR instead, exit 1.
@@ -24,7 +28,10 @@
  *             its own, the status line is gone, the last line says it
  *             ended by SIGINT, and the file is there.  With -d (no
  *             terminal) the program's KeyboardInterrupt comes before the
- *             summary, and the last line says it ended by SIGINT after -d.
+ *             summary, and the last line says it ended by SIGINT after -d,
+ *             with no word of waiting; a program that ignores SIGINT is
+ *             said at once (before the summary) not to have exited, with
+ *             SIGTERM and SIGKILL to come, and ends by SIGTERM.
  *   table     after the recording, a table of the functions by own and
  *             total share, the spinning function first; -q prints nothing.
  *
@@ -155,6 +162,8 @@ START_TEST(test_output_refused)
 {
 	refused("/nonexistent/dir/x.svg", "-o in a missing directory");
 	refused("/tmp", "-o naming a directory");
+	refused("/proc/x.svg", "-o in /proc");
+	refused("/tmp/pystrobe-ux-x.png", "-o of an image");
 }
 END_TEST
 
@@ -187,6 +196,58 @@ END_TEST
 START_TEST(test_output_fallback)
 {
 	lands_in_tmpdir("-o /dev/full", NULL, (char *[]){ "-o", "/dev/full", NULL }, 1);
+}
+END_TEST
+
+/* Prints a line after each tenth of a second of spinning, ten times. */
+static const char say_code[] =
+	"import time\n"
+	"def spin_here():\n"
+	"    t = time.time()\n"
+	"    while time.time() - t < 0.1:\n"
+	"        pass\n"
+	"for i in range(10):\n"
+	"    spin_here()\n"
+	"    print('the program says', i, flush=True)\n";
+
+/* Whether every line of text is a collapsed stack: frames, a space, a
+ * count. */
+static bool all_collapsed(const char *text)
+{
+	const char *line = text;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n'), *sp;
+
+		if (!nl)
+			return false;
+		for (sp = nl; sp > line && sp[-1] >= '0' && sp[-1] <= '9'; sp--)
+			;
+		if (sp == nl || sp - line < 2 || sp[-1] != ' ')
+			return false;
+		line = nl + 1;
+	}
+	return true;
+}
+
+/* -o - with a launched program: stdout is the profile alone. */
+START_TEST(test_output_stdout)
+{
+	char dir[64];
+	struct run r;
+
+	fresh_dir(dir, sizeof(dir));
+	record_in(&r, NULL, dir, (char *[]){ "-o", "-", "-f", "collapsed", NULL }, say_code, dir);
+	assert_exit(&r, "-o -", 0);
+	ck_assert_msg(r.out[0] && all_collapsed(r.out), "-o -: stdout is not collapsed stacks "
+		      "alone: %.1000s", r.out);
+	ck_assert_msg(strstr(r.out, "spin_here ("), "-o -: the program's function is not in "
+		      "the profile: %.1000s", r.out);
+	ck_assert_msg(strstr(r.err, "the program says 0\n") &&
+		      strstr(r.err, "the program says 9\n"), "-o -: the program's output is "
+		      "not on stderr: %s", r.err);
+	run_free(&r);
+	rm_rf(dir);
 }
 END_TEST
 
@@ -510,24 +571,64 @@ static char *last_line(const char *s)
 	return strndup(p, n - (p - s));
 }
 
+/* record -d 1 -o DIR/p.txt of code, in a fresh dir (the caller rm_rf()s
+ * it): exit 0, first said before the summary, and the last line says
+ * last_says. */
+static void record_a_second(struct run *r, char *dir, size_t size, const char *code,
+			    const char *what, const char *first, const char *last_says)
+{
+	char out[128], *last;
+	const char *said, *wrote;
+
+	fresh_dir(dir, size);
+	snprintf(out, sizeof(out), "%s/p.txt", dir);
+	record_in(r, NULL, dir, (char *[]){ "-d", "1", "-o", out, NULL }, code, dir);
+	assert_exit(r, what, 0);
+	said = strstr(r->err, first);
+	wrote = strstr(r->err, "; wrote ");
+	ck_assert_msg(said && wrote && said < wrote, "%s: '%s' is not said before the summary: "
+		      "%s", what, first, r->err);
+	last = last_line(r->err);
+	ck_assert_msg(strstr(last, last_says), "%s: the last line does not say '%s': %s", what,
+		      last_says, r->err);
+	free(last);
+}
+
 START_TEST(test_ending_duration)
 {
-	char dir[64], out[128], *last;
-	const char *ki, *wrote;
+	char dir[64];
 	struct run r;
 
-	fresh_dir(dir, sizeof(dir));
-	snprintf(out, sizeof(out), "%s/p.txt", dir);
-	record_in(&r, NULL, dir, (char *[]){ "-d", "1", "-o", out, NULL }, printer_code, dir);
-	assert_exit(&r, "-d 1", 0);
-	ki = strstr(r.err, "KeyboardInterrupt");
-	wrote = strstr(r.err, "; wrote ");
-	ck_assert_msg(ki && wrote && ki < wrote, "-d 1: the program's last words do not come "
-		      "before the summary: %s", r.err);
-	last = last_line(r.err);
-	ck_assert_msg(strstr(last, "ended by SIGINT") && strstr(last, "-d 1"),
-		      "-d 1: the last line does not say how the program ended: %s", r.err);
-	free(last);
+	/* The program's last words come before the summary. */
+	record_a_second(&r, dir, sizeof(dir), printer_code, "-d 1", "KeyboardInterrupt",
+			"ended by SIGINT, sent by pystrobe at the end of -d 1");
+	ck_assert_msg(!strstr(r.err, "has not exited"), "-d 1: a wait was said of a program "
+		      "that ended at once: %s", r.err);
+	run_free(&r);
+	rm_rf(dir);
+}
+END_TEST
+
+/* Ignores SIGINT and spins for ever, once it has said it is up. */
+static const char deaf_code[] =
+	"import os, signal, sys\n"
+	"signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+	"open(os.path.join(sys.argv[-1], 'ran'), 'w').close()\n"
+	"def spin_here():\n"
+	"    while True:\n"
+	"        pass\n"
+	"spin_here()\n";
+
+/* The program does not end on SIGINT: what comes next is said at once,
+ * not after 5 silent seconds. */
+START_TEST(test_ending_ignored)
+{
+	char dir[64];
+	struct run r;
+
+	record_a_second(&r, dir, sizeof(dir), deaf_code, "ignoring SIGINT",
+			"has not exited 1 s after SIGINT: SIGTERM in 4 s, SIGKILL 2 s after "
+			"that\n", "ended by SIGTERM");
 	run_free(&r);
 	rm_rf(dir);
 }
@@ -581,14 +682,16 @@ int main(void)
 {
 	const struct test_group groups[] = {
 		{ "output", 120, 0, 1,
-		  { test_output_refused, test_output_default_tmpdir, test_output_fallback } },
+		  { test_output_refused, test_output_default_tmpdir, test_output_fallback,
+		    test_output_stdout } },
 		{ "counts", 120, 0, 1,
 		  { test_counts_one_vocabulary, test_counts_idle_hint,
 		    test_counts_subprocess_hint } },
 		{ "launcher", 120, 0, 1,
 		  { test_launcher_followed, test_launcher_pid, test_launcher_no_python } },
 		{ "table", 120, 0, 1, { test_table } },
-		{ "ending", 180, 0, 1, { test_ending_terminal, test_ending_duration } },
+		{ "ending", 180, 0, 1,
+		  { test_ending_terminal, test_ending_duration, test_ending_ignored } },
 	};
 	const struct test_group none[] = { { "interp", 0, 0, 1, { test_interp_chosen } } };
 	const struct test_interp *all;
