@@ -89,6 +89,7 @@ static const struct opt record_opts[] = {
 	  .help = "whole C++ names in flame graph labels and the table\n"
 		  "(default: without template arguments and parameters)" },
 	{ TARGET_OPT(BLOCKING) },
+	{ TARGET_OPT(NONBLOCKING) },
 	{ TARGET_OPT(NATIVE),
 	  .help = "C/C++ frames too, merged with the Python ones; all: also\n"
 		  "the interpreter's start-up below the first Python frame\n"

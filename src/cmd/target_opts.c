@@ -67,6 +67,10 @@ const struct opt target_options[TOPT_NR + 1] = {
 	[TOPT_GPU] = OPT_BOOL("gpu", 0, NULL, AT(gpu)),
 	[TOPT_BLOCKING] = OPT_BOOL("blocking", 0,
 		"pause the threads for each sample (exact stacks)", AT(so.blocking)),
+	/* py-spy's option, for its users' command lines: what we do anyway. */
+	[TOPT_NONBLOCKING] = OPT_BOOL("nonblocking", 0,
+		"the default: read without pausing the threads\n"
+		"(py-spy's option; --blocking pauses them)", AT(nonblocking)),
 	[TOPT_NATIVE] = OPT_CALL("native", 0, OPT_OPTIONAL_ARG, "all", NULL, native),
 	[TOPT_ASYNC] = OPT_CALL("async", 0, OPT_OPTIONAL_ARG, "all",
 		"asyncio tasks (3.11+): the running task's stack as\n"
@@ -101,6 +105,9 @@ int target_opts_finish(struct target_opts *t, const struct opt_table *tab, int a
 	    ((all_digits(argv[optind]) && optind + 1 == argc) ||
 	     (opt_value_of_previous(tab, argv, optind) && has_dashdash(argv + optind))))
 		return opt_usage_extra(tab, argv, optind, !t->pid);
+	if (t->nonblocking && t->so.blocking)
+		return usage_error(tab->cmd, "--nonblocking cannot be used with %s, which pauses the "
+				   "threads", t->so.native ? "--native" : "--blocking");
 	if (optind < argc)
 		t->command = argv + optind;
 	if (!!t->pid == !!t->command)

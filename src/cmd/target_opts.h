@@ -24,6 +24,7 @@ struct target_opts {
 	bool full_filenames;
 	bool full_names;	/* --full-names */
 	bool waits;		/* --waits: <wait:gpu> ... leaves (analysis/waitmark.h) */
+	bool nonblocking;	/* --nonblocking: py-spy's name for the default */
 	pid_t pid;
 	char **command;		/* argv after "--", in launch mode */
 };
@@ -41,6 +42,7 @@ enum {
 	TOPT_FULL_NAMES,
 	TOPT_GPU,
 	TOPT_BLOCKING,
+	TOPT_NONBLOCKING,
 	TOPT_NATIVE,
 	TOPT_ASYNC,
 	TOPT_NO_DEBUGINFOD,

@@ -302,6 +302,7 @@ static const struct opt top_opts[] = {
 	  .help = "whole C++ names (default: without template arguments\n"
 		  "and parameters)" },
 	{ TARGET_OPT(BLOCKING) },
+	{ TARGET_OPT(NONBLOCKING) },
 	{ TARGET_OPT(NATIVE),
 	  .help = "C/C++ functions too, merged with the Python ones; all:\n"
 		  "also the interpreter's start-up frames\n"

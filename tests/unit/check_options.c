@@ -7,7 +7,8 @@
  * names, their values, the column, continuation lines.  Every command's
  * table: names and letters once, help for each entry, a value named, and
  * -f's help naming exactly the formats the command writes (the format
- * table's .diff and .times_only).
+ * table's .diff and .times_only).  py-spy's --nonblocking, the default of
+ * record and top: taken, and refused beside --blocking or --native.
  */
 #include <check.h>
 #include <ctype.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/target_opts.h"
 #include "profile/output.h"
 #include "suite.h"
 #include "target.h"
@@ -284,6 +286,47 @@ START_TEST(test_format_help)
 }
 END_TEST
 
+/* --nonblocking, py-spy's name for what record and top do anyway: parsed
+ * into the shared options, nothing paused; with --blocking or --native
+ * (which pause) one line and exit 2. */
+START_TEST(test_nonblocking)
+{
+	const struct opt_table *both[] = { &record_options, &top_options };
+	char why[64];
+	struct run r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(both); i++) {
+		const struct opt_table *t = both[i];
+		/* Only the shared options are parsed: room for them is enough. */
+		char *dest = xcalloc(1, t->shared_at + sizeof(struct target_opts));
+		struct target_opts *o = (struct target_opts *)(dest + t->shared_at);
+		char *argv[] = { (char *)t->cmd, "--nonblocking", "--pid", "7", NULL };
+		int rc;
+
+		optind = 0;
+		rc = opt_parse(t, dest, 4, argv);
+		ck_assert_msg(rc == 0, "%s --nonblocking: %d", t->cmd, rc);
+		ck_assert_msg(target_opts_finish(o, t, 4, argv) == 0, "%s: refused", t->cmd);
+		ck_assert_msg(o->nonblocking && !o->so.blocking && o->pid == 7, "%s: not parsed",
+			      t->cmd);
+		free(dest);
+		ck_assert_int_eq(run_pystrobe(&r, t->cmd, "--nonblocking", "--blocking", "--pid",
+					      "1", NULL), 0);
+		ck_assert_msg(run_exit(&r) == 2 && run_one_error_line(&r) &&
+			      strstr(r.err, "--nonblocking cannot be used with --blocking"),
+			      "%s --nonblocking --blocking: %s: %s", t->cmd,
+			      run_describe(&r, why, sizeof(why)), r.err);
+		run_free(&r);
+		ck_assert_int_eq(run_pystrobe(&r, t->cmd, "--native", "--nonblocking", "--pid", "1",
+					      NULL), 0);
+		ck_assert_msg(run_exit(&r) == 2 && strstr(r.err, "with --native"),
+			      "%s --native --nonblocking: %s: %s", t->cmd,
+			      run_describe(&r, why, sizeof(why)), r.err);
+		run_free(&r);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("options");
@@ -294,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_tables);
 	tcase_add_test(tc, test_format_help);
+	tcase_add_test(tc, test_nonblocking);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
