@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -418,6 +419,23 @@ void child_describe_end(const struct child *ch, struct strbuf *sb)
 	} else {
 		sb_printf(sb, "exited with status %d", exit_status_of(ch->status));
 	}
+}
+
+bool child_ignores(const struct child *ch, int sig)
+{
+	char path[64], *text, *p;
+	unsigned long long mask;
+	bool ignores = false;
+
+	if (!ch->pid || ch->reaped)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)ch->pid);
+	text = read_file(path, NULL);
+	p = text ? strstr(text, "\nSigIgn:") : NULL;
+	if (p && sscanf(p + strlen("\nSigIgn:"), "%llx", &mask) == 1)
+		ignores = mask & (1ull << (sig - 1));
+	free(text);
+	return ignores;
 }
 
 void child_name(const struct child *ch, struct strbuf *sb)

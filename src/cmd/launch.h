@@ -94,6 +94,11 @@ void child_describe_end(const struct child *ch, struct strbuf *sb);
  * CHILD_INT_SAY_MS after SIGINT, a line on stderr says what comes next. */
 int child_finish(struct child *ch, bool stop);
 
+/* Whether the command (not what it started) ignores sig now (SIG_IGN, as
+ * /proc says): held the terminal, a Ctrl-C reaches it alone, and then
+ * nothing at all. */
+bool child_ignores(const struct child *ch, int sig);
+
 /* The command launched, quoted, in at most about 100 characters:
  * "'python3 train.py --epochs 3'". */
 void child_name(const struct child *ch, struct strbuf *sb);

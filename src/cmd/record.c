@@ -277,13 +277,17 @@ static bool lag_worth_telling(uint64_t lagged, uint64_t rounds, double max_lag_m
 static void show_status(void *arg, const struct sampler_status *st)
 {
 	struct record *r = arg;
+	char line[512], stop[64] = "Ctrl-C";
 
-	char line[512];
-
-	snprintf(line, sizeof(line), "pystrobe: %.1f s, %llu samples, %.1f Hz%s; Ctrl-C stops "
+	/* The program holds the terminal and ignores SIGINT: a Ctrl-C
+	 * reaches it alone, and does nothing. */
+	if (r->child.tty_fd >= 0 && !r->child.python_below && child_ignores(&r->child, SIGINT))
+		snprintf(stop, sizeof(stop), "the program ignores Ctrl-C: kill -INT %d",
+			 (int)getpid());
+	snprintf(line, sizeof(line), "pystrobe: %.1f s, %llu samples, %.1f Hz%s; %s stops "
 		 "and writes %s", st->elapsed_s, (unsigned long long)st->stacks, st->rate_hz,
 		 lag_worth_telling(st->lagged, st->rounds, st->max_lag_ms) ? ", falling behind" :
-		 "", out_path_name(r->path));
+		 "", stop, out_path_name(r->path));
 	statusline_show(&r->sl, line);
 }
 

@@ -31,7 +31,10 @@
  *             summary, and the last line says it ended by SIGINT after -d,
  *             with no word of waiting; a program that ignores SIGINT is
  *             said at once (before the summary) not to have exited, with
- *             SIGTERM and SIGKILL to come, and ends by SIGTERM.
+ *             SIGTERM and SIGKILL to come, and ends by SIGTERM.  In the
+ *             pane, such a program (Ctrl-C reaches it alone, and does
+ *             nothing) has the status line say "the program ignores
+ *             Ctrl-C: kill -INT PID"; that kill ends the run as above.
  *   table     after the recording, a table of the functions by own and
  *             total share, the spinning function first; -q prints nothing.
  *
@@ -41,6 +44,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,8 +478,8 @@ static const char printer_code[] =
 	"    i += 1\n"
 	"    print('step', i, flush=True)\n";
 
-/* The pane's screen once it shows needle (within ms), else NULL.  free()
- * it. */
+/* The pane's screen, wrapped lines joined (a line longer than the pane is
+ * one), once it shows needle (within ms), else NULL.  free() it. */
 static char *wait_screen(const char *sock, const char *needle, int ms)
 {
 	long long end = now_ms() + ms;
@@ -483,7 +487,7 @@ static char *wait_screen(const char *sock, const char *needle, int ms)
 	do {
 		char *out = NULL;
 
-		if (tmux_cmd(sock, &out, (char *[]){ "capture-pane", "-p", "-t", "ux", NULL }) == 0 &&
+		if (tmux_cmd(sock, &out, (char *[]){ "capture-pane", "-p", "-J", "-t", "ux", NULL }) == 0 &&
 		    out && strstr(out, needle))
 			return out;
 		free(out);
@@ -502,8 +506,19 @@ static bool line_starts(const char *s, const char *needle)
 	return p && (p == s || p[-1] == '\n');
 }
 
-/* The pane's command: record the printer, then say how pystrobe ended. */
-static char *pane_command(const char *dir)
+/* Ignores SIGINT and spins for ever, once it has said it is up. */
+static const char deaf_code[] =
+	"import os, signal, sys\n"
+	"signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+	"open(os.path.join(sys.argv[-1], 'ran'), 'w').close()\n"
+	"def spin_here():\n"
+	"    while True:\n"
+	"        pass\n"
+	"spin_here()\n";
+
+/* The pane's command: record code (its argument dir), then say how
+ * pystrobe ended. */
+static char *pane_command(const char *dir, const char *code)
 {
 	struct argv_buf a = { .n = 0 };
 	char *words, *cmd;
@@ -515,30 +530,50 @@ static char *pane_command(const char *dir)
 	arg(&a, "--");
 	arg_python(&a, chosen[0]);
 	arg(&a, "-c");
-	arg(&a, printer_code);
+	arg(&a, code);
+	arg(&a, dir);
 	words = shell_words(a.v);
 	ck_assert_int_ge(asprintf(&cmd, "cd %s && %s; echo EXIT=$?; sleep 60", dir, words), 0);
 	free(words);
 	return cmd;
 }
 
-START_TEST(test_ending_terminal)
+/* A tmux pane (its server at sock, in dir, fresh) that records code; false
+ * (a SKIP) without tmux.  end_pane() ends it. */
+static bool start_pane(char *dir, size_t dir_size, char *sock, size_t sock_size,
+		       const char *code)
 {
-	char dir[64], sock[96], *cmd, *s;
+	char *cmd;
 
 	if (system("tmux -V >/dev/null 2>&1") != 0) {
 		test_skip("tmux is missing: the terminal ending is not checked");
-		return;
+		return false;
 	}
-	fresh_dir(dir, sizeof(dir));
-	snprintf(sock, sizeof(sock), "%s/tmux", dir);
-	cmd = pane_command(dir);
+	fresh_dir(dir, dir_size);
+	snprintf(sock, sock_size, "%s/tmux", dir);
+	cmd = pane_command(dir, code);
 	/* Tall enough that the traceback, the top functions and the closing
 	 * lines all stay on the screen: a short pane scrolled the traceback's
 	 * first line away (seen under ASan, where more functions were listed). */
 	ck_assert_int_eq(tmux_cmd(sock, NULL, (char *[]){ "new-session", "-d", "-x", "120", "-y",
 							  "50", "-s", "ux", cmd, NULL }), 0);
 	test_used("tmux");
+	free(cmd);
+	return true;
+}
+
+static void end_pane(const char *dir, const char *sock)
+{
+	tmux_cmd(sock, NULL, (char *[]){ "kill-server", NULL });
+	rm_rf(dir);
+}
+
+START_TEST(test_ending_terminal)
+{
+	char dir[64], sock[96], *s;
+
+	if (!start_pane(dir, sizeof(dir), sock, sizeof(sock), printer_code))
+		return;
 	s = wait_screen(sock, "Ctrl-C stops and writes p.txt", RUN_TIMEOUT_MS);
 	ck_assert_msg(s, "no status line that says how to stop and where the file goes");
 	free(s);
@@ -552,9 +587,34 @@ START_TEST(test_ending_terminal)
 	ck_assert_msg(strstr(s, "ended by SIGINT"), "no line says how it ended: %s", s);
 	ck_assert_msg(exists_in(dir, "p.txt"), "no profile written: %s", s);
 	free(s);
-	tmux_cmd(sock, NULL, (char *[]){ "kill-server", NULL });
-	free(cmd);
-	rm_rf(dir);
+	end_pane(dir, sock);
+}
+END_TEST
+
+/* A program that ignores SIGINT, holding the terminal: Ctrl-C reaches it
+ * alone and does nothing, so the status line says how to stop pystrobe
+ * instead; stopped so, what comes next is said at once. */
+START_TEST(test_ending_terminal_ignored)
+{
+	static const char hint[] = "the program ignores Ctrl-C: kill -INT ";
+	char dir[64], sock[96], *s;
+	int pid;
+
+	if (!start_pane(dir, sizeof(dir), sock, sizeof(sock), deaf_code))
+		return;
+	s = wait_screen(sock, hint, RUN_TIMEOUT_MS);
+	ck_assert_msg(s, "the status line does not say the program ignores Ctrl-C");
+	pid = atoi(strstr(s, hint) + strlen(hint));
+	ck_assert_msg(pid > 0 && strstr(s, " stops and writes p.txt"), "%s", s);
+	free(s);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	s = wait_screen(sock, "EXIT=", RUN_TIMEOUT_MS);
+	ck_assert_msg(s, "pystrobe did not end after SIGINT");
+	ck_assert_msg(strstr(s, "has not exited 1 s after SIGINT") && strstr(s, "ended by SIGTERM"),
+		      "the wait and the end are not said: %s", s);
+	ck_assert_msg(exists_in(dir, "p.txt"), "no profile written: %s", s);
+	free(s);
+	end_pane(dir, sock);
 }
 END_TEST
 
@@ -608,16 +668,6 @@ START_TEST(test_ending_duration)
 	rm_rf(dir);
 }
 END_TEST
-
-/* Ignores SIGINT and spins for ever, once it has said it is up. */
-static const char deaf_code[] =
-	"import os, signal, sys\n"
-	"signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-	"open(os.path.join(sys.argv[-1], 'ran'), 'w').close()\n"
-	"def spin_here():\n"
-	"    while True:\n"
-	"        pass\n"
-	"spin_here()\n";
 
 /* The program does not end on SIGINT: what comes next is said at once,
  * not after 5 silent seconds. */
@@ -691,7 +741,8 @@ int main(void)
 		  { test_launcher_followed, test_launcher_pid, test_launcher_no_python } },
 		{ "table", 120, 0, 1, { test_table } },
 		{ "ending", 180, 0, 1,
-		  { test_ending_terminal, test_ending_duration, test_ending_ignored } },
+		  { test_ending_terminal, test_ending_terminal_ignored, test_ending_duration,
+		    test_ending_ignored } },
 	};
 	const struct test_group none[] = { { "interp", 0, 0, 1, { test_interp_chosen } } };
 	const struct test_interp *all;
