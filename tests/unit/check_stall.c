@@ -2,7 +2,8 @@
  * tables (src/analysis/waitclass.c), driven by made-up rounds: each kind of
  * stall is found once the threshold has passed and not before, and the
  * jobs that are no stall (a busy one, a slow step that moves, an idle
- * server, timed waits) are never reported. */
+ * server, timed waits) are never reported; and a sample's wait class for
+ * the flight recording (stall_sample_class()), on each branch. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -571,6 +572,151 @@ START_TEST(test_gone_threads)
 }
 END_TEST
 
+/* --- a sample's class, for the flight recording --------------------------- */
+
+/* A model with process 1300 seen at 1 s: its index. */
+static int sample_model(struct stall_model *m)
+{
+	model(m, false);
+	return stall_proc_seen(m, SEC, 1300, 1, -1, "python3 job.py");
+}
+
+/* A reading of thread tid at now: its state and the call it sits in. */
+static void reading(struct stall_model *m, int pi, pid_t tid, uint64_t now, char state,
+		    enum wait_class sys, bool timed)
+{
+	stall_thread_cpu(m, pi, tid, now, state, 0);
+	stall_thread_syscall(m, pi, tid, sys, timed);
+}
+
+/* Thread 1300, its frames naming no wait, sampled in `stack` at now. */
+static void plain(struct stall_model *m, int pi, uint64_t now, uint64_t stack)
+{
+	stall_thread_seen(m, pi, now, 1300, "t", stack, WC_NONE, "step (job.py:5)");
+}
+
+/* Thread 1300 in stack 1 since 1 s, read at 2 s, sampled there again:
+ * its sample's class. */
+static enum wait_class read_in_stack(struct stall_model *m, int pi, char state,
+				     enum wait_class sys, bool timed)
+{
+	plain(m, pi, SEC, 1);
+	reading(m, pi, 1300, 2 * SEC, state, sys, timed);
+	plain(m, pi, 2 * SEC + ROUND, 1);
+	return stall_sample_class(m, pi, 1300);
+}
+
+/* Frames that name a wait win over the system call, whatever it is (a
+ * data wait in an untimed futex, a sleep's frames in one), and over a
+ * reading that found the thread running or that came before its stack. */
+START_TEST(test_sample_frames_win)
+{
+	struct stall_model m;
+	int pi = sample_model(&m);
+
+	stall_thread_seen(&m, pi, SEC, 1300, "main", 1, WC_DATA, "_next_data (train.py:40)");
+	reading(&m, pi, 1300, 2 * SEC, 'S', WC_LOCK, false);
+	stall_thread_seen(&m, pi, 3 * SEC, 1300, "main", 1, WC_DATA, "_next_data (train.py:40)");
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_DATA);
+	stall_thread_seen(&m, pi, 4 * SEC, 1300, "main", 2, WC_SLEEP, "nap (job.py:3)");
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_SLEEP);
+	reading(&m, pi, 1300, 5 * SEC, 'R', WC_NONE, false);
+	stall_thread_seen(&m, pi, 6 * SEC, 1300, "main", 3, WC_LOCK, "Condition.wait (x.py:1)");
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_LOCK);
+	stall_release(&m);
+}
+END_TEST
+
+/* A thread whose frames name no wait, read not running since it entered
+ * its stack: the class of its system call.  A lock wait without timeout
+ * (lock.acquire() has no frame of the lock's), a timed sleep, I/O. */
+START_TEST(test_sample_syscall)
+{
+	static const struct { enum wait_class sys; bool timed; } calls[] = {
+		{ WC_LOCK, false }, { WC_SLEEP, true }, { WC_IO, false }, { WC_IO, true },
+	};
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		struct stall_model m;
+		int pi = sample_model(&m);
+
+		plain(&m, pi, SEC, 1);
+		/* Read at the very time it entered the stack: of that stack. */
+		reading(&m, pi, 1300, SEC, 'S', calls[i].sys, calls[i].timed);
+		ck_assert_int_eq(stall_sample_class(&m, pi, 1300), calls[i].sys);
+		plain(&m, pi, SEC + ROUND, 1);
+		ck_assert_int_eq(stall_sample_class(&m, pi, 1300), calls[i].sys);
+		stall_release(&m);
+	}
+}
+END_TEST
+
+/* A reading taken before the thread came to its stack is of another one:
+ * none until the next reading, then the call again. */
+START_TEST(test_sample_reading_before_stack)
+{
+	struct stall_model m;
+	int pi = sample_model(&m);
+
+	ck_assert_int_eq(read_in_stack(&m, pi, 'S', WC_LOCK, false), WC_LOCK);
+	plain(&m, pi, 3 * SEC - 1, 2);
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_NONE);
+	/* Back to its first stack: still a new stack since the reading. */
+	plain(&m, pi, 3 * SEC - 1 + ROUND / 2, 1);
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_NONE);
+	reading(&m, pi, 1300, 3 * SEC + ROUND, 'S', WC_IO, false);
+	plain(&m, pi, 4 * SEC, 1);
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_IO);
+	stall_release(&m);
+}
+END_TEST
+
+/* A thread never read, or its latest reading found running ('R') in
+ * whatever call, or in a lock wait with a timeout (the GIL's, or
+ * Event.wait(0.1) in a loop): none, until a reading finds it blocked in
+ * the call without timeout. */
+START_TEST(test_sample_not_waiting)
+{
+	static const struct { char state; enum wait_class sys; bool timed; } reads[] = {
+		{ 'R', WC_IO, false }, { 'R', WC_LOCK, false }, { 'S', WC_LOCK, true },
+	};
+
+	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+		struct stall_model m;
+		int pi = sample_model(&m);
+
+		plain(&m, pi, SEC, 1);
+		ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_NONE);
+		ck_assert_int_eq(read_in_stack(&m, pi, reads[i].state, reads[i].sys,
+					       reads[i].timed), WC_NONE);
+		reading(&m, pi, 1300, 3 * SEC, 'S', reads[i].sys, false);
+		ck_assert_int_eq(stall_sample_class(&m, pi, 1300), reads[i].sys);
+		stall_release(&m);
+	}
+}
+END_TEST
+
+/* A tid the process has no thread of (another process's, or gone): none. */
+START_TEST(test_sample_unknown_tid)
+{
+	struct stall_model m;
+	int pi = sample_model(&m), other;
+
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_NONE);
+	other = stall_proc_seen(&m, SEC, 1400, 1, -1, "python3 other.py");
+	stall_thread_seen(&m, other, SEC, 1401, "t", 1, WC_LOCK, "t1 (other.py:6)");
+	reading(&m, other, 1401, 2 * SEC, 'S', WC_LOCK, false);
+	ck_assert_int_eq(stall_sample_class(&m, other, 1401), WC_LOCK);
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1401), WC_NONE);
+	plain(&m, pi, 3 * SEC, 1);
+	stall_forget(&m, 3 * SEC + m.o.gone_ns + 1);
+	ck_assert_int_eq(m.np, 0);
+	pi = stall_proc_seen(&m, 6 * SEC, 1300, 1, -1, "python3 job.py");
+	ck_assert_int_eq(stall_sample_class(&m, pi, 1300), WC_NONE);
+	stall_release(&m);
+}
+END_TEST
+
 /* --- the tables ----------------------------------------------------------- */
 
 static enum wait_class classify(const struct pframe *f, uint32_t n, uint32_t *at)
@@ -673,6 +819,11 @@ int main(void)
 	tcase_add_test(tc, test_progress_overrides);
 	tcase_add_test(tc, test_moves_again);
 	tcase_add_test(tc, test_gone_threads);
+	tcase_add_test(tc, test_sample_frames_win);
+	tcase_add_test(tc, test_sample_syscall);
+	tcase_add_test(tc, test_sample_reading_before_stack);
+	tcase_add_test(tc, test_sample_not_waiting);
+	tcase_add_test(tc, test_sample_unknown_tid);
 	tcase_add_test(tc, test_frame_rules);
 	tcase_add_test(tc, test_syscall_rules);
 	suite_add_tcase(s, tc);
