@@ -380,6 +380,8 @@ static void profile_start(struct watch *w)
 
 static void stacks_forget(struct watch *w)
 {
+	if (!w->stacks)
+		return;	/* none yet: --pid of a launcher forgets before the first */
 	for (size_t i = 0; i < w->stacks_cap; i++)
 		free(w->stacks[i].where);
 	memset(w->stacks, 0, w->stacks_cap * sizeof(*w->stacks));
@@ -449,12 +451,14 @@ static int root_not_python(struct watch *w, int i)
 	fleet_close(probe);
 	if (rc == 0 || (exit_code(rc) == EXIT_NOT_PYTHON && follow_pid_below(w->roots[i], "watch")))
 		return 0;
-	if (exit_code(rc) == EXIT_NOT_PYTHON && is_launcher(w->roots[i], &comm)) {
-		errorf("watch: process %d (%s) runs no Python yet; watching for its Python "
-		       "children", (int)w->roots[i], comm);
+	if (exit_code(rc) == EXIT_NOT_PYTHON) {
+		w->launcher[i] = is_launcher(w->roots[i], &comm);
+		if (w->launcher[i])
+			errorf("watch: process %d (%s) runs no Python yet; watching for its "
+			       "Python children", (int)w->roots[i], comm);
 		free(comm);
-		w->launcher[i] = true;
-		return 0;
+		if (w->launcher[i])
+			return 0;
 	}
 	errorf("%s", err);
 	return rc;
