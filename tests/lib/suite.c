@@ -71,3 +71,8 @@ int run_groups(const char *name, const struct test_group *groups, size_t n, int 
 	}
 	return run_suite(s);
 }
+
+void fail_if_any(char *msg, const char *what)
+{
+	ck_assert_msg(!msg, "%s:\n%s", what, msg ? msg : "");
+}

@@ -22,6 +22,11 @@ void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * of what the suite covered. */
 void test_used(const char *tool);
 
+/* Fail the test with everything msg_add() collected in msg, under the
+ * heading what, if anything was: a test that checks many things reports
+ * them all at once rather than the first. */
+void fail_if_any(char *msg, const char *what);
+
 /* Run every test of s (and free it); the exit status for the test
  * driver. */
 int run_suite(Suite *s);

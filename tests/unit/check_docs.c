@@ -52,12 +52,6 @@ static const struct page {
 	{ "pystrobe-watch", "watch", &watch_options },
 };
 
-/* Fail with everything collected, if anything was. */
-static void fail_if_any(char *msg, const char *what)
-{
-	ck_assert_msg(!msg, "%s:\n%s", what, msg ? msg : "");
-}
-
 static char *page_path(const char *name)
 {
 	return xasprintf("%s/man/%s.1", test_srcdir(), name);

@@ -37,12 +37,6 @@ static const char *const layers[] = {
 	"cmd",
 };
 
-/* Fail with everything collected, if anything was. */
-static void fail_if_any(char *msg, const char *what)
-{
-	ck_assert_msg(!msg, "%s:\n%s", what, msg ? msg : "");
-}
-
 static int layer_of(const char *dir, size_t len)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(layers); i++)

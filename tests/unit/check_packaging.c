@@ -28,12 +28,6 @@
 #include "target.h"
 #include "util/util.h"
 
-/* Fail with everything collected, if anything was. */
-static void fail_if_any(char *msg, const char *what)
-{
-	ck_assert_msg(!msg, "%s:\n%s", what, msg ? msg : "");
-}
-
 /* --- (a) the packages: install-deps.sh, configure.ac, README ------------- */
 
 /* The words from p to the first stop character, space-separated (new). */
