@@ -118,7 +118,8 @@ static struct code_entry *entry_find(struct code_cache *cc, uint64_t code)
 uint32_t code_identity_span(const struct py_layout *L)
 {
 	uint32_t offs[] = { L->obj.ob_type, L->code.filename, L->code.name, L->code.qualname,
-			    L->code.linetable, L->code.firstlineno };
+			    L->code.linetable, L->code.firstlineno,
+			    L->lasti == LASTI_PTR ? L->o.ob_size : NONE };
 
 	return layout_span(offs, ARRAY_SIZE(offs));
 }
@@ -131,6 +132,7 @@ void code_identity_parse(const struct py_layout *L, const uint8_t *cb, struct co
 	id->name = field_u64(cb, L->code.qualname != NONE ? L->code.qualname : L->code.name);
 	id->linetable = field_u64(cb, L->code.linetable);
 	id->firstlineno = field_i32(cb, L->code.firstlineno);
+	id->units = L->lasti == LASTI_PTR ? (int64_t)field_u64(cb, L->o.ob_size) : -1;
 }
 
 int code_identity_read(struct mem *m, const struct py_layout *L, uint64_t code,
@@ -155,7 +157,18 @@ int code_identity_read(struct mem *m, const struct py_layout *L, uint64_t code,
 bool code_identity_same(const struct code_identity *a, const struct code_identity *b)
 {
 	return a->type == b->type && a->filename == b->filename && a->name == b->name &&
-	       a->linetable == b->linetable && a->firstlineno == b->firstlineno;
+	       a->linetable == b->linetable && a->firstlineno == b->firstlineno &&
+	       a->units == b->units;
+}
+
+bool code_offset_plausible(const struct py_layout *L, const struct code_identity *id,
+			   int64_t offset)
+{
+	if (L->lasti != LASTI_PTR)
+		return true;
+	if (id->units < 0 || offset >= 2 * id->units)
+		return false;
+	return offset >= (L->minor <= 12 ? -2 : 0);
 }
 
 int code_type_check(const struct pyctx *c, uint64_t *code_type, uint64_t code, uint64_t type)
@@ -337,10 +350,15 @@ int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint3
 	struct code_entry *e;
 	int rc;
 
+	int64_t offset;
+
 	if ((rc = entry_checked(cc, code, &e)) < 0)
 		return rc;
+	offset = frame_offset(cc, code, lasti);
+	if (!code_offset_plausible(cc->L, &e->id, offset))
+		return -ERANGE;
 	if (serial)
 		*serial = e->serial;
-	*frame_id = entry_frame_id(cc, e, entry_line(cc, e, frame_offset(cc, code, lasti)));
+	*frame_id = entry_frame_id(cc, e, entry_line(cc, e, offset));
 	return 0;
 }

@@ -30,6 +30,7 @@ struct code_cache;
 struct code_identity {
 	uint64_t type, filename, name, linetable;	/* name: the qualified one, 3.11+ */
 	int32_t firstlineno;
+	int64_t units;		/* 3.11+: its bytecode's length in code units */
 };
 
 /* How many bytes from a code object's start hold its identity: a reader
@@ -41,6 +42,19 @@ void code_identity_parse(const struct py_layout *L, const uint8_t *cb, struct co
 int code_identity_read(struct mem *m, const struct py_layout *L, uint64_t code,
 		       struct code_identity *id);
 bool code_identity_same(const struct code_identity *a, const struct code_identity *b);
+
+/* Can a frame running this code object be at byte `offset` of its
+ * bytecode (as frame_offset() computes it from the frame's lasti)?  A
+ * frame's code and its instruction pointer are written one after the
+ * other when a frame is pushed at an address another frame just left: a
+ * stack read in between pairs the new code with the old frame's pointer.
+ * The recheck cannot see it for the innermost frame, whose pointer moves
+ * with every instruction and so is not rechecked; this can, for 3.11+,
+ * where the pointer is an address and the code's length is known.  (3.11
+ * and 3.12 point one unit before the first instruction until a frame
+ * starts.) */
+bool code_offset_plausible(const struct py_layout *L, const struct code_identity *id,
+			   int64_t offset);
 
 /* Is the object at code, of the given type (its identity's), a code
  * object?  *code_type is PyCode_Type once learnt (0 before): from the
@@ -63,7 +77,8 @@ void code_cache_round(struct code_cache *cc);
 /* The profile frame id for a frame running `code` at `lasti` (as the frame
  * stores it), and (serial not NULL) the serial of the decode it came from.
  * Returns 0, or a negative errno when the code object cannot be read or is
- * not a code object. */
+ * not a code object, -ERANGE when lasti cannot be in it (a torn read:
+ * code_offset_plausible()). */
 int code_cache_frame(struct code_cache *cc, uint64_t code, uint64_t lasti, uint32_t *frame_id,
 		     uint64_t *serial);
 

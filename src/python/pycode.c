@@ -101,7 +101,7 @@ int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t frame,
 		offset = (int64_t)(lasti - (code + L->code.code_adaptive));
 		break;
 	}
-	pf->line = code_line(w, &id, offset);
+	pf->line = code_offset_plausible(L, &id, offset) ? code_line(w, &id, offset) : -1;
 	if (w->o->locals)
 		read_locals(w, cb, frame, pf);
 	return 0;

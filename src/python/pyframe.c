@@ -58,10 +58,13 @@ enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t fr
 			*rcp = rc;
 			return WALK_READ_ERROR;
 		}
-		/* 3.11/3.12: a frame pushed but not started yet is not shown
-		 * by the interpreter either. */
+		/* 3.11/3.12: a frame pushed but not started yet (one unit
+		 * before its first instruction) is not shown by the
+		 * interpreter either.  Any other pointer before its code is a
+		 * torn read, which the code cache refuses
+		 * (code_offset_plausible()): hiding the frame would pass it. */
 		if (L->lasti == LASTI_PTR && L->minor <= 12 &&
-		    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) < 0)
+		    (int64_t)(rf.lasti - (rf.code + L->code.code_adaptive)) == -2)
 			rf.code = 0;
 		if (rf.owner < L->frame.owner_shim && rf.code) {
 			if (*nframes >= max)

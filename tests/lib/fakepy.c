@@ -730,6 +730,9 @@ uint64_t fp_code(struct fakepy *fp, const struct fp_code_spec *s)
 	if (L->code.qualname != NONE)
 		fp_w64(fp, co + L->code.qualname, fp_str(fp, s->qualname ? s->qualname : s->name));
 	fp_w64(fp, co + L->code.linetable, line_table(fp, s));
+	/* 3.11+: the bytecode is inside the object, ob_size code units long. */
+	if (L->code.code_adaptive != NONE)
+		fp_w64(fp, co + L->o.ob_size, (uint64_t)s->ninstr);
 	free(names);
 	free(kinds);
 	return co;

@@ -54,6 +54,7 @@ struct look {
 
 struct torn_run {
 	uint64_t samples[2];	/* with caller(), spinner() */
+	uint64_t no_line;	/* with a frame of torn_calls.py at no line */
 	struct look before, after;
 	unsigned long long rounds, torn;
 	double elapsed;
@@ -86,6 +87,12 @@ static void tally(const char *text, struct torn_run *tr)
 			if (has_frame(f.stacks[i], prefix))
 				tr->samples[k] += f.counts[i];
 		}
+	/* Every instruction of the target's functions has a line: a frame
+	 * without one paired a function with another's instruction pointer
+	 * (a frame pushed where one had just returned, read half written). */
+	for (size_t i = 0; i < f.n; i++)
+		if (strstr(f.stacks[i], " (torn_calls.py)"))
+			tr->no_line += f.counts[i];
 	folded_free(&f);
 }
 
@@ -273,6 +280,9 @@ START_TEST(test_torn)
 	ck_assert_msg(cpu > 0 && tr.samples[0] && tr.samples[1], "%s: a thread is missing "
 		      "(caller %llu, spinner %llu samples; CPU share %.1f)", ti->label,
 		      (unsigned long long)tr.samples[0], (unsigned long long)tr.samples[1], cpu);
+	ck_assert_msg(!tr.no_line, "%s: %llu samples show a frame of torn_calls.py at no "
+		      "line: a torn frame was counted", ti->label,
+		      (unsigned long long)tr.no_line);
 	ck_assert_msg(off <= TOLERANCE, "%s: the caller has %.1f%% of the profile, %.1f%% of "
 		      "the CPU, %.1f%% of the runnable time: %.1f points off, at most %.1f "
 		      "allowed (%llu torn stacks)", ti->label, got, cpu, runnable, off, TOLERANCE,

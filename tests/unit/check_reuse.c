@@ -8,6 +8,7 @@
  * are checked against what the resolve gives.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,50 @@ START_TEST(test_not_code)
 }
 END_TEST
 
+/* A frame pushed where another just returned, read between the writes of
+ * its code and of its instruction pointer: the new code with a pointer
+ * into the old one's bytecode.  The recheck does not hold the innermost
+ * frame's pointer (it moves with every instruction), so the resolve must
+ * refuse the pair, as a torn stack to be read again, rather than show the
+ * function at no line (the old pointer past its code) or hide the frame
+ * (a pointer before its code looked like a frame not started).  3.11+
+ * only: before, a frame's lasti is an offset and its frame object its own. */
+START_TEST(test_torn_pointer)
+{
+	struct rig r;
+	uint64_t first[3];
+
+	rig_init(&r, _i);
+	if (r.L->lasti != LASTI_PTR) {
+		ck_assert_uint_eq(round_(&r), 0);
+		rig_done(&r);
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		first[i] = r.code[i] + r.L->code.code_adaptive;
+	round_(&r);
+	/* The inner frame's code is mid's, its pointer still in inner's
+	 * code: past mid's end if inner lies above, else before its start. */
+	fp_w64(r.fp, r.frame[2] + r.L->frame.code, r.code[1]);
+	fp_w64(r.fp, r.frame[2] + r.L->frame.lasti, first[2] + 2);
+	ck_assert_int_eq(resolve_round(&r), -ERANGE);
+	ck_assert_uint_eq(r.fr.n, 0);
+	fp_w64(r.fp, r.frame[2] + r.L->frame.code, r.code[2]);
+	fp_w64(r.fp, r.frame[2] + r.L->frame.lasti, first[1] + 2);
+	ck_assert_int_eq(resolve_round(&r), -ERANGE);
+	/* One past the last instruction, and well before the first. */
+	fp_w64(r.fp, r.frame[2] + r.L->frame.lasti, first[2] + 2 * 4);
+	ck_assert_int_eq(resolve_round(&r), -ERANGE);
+	fp_w64(r.fp, r.frame[2] + r.L->frame.lasti, first[2] - 4);
+	ck_assert_int_eq(resolve_round(&r), -ERANGE);
+	/* Its own last instruction is fine. */
+	fp_w64(r.fp, r.frame[2] + r.L->frame.lasti, first[2] + 2 * 3);
+	ck_assert_int_eq(resolve_round(&r), 0);
+	expect_stack(&r, "mid", 12, 23);
+	rig_done(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reuse");
@@ -250,6 +295,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_code_identity_changed, lo, hi);
 	tcase_add_loop_test(tc, test_frame_replaced, lo, hi);
 	tcase_add_loop_test(tc, test_not_code, lo, hi);
+	tcase_add_loop_test(tc, test_torn_pointer, lo, hi);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
