@@ -10,8 +10,10 @@
  * requires of a thread's X events, and a long-running function is one bar
  * rather than a thousand slivers.
  *
- * Runs closer than half a sampling interval are taken as continuous (the
- * sampler's clock jitters; profile.c merges runs with the same rule).  Across
+ * Runs closer than one and a half sampling intervals are taken as
+ * continuous (each round falls at a random instant of its interval, so
+ * rounds are up to two intervals apart; profile.c merges runs with the
+ * same rule).  Across
  * a longer gap every frame is closed.  Process and thread root frames are
  * left out: the tracks already are the process and the thread.
  *
@@ -300,7 +302,7 @@ static void step(struct ct *ct, const struct prun *r, uint64_t prev_end)
 	uint64_t closed = r->start_ns < prev_end ? r->start_ns : prev_end;
 	uint64_t opened = r->start_ns;
 
-	if (ct->nopen && r->start_ns <= prev_end + ct->p->interval_ns / 2)
+	if (ct->nopen && r->start_ns <= prev_end + ct->p->interval_ns + ct->p->interval_ns / 2)
 		keep = common_prefix(ct, n);
 	/* Then what opens starts a microsecond later. */
 	if (keep < n && to_us(opened) == to_us(closed) && closing_named(ct, keep, ct->frames[keep]))

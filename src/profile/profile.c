@@ -160,8 +160,14 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth
 }
 
 /* Extend the thread's latest run when this sample continues it, else start
- * a new one.  A gap longer than half an interval (a missed sample, a thread
- * that was idle and filtered out) ends a run. */
+ * a new one.  Each round falls at a random instant of its own interval
+ * (sample/fleet.h), so consecutive rounds are up to two intervals apart,
+ * and a round may be late: a run reaches an interval past its last sample,
+ * and a sample up to one and a half intervals after that continues it.  A
+ * longer gap (missed rounds, a thread that was idle and filtered out) ends
+ * a run.  A single round missed leaves a gap of one to three intervals, so
+ * the spread of instants hides most of them: a timeline's resolution is
+ * about two intervals. */
 static void add_run(struct profile *p, uint32_t thread, uint32_t stack, uint64_t t_ns,
 		    uint32_t weight)
 {
@@ -171,7 +177,7 @@ static void add_run(struct profile *p, uint32_t thread, uint32_t stack, uint64_t
 
 	if (t->last_run != NO_RUN) {
 		r = &p->runs[t->last_run];
-		if (r->stack == stack && t_ns <= r->end_ns + interval / 2) {
+		if (r->stack == stack && t_ns <= r->end_ns + interval + interval / 2) {
 			r->end_ns = t_ns + interval;
 			r->samples += weight;
 			return;

@@ -456,30 +456,34 @@ void fleet_start(struct fleet *f, struct fleet_clock *c)
 	set_slack(c->interval_ns);
 	c->suspend_seen = selfstop_total_ns();
 	c->start_ns = mono_ns();
-	c->deadline_ns = c->start_ns;
+	c->cell_ns = c->deadline_ns = c->start_ns;
+	rng_seed_auto(&c->rng);
 	if (f->so.duration_s > 0)
 		c->end_ns = c->start_ns + (uint64_t)(f->so.duration_s * 1e9);
 }
 
-/* After a round: the next deadline, one interval on.  Late but within an
- * interval, the next round starts at once (no sleep) and the clock catches
- * up; a whole interval or more behind, the missed rounds are skipped (and
- * counted) instead of fired in a burst, and the deadline stays on the grid
- * of intervals, so the rate asked for stays the rate aimed at. */
-static void advance(struct fleet_clock *c, uint64_t interval)
+/* After a round: the next cell, one interval on, and its instant (see
+ * fleet.h).  Late but within the next cell, or past its instant, the next
+ * round starts at once (no sleep); once the whole next cell is past, the
+ * cells missed are skipped (and counted) instead of fired in a burst, and
+ * the round is due in the cell now under way: one round per cell stays
+ * the rate aimed at.  The lag is the time since the first cell missed
+ * began, a whole interval or more, as on a grid of deadlines. */
+void fleet_clock_advance(struct fleet_clock *c, uint64_t now)
 {
-	uint64_t now = mono_ns(), missed;
+	uint64_t interval = c->interval_ns, missed;
 
 	c->rounds++;
-	c->deadline_ns += interval;
-	if (now >= c->deadline_ns + interval) {
+	c->cell_ns += interval;
+	if (interval && now >= c->cell_ns + interval) {
 		c->lagged++;
-		if (now - c->deadline_ns > c->max_lag_ns)
-			c->max_lag_ns = now - c->deadline_ns;
-		missed = (now - c->deadline_ns) / interval;
+		if (now - c->cell_ns > c->max_lag_ns)
+			c->max_lag_ns = now - c->cell_ns;
+		missed = (now - c->cell_ns) / interval;
 		c->skipped += missed;
-		c->deadline_ns += missed * interval;
+		c->cell_ns += missed * interval;
 	}
+	c->deadline_ns = c->cell_ns + rng_below(&c->rng, interval);
 	if (c->end_ns && c->deadline_ns > c->end_ns)
 		c->deadline_ns = c->end_ns;
 }
@@ -494,6 +498,7 @@ static void skip_stopped(struct fleet_clock *c)
 		return;
 	c->suspend_seen = total;
 	c->stopped_ns += d;
+	c->cell_ns += d;
 	c->deadline_ns += d;
 	if (c->end_ns)
 		c->end_ns += d;
@@ -514,6 +519,7 @@ static void first_round(struct fleet_clock *c, uint64_t began, uint64_t interval
 	if (took <= interval)
 		return;
 	c->startup_ns = took - interval;
+	c->cell_ns += c->startup_ns;
 	c->deadline_ns += c->startup_ns;
 	if (c->end_ns)
 		c->end_ns += c->startup_ns;
@@ -539,7 +545,7 @@ int fleet_step(struct fleet *f, struct fleet_clock *c)
 		return rc;
 	if (!c->rounds)
 		first_round(c, now, c->interval_ns);
-	advance(c, c->interval_ns);
+	fleet_clock_advance(c, mono_ns());
 	return FLEET_ROUND;
 }
 

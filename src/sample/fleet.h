@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "sample/sampler.h"
+#include "util/rng.h"
 
 #define FLEET_WALK_NS 50000000ull
 
@@ -41,10 +42,18 @@ int fleet_open(pid_t pid, const struct sampler_opts *so, const struct fleet_opts
 	       struct profile *p, struct fleet **out, char *err, size_t errlen);
 void fleet_close(struct fleet *f);
 
-/* The sampling loop's clock.  Rounds are due at absolute deadlines, one
- * interval apart, so a slow round does not shift the ones after it; a
- * round that ends a whole interval late skips the missed ones instead of
- * firing them in a burst, and counts as lagged.  fleet_run() drives a
+/* The sampling loop's clock.  Time is cut into cells one interval long
+ * from the start, and each round is due at an instant drawn uniformly
+ * within its own cell (the first at the start): a job's period, however
+ * it falls against the interval, cannot lock onto the instants (each is
+ * equally likely anywhere in its cell, and the cells tile time, so every
+ * instant of the job is as likely to be sampled as any other), and the
+ * rate is exact (one round per cell: rounds over any stretch of time are
+ * its length times the rate, give or take one).  Two rounds are 0 to 2
+ * intervals apart.  Deadlines are absolute, so a slow round does not
+ * shift the ones after it; a round that ends when the next round's whole
+ * cell is past skips the cells missed instead of firing them in a burst,
+ * and counts as lagged.  fleet_run() drives a
  * clock to the end; a caller with more to do between rounds (top reads
  * keys and redraws) drives its own with fleet_start(), fleet_step() and
  * fleet_due(), and gets the same rounds and walks of the tree. */
@@ -53,7 +62,8 @@ struct fleet_clock {
 	 * the fleet was opened with (the profile's copy drives nothing). */
 	uint64_t interval_ns;
 	uint64_t start_ns;	/* mono_ns() at fleet_start() */
-	uint64_t deadline_ns;	/* when the next round is due */
+	uint64_t cell_ns;	/* the start of the next round's cell */
+	uint64_t deadline_ns;	/* when the next round is due: in its cell */
 	uint64_t end_ns;	/* the end of the duration, or 0 */
 	uint64_t rounds;	/* rounds taken */
 	uint64_t lagged;	/* rounds that left it a whole interval behind */
@@ -68,6 +78,7 @@ struct fleet_clock {
 	/* The first round, beyond an interval: start-up (see fleet_step()),
 	 * as stopped_ns is. */
 	uint64_t startup_ns;
+	struct rng rng;		/* draws the instants, seeded at the start */
 };
 
 /* What fleet_step() did, when the target is still there. */
@@ -81,6 +92,11 @@ enum {
  * is made to fit its interval (fleet.c's set_slack()). */
 void fleet_start(struct fleet *f, struct fleet_clock *c);
 
+/* After a round that ended at now: the next cell and its instant, and
+ * lag and skipped cells when the next cell is already past.  fleet_step()
+ * calls it; apart from the clock for tests. */
+void fleet_clock_advance(struct fleet_clock *c, uint64_t now);
+
 /* Do what is due by now: a round, or with subprocesses a walk of the tree
  * between rounds.  Returns FLEET_WAIT, FLEET_ROUND or FLEET_OVER,
  * status_fail(EXIT_EXITED) once the target is gone, or without
@@ -91,7 +107,7 @@ int fleet_step(struct fleet *f, struct fleet_clock *c);
 /* When the next step is due, as mono_ns(): sleep or poll until then. */
 uint64_t fleet_due(const struct fleet *f, const struct fleet_clock *c);
 
-/* Sample at the fixed rate until *stop is set, the duration is over or
+/* Sample at the rate until *stop is set, the duration is over or
  * the target exits.  status() is called about four times a second when
  * not NULL. */
 void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,

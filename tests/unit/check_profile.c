@@ -366,6 +366,12 @@ START_TEST(test_runs_merge)
 	ck_assert_uint_eq(p.nruns, 1);
 	ck_assert_uint_eq(p.runs[0].end_ns, 64 * MS);
 	ck_assert_uint_eq(p.runs[0].samples, 6);
+	/* Rounds at random instants of their intervals are up to two
+	 * intervals apart, and may be late: two and a half, still the same
+	 * run. */
+	profile_add(&p, t, f, 2, 79 * MS, 1);
+	ck_assert_uint_eq(p.nruns, 1);
+	ck_assert_uint_eq(p.runs[0].samples, 7);
 	profile_free(&p);
 }
 END_TEST
@@ -388,10 +394,12 @@ START_TEST(test_runs_split)
 	profile_add(&p, t, f, 1, 20 * MS, 1);
 	/* Back to the first stack: a third run, not the first extended. */
 	profile_add(&p, t, f, 2, 30 * MS, 1);
-	/* A missed sample (gap of two intervals): a fourth. */
-	profile_add(&p, t, f, 2, 50 * MS, 1);
-	/* More than half an interval late: a fifth. */
-	profile_add(&p, t, f, 2, 66 * MS, 1);
+	/* Missed samples (a gap of more than two and a half intervals,
+	 * the most two rounds at random instants of their intervals and
+	 * late leave): a fourth. */
+	profile_add(&p, t, f, 2, 56 * MS, 1);
+	/* More than one and a half intervals past the run's end: a fifth. */
+	profile_add(&p, t, f, 2, 82 * MS, 1);
 	ck_assert_uint_eq(p.nruns, 5);
 
 	ck_assert_uint_eq(p.runs[0].stack, a);
@@ -404,9 +412,9 @@ START_TEST(test_runs_split)
 	ck_assert_uint_eq(p.runs[2].stack, a);
 	ck_assert_uint_eq(p.runs[2].start_ns, 30 * MS);
 	ck_assert_uint_eq(p.runs[2].end_ns, 40 * MS);
-	ck_assert_uint_eq(p.runs[3].start_ns, 50 * MS);
-	ck_assert_uint_eq(p.runs[4].start_ns, 66 * MS);
-	ck_assert_uint_eq(p.runs[4].end_ns, 76 * MS);
+	ck_assert_uint_eq(p.runs[3].start_ns, 56 * MS);
+	ck_assert_uint_eq(p.runs[4].start_ns, 82 * MS);
+	ck_assert_uint_eq(p.runs[4].end_ns, 92 * MS);
 	ck_assert_uint_eq(p.threads[t].last_run, 4);
 	ck_assert_uint_eq(p.stacks[a].count, 5);
 	ck_assert_uint_eq(p.stacks[b].count, 1);
@@ -458,11 +466,12 @@ START_TEST(test_runs_per_thread)
 	 * is a new run, t1's is not. */
 	profile_add(&p, t1, f, 1, 40 * MS, 1);
 	profile_add(&p, t1, f, 1, 50 * MS, 1);
-	profile_add(&p, t2, f, 1, 50 * MS, 1);
+	profile_add(&p, t1, f, 1, 60 * MS, 1);
+	profile_add(&p, t2, f, 1, 60 * MS, 1);
 	ck_assert_uint_eq(p.nruns, 3);
-	ck_assert_uint_eq(p.runs[0].samples, 6);
+	ck_assert_uint_eq(p.runs[0].samples, 7);
 	ck_assert_uint_eq(p.runs[2].thread, t2);
-	ck_assert_uint_eq(p.runs[2].start_ns, 50 * MS);
+	ck_assert_uint_eq(p.runs[2].start_ns, 60 * MS);
 	profile_free(&p);
 }
 END_TEST
