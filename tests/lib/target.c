@@ -208,17 +208,20 @@ int write_file(const char *path, const char *data, size_t len)
 	return ok ? 0 : -1;
 }
 
-/* The integer after "key": in a JSON text we wrote ourselves; -1 if absent. */
-static long json_int(const char *text, const char *key)
+double json_text_num(const char *text, const char *key)
 {
 	char pat[64];
 	const char *p;
 
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(text, pat);
-	if (!p)
-		return -1;
-	return strtol(p + strlen(pat), NULL, 10);
+	p = text ? strstr(text, pat) : NULL;
+	return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+/* The integer after "key": in a JSON text we wrote ourselves; -1 if absent. */
+static long json_int(const char *text, const char *key)
+{
+	return (long)json_text_num(text, key);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag,

@@ -84,6 +84,9 @@ double wall_s(void);
 /* The integer after "key": in the JSON file dir/name (the first one), or
  * -1 if there is none. */
 long json_file_int(const char *dir, const char *name, const char *key);
+/* The number after "key": in a JSON text we wrote ourselves (the first
+ * one; none in NULL), or -1 if there is none. */
+double json_text_num(const char *text, const char *key);
 
 /* The whole file, NUL-terminated ("" when empty), or NULL if it cannot be
  * opened.  free() it. */

@@ -14,13 +14,15 @@ the same phase of every step: busy always or never.
 
 It measures itself with time.perf_counter(): busy_s, the time spent
 inside busy() since the start, and wall_s, the time since the start, both
-from the same origin; and overruns, the steps whose busy part began after
-their sleep should have ended (the job was off its grid).  The share
-busy_s / wall_s is what a wall-clock profile (--idle) of the thread must
-give busy().  OUTDIR/truth.json comes after the first ten steps, then about
-every 0.1 s (pid, nthreads: 1, period_ms, busy_s, wall_s, steps, overruns),
-written in a step's sleep, outside busy(), to a temporary name
-and renamed, so a reader never sees half of one.
+from the same origin; late_s, how late its steps began in all (a sleep
+ends late by the timer slack and, on a loaded machine, the wait for a CPU:
+a sampler woken as late samples late too); and overruns, the steps that
+began only after they should have ended (the job was off its grid).  The
+share busy_s / wall_s is what a wall-clock profile (--idle) of the thread
+must give busy().  OUTDIR/truth.json comes after the first ten steps, then
+about every 0.1 s (pid, nthreads: 1, period_ms, busy_s, wall_s, steps,
+overruns, late_s), written in a step's sleep, outside busy(), to a
+temporary name and renamed, so a reader never sees half of one.
 """
 import json
 import os
@@ -47,7 +49,7 @@ def write_atomically(path, data):
 
 def run_steps(period, outdir):
     origin = clock()
-    busy_s = 0.0
+    busy_s = late_s = 0.0
     steps = overruns = 0
     next_write = origin + 0.1
     k = 0
@@ -60,6 +62,7 @@ def run_steps(period, outdir):
             overruns += 1
             k = int((began - origin) / period)
             continue
+        late_s += began - start
         busy(start + period / 3)
         busy_s += clock() - began
         steps += 1
@@ -69,7 +72,7 @@ def run_steps(period, outdir):
             write_atomically(os.path.join(outdir, "truth.json"), {
                 "pid": os.getpid(), "nthreads": 1, "period_ms": period * 1000,
                 "busy_s": busy_s, "wall_s": now - origin,
-                "steps": steps, "overruns": overruns,
+                "steps": steps, "overruns": overruns, "late_s": late_s,
             })
             next_write = now + 0.1
         left = origin + k * period - clock()
