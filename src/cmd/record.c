@@ -10,6 +10,7 @@
 #include "process/proc.h"
 #include "process/proctree.h"
 #include "process/selfstop.h"
+#include "profile/loss.h"
 #include "profile/profile.h"
 #include "profile/toplist.h"
 #include "python/pystack.h"
@@ -294,7 +295,7 @@ static void show_status(void *arg, const struct sampler_status *st)
 
 /* What became of the samples that were not recorded whole, in plain
  * words. */
-static void put_lost(struct strbuf *sb, const struct sampler_status *st)
+static void put_lost(struct strbuf *sb, const struct sampler_status *st, const struct profile *p)
 {
 	static const struct { const char *unit, *why; } lost[SERR_COUNT] = {
 		[SERR_TORN] = { "sample", "discarded: the stack changed while it was read" },
@@ -314,7 +315,9 @@ static void put_lost(struct strbuf *sb, const struct sampler_status *st)
 			  st->errors[i] == 1 ? "" : "s", lost[i].why);
 		any = true;
 	}
-	if (!any)
+	/* Samples counted without their native frames are no error, but
+	 * not whole either. */
+	if (!any && !profile_lost(p, PLOSS_LATE))
 		sb_puts(sb, ", no errors");
 	if (st->errors[SERR_GAP])
 		sb_printf(sb, ", %llu stacks with a %s", (unsigned long long)st->errors[SERR_GAP],
@@ -348,7 +351,37 @@ static void waits_summary(const struct record *r)
 	sb_release(&sb);
 }
 
-static void summary(struct record *r, const struct sampler_status *st, const char *path)
+/* With --native: the samples of threads the pause did not hold (not
+ * stopped within its bound, or started meanwhile), read running rather
+ * than left out, without their native frames.  (With --blocking alone
+ * such a sample is whole: nothing to tell.) */
+static void put_late(struct strbuf *sb, const struct record *r, const struct profile *p)
+{
+	uint64_t n = profile_lost(p, PLOSS_LATE);
+
+	if (n)
+		sb_printf(sb, ", %llu sample%s without native frames (%s: their thread did not "
+			  "stop within the bound and was read running; up to %d in a round)",
+			  (unsigned long long)n, n == 1 ? "" : "s", PLOSS_LATE_FRAME,
+			  r->counts.max_late);
+}
+
+/* A line for each thread that lost more than PLOSS_TELL_PCT of its
+ * samples of some kind: what the shares shown are worth. */
+static void loss_lines(const struct profile *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *line, *save = NULL;
+
+	profile_loss_lines(p, PLOSS_TELL_PCT, &sb);
+	for (line = sb.len ? strtok_r(sb.buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		errorf("%s", line);
+	sb_release(&sb);
+}
+
+static void summary(struct record *r, const struct sampler_status *st, const struct profile *p,
+		    const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -364,18 +397,14 @@ static void summary(struct record *r, const struct sampler_status *st, const cha
 	if (r->t.so.rate_hz > 0 && st->elapsed_s >= 1 &&
 	    (st->rounds + 1) / st->elapsed_s < 0.99 * r->t.so.rate_hz)
 		sb_printf(&sb, " of %.0f Hz asked", r->t.so.rate_hz);
-	put_lost(&sb, st);
+	put_lost(&sb, st, p);
 	if (r->counts.pauses)
 		sb_printf(&sb, ", target paused %.0f us per round (median %.0f us, p99 %.0f us, "
 			  "at most %.1f ms)", r->counts.pause_ns / 1e3 / r->counts.pauses,
 			  hist_quantile(&r->counts.pause_hist, 0.5) / 1e3,
 			  hist_quantile(&r->counts.pause_hist, 0.99) / 1e3,
 			  r->counts.max_pause_ns / 1e6);
-	if (r->counts.late)
-		sb_printf(&sb, ", late threads: %llu sample%s left out (a thread that did not "
-			  "stop within the bound; up to %d in a round)",
-			  (unsigned long long)r->counts.late, r->counts.late == 1 ? "" : "s",
-			  r->counts.max_late);
+	put_late(&sb, r, p);
 	put_lag(&sb, st);
 	if (path)
 		sb_printf(&sb, "; wrote %s", out_path_name(path));
@@ -385,6 +414,7 @@ static void summary(struct record *r, const struct sampler_status *st, const cha
 		sb_printf(&sb, "; the last merge error: %s", r->merge_error);
 	errorf("%s", sb.buf);
 	sb_release(&sb);
+	loss_lines(p);
 	waits_summary(r);
 	if (getenv("PYSTROBE_STATS"))
 		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
@@ -575,7 +605,7 @@ static int conclude(struct record *r, struct profile *p, const struct sampler_st
 		 * writes to the same terminal. */
 		toplist_print(p, TOPLIST_ROWS, r->oo.full_filenames, r->oo.full_names, "pystrobe: ",
 			      stderr);
-	summary(r, st, rc == 0 || written ? *path : NULL);
+	summary(r, st, p, rc == 0 || written ? *path : NULL);
 	gpu_summary(r);
 	hint(r, st);
 	say_end(r, st);

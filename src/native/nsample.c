@@ -4,6 +4,7 @@
 #include "python/locate.h"
 #include "native/mixed.h"
 #include "native/unwind.h"
+#include "profile/loss.h"
 #include "profile/profile.h"
 #include "python/pystack.h"
 #include "native/symstore.h"
@@ -536,6 +537,7 @@ unsigned nsample_finish(struct nsample *ns, uint64_t t_ns)
 
 		if (depth < 0) {
 			errors++;
+			profile_lose(ns->p, pd->pthread, PLOSS_MERGE);
 			profile_add(ns->p, pd->pthread, pd->stack, pd->depth, t_ns, 1);
 			continue;
 		}

@@ -27,6 +27,7 @@
  * each group in opening order, parents first.
  */
 #include "profile/output.h"
+#include "profile/loss.h"
 #include "util/json.h"
 #include "util/util.h"
 
@@ -358,6 +359,7 @@ static void group_runs(struct ct *ct)
 static void other_data(struct ct *ct, const struct out_opts *o)
 {
 	const struct profile *p = ct->p;
+	struct strbuf loss = STRBUF_INIT;
 	struct json j;
 
 	sb_puts(&ct->sb, "],\n\"otherData\":");
@@ -374,7 +376,10 @@ static void other_data(struct ct *ct, const struct out_opts *o)
 	json_kuint(&j, "duration_ns", p->duration_ns);
 	json_kuint(&j, "rate_hz", (uint64_t)(p->rate_hz + 0.5));
 	json_kuint(&j, "samples", p->samples);
+	if (profile_loss_note(p, &loss))
+		json_kstr(&j, "losses", loss.buf);
 	json_obj_end(&j);
+	sb_release(&loss);
 }
 
 int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o)

@@ -34,6 +34,7 @@
  * text content, and writes only text content, attributes and styles.
  */
 #include "profile/fg_script.h"
+#include "profile/loss.h"
 #include "profile/output.h"
 #include "profile/profile_read.h"
 #include "util/hashidx.h"
@@ -748,6 +749,18 @@ static void put_buttons(struct fg *g)
 		FG_WIDTH - FG_XPAD - 38, FG_BAR_Y, FG_WIDTH - FG_XPAD, FG_DETAILS_Y);
 }
 
+/* What the recording lost (profile/loss.h), after the subtitle's counts. */
+static void put_losses(FILE *f, const struct profile *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (profile_loss_note(p, &sb)) {
+		fputs("; ", f);
+		put_text(f, sb.buf);
+	}
+	sb_release(&sb);
+}
+
 static void put_head(struct fg *g, int height)
 {
 	const struct profile *p = g->p;
@@ -782,6 +795,7 @@ static void put_head(struct fg *g, int height)
 			(unsigned long long)g->total);
 		if (p->errors)
 			fprintf(f, ", %llu failed", (unsigned long long)p->errors);
+		put_losses(f, p);
 	}
 	fprintf(f, "</text>\n"
 		"<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",

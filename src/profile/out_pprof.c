@@ -38,6 +38,7 @@
  * invalid bytes as \xNN, backslashes doubled.
  */
 #include "profile/output.h"
+#include "profile/loss.h"
 #include "util/hashidx.h"
 #include "util/util.h"
 
@@ -424,7 +425,7 @@ static void value_type(struct pp *pp, struct strbuf *out, int field, const char 
 static void encode_profile(struct pp *pp, struct strbuf *out)
 {
 	const struct profile *p = pp->p;
-	struct strbuf samples = STRBUF_INIT, tail = STRBUF_INIT;
+	struct strbuf samples = STRBUF_INIT, tail = STRBUF_INIT, loss = STRBUF_INIT;
 	char *version = p->python_version ? xasprintf("Python %s", p->python_version) : NULL;
 	const char *time = p->wall ? "wall" : "cpu";
 	bool added;
@@ -442,6 +443,9 @@ static void encode_profile(struct pp *pp, struct strbuf *out)
 	pb_uint(&tail, PROFILE_COMMENT, str_id(pp, "pystrobe"));
 	pb_uint(&tail, PROFILE_COMMENT, str_id(pp, p->command));
 	pb_uint(&tail, PROFILE_COMMENT, str_id(pp, version));
+	/* What the recording lost (profile/loss.h): pprof -comments. */
+	if (profile_loss_note(p, &loss))
+		pb_uint(&tail, PROFILE_COMMENT, str_id(pp, loss.buf));
 	pb_uint(&tail, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(pp, time));
 
 	sb_add(out, samples.buf, samples.len);
@@ -452,6 +456,7 @@ static void encode_profile(struct pp *pp, struct strbuf *out)
 	sb_add(out, tail.buf, tail.len);
 	sb_release(&samples);
 	sb_release(&tail);
+	sb_release(&loss);
 	free(version);
 }
 

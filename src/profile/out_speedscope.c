@@ -14,6 +14,7 @@
  * profile already is one thread, named after it.
  */
 #include "profile/output.h"
+#include "profile/loss.h"
 #include "util/json.h"
 #include "util/util.h"
 
@@ -71,13 +72,22 @@ static void put_stack(struct ss *ss, const struct pstack *s, bool roots)
 	sb_putc(&ss->sb, ']');
 }
 
+/* The name speedscope shows above the view, with what the recording lost
+ * (profile/loss.h): speedscope has no other field it shows for a file. */
 static char *file_title(const struct profile *p, const struct out_opts *o)
 {
+	struct strbuf sb = STRBUF_INIT, note = STRBUF_INIT;
+
 	if (o->title)
-		return xstrdup(o->title);
-	if (p->command)
-		return xasprintf("%s (pid %d)", p->command, (int)p->pid);
-	return xasprintf("pid %d", (int)p->pid);
+		sb_puts(&sb, o->title);
+	else if (p->command)
+		sb_printf(&sb, "%s (pid %d)", p->command, (int)p->pid);
+	else
+		sb_printf(&sb, "pid %d", (int)p->pid);
+	if (profile_loss_note(p, &note))
+		sb_printf(&sb, " [%s]", note.buf);
+	sb_release(&note);
+	return sb_detach(&sb);
 }
 
 static bool many_processes(const struct profile *p)

@@ -130,6 +130,8 @@ uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *nam
 	t->name = name ? xstrdup(name) : NULL;
 	t->last_run = NO_RUN;
 	t->idle = false;
+	t->samples = 0;
+	memset(t->loss, 0, sizeof(t->loss));
 	return p->nthreads++;
 }
 
@@ -208,6 +210,7 @@ void profile_add(struct profile *p, uint32_t thread, const uint32_t *frames,
 	p->samples += weight;
 	if (thread >= p->nthreads)
 		return;
+	p->threads[thread].samples += weight;
 	if (p->observe)
 		p->observe(p->observe_arg, thread, id, t_ns);
 	/* Without runs, which thread saw the stack how often is kept per

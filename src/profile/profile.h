@@ -50,11 +50,22 @@ struct pstack {
 	uint64_t count;		/* samples */
 };
 
+/* Why a thread's sample was lost, or counted without part of its stack
+ * (profile/loss.h says what each means for the shares). */
+enum ploss {
+	PLOSS_TORN,		/* lost: its stack changed while it was read, re-reads too */
+	PLOSS_LATE,		/* counted without native frames: not stopped in time */
+	PLOSS_MERGE,		/* counted with Python frames only: the native stack did not fit */
+	PLOSS_COUNT,
+};
+
 struct pthread_info {
 	pid_t pid, tid;
 	char *name;		/* thread name, or NULL */
 	uint32_t last_run;	/* index of its latest run, or UINT32_MAX */
 	bool idle;		/* its latest sample was taken while it did not run */
+	uint64_t samples;	/* counted (profile_add()) */
+	uint64_t loss[PLOSS_COUNT];	/* by why: profile_lose() */
 };
 
 /* A run of consecutive samples of one thread with the same stack. */

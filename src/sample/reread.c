@@ -7,6 +7,7 @@
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
 #include "process/mem.h"
+#include "profile/loss.h"
 #include "util/util.h"
 
 /* A stack that fails its recheck is read again at once, from fresh
@@ -78,6 +79,9 @@ void count_held(struct sampler *s, uint64_t t_ns)
 		if (tries == TORN_RETRIES || s->held.rc.overflow != UINT32_MAX ||
 		    !retry_time_left(s)) {
 			s->count.errors[SERR_TORN] += s->held.nredo;
+			for (size_t i = 0; i < s->held.nredo; i++)
+				profile_lose(s->p, s->threads.v[s->held.redo[i].thread].pthread,
+					     PLOSS_TORN);
 			break;
 		}
 		reread_torn(s, t_ns);

@@ -64,7 +64,8 @@ static void record_stills(struct sampler *s, int n, uint64_t t_ns)
 
 /* After the pause: a thread left running as still that ran during the
  * round may have moved while its stack was read; that stack is not
- * counted (it is late), and the thread is stopped again next round. */
+ * counted: the thread is late, read again running (record_late()), and
+ * stopped again next round. */
 static void confirm_still(struct sampler *s)
 {
 	for (int i = 0; i < s->threads.n; i++) {
@@ -83,7 +84,7 @@ static void confirm_still(struct sampler *s)
 		if (nsample_drop_still(s->ns, t->tid)) {
 			s->count.stacks--;
 			s->count.still_stacks--;
-			s->count.late++;
+			t->late = true;
 		}
 	}
 }
@@ -161,22 +162,42 @@ int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns)
 	return 0;
 }
 
+/* The stacks of the late threads of this round's ts[0..n) (sampler.c's
+ * wanted ones the pause did not hold, and confirm_still()'s), read with
+ * them running, held for the recheck as without --blocking.  Returns
+ * whether there was any. */
+static bool record_late(struct sampler *s, int n, uint64_t t_ns)
+{
+	bool any = false;
+
+	for (int i = 0; i < n; i++) {
+		struct sthread *t = thread_of(s, i);
+
+		if (!t || !t->late)
+			continue;
+		any = true;
+		t->late_base = s->p->threads[t->pthread].samples;
+		record_thread(s, t, &s->ts[i], t_ns);
+	}
+	return any;
+}
+
 /* Let the target go, then do what could wait: the stacks of the threads
- * left running as still (of this round's ts[0..n)), and the native merge. */
-void release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns)
+ * left running as still (of this round's ts[0..n)), those of the late
+ * ones, and the native merge. */
+bool release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns)
 {
 	uint64_t ns;
+	bool late;
 
 	if (!s->o.blocking)
-		return;
-	s->count.late += pause->nlate;
-	if (pause->nlate > s->count.max_late)
-		s->count.max_late = pause->nlate;
+		return false;
 	pause_release(pause);
 	if (s->ns) {
 		record_stills(s, n, t_ns);
 		confirm_still(s);
 	}
+	late = record_late(s, n, t_ns);
 	/* A round that seized no thread (all asleep, left running) held
 	 * nothing: its pause is 0, not the time spent looking. */
 	ns = pause->began_ns ? pause->released_ns - pause->began_ns : 0;
@@ -190,6 +211,7 @@ void release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns)
 		s->count.errors[SERR_SYMBOLS] = nsample_symbol_errors(s->ns);
 		s->count.errors[SERR_GAP] = nsample_gaps(s->ns);
 	}
+	return late;
 }
 
 void pausing_release(struct pausing *pz)

@@ -13,6 +13,7 @@
 #include "python/pystack.h"
 #include "python/recheck.h"
 #include "native/nsample.h"
+#include "profile/loss.h"
 #include "process/mem.h"
 #include "util/util.h"
 
@@ -38,7 +39,7 @@ static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t last
 {
 	struct sampler *s = arg;
 
-	if (!s->o.blocking) {
+	if (s->walk.live) {
 		const struct py_layout *L = &s->pi.layout;
 
 		recheck_skipped(s, s->walk.link, frame);
@@ -105,7 +106,7 @@ static enum walk_end walk_parts(struct sampler *s, const struct sthread *t,
 
 		if (ts[p].frame_err < 0)
 			return WALK_READ_ERROR;
-		if (!s->o.blocking)
+		if (s->walk.live)
 			recheck_tstate(s, p ? NULL : t, &ts[p]);
 		if (!ts[p].frame)
 			continue;
@@ -116,7 +117,7 @@ static enum walk_end walk_parts(struct sampler *s, const struct sthread *t,
 				   &n, &rc);
 		/* The frames after the outermost shown: had a shim's back
 		 * pointer been read as the end, outer frames would be lost. */
-		if (end == WALK_DONE && !s->o.blocking)
+		if (end == WALK_DONE && s->walk.live)
 			recheck_skipped(s, s->walk.link, 0);
 	}
 	return end;
@@ -205,13 +206,15 @@ static struct redo who(const struct sampler *s, const struct sthread *t,
 bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		   uint64_t t_ns)
 {
-	uint32_t stack[PYSTACK_MAX_DEPTH + ASYNCIO_CHAIN_MAX + 4];
+	uint32_t stack[PYSTACK_MAX_DEPTH + ASYNCIO_CHAIN_MAX + 5];
 	uint32_t depth = 0, nhead;
 	size_t words = s->held.rc.n;
 	enum walk_end end;
 	int outer;
 
 	s->walk.owner = (uint32_t)s->held.npend;
+	/* Not stopped by the pause: read as without one (sampler_int.h). */
+	s->walk.live = !s->o.blocking || t->late;
 	/* For --waits: running, or waiting without a class of its own. */
 	s->p->threads[t->pthread].idle = t->state && t->state != 'R';
 	if (unchanged(s, t, ts)) {
@@ -226,11 +229,12 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 		 * torn too (a frame freed, a chain changed under it): it is
 		 * read again as a torn stack is, and counted if it stays
 		 * so. */
-		if (!s->o.blocking) {
+		if (s->walk.live) {
 			held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0);
 			return true;
 		}
 		s->count.errors[SERR_TORN]++;
+		profile_lose(s->p, t->pthread, PLOSS_TORN);
 		return false;
 	}
 	/* A thread with no Python frame (starting, or only in C) adds nothing. */
@@ -248,11 +252,15 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 		stack[depth++] = s->truncated_marker;
 	for (int i = outer; i >= 0; i--)
 		stack[depth++] = s->walk.frames[i];
-	/* With --native the collector's own C functions show instead. */
-	if (!s->ns && collecting(ts))
+	/* With --native the collector's own C functions show instead, but
+	 * for a late thread, whose native frames are not read: a marker
+	 * says so, which holds the share they would have had. */
+	if ((!s->ns || t->late) && collecting(ts))
 		stack[depth++] = s->gc_frame;
+	if (s->ns && t->late)
+		stack[depth++] = s->late_marker;
 	/* Counted once the threads run again: see nsample.h. */
-	if (s->ns) {
+	if (s->ns && !t->late) {
 		s->count.stacks++;
 		if (t->still) {
 			s->count.still_stacks++;
@@ -264,7 +272,7 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 		}
 		return false;
 	}
-	if (!s->o.blocking) {
+	if (s->walk.live) {
 		held_add(&s->held, t->pthread, who(s, t, ts), stack, depth);
 		return true;
 	}
@@ -275,6 +283,7 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 
 void warm_stack(struct sampler *s, struct sthread *t, const struct py_tstate *ts)
 {
+	s->walk.live = false;
 	resolve_frames(s, t, walk_parts(s, t, ts));
 	t->reuse.n = 0;
 	t->last_read.valid = false;

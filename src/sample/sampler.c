@@ -16,6 +16,7 @@
 #include "process/nsmap.h"
 #include "process/pause.h"
 #include "process/proc.h"
+#include "profile/loss.h"
 #include "sample/taskids.h"
 #include "util/util.h"
 
@@ -92,6 +93,8 @@ int sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
 	/* A function of its own (no file), so that top has a row for it. */
 	s->gc_frame = profile_frame(p, &(struct pframe){ PF_PYTHON, "<gc>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
+	s->late_marker = profile_frame(p, &(struct pframe){ PF_MARKER, PLOSS_LATE_FRAME, NULL, -1,
+							    -1 });
 	if (o->native)
 		s->ns = nsample_open(pid, &s->pi, p, o->by_function, o->native_startup,
 				     !o->no_debuginfod, s->truncated_marker);
@@ -120,17 +123,9 @@ void sampler_close(struct sampler *s)
 
 /* --- one sample ----------------------------------------------------------- */
 
-static bool wanted(const struct sampler *s, const struct sthread *t, const struct pause *pause,
-		   bool gil)
+static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
 {
 	if (s->o.gil_only && !gil)
-		return false;
-	/* A thread the pause left running (see sample_pause.c's
-	 * leave_running()), or one started by such a thread after the pause's
-	 * last listing, is not read as if it held still: --native could not
-	 * unwind it either.  (A still one is read after the pause:
-	 * record_stills().) */
-	if (s->o.blocking && !pause_holds(pause, t->tid))
 		return false;
 	/* A thread seen for the first time has no state read before the
 	 * pause: count it rather than guess it idle. */
@@ -243,6 +238,37 @@ static void warm_up(struct sampler *s, uint64_t t_ns)
 	s->warm = true;
 }
 
+/* A thread the pause did not stop in time, or one started by a thread it
+ * left running after its last listing, is not read as if it held still
+ * (--native could not unwind it either): rather than left out, it is read
+ * running once the pause is over (release()), as without --blocking.  (A
+ * still one is read after the pause too: record_stills().)  Those stacks
+ * are proved here as without a pause, and counted.  With --native each
+ * one counted lacks its native frames (PLOSS_LATE_FRAME holds their
+ * place), a loss of its thread's. */
+static void count_late(struct sampler *s, uint64_t t_ns)
+{
+	int n = 0;
+
+	count_held(s, t_ns);
+	for (int i = 0; i < s->threads.n; i++) {
+		struct sthread *t = &s->threads.v[i];
+
+		if (!t->late)
+			continue;
+		t->late = false;
+		if (s->p->threads[t->pthread].samples == t->late_base)
+			continue;
+		if (s->ns) {
+			n++;
+			profile_lose(s->p, t->pthread, PLOSS_LATE);
+		}
+	}
+	s->count.late += n;
+	if (n > s->count.max_late)
+		s->count.max_late = n;
+}
+
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
@@ -307,13 +333,19 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			s->count.checked++;
 			s->count.active += !t->state || t->state == 'R';
 		}
-		if (!t->still && !t->id_unproven && wanted(s, t, &pause, holds_gil(&s->ts[i])))
+		if (t->still || t->id_unproven || !wanted(s, t, holds_gil(&s->ts[i])))
+			continue;
+		/* Not held by the pause: read after it (count_late()). */
+		if (s->o.blocking && !pause_holds(&pause, t->tid))
+			t->late = true;
+		else
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
 	if (!s->o.blocking)
 		count_held(s, t_ns);
 	record_pending(s, n, t_ns);
-	release(s, &pause, n, t_ns);
+	if (release(s, &pause, n, t_ns))
+		count_late(s, t_ns);
 	drop_gone(s);
 	refresh_names(s, t_ns);
 	return 0;

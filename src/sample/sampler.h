@@ -108,8 +108,9 @@ struct sampler_counts {
 	uint64_t pause_ns;		/* ... and how long it was stopped in all */
 	uint64_t max_pause_ns;		/* ... and at most */
 	struct hist pause_hist;		/* ... each pause, in ns */
-	uint64_t late;			/* threads left out of a paused round for
-					 * not stopping in time, summed */
+	uint64_t late;			/* with --native, samples of threads not
+					 * stopped in time, read running and
+					 * counted without native frames */
 	int max_late;			/* ... and at most in one round */
 };
 void sampler_counts(const struct sampler *s, struct sampler_counts *c);

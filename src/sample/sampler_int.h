@@ -79,6 +79,12 @@ struct sthread {
 	 * still_thread(). */
 	bool still;
 	bool still_proved;	/* since the run counts below were read */
+	/* With --blocking, wanted this round but not held by its pause (not
+	 * stopped in time, or started since its listing): read running once
+	 * the pause is over, as without --blocking (sample_pause.c's
+	 * record_late()). */
+	bool late;
+	uint64_t late_base;	/* its profile thread's samples before that read */
 	uint64_t still_run_ns, still_runs;
 	int sched_fd;		/* its /proc schedstat: -1 not opened yet, -2 cannot */
 	/* Where its last proved stack (reuse) was read from: see
@@ -193,6 +199,7 @@ struct stack_walk {
 	struct reuse_frame raw[PYSTACK_MAX_DEPTH];	/* the frames as read */
 	int nframes;
 	uint32_t owner;		/* the held stack it will be */
+	bool live;		/* of a running thread: proved by the recheck */
 	uint64_t link;		/* where the walk came from: see collect_frame() */
 };
 
@@ -217,8 +224,10 @@ struct pausing {
  * Returns 0, -1 when they could not be stopped (counted), or
  * status_fail(EXIT_EXITED). */
 int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns);
-/* Let the target go, then do what could wait (of this round's ts[0..n)). */
-void release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns);
+/* Let the target go, then do what could wait (of this round's ts[0..n)),
+ * the late threads' stacks held for count_held().  Returns whether any
+ * was. */
+bool release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns);
 void pausing_release(struct pausing *pz);
 
 /* --- reread.c ------------------------------------------------------------- */
@@ -240,6 +249,7 @@ struct sampler {
 	/* Frames of its own in the profile. */
 	uint32_t truncated_marker;	/* "<truncated>" */
 	uint32_t gc_frame;		/* "<gc>", the collector running */
+	uint32_t late_marker;		/* PLOSS_LATE_FRAME, with --native */
 	uint32_t proc_root;		/* root frame naming the process, or NO_FRAME */
 	bool warm;			/* warm_up() done */
 	uint64_t states_at_ns;		/* when the states were last read, + 1 */

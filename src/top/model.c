@@ -494,6 +494,7 @@ static void figures(struct top_model *m, const struct top_tick *t)
 	st->active_pct = c->checked > b->checked ?
 		pct(c->active - b->active, c->checked - b->checked) : -1;
 	st->error_pct = errors + stacks ? pct(errors, errors + stacks) : rounds ? 0 : -1;
+	st->late_pct = stacks ? pct(c->late - b->late, stacks) : 0;
 	st->nthreads = c->nthreads;
 	st->nprocs = t->nprocs;
 }

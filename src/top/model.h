@@ -57,6 +57,9 @@ struct top_stats {
 	uint64_t lagged;	/* rounds in it that started late */
 	double max_lag_ms;
 	double error_pct, gil_pct, active_pct;	/* < 0: nothing to tell */
+	/* Samples counted without native frames, their thread not stopped
+	 * in time (--native): of those of the interval, 0 for none. */
+	double late_pct;
 	int nthreads;
 	int nprocs;		/* processes sampled now */
 };

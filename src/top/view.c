@@ -172,6 +172,8 @@ static void stats_line(const struct top_model *m, struct strbuf *sb)
 		  st->nthreads, st->nthreads == 1 ? "" : "s");
 	if (m->subprocesses)
 		sb_printf(sb, ", %d process%s", st->nprocs, st->nprocs == 1 ? "" : "es");
+	if (st->late_pct > 0)
+		sb_printf(sb, ", %.1f%% without native frames (not stopped in time)", st->late_pct);
 	if (st->lagged)
 		sb_printf(sb, ", %llu round%s late (up to %.1f ms)", (unsigned long long)st->lagged,
 			  st->lagged == 1 ? "" : "s", st->max_lag_ms);
@@ -345,7 +347,7 @@ static void draw_target(const struct top_view *v, const struct top_model *m)
 /* 1: sampling (fits in 80 columns). */
 static void draw_sampling(const struct top_view *v, const struct top_stats *st)
 {
-	char buf[96], el[32], e[16], g[16], a[16];
+	char buf[96], el[32], e[48], g[16], a[16];
 	int x;
 
 	fmt_elapsed(el, sizeof(el), st->elapsed_s);
@@ -353,6 +355,9 @@ static void draw_sampling(const struct top_view *v, const struct top_stats *st)
 		 rate_hz(st));
 	x = label_value(v, 1, 0, "Samples: ", buf);
 	fmt_pct(e, sizeof(e), st->error_pct);
+	/* Not errors, but samples without their native part. */
+	if (st->late_pct > 0)
+		snprintf(e + strlen(e), sizeof(e) - strlen(e), " +%.1f%% late", st->late_pct);
 	x = label_value(v, 1, x, "Errors: ", e);
 	fmt_pct(g, sizeof(g), st->gil_pct);
 	x = label_value(v, 1, x, "GIL: ", g);

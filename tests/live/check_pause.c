@@ -357,9 +357,9 @@ START_TEST(test_late_thread)
 	char why[256], script[PATH_MAX], spid[16], out[PATH_MAX + 16], path[PATH_MAX + 16];
 	char *profile = NULL, *log = NULL, st;
 	long long a0, a1, b0, b1, c0, c1;
-	unsigned long long late = 0, samples = 0, rounds = 0;
+	unsigned long long samples = 0, rounds = 0;
 	double quiet, profiled, gap, quiet_gap, after_gap;
-	const char *sum, *p;
+	const char *sum;
 	long stuck, worker;
 	struct target t;
 	struct run r;
@@ -390,9 +390,8 @@ START_TEST(test_late_thread)
 	ck_assert_msg(run_exit(&r) == 0 && sum, "record: %s", r.err ? r.err : "");
 	printf("pause: %s\n", sum);
 	ck_assert_int_eq(sscanf(sum, "pystrobe: %llu samples from %llu rounds", &samples, &rounds), 2);
-	p = strstr(sum, "late threads: ");
-	ck_assert_msg(p && sscanf(p, "late threads: %llu", &late) == 1 && late > 0,
-		      "no late thread counted: %s", sum);
+	/* Whole stacks read running: no part of them missing. */
+	ck_assert_msg(!strstr(sum, "without native frames"), "%s", sum);
 	ck_assert_msg(log && profile, "no progress log or profile");
 	quiet = (count_at(log, a1) - count_at(log, a0) + count_at(log, c1) - count_at(log, c0)) /
 		((a1 - a0 + c1 - c0) / 1e9);
@@ -406,20 +405,110 @@ START_TEST(test_late_thread)
 	worker = samples_in(profile, "work (");
 	printf("pause: %s: the worker's pace profiled %.0f/s, unprofiled %.0f/s (%.0f%%), longest "
 	       "gap in its log %.1f ms (unprofiled %.1f ms); samples: in_vfork %ld, the worker %ld, "
-	       "of %llu rounds; %llu late\n", ti->label, profiled, quiet, 100 * profiled / quiet,
-	       gap, quiet_gap, stuck, worker, rounds, late);
+	       "of %llu rounds\n", ti->label, profiled, quiet, 100 * profiled / quiet,
+	       gap, quiet_gap, stuck, worker, rounds);
 	ck_assert_msg(gap < quiet_gap + MAX_GAP_MS,
 		      "the worker was held %.1f ms at once (unprofiled, its longest hole was %.1f ms)",
 		      gap, quiet_gap);
 	ck_assert_msg(quiet > 0 && profiled >= quiet / 4,
 		      "the worker kept %.0f%% of its unprofiled pace", 100 * profiled / quiet);
 	ck_assert_msg(worker > 0, "the worker was never sampled");
-	ck_assert_msg(stuck * 4 < (long)rounds,
-		      "the late thread was not left out: in_vfork in %ld samples of %llu rounds",
+	/* Late to nearly every pause, it is read running instead, where it
+	 * spends nearly all its time.  (Left out, as before issue 39, it
+	 * was in_vfork in fewer than a quarter of the rounds.) */
+	ck_assert_msg(stuck * 2 > (long)rounds,
+		      "the late thread was left out: in_vfork in %ld samples of %llu rounds",
 		      stuck, rounds);
 	free(log);
 	free(profile);
 	run_free(&r);
+}
+END_TEST
+
+/* --native --idle on late_thread.py: the spawner, in D nearly always, is
+ * late to nearly every pause, and the worker on a loaded machine to some.
+ * Each is sampled in every round all the same, within MIN_ROUND_SHARE of
+ * the rounds (before issue 39 the spawner was left out of nearly all:
+ * "late threads: N samples left out" and "no errors"), its Python frames
+ * read running and a leaf saying its native ones are missing; the summary
+ * names the loss and the spawner's share of it, never "no errors"; the
+ * flame graph's subtitle and speedscope's name say it too. */
+#define MIN_ROUND_SHARE 0.95
+#define LATE_LEAF "<native: not stopped in time>"
+
+static void late_native_on(const struct test_interp *ti)
+{
+	char why[256], script[PATH_MAX], spid[16], out[PATH_MAX + 16], svg[PATH_MAX + 16];
+	char ss[PATH_MAX + 16], path[PATH_MAX + 16], *profile, *flame, *json;
+	unsigned long long samples = 0, rounds = 0;
+	long spawner, worker, late;
+	const char *sum;
+	struct target t;
+	struct run r, rf, rs;
+
+	test_interp_script(ti, "tests/targets/late_thread.py", script, sizeof(script));
+	ck_assert_msg(target_start(&t, ti, why, sizeof(why), script, NULL) == 0, "%s", why);
+	ck_assert_msg(target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) == 0,
+		      "%s", why);
+	snprintf(spid, sizeof(spid), "%d", (int)(t.py_pid ? t.py_pid : t.pid));
+	snprintf(out, sizeof(out), "%s/native.txt", t.dir);
+	snprintf(svg, sizeof(svg), "%s/native.svg", t.dir);
+	snprintf(ss, sizeof(ss), "%s/native.json", t.dir);
+	run_pystrobe(&r, "record", "--native", "--idle", "-r", "100", "-d", "2", "-f", "collapsed",
+		     "-o", out, "--pid", spid, NULL);
+	run_pystrobe(&rf, "record", "--native", "--idle", "-r", "100", "-d", "1", "-o", svg,
+		     "--pid", spid, NULL);
+	run_pystrobe(&rs, "record", "--native", "--idle", "-r", "100", "-d", "1", "-f",
+		     "speedscope", "-o", ss, "--pid", spid, NULL);
+	snprintf(path, sizeof(path), "%s/stop", t.dir);
+	write_file(path, "", 0);
+	profile = slurp(out);
+	flame = slurp(svg);
+	json = slurp(ss);
+	target_stop(&t);
+	sum = record_summary(r.err);
+	ck_assert_msg(run_exit(&r) == 0 && sum && profile, "record: %s", r.err ? r.err : "");
+	ck_assert_int_eq(sscanf(sum, "pystrobe: %llu samples from %llu rounds", &samples, &rounds), 2);
+	spawner = samples_in(profile, "spawn_loop (");
+	worker = samples_in(profile, "work (");
+	late = samples_in(profile, LATE_LEAF);
+	printf("pause: %s: --native --idle: %llu rounds; samples: the spawner %ld, the worker %ld; "
+	       "%ld without native frames\n%s\n", ti->label, rounds, spawner, worker, late, r.err);
+	ck_assert_msg(spawner >= MIN_ROUND_SHARE * rounds && spawner <= (long)rounds,
+		      "the spawner in %ld samples of %llu rounds", spawner, rounds);
+	ck_assert_msg(worker >= MIN_ROUND_SHARE * rounds && worker <= (long)rounds,
+		      "the worker in %ld samples of %llu rounds", worker, rounds);
+	ck_assert_msg(late > 0, "no sample of a late thread: %s", r.err);
+	ck_assert_msg(!strstr(r.err, "no errors"), "%s", r.err);
+	ck_assert_msg(strstr(sum, " samples without native frames (" LATE_LEAF), "%s", sum);
+	ck_assert_msg(strstr(r.err, "\"spawner\": ") &&
+		      strstr(r.err, "% of its samples without native frames (not stopped in time"),
+		      "no line for the spawner: %s", r.err);
+	ck_assert_msg(run_exit(&rf) == 0 && flame && strstr(flame, "% of samples without native "
+							    "frames (not stopped in time"),
+		      "the flame graph does not say it: %s", rf.err);
+	ck_assert_msg(run_exit(&rs) == 0 && json && strstr(json, "% of samples without native "
+							   "frames (not stopped in time"),
+		      "speedscope does not say it: %s", rs.err);
+	free(profile);
+	free(flame);
+	free(json);
+	run_free(&r);
+	run_free(&rf);
+	run_free(&rs);
+}
+
+START_TEST(test_late_native)
+{
+	int n = 0;
+
+	for (int i = 0; i < ninterps; i++) {
+		if (interps[i].minor < 8 || strstr(interps[i].label, "shim"))
+			continue;
+		late_native_on(&interps[i]);
+		n++;
+	}
+	ck_assert_msg(n, "no Python 3.8+ to run tests/targets/late_thread.py on");
 }
 END_TEST
 
@@ -590,6 +679,10 @@ int main(void)
 	tcase_add_test(tc, test_late_thread);
 	tcase_add_test(tc, test_realtime_policy);
 	tcase_add_test(tc, test_partial_pause);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("late_native");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_late_native);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
