@@ -18,8 +18,8 @@
 #endif
 
 /* A thread that has not reached its stop this long after the pause began
- * is late: it is left out (pause_holds()), and the others are not held
- * waiting for it.  A thread in an uninterruptible sleep (a GPU driver
+ * is late: it is not held (pause_holds(); the sampler reads it running
+ * after the pause), and the others are not held waiting for it.  A thread in an uninterruptible sleep (a GPU driver
  * call, NFS, the parent of a vfork()) cannot stop until it leaves it, and
  * waiting 200 ms for one held a training loop stopped for 200 ms per
  * sample.  A running thread stops in microseconds; one that waits for a

@@ -7,8 +7,9 @@
  * a thread while we hold it is delivered when we let go.
  *
  * No thread is waited for longer than a bound of a few milliseconds: one
- * that has not stopped by then (in an uninterruptible sleep) is late, left
- * out of the sample while the others are read and let go, and detached
+ * that has not stopped by then (in an uninterruptible sleep) is late, not
+ * held (pause_holds(): the sampler reads it running once the others are
+ * let go, sample_pause.c's record_late()), and detached
  * when its stop comes; one late again and again is left running by the
  * next pauses of the same hint.
  */

@@ -150,8 +150,10 @@
 #define MAX_SLEEPER_SWITCHES 8
 /* Rounds a sleepers recording must have to prove anything: a pystrobe at
  * 5% of its rate (a machine too loaded for it) still has them.  The
- * worker, always runnable, is in at least half of them, less the rounds
- * it was late to (left out, as the bounded pause intends). */
+ * worker, always runnable, is in nearly every one (MIN_WORKER_SHARE): a
+ * round whose pause it did not reach within the bound reads it running
+ * (before issue 39 it was left out: under load, of most rounds). */
+#define MIN_WORKER_SHARE 0.9
 #define MIN_SLEEPER_ROUNDS 10
 /* How long debuginfod may take to scan its one file and serve it. */
 #define SERVER_WAIT_MS 30000
@@ -567,12 +569,11 @@ static long summary_count(const char *err, const char *kind)
 	return strtol(q, NULL, 10);
 }
 
-/* The samples of late threads record's summary says it left out, or 0. */
+/* The samples record's summary says it counted without native frames, of
+ * threads late to their pause (read running), or 0. */
 static long summary_late(const char *err)
 {
-	const char *p = strstr(err, "late threads: ");
-
-	return p ? strtol(p + strlen("late threads: "), NULL, 10) : 0;
+	return summary_count(err, " samples without native frames (");
 }
 
 /* "M rounds" from record's summary line ("N samples from M rounds"), -1
@@ -695,7 +696,7 @@ static void test_record_burn(struct native_test *nt)
 {
 	static const char *const opts[] = { "-r", "200", "-d", RECORD_SECONDS, "-f",
 					     "collapsed", NULL };
-	char path[PATH_MAX + 64], levels[8], merge_arg[24], gap_arg[24];
+	char path[PATH_MAX + 64], levels[8], merge_arg[24], gap_arg[24], late_arg[24];
 	long stacks, merge;
 	struct target t;
 	struct run r;
@@ -716,8 +717,9 @@ static void test_record_burn(struct native_test *nt)
 				merge, stacks, r.err);
 		snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
 		snprintf(gap_arg, sizeof(gap_arg), "%ld", summary_count(r.err, " stacks with a native gap"));
+		snprintf(late_arg, sizeof(late_arg), "%ld", summary_late(r.err));
 		verify(nt, "record burn", (char *[]){ "record-burn", path, levels, merge_arg,
-						      gap_arg, NULL });
+						      gap_arg, late_arg, NULL });
 	}
 out:
 	run_free(&r);
@@ -864,7 +866,7 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 {
 	static const char *const opts[] = { "-r", SLEEPER_RATE, "-d", "1", "-f", "collapsed",
 					     NULL };
-	char what[64], path[PATH_MAX + 64], levels[8], merge_arg[24], gap_arg[24];
+	char what[64], path[PATH_MAX + 64], levels[8], merge_arg[24], gap_arg[24], late_arg[24];
 	long before[MAX_SLEEPERS], most = 0, stacks, merge, rounds, late;
 	struct run r;
 
@@ -888,10 +890,7 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 	printf("native: %s: %s: %ld stacks in %ld rounds (%ld late samples), a sleeper switched "
 	       "at most %ld times (%d sleepers)\n", nt->ti->label, what, stacks, rounds, late,
 	       most, n);
-	/* A round whose pause the worker did not reach within the bound
-	 * leaves it out by design (issue 25): under load, most of them. */
-	rounds -= late;
-	if (rounds < MIN_SLEEPER_ROUNDS || stacks < rounds / 2)
+	if (rounds < MIN_SLEEPER_ROUNDS || stacks < MIN_WORKER_SHARE * rounds)
 		msg_add(&nt->failures, "%s: %ld stacks in %ld rounds: %.2000s", what, stacks,
 			rounds, r.err);
 	if (strncmp(mode, "--native", 8)) {
@@ -901,7 +900,9 @@ static void sleepers_run(struct native_test *nt, struct target *t, const char *m
 	snprintf(levels, sizeof(levels), "%d", LEVELS);
 	snprintf(merge_arg, sizeof(merge_arg), "%ld", merge);
 	snprintf(gap_arg, sizeof(gap_arg), "%ld", summary_count(r.err, " stacks with a native gap"));
-	verify(nt, what, (char *[]){ "record-burn", path, levels, merge_arg, gap_arg, NULL });
+	snprintf(late_arg, sizeof(late_arg), "%ld", late);
+	verify(nt, what, (char *[]){ "record-burn", path, levels, merge_arg, gap_arg, late_arg,
+				     NULL });
 out:
 	run_free(&r);
 }

@@ -7,7 +7,7 @@ Usage:
   native_verify.py descend TRUTH DUMP LEVELS DESCEND_RANGE PARK_RANGE [--stripped|--lines]
   native_verify.py agree TRUTH PYDUMP NATIVEDUMP
   native_verify.py record-qsort TRUTH COLLAPSED MERGE_ERRORS
-  native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS
+  native_verify.py record-burn COLLAPSED LEVELS MERGE_ERRORS [GAPS [LATE]]
   native_verify.py record-jit TRUTH COLLAPSED GAPS MERGE_ERRORS
   native_verify.py record-stripped COLLAPSED LIBRARY UNSTRIPPED
   native_verify.py record-named COLLAPSED LIBRARY
@@ -45,6 +45,9 @@ record-burn   `record --native -f collapsed` of native_burn.py: every
          calls them; stacks without a native frame (merge fallbacks) number
          at most MERGE_ERRORS, those with a native gap at most GAPS (the
          summary's counts), and both the C spin and Python work show up.
+         A stack of a thread late to its pause, read running, ends in
+         LATE_FRAME after its Python frames alone: (py_level)+ then
+         py_work or not; at most LATE of them (the summary's count).
 record-jit    `record --native -f collapsed` of jit_spin.py, whose main
          thread runs code without unwind tables: a stack through caller()
          reads TRUTH's Python frames, then either native frames (ctypes on
@@ -71,7 +74,9 @@ names SVG SPEEDSCOPE PPROF SVG_FULL  `record --native` of native_stack.py
          characters; both SVGs well-formed for xmllint.
 
 Always: the Python frames of the merged stack are exactly the Python
-stack, and no frame is the interpreter's eval loop.  Prints one line on
+stack, and no frame is the interpreter's eval loop.  A stack that ends in
+LATE_FRAME (its thread did not stop in time: no native frames) has only
+Python frames before it, and is judged by them.  Prints one line on
 success, the reasons and the offending stack on failure (exit 1).
 """
 import json
@@ -233,6 +238,11 @@ def verify_record_qsort(truth, path, merge_errors, fails):
     if not lines:
         fails.append("no stack with caller()")
         return
+    for st, n in lines:
+        if late_stack(st, fails) and [label_name(l)[0] for l in st if is_python(l)] != \
+                list(reversed(truth["python"])):
+            fails.append("a late stack's Python frames: %s" % ";".join(st))
+    lines = [(st, n) for st, n in lines if st[-1] != LATE_FRAME]
     fallback = sum(n for st, n in lines if all(is_python(l) for l in st))
     if fallback > merge_errors:
         fails.append("%d stacks without native frames, but %d merge errors counted"
@@ -260,14 +270,30 @@ def verify_record_qsort(truth, path, merge_errors, fails):
 OURS = {"py_level": "P", "strobe_descend": "D", "strobe_spin": "S", "py_work": "W"}
 
 
-def verify_record_burn(path, levels, merge_errors, gaps, fails):
+def late_stack(st, fails):
+    """Does the stack end in LATE_FRAME?  Then all before it must be Python
+    frames (or the thread's root)."""
+    if not st or st[-1] != LATE_FRAME:
+        return False
+    if not all(is_python(l) or l.startswith("thread ") for l in st[:-1]):
+        fails.append("a late stack with frames not Python: %s" % ";".join(st))
+    return True
+
+
+def verify_record_burn(path, levels, merge_errors, gaps, fails, late_max=None):
     import re
     shape = re.compile(r"^(PD)*(P(W|DS)?)?$")
-    fallback = spin = work = total = gapped = 0
+    fallback = spin = work = total = gapped = late = 0
     for st, n in collapsed(path):
         if not any(label_name(l)[0] == "worker" for l in st):
             continue
         total += n
+        if late_stack(st, fails):
+            late += n
+            seq = "".join(OURS.get(label_name(l)[0], "") for l in st)
+            if not re.match(r"^P+W?$", seq) or seq.count("P") > levels + 1:
+                fails.append("a late stack's levels read %s: %s" % (seq, ";".join(st)))
+            continue
         if all(is_python(l) for l in st if label_name(l)[0] != "worker" and
                not l.startswith("thread ")):
             fallback += n
@@ -289,6 +315,9 @@ def verify_record_burn(path, levels, merge_errors, gaps, fails):
     if gapped > gaps:
         fails.append("%d stacks with a native gap, but %d native gaps counted"
                      % (gapped, gaps))
+    if late_max is not None and late > late_max:
+        fails.append("%d late stacks, but %d counted without native frames"
+                     % (late, late_max))
     if not spin or not work:
         fails.append("%d samples in strobe_spin, %d in py_work of %d: want both"
                      % (spin, work, total))
@@ -296,6 +325,7 @@ def verify_record_burn(path, levels, merge_errors, gaps, fails):
 
 
 GAP = "<unknown native frames>"
+LATE_FRAME = "<native: not stopped in time>"
 
 
 def verify_record_jit(truth, path, gaps, merge_errors, fails):
@@ -310,6 +340,8 @@ def verify_record_jit(truth, path, gaps, merge_errors, fails):
         py = [label_name(l)[0] for l in st if is_python(l)]
         if py[:len(want)] != want:
             fails.append("Python frames %s, want %s first" % (py, want))
+        if late_stack(st, fails):
+            continue
         if all(is_python(l) for l in st):
             fallback += n
             continue
@@ -495,7 +527,8 @@ def main():
     mode, fails, t = args[0], [], None
     if mode == "record-burn":
         r = verify_record_burn(args[1], int(args[2]), int(args[3]),
-                               int(args[4]) if len(args) > 4 else 0, fails)
+                               int(args[4]) if len(args) > 4 else 0, fails,
+                               int(args[5]) if len(args) > 5 else None)
         if fails:
             print("FAILED: " + "\n  ".join(fails[:10]))
             return 1

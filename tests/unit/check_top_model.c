@@ -600,6 +600,7 @@ START_TEST(test_interval_figures)
 	ck_assert_double_eq_tol(st->gil_pct, 100, 1e-9);
 	ck_assert_double_eq_tol(st->active_pct, 100, 1e-9);
 	ck_assert_double_eq_tol(st->error_pct, 100.0 * 50 / 150, 1e-9);
+	ck_assert_double_eq_tol(st->late_pct, 0, 1e-9);
 	ck_assert_uint_eq(st->lagged, 7);
 	ck_assert_double_eq_tol(st->max_lag_ms, 30, 1e-9);
 	ck_assert_int_eq(st->nprocs, 3);
@@ -613,7 +614,9 @@ START_TEST(test_interval_figures)
 	fx.t.counts.checked += 200;
 	fx.t.counts.active += 50;
 	fx.t.counts.errors[SERR_MERGE] += 10;	/* counted with a stack too */
+	fx.t.counts.late += 18;	/* --native: counted, without native frames */
 	interval(&fx, 1000);
+	ck_assert_double_eq_tol(st->late_pct, 100.0 * 18 / 90, 1e-9);
 	ck_assert_double_eq_tol(st->gil_pct, 25, 1e-9);
 	ck_assert_double_eq_tol(st->active_pct, 25, 1e-9);
 	ck_assert_double_eq_tol(st->error_pct, 10, 1e-9);
@@ -838,6 +841,18 @@ START_TEST(test_hint_snapshot)
 	fclose(out);
 	ck_assert_msg(strstr(text, "Function (file:line)\n  (the only thread did not run in the "
 				   "last 1 s; --idle shows idle threads)\n\n"), "%s", text);
+	ck_assert_msg(!strstr(text, "without native frames"), "%s", text);
+	free(text);
+	/* Late threads under --native: the header says how many samples
+	 * lack their native frames. */
+	sample(&fx, 0, 50, "main");
+	fx.t.counts.late += 5;
+	interval(&fx, 1000);
+	out = open_memstream(&text, &len);
+	ck_assert_int_eq(top_view_snapshot(&fx.m, out), 0);
+	fclose(out);
+	ck_assert_msg(strstr(text, ", errors 0.0%") &&
+		      strstr(text, ", 10.0% without native frames (not stopped in time)"), "%s", text);
 	free(text);
 	top_model_free(&fx.m);
 }
