@@ -7,12 +7,15 @@
 
 static const struct {
 	const char *what;	/* what became of the samples */
-	const char *why;
+	const char *why;	/* in the summary's lines */
+	const char *brief;	/* in a file's note, which a title must hold */
 } kinds[PLOSS_COUNT] = {
-	[PLOSS_TORN] = { "lost", "torn stack: it changed while it was read, and at each re-read" },
+	[PLOSS_TORN] = { "lost", "torn stack: it changed while it was read, and at each re-read",
+			 "torn stack" },
 	[PLOSS_LATE] = { "without native frames", "not stopped in time under --native: read "
-			 "running, under " PLOSS_LATE_FRAME },
-	[PLOSS_MERGE] = { "with Python frames only", "the native stack did not fit" },
+			 "running, under " PLOSS_LATE_FRAME, "not stopped in time" },
+	[PLOSS_MERGE] = { "with Python frames only", "the native stack did not fit",
+			  "merge error" },
 };
 
 /* Lost outright, or counted without part of the stack? */
@@ -64,7 +67,7 @@ bool profile_loss_note(const struct profile *p, struct strbuf *sb)
 		if (!n)
 			continue;
 		sb_printf(sb, "%s%.1f%% of samples %s (%s: %llu)", sep, pct(n, due), kinds[k].what,
-			  kinds[k].why, (unsigned long long)n);
+			  kinds[k].brief, (unsigned long long)n);
 		sep = "; ";
 	}
 	return *sep;

@@ -46,7 +46,8 @@ uint64_t profile_thread_due(const struct pthread_info *t);
 
 /* Append to sb one line for a file's metadata, the losses of every kind
  * with their share of the samples due ("1.2% of samples lost (torn
- * stack: 15); 8.0% without native frames (not stopped in time: 98)").
+ * stack: 15); 8.0% of samples without native frames (not stopped in time:
+ * 98)"): short, as a title holds it.
  * Returns false, appending nothing, when nothing was lost. */
 bool profile_loss_note(const struct profile *p, struct strbuf *sb);
 
