@@ -54,10 +54,19 @@ static double pct(uint64_t n, uint64_t of)
 	return of ? 100.0 * n / of : 0;
 }
 
+/* Rounds lost whole: why, in the words of both. */
+#define ROUNDS_WHY "the interpreter state unreadable, or the threads not paused"
+
 bool profile_loss_note(const struct profile *p, struct strbuf *sb)
 {
 	uint64_t due = 0;
 	const char *sep = "";
+
+	if (p->rounds_lost) {
+		sb_printf(sb, "%.1f%% of rounds lost whole (%llu: " ROUNDS_WHY ")",
+			  pct(p->rounds_lost, p->rounds_due), (unsigned long long)p->rounds_lost);
+		sep = "; ";
+	}
 
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		due += profile_thread_due(&p->threads[i]);
@@ -122,7 +131,15 @@ static bool thread_line(const struct profile *p, const struct pthread_info *t, d
 
 int profile_loss_lines(const struct profile *p, double min_pct, struct strbuf *sb)
 {
+	double rounds = pct(p->rounds_lost, p->rounds_due);
 	int n = 0;
+
+	if (rounds > min_pct) {
+		sb_printf(sb, "%.1f%% of rounds lost whole (" ROUNDS_WHY "): every thread lost "
+			  "them alike; the shares are right, the counts short by that much\n",
+			  rounds);
+		n++;
+	}
 
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		n += thread_line(p, &p->threads[i], min_pct, sb);

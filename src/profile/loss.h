@@ -13,9 +13,10 @@
  *                  PLOSS_LATE_FRAME, which holds what they lack).
  * record's summary gives a line for each thread that lost more than 1%
  * (profile_loss_lines()); every written format carries the totals in its
- * metadata (profile_loss_note()).  Losses of whole rounds (the
- * interpreter unreadable, the threads not paused) are every thread's
- * alike and are the sampler's counts, not these. */
+ * metadata (profile_loss_note()).  Rounds lost whole (the interpreter
+ * state unreadable, the threads not paused: p->rounds_lost) are every
+ * thread's alike: the shares stay right, the counts are short; both
+ * functions tell them first. */
 #ifndef PYSTROBE_LOSS_H
 #define PYSTROBE_LOSS_H
 
@@ -53,7 +54,8 @@ bool profile_loss_note(const struct profile *p, struct strbuf *sb);
 
 /* Append to sb a line (ending in a newline) for each thread whose loss
  * of some kind is more than min_pct of its samples due, saying what it
- * means for its share.  Returns the number of lines. */
+ * means for its share, after one for the rounds lost whole when they are
+ * more than min_pct of the rounds.  Returns the number of lines. */
 int profile_loss_lines(const struct profile *p, double min_pct, struct strbuf *sb);
 
 #endif

@@ -129,6 +129,10 @@ struct profile {
 	double rate_hz;
 	uint64_t interval_ns;
 	uint64_t errors;		/* samples that failed */
+	/* Rounds of the processes sampled, and of them those lost whole (the
+	 * interpreter state unreadable, the threads not paused): every
+	 * thread's alike (profile/loss.h). */
+	uint64_t rounds_due, rounds_lost;
 	bool wall;			/* idle threads sampled too: wall time, not CPU */
 
 	/* Samples of a stack known to come from one thread, for profiles

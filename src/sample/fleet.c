@@ -688,6 +688,7 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	       void (*status)(void *arg, const struct sampler_status *st), void *arg,
 	       struct sampler_status *final)
 {
+	struct sampler_counts counts;
 	struct fleet_clock c;
 	struct waiter w;
 	uint64_t next_status;
@@ -715,6 +716,9 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	final->target_execd = is_fail(rc, EXIT_NOT_PYTHON);
 	final->duration_over = rc == FLEET_OVER;
 	f->p->duration_ns = mono_ns() - c.start_ns - c.stopped_ns - c.startup_ns;
+	fleet_counts(f, &counts);
+	f->p->rounds_lost = final->errors[SERR_STATE] + final->errors[SERR_PAUSE];
+	f->p->rounds_due = counts.rounds + f->p->rounds_lost;
 	f->p->errors = 0;
 	for (int i = 0; i < SERR_COUNT; i++)
 		if (serr_is_error(i))

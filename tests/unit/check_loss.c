@@ -3,6 +3,7 @@
  * threads above PLOSS_TELL_PCT, the note), from counts made by hand: no
  * target needed. */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -22,6 +23,11 @@ static void lose(struct profile *p, uint32_t t, enum ploss why, int n)
 {
 	for (int i = 0; i < n; i++)
 		profile_lose(p, t, why);
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
 }
 
 static uint32_t a_frame(struct profile *p)
@@ -64,6 +70,7 @@ START_TEST(test_loss_lines)
 		      strstr(sb.buf, "its share is right; the native functions under it are "
 			     "understated by up to 40.0%\n"), "%s", sb.buf);
 	ck_assert_msg(!strstr(sb.buf, "thread 14"), "%s", sb.buf);
+	ck_assert_msg(!strstr(sb.buf, "rounds"), "%s", sb.buf);
 	sb_release(&sb);
 
 	/* Over every thread: 9 lost of 300 due, 40 without native frames. */
@@ -71,6 +78,25 @@ START_TEST(test_loss_lines)
 	ck_assert_str_eq(sb.buf, "3.0% of samples lost (torn stack: 9); 13.3% of samples "
 			 "without native frames (not stopped in time: 40)");
 	sb_release(&sb);
+
+	/* Rounds lost whole come first, in both: 3 of 103 (2.9%). */
+	p.rounds_due = 103;
+	p.rounds_lost = 3;
+	ck_assert_int_eq(profile_loss_lines(&p, PLOSS_TELL_PCT, &sb), 3);
+	ck_assert_msg(starts(sb.buf, "2.9% of rounds lost whole (the interpreter state "
+			     "unreadable, or the threads not paused): every thread lost them "
+			     "alike; the shares are right, the counts short by that much\nthread 11 "),
+		      "%s", sb.buf);
+	sb_release(&sb);
+	ck_assert(profile_loss_note(&p, &sb));
+	ck_assert_msg(starts(sb.buf, "2.9% of rounds lost whole (3: the interpreter state "
+			     "unreadable, or the threads not paused); 3.0% of samples lost"),
+		      "%s", sb.buf);
+	sb_release(&sb);
+	p.rounds_lost = 1;
+	ck_assert_int_eq(profile_loss_lines(&p, PLOSS_TELL_PCT, &sb), 2);
+	sb_release(&sb);
+	p.rounds_lost = 0;
 
 	/* A thread of another process says whose; two kinds, one line. */
 	lose(&p, c, PLOSS_TORN, 5);
