@@ -93,8 +93,10 @@ int sampler_open(pid_t pid, const struct sampler_opts *o, struct profile *p,
 	/* A function of its own (no file), so that top has a row for it. */
 	s->gc_frame = profile_frame(p, &(struct pframe){ PF_PYTHON, "<gc>", NULL, -1, -1 });
 	s->proc_root = NO_FRAME;
-	s->late_marker = profile_frame(p, &(struct pframe){ PF_MARKER, PLOSS_LATE_FRAME, NULL, -1,
-							    -1 });
+	s->late_marker = NO_FRAME;
+	if (o->native)
+		s->late_marker = profile_frame(p, &(struct pframe){ PF_MARKER, PLOSS_LATE_FRAME,
+								    NULL, -1, -1 });
 	if (o->native)
 		s->ns = nsample_open(pid, &s->pi, p, o->by_function, o->native_startup,
 				     !o->no_debuginfod, s->truncated_marker);
