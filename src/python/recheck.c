@@ -14,6 +14,7 @@ void recheck_reset(struct recheck *rc)
 	rc->n = 0;
 	rc->nblocks = 0;
 	rc->overflow = UINT32_MAX;
+	rc->of = NULL;	/* a layout is one round's (its address may be reused) */
 }
 
 void recheck_release(struct recheck *rc)
@@ -24,16 +25,28 @@ void recheck_release(struct recheck *rc)
 	memset(rc, 0, sizeof(*rc));
 }
 
+/* Room for k more words, or NULL (and the owner unproved) past the most
+ * a round keeps. */
+static inline struct recheck_word *room(struct recheck *rc, uint32_t owner, size_t k)
+{
+	if (rc->n + k > RECHECK_MAX_WORDS) {
+		if (owner < rc->overflow)
+			rc->overflow = owner;
+		return NULL;
+	}
+	ALLOC_GROW(rc->w, rc->n + k, rc->cap);
+	return rc->w + rc->n;
+}
+
 void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t value,
 		 uint16_t size)
 {
-	if (rc->n >= RECHECK_MAX_WORDS) {
-		if (owner < rc->overflow)
-			rc->overflow = owner;
+	struct recheck_word *w = room(rc, owner, 1);
+
+	if (!w)
 		return;
-	}
-	ALLOC_GROW(rc->w, rc->n + 1, rc->cap);
-	rc->w[rc->n++] = (struct recheck_word){ addr, value, owner, size, 0 };
+	*w = (struct recheck_word){ addr, value, owner, size, 0 };
+	rc->n++;
 }
 
 /* The field at off of a frame, as the walk's reader holds it: in place
@@ -50,37 +63,61 @@ static bool field_at(struct mem *m, uint64_t frame, uint32_t off, uint16_t size,
 	return mem_read(m, frame + off, v, size) == 0;
 }
 
-void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
-		   uint64_t frame, bool innermost)
+/* The bytes of a frame that hold its fields, once per layout: a round
+ * rechecks hundreds of frames. */
+static void frame_span(struct recheck *rc, const struct py_layout *L)
 {
-	uint16_t lsize = L->lasti == LASTI_PTR ? 8 : 4;
 	/* The owner byte decides whether the walk showed the frame or stepped
 	 * over it as a shim: a C stack slot being made an entry frame holds
 	 * the trampoline's code before it holds its owner. */
 	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
 	int nf = L->frame.owner != NONE ? 4 : 3;
-	uint32_t lo = offs[0], span = layout_span(offs, nf);
+
+	rc->lo = offs[0];
+	for (int i = 1; i < nf; i++)
+		if (offs[i] < rc->lo)
+			rc->lo = offs[i];
+	rc->hi = layout_span(offs, nf);
+	rc->nf = nf;
+	rc->of = L;
+}
+
+void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
+		   uint64_t frame, bool innermost)
+{
+	uint16_t lsize = L->lasti == LASTI_PTR ? 8 : 4;
+	uint32_t lo, span;
 	const uint8_t *p;
 	uint64_t v;
+	int nf;
 
-	for (int i = 1; i < nf; i++)
-		if (offs[i] < lo)
-			lo = offs[i];
-	/* The fields at once, where the walk's reader holds them. */
+	if (rc->of != L)
+		frame_span(rc, L);
+	lo = rc->lo, span = rc->hi, nf = rc->nf;
+	/* The fields at once, where the walk's reader holds them: a frame's
+	 * three or four words stored at one go (a round adds hundreds). */
 	p = mem_peek(m, frame + lo, span - lo);
 	if (p) {
-		v = 0;
-		memcpy(&v, p + L->frame.back - lo, 8);
-		recheck_add(rc, owner, frame + L->frame.back, v, 8);
-		memcpy(&v, p + L->frame.code - lo, 8);
-		recheck_add(rc, owner, frame + L->frame.code, v, 8);
+		struct recheck_word *w = room(rc, owner, 2u + !innermost + (nf == 4));
+		uint64_t back = 0, code = 0, lasti = 0;
+
+		if (!w)
+			return;
+		memcpy(&back, p + L->frame.back - lo, 8);
+		memcpy(&code, p + L->frame.code - lo, 8);
+		*w++ = (struct recheck_word){ frame + L->frame.back, back, owner, 8, 0 };
+		*w++ = (struct recheck_word){ frame + L->frame.code, code, owner, 8, 0 };
 		if (!innermost) {
-			v = 0;
-			memcpy(&v, p + L->frame.lasti - lo, lsize);
-			recheck_add(rc, owner, frame + L->frame.lasti, v, lsize);
+			if (lsize == 8)
+				memcpy(&lasti, p + L->frame.lasti - lo, 8);
+			else
+				memcpy(&lasti, p + L->frame.lasti - lo, 4);
+			*w++ = (struct recheck_word){ frame + L->frame.lasti, lasti, owner, lsize, 0 };
 		}
 		if (nf == 4)
-			recheck_add(rc, owner, frame + L->frame.owner, p[L->frame.owner - lo], 1);
+			*w++ = (struct recheck_word){ frame + L->frame.owner,
+						      p[L->frame.owner - lo], owner, 1, 0 };
+		rc->n = (size_t)(w - rc->w);
 		return;
 	}
 	if (field_at(m, frame, L->frame.back, 8, &v))
@@ -217,6 +254,11 @@ static inline uint64_t load_word(const uint8_t *p, uint16_t size)
 		memcpy(&v, p, 8);
 	else if (size == 4)
 		memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	else if (size == 1)
+		v = p[0];	/* a frame's owner: a byte stored into v and v
+				 * loaded whole stalled the loop (no forwarding) */
+#endif
 	else
 		memcpy(&v, p, size < 8 ? size : 8);
 	return v;

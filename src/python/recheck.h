@@ -40,6 +40,11 @@ struct recheck {
 	size_t nblocks, blocks_cap;
 	uint8_t *buf;
 	size_t buf_cap;
+	/* recheck_frame()'s fields of a frame, [lo, hi), for layout `of`,
+	 * this round */
+	const struct py_layout *of;
+	uint32_t lo, hi;
+	int nf;
 };
 
 /* Forget the words of the last round (the memory is kept).  Also the

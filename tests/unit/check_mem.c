@@ -737,6 +737,57 @@ START_TEST(test_recheck_frame_owner)
 }
 END_TEST
 
+/* recheck_frame() through the walk's reader (the page cache, whose bytes it
+ * takes in place): each of a frame's words is proved on its own (back,
+ * code, owner, and lasti but for the innermost frame), on layouts with and
+ * without an owner byte and with a 4-byte and an 8-byte lasti, and a frame
+ * whose words do not fit leaves its owner unproved. */
+START_TEST(test_recheck_frame_words)
+{
+	static const int minors[] = { 9, 10, 12, 14 };
+	struct mem *direct = mem_proc_open(getpid()), *under = mem_proc_open(getpid());
+	struct mem *m = mem_cache_new(under);
+	uint8_t *frames = calloc(2, 256);
+	struct recheck rc = { 0 };
+
+	for (size_t i = 0; i < sizeof(minors) / sizeof(*minors); i++) {
+		const struct py_layout *L = layout_for_minor(minors[i]);
+		uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
+		int nf = L->frame.owner != NONE ? 4 : 3;
+
+		for (int change = -1; change < nf; change++) {
+			for (int innermost = 0; innermost < 2; innermost++) {
+				bool bad[2] = { false, false };
+
+				memset(frames, 0x11, 512);
+				mem_cache_reset(m);
+				recheck_reset(&rc);
+				recheck_frame(&rc, 0, m, L, (uint64_t)(uintptr_t)frames, innermost);
+				recheck_frame(&rc, 1, m, L, (uint64_t)(uintptr_t)(frames + 256), true);
+				if (change >= 0)
+					frames[offs[change]] ^= 0x40;
+				recheck_run(&rc, direct, bad, 2);
+				ck_assert_msg(bad[0] == (change >= 0 && !(change == 2 && innermost)),
+					      "3.%d: field %d changed, innermost %d: bad %d",
+					      minors[i], change, innermost, bad[0]);
+				ck_assert(!bad[1]);
+			}
+		}
+	}
+	recheck_reset(&rc);
+	for (int i = 0; i < RECHECK_MAX_WORDS - 1; i++)
+		recheck_add(&rc, 0, (uint64_t)(uintptr_t)frames, 0x1111111111111111ull, 8);
+	recheck_frame(&rc, 1, m, layout_for_minor(12), (uint64_t)(uintptr_t)frames, true);
+	ck_assert_uint_eq(rc.overflow, 1);
+	ck_assert_uint_eq(rc.n, RECHECK_MAX_WORDS - 1);
+	recheck_release(&rc);
+	mem_close(m);
+	mem_close(under);
+	mem_close(direct);
+	free(frames);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mem");
@@ -761,6 +812,7 @@ int main(void)
 	tcase_add_test(tc, test_recheck_join);
 	tcase_add_test(tc, test_recheck_renumber);
 	tcase_add_test(tc, test_recheck_frame_owner);
+	tcase_add_test(tc, test_recheck_frame_words);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
