@@ -74,16 +74,11 @@ struct mem_cache {
  * stack page 1 MiB apart): they then evicted each other, two whole-page
  * reads every round.  With all of them taken, the first is evicted, or
  * (evict false) NULL returned. */
-static struct page *slot_claim(struct mem_cache *c, uint64_t base, bool evict)
+static struct page *slot_find(struct mem_cache *c, uint64_t base, bool evict)
 {
-	uint32_t home;
+	uint32_t home = hash_u64(base / PAGE) % SLOTS;
 	struct page *pg = NULL;
 
-	/* A frame's fields, then the recheck's look at them: reads come in
-	 * runs on one page. */
-	if (c->last && c->last_tag == base + 1)
-		return c->last;
-	home = hash_u64(base / PAGE) % SLOTS;
 	for (unsigned k = 0; k < PROBES; k++) {
 		unsigned i = (home + k) % SLOTS;
 
@@ -106,6 +101,15 @@ static struct page *slot_claim(struct mem_cache *c, uint64_t base, bool evict)
 	pg->lo = pg->hi = 0;
 	pg->ulo = pg->uhi = 0;
 	return c->last = pg;
+}
+
+/* A frame's fields, then the recheck's look at them: reads come in runs on
+ * one page, answered here without a call (last_tag is 0 with no last). */
+static inline struct page *slot_claim(struct mem_cache *c, uint64_t base, bool evict)
+{
+	if (c->last_tag == base + 1)
+		return c->last;
+	return slot_find(c, base, evict);
 }
 
 /* Read the ranges in want[] into their slots, in as few calls as the
@@ -169,7 +173,7 @@ static int fill_rest(struct mem_cache *c, struct page *pg, uint64_t base)
 /* The page at base (page-aligned) holding bytes [off, off + len), from the
  * cache or read into it; NULL when it cannot be read (part of the page
  * may be unmapped). */
-static struct page *page_at(struct mem_cache *c, uint64_t base, size_t off, size_t len)
+static inline struct page *page_at(struct mem_cache *c, uint64_t base, size_t off, size_t len)
 {
 	struct page *pg = slot_claim(c, base, true);
 
