@@ -329,6 +329,89 @@ START_TEST(test_counts_one_vocabulary)
 }
 END_TEST
 
+/* Three threads and the main one, all waiting, once it has said it is up. */
+static const char threads_code[] =
+	"import os, sys, threading, time\n"
+	"e = threading.Event()\n"
+	"for _ in range(3):\n"
+	"    threading.Thread(target=e.wait, daemon=True).start()\n"
+	"open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
+	"time.sleep(3600)\n";
+
+/* What bench/summary.sh (sh) or bench/record_summary.py (python3) reads from
+ * the summary in `path`: "samples rounds", or -1 -1 with the exit status in
+ * *status. */
+static void bench_reads(const char *path, bool python, long long *samples, long long *rounds,
+			int *status)
+{
+	char bench[PATH_MAX];
+	struct run r;
+
+	snprintf(bench, sizeof(bench), "%s/bench", test_srcdir());
+	ck_assert_int_eq(run_cmd(&r, 20000, python ?
+		(char *[]){ "python3", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+			    "from record_summary import figures; "
+			    "f = figures(open(sys.argv[2]).read()); print(f['samples'], f['rounds'])",
+			    bench, (char *)path, NULL } :
+		(char *[]){ "sh", "-c", ". \"$1/summary.sh\"; summary \"$2\"; "
+			    "echo \"$sum_samples $sum_rounds\"", "sh", bench, (char *)path, NULL }),
+		0);
+	*status = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+	if (sscanf(r.out, "%lld %lld", samples, rounds) != 2)
+		*samples = *rounds = -1;
+	if (*status)
+		ck_assert_msg(strstr(r.err, "bench: "), "%s: exit %d without its line: %s",
+			      python ? "record_summary.py" : "summary.sh", *status, r.err);
+	run_free(&r);
+}
+
+/* The benches read the rounds, not the samples, from the summary, and stop
+ * on a summary in another form (issue 39: bench/peers took the samples for
+ * rounds).  With --idle each round samples the target's four threads, so
+ * the two counts differ by its own thread count. */
+START_TEST(test_counts_bench_readers)
+{
+	char why[512], pid[16], out[PATH_MAX + 16], err[PATH_MAX + 16];
+	unsigned long long samples = 0, rounds = 0;
+	long long s, rd;
+	static const char other_form[] = "pystrobe: 40 samples, 10 rounds in 0.50 s, 20.0 Hz\n";
+	struct target t;
+	struct run r;
+	int status;
+
+	if (target_start(&t, chosen[0], why, sizeof(why), "-c", threads_code, NULL) < 0 ||
+	    target_wait_file(&t, "ready", TARGET_READY_MS, why, sizeof(why)) < 0)
+		ck_abort_msg("threads: %s", why);
+	snprintf(pid, sizeof(pid), "%d", t.py_pid ? t.py_pid : t.pid);
+	snprintf(out, sizeof(out), "%s/p.txt", t.dir);
+	snprintf(err, sizeof(err), "%s/err", t.dir);
+	ck_assert_int_eq(run_pystrobe(&r, "record", "--idle", "-r", "200", "-d", "0.5", "-o", out,
+				      "--pid", pid, NULL), 0);
+	assert_exit(&r, "4 threads", 0);
+	ck_assert_int_eq(write_file(err, r.err, strlen(r.err)), 0);
+	ck_assert_msg(sscanf(record_summary(r.err) ? record_summary(r.err) : "",
+			     "pystrobe: %llu samples from %llu rounds", &samples, &rounds) == 2 &&
+		      rounds > 0 && samples == 4 * rounds,
+		      "want a sample of each of the 4 threads a round: %s", r.err);
+	for (int py = 0; py < 2; py++) {
+		bench_reads(err, py, &s, &rd, &status);
+		ck_assert_msg(!status && s == (long long)samples && rd == (long long)rounds,
+			      "%s read %lld samples, %lld rounds (exit %d) of %s",
+			      py ? "record_summary.py" : "summary.sh", s, rd, status, r.err);
+	}
+	run_free(&r);
+	/* The samples first, the rounds unnamed: a summary in another form. */
+	ck_assert_int_eq(write_file(err, other_form, strlen(other_form)), 0);
+	for (int py = 0; py < 2; py++) {
+		bench_reads(err, py, &s, &rd, &status);
+		ck_assert_msg(status == 1 && rd == -1, "%s read a summary in another form: "
+			      "exit %d, %lld rounds", py ? "record_summary.py" : "summary.sh",
+			      status, rd);
+	}
+	target_stop(&t);
+}
+END_TEST
+
 START_TEST(test_counts_idle_hint)
 {
 	char why[512], pid[16], out[PATH_MAX + 16];
@@ -736,7 +819,7 @@ int main(void)
 		    test_output_stdout } },
 		{ "counts", 120, 0, 1,
 		  { test_counts_one_vocabulary, test_counts_idle_hint,
-		    test_counts_subprocess_hint } },
+		    test_counts_subprocess_hint, test_counts_bench_readers } },
 		{ "launcher", 120, 0, 1,
 		  { test_launcher_followed, test_launcher_pid, test_launcher_no_python } },
 		{ "table", 120, 0, 1, { test_table } },
