@@ -349,7 +349,7 @@ static void bench_reads(const char *path, bool python, long long *samples, long 
 
 	snprintf(bench, sizeof(bench), "%s/bench", test_srcdir());
 	ck_assert_int_eq(run_cmd(&r, 20000, python ?
-		(char *[]){ "python3", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+		(char *[]){ "python3", "-B", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
 			    "from record_summary import figures; "
 			    "f = figures(open(sys.argv[2]).read()); print(f['samples'], f['rounds'])",
 			    bench, (char *)path, NULL } :
