@@ -305,6 +305,7 @@ static void put_lost(struct strbuf *sb, const struct sampler_status *st, const s
 				 "only)" },
 		[SERR_SYMBOLS] = { "sample", "with native frames unnamed (symbolization helper "
 				   "lost)" },
+		[SERR_GONE] = { "sample", "lost: the thread ended while it was read" },
 	};
 	bool any = false;
 
@@ -322,6 +323,22 @@ static void put_lost(struct strbuf *sb, const struct sampler_status *st, const s
 	if (st->errors[SERR_GAP])
 		sb_printf(sb, ", %llu stacks with a %s", (unsigned long long)st->errors[SERR_GAP],
 			  serr_name(SERR_GAP));
+}
+
+/* Without --blocking: the stacks that would not hold still while their
+ * thread ran, read with that thread stopped alone, or dropped when it
+ * could not be stopped. */
+static void put_stops(struct strbuf *sb, const struct sampler_counts *c)
+{
+	if (c->stopped_stacks)
+		sb_printf(sb, ", %llu sample%s read with the thread stopped alone (its stack "
+			  "would not hold still; stopped %.0f us at most)",
+			  (unsigned long long)c->stopped_stacks, c->stopped_stacks == 1 ? "" : "s",
+			  c->max_stop_ns / 1e3);
+	if (c->stop_refused)
+		sb_puts(sb, ", a thread whose stack would not hold still could not be stopped "
+			"(ptrace refused: another tracer, or kernel.yama.ptrace_scope): its torn "
+			"stacks were dropped");
 }
 
 static void put_lag(struct strbuf *sb, const struct sampler_status *st)
@@ -398,6 +415,7 @@ static void summary(struct record *r, const struct sampler_status *st, const str
 	    (st->rounds + 1) / st->elapsed_s < 0.99 * r->t.so.rate_hz)
 		sb_printf(&sb, " of %.0f Hz asked", r->t.so.rate_hz);
 	put_lost(&sb, st, p);
+	put_stops(&sb, &r->counts);
 	if (r->counts.pauses)
 		sb_printf(&sb, ", target paused %.0f us per round (median %.0f us, p99 %.0f us, "
 			  "at most %.1f ms)", r->counts.pause_ns / 1e3 / r->counts.pauses,
@@ -419,9 +437,13 @@ static void summary(struct record *r, const struct sampler_status *st, const str
 	if (getenv("PYSTROBE_STATS"))
 		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
 			"(their thread had not held the GIL), %llu of a thread asleep read without "
-			"stopping it\n", (unsigned long long)st->stacks,
+			"stopping it, %llu read with their thread stopped alone in %llu stops "
+			"(%.1f us stopped on average)\n", (unsigned long long)st->stacks,
 			(unsigned long long)r->counts.unchanged_stacks,
-			(unsigned long long)r->counts.still_stacks);
+			(unsigned long long)r->counts.still_stacks,
+			(unsigned long long)r->counts.stopped_stacks,
+			(unsigned long long)r->counts.stops, r->counts.stops ?
+			r->counts.stop_ns / 1e3 / r->counts.stops : 0.0);
 }
 
 /* Why nothing, or little, was recorded, and what to add: a program that

@@ -807,6 +807,36 @@ static int pause_within(pid_t pid, struct pause *p, struct pause_hint *h, pid_t 
 	return 0;
 }
 
+int pause_thread(pid_t pid, pid_t tid, struct pause *p)
+{
+	size_t cap = 0;
+	int r = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->bound_ns = STOP_BOUND_NS;
+	p->partial = true;
+	block_signals(p);
+	p->realtime = realtime(true);
+	sweep_leftovers();
+	/* On its way to an earlier stop: late again, as in seize_listed().
+	 * Else seized if it is still a thread of pid (its number may be
+	 * another's by now), and waited for. */
+	if (!(p->nlate = is_leftover(tid))) {
+		r = syscall(SYS_tgkill, pid, tid, 0) && errno == ESRCH ? 1 : seize_first(p, tid);
+		ALLOC_GROW(p->threads, 1, cap);
+		p->threads[p->n++] = (struct paused_thread){ .tid = r ? 0 : tid };
+		wait_stops(p, 0);
+		count_late(p);
+	}
+	/* Gone, maybe on the way to its stop (collect_stops() zeroed it). */
+	if (r || (p->n && !p->threads[0].tid)) {
+		pause_release(p);
+		return r < 0 ? r : -ESRCH;
+	}
+	return 0;
+}
+
 /* A seized thread can only be detached from a stop.  One that has not
  * reached its stop yet will (the interrupt is pending): it is looked at
  * once more, and if it is still on its way it becomes a leftover, detached

@@ -114,6 +114,17 @@ int pause_process_except(pid_t pid, struct pause *p, struct pause_hint *h, pid_t
 void pause_hint_rest(const struct pause_hint *h, pid_t pid, pid_t *keep, int nkeep,
 		     pid_t **skip, int *n, size_t *cap);
 
+/* Stop thread tid of pid alone, within the bound of a sample's pause
+ * (STOP_BOUND_NS), for one consistent read of a stack that will not hold
+ * still while it runs; the other threads run on.  Signals, a thread late
+ * (p->nlate 1: not stopped within the bound, left running and detached
+ * when its stop comes) and pause_release() are as for pause_process().
+ * Returns 0 (pause_holds(p, tid) says whether it stopped), -ESRCH when the
+ * thread is gone, or status_fail(EXIT_PERMISSION) when ptrace is refused
+ * (another tracer, ptrace_scope) or status_fail(EXIT_ERROR); nothing is
+ * held after an error. */
+int pause_thread(pid_t pid, pid_t tid, struct pause *p);
+
 /* List pid's threads into h, as a pause would, without stopping any: the
  * first pause of a caller that leaves threads running (pause_hint_rest())
  * then need not stop every thread of the process to find which.  0, or

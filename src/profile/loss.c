@@ -16,12 +16,13 @@ static const struct {
 			 "running, under " PLOSS_LATE_FRAME, "not stopped in time" },
 	[PLOSS_MERGE] = { "with Python frames only", "the native stack did not fit",
 			  "merge error" },
+	[PLOSS_GONE] = { "lost", "the thread ended while it was read", "thread ended" },
 };
 
 /* Lost outright, or counted without part of the stack? */
 static bool counted(enum ploss why)
 {
-	return why != PLOSS_TORN;
+	return why != PLOSS_TORN && why != PLOSS_GONE;
 }
 
 void profile_lose(struct profile *p, uint32_t thread, enum ploss why)

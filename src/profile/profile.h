@@ -56,6 +56,7 @@ enum ploss {
 	PLOSS_TORN,		/* lost: its stack changed while it was read, re-reads too */
 	PLOSS_LATE,		/* counted without native frames: not stopped in time */
 	PLOSS_MERGE,		/* counted with Python frames only: the native stack did not fit */
+	PLOSS_GONE,		/* lost: the thread ended while it was read */
 	PLOSS_COUNT,
 };
 

@@ -144,6 +144,12 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	to->late += c->late;
 	if (c->max_late > to->max_late)
 		to->max_late = c->max_late;
+	to->stops += c->stops;
+	to->stopped_stacks += c->stopped_stacks;
+	to->stop_ns += c->stop_ns;
+	if (c->max_stop_ns > to->max_stop_ns)
+		to->max_stop_ns = c->max_stop_ns;
+	to->stop_refused |= c->stop_refused;
 	for (int i = 0; i < SERR_COUNT; i++)
 		to->errors[i] += c->errors[i];
 }

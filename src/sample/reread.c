@@ -1,14 +1,19 @@
 /* Torn stacks read again (without --blocking): a thread none of whose
  * stacks the recheck proved is walked again, from fresh memory, each
- * thread until one of its stacks holds.  Separate from sampler.c because
- * it is a loop of its own after a round's walks; the stacks and their
- * proof are held.c's, the walk sample_stack.c's.  With --blocking none of
- * it runs. */
+ * thread until one of its stacks holds; one whose stack will not hold
+ * still is then read with that thread alone stopped.  Separate from
+ * sampler.c because it is a loop of its own after a round's walks; the
+ * stacks and their proof are held.c's, the walk sample_stack.c's, the
+ * stop pause.c's.  With --blocking none of it runs. */
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
 #include "process/mem.h"
+#include "process/pause.h"
 #include "profile/loss.h"
+#include "util/status.h"
 #include "util/util.h"
+
+#include <errno.h>
 
 /* A stack that fails its recheck is read again at once, from fresh
  * memory, at most this many times (see count_held()).  A thread calling
@@ -57,13 +62,135 @@ static bool retry_time_left(const struct sampler *s)
 	return mono_ns() - s->round_ns < s->interval_ns / 2;
 }
 
+/* How a read of a thread stopped alone went (stop_and_read()). */
+enum stopped_read {
+	STOPPED_COUNTED,	/* its stack counted, or it had none (left Python) */
+	STOPPED_AGAIN,		/* not stopped in time, or its walk failed */
+	STOPPED_GONE,		/* the thread has ended */
+	STOPPED_REFUSED,	/* ptrace refused: no stop from now on */
+};
+
+/* Stops of one thread in a round: a second when the first did not stop
+ * it in time or its read failed. */
+#define STOP_TRIES 2
+
+/* The stop's cost, for the summary (PYSTROBE_STATS) and bench/README. */
+static void note_stop(struct sampler *s, const struct pause *pause)
+{
+	uint64_t ns = pause->began_ns ? pause->released_ns - pause->began_ns : 0;
+
+	s->count.stop_ns += ns;
+	if (ns > s->count.max_stop_ns)
+		s->count.max_stop_ns = ns;
+}
+
+/* Read the stack of redo's thread with that thread alone stopped: what
+ * --blocking does for every running thread, for the one whose stack would
+ * not hold still while it ran.  Stopped, its own frames cannot change, and
+ * what other threads change is read as --blocking reads it (hostile
+ * memory, as without a pause).  The stop is pause.c's, bounded as a
+ * sample's pause is: a thread that does not stop within it is left
+ * running (and let go when its stop comes), nothing else is ever stopped,
+ * and SIGINT, SIGTERM and the like wait until it is let go. */
+static enum stopped_read stop_and_read(struct sampler *s, const struct redo *r, uint64_t t_ns)
+{
+	struct py_tstate *ts = &s->ts[r->ts];
+	struct sthread *t = &s->threads.v[r->thread];
+	uint64_t stacks = s->count.stacks, torn = s->count.errors[SERR_TORN];
+	uint64_t lost = s->p->threads[t->pthread].loss[PLOSS_TORN];
+	struct pause pause;
+	int rc = pause_thread(s->pid, t->tid, &pause);
+
+	if (rc == -ESRCH)
+		return STOPPED_GONE;
+	if (rc < 0)
+		return is_fail(rc, EXIT_PERMISSION) ? STOPPED_REFUSED : STOPPED_AGAIN;
+	if (!pause_holds(&pause, t->tid)) {
+		pause_release(&pause);
+		return STOPPED_AGAIN;
+	}
+	mem_cache_reset(s->held.fresh);
+	s->walk.m = s->held.fresh;
+	for (int p = 0; p < ts->nparts; p++)
+		pystack_reread_frame(s->held.fresh, &s->pi.layout, &ts[p]);
+	/* Read as a paused thread is: counted at once, no recheck. */
+	s->o.blocking = true;
+	record_thread(s, t, ts, t_ns);
+	s->o.blocking = false;
+	pause_release(&pause);
+	s->walk.m = s->m;
+	t->last_read.valid = false;
+	note_stop(s, &pause);
+	s->count.stops++;
+	/* A walk that failed under the stop is tried again, not lost. */
+	if (s->count.errors[SERR_TORN] > torn) {
+		s->count.errors[SERR_TORN] = torn;
+		s->p->threads[t->pthread].loss[PLOSS_TORN] = lost;
+		return STOPPED_AGAIN;
+	}
+	s->count.stopped_stacks += s->count.stacks - stacks;
+	return STOPPED_COUNTED;
+}
+
+/* Stop each thread whose stack would not hold still (held.redo) alone,
+ * and read it; again if that read failed (a frame half pushed at the
+ * instant it stopped) or it did not stop in time.  Returns how many are
+ * still open, left in held.redo: not stopped in time (waiting for a CPU,
+ * so most likely standing still), or not to be stopped (ptrace refused). */
+static size_t stop_torn(struct sampler *s, uint64_t t_ns)
+{
+	size_t open = 0;
+
+	if (!s->held.fresh)
+		s->held.fresh = mem_cache_new(s->direct);
+	for (size_t i = 0; i < s->held.nredo; i++) {
+		struct redo r = s->held.redo[i];
+		enum stopped_read got = STOPPED_AGAIN;
+		pid_t tid = s->threads.v[r.thread].tid;
+
+		for (int k = 0; k < STOP_TRIES && got == STOPPED_AGAIN; k++)
+			if (tid > 0 && !s->count.stop_refused)
+				got = stop_and_read(s, &r, t_ns);
+		if (got == STOPPED_REFUSED)
+			s->count.stop_refused = true;
+		if (got == STOPPED_GONE) {
+			s->count.errors[SERR_GONE]++;
+			profile_lose(s->p, s->threads.v[r.thread].pthread, PLOSS_GONE);
+		}
+		if (got == STOPPED_COUNTED || got == STOPPED_GONE)
+			held_done(&s->held, r.thread);
+		else
+			s->held.redo[open++] = r;
+	}
+	s->held.nredo = open;
+	return open;
+}
+
+/* The threads still open after stop_torn() are read again once more, and
+ * counted if that read holds: a thread that did not stop in time was not
+ * on a CPU, and its stack stands still.  A sample is lost only when the
+ * thread has ended (SERR_GONE), or when its stack would not hold still
+ * and it could not be stopped (SERR_TORN; ptrace refused, said in the
+ * summary). */
+static void stop_or_drop(struct sampler *s, uint64_t t_ns)
+{
+	if (!stop_torn(s, t_ns))
+		return;
+	reread_torn(s, t_ns);
+	s->count.stacks += held_count_proved(&s->held, s->direct, s->p, t_ns);
+	s->count.errors[SERR_TORN] += held_keep_open(&s->held);
+	for (size_t i = 0; i < s->held.nredo; i++)
+		profile_lose(s->p, s->threads.v[s->held.redo[i].thread].pthread, PLOSS_TORN);
+}
+
 /* Count the stacks held this round that the recheck proves.  Dropping the
  * torn ones would under-count the threads whose stacks change fastest (a
  * loop calling a small function tears far more often than one spinning in
  * one frame): each such thread is read again and rechecked, up to
  * TORN_RETRIES times, with its earlier walks kept, as any of them may hold
  * at the next recheck (the thread is back where it was).  A thread's first
- * stack proved is counted; one with none is counted as torn. */
+ * stack proved is counted; one with none, once the tries or the round's
+ * time are used up, is read with it stopped alone (stop_torn()). */
 void count_held(struct sampler *s, uint64_t t_ns)
 {
 	held_begin(&s->held, s->threads.n);
@@ -78,10 +205,7 @@ void count_held(struct sampler *s, uint64_t t_ns)
 		 * would go unproved), or the round's time is up. */
 		if (tries == TORN_RETRIES || s->held.rc.overflow != UINT32_MAX ||
 		    !retry_time_left(s)) {
-			s->count.errors[SERR_TORN] += s->held.nredo;
-			for (size_t i = 0; i < s->held.nredo; i++)
-				profile_lose(s->p, s->threads.v[s->held.redo[i].thread].pthread,
-					     PLOSS_TORN);
+			stop_or_drop(s, t_ns);
 			break;
 		}
 		reread_torn(s, t_ns);

@@ -40,6 +40,7 @@ const char *serr_name(enum serr e)
 		[SERR_MERGE] = "merge error",
 		[SERR_SYMBOLS] = "symbolization helper lost",
 		[SERR_GAP] = "native gap",
+		[SERR_GONE] = "thread ended while read",
 	};
 	return e < SERR_COUNT ? names[e] : "?";
 }

@@ -41,6 +41,7 @@ enum serr {
 	SERR_MERGE,		/* native and Python stacks did not fit: Python only */
 	SERR_SYMBOLS,		/* the symbolization helper was lost: lib+0xOFFSET since */
 	SERR_GAP,		/* the native unwind stopped early: partial merge, a gap */
+	SERR_GONE,		/* the thread ended while its stack was read */
 	SERR_COUNT,
 };
 
@@ -112,6 +113,13 @@ struct sampler_counts {
 					 * stopped in time, read running and
 					 * counted without native frames */
 	int max_late;			/* ... and at most in one round */
+	/* Without --blocking: stacks that would not hold still, read with
+	 * their thread stopped alone (reread.c). */
+	uint64_t stops;			/* such stops */
+	uint64_t stopped_stacks;	/* ... the stacks they counted */
+	uint64_t stop_ns;		/* ... how long the threads were stopped */
+	uint64_t max_stop_ns;		/* ... and at most */
+	bool stop_refused;		/* ptrace refused one: torn stacks dropped */
 };
 void sampler_counts(const struct sampler *s, struct sampler_counts *c);
 

@@ -21,6 +21,16 @@
  * must then match one of the two within TOLERANCE.  Both are about 50/50
  * for this target, so a sampler that under-counts the caller fails either
  * way.
+ *
+ * tests/targets/mixed_shapes.py runs, in one thread and in turn, a deep fast
+ * recursion (fib(20)), an allocation-heavy parsing loop and nested
+ * generators, timing each with its own perf_counter (and thread_time).
+ * `pystrobe record --pid` of it with no flags at 100 Hz must give each of
+ * the three its share of the wall time the target counted, within
+ * SHAPE_TOLERANCE points, and its summary must report no sample lost to a
+ * torn stack: a stack that will not hold still is read with its thread
+ * stopped alone.  Dropping them, as pystrobe did, gave fib 5 to 9 points
+ * too few.
  */
 #include <check.h>
 #include <sched.h>
@@ -75,25 +85,32 @@ static bool has_frame(const char *stack, const char *prefix)
 	return false;
 }
 
-static void tally(const char *text, struct torn_run *tr)
+/* Add to samples[k] the samples whose stack has a frame named pre and
+ * frames[k] ("caller", "run_" "fib"), for k in [0, n).  Returns how many
+ * samples show a frame of script (its file name) at no line. */
+static uint64_t tally(const char *text, const char *script, const char *pre,
+		      const char *const *frames, int n, uint64_t *samples)
 {
-	char prefix[32];
+	char prefix[32], noline[64];
+	uint64_t no_line = 0;
 	struct folded f;
 
 	ck_assert_msg(folded_parse(text, &f) == 0, "malformed collapsed output: %.500s", text);
 	for (size_t i = 0; i < f.n; i++)
-		for (int k = 0; k < 2; k++) {
-			snprintf(prefix, sizeof(prefix), "%s (", names[k]);
+		for (int k = 0; k < n; k++) {
+			snprintf(prefix, sizeof(prefix), "%s%s (", pre, frames[k]);
 			if (has_frame(f.stacks[i], prefix))
-				tr->samples[k] += f.counts[i];
+				samples[k] += f.counts[i];
 		}
 	/* Every instruction of the target's functions has a line: a frame
 	 * without one paired a function with another's instruction pointer
 	 * (a frame pushed where one had just returned, read half written). */
+	snprintf(noline, sizeof(noline), " (%s)", script);
 	for (size_t i = 0; i < f.n; i++)
-		if (strstr(f.stacks[i], " (torn_calls.py)"))
-			tr->no_line += f.counts[i];
+		if (strstr(f.stacks[i], noline))
+			no_line += f.counts[i];
 	folded_free(&f);
+	return no_line;
 }
 
 /* The number after "key": in truth.json's object `obj` (NULL: anywhere);
@@ -154,30 +171,50 @@ static void parse_summary(const char *err, struct torn_run *tr)
 		tr->torn = strtoull(torn, NULL, 10);
 }
 
+/* `record -r rate -d seconds -f collapsed --pid` of t, with look_at(t,
+ * arg, 0) just before it and look_at(t, arg, 1) just after: the profile
+ * (free() it), and in r the run (run_free() it). */
+static char *record_pid(struct target *t, const char *rate, const char *seconds,
+			const char *who, void (*look_at)(struct target *, void *, int),
+			void *arg, struct run *r)
+{
+	char out[PATH_MAX + 32], pid[16];
+	char *text;
+
+	snprintf(out, sizeof(out), "%s/profile.txt", t->dir);
+	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
+	look_at(t, arg, 0);
+	ck_assert_msg(run_pystrobe(r, "record", "-r", rate, "-d", seconds, "-f", "collapsed",
+				   "-o", out, "--pid", pid, NULL) == 0,
+		      "%s: cannot run pystrobe", t->ti->label);
+	look_at(t, arg, 1);
+	printf("%s: %s: %s", who, t->ti->label, r->err ? r->err : "(nothing on stderr)\n");
+	ck_assert_msg(run_exit(r) == 0, "%s: record exited %d: %s", t->ti->label,
+		      run_exit(r), r->err);
+	text = slurp(out);
+	ck_assert_msg(text, "%s: no profile at %s", t->ti->label, out);
+	unlink(out);
+	return text;
+}
+
+static void torn_look(struct target *t, void *arg, int after)
+{
+	struct torn_run *tr = arg;
+
+	look(t, after ? &tr->after : &tr->before);
+}
+
 /* Record the target once, looking at it before and after. */
 static void record(struct target *t, struct torn_run *tr)
 {
-	char out[PATH_MAX + 32], pid[16];
 	struct run r;
 	char *text;
 
 	memset(tr, 0, sizeof(*tr));
-	snprintf(out, sizeof(out), "%s/profile.txt", t->dir);
-	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
-	look(t, &tr->before);
-	ck_assert_msg(run_pystrobe(&r, "record", "-r", RATE, "-d", SECONDS, "-f", "collapsed",
-				   "-o", out, "--pid", pid, NULL) == 0,
-		      "%s: cannot run pystrobe", t->ti->label);
-	look(t, &tr->after);
-	printf("torn: %s: %s", t->ti->label, r.err ? r.err : "(nothing on stderr)\n");
-	ck_assert_msg(run_exit(&r) == 0, "%s: record exited %d: %s", t->ti->label,
-		      run_exit(&r), r.err);
-	text = slurp(out);
-	ck_assert_msg(text, "%s: no profile at %s", t->ti->label, out);
-	tally(text, tr);
+	text = record_pid(t, RATE, SECONDS, "torn", torn_look, tr, &r);
+	tr->no_line = tally(text, "torn_calls.py", "", names, 2, tr->samples);
 	parse_summary(r.err, tr);
 	free(text);
-	unlink(out);
 	run_free(&r);
 }
 
@@ -290,6 +327,183 @@ START_TEST(test_torn)
 }
 END_TEST
 
+/* --- every shape its share: mixed_shapes.py ------------------------------ */
+
+#define SHAPE_RATE	"100"	/* Hz: the default rate */
+#define SHAPE_SECONDS	"10"	/* of a recording: 1000 samples */
+#define SHAPE_TOLERANCE	2.0	/* points of share between profile and truth */
+#define SHAPE_MIN	800	/* samples in the three, for a run to count */
+
+static const char *const shapes[3] = { "fib", "parse", "gen" };
+
+struct shape_run {
+	uint64_t samples[3];		/* with run_fib(), run_parse(), run_gen() */
+	double wall[2][3], cpu[2][3];	/* the target's clocks, before and after */
+	unsigned long long rounds, stopped;
+	double elapsed;
+	const char *loss;		/* what the summary says was lost, or NULL */
+	bool skipped;			/* ptrace refused: the test cannot run */
+	uint64_t no_line;		/* with a frame of mixed_shapes.py at no line */
+};
+
+static void shape_look(struct target *t, void *arg, int after)
+{
+	struct shape_run *sr = arg;
+	char *truth = slurp(t->truth);
+
+	ck_assert_msg(truth, "%s: mixed_shapes.py has no truth.json", t->ti->label);
+	for (int k = 0; k < 3; k++) {
+		sr->wall[after][k] = truth_num(truth, "wall", shapes[k]);
+		sr->cpu[after][k] = truth_num(truth, "cpu", shapes[k]);
+	}
+	free(truth);
+}
+
+/* The summary: rounds, time, stacks read with their thread stopped, and
+ * any sample lost to a stack that moved (static strings). */
+static void shape_summary(const char *err, struct shape_run *sr)
+{
+	const char *p = record_summary(err), *q;
+
+	if (!p)
+		return;
+	sscanf(p, "pystrobe: %*u samples from %llu rounds in %lf s", &sr->rounds, &sr->elapsed);
+	q = strstr(p, " read with the thread stopped alone");
+	while (q && q > p && q[-1] != ',')
+		q--;
+	if (q)
+		sr->stopped = strtoull(q, NULL, 10);
+	if (strstr(p, "discarded: the stack changed while it was read"))
+		sr->loss = "torn stacks discarded";
+	else if (strstr(p, "the thread ended while it was read"))
+		sr->loss = "samples of a thread that ended";
+}
+
+static void shape_record(struct target *t, struct shape_run *sr)
+{
+	struct run r;
+	char *text;
+
+	memset(sr, 0, sizeof(*sr));
+	text = record_pid(t, SHAPE_RATE, SHAPE_SECONDS, "shapes", shape_look, sr, &r);
+	sr->skipped = r.err && strstr(r.err, "ptrace refused");
+	if (sr->skipped)
+		test_skip("%s: pystrobe may not stop a thread here (ptrace refused)",
+			  t->ti->label);
+	else
+		sr->no_line = tally(text, "mixed_shapes.py", "run_", shapes, 3, sr->samples);
+	shape_summary(r.err, sr);
+	free(text);
+	run_free(&r);
+}
+
+/* Each function's share, in points, of v (3 samples) or of what grew from
+ * x to y; the largest difference between two such. */
+static void shares(const double v[3], double out[3])
+{
+	double sum = v[0] + v[1] + v[2];
+
+	for (int k = 0; k < 3; k++)
+		out[k] = sum > 0 ? 100 * v[k] / sum : -1;
+}
+
+static void grown(const double x[3], const double y[3], double out[3])
+{
+	double d[3];
+
+	for (int k = 0; k < 3; k++)
+		d[k] = y[k] - x[k];
+	shares(d, out);
+}
+
+static double worst(const double a[3], const double b[3])
+{
+	double w = 0;
+
+	for (int k = 0; k < 3; k++)
+		w = fmax(w, fabs(a[k] - b[k]));
+	return w;
+}
+
+/* Why a run proves little (the target starved of CPU: its wall clock is
+ * then not its CPU clock; pystrobe below its rate; too few samples), or
+ * NULL. */
+static const char *shape_disturbed(const struct shape_run *sr, const double wall[3],
+				   const double cpu[3])
+{
+	if (sr->elapsed <= 0 || sr->rounds < 0.8 * atof(SHAPE_RATE) * sr->elapsed)
+		return "pystrobe sampled below 80% of its rate";
+	if (sr->samples[0] + sr->samples[1] + sr->samples[2] < SHAPE_MIN)
+		return "too few samples of the three";
+	if (worst(wall, cpu) > DISTURB_SKEW)
+		return "the target waited for a CPU unevenly";
+	return NULL;
+}
+
+/* One run judged: how far the profile is from the target's wall clock
+ * (on the last try, when disturbed, from its CPU clock if that is
+ * closer); *noise why the run proves little. */
+static double shape_judge(const struct test_interp *ti, const struct shape_run *sr,
+			  bool last, const char **noise)
+{
+	double got[3], wall[3], cpu[3], samples[3], off;
+
+	for (int k = 0; k < 3; k++)
+		samples[k] = (double)sr->samples[k];
+	shares(samples, got);
+	grown(sr->wall[0], sr->wall[1], wall);
+	grown(sr->cpu[0], sr->cpu[1], cpu);
+	off = worst(got, wall);
+	*noise = shape_disturbed(sr, wall, cpu);
+	printf("shapes: %s: fib %.1f%% parse %.1f%% gen %.1f%% of the profile (%.0f samples), "
+	       "%.1f/%.1f/%.1f%% of the wall time, %.1f/%.1f/%.1f%% of the CPU; %llu read "
+	       "with the thread stopped%s%s\n", ti->label, got[0], got[1], got[2],
+	       samples[0] + samples[1] + samples[2], wall[0], wall[1], wall[2], cpu[0], cpu[1],
+	       cpu[2], sr->stopped, *noise ? "; disturbed: " : "", *noise ? *noise : "");
+	if (last && *noise && worst(got, cpu) < off) {
+		printf("shapes: %s: WARNING: still disturbed; judged by the CPU time\n",
+		       ti->label);
+		off = worst(got, cpu);
+	}
+	return off;
+}
+
+START_TEST(test_shapes)
+{
+	const struct test_interp *ti = &interps[_i];
+	char script[PATH_MAX], why[512];
+	const char *noise = NULL;
+	struct shape_run sr;
+	struct target t;
+	double off = 100;
+
+	test_interp_script(ti, "tests/targets/mixed_shapes.py", script, sizeof(script));
+	if (target_start(&t, ti, why, sizeof(why), script, NULL) < 0 ||
+	    target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: mixed_shapes.py: %s", ti->label, why);
+	}
+	for (int try = 1; try <= TRIES; try++) {
+		shape_record(&t, &sr);
+		if (sr.skipped)
+			break;
+		off = shape_judge(ti, &sr, try == TRIES, &noise);
+		if (off <= SHAPE_TOLERANCE || !noise || sr.loss)
+			break;
+	}
+	target_stop(&t);
+	if (sr.skipped)
+		return;
+	ck_assert_msg(!sr.loss, "%s: the summary reports %s: a stack that would not hold "
+		      "still must be read with its thread stopped", ti->label, sr.loss);
+	ck_assert_msg(!sr.no_line, "%s: %llu samples show a frame of mixed_shapes.py at no "
+		      "line: a torn frame was counted", ti->label, (unsigned long long)sr.no_line);
+	ck_assert_msg(off <= SHAPE_TOLERANCE, "%s: the shares of run_fib, run_parse and run_gen "
+		      "are up to %.1f points off the target's own clocks, at most %.1f allowed",
+		      ti->label, off, SHAPE_TOLERANCE);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("torn");
@@ -302,6 +516,11 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_torn, 0, ninterps);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shapes");
+	tcase_set_timeout(tc, 300);
+	add_have_interps(tc, ninterps);
+	tcase_add_loop_test(tc, test_shapes, 0, ninterps);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
