@@ -9,11 +9,13 @@
 #include "python/pystack.h"
 #include "process/mem.h"
 #include "process/pause.h"
+#include "process/proc.h"
 #include "profile/loss.h"
 #include "util/status.h"
 #include "util/util.h"
 
 #include <errno.h>
+#include <time.h>
 
 /* A stack that fails its recheck is read again at once, from fresh
  * memory, at most this many times (see count_held()).  A thread calling
@@ -70,9 +72,13 @@ enum stopped_read {
 	STOPPED_REFUSED,	/* ptrace refused: no stop from now on */
 };
 
-/* Stops of one thread in a round: a second when the first did not stop
- * it in time or its read failed. */
-#define STOP_TRIES 2
+/* Stops of one thread in a round: another when the last did not stop it
+ * in time or its read failed. */
+#define STOP_TRIES 3
+/* After a stop whose read failed, the thread is let run this long at most
+ * before the next (see let_run()); polled this often. */
+#define LET_RUN_NS (2 * 1000 * 1000ull)
+#define LET_RUN_POLL_NS (50 * 1000ull)
 
 /* The stop's cost, for the summary (PYSTROBE_STATS) and bench/README. */
 static void note_stop(struct sampler *s, const struct pause *pause)
@@ -88,7 +94,9 @@ static void note_stop(struct sampler *s, const struct pause *pause)
  * --blocking does for every running thread, for the one whose stack would
  * not hold still while it ran.  Stopped, its own frames cannot change, and
  * what other threads change is read as --blocking reads it (hostile
- * memory, as without a pause).  The stop is pause.c's, bounded as a
+ * memory, as without a pause).  It is walked as a running thread is (a
+ * stack cut at a generator is still torn: the thread may have stopped
+ * between two of the interpreter's stores) and counted at once.  The stop is pause.c's, bounded as a
  * sample's pause is: a thread that does not stop within it is left
  * running (and let go when its stop comes), nothing else is ever stopped,
  * and SIGINT, SIGTERM and the like wait until it is let go. */
@@ -96,8 +104,8 @@ static enum stopped_read stop_and_read(struct sampler *s, const struct redo *r, 
 {
 	struct py_tstate *ts = &s->ts[r->ts];
 	struct sthread *t = &s->threads.v[r->thread];
-	uint64_t stacks = s->count.stacks, torn = s->count.errors[SERR_TORN];
-	uint64_t lost = s->p->threads[t->pthread].loss[PLOSS_TORN];
+	uint64_t stacks = s->count.stacks;
+	uint32_t overflow = s->held.rc.overflow;
 	struct pause pause;
 	int rc = pause_thread(s->pid, t->tid, &pause);
 
@@ -113,23 +121,47 @@ static enum stopped_read stop_and_read(struct sampler *s, const struct redo *r, 
 	s->walk.m = s->held.fresh;
 	for (int p = 0; p < ts->nparts; p++)
 		pystack_reread_frame(s->held.fresh, &s->pi.layout, &ts[p]);
-	/* Read as a paused thread is: counted at once, no recheck. */
-	s->o.blocking = true;
+	s->walk.stopped = true;
+	s->walk.failed = false;
 	record_thread(s, t, ts, t_ns);
-	s->o.blocking = false;
+	s->walk.stopped = false;
+	/* Its words, which prove nothing here, are gone (record_thread()). */
+	s->held.rc.overflow = overflow;
 	pause_release(&pause);
 	s->walk.m = s->m;
 	t->last_read.valid = false;
 	note_stop(s, &pause);
 	s->count.stops++;
-	/* A walk that failed under the stop is tried again, not lost. */
-	if (s->count.errors[SERR_TORN] > torn) {
-		s->count.errors[SERR_TORN] = torn;
-		s->p->threads[t->pthread].loss[PLOSS_TORN] = lost;
+	if (s->walk.failed)
 		return STOPPED_AGAIN;
-	}
 	s->count.stopped_stacks += s->count.stacks - stacks;
 	return STOPPED_COUNTED;
+}
+
+/* A thread stopped where its stack cannot be read whole (between two of
+ * the interpreter's stores: a generator resumed while the thread's
+ * current frame, which the compiler stores late, still names it as
+ * suspended) is there again at the next stop unless it has run since: on
+ * a busy machine it waits for a CPU.  Wait until its run count or time
+ * has moved, or LET_RUN_NS (or half the interval) has passed. */
+static void let_run(struct sampler *s, struct sthread *t)
+{
+	uint64_t bound = s->interval_ns && s->interval_ns / 2 < LET_RUN_NS ?
+			 s->interval_ns / 2 : LET_RUN_NS;
+	uint64_t until = mono_ns() + bound, run0, runs0, run, runs;
+
+	if (t->sched_fd == -1)
+		t->sched_fd = proc_task_open(s->pid, t->tid, "schedstat");
+	if (t->sched_fd < 0) {
+		t->sched_fd = -2;
+		return;
+	}
+	if (proc_schedstat_read(t->sched_fd, &run0, &runs0) < 0)
+		return;
+	do
+		nanosleep(&(struct timespec){ 0, LET_RUN_POLL_NS }, NULL);
+	while (proc_schedstat_read(t->sched_fd, &run, &runs) == 0 && run == run0 &&
+	       runs == runs0 && mono_ns() < until);
 }
 
 /* Stop each thread whose stack would not hold still (held.redo) alone,
@@ -148,9 +180,13 @@ static size_t stop_torn(struct sampler *s, uint64_t t_ns)
 		enum stopped_read got = STOPPED_AGAIN;
 		pid_t tid = s->threads.v[r.thread].tid;
 
-		for (int k = 0; k < STOP_TRIES && got == STOPPED_AGAIN; k++)
-			if (tid > 0 && !s->count.stop_refused)
-				got = stop_and_read(s, &r, t_ns);
+		for (int k = 0; k < STOP_TRIES && got == STOPPED_AGAIN; k++) {
+			if (tid <= 0 || s->count.stop_refused)
+				break;
+			if (k)
+				let_run(s, &s->threads.v[r.thread]);
+			got = stop_and_read(s, &r, t_ns);
+		}
 		if (got == STOPPED_REFUSED)
 			s->count.stop_refused = true;
 		if (got == STOPPED_GONE) {

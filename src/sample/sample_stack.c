@@ -91,6 +91,32 @@ static void recheck_tstate(struct sampler *s, const struct sthread *t, const str
 	}
 }
 
+/* 3.11+: who owns a generator's frame (enum _frameowner, the same value
+ * in every version since). */
+#define FRAME_OWNED_BY_GENERATOR 1
+
+/* Did a walk of a running thread end at a generator's frame with nothing
+ * after it (not even the C stack's entry shim, or 3.15's base frame)?  A
+ * generator's frame has no caller only while suspended, so the walk read
+ * the thread's current frame before a yield and that frame's caller after
+ * it: a stack cut short, which the recheck cannot tell (nested generators
+ * switch so often that its reads race the same way: a tenth of the
+ * samples of tests/targets/mixed_shapes.py's run_gen were cut so, 2
+ * points of share).  A thread stopped can show it too: 3.12 stores its
+ * current frame late, after a suspended generator it resumes is marked
+ * running.  It is torn: read again, or with the thread stopped again
+ * once it has run (reread.c). */
+static bool cut_at_generator(struct sampler *s)
+{
+	const struct py_layout *L = &s->pi.layout;
+	uint8_t owner;
+
+	if (L->frame.owner == NONE || !s->walk.nframes || s->walk.link)
+		return false;
+	return mem_read_u8(s->walk.m, s->walk.raw[s->walk.nframes - 1].frame + L->frame.owner,
+			   &owner) == 0 && owner == FRAME_OWNED_BY_GENERATOR;
+}
+
 /* The Python frames of one OS thread into s->walk.frames, innermost first: its
  * thread states ts[0..ts->nparts), one interpreter's after another.  A part
  * that ends early ends the stack (see pystack.c's walk_thread). */
@@ -117,6 +143,8 @@ static enum walk_end walk_parts(struct sampler *s, const struct sthread *t,
 				   &n, &rc);
 		/* The frames after the outermost shown: had a shim's back
 		 * pointer been read as the end, outer frames would be lost. */
+		if (end == WALK_DONE && s->walk.live && cut_at_generator(s))
+			return WALK_READ_ERROR;
 		if (end == WALK_DONE && s->walk.live)
 			recheck_skipped(s, s->walk.link, 0);
 	}
@@ -229,6 +257,10 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 		 * torn too (a frame freed, a chain changed under it): it is
 		 * read again as a torn stack is, and counted if it stays
 		 * so. */
+		if (s->walk.stopped) {
+			s->walk.failed = true;
+			return false;
+		}
 		if (s->walk.live) {
 			held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0);
 			return true;
@@ -272,10 +304,11 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 		}
 		return false;
 	}
-	if (s->walk.live) {
+	if (s->walk.live && !s->walk.stopped) {
 		held_add(&s->held, t->pthread, who(s, t, ts), stack, depth);
 		return true;
 	}
+	s->held.rc.n = words;	/* stopped alone: nothing to prove */
 	s->count.stacks++;
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
 	return false;

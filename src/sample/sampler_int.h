@@ -201,9 +201,13 @@ struct stack_walk {
 	uint32_t owner;		/* the held stack it will be */
 	bool live;		/* of a running thread: proved by the recheck */
 	uint64_t link;		/* where the walk came from: see collect_frame() */
+	/* Its thread stopped alone (reread.c): walked as a running one is,
+	 * counted at once as a paused one is; failed, if its walk did. */
+	bool stopped, failed;
 };
 
-/* Returns whether a stack (or a failed walk) was held for the recheck. */
+/* Returns whether a stack (or a failed walk) was held for the recheck
+ * (never when s->walk.stopped). */
 bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		   uint64_t t_ns);
 /* Walk t's stack with it running, for the code objects it decodes into
