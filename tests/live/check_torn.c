@@ -37,7 +37,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "folded.h"
@@ -504,6 +507,81 @@ START_TEST(test_shapes)
 }
 END_TEST
 
+/* --- where ptrace is refused --------------------------------------------- */
+
+/* A tracer of thread tid of our own, as strace or gdb would be: a child
+ * that seizes it (no stop) and lets any stop it sees go on, until killed
+ * (the kernel then detaches it).  0 when it cannot trace. */
+static pid_t hold_tracer(pid_t tid)
+{
+	int fds[2], st;
+	char ok = 0;
+	pid_t c;
+
+	ck_assert(pipe(fds) == 0);
+	c = fork();
+	ck_assert(c >= 0);
+	if (c == 0) {
+		ok = ptrace(PTRACE_SEIZE, tid, 0, 0) == 0;
+		if (write(fds[1], &ok, 1) != 1 || !ok)
+			_exit(1);
+		while (waitpid(tid, &st, __WALL) == tid && WIFSTOPPED(st))
+			ptrace(PTRACE_CONT, tid, 0, (void *)(long)(st >> 16 ? 0 : WSTOPSIG(st)));
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &ok, 1) != 1 || !ok) {
+		kill_reap(c);
+		c = 0;
+	}
+	close(fds[0]);
+	return c;
+}
+
+/* Another tracer holds the thread whose stack will not hold still: the
+ * stop is refused, torn stacks are dropped as before, and the summary
+ * says why, once; the target runs on. */
+START_TEST(test_refused)
+{
+	const struct test_interp *ti = test_interp_pick(interps, ninterps, 12);
+	char script[PATH_MAX], why[512];
+	struct shape_run sr;
+	struct target t;
+	struct run r;
+	pid_t tracer;
+	char *text, *said, state;
+
+	test_interp_script(ti, "tests/targets/mixed_shapes.py", script, sizeof(script));
+	if (target_start(&t, ti, why, sizeof(why), script, NULL) < 0 ||
+	    target_wait_file(&t, "ready.json", TARGET_READY_MS, why, sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: mixed_shapes.py: %s", ti->label, why);
+	}
+	tracer = hold_tracer(t.py_pid);
+	if (!tracer) {
+		target_stop(&t);
+		test_skip("%s: this test may not trace the target", ti->label);
+		return;
+	}
+	memset(&sr, 0, sizeof(sr));
+	text = record_pid(&t, SHAPE_RATE, "3", "refused", shape_look, &sr, &r);
+	kill_reap(tracer);
+	sleep_ms(100);
+	said = r.err ? strstr(r.err, "could not be stopped (ptrace refused") : NULL;
+	ck_assert_msg(said && !strstr(said + 1, "could not be stopped"), "%s: the summary "
+		      "must say once that the thread could not be stopped: %s", ti->label, r.err);
+	ck_assert_msg(strstr(r.err, "discarded: the stack changed while it was read"),
+		      "%s: torn stacks must be dropped and counted as before: %s", ti->label,
+		      r.err);
+	state = proc_state(t.py_pid, t.py_pid);
+	ck_assert_msg(state && state != 't' && state != 'T', "%s: the target was left "
+		      "stopped, or is gone (state %c)", ti->label, state ? state : '?');
+	free(text);
+	run_free(&r);
+	target_stop(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("torn");
@@ -521,6 +599,11 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	add_have_interps(tc, ninterps);
 	tcase_add_loop_test(tc, test_shapes, 0, ninterps);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("refused");
+	tcase_set_timeout(tc, 120);
+	add_have_interps(tc, ninterps);
+	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
