@@ -96,10 +96,11 @@ static void note_stop(struct sampler *s, const struct pause *pause)
  * what other threads change is read as --blocking reads it (hostile
  * memory, as without a pause).  It is walked as a running thread is (a
  * stack cut at a generator is still torn: the thread may have stopped
- * between two of the interpreter's stores) and counted at once.  The stop is pause.c's, bounded as a
- * sample's pause is: a thread that does not stop within it is left
- * running (and let go when its stop comes), nothing else is ever stopped,
- * and SIGINT, SIGTERM and the like wait until it is let go. */
+ * between two of the interpreter's stores) and counted at once.  The stop
+ * is pause.c's, bounded as a sample's pause is: a thread that does not
+ * stop within it is left running (and let go when its stop comes),
+ * nothing else is ever stopped, and SIGINT, SIGTERM and the like wait
+ * until it is let go. */
 static enum stopped_read stop_and_read(struct sampler *s, const struct redo *r, uint64_t t_ns)
 {
 	struct py_tstate *ts = &s->ts[r->ts];
@@ -164,11 +165,21 @@ static void let_run(struct sampler *s, struct sthread *t)
 	       runs == runs0 && mono_ns() < until);
 }
 
+/* May the round stop another thread?  Until it has taken a whole interval:
+ * each stop is bounded, their sum must be too, or a target with many
+ * threads tearing on a starved machine would make every round late.  (A
+ * few stops take a few hundred microseconds.) */
+static bool stop_time_left(const struct sampler *s)
+{
+	return !s->interval_ns || mono_ns() - s->round_ns < s->interval_ns;
+}
+
 /* Stop each thread whose stack would not hold still (held.redo) alone,
  * and read it; again if that read failed (a frame half pushed at the
  * instant it stopped) or it did not stop in time.  Returns how many are
  * still open, left in held.redo: not stopped in time (waiting for a CPU,
- * so most likely standing still), or not to be stopped (ptrace refused). */
+ * so most likely standing still), not to be stopped (ptrace refused), or
+ * not stopped once the round's time was up. */
 static size_t stop_torn(struct sampler *s, uint64_t t_ns)
 {
 	size_t open = 0;
@@ -181,7 +192,7 @@ static size_t stop_torn(struct sampler *s, uint64_t t_ns)
 		pid_t tid = s->threads.v[r.thread].tid;
 
 		for (int k = 0; k < STOP_TRIES && got == STOPPED_AGAIN; k++) {
-			if (tid <= 0 || s->count.stop_refused)
+			if (tid <= 0 || s->count.stop_refused || !stop_time_left(s))
 				break;
 			if (k)
 				let_run(s, &s->threads.v[r.thread]);

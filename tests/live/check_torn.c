@@ -346,6 +346,7 @@ struct shape_run {
 	unsigned long long rounds, stopped;
 	double elapsed;
 	const char *loss;		/* what the summary says was lost, or NULL */
+	unsigned long long lost;	/* ... how many samples */
 	bool skipped;			/* ptrace refused: the test cannot run */
 	/* With a frame of mixed_shapes.py at no line: said, not held to 0
 	 * here (check_torn's first case holds torn_calls.py to it; once in a
@@ -380,10 +381,15 @@ static void shape_summary(const char *err, struct shape_run *sr)
 		q--;
 	if (q)
 		sr->stopped = strtoull(q, NULL, 10);
-	if (strstr(p, "discarded: the stack changed while it was read"))
+	if ((q = strstr(p, " discarded: the stack changed while it was read")))
 		sr->loss = "torn stacks discarded";
-	else if (strstr(p, "the thread ended while it was read"))
+	else if ((q = strstr(p, " lost: the thread ended while it was read")))
 		sr->loss = "samples of a thread that ended";
+	/* ", M samples ...": M follows the comma. */
+	while (q && q > p && q[-1] != ',')
+		q--;
+	if (q)
+		sr->lost = strtoull(q, NULL, 10);
 }
 
 static void shape_record(struct target *t, struct shape_run *sr)
@@ -496,14 +502,23 @@ START_TEST(test_shapes)
 		if (sr.skipped)
 			break;
 		off = shape_judge(ti, &sr, try == TRIES, &noise);
-		if (off <= SHAPE_TOLERANCE || !noise || sr.loss)
+		if ((off <= SHAPE_TOLERANCE && !sr.loss) || !noise)
 			break;
 	}
 	target_stop(&t);
 	if (sr.skipped)
 		return;
-	ck_assert_msg(!sr.loss, "%s: the summary reports %s: a stack that would not hold "
-		      "still must be read with its thread stopped", ti->label, sr.loss);
+	/* A machine that starves the target and pystrobe alike can keep a
+	 * thread from stopping, and from running, for a round's whole time:
+	 * then, and only on the last try, a sample in five hundred may go. */
+	if (sr.loss && noise && sr.lost * 500 <= sr.rounds) {
+		printf("shapes: %s: WARNING: still disturbed; %llu %s\n", ti->label, sr.lost,
+		       sr.loss);
+		sr.loss = NULL;
+	}
+	ck_assert_msg(!sr.loss, "%s: the summary reports %llu %s: a stack that would not "
+		      "hold still must be read with its thread stopped", ti->label, sr.lost,
+		      sr.loss);
 	ck_assert_msg(off <= SHAPE_TOLERANCE, "%s: the shares of run_fib, run_parse and run_gen "
 		      "are up to %.1f points off the target's own clocks, at most %.1f allowed",
 		      ti->label, off, SHAPE_TOLERANCE);
