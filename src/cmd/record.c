@@ -9,6 +9,7 @@
 #include "process/pause.h"
 #include "process/proc.h"
 #include "process/proctree.h"
+#include "process/schedprio.h"
 #include "process/selfstop.h"
 #include "profile/loss.h"
 #include "profile/profile.h"
@@ -113,6 +114,10 @@ static const struct opt record_opts[] = {
 	  .help = "the GPUs the processes use, through NVML: their\n"
 		  "utilisation and memory in the summary and as\n"
 		  "counters in the Chrome trace" },
+	OPT_BOOL("no-priority", 0,
+		"never raise pystrobe's scheduling priority (default:\n"
+		"real time where permitted: samples on time on a\n"
+		"busy machine)", AT(t.fo.no_priority)),
 	OPT_BOOL("quiet", 'q', "no status line, no table of functions, no summary", AT(quiet)),
 	OPT_HELP("show this help"),
 	OPT_END,
@@ -351,6 +356,29 @@ static void put_lag(struct strbuf *sb, const struct sampler_status *st)
 		  st->skipped == 1 ? "" : "s");
 }
 
+/* Rounds that started late: on a busy machine, a sampler that waits for a
+ * CPU gets one when a thread of the job blocks, and its samples lean
+ * towards the job's waits.  Told where one round in LATE_TELL_DIV or more
+ * started FLEET_LATE_NS late, with why pystrobe was not at real-time
+ * priority (process/schedprio.h). */
+#define LATE_TELL_DIV 20
+
+static void put_late_rounds(struct strbuf *sb, const struct sampler_status *st,
+			    bool no_priority)
+{
+	const char *why = schedprio_why();
+
+	if (!st->rounds || st->late_rounds * LATE_TELL_DIV < st->rounds)
+		return;
+	sb_printf(sb, ", %.0f%% of rounds started over %.0f ms late (p99 %.1f ms): shares may "
+		  "lean towards the moments the job blocks", 100.0 * st->late_rounds / st->rounds,
+		  FLEET_LATE_NS / 1e6, st->late_p99_ms);
+	if (no_priority)
+		sb_puts(sb, " (--no-priority)");
+	else if (why)
+		sb_printf(sb, " (%s)", why);
+}
+
 /* --waits: what each thread waited for, a line each, below the summary. */
 static void waits_summary(const struct record *r)
 {
@@ -424,6 +452,7 @@ static void summary(struct record *r, const struct sampler_status *st, const str
 			  r->counts.max_pause_ns / 1e6);
 	put_late(&sb, r, p);
 	put_lag(&sb, st);
+	put_late_rounds(&sb, st, r->t.fo.no_priority);
 	if (path)
 		sb_printf(&sb, "; wrote %s", out_path_name(path));
 	if (path && r->out_dir_why)

@@ -1,10 +1,10 @@
 #include "process/pause.h"
 #include "process/proc.h"
+#include "process/schedprio.h"
 #include "process/selfstop.h"
 #include "util/util.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -561,11 +561,11 @@ static void wait_stops(struct pause *p, int from)
  * target must not make pystrobe hold a CPU at real-time priority. */
 #define REALTIME_READ_THREADS 32
 
+/* Through schedprio.c, which holds the sampling loop's own level: the end
+ * of a pause goes back to it (see schedprio.h). */
 static bool realtime(bool on)
 {
-	struct sched_param sp = { .sched_priority = on ? 1 : 0 };
-
-	return sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) == 0;
+	return schedprio_set(on);
 }
 
 /* Seize the threads the last pause of this process stopped, before any
@@ -882,7 +882,7 @@ void pause_release(struct pause *p)
 	 * CPU behind the target's own threads, which run already. */
 	p->released_ns = mono_ns();
 	if (p->realtime)
-		realtime(false);
+		schedprio_restore();
 	if (p->hint)
 		note_late(p, p->hint);
 	p->hint = NULL;

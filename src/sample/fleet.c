@@ -10,6 +10,7 @@
 #include "sample/fleet.h"
 #include "process/proc.h"
 #include "process/proctree.h"
+#include "process/schedprio.h"
 #include "process/selfstop.h"
 #include "util/util.h"
 
@@ -546,6 +547,9 @@ int fleet_step(struct fleet *f, struct fleet_clock *c)
 		walk_if_due(f, now - c->start_ns);
 		return FLEET_WAIT;
 	}
+	hist_add(&c->late, now - c->deadline_ns);
+	if (now - c->deadline_ns >= FLEET_LATE_NS)
+		c->late_rounds++;
 	rc = fleet_sample(f, now - c->start_ns);
 	if (rc < 0)
 		return rc;
@@ -591,6 +595,7 @@ struct waiter {
 	uint64_t late_ns;	/* how late a sleep ends, estimated */
 	uint64_t spin_since;	/* spinning whole intervals since, or 0 */
 	bool can_spin;		/* interval short enough to spin */
+	bool realtime;		/* the loop is at real-time priority: never spin */
 };
 
 static void waiter_init(struct waiter *w, uint64_t interval_ns)
@@ -618,7 +623,7 @@ static void waiter_learn(struct waiter *w, uint64_t late)
 /* How long before a deadline to stop sleeping and spin. */
 static uint64_t spin_margin(const struct waiter *w)
 {
-	if (!w->can_spin || 2 * w->late_ns < w->interval)
+	if (!w->can_spin || w->realtime || 2 * w->late_ns < w->interval)
 		return 0;
 	return w->late_ns + SPIN_HEADROOM_NS;
 }
@@ -665,7 +670,7 @@ static void wait_until(struct waiter *w, uint64_t ns, volatile sig_atomic_t *sto
 	/* Interrupted by a signal: the caller checks its stop flag. */
 	if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		return;
-	if (!w->can_spin)
+	if (!w->can_spin || w->realtime)
 		return;
 	now = mono_ns();
 	waiter_learn(w, now > wake ? now - wake : 0);
@@ -688,6 +693,38 @@ static void fill_status(const struct fleet *f, const struct fleet_clock *c,
 	st->lagged = c->lagged;
 	st->skipped = c->skipped;
 	st->max_lag_ms = c->max_lag_ns / 1e6;
+	st->late_rounds = c->late_rounds;
+	st->late_p99_ms = hist_quantile(&c->late, 0.99) / 1e6;
+}
+
+/* --- the loop's priority (process/schedprio.h) -----------------------------
+ *
+ * Raised after the first round, which is start-up (every code object read
+ * for the first time, with --native the unwind tables: long work, at the
+ * normal policy), and lowered when the loop ends (the output is written
+ * at the normal policy).  At real-time priority the loop never spins, and
+ * it must not hold a CPU for long stretches: once its rounds take over a
+ * quarter of the interval on average (a big process, a high rate), real
+ * time is given up for the rest of the run.  A round at real-time priority
+ * that never sleeps meets RLIMIT_RTTIME's SIGXCPU (schedprio.c). */
+
+/* Rounds averaged before the duty is judged, and the most of an interval
+ * they may take at real-time priority. */
+#define PRIO_WARMUP_ROUNDS 8
+#define PRIO_MAX_DUTY_DIV 4
+
+static void prio_after_round(const struct fleet *f, const struct fleet_clock *c,
+			     struct waiter *w, uint64_t took, uint64_t *busy)
+{
+	if (c->rounds == 1 && !f->fo.no_priority)
+		schedprio_raise();
+	else
+		*busy = *busy - *busy / 8 + took / 8;
+	if (schedprio_level() == SCHEDPRIO_REALTIME && c->rounds > PRIO_WARMUP_ROUNDS &&
+	    *busy * PRIO_MAX_DUTY_DIV > c->interval_ns)
+		schedprio_lower("real-time priority given up: rounds took over a quarter of "
+				"the interval");
+	w->realtime = schedprio_level() == SCHEDPRIO_REALTIME;
 }
 
 void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
@@ -697,17 +734,22 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	struct sampler_counts counts;
 	struct fleet_clock c;
 	struct waiter w;
-	uint64_t next_status;
+	uint64_t next_status, began, busy = 0;
 	int rc = FLEET_WAIT;
 
 	memset(final, 0, sizeof(*final));
+	if (f->fo.no_priority)
+		schedprio_forbid();
 	fleet_start(f, &c);
 	waiter_init(&w, c.interval_ns);
 	next_status = c.start_ns;
 	while (!*stop) {
+		began = mono_ns();
 		rc = fleet_step(f, &c);
 		if (rc < 0 || rc == FLEET_OVER)
 			break;
+		if (rc == FLEET_ROUND)
+			prio_after_round(f, &c, &w, mono_ns() - began, &busy);
 		if (rc == FLEET_ROUND && status && mono_ns() >= next_status) {
 			struct sampler_status st = { 0 };
 
@@ -717,6 +759,7 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 		}
 		wait_until(&w, fleet_due(f, &c), stop);
 	}
+	schedprio_lower(NULL);
 	fill_status(f, &c, final);
 	final->target_exited = is_fail(rc, EXIT_EXITED);
 	final->target_execd = is_fail(rc, EXIT_NOT_PYTHON);

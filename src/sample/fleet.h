@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "sample/sampler.h"
+#include "util/hist.h"
 #include "util/rng.h"
 
 #define FLEET_WALK_NS 50000000ull
@@ -29,6 +30,9 @@ struct fleet_opts {
 	/* With subprocesses: walk the tree this often; 0: FLEET_WALK_NS.
 	 * A watch for days walks it less often than a recording does. */
 	uint64_t walk_ns;
+	/* fleet_run() never raises pystrobe's scheduling priority (see
+	 * process/schedprio.h), nor do its pauses (--no-priority). */
+	bool no_priority;
 };
 
 struct fleet;
@@ -79,7 +83,14 @@ struct fleet_clock {
 	 * as stopped_ns is. */
 	uint64_t startup_ns;
 	struct rng rng;		/* draws the instants, seeded at the start */
+	/* How late each round started after its deadline (ns), and the
+	 * rounds FLEET_LATE_NS late or more: a sampler that wakes late on a
+	 * busy machine samples the moments the job blocks and frees a CPU. */
+	struct hist late;
+	uint64_t late_rounds;
 };
+
+#define FLEET_LATE_NS 1000000ull
 
 /* What fleet_step() did, when the target is still there. */
 enum {

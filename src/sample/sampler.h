@@ -80,6 +80,8 @@ struct sampler_status {
 	uint64_t lagged;		/* rounds that started late by an interval or more */
 	uint64_t skipped;		/* rounds skipped to catch up after those */
 	double max_lag_ms;
+	uint64_t late_rounds;		/* rounds FLEET_LATE_NS late or more */
+	double late_p99_ms;		/* lateness of the rounds, p99 */
 	double rate_hz;			/* achieved rounds per second */
 	int processes;			/* being sampled at the end */
 	int processes_ever;		/* sampled at some point */
