@@ -473,6 +473,10 @@ static void summary(struct record *r, const struct sampler_status *st, const str
 			(unsigned long long)r->counts.stopped_stacks,
 			(unsigned long long)r->counts.stops, r->counts.stops ?
 			r->counts.stop_ns / 1e3 / r->counts.stops : 0.0);
+	if (getenv("PYSTROBE_STATS"))
+		fprintf(stderr, "stats: %llu of %llu rounds started 1 ms late or more, p99 %.3f ms "
+			"late\n", (unsigned long long)st->late_rounds,
+			(unsigned long long)st->rounds, st->late_p99_ms);
 }
 
 /* Why nothing, or little, was recorded, and what to add: a program that
