@@ -21,8 +21,8 @@
  *    handler puts the thread back at the normal policy for the rest of the
  *    run (the summary says so).
  *  - The caller gives it up for long work: the first round (start-up),
- *    writing the output, and rounds that take over a quarter of the
- *    interval on average (fleet.c).
+ *    writing the output, and rounds that take over a quarter of a CPU
+ *    over a second (fleet.c).
  *
  * pause.c's pauses (--blocking, --native) use the same real-time level
  * while they stop and let go of the threads, through schedprio_set() and

@@ -704,26 +704,59 @@ static void fill_status(const struct fleet *f, const struct fleet_clock *c,
  * normal policy), and lowered when the loop ends (the output is written
  * at the normal policy).  At real-time priority the loop never spins, and
  * it must not hold a CPU for long stretches: once its rounds take over a
- * quarter of the interval on average (a big process, a high rate), real
- * time is given up for the rest of the run.  A round at real-time priority
- * that never sleeps meets RLIMIT_RTTIME's SIGXCPU (schedprio.c). */
+ * quarter of a CPU over a second (a big process, a high rate), real time
+ * is given up for the rest of the run.  Over a second, so that the first
+ * rounds after start-up (with --native, the names of the first native
+ * frames) are not mistaken for the loop's cost; CPU, not wall time, as a
+ * pause that waits for a thread to stop sleeps (pause.c), and takes no CPU
+ * from the job.  A round at real-time priority that never sleeps meets
+ * RLIMIT_RTTIME's SIGXCPU (schedprio.c). */
 
-/* Rounds averaged before the duty is judged, and the most of an interval
- * they may take at real-time priority. */
-#define PRIO_WARMUP_ROUNDS 8
+/* The window, and the most of it the rounds may take at real-time
+ * priority. */
+#define PRIO_DUTY_WINDOW_NS 1000000000ull
 #define PRIO_MAX_DUTY_DIV 4
 
-static void prio_after_round(const struct fleet *f, const struct fleet_clock *c,
-			     struct waiter *w, uint64_t took, uint64_t *busy)
+struct duty {
+	uint64_t since_ns;	/* the window's start, mono_ns() */
+	uint64_t cpu_ns;	/* the rounds' CPU in it */
+	uint64_t began;		/* thread CPU time at the round's start */
+};
+
+/* This thread's CPU time: a system call, made only at real-time priority. */
+static uint64_t thread_cpu_ns(void)
 {
-	if (c->rounds == 1 && !f->fo.no_priority)
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void prio_before_round(const struct waiter *w, struct duty *d)
+{
+	if (w->realtime)
+		d->began = thread_cpu_ns();
+}
+
+static void prio_after_round(const struct fleet *f, const struct fleet_clock *c,
+			     struct waiter *w, struct duty *d)
+{
+	uint64_t now = mono_ns();
+
+	if (c->rounds == 1 && !f->fo.no_priority) {
 		schedprio_raise();
-	else
-		*busy = *busy - *busy / 8 + took / 8;
-	if (schedprio_level() == SCHEDPRIO_REALTIME && c->rounds > PRIO_WARMUP_ROUNDS &&
-	    *busy * PRIO_MAX_DUTY_DIV > c->interval_ns)
-		schedprio_lower("real-time priority given up: rounds took over a quarter of "
-				"the interval");
+		d->since_ns = now;
+		d->cpu_ns = 0;
+	} else if (w->realtime) {
+		d->cpu_ns += thread_cpu_ns() - d->began;
+		if (now - d->since_ns >= PRIO_DUTY_WINDOW_NS) {
+			if (d->cpu_ns * PRIO_MAX_DUTY_DIV > now - d->since_ns)
+				schedprio_lower("real-time priority given up: its rounds took "
+						"over a quarter of a CPU");
+			d->since_ns = now;
+			d->cpu_ns = 0;
+		}
+	}
 	w->realtime = schedprio_level() == SCHEDPRIO_REALTIME;
 }
 
@@ -734,7 +767,8 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	struct sampler_counts counts;
 	struct fleet_clock c;
 	struct waiter w;
-	uint64_t next_status, began, busy = 0;
+	struct duty duty = { 0 };
+	uint64_t next_status;
 	int rc = FLEET_WAIT;
 
 	memset(final, 0, sizeof(*final));
@@ -744,12 +778,12 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	waiter_init(&w, c.interval_ns);
 	next_status = c.start_ns;
 	while (!*stop) {
-		began = mono_ns();
+		prio_before_round(&w, &duty);
 		rc = fleet_step(f, &c);
 		if (rc < 0 || rc == FLEET_OVER)
 			break;
 		if (rc == FLEET_ROUND)
-			prio_after_round(f, &c, &w, mono_ns() - began, &busy);
+			prio_after_round(f, &c, &w, &duty);
 		if (rc == FLEET_ROUND && status && mono_ns() >= next_status) {
 			struct sampler_status st = { 0 };
 
