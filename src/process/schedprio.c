@@ -147,9 +147,10 @@ enum schedprio schedprio_raise(void)
 	if (s.loop > s.reached)
 		s.reached = s.loop;
 	if (s.loop == SCHEDPRIO_NICE)
-		set_why("sampled at nice -10: real-time priority not permitted (RLIMIT_RTPRIO)");
+		set_why("sampled at nice -10: real-time priority needs root, CAP_SYS_NICE "
+			"or an RLIMIT_RTPRIO");
 	else if (s.loop == SCHEDPRIO_NORMAL)
-		set_why("sampled at normal priority: raising it is not permitted (CAP_SYS_NICE)");
+		set_why("sampled at normal priority: root or CAP_SYS_NICE would raise it");
 	return s.loop;
 }
 
