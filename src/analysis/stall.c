@@ -99,22 +99,20 @@ static struct stall_thread *add_thread(struct stall_proc *p, pid_t tid, uint64_t
 	t = &p->t[p->nt++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	t->first_ns = t->few_since_ns = t->stack_since_ns = now_ns;
+	t->first_ns = t->run.few_since_ns = t->stack_since_ns = now_ns;
 	return t;
 }
 
-/* The thread is in no new stack since now: what it did before, the CPU
- * it burnt on its way here above all, says nothing of how it runs from
- * now on.  A thread that worked a few seconds and then blocked would
+/* The run is in no new stack since now: what the thread did before, the
+ * CPU it burnt on its way here above all, says nothing of how it runs
+ * from now on.  A thread that worked a few seconds and then blocked would
  * otherwise look busy until that work was diluted below
  * STALL_BLOCKED_CPU, many thresholds later.  CPU time is counted from
  * the next reading. */
-static void restart_counts(struct stall_thread *t, uint64_t now_ns)
+static void restart_counts(struct stall_run *run, uint64_t now_ns)
 {
-	t->few_since_ns = t->still_since_ns = now_ns;
-	t->samples = 0;
-	t->cpu0_known = false;
-	t->readings = t->runnable = 0;
+	memset(run, 0, sizeof(*run));
+	run->few_since_ns = run->still_since_ns = now_ns;
 }
 
 /* A new run of few stacks begins now, with this one. */
@@ -123,19 +121,53 @@ static void restart_few(struct stall_thread *t, uint64_t stack, uint64_t now_ns)
 	t->few[0].stack = stack;
 	t->few[0].first_ns = t->few[0].last_ns = now_ns;
 	t->nfew = 1;
-	restart_counts(t, now_ns);
+	t->fresh_on = false;
+	restart_counts(&t->run, now_ns);
 }
 
 /* The thread is back in a stack it had before its latest new one: not a
  * move from one place to another but a loop among its few stacks (a spin
  * whose rarer lines were first caught only now), still since the first
- * of them was seen.  Taking the latest new stack's time instead put the
- * start of a spin up to a threshold late. */
-static void back_to_few(struct stall_thread *t)
+ * of them was seen (of those since `from`: a fresh run's own).  Taking
+ * the latest new stack's time instead put the start of a spin up to a
+ * threshold late. */
+static void back_to_few(struct stall_thread *t, struct stall_run *run, uint64_t from_ns)
 {
 	for (int i = 0; i < t->nfew; i++)
-		if (t->few[i].first_ns < t->still_since_ns)
-			t->still_since_ns = t->few[i].first_ns;
+		if (t->few[i].first_ns >= from_ns && t->few[i].first_ns < run->still_since_ns)
+			run->still_since_ns = t->few[i].first_ns;
+}
+
+/* The thread is in a stack of its few again, first seen at first_ns. */
+static void back_in(struct stall_thread *t, uint64_t first_ns)
+{
+	/* A stack of the old run: the fresh one was its rare lines. */
+	if (t->fresh_on && first_ns < t->fresh_from_ns)
+		t->fresh_on = false;
+	if (t->fresh_on && first_ns < t->fresh.few_since_ns)
+		back_to_few(t, &t->fresh, t->fresh_from_ns);
+	else if (!t->fresh_on && first_ns < t->run.few_since_ns)
+		back_to_few(t, &t->run, 0);
+}
+
+/* A fresh run that has lasted the threshold with none of the old run's
+ * stacks is the thread's run: it left them for good at fresh_from_ns,
+ * and what it did before (an hour of work in a loop of few stacks, which
+ * kept still by that measure) is not what it does now.  Judging a stop
+ * that follows such work by the old run put it off by as long as the
+ * work had lasted, or for ever (issue 39). */
+static void settle(struct stall_thread *t, uint64_t now_ns, uint64_t threshold_ns)
+{
+	int k = 0;
+
+	if (!t->fresh_on || now_ns - t->fresh_from_ns < threshold_ns)
+		return;
+	t->run = t->fresh;
+	t->fresh_on = false;
+	for (int i = 0; i < t->nfew; i++)
+		if (t->few[i].first_ns >= t->fresh_from_ns)
+			t->few[k++] = t->few[i];
+	t->nfew = k;
 }
 
 /* Note stack in the thread's set of recent stacks.  Stacks last seen
@@ -149,8 +181,7 @@ static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
 	for (int i = 0; i < t->nfew; i++) {
 		if (t->few[i].stack == stack) {
 			t->few[i].last_ns = now_ns;
-			if (t->few[i].first_ns < t->few_since_ns)
-				back_to_few(t);
+			back_in(t, t->few[i].first_ns);
 			return;
 		}
 	}
@@ -165,12 +196,20 @@ static void note_stack(struct stall_thread *t, uint64_t stack, uint64_t now_ns,
 	/* Still few, but a stack not seen lately: it moved just now, unless
 	 * it has kept still a threshold already.  Then only more than the
 	 * few stacks move it: a spin's rare lines, seen again after a
-	 * threshold, do not. */
+	 * threshold, do not; but it may have left for good (work ended in a
+	 * lock wait), which a fresh run beside the old one tells. */
 	t->few[t->nfew].stack = stack;
 	t->few[t->nfew].first_ns = t->few[t->nfew].last_ns = now_ns;
 	t->nfew++;
-	if (now_ns - t->few_since_ns < threshold_ns)
-		restart_counts(t, now_ns);
+	if (t->fresh_on) {
+		restart_counts(&t->fresh, now_ns);
+	} else if (now_ns - t->run.few_since_ns < threshold_ns) {
+		restart_counts(&t->run, now_ns);
+	} else {
+		restart_counts(&t->fresh, now_ns);
+		t->fresh_from_ns = now_ns;
+		t->fresh_on = true;
+	}
 }
 
 void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid,
@@ -183,10 +222,10 @@ void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid
 	if (!t) {
 		t = add_thread(p, tid, now_ns);
 		restart_few(t, stack, now_ns);
-	} else if (t->stack != stack) {
-		t->stack_since_ns = now_ns;
-		note_stack(t, stack, now_ns, m->o.threshold_ns);
 	} else {
+		settle(t, now_ns, m->o.threshold_ns);
+		if (t->stack != stack)
+			t->stack_since_ns = now_ns;
 		note_stack(t, stack, now_ns, m->o.threshold_ns);
 	}
 	if (!t->where || t->stack != stack || strcmp(t->where, where ? where : "") != 0) {
@@ -200,7 +239,20 @@ void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid
 	t->stack = stack;
 	t->frames_class = cls;
 	t->seen_ns = now_ns;
-	t->samples++;
+	t->run.samples++;
+	t->fresh.samples += t->fresh_on;
+}
+
+/* A reading of the scheduler into a run's counts. */
+static void count_reading(struct stall_run *run, uint64_t now_ns, char state, uint64_t cpu_ns)
+{
+	run->readings++;
+	run->runnable += state == 'R';
+	if (!run->cpu0_known) {
+		run->cpu0_ns = cpu_ns;
+		run->cpu0_at_ns = now_ns;
+		run->cpu0_known = true;
+	}
 }
 
 void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns, char state,
@@ -214,13 +266,9 @@ void stall_thread_cpu(struct stall_model *m, int pi, pid_t tid, uint64_t now_ns,
 	t->cpu_ns = cpu_ns;
 	t->cpu_at_ns = now_ns;
 	t->cpu_known = true;
-	t->readings++;
-	t->runnable += state == 'R';
-	if (!t->cpu0_known) {
-		t->cpu0_ns = cpu_ns;
-		t->cpu0_at_ns = now_ns;
-		t->cpu0_known = true;
-	}
+	count_reading(&t->run, now_ns, state, cpu_ns);
+	if (t->fresh_on)
+		count_reading(&t->fresh, now_ns, state, cpu_ns);
 }
 
 void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_class cls,
@@ -282,7 +330,7 @@ static uint64_t proc_since(const struct stall_model *m, int pi, bool reported)
 	uint64_t since = 0;
 
 	for (int i = 0; i < p->nt; i++) {
-		uint64_t t = reported ? p->t[i].still_since_ns : p->t[i].few_since_ns;
+		uint64_t t = reported ? p->t[i].run.still_since_ns : p->t[i].run.few_since_ns;
 
 		if (t > since)
 			since = t;
@@ -339,14 +387,14 @@ enum wait_class stall_sample_class(const struct stall_model *m, int pi, pid_t ti
 
 double stall_thread_busy(const struct stall_thread *t)
 {
-	if (!t->cpu0_known || t->cpu_at_ns <= t->cpu0_at_ns)
+	if (!t->run.cpu0_known || t->cpu_at_ns <= t->run.cpu0_at_ns)
 		return -1;
-	return (double)(t->cpu_ns - t->cpu0_ns) / (double)(t->cpu_at_ns - t->cpu0_at_ns);
+	return (double)(t->cpu_ns - t->run.cpu0_ns) / (double)(t->cpu_at_ns - t->run.cpu0_at_ns);
 }
 
 double stall_thread_runnable(const struct stall_thread *t)
 {
-	return t->readings ? (double)t->runnable / t->readings : -1;
+	return t->run.readings ? (double)t->run.runnable / t->run.readings : -1;
 }
 
 /* --- the verdict of one process ----------------------------------------- */
@@ -374,10 +422,10 @@ static bool spins(const struct stall_thread *t, uint64_t threshold_ns)
 {
 	/* Half the threshold of readings at least: a fresh reading of a
 	 * thread that just woke says little. */
-	if (!t->cpu0_known || t->cpu_at_ns - t->cpu0_at_ns < threshold_ns / 2)
+	if (!t->run.cpu0_known || t->cpu_at_ns - t->run.cpu0_at_ns < threshold_ns / 2)
 		return false;
 	/* A collection under way hides the program's own stack. */
-	if (t->frames_class == WC_GC || t->samples < STALL_LIVELOCK_REPEATS * (uint32_t)t->nfew)
+	if (t->frames_class == WC_GC || t->run.samples < STALL_LIVELOCK_REPEATS * (uint32_t)t->nfew)
 		return false;
 	return stall_thread_busy(t) >= STALL_LIVELOCK_CPU ||
 	       stall_thread_runnable(t) >= STALL_LIVELOCK_RUNNABLE;
@@ -431,11 +479,22 @@ static void why_waiting(struct strbuf *sb, const struct stall_thread *t, const c
 		  (now_ns - t->stack_since_ns) / 1e9);
 }
 
+/* Whether a thread of p may have left its old run of few stacks (a
+ * fresh run, see settle()): until that is known, p may move, and its
+ * verdict waits (a threshold at most). */
+static bool undecided(const struct stall_proc *p)
+{
+	for (int i = 0; i < p->nt; i++)
+		if (p->t[i].fresh_on)
+			return true;
+	return false;
+}
+
 /* Does any process of the job move? */
 static bool job_moves(const struct stall_model *m, uint64_t now_ns)
 {
 	for (int i = 0; i < m->np; i++)
-		if (m->p[i].nt && !stall_stuck(m, i, now_ns, NULL))
+		if (m->p[i].nt && (!stall_stuck(m, i, now_ns, NULL) || undecided(&m->p[i])))
 			return true;
 	return false;
 }
@@ -445,7 +504,7 @@ static enum stall_kind judge_proc(const struct stall_model *m, const struct stal
 {
 	const struct stall_thread *t;
 
-	if (!stall_stuck(m, (int)(p - m->p), now_ns, NULL))
+	if (!stall_stuck(m, (int)(p - m->p), now_ns, NULL) || undecided(p))
 		return STALL_NONE;
 	if (p->async_why && now_ns - p->async_since_ns >= m->o.threshold_ns) {
 		sb_puts(why, p->async_why);
@@ -468,7 +527,7 @@ static enum stall_kind judge_proc(const struct stall_model *m, const struct stal
 		sb_puts(why, "thread ");
 		put_thread(why, t);
 		sb_printf(why, " ran %.0f%% of the last %.0f s (runnable %.0f%%) in %d stack%s, "
-			  "in %s", 100 * stall_thread_busy(t), (now_ns - t->few_since_ns) / 1e9,
+			  "in %s", 100 * stall_thread_busy(t), (now_ns - t->run.few_since_ns) / 1e9,
 			  100 * stall_thread_runnable(t), t->nfew, t->nfew == 1 ? "" : "s",
 			  t->where);
 		return STALL_LIVELOCK;
@@ -539,6 +598,9 @@ static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_repor
 {
 	r->kind = STALL_NONE;
 	r->proc = r->odd = -1;
+	for (int i = 0; i < m->np; i++)
+		for (int k = 0; k < m->p[i].nt; k++)
+			settle(&m->p[i].t[k], now_ns, m->o.threshold_ns);
 	for (int i = 0; i < m->np; i++) {
 		struct stall_proc *p = &m->p[i];
 		struct strbuf why = STRBUF_INIT;

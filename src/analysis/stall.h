@@ -75,6 +75,20 @@ enum stall_kind {
 /* "asyncio", "collective", ... as report.json names them. */
 const char *stall_kind_name(enum stall_kind k);
 
+/* A thread's run of few stacks: since when, and what it did since. */
+struct stall_run {
+	uint64_t few_since_ns;		/* in no new stack since */
+	/* Still since, as reported: few_since_ns, or earlier when the thread
+	 * came back to a stack it had before its latest new one.  It then
+	 * cycles among the few since the first of them was seen; only the
+	 * counts (and when it is judged) start at few_since_ns. */
+	uint64_t still_since_ns;
+	uint32_t samples;		/* since few_since_ns */
+	uint64_t cpu0_ns, cpu0_at_ns;	/* the first CPU reading since then */
+	bool cpu0_known;
+	uint32_t readings, runnable;	/* since then, and in state R */
+};
+
 struct stall_thread {
 	pid_t tid;
 	char *name;
@@ -83,22 +97,22 @@ struct stall_thread {
 	char *where;			/* "function (file:line)" of that stack */
 	uint64_t first_ns, seen_ns;	/* first and latest round it was in */
 	uint64_t stack_since_ns;	/* in its latest stack since */
-	uint64_t few_since_ns;		/* in no new stack since */
-	/* Still since, as reported: few_since_ns, or earlier when the thread
-	 * came back to a stack it had before its latest new one.  It then
-	 * cycles among the few since the first of them was seen; only the
-	 * counts (and when it is judged) start at few_since_ns. */
-	uint64_t still_since_ns;
+	struct stall_run run;
+	/* A new run it may have begun: a thread that had kept still for the
+	 * threshold came to a stack not among its few at fresh_from_ns.  Its
+	 * old run goes on (a spin's rare line is no move), and the new one
+	 * is counted beside it; back in a stack of the old run, the new one
+	 * is dropped; a threshold without one, it is the run (see
+	 * stall_settle()). */
+	struct stall_run fresh;
+	uint64_t fresh_from_ns;
+	bool fresh_on;
 	struct { uint64_t stack, first_ns, last_ns; } few[STALL_FEW_STACKS];
 	int nfew;
-	uint32_t samples;		/* since few_since_ns */
-	/* From the scheduler: its state and CPU time, the latest reading and
-	 * the first one since few_since_ns. */
+	/* From the scheduler: its state and CPU time, the latest reading. */
 	char state;
 	uint64_t cpu_ns, cpu_at_ns;
-	uint64_t cpu0_ns, cpu0_at_ns;
-	bool cpu_known, cpu0_known;
-	uint32_t readings, runnable;	/* since few_since_ns, and in state R */
+	bool cpu_known;
 	/* The system call it sits in, read while its process is stuck. */
 	enum wait_class sys_class;
 	bool sys_timed, sys_known;

@@ -233,7 +233,7 @@ static void json_thread(struct json *j, const struct stall_thread *t, const stru
 	json_kstr(j, "name", t->name);
 	json_kstr(j, "state", state);
 	json_kstr(j, "wait", wait_class_name(stall_thread_class(t)));
-	json_seconds(j, "cpu_seconds", busy >= 0 ? busy * (t->cpu_at_ns - t->cpu0_at_ns) / 1e9 : 0);
+	json_seconds(j, "cpu_seconds", busy >= 0 ? busy * (t->cpu_at_ns - t->run.cpu0_at_ns) / 1e9 : 0);
 	json_seconds(j, "same_stack_seconds", (now_ns - t->stack_since_ns) / 1e9);
 	json_kstr(j, "where", t->where);
 	json_frames(j, snap_thread(rd, p->pid, t->tid));
