@@ -6,10 +6,15 @@
  * The definitions (pystrobe-watch(1), WHAT A STALL IS, says them to users):
  *
  * A thread moves when it comes to a stack it has not been in within the
- * threshold (a spin loop comes back to the same few); few_since_ns is the
- * last time it did (its first sighting for a new thread).  Once it has
- * kept still for the threshold, only more than STALL_FEW_STACKS stacks
- * within the threshold move it again.  The stacks seen
+ * threshold (a spin loop comes back to the same few); run.few_since_ns is
+ * the last time it did (its first sighting for a new thread).  Once it
+ * has kept still for the threshold, only more than STALL_FEW_STACKS
+ * stacks within the threshold move it again, or a new stack after which
+ * it comes back to none of the old ones for the threshold: it left them
+ * for good (a loop of work that ended in a lock wait), and moved when it
+ * came to the stacks it has been in since (issue 39: a stop after long
+ * work is judged from the stop, whatever came before).  Until that is
+ * known, its process has no verdict.  The stacks seen
  * within the threshold are kept, STALL_FEW_STACKS at most: one more
  * starts the set afresh (and the CPU time, readings and samples of a
  * livelock are counted from then).  A process is
@@ -102,8 +107,7 @@ struct stall_thread {
 	 * threshold came to a stack not among its few at fresh_from_ns.  Its
 	 * old run goes on (a spin's rare line is no move), and the new one
 	 * is counted beside it; back in a stack of the old run, the new one
-	 * is dropped; a threshold without one, it is the run (see
-	 * stall_settle()). */
+	 * is dropped; a threshold without one, it is the run. */
 	struct stall_run fresh;
 	uint64_t fresh_from_ns;
 	bool fresh_on;
