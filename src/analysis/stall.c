@@ -224,8 +224,10 @@ void stall_thread_seen(struct stall_model *m, int pi, uint64_t now_ns, pid_t tid
 		restart_few(t, stack, now_ns);
 	} else {
 		settle(t, now_ns, m->o.threshold_ns);
-		if (t->stack != stack)
+		if (t->stack != stack) {
 			t->stack_since_ns = now_ns;
+			t->blocked_at_ns = 0;
+		}
 		note_stack(t, stack, now_ns, m->o.threshold_ns);
 	}
 	if (!t->where || t->stack != stack || strcmp(t->where, where ? where : "") != 0) {
@@ -281,6 +283,11 @@ void stall_thread_syscall(struct stall_model *m, int pi, pid_t tid, enum wait_cl
 	t->sys_class = cls;
 	t->sys_timed = timed;
 	t->sys_known = true;
+	/* Read with its CPU time, just before. */
+	if (cls != WC_LOCK || timed || !t->cpu_known || t->state == 'R')
+		t->blocked_at_ns = 0;
+	else if (!t->blocked_at_ns)
+		t->blocked_at_ns = t->cpu_at_ns;
 }
 
 void stall_set_async(struct stall_model *m, int pi, const char *why, uint64_t now_ns)
@@ -443,7 +450,11 @@ static const struct stall_thread *spinner(const struct stall_proc *p, uint64_t t
 	return best;
 }
 
-/* Every thread blocked without timeout in a lock wait, none running. */
+/* Every thread blocked without timeout in a lock wait, none running, and
+ * seen in its stack by a round after the reading that first found it so:
+ * the stack the round before showed may be one it has just left (light
+ * work in a few stacks, then a lock: a deadlock "since" the work began,
+ * reported at once). */
 static bool deadlocked(const struct stall_proc *p)
 {
 	for (int i = 0; i < p->nt; i++) {
@@ -451,7 +462,8 @@ static bool deadlocked(const struct stall_proc *p)
 		double busy = stall_thread_busy(t);
 
 		if (!t->sys_known || t->sys_class != WC_LOCK || t->sys_timed || t->state == 'R' ||
-		    busy < 0 || busy > STALL_BLOCKED_CPU)
+		    busy < 0 || busy > STALL_BLOCKED_CPU || !t->blocked_at_ns ||
+		    t->seen_ns <= t->blocked_at_ns)
 			return false;
 	}
 	return p->nt > 0;

@@ -120,6 +120,11 @@ struct stall_thread {
 	/* The system call it sits in, read while its process is stuck. */
 	enum wait_class sys_class;
 	bool sys_timed, sys_known;
+	/* The first reading since it came to its stack that found it blocked
+	 * in a lock wait without timeout, not running (0: none).  /proc is
+	 * read after the round: only a round after that reading, in the same
+	 * stack, says that the wait is of this stack. */
+	uint64_t blocked_at_ns;
 };
 
 struct stall_proc {

@@ -25,12 +25,14 @@
  * 3.12 alone (what it adds to the 60 s case does not depend on the
  * version; a SKIP where there is none, as in CI's phase 1, which has
  * Debian's interpreters only: phase 5 runs it), all in one test so that
- * the whole takes about 300 s and not the sum: the 300 s case and the 5 s
- * cases start together, the 60 s cases in waves of PER_WAVE, one every
- * WAVE_S seconds (to keep the load down: a loaded machine makes any
- * thread look runnable, and a loop that is runnable at 80% of the
- * readings is a livelock).  Four waves, 16 interpreters, fit in the 300 s;
- * without the 300 s case, the waves alone (6 interpreters: about 140 s).
+ * the whole takes about 300 s and not the sum: the 300 s case from the
+ * start, and beside it the others, the 60 s ones first, SLOTS at a time
+ * and a second apart.  Not all at once: the load of 29 interpreters
+ * starting together made threads that ran 1% of the time runnable at
+ * 80% of the watch's readings, which is a livelock to it (watch's
+ * definition: a spin on a loaded machine waits for a CPU much of the
+ * time), reported before the deadlock.  14 interpreters: about 300 s;
+ * 6 without the 300 s case (CI's phase 1): about 2 min.
  */
 #include <check.h>
 #include <dirent.h>
@@ -58,8 +60,8 @@
 #define LONG_WORK_S	300
 #define MID_WORK_S	60
 #define SHORT_WORK_S	5
-#define PER_WAVE	4	/* 60 s cases at a time */
-#define WAVE_S		70	/* ... a wave of them this long after the last */
+#define SLOTS		4	/* cases at a time beside the 300 s one */
+#define LAUNCH_GAP_MS	1000	/* between two launches */
 #define GIVE_UP_S	30	/* no report this long past its deadline: none */
 #define MAX_CASES	64
 #define TARGET		"tests/targets/late_deadlock.py"
@@ -71,7 +73,6 @@ static int ninterps;
 struct late {
 	const struct test_interp *ti;
 	int work_s;
-	double start_at;		/* s after the test began */
 	char out[PATH_MAX];		/* the target's OUTDIR, as the test sees it */
 	char out_inside[PATH_MAX];	/* the same as the target names it */
 	char reports[PATH_MAX];		/* --report-dir */
@@ -124,14 +125,13 @@ static int find_report(const char *dir, char *path, size_t size)
 
 /* --- starting and ending ------------------------------------------------------ */
 
-static int late_init(struct late *c, const struct test_interp *ti, int work_s, double at)
+static int late_init(struct late *c, const struct test_interp *ti, int work_s)
 {
 	char tmpl[] = "/tmp/pystrobe-late-XXXXXX";
 
 	memset(c, 0, sizeof(*c));
 	c->ti = ti;
 	c->work_s = work_s;
-	c->start_at = at;
 	test_interp_shared_dir(ti, c->out, c->out_inside, sizeof(c->out));
 	if (!c->out[0] || !mkdtemp(tmpl))
 		return -1;
@@ -251,20 +251,16 @@ static void late_judge(struct late *c, char **failures)
 	free(text);
 }
 
-/* A case still running, looked at once: launched when due, its onset and
- * report noted, judged once seen, given up when none comes.  late: how
- * late the polling loop woke this time. */
-static void late_look(struct late *c, double t, double late, char **failures)
+/* A case running, looked at once: its onset and report noted, judged
+ * once seen, given up when none comes.  late: how late the polling loop
+ * woke this time. */
+static void late_look(struct late *c, double late, char **failures)
 {
 	char onset[PATH_MAX + 16], report[PATH_MAX * 2];
 	double now = wall_s();
 
-	if (c->done || t < c->start_at)
+	if (c->done || !c->pid)
 		return;
-	if (!c->pid) {
-		late_launch(c);
-		return;
-	}
 	if (late > c->lateness)
 		c->lateness = late;
 	snprintf(onset, sizeof(onset), "%s/onset.json", c->out);
@@ -309,16 +305,37 @@ static int plan(struct late *cases)
 	const struct test_interp *one = long_interp();
 	int n = 0;
 
-	if (one && late_init(&cases[n], one, LONG_WORK_S, 0) == 0)
+	if (one && late_init(&cases[n], one, LONG_WORK_S) == 0)
 		n++;
-	for (int i = 0; i < ninterps && n + 2 <= MAX_CASES; i++) {
-		if (late_init(&cases[n], &interps[i], SHORT_WORK_S, 0.5 * i) == 0)
+	for (int i = 0; i < ninterps && n < MAX_CASES; i++)
+		if (late_init(&cases[n], &interps[i], MID_WORK_S) == 0)
 			n++;
-		if (late_init(&cases[n], &interps[i], MID_WORK_S, WAVE_S * (i / PER_WAVE)) == 0)
+	for (int i = 0; i < ninterps && n < MAX_CASES; i++)
+		if (late_init(&cases[n], &interps[i], SHORT_WORK_S) == 0)
 			n++;
-	}
 	printf("late: %d cases%s%s\n", n, one ? "; the 300 s one on " : "", one ? one->label : "");
 	return n;
+}
+
+/* Launch the next case when its turn has come: the 300 s one at once, the
+ * others while fewer than SLOTS of them run, LAUNCH_GAP_MS apart. */
+static void launch_next(struct late *cases, int n, long long *last)
+{
+	int active = 0;
+
+	if (now_ms() - *last < LAUNCH_GAP_MS)
+		return;
+	for (int i = 0; i < n; i++)
+		active += cases[i].pid && !cases[i].done && cases[i].work_s != LONG_WORK_S;
+	for (int i = 0; i < n; i++) {
+		if (cases[i].pid)
+			continue;
+		if (cases[i].work_s == LONG_WORK_S || active < SLOTS) {
+			late_launch(&cases[i]);
+			*last = now_ms();
+		}
+		return;
+	}
 }
 
 START_TEST(test_on_time)
@@ -327,6 +344,7 @@ START_TEST(test_on_time)
 	char *failures = NULL, *opts = help_long_options("watch");
 	int n, left;
 	double t0 = now_s(), last = t0;
+	long long launched = 0;
 
 	ck_assert_msg(opts, "pystrobe has no watch command (`pystrobe watch --help` failed)");
 	free(opts);
@@ -341,9 +359,10 @@ START_TEST(test_on_time)
 		now = now_s();
 		late = now - last - POLL_MS / 1000.0;
 		last = now;
+		launch_next(cases, n, &launched);
 		left = 0;
 		for (int i = 0; i < n; i++) {
-			late_look(&cases[i], now - t0, late, &failures);
+			late_look(&cases[i], late, &failures);
 			left += !cases[i].done;
 		}
 	} while (left);

@@ -8,9 +8,9 @@ Usage: late_deadlock.py WORK_SECONDS OUTDIR
 
 Threads "left" and "right" work for WORK_SECONDS in one loop of a few
 lines: a computation of about CRUNCH_S, then a sleep of NAP_S (two threads
-sharing the GIL, each on a CPU a fifth of the time or so: the kind of
-loop the watch sees in the same few stacks round after round, and never
-a spin).  Then each takes one lock, waits until the other holds its own,
+sharing the GIL, each on a CPU about 6% of the time: the kind of loop
+the watch sees in the same few stacks round after round, and never a
+spin; and little load, so that many run side by side).  Then each takes one lock, waits until the other holds its own,
 and blocks for good acquiring the other's.  MainThread joins them.
 
 Each notes time.time() just before it blocks; the second to do so writes
@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 
-CRUNCH_S = 0.05
+CRUNCH_S = 0.03
 NAP_S = 0.5
 
 
@@ -50,7 +50,7 @@ def crunch_size():
         x = 1
         for i in range(n): x = (x * 31 + i) % 1000003       # noqa: E701
         took = time.thread_time() - t
-        if took >= 0.02 or n > 1 << 26:
+        if took >= 0.005 or n > 1 << 26:
             return max(1, int(n * CRUNCH_S / max(took, 1e-6)))
         n *= 4
 

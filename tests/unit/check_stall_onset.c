@@ -6,7 +6,7 @@
  * reported a threshold after the last of them stopped, within two
  * judgements, never before it, and its "since" is that moment.
  *
- * The work comes in two shapes.  Few stacks: two threads in one compute
+ * The work comes in three shapes.  Few stacks: two threads in one compute
  * loop of three lines, sharing the GIL (each read running half the time,
  * 45% of a CPU, the other half in the GIL's timed wait); the model takes
  * such a loop for a thread that keeps still, which is no stall (it does
@@ -38,9 +38,10 @@
 #define ROUND (SEC / 2)
 #define START SEC
 #define PID 100
+#define AHEAD (4 * SEC / 10)
 
-enum work { WORK_FEW, WORK_MANY };
-enum stop { STOP_DEADLOCK, STOP_LIVELOCK };
+enum work { WORK_FEW, WORK_MANY, WORK_LIGHT };
+enum stop { STOP_DEADLOCK, STOP_LIVELOCK, STOP_AT_ONCE };
 
 /* One made-up thread at a moment: its stack, state, CPU share and wait. */
 struct now_doing {
@@ -69,15 +70,21 @@ struct outcome {
 static struct now_doing worker(const struct scenario *s, int w, uint64_t t_ns, uint64_t round)
 {
 	uint64_t base = 1000 * (uint64_t)(w + 1);
-	/* The second worker works until the first waits for it. */
-	uint64_t end = s->work_ns + (uint64_t)w * (SEC + ROUND);
+	/* The second worker works until the first waits for it; or both
+	 * block at once, between two rounds. */
+	uint64_t end = s->stop == STOP_AT_ONCE ? s->work_ns + SEC / 5 :
+		       s->work_ns + (uint64_t)w * (SEC + ROUND);
 	bool on_cpu = ((t_ns / SEC) + (uint64_t)w) % 2 == 0;
 
 	if (t_ns < end && s->work == WORK_MANY)
 		return (struct now_doing){ base + 100 + round, 'R', 0.95, WC_NONE, false };
+	if (t_ns < end && s->work == WORK_LIGHT)
+		return (struct now_doing){ base + round % 2, 'S', 0.03, WC_SLEEP, true };
 	if (t_ns < end)
 		return (struct now_doing){ base + round % 3, on_cpu ? 'R' : 'S', 0.45,
 					   on_cpu ? WC_NONE : WC_LOCK, true };
+	if (s->stop == STOP_AT_ONCE)
+		return (struct now_doing){ base + 502, 'S', 0, WC_LOCK, false };
 	if (s->stop == STOP_LIVELOCK && w == 0)
 		return (struct now_doing){ base + 600 + round % 2, 'R', 0.95, WC_NONE, false };
 	/* The first: its first lock taken (a round), then at the barrier
@@ -133,7 +140,7 @@ static void run(const struct scenario *s, struct outcome *o)
 	struct stall_model m;
 
 	memset(o, 0, sizeof(*o));
-	o->onset = START + s->work_ns + SEC + ROUND;
+	o->onset = START + s->work_ns + (s->stop == STOP_AT_ONCE ? ROUND : SEC + ROUND);
 	stall_init(&m, &so, START);
 	for (uint64_t r = 0; r * ROUND <= end; r++) {
 		uint64_t t = r * ROUND, now = START + t;
@@ -144,7 +151,9 @@ static void run(const struct scenario *s, struct outcome *o)
 				break;
 			feed(&m, pi, 0, &joining, now, second, &cpu[0]);
 			for (int w = 0; w < 2; w++) {
-				struct now_doing d = worker(s, w, t, r);
+				/* /proc is read after the round: it may see
+				 * the thread blocked before a round does. */
+				struct now_doing d = worker(s, w, second ? t + AHEAD : t, r);
 
 				feed(&m, pi, w + 1, &d, now, second, &cpu[w + 1]);
 			}
@@ -155,8 +164,9 @@ static void run(const struct scenario *s, struct outcome *o)
 	stall_release(&m);
 }
 
-static const char *const work_names[] = { "few stacks at 45%", "many stacks" };
-static const char *const stop_names[] = { "deadlock", "livelock" };
+static const char *const work_names[] = { "few stacks at 45%", "many stacks",
+					  "few stacks at 3%" };
+static const char *const stop_names[] = { "deadlock", "livelock", "deadlock at once" };
 
 /* What is wrong with one run, into msg. */
 static void judge_outcome(char **msg, unsigned long long n, const struct outcome *o,
@@ -189,7 +199,7 @@ static void judge_outcome(char **msg, unsigned long long n, const struct outcome
 static void check_onset(enum work work, enum stop stop)
 {
 	static const unsigned long long lengths_s[] = { 5, 60, 300, 3600 };
-	enum stall_kind want = stop == STOP_DEADLOCK ? STALL_DEADLOCK : STALL_LIVELOCK;
+	enum stall_kind want = stop == STOP_LIVELOCK ? STALL_LIVELOCK : STALL_DEADLOCK;
 	char *msg = NULL, head[128];
 
 	for (size_t i = 0; i < sizeof(lengths_s) / sizeof(lengths_s[0]); i++) {
@@ -219,6 +229,20 @@ START_TEST(test_deadlock_after_many_stacks)
 }
 END_TEST
 
+/* Light work (a nap and a short computation): the CPU time of the work,
+ * counted from its start, is below STALL_BLOCKED_CPU already, and a
+ * reading that found both threads blocked before any round saw them in
+ * their new stacks was taken for a deadlock in the stacks of the work, at
+ * once, "since" the start of the work (live/check_watch_late on 3.10:
+ * reported 0.3 s after the onset, since 60 s before it). */
+START_TEST(test_deadlock_after_light_work)
+{
+	check_onset(WORK_LIGHT, STOP_DEADLOCK);
+	check_onset(WORK_LIGHT, STOP_AT_ONCE);
+	check_onset(WORK_FEW, STOP_AT_ONCE);
+}
+END_TEST
+
 START_TEST(test_livelock_after_few_stacks)
 {
 	check_onset(WORK_FEW, STOP_LIVELOCK);
@@ -239,6 +263,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tcase_add_test(tc, test_deadlock_after_few_stacks);
 	tcase_add_test(tc, test_deadlock_after_many_stacks);
+	tcase_add_test(tc, test_deadlock_after_light_work);
 	tcase_add_test(tc, test_livelock_after_few_stacks);
 	tcase_add_test(tc, test_livelock_after_many_stacks);
 	suite_add_tcase(s, tc);
