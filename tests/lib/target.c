@@ -928,6 +928,26 @@ int python_argv(const struct test_interp *ti, char **argv, int max)
 	return n;
 }
 
+bool pystrobe_sanitized(void)
+{
+	static int known = -1;
+	FILE *f;
+	char *data;
+	size_t len;
+
+	if (known >= 0)
+		return known;
+	known = 0;
+	if (!(f = fopen(pystrobe_path(), "rb")))
+		return false;
+	data = malloc(1 << 20);
+	while (data && !known && (len = fread(data, 1, 1 << 20, f)) > 0)
+		known = memmem(data, len, "__asan_init", 11) != NULL;
+	free(data);
+	fclose(f);
+	return known;
+}
+
 int sanitizer_report(const char *text)
 {
 	return text && (strstr(text, "AddressSanitizer") || strstr(text, "LeakSanitizer") ||

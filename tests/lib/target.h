@@ -206,6 +206,10 @@ int python_argv(const struct test_interp *ti, char **argv, int max);
 /* Whether text holds an AddressSanitizer, LeakSanitizer or UBSan report. */
 int sanitizer_report(const char *text);
 
+/* Whether the pystrobe under test is a sanitizer build (valgrind cannot
+ * run it; long timing cases leave it to the plain build). */
+bool pystrobe_sanitized(void);
+
 /* record's summary line in err, "pystrobe: N samples from M rounds in X s,
  * ...", or NULL. */
 const char *record_summary(const char *err);

@@ -67,24 +67,6 @@ static int pick(int which)
 	return which == 0 ? lo : which == 1 ? (stat >= 0 ? stat : -1) : hi;
 }
 
-/* A sanitizer build cannot run under valgrind. */
-static bool sanitized(const char *bin)
-{
-	char *data;
-	size_t len = 0;
-	FILE *f = fopen(bin, "rb");
-	bool found = false;
-
-	if (!f)
-		return false;
-	data = malloc(1 << 20);
-	while (data && !found && (len = fread(data, 1, 1 << 20, f)) > 0)
-		found = memmem(data, len, "__asan_init", 11) != NULL;
-	free(data);
-	fclose(f);
-	return found;
-}
-
 static void grind(const char *label, const char *what, char *const args[], char **failures)
 {
 	char *argv[64] = { "valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
@@ -176,7 +158,7 @@ int main(void)
 	ninterps = test_interps(&interps);
 	if (system("valgrind --version >/dev/null 2>&1") != 0)
 		why_not = "valgrind is not installed (sh tests/install-deps.sh installs it)";
-	else if (sanitized(pystrobe_path()))
+	else if (pystrobe_sanitized())
 		why_not = "this is a sanitizer build, which valgrind cannot run; the plain build runs it";
 	tc = tcase_create("valgrind");
 	tcase_set_timeout(tc, 600);
