@@ -25,6 +25,10 @@
 #                          minutes, where line 2 is the whole suite
 #   PYSTROBE_FRESH_SID_ROOT_TO=DIR  after a pass, move the sid root the tests
 #                          built inside to DIR, when DIR holds none
+#   PYSTROBE_FRESH_FT_PYTHON_FROM=DIR  a free-threaded 3.13t built by
+#                          tests/setup-ft-python.sh, copied into the root at
+#                          the same path before the lines run, so that the
+#                          tests find it built (its build takes 10-15 min)
 # Exit status: that of the first README line that failed (1 when line 1
 # left no pystrobe on PATH), 0 if all passed.
 set -u
@@ -67,6 +71,11 @@ prepare_root() {
 	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/host-ca-certificates.crt" 2>/dev/null
 	apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
 		>"$root/etc/apt/apt.conf.d/00host-transport"
+	ft=${PYSTROBE_FRESH_FT_PYTHON_FROM:-}
+	if [ -n "$ft" ] && [ -f "$ft/.pystrobe-complete" ]; then
+		mkdir -p "$root$(dirname "$ft")" && cp -a "$ft" "$root$ft" ||
+			die "cannot copy $ft into $root"
+	fi
 	mkdir -p "$root/root/pystrobe"
 	git -C "$src" archive HEAD | tar -C "$root/root/pystrobe" -xf - ||
 		die "cannot copy HEAD of $src (uncommitted changes are not in it)"

@@ -27,8 +27,10 @@ demo="python3"
 # ctypes); gdb's gcore takes the cores check_core and check_async read back;
 # debuginfod is the server check_debuginfod serves a stripped library's debug
 # file from; man-db's man renders the man pages for check_docs (man
-# --warnings); clang and libclang-rt-dev build fuzz/ (libFuzzer, .ci/run).
-tests="check debootstrap util-linux sudo tmux valgrind chromium libxml2-utils nodejs g++ python3-dev gdb debuginfod man-db clang libclang-rt-dev"
+# --warnings); clang and libclang-rt-dev build fuzz/ (libFuzzer, .ci/run);
+# libffi-dev (ctypes) and xz-utils (the tarball), with the build's gcc, make
+# and zlib1g-dev, build the free-threaded 3.13t (tests/setup-ft-python.sh).
+tests="check debootstrap util-linux sudo tmux valgrind chromium libxml2-utils nodejs g++ python3-dev gdb debuginfod man-db clang libclang-rt-dev libffi-dev xz-utils"
 
 case "${1:-}" in
 --build) pkgs="$build $demo" ;;

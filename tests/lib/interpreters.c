@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define MAX_INTERPS 32
+#define FT_LABEL "3.13t ft-build"
 
 static struct test_interp interps[MAX_INTERPS];
 static int ninterps = -1;
@@ -269,6 +270,39 @@ static bool label_wanted(const char *label, const char *only)
 	return false;
 }
 
+/* A free-threaded CPython 3.13 (python3.13t, no GIL), which no distribution
+ * packages: built on first use from Debian 13's source package by
+ * tests/setup-ft-python.sh and cached under /var/cache/pystrobe.  Not built
+ * when PYSTROBE_TEST_ONLY leaves it out (the build takes minutes). */
+static void find_ft_python(const char *only)
+{
+	char cmd[PATH_MAX * 2], prefix[PATH_MAX] = "", path[PATH_MAX * 2];
+	FILE *p;
+
+	if (only && *only && !label_wanted(FT_LABEL, only))
+		return;
+	if (getenv("PYSTROBE_NO_FT_PYTHON")) {
+		fprintf(stderr, "interpreters: MISSING " FT_LABEL " (PYSTROBE_NO_FT_PYTHON is set)\n");
+		test_skip("no free-threaded 3.13t: PYSTROBE_NO_FT_PYTHON is set");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "sh '%s/tests/setup-ft-python.sh'", test_srcdir());
+	p = popen(cmd, "r");
+	if (!p || !fgets(prefix, sizeof(prefix), p))
+		prefix[0] = 0;
+	if (p)
+		pclose(p);
+	prefix[strcspn(prefix, "\n")] = 0;
+	snprintf(path, sizeof(path), "%s/bin/python3.13t", prefix);
+	if (!prefix[0] || !is_exec(path)) {
+		fprintf(stderr, "interpreters: MISSING " FT_LABEL " (tests/setup-ft-python.sh could not build it)\n");
+		test_skip("no free-threaded 3.13t: tests/setup-ft-python.sh builds it "
+			  "(it said why above)");
+		return;
+	}
+	add(FT_LABEL, path, 13);
+}
+
 int test_interps(const struct test_interp **out)
 {
 	const char *only = getenv("PYSTROBE_TEST_ONLY");
@@ -281,6 +315,7 @@ int test_interps(const struct test_interp **out)
 		else
 			fprintf(stderr, "interpreters: MISSING Debian /usr/bin/python3.11\n");
 		find_sid_root();
+		find_ft_python(only);
 		find_venv();
 		find_shim();
 		/* PYSTROBE_TEST_ONLY=S[,S...] narrows the list while developing. */

@@ -19,7 +19,9 @@ struct test_interp {
 
 /* Find every interpreter present: pyenv 3.7+, Debian's /usr/bin/python3.11,
  * Debian's 3.14, 3.15 and their debug builds in a debootstrap root of sid
- * (built on first use by tests/setup-sid-root.sh), a venv, a pyenv shim.  Prints the list, and what
+ * (built on first use by tests/setup-sid-root.sh), a free-threaded 3.13t
+ * (built on first use by tests/setup-ft-python.sh; a SKIP that says so
+ * when it cannot be), a venv, a pyenv shim.  Prints the list, and what
  * is missing, to stderr.  Returns the count; *out is static storage. */
 int test_interps(const struct test_interp **out);
 

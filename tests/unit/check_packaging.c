@@ -2,7 +2,8 @@
  *
  * (a) tests/install-deps.sh's lists (build, demo, tests) are disjoint and hold
  * what configure.ac tells to install; README's "From source" names the
- * build's; its first quick-start line installs those alone and pystrobe.
+ * build's; its first quick-start line installs those alone and pystrobe;
+ * tests/setup-ft-python.sh's build dependencies are in the lists.
  *
  * (b) The licence: COPYING is the MIT licence of "the pystrobe authors";
  * LICENSES/ and Makefile.am's LICENCE_FILES (what make dist, the wheel and
@@ -84,6 +85,29 @@ static void configure_packages(const char *build, const char *tests, char **msg)
 	free(path);
 }
 
+/* tests/setup-ft-python.sh's build dependencies (need_pkgs="...") are in
+ * the build's or the tests' list: the second quick-start line installs
+ * them before the tests' setup builds the free-threaded 3.13t. */
+static void ft_python_packages(const char *build, const char *tests, char **msg)
+{
+	char *path = xasprintf("%s/tests/setup-ft-python.sh", test_srcdir());
+	char *sh = test_slurp(path), *p = strstr(sh, "\nneed_pkgs=\""), *save = NULL;
+	char *pkgs;
+	int n = 0;
+
+	ck_assert_msg(p, "%s: no need_pkgs=\"...\" line", path);
+	p += strlen("\nneed_pkgs=\"");
+	pkgs = xasprintf("%.*s", (int)strcspn(p, "\"\n"), p);
+	for (char *w = strtok_r(pkgs, " ", &save); w; w = strtok_r(NULL, " ", &save), n++)
+		if (!has_word(build, w) && !has_word(tests, w))
+			msg_add(msg, "%s needs %s, in neither install-deps.sh's build nor its "
+				"tests list", path, w);
+	ck_assert_msg(n >= 3, "%s: only %d packages in need_pkgs", path, n);
+	free(pkgs);
+	free(sh);
+	free(path);
+}
+
 /* README: the quick start's first line installs the build's packages and
  * pystrobe (every later example types `pystrobe`) before the demo; the
  * second the tests' too; "From source" names the build's. */
@@ -148,6 +172,7 @@ START_TEST(test_install_deps)
 		}
 	}
 	configure_packages(lists[0], lists[2], &msg);
+	ft_python_packages(lists[0], lists[2], &msg);
 	readme_packages(lists[0], &msg);
 	fail_if_any(msg, "the packages");
 	for (int i = 0; i < 3; i++)
