@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(err, 0, sizeof(err));
 	rc = debug_offsets_layout(m, RUNTIME, &L, err, sizeof(err));
 	if (rc == 0) {
-		const struct py_layout *base = layout_for_minor(L.minor);
+		const struct py_layout *base = layout_for_build(L.minor, L.free_threaded);
 
 		if (!base || L.minor < 13)
 			abort();
@@ -46,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* What the table does not cover stays as the static table has it. */
 		if (L.frames != base->frames || L.lines != base->lines ||
 		    L.frame.owner_shim != base->frame.owner_shim ||
-		    L.frame.code_tagged != base->frame.code_tagged)
+		    L.frame.code_tagged != base->frame.code_tagged ||
+		    L.obj.managed_dict != base->obj.managed_dict)
 			abort();
 	} else if (rc > 0 || !err[0] || !memchr(err, 0, sizeof(err))) {
 		abort();	/* a failure must be negative and say why */

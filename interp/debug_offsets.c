@@ -176,12 +176,13 @@ static int table_column(const struct debug_offsets_info *info, char *err, size_t
 			 minor, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR);
 		return status_fail(EXIT_UNSUPPORTED);
 	}
-	if (info->free_threaded == 1) {
-		snprintf(err, errlen, "free-threaded CPython is not supported yet (this is 3.%dt)",
-			 minor);
+	if (info->free_threaded == 1 && !layout_for_build(minor, 1)) {
+		snprintf(err, errlen, "free-threaded CPython 3.%dt is not supported (pystrobe reads "
+			 "3.13t, and 3.%d to 3.%d with the GIL): profile a build of 3.%d with the GIL",
+			 minor, LAYOUT_MIN_MINOR, LAYOUT_MAX_MINOR, minor);
 		return status_fail(EXIT_UNSUPPORTED);
 	}
-	if (info->free_threaded != 0) {
+	if (info->free_threaded != 0 && info->free_threaded != 1) {
 		snprintf(err, errlen, "_Py_DebugOffsets has a corrupt free-threaded flag %d",
 			 info->free_threaded);
 		return status_fail(EXIT_BAD_STATE);
@@ -284,7 +285,7 @@ int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
 		snprintf(err, errlen, "cannot read _Py_DebugOffsets");
 		return status_fail(exit_code_for_errno(rc));
 	}
-	*out = *layout_for_minor(FIRST_MINOR + col);
+	*out = *layout_for_build(FIRST_MINOR + col, info.free_threaded);
 	out->str.compact_size = NONE;
 	if ((rc = read_sizes(table, col, sizes, err, errlen)) < 0 ||
 	    (rc = read_fields(table, col, sizes, out, err, errlen)) < 0 ||

@@ -55,6 +55,7 @@ enum dictkeys_model {
 
 struct py_layout {
 	int minor;			/* 3.minor */
+	int free_threaded;		/* 1: built --disable-gil (3.13t): no GIL */
 	enum frame_model frames;
 	enum lasti_model lasti;
 	enum lt_format lines;
@@ -142,6 +143,9 @@ struct py_layout {
 		uint32_t tp_basicsize;
 		uint32_t tp_dictoffset;
 		uint32_t ht_cached_keys;
+		/* ATTRS_INLINE_313: the managed dict is the word this many
+		 * bytes below the object (24; 8 in free-threaded builds) */
+		uint32_t managed_dict;
 	} obj;
 
 	struct {
@@ -199,8 +203,11 @@ static inline int32_t field_i32(const uint8_t *buf, uint32_t off)
 	return v;
 }
 
-/* The static table for a minor version, or NULL if we do not know it. */
+/* The static table for a minor version, or NULL if we do not know it;
+ * layout_for_build() also for its free-threaded build (free_threaded 1:
+ * 3.13t only). */
 const struct py_layout *layout_for_minor(int minor);
+const struct py_layout *layout_for_build(int minor, int free_threaded);
 
 /* Oldest and newest minor versions with a table. */
 #define LAYOUT_MIN_MINOR 7

@@ -1,5 +1,5 @@
-/* Per-version interpreter layouts for CPython on x86-64 (non-debug,
- * GIL-enabled builds).
+/* Per-version interpreter layouts for CPython on x86-64 (non-debug builds;
+ * GIL-enabled, and the free-threaded 3.13t).
  *
  * Numbers for 3.7–3.13 were read from the DWARF of pyenv builds with gdb
  * ("print &((T *)0)->field"); the GC's `collecting` so too (in _PyRuntime
@@ -20,7 +20,7 @@
 /* Fields that have not moved since 3.7. */
 #define COMMON_OBJ(ht) \
 	.obj = { .ob_type = 8, .tp_name = 24, .tp_flags = 168, .tp_basicsize = 32, \
-		 .tp_dictoffset = 288, .ht_cached_keys = (ht) }
+		 .tp_dictoffset = 288, .ht_cached_keys = (ht), .managed_dict = 24 }
 #define COMMON_O(dv, tuple_item_off) \
 	.o = { .ob_size = 16, .bytes_sval = 32, .tuple_item = (tuple_item_off), .list_item = 24, \
 	       .float_val = 16, .long_tag = 16, .long_digits = 24, .dict_used = 16, \
@@ -174,6 +174,37 @@ static const struct py_layout py313 = {
 	CODE_313(200), NO_GEN, COMMON_OBJ(880), STR_NEW, COMMON_O(8, 24),
 };
 
+/* 3.13t, the free-threaded build (--disable-gil): the object header is 32
+ * bytes, not 16 (ob_tid, flags, ob_mutex, ob_gc_bits and ob_ref_local, then
+ * ob_ref_shared, before ob_type), so every field of every object, type,
+ * code object and string lies 16 bytes further in; an object's managed
+ * dict is the word just below it (no GC header there).  The interpreter,
+ * thread states and frames are 3.13's (the GC state's `collecting` too).
+ * Numbers from the DWARF and headers of 3.13.5 built with --disable-gil
+ * (tests/setup-ft-python.sh); _Py_DebugOffsets replaces most at run time. */
+static const struct py_layout py313t = {
+	.minor = 13, .free_threaded = 1,
+	.frames = FRAMES_INTERP, .lasti = LASTI_PTR, .lines = LT_LOCATIONS,
+	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
+	/* The GIL state starts with `enabled` (0 here): the rest moved up. */
+	.gil = { .locked = 24, .holder = 16, .switches = 32 }, RUNTIME_313(632, 608),
+	INTERP_313(7264, 7272, 7344, 7664, 7600), TSTATE_313(152, NONE),
+	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
+		   .is_entry = NONE, .stackpointer = NONE, .owner_shim = 3 },
+	.code = { .argcount = 68, .kwonlyargcount = 76, .nlocals = NONE, .flags = 64,
+		  .firstlineno = 84, .varnames = 112, .localspluskinds = 120,
+		  .filename = 128, .name = 136, .qualname = 144, .linetable = 152,
+		  .code_adaptive = 216 },
+	NO_GEN,
+	.obj = { .ob_type = 24, .tp_name = 40, .tp_flags = 184, .tp_basicsize = 48,
+		 .tp_dictoffset = 304, .ht_cached_keys = 896, .managed_dict = 8 },
+	.str = { .length = 32, .state = 48, .ascii_size = 56, .compact_size = 72 },
+	.o = { .ob_size = 32, .bytes_sval = 48, .tuple_item = 40, .list_item = 40,
+	       .float_val = 32, .long_tag = 32, .long_digits = 40, .dict_used = 32,
+	       .dict_keys = 48, .dict_values = 56, .dictvalues_values = 8,
+	       .set_used = 40, .set_mask = 48, .set_table = 56, .module_dict = 32 },
+};
+
 static const struct py_layout py314 = {
 	.minor = 14, MODELS_313, RUNTIME_313(808, 784), INTERP_313(7272, 7280, 7344, 7688, 7600),
 	TSTATE_313(152, NONE), FRAME_314, CODE_313(208), GEN_314, COMMON_OBJ(880), STR_NEW,
@@ -197,10 +228,22 @@ static const struct py_layout *const layouts[] = {
 	&py37, &py38, &py39, &py310, &py311, &py312, &py313, &py314, &py315,
 };
 
+/* The free-threaded builds we can read. */
+static const struct py_layout *const ft_layouts[] = { &py313t };
+
+const struct py_layout *layout_for_build(int minor, int free_threaded)
+{
+	const struct py_layout *const *t = free_threaded ? ft_layouts : layouts;
+	size_t n = free_threaded ? sizeof(ft_layouts) / sizeof(ft_layouts[0])
+				 : sizeof(layouts) / sizeof(layouts[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i]->minor == minor)
+			return t[i];
+	return NULL;
+}
+
 const struct py_layout *layout_for_minor(int minor)
 {
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-		if (layouts[i]->minor == minor)
-			return layouts[i];
-	return NULL;
+	return layout_for_build(minor, 0);
 }

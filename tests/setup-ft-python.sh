@@ -87,7 +87,7 @@ mkdir -p "$build" && tar -xJf "$tarball" -C "$build" ||
 	fail "cannot unpack $tarball"
 top=$(ls -d "$build"/Python-3.13* 2>/dev/null | head -n 1)
 [ -n "$top" ] || fail "$tarball holds no Python-3.13 directory"
-say "building $(basename "$top") with --disable-gil into $root (nice -n 19 make -j2: about 10 minutes; log: $log)"
+say "building $(basename "$top") with --disable-gil into $root (nice -n 19 make -j2: 5 minutes of CPU, 20 or more on a busy machine; log: $log)"
 if ! { cd "$top" &&
        nice -n 19 ./configure --disable-gil --prefix="$root" --without-ensurepip &&
        nice -n 19 make -j2 &&

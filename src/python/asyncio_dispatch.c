@@ -6,10 +6,20 @@
 #include "python/asyncio.h"
 #include "python/asyncio_legacy.h"
 #include "python/asyncio_int.h"
+#include "util/util.h"
+
+#include <stdio.h>
 
 int asyncio_locate(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
 		   struct asyncio_layout *A, char *err, size_t errlen)
 {
+	/* The free-threaded build's task and generator objects have a longer
+	 * header, and their layout is not verified: refused, never misread. */
+	if (pi->layout.free_threaded) {
+		snprintf(err, errlen, "--async does not read free-threaded CPython (3.%dt) yet: "
+			 "run without --async for the threads' stacks", pi->minor);
+		return status_fail(EXIT_UNSUPPORTED);
+	}
 	if (asyncio_legacy_version(pi->minor, A))
 		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
 	return asyncio314_locate(src, m, pi, A, err, errlen);

@@ -43,6 +43,11 @@ void read_gil(struct mem *m, const struct pyinterp *pi, uint64_t interp,
 	uint32_t from, size;
 
 	memset(g, 0, sizeof(*g));
+	/* A free-threaded build runs its threads without the GIL: nobody
+	 * holds it, and its switch count never says that a thread did not
+	 * run (sample_stack.c's unchanged stacks). */
+	if (L->free_threaded)
+		return;
 	if (L->runtime.gil_locked != NONE) {
 		base = pi->runtime;
 		offs[0] = L->runtime.gil_locked;

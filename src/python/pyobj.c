@@ -717,7 +717,7 @@ int py_instance_attr(const struct pyctx *c, uint64_t obj, const char *name, uint
 			return shared_keys_attr(c, obj, dict + 1 + L->o.dictvalues_values, name, value);
 		break;
 	case ATTRS_INLINE_313:
-		if ((rc = rd64(c, obj - 24, &dict)) < 0)
+		if ((rc = rd64(c, obj - L->obj.managed_dict, &dict)) < 0)
 			return rc;
 		if (dict)
 			break;

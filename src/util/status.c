@@ -21,8 +21,9 @@ const struct exit_status exit_statuses[EXIT_NR] = {
 			      "No Python interpreter was found in the process." },
 	[EXIT_UNSUPPORTED] = { EXIT_UNSUPPORTED, "unsupported Python version",
 			       "The Python version or build cannot be read: 3.6 and older, "
-			       "3.16 and newer, free-threaded builds; with --async, 3.7 to 3.10 "
-			       "and builds whose asyncio task layout is not verified." },
+			       "3.16 and newer, free-threaded builds other than 3.13t; with "
+			       "--async, 3.7 to 3.10, free-threaded builds and builds whose "
+			       "asyncio task layout is not verified." },
 	[EXIT_EXITED] = { EXIT_EXITED, "process exited",
 			  "The process exited while it was being read." },
 	[EXIT_BAD_STATE] = { EXIT_BAD_STATE, "interpreter state unreadable",

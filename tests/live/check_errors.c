@@ -462,7 +462,8 @@ struct gate_case {
 static const struct gate_case gate_cases[] = {
 	{ "version 3.16", 8, 0x031000f0, 6,
 	  "unsupported Python version 3.16 (pystrobe reads 3.7 to 3.15)" },
-	{ "free-threaded flag", 16, 1, 6, "free-threaded CPython is not supported yet" },
+	{ "free-threaded flag", 16, 1, 6,
+	  "t is not supported (pystrobe reads 3.13t, and 3.7 to 3.15 with the GIL)" },
 	/* The cookie cannot be broken this way: CPython writes it at start. */
 	{ "thread-state size", 0, 1ull << 40, 8, "implausible struct size" },
 };

@@ -73,23 +73,24 @@ struct real_table {
 	const char *label;
 	int minor;
 	bool dbg;		/* a Py_DEBUG build: same table, other sizes */
+	bool ft;		/* a free-threaded build ("3.13t ft-build") */
 	uint8_t bytes[1024];
 	int ok;
 };
 
 /* Every minor version with a table, release and debug builds. */
 static struct real_table tables[] = {
-	{ .minor = 13 }, { .minor = 14 }, { .minor = 14, .dbg = true },
-	{ .minor = 15 }, { .minor = 15, .dbg = true },
+	{ .minor = 13 }, { .minor = 13, .ft = true }, { .minor = 14 },
+	{ .minor = 14, .dbg = true }, { .minor = 15 }, { .minor = 15, .dbg = true },
 };
 #define NTABLES ((int)(sizeof(tables) / sizeof(tables[0])))
 
 static struct real_table *table_slot(const struct test_interp *ti)
 {
-	bool dbg = strstr(ti->label, "-dbg") != NULL;
+	bool dbg = strstr(ti->label, "-dbg") != NULL, ft = strstr(ti->label, "t ft-") != NULL;
 
 	for (int k = 0; k < NTABLES; k++)
-		if (tables[k].minor == ti->minor && tables[k].dbg == dbg)
+		if (tables[k].minor == ti->minor && tables[k].dbg == dbg && tables[k].ft == ft)
 			return &tables[k];
 	return NULL;
 }
@@ -124,13 +125,14 @@ static void load_tables(void)
 		}
 		t->label = ti[i].label;
 		t->ok = 1;
-		fprintf(stderr, "locate: _Py_DebugOffsets of 3.%d%s from %s\n", t->minor,
-			t->dbg ? "-dbg" : "", path);
+		fprintf(stderr, "locate: _Py_DebugOffsets of 3.%d%s%s from %s\n", t->minor,
+			t->ft ? "t" : "", t->dbg ? "-dbg" : "", path);
 	}
 	for (int i = 0; i < NTABLES; i++)
 		if (!tables[i].ok)
-			test_skip("locate: no 3.%d%s interpreter: its table is not tested",
-				  tables[i].minor, tables[i].dbg ? "-dbg" : "");
+			test_skip("locate: no 3.%d%s%s interpreter: its table is not tested%s",
+				  tables[i].minor, tables[i].ft ? "t" : "", tables[i].dbg ? "-dbg" : "",
+				  tables[i].ft ? " (tests/setup-ft-python.sh builds it)" : "");
 }
 
 static int layout_from(const uint8_t *bytes, struct py_layout *L, char *err)
@@ -159,9 +161,24 @@ START_TEST(test_real_tables_match_static)
 	if (!t->ok)
 		return;
 	ck_assert_msg(layout_from(t->bytes, &L, err) == 0, "3.%d: %s", t->minor, err);
-	S = layout_for_minor(t->minor);
+	S = layout_for_build(t->minor, t->ft);
 	/* The static table was written from the same builds: every field the
 	 * offsets provide must agree with it. */
+	ck_assert_int_eq(L.free_threaded, t->ft);
+	ck_assert_int_eq(L.obj.ob_type, S->obj.ob_type);
+	ck_assert_int_eq(L.obj.tp_name, S->obj.tp_name);
+	ck_assert_int_eq(L.obj.tp_flags, S->obj.tp_flags);
+	ck_assert_int_eq(L.o.ob_size, S->o.ob_size);
+	ck_assert_int_eq(L.o.list_item, S->o.list_item);
+	ck_assert_int_eq(L.o.bytes_sval, S->o.bytes_sval);
+	ck_assert_int_eq(L.o.float_val, S->o.float_val);
+	ck_assert_int_eq(L.o.long_tag, S->o.long_tag);
+	ck_assert_int_eq(L.o.dict_values, S->o.dict_values);
+	ck_assert_int_eq(L.str.length, S->str.length);
+	ck_assert_int_eq(L.str.state, S->str.state);
+	ck_assert_int_eq(L.code.argcount, S->code.argcount);
+	ck_assert_int_eq(L.code.varnames, S->code.varnames);
+	ck_assert_int_eq(L.interp.gc_collecting, S->interp.gc_collecting);
 	ck_assert_int_eq(L.runtime.interpreters_head, S->runtime.interpreters_head);
 	ck_assert_int_eq(L.interp.threads_head, S->interp.threads_head);
 	ck_assert_int_eq(L.interp.modules, S->interp.modules);
@@ -237,8 +254,19 @@ START_TEST(test_free_threaded)
 		return;
 	memcpy(b, t->bytes, sizeof(b));
 	put64(b, 16, 1);
-	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_UNSUPPORTED));
-	ck_assert_msg(strstr(err, "free-threaded CPython is not supported yet"), "%s", err);
+	if (t->minor == 13) {
+		/* 3.13t is read, with its own object header. */
+		ck_assert_msg(layout_from(b, &L, err) == 0, "3.13 as 3.13t: %s", err);
+		ck_assert_int_eq(L.free_threaded, 1);
+		ck_assert_int_eq(L.obj.managed_dict, 8);
+	} else {
+		char want[128];
+
+		snprintf(want, sizeof(want), "free-threaded CPython 3.%dt is not supported "
+			 "(pystrobe reads 3.13t, and 3.7 to 3.15 with the GIL)", t->minor);
+		ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_UNSUPPORTED));
+		ck_assert_msg(strstr(err, want), "%s", err);
+	}
 	put64(b, 16, 7);
 	ck_assert_int_eq(layout_from(b, &L, err), status_fail(EXIT_BAD_STATE));
 }

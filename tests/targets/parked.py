@@ -30,7 +30,7 @@ truth.json:
   pid, version ([major, minor, micro, level, serial]), version_string
   ("3.12.1"), argv (sys.argv), nthreads (OS threads once the reporter is
   gone), threads: [{ident, tid (native id, null before 3.8), name, role,
-  moving, gil, idle, frames: [{function, file, line, source,
+  moving, gil (the spinner holds it, but on a build without one), idle, frames: [{function, file, line, source,
   source_changed}] innermost first,
   spin_lines (the spinner only)}], locals_check (below).
   function is co_qualname on 3.11+ and co_name before, as pystrobe reports it.
@@ -306,7 +306,8 @@ def truth(parked, stacks):
             "tid": getattr(t, "native_id", None),
             "name": t.name,
             "moving": moving,
-            "gil": moving,
+            # A free-threaded build (3.13t) has no GIL to hold.
+            "gil": moving and getattr(sys, "_is_gil_enabled", lambda: True)(),
             "idle": not moving,
             "frames": stacks[t.name],
         }
