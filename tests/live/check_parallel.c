@@ -1,0 +1,219 @@
+/* `pystrobe record` of threads that compute in parallel: a free-threaded
+ * build (3.13t), where no GIL makes them take turns.
+ *
+ * tests/targets/ft_parallel.py runs 8 threads, w1..w8, each computing for
+ * i units of its own thread CPU clock, then sleeping one, all at once; at
+ * the end each reads its own time.thread_time() and the target writes
+ * them to truth.json.  record --threads (launched, so the recording spans
+ * exactly the target's life) must give each thread a share of the samples
+ * within TOLERANCE points of its share of the CPU the threads' own clocks
+ * counted.  The target must say it ran without a GIL, so that the test
+ * cannot pass on a build that took turns.  A run the machine disturbed
+ * (pystrobe got under 90% of the rate it asked for, or a thread's share of
+ * the CPU and its share of the wall time spent computing are DISTURB_SKEW
+ * apart: a thread waiting for a CPU is running to /proc, not to its own
+ * clock) is tried again, up to TRIES times; when every
+ * run was disturbed the last is held to LOOSE_TOLERANCE, and a SKIP says
+ * that the 2-point check did not run.
+ *
+ * Runs on the free-threaded interpreters (label "3.13t ft-build"), a SKIP
+ * that names tests/setup-ft-python.sh without one.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "interpreters.h"
+#include "target.h"
+#include "suite.h"
+
+#define THREADS		8
+#define DURATION	"4"	/* seconds the target computes */
+#define RATE		"200"	/* Hz: 1600 samples a second on 8 threads */
+#define TOLERANCE	2.0	/* points between a thread's two shares */
+#define LOOSE_TOLERANCE	6.0	/* the same, on a machine too loaded for that */
+#define DISTURB_SKEW	1.0	/* points between a thread's CPU and wall shares */
+#define TRIES		3
+
+static const struct test_interp *interps;
+static int ninterps;
+
+/* Each thread's seconds in the object named key of truth.json ({"wN": s}):
+ * how many of w1..wN were there. */
+static int truth_times(const char *text, const char *key, double v[THREADS + 1])
+{
+	const char *at = strstr(text, key), *p;
+	int n = 0;
+
+	for (int i = 1; i <= THREADS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "\"w%d\": ", i);
+		v[i] = at && (p = strstr(at, name)) ? atof(p + strlen(name)) : -1;
+		n += v[i] >= 0;
+	}
+	return n;
+}
+
+/* The threads' CPU and busy wall seconds from truth.json; -1 when the file
+ * is not what the target writes, 0 for a build with a GIL. */
+static int read_truth(const char *path, double cpu[THREADS + 1], double wall[THREADS + 1])
+{
+	char *text = test_slurp(path);
+	int rc = -1;
+
+	if (strstr(text, "\"gil\": true"))
+		rc = 0;
+	else if (truth_times(text, "\"cpu\": {", cpu) == THREADS &&
+		 truth_times(text, "\"wall\": {", wall) == THREADS)
+		rc = 1;
+	free(text);
+	return rc;
+}
+
+/* The samples under the root frame of thread wI, 'thread TID "wI"'. */
+static uint64_t thread_samples(const struct folded *f, int i)
+{
+	char name[16];
+	uint64_t n = 0;
+
+	snprintf(name, sizeof(name), "\"w%d\"", i);
+	for (size_t k = 0; k < f->n; k++) {
+		const char *s = f->stacks[k];
+		size_t root = strcspn(s, ";"), len = strlen(name);
+
+		if (!strncmp(s, "thread ", 7) && root > len && !strncmp(s + root - len, name, len))
+			n += f->counts[k];
+	}
+	return n;
+}
+
+/* The most a thread's share of the threads' CPU and its share of their
+ * busy wall time differ, in points: the machine kept some waiting for a
+ * CPU more than others, and /proc shows a waiting thread as running. */
+static double skew(const double *cpu, double total, const double *wall, double busy)
+{
+	double worst = 0;
+
+	for (int i = 1; i <= THREADS; i++)
+		worst = fmax(worst, fabs(100.0 * cpu[i] / total - 100.0 * wall[i] / busy));
+	return worst;
+}
+
+/* Whether record's summary says it sampled at 90% of RATE or more. */
+static bool kept_rate(const struct run *r)
+{
+	const char *sum = record_summary(r->err), *hz = sum ? strstr(sum, " s, ") : NULL;
+
+	return hz && atof(hz + 4) >= 0.9 * atof(RATE);
+}
+
+/* One recording; 1: judged (shares in *msg when off), 0: disturbed, try
+ * again.  last: judge a disturbed run too, at LOOSE_TOLERANCE. */
+static int one_run(const struct test_interp *ti, char **msg, bool last)
+{
+	char script[PATH_MAX], truth[PATH_MAX + 16];
+	char host[PATH_MAX], inside[PATH_MAX];
+	double cpu[THREADS + 1], wall[THREADS + 1], total = 0, busy = 0, samples = 0, worst = 0;
+	uint64_t got[THREADS + 1];
+	struct argv_buf a = { .n = 0 };
+	struct folded f;
+	struct run r;
+	double tolerance = TOLERANCE;
+	int rc, verdict = 1;
+
+	test_interp_script(ti, "tests/targets/ft_parallel.py", script, sizeof(script));
+	test_interp_shared_dir(ti, host, inside, sizeof(host));
+	arg(&a, pystrobe_path());
+	arg(&a, "record");
+	args(&a, (char *const[]){ "--threads", "-r", RATE, "-f", "collapsed", "-o", "-", "--",
+				  NULL });
+	arg_python(&a, ti);
+	args(&a, (char *const[]){ script, "--duration", DURATION, inside, NULL });
+	rc = run_cmd(&r, 120 * 1000, a.v);
+	snprintf(truth, sizeof(truth), "%s/truth.json", host);
+	ck_assert_msg(rc == 0 && run_exit(&r) == 0, "%s: record: exit %d: %.2000s", ti->label,
+		      run_exit(&r), r.err);
+	rc = read_truth(truth, cpu, wall);
+	ck_assert_msg(rc != 0, "%s: the target ran with a GIL (sys._is_gil_enabled())",
+		      ti->label);
+	ck_assert_msg(rc > 0, "%s: %s is not the target's truth", ti->label, truth);
+	folded_parse(r.out, &f);
+	for (int i = 1; i <= THREADS; i++) {
+		got[i] = thread_samples(&f, i);
+		total += cpu[i];
+		busy += wall[i];
+		samples += got[i];
+	}
+	ck_assert_msg(samples > 0 && total > 0 && busy > 0, "%s: no samples of w1..w8 (%.0f) or no CPU "
+		      "in them (%.2f s):\n%.2000s", ti->label, samples, total, r.err);
+	if (!kept_rate(&r) || skew(cpu, total, wall, busy) > DISTURB_SKEW) {
+		printf("parallel: %s: disturbed (CPU and wall shares %.1f points apart; %s): %s\n",
+		       ti->label, skew(cpu, total, wall, busy), record_summary(r.err),
+		       last ? "judged at the loose tolerance" : "again");
+		if (!last)
+			verdict = 0;
+		else
+			tolerance = LOOSE_TOLERANCE;
+	}
+	for (int i = 1; verdict && i <= THREADS; i++) {
+		double want = 100.0 * cpu[i] / total, have = 100.0 * got[i] / samples;
+
+		printf("parallel: %s: w%d %.1f%% of the samples, %.1f%% of the CPU (%.3f s; "
+		       "%.1f%% of the busy wall time)\n", ti->label, i, have, want, cpu[i],
+		       100.0 * wall[i] / busy);
+		if (fabs(have - want) > worst)
+			worst = fabs(have - want);
+		if (fabs(have - want) > tolerance)
+			msg_add(msg, "%s: w%d has %.1f%% of the samples, %.1f%% of the threads' CPU",
+				ti->label, i, have, want);
+	}
+	if (verdict)
+		printf("parallel: %s: %.0f samples, %.2f CPU s, worst %.1f points\n", ti->label,
+		       samples, total, worst);
+	if (verdict && tolerance != TOLERANCE)
+		test_skip("parallel: %s: every run disturbed (pystrobe under 90%% of %s Hz, or "
+			  "threads kept waiting for a CPU): held to %.0f points, not %.0f",
+			  ti->label, RATE, LOOSE_TOLERANCE, TOLERANCE);
+	folded_free(&f);
+	run_free(&r);
+	rm_rf(host);
+	return verdict;
+}
+
+START_TEST(test_parallel_shares)
+{
+	const struct test_interp *ti = &interps[_i];
+	char *msg = NULL;
+	int tries = 0;
+
+	if (!strstr(ti->label, "t ft-build"))
+		return;
+	while (!one_run(ti, &msg, ++tries == TRIES))
+		;
+	fail_if_any(msg, "record's share of each thread");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("parallel");
+	TCase *tc = tcase_create("interpreters");
+	int ft = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ninterps = test_interps(&interps);
+	for (int i = 0; i < ninterps; i++)
+		ft += strstr(interps[i].label, "t ft-build") != NULL;
+	if (!ft)
+		test_skip("parallel: no free-threaded interpreter: tests/setup-ft-python.sh "
+			  "builds it");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_parallel_shares, 0, ninterps);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
