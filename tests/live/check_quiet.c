@@ -9,7 +9,8 @@
  * time (its naps, timed by itself; within 3 points), and most of the round's stacks must have been kept whole (the
  * main thread's and the sleeper's), or the proof is not what ran.  On every
  * interpreter found; a wrong switch-count offset freezes the sleeper in one
- * function and fails it.
+ * function and fails it.  On the free-threaded 3.13t, where threads run
+ * without the GIL, no stack may be kept whole at all.
  *
  * With --native --idle (test_still), a thread asleep is left running and its
  * native frames taken from its last unwind, proved still by where it entered
@@ -210,8 +211,15 @@ START_TEST(test_quiet)
 	ck_assert_msg(sp.got > sp.want - sp.tol && sp.got < sp.want + sp.tol,
 		      "%s: nap_long %.1f%% of the samples, %.1f%% by the target's clock (at most "
 		      "%.1f points apart)", ti->label, sp.got, sp.want, sp.tol);
-	ck_assert_msg(sp.stacks > 0 && sp.kept * 10 >= sp.stacks * 3,
-		      "%s: only %llu of %llu stacks kept whole", ti->label, sp.kept, sp.stacks);
+	/* Without a GIL (3.13t) its switch count proves nothing: threads run
+	 * without taking it, so no stack may be kept on its say-so. */
+	if (strstr(ti->label, "t ft-build"))
+		ck_assert_msg(sp.stacks > 0 && sp.kept == 0, "%s: %llu of %llu stacks kept whole "
+			      "on a build without a GIL", ti->label, sp.kept, sp.stacks);
+	else
+		ck_assert_msg(sp.stacks > 0 && sp.kept * 10 >= sp.stacks * 3,
+			      "%s: only %llu of %llu stacks kept whole", ti->label, sp.kept,
+			      sp.stacks);
 	run_free(&sp.r);
 }
 END_TEST
