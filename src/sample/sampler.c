@@ -128,7 +128,9 @@ void sampler_close(struct sampler *s)
 
 static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
 {
-	if (s->o.gil_only && !gil)
+	/* A free-threaded build (3.13t) has no GIL to hold: --gil keeps every
+	 * thread it would keep without it. */
+	if (s->o.gil_only && !gil && !s->pi.layout.free_threaded)
 		return false;
 	/* A thread seen for the first time has no state read before the
 	 * pause: count it rather than guess it idle. */

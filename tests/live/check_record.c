@@ -989,19 +989,21 @@ static bool option_run(struct rec_test *d, const char *what, struct target *t,
 	return check_run(d, what, rr, 0);
 }
 
-/* --gil: at most one thread a round, the holder, which is busy. */
+/* --gil: at most one thread a round, the holder, which is busy; on a
+ * build without a GIL (3.13t), every running thread: the two busy ones. */
 static void option_gil(struct rec_test *d, struct target *t)
 {
 	const char *what = "--gil";
+	bool no_gil = strstr(d->ti->label, "t ft-build") != NULL;
 	struct rec_run rr;
 
 	if (option_run(d, what, t, &rr, "--gil", NULL)) {
 		printf("record: %s: %s: %llu samples in %llu rounds, %llu burning\n",
 		       d->ti->label, what, (unsigned long long)rr.t.total,
 		       rr.rounds, (unsigned long long)rr.t.burn);
-		if (rr.t.total > rr.rounds || rr.t.total < 0.8 * rr.rounds)
+		if (rr.t.total > (no_gil ? 2 : 1) * rr.rounds || rr.t.total < 0.8 * rr.rounds)
 			flunk(d, what, "%llu samples in %llu rounds: want one "
-			      "per round, the GIL holder's",
+			      "per round, the GIL holder's (two without a GIL)",
 			      (unsigned long long)rr.t.total, rr.rounds);
 		if (rr.t.idle)
 			flunk(d, what, "%llu samples of idle_sleep, which never "
@@ -1013,10 +1015,13 @@ static void option_gil(struct rec_test *d, struct target *t)
 
 /* --idle: every thread every round: both busy threads (mostly in burn_*,
  * but a thread waiting for the GIL may wait between calls too), and the
- * sleeper. */
+ * sleeper.  3.13t writes burn.py's JSON files slowly (0.1-0.35 s a
+ * write_atomically() there, against 0.3 ms on Debian's 3.11), and the
+ * main thread does so inside the run: less of it is in burn_* there. */
 static void option_idle(struct rec_test *d, struct target *t)
 {
 	const char *what = "--idle";
+	double burning = strstr(d->ti->label, "t ft-build") ? 1.2 : 1.5;
 	struct rec_run rr;
 	uint64_t busy;
 
@@ -1029,7 +1034,7 @@ static void option_idle(struct rec_test *d, struct target *t)
 		       (unsigned long long)rr.t.burn,
 		       (unsigned long long)rr.t.idle);
 		if (busy > 2 * rr.rounds || busy < 1.8 * rr.rounds ||
-		    rr.t.burn < 1.5 * rr.rounds)
+		    rr.t.burn < burning * rr.rounds)
 			flunk(d, what, "%llu samples of the busy threads (%llu "
 			      "in burn_*) in %llu rounds: want two per round",
 			      (unsigned long long)busy,
