@@ -16,8 +16,8 @@ int asyncio_locate(const struct locate_src *src, struct mem *m, const struct pyi
 	/* The free-threaded build's task and generator objects have a longer
 	 * header, and their layout is not verified: refused, never misread. */
 	if (pi->layout.free_threaded) {
-		snprintf(err, errlen, "--async does not read free-threaded CPython (3.%dt) yet: "
-			 "run without --async for the threads' stacks", pi->minor);
+		snprintf(err, errlen, "--async does not read the asyncio tasks of free-threaded "
+			 "CPython (3.%dt) yet: run without --async for the threads' stacks", pi->minor);
 		return status_fail(EXIT_UNSUPPORTED);
 	}
 	if (asyncio_legacy_version(pi->minor, A))
