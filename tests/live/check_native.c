@@ -573,7 +573,9 @@ static long summary_count(const char *err, const char *kind)
  * threads late to their pause (read running), or 0. */
 static long summary_late(const char *err)
 {
-	return summary_count(err, " samples without native frames (");
+	long n = summary_count(err, " samples without native frames (");
+
+	return n ? n : summary_count(err, " sample without native frames (");
 }
 
 /* "M rounds" from record's summary line ("N samples from M rounds"), -1

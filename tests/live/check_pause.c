@@ -480,7 +480,7 @@ static void late_native_on(const struct test_interp *ti)
 		      "the worker in %ld samples of %llu rounds", worker, rounds);
 	ck_assert_msg(late > 0, "no sample of a late thread: %s", r.err);
 	ck_assert_msg(!strstr(r.err, "no errors"), "%s", r.err);
-	ck_assert_msg(strstr(sum, " samples without native frames (" LATE_LEAF), "%s", sum);
+	ck_assert_msg(strstr(sum, " without native frames (" LATE_LEAF), "%s", sum);
 	ck_assert_msg(strstr(r.err, "\"spawner\": ") &&
 		      strstr(r.err, "% of its samples without native frames (not stopped in time"),
 		      "no line for the spawner: %s", r.err);
