@@ -166,7 +166,8 @@ bool code_offset_plausible(const struct py_layout *L, const struct code_identity
 {
 	if (L->lasti != LASTI_PTR)
 		return true;
-	if (id->units < 0 || offset >= 2 * id->units)
+	/* Read from the target: hostile, so bounded before it is doubled. */
+	if (id->units < 0 || id->units > UINT32_MAX || offset >= 2 * id->units)
 		return false;
 	return offset >= (L->minor <= 12 ? -2 : 0);
 }
