@@ -343,7 +343,7 @@ static void launch_next(struct late *cases, int n, long long *last)
 START_TEST(test_on_time)
 {
 	static struct late cases[MAX_CASES];
-	char *failures = NULL, *opts = help_long_options("watch");
+	char *failures = NULL, *opts;
 	int n, left;
 	double t0 = now_s(), last = t0;
 	long long launched = 0;
@@ -353,7 +353,7 @@ START_TEST(test_on_time)
 			  "(the sanitizers slow pystrobe, and CI's phase 5 runs two tests at once)");
 		return;
 	}
-
+	opts = help_long_options("watch");
 	ck_assert_msg(opts, "pystrobe has no watch command (`pystrobe watch --help` failed)");
 	free(opts);
 	if (!ninterps)
