@@ -94,9 +94,13 @@ static void recheck_tstate(struct sampler *s, const struct sthread *t, const str
 /* 3.11+: who owns a generator's frame (enum _frameowner, the same value
  * in every version since). */
 #define FRAME_OWNED_BY_GENERATOR 1
+/* CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR:
+ * the same bits in every version. */
+#define CO_GENERATOR_KINDS (0x20 | 0x80 | 0x100 | 0x200)
 
-/* Did a walk of a running thread end at a generator's frame with nothing
- * after it (not even the C stack's entry shim, or 3.15's base frame)?  A
+/* Did a walk of a running thread end at a generator's frame (3.11+: by
+ * its owner; before, by its code's flags) with nothing after it (not even
+ * the C stack's entry shim, or 3.15's base frame)?  A
  * generator's frame has no caller only while suspended, so the walk read
  * the thread's current frame before a yield and that frame's caller after
  * it: a stack cut short, which the recheck cannot tell (nested generators
@@ -109,12 +113,21 @@ static void recheck_tstate(struct sampler *s, const struct sthread *t, const str
 static bool cut_at_generator(struct sampler *s)
 {
 	const struct py_layout *L = &s->pi.layout;
+	const struct reuse_frame *last;
 	uint8_t owner;
+	int32_t flags;
 
-	if (L->frame.owner == NONE || !s->walk.nframes || s->walk.link)
+	if (!s->walk.nframes || s->walk.link)
 		return false;
-	return mem_read_u8(s->walk.m, s->walk.raw[s->walk.nframes - 1].frame + L->frame.owner,
-			   &owner) == 0 && owner == FRAME_OWNED_BY_GENERATOR;
+	last = &s->walk.raw[s->walk.nframes - 1];
+	/* Before 3.11 frames have no owner: a generator's is one whose code
+	 * is a generator's, coroutine's or async generator's. */
+	if (L->frame.owner == NONE)
+		return L->code.flags != NONE &&
+		       mem_read_i32(s->walk.m, last->code + L->code.flags, &flags) == 0 &&
+		       (flags & CO_GENERATOR_KINDS);
+	return mem_read_u8(s->walk.m, last->frame + L->frame.owner, &owner) == 0 &&
+	       owner == FRAME_OWNED_BY_GENERATOR;
 }
 
 /* The Python frames of one OS thread into s->walk.frames, innermost first: its
