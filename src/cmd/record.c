@@ -463,20 +463,19 @@ static void summary(struct record *r, const struct sampler_status *st, const str
 	sb_release(&sb);
 	loss_lines(p);
 	waits_summary(r);
-	if (getenv("PYSTROBE_STATS"))
-		fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round "
-			"(their thread had not held the GIL), %llu of a thread asleep read without "
-			"stopping it, %llu read with their thread stopped alone in %llu stops "
-			"(%.1f us stopped on average)\n", (unsigned long long)st->stacks,
-			(unsigned long long)r->counts.unchanged_stacks,
-			(unsigned long long)r->counts.still_stacks,
-			(unsigned long long)r->counts.stopped_stacks,
-			(unsigned long long)r->counts.stops, r->counts.stops ?
-			r->counts.stop_ns / 1e3 / r->counts.stops : 0.0);
-	if (getenv("PYSTROBE_STATS"))
-		fprintf(stderr, "stats: %llu of %llu rounds started 1 ms late or more, p99 %.3f ms "
-			"late\n", (unsigned long long)st->late_rounds,
-			(unsigned long long)st->rounds, st->late_p99_ms);
+	if (!getenv("PYSTROBE_STATS"))
+		return;
+	fprintf(stderr, "stats: %llu stacks, %llu of them unchanged since the last round (their "
+		"thread had not held the GIL), %llu of a thread asleep read without stopping it, "
+		"%llu read with their thread stopped alone in %llu stops (%.1f us stopped on "
+		"average)\n", (unsigned long long)st->stacks,
+		(unsigned long long)r->counts.unchanged_stacks,
+		(unsigned long long)r->counts.still_stacks,
+		(unsigned long long)r->counts.stopped_stacks, (unsigned long long)r->counts.stops,
+		r->counts.stops ? r->counts.stop_ns / 1e3 / r->counts.stops : 0.0);
+	fprintf(stderr, "stats: %llu of %llu rounds started 1 ms late or more, p99 %.3f ms late\n",
+		(unsigned long long)st->late_rounds, (unsigned long long)st->rounds,
+		st->late_p99_ms);
 }
 
 /* Why nothing, or little, was recorded, and what to add: a program that
