@@ -10,7 +10,6 @@
 #include "process/mem.h"
 #include "process/pause.h"
 #include "process/proc.h"
-#include "profile/loss.h"
 #include "util/status.h"
 #include "util/util.h"
 
@@ -200,10 +199,8 @@ static size_t stop_torn(struct sampler *s, uint64_t t_ns)
 		}
 		if (got == STOPPED_REFUSED)
 			s->count.stop_refused = true;
-		if (got == STOPPED_GONE) {
-			s->count.errors[SERR_GONE]++;
-			profile_lose(s->p, s->threads.v[r.thread].pthread, PLOSS_GONE);
-		}
+		if (got == STOPPED_GONE)
+			lose_sample(s, s->threads.v[r.thread].pthread, SERR_GONE);
 		if (got == STOPPED_COUNTED || got == STOPPED_GONE)
 			held_done(&s->held, r.thread);
 		else
@@ -225,9 +222,9 @@ static void stop_or_drop(struct sampler *s, uint64_t t_ns)
 		return;
 	reread_torn(s, t_ns);
 	s->count.stacks += held_count_proved(&s->held, s->direct, s->p, t_ns);
-	s->count.errors[SERR_TORN] += held_keep_open(&s->held);
+	held_keep_open(&s->held);
 	for (size_t i = 0; i < s->held.nredo; i++)
-		profile_lose(s->p, s->threads.v[s->held.redo[i].thread].pthread, PLOSS_TORN);
+		lose_sample(s, s->threads.v[s->held.redo[i].thread].pthread, SERR_TORN);
 }
 
 /* Count the stacks held this round that the recheck proves.  Dropping the

@@ -244,6 +244,12 @@ static struct redo who(const struct sampler *s, const struct sthread *t,
 	return (struct redo){ (int)(t - s->threads.v), (int)(ts - s->ts) };
 }
 
+void lose_sample(struct sampler *s, uint32_t pthread, enum serr why)
+{
+	s->count.errors[why]++;
+	profile_lose(s->p, pthread, why == SERR_GONE ? PLOSS_GONE : PLOSS_TORN);
+}
+
 bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		   uint64_t t_ns)
 {
@@ -278,8 +284,7 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 			held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0);
 			return true;
 		}
-		s->count.errors[SERR_TORN]++;
-		profile_lose(s->p, t->pthread, PLOSS_TORN);
+		lose_sample(s, t->pthread, SERR_TORN);
 		return false;
 	}
 	/* A thread with no Python frame (starting, or only in C) adds nothing. */

@@ -206,6 +206,10 @@ struct stack_walk {
 	bool stopped, failed;
 };
 
+/* A sample of one thread lost outright (SERR_TORN or SERR_GONE): counted
+ * for the summary and as its thread's loss (profile/loss.h). */
+void lose_sample(struct sampler *s, uint32_t pthread, enum serr why);
+
 /* Returns whether a stack (or a failed walk) was held for the recheck
  * (never when s->walk.stopped). */
 bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
