@@ -495,6 +495,16 @@ void fleet_clock_advance(struct fleet_clock *c, uint64_t now)
 		c->deadline_ns = c->end_ns;
 }
 
+/* Shift the clock's schedule (its cell, the instant due in it, and the
+ * end) d later: time that was not sampling's. */
+static void clock_shift(struct fleet_clock *c, uint64_t d)
+{
+	c->cell_ns += d;
+	c->deadline_ns += d;
+	if (c->end_ns)
+		c->end_ns += d;
+}
+
 /* Move the clock past the time pystrobe was stopped since it last
  * looked: the rounds it missed were not its to take. */
 static void skip_stopped(struct fleet_clock *c)
@@ -505,10 +515,7 @@ static void skip_stopped(struct fleet_clock *c)
 		return;
 	c->suspend_seen = total;
 	c->stopped_ns += d;
-	c->cell_ns += d;
-	c->deadline_ns += d;
-	if (c->end_ns)
-		c->end_ns += d;
+	clock_shift(c, d);
 }
 
 /* The first round reads every process for the first time: its threads'
@@ -526,10 +533,7 @@ static void first_round(struct fleet_clock *c, uint64_t began, uint64_t interval
 	if (took <= interval)
 		return;
 	c->startup_ns = took - interval;
-	c->cell_ns += c->startup_ns;
-	c->deadline_ns += c->startup_ns;
-	if (c->end_ns)
-		c->end_ns += c->startup_ns;
+	clock_shift(c, c->startup_ns);
 }
 
 int fleet_step(struct fleet *f, struct fleet_clock *c)
