@@ -34,7 +34,7 @@
  * order). */
 static const char *const layers[] = {
 	"util", "profile", "process", "interp", "python", "native", "analysis", "sample", "top",
-	"cmd",
+	"cluster", "cmd",
 };
 
 static int layer_of(const char *dir, size_t len)
