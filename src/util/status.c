@@ -39,6 +39,13 @@ const struct exit_status exit_statuses[EXIT_NR] = {
 				   "dump --core: the core is incomplete (truncated, files it maps "
 				   "missing or of another build, a thread stack it holds as "
 				   "zeros); what could be read was shown." },
+	[EXIT_NO_JOB] = { EXIT_NO_JOB, "Slurm job unreachable",
+			  "--slurm: the job does not exist or is not running, or Slurm's "
+			  "commands (srun, squeue, scontrol) are not on PATH." },
+	[EXIT_NODES_MISSING] = { EXIT_NODES_MISSING, "nodes missing",
+				 "--slurm: some nodes of the job did not answer, or had no "
+				 "pystrobe to run (each is named on standard error); what the "
+				 "others sent was shown." },
 };
 
 int exit_code_for_errno(int rc)

@@ -32,6 +32,8 @@ enum {
 	EXIT_BAD_INPUT = 9,
 	EXIT_BAD_CORE = 10,
 	EXIT_CORE_INCOMPLETE = 11,
+	EXIT_NO_JOB = 12,
+	EXIT_NODES_MISSING = 13,
 	EXIT_NR			/* how many there are */
 };
 

@@ -15,6 +15,7 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* realloc of n items of size bytes, dying on overflow as on exhaustion. */
 void *xreallocarray(void *p, size_t n, size_t size);

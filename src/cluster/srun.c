@@ -1,0 +1,188 @@
+/* pystrobe on every node of a job, through srun (cluster/srun.h). */
+#include "cluster/srun.h"
+#include "cluster/runcmd.h"
+#include "util/status.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* srun --bcast with a directory names the copy on each node itself
+ * (slurm_bcast_JOB.STEP_NODE), so two fan-outs never share a file. */
+#define BCAST_DIR "/tmp/"
+#define SRUN_ARGS_MAX 64
+
+bool self_is_static(void)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool interp = false;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256) {
+		close(fd);
+		return false;
+	}
+	for (int i = 0; i < eh.e_phnum && !interp; i++)
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    sizeof(ph) || ph.p_type == PT_INTERP)
+			interp = true;
+	close(fd);
+	return !interp;
+}
+
+/* The binary the nodes run: --pystrobe's as given, else this one, sent
+ * with --bcast where it needs no libraries (the static build), else run
+ * from the same path (an install every node shares). */
+static int choose_binary(struct fanout *f, char *err, size_t errlen)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	f->bcast = false;
+	if (f->exe) {
+		snprintf(f->ran, sizeof(f->ran), "%s", f->exe);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		snprintf(err, errlen, "--slurm: cannot tell where this pystrobe is (%s): give the "
+			 "nodes' one with --pystrobe PATH", strerror(errno));
+		return status_fail(EXIT_ERROR);
+	}
+	self[n] = '\0';
+	snprintf(f->ran, sizeof(f->ran), "%s", self);
+	f->bcast = self_is_static();
+	return 0;
+}
+
+static char *job_opt(const struct slurm_job *j)
+{
+	return xasprintf("--jobid=%s", j->id);
+}
+
+/* srun's command line; what is allocated is freed by free_argv from
+ * index 'owned' on. */
+static int srun_argv(const struct fanout *f, char **argv, int *owned)
+{
+	int n = 0;
+
+	argv[n++] = "srun";
+	argv[n++] = "--overlap";
+	argv[n++] = "--ntasks-per-node=1";
+	argv[n++] = "--label";
+	argv[n++] = "--quiet";
+	argv[n++] = "--kill-on-bad-exit=0";
+	argv[n++] = "--job-name=pystrobe";
+	if (f->bcast)
+		argv[n++] = "--bcast=" BCAST_DIR;
+	*owned = n;
+	argv[n++] = job_opt(f->job);
+	argv[n++] = xasprintf("--nodes=%d", f->job->nnodes);
+	argv[n++] = xstrdup(f->ran);
+	for (int i = 0; f->args[i] && n + 1 < SRUN_ARGS_MAX; i++)
+		argv[n++] = xstrdup(f->args[i]);
+	argv[n] = NULL;
+	return n;
+}
+
+static void feed_demux(void *arg, int stream, const char *buf, size_t n)
+{
+	demux_feed(arg, stream, buf, n);
+}
+
+static bool all_whole(const struct demux *d)
+{
+	for (int i = 0; i < d->n; i++)
+		if (!reply_complete(&d->r[i]))
+			return false;
+	return true;
+}
+
+int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, char *err,
+	       size_t errlen)
+{
+	char *argv[SRUN_ARGS_MAX];
+	struct runcmd c;
+	int rc, owned, n;
+
+	demux_init(d, f->job->nnodes);
+	f->timed_out = false;
+	if ((rc = choose_binary(f, err, errlen)) < 0)
+		return rc;
+	n = srun_argv(f, argv, &owned);
+	rc = runcmd_start(&c, argv);
+	for (int i = owned; i < n; i++)
+		free(argv[i]);
+	if (rc < 0) {
+		snprintf(err, errlen, "--slurm: %s", rc == -ENOENT ?
+			 "no srun on PATH: run this where Slurm's commands are (a login node, "
+			 "or inside the job's allocation)" : strerror(-rc));
+		return status_fail(EXIT_NO_JOB);
+	}
+	rc = runcmd_pump(&c, mono_ns() + (uint64_t)f->timeout_ms * 1000000, stop, feed_demux, d);
+	f->timed_out = rc == -ETIMEDOUT && !all_whole(d);
+	/* Every reply is in, or it is too late: srun passes SIGTERM on to each
+	 * remote pystrobe, which lets its targets go before it ends. */
+	runcmd_end(&c, 3000);
+	demux_finish(d);
+	return rc == -EINTR ? -EINTR : 0;
+}
+
+/* The first line of s that contains what, or NULL. */
+static const char *line_with(const struct strbuf *s, const char *what, int *len)
+{
+	const char *p = s->len ? strstr(s->buf, what) : NULL, *b;
+
+	if (!p)
+		return NULL;
+	for (b = p; b > s->buf && b[-1] != '\n'; b--)
+		;
+	*len = (int)strcspn(b, "\n");
+	return b;
+}
+
+static const char *no_binary(const struct fanout *f, const char *node, char *buf, size_t len)
+{
+	snprintf(buf, len, "node %s: no pystrobe to run at %s: give one on a filesystem every "
+		 "node shares with --pystrobe PATH, or run the static binary (pystrobe-static), "
+		 "which --slurm sends to the nodes with srun --bcast", node, f->ran);
+	return buf;
+}
+
+const char *fanout_failure(const struct fanout *f, const struct demux *d, int i, char *buf,
+			   size_t len)
+{
+	const struct node_reply *r = &d->r[i];
+	const char *node = r->node ? r->node : i < f->job->nnodes ? f->job->nodes[i] : "?", *why;
+	int wlen = 0;
+
+	if (reply_complete(r))
+		return NULL;
+	if (!r->started && line_with(&r->err, "execve()", &wlen))
+		return no_binary(f, node, buf, len);
+	if (r->started && !r->ended)
+		snprintf(buf, len, "node %s: its reply was cut short after %zu bytes%s", node,
+			 r->json.len, f->timed_out ? ", at --timeout" :
+			 ": pystrobe or the node's slurmd ended mid-dump");
+	else if (r->started)
+		snprintf(buf, len, "node %s: its reply was %s", node, r->broken ?
+			 "garbled on the way" : "not as long as it said");
+	else if (f->timed_out)
+		snprintf(buf, len, "node %s: did not answer within --timeout (%d s)", node,
+			 f->timeout_ms / 1000);
+	else if ((why = line_with(&r->err, "error", &wlen)) ||
+		 (why = line_with(&d->srun_err, node, &wlen)))
+		snprintf(buf, len, "node %s: did not answer: %.*s", node, wlen, why);
+	else
+		snprintf(buf, len, "node %s: did not answer", node);
+	return buf;
+}

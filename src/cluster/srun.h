@@ -1,0 +1,44 @@
+/* Running pystrobe once on every node of a Slurm job, through srun, and
+ * taking back what each node sends (cluster/demux.h).
+ *
+ * Slurm does the hard part: placement, authentication, the fan-out to every
+ * node, and sending the binary there (srun --bcast).  pystrobe runs one task
+ * per node inside the running job (--overlap: beside its tasks, taking none
+ * of their resources), and never a daemon or a protocol of its own.
+ */
+#ifndef PYSTROBE_SRUN_H
+#define PYSTROBE_SRUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "cluster/demux.h"
+#include "cluster/slurmjob.h"
+
+struct fanout {
+	const struct slurm_job *job;
+	const char *exe;	/* the pystrobe the nodes run (--pystrobe), or NULL: this one */
+	int timeout_ms;		/* for every node to answer */
+	char **args;		/* the nodes' command line after the binary, NULL-ended */
+	/* What fanout_run() found: */
+	bool bcast;		/* the binary was sent to the nodes */
+	bool timed_out;		/* some node had not answered in time */
+	char ran[4096];		/* the binary, as the nodes were asked to run it */
+};
+
+/* Run it; d gets one reply per node of the job, in the job's node order.
+ * 0 once srun has ended (every node answered or not: see d), -EINTR when
+ * *stop was set (srun and every remote pystrobe were ended), or a
+ * status_fail() with one line in err when srun cannot run. */
+int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, char *err,
+	       size_t errlen);
+
+/* What to say of node i that sent no whole reply, on one line (no
+ * trailing newline) into buf; NULL when its reply is whole. */
+const char *fanout_failure(const struct fanout *f, const struct demux *d, int i, char *buf,
+			   size_t len);
+
+/* Whether this binary needs no shared libraries (it can be sent to nodes). */
+bool self_is_static(void);
+
+#endif
