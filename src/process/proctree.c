@@ -63,6 +63,11 @@ static int read_stat(pid_t pid, struct proc_node *node)
 	return 0;
 }
 
+int proc_node_read(pid_t pid, struct proc_node *node)
+{
+	return read_stat(pid, node);
+}
+
 uint64_t proc_start_time(pid_t pid)
 {
 	struct proc_node node;

@@ -31,6 +31,10 @@ struct proc_node {
  * (room for max).  Returns the count: 0 when root itself is gone. */
 int proctree_list(pid_t root, struct proc_node *out, int max);
 
+/* pid's node (its parent, start time, code and stack): 0, or -1 when it
+ * is gone or a zombie. */
+int proc_node_read(pid_t pid, struct proc_node *node);
+
 /* The start time of pid, or 0 when it is gone. */
 uint64_t proc_start_time(pid_t pid);
 

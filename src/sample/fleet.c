@@ -246,7 +246,8 @@ static bool same_image(const struct member *mb, const struct proc_node *node)
 static void walk(struct fleet *f)
 {
 	char err[256];
-	int n = proctree_list(f->pid, f->walk, PROCTREE_MAX);
+	int n = f->fo.list ? f->fo.list(f->fo.list_arg, f->walk, PROCTREE_MAX) :
+			     proctree_list(f->pid, f->walk, PROCTREE_MAX);
 
 	for (int i = 0; i < n; i++) {
 		const struct proc_node *node = &f->walk[i];
@@ -281,7 +282,7 @@ int fleet_open(pid_t pid, const struct sampler_opts *so, const struct fleet_opts
 	f->fo = *fo;
 	f->p = p;
 	if (fo->subprocesses) {
-		if ((rc = proc_check(pid)) < 0) {
+		if (!fo->list && (rc = proc_check(pid)) < 0) {
 			snprintf(err, errlen, "no such process: %d (%s)", (int)pid, NO_PROCESS_HINT);
 			goto fail;
 		}
@@ -327,6 +328,8 @@ static bool target_gone(struct fleet *f)
 {
 	if (!f->fo.subprocesses)
 		return f->n == 0 || !f->m[0].s;
+	if (f->fo.list)
+		return f->n == 0;
 	return find_member(f, f->pid) == NULL;
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "process/proctree.h"
 #include "sample/sampler.h"
 #include "util/hist.h"
 #include "util/rng.h"
@@ -33,6 +34,13 @@ struct fleet_opts {
 	/* fleet_run() never raises pystrobe's scheduling priority (see
 	 * process/schedprio.h), nor do its pauses (--no-priority). */
 	bool no_priority;
+	/* With subprocesses: the processes to follow are what list puts in
+	 * out (room for max; its count), parents before children, instead
+	 * of pid and its descendants (record --slurm-node: a job's processes
+	 * on this node, which no one process is the parent of).  The target
+	 * is gone when a walk finds none. */
+	int (*list)(void *arg, struct proc_node *out, int max);
+	void *list_arg;
 };
 
 struct fleet;

@@ -1,4 +1,4 @@
-/* Tests for small helpers of src/util/util.c.
+/* Tests for small helpers of src/util/util.c, and base64 (util/base64.c).
  *
  * pid_phase(): every phase within its period, and the phases of
  * consecutive pids (a fleet's forked workers) spread over it, so that no
@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "util/base64.h"
 #include "util/util.h"
 #include "suite.h"
 
@@ -62,6 +65,45 @@ START_TEST(test_consecutive_pids_spread)
 }
 END_TEST
 
+/* base64: RFC 4648's test vectors both ways, every byte value through and
+ * back, and what is not base64 refused with the output untouched. */
+START_TEST(test_base64)
+{
+	static const char *const plain[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
+	static const char *const coded[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
+					     "Zm9vYmFy" };
+	static const char *const bad[] = { "Zg=", "Z===", "Zg==Zg==", "Zm9v!A==", "Zm=v",
+					   "Zg\n=", "====" };
+	struct strbuf sb = STRBUF_INIT, back = STRBUF_INIT;
+	char all[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(plain); i++) {
+		sb.len = 0;
+		back.len = 0;
+		sb_add_base64(&sb, plain[i], strlen(plain[i]));
+		sb_putc(&sb, 0);
+		ck_assert_str_eq(sb.buf, coded[i]);
+		ck_assert_int_eq(base64_decode(coded[i], strlen(coded[i]), &back), 0);
+		ck_assert_uint_eq(back.len, strlen(plain[i]));
+		ck_assert(!back.len || !memcmp(back.buf, plain[i], back.len));
+	}
+	for (int i = 0; i < 256; i++)
+		all[i] = (char)i;
+	sb.len = back.len = 0;
+	sb_add_base64(&sb, all, sizeof(all));
+	ck_assert_int_eq(base64_decode(sb.buf, sb.len, &back), 0);
+	ck_assert(back.len == sizeof(all) && !memcmp(back.buf, all, sizeof(all)));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		back.len = 0;
+		sb_puts(&back, "kept");
+		ck_assert_msg(base64_decode(bad[i], strlen(bad[i]), &back) < 0, "%s", bad[i]);
+		ck_assert_str_eq(back.buf, "kept");
+	}
+	sb_release(&sb);
+	sb_release(&back);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("util");
@@ -69,6 +111,7 @@ int main(void)
 
 	tcase_add_test(tc, test_phase_in_period);
 	tcase_add_test(tc, test_consecutive_pids_spread);
+	tcase_add_test(tc, test_base64);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
