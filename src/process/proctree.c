@@ -68,6 +68,13 @@ int proc_node_read(pid_t pid, struct proc_node *node)
 	return read_stat(pid, node);
 }
 
+pid_t proc_parent(pid_t pid)
+{
+	struct proc_node node;
+
+	return read_stat(pid, &node) < 0 ? 0 : node.ppid;
+}
+
 uint64_t proc_start_time(pid_t pid)
 {
 	struct proc_node node;

@@ -35,6 +35,9 @@ int proctree_list(pid_t root, struct proc_node *out, int max);
  * is gone or a zombie. */
 int proc_node_read(pid_t pid, struct proc_node *node);
 
+/* The parent of pid (/proc/PID/stat), or 0 when it is gone or a zombie. */
+pid_t proc_parent(pid_t pid);
+
 /* The start time of pid, or 0 when it is gone. */
 uint64_t proc_start_time(pid_t pid);
 
