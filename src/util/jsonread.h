@@ -1,0 +1,65 @@
+/* Reading JSON back: a bounded parser into a tree.
+ *
+ * What it reads comes from other machines (a node's dump, a file a user
+ * collected with kubectl or pdsh): hostile.  One pass, memory linear in
+ * the input, nesting at most JSON_MAX_DEPTH, input at most JSON_MAX_INPUT
+ * bytes; an error names the byte offset where the text went wrong.
+ *
+ * The tree is two arrays, the nodes and the strings' bytes: the members
+ * of an object or array are contiguous, so a document is two allocations
+ * whatever its size, and freeing it is two free()s.
+ *
+ *	struct jdoc d = JDOC_INIT;
+ *	if (jdoc_parse(&d, text, len, err, sizeof(err)) < 0) ...
+ *	const struct jv *pid = jv_get(&d, jdoc_root(&d), "pid");
+ *	jdoc_release(&d);
+ */
+#ifndef PYSTROBE_JSONREAD_H
+#define PYSTROBE_JSONREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSON_MAX_DEPTH 64
+#define JSON_MAX_INPUT (256u << 20)
+
+enum jv_type { JV_NULL, JV_FALSE, JV_TRUE, JV_NUM, JV_STR, JV_ARR, JV_OBJ };
+
+struct jv {
+	uint8_t type;
+	bool exact;		/* JV_NUM: an integer that fits in i */
+	uint32_t n;		/* JV_ARR, JV_OBJ: members; JV_STR: bytes */
+	uint32_t at;		/* JV_ARR, JV_OBJ: first member's node; JV_STR: its bytes */
+	uint32_t key;		/* a member of an object: its name's bytes */
+	int64_t i;
+	double num;
+};
+
+struct jdoc {
+	struct jv *v;
+	char *str;
+	size_t nv, valloc, nstr, salloc;
+};
+#define JDOC_INIT { NULL, NULL, 0, 0, 0, 0 }
+
+/* Parse len bytes of text (no NUL needed) into d, replacing what it held:
+ * 0, or -EINVAL with "byte N: what was wrong" in err. */
+int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t errlen);
+void jdoc_release(struct jdoc *d);
+
+const struct jv *jdoc_root(const struct jdoc *d);
+/* An object's member called key, NULL when v is no object or has none. */
+const struct jv *jv_get(const struct jdoc *d, const struct jv *v, const char *key);
+/* An array's or object's i-th member, NULL past the end. */
+const struct jv *jv_at(const struct jdoc *d, const struct jv *v, size_t i);
+size_t jv_len(const struct jv *v);	/* members; 0 for a scalar or NULL */
+/* A string's bytes (UTF-8, NUL-terminated, no NUL inside), else NULL. */
+const char *jv_str(const struct jdoc *d, const struct jv *v);
+/* A member's name (NULL outside an object). */
+const char *jv_key(const struct jdoc *d, const struct jv *v);
+/* An integer in [lo, hi] into *out: true, else false (and *out unchanged). */
+bool jv_int(const struct jv *v, int64_t lo, int64_t hi, int64_t *out);
+bool jv_is(const struct jv *v, enum jv_type t);
+
+#endif
