@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,19 @@ static bool all_whole(const struct demux *d)
 	return true;
 }
 
+/* Asked to stop (Ctrl-C): every node is asked too, through srun, which
+ * passes SIGTERM on to each remote pystrobe; a node's pystrobe lets its
+ * targets go and sends what it has (record: the profile so far), which is
+ * taken for up to the timeout (at most 10 s).  -EINTR. */
+static int drain(struct runcmd *c, struct demux *d, int timeout_ms)
+{
+	int ms = timeout_ms && timeout_ms < 10000 ? timeout_ms : 10000;
+
+	kill(c->pid, SIGTERM);
+	runcmd_pump(c, mono_ns() + (uint64_t)ms * 1000000, NULL, feed_demux, d);
+	return -EINTR;
+}
+
 int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, char *err,
 	       size_t errlen)
 {
@@ -128,7 +142,10 @@ int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, c
 			 "or inside the job's allocation)" : strerror(-rc));
 		return status_fail(EXIT_NO_JOB);
 	}
-	rc = runcmd_pump(&c, mono_ns() + (uint64_t)f->timeout_ms * 1000000, stop, feed_demux, d);
+	rc = runcmd_pump(&c, f->timeout_ms ? mono_ns() + (uint64_t)f->timeout_ms * 1000000 :
+			 UINT64_MAX, stop, feed_demux, d);
+	if (rc == -EINTR)
+		rc = drain(&c, d, f->timeout_ms);
 	f->timed_out = rc == -ETIMEDOUT && !all_whole(d);
 	/* Every reply is in, or it is too late: srun passes SIGTERM on to each
 	 * remote pystrobe, which lets its targets go before it ends. */
@@ -185,4 +202,51 @@ const char *fanout_failure(const struct fanout *f, const struct demux *d, int i,
 	else
 		snprintf(buf, len, "node %s: did not answer", node);
 	return buf;
+}
+
+void fanout_say(const char *node, const struct strbuf *err)
+{
+	for (const char *p = err->len ? err->buf : ""; *p;) {
+		size_t n = strcspn(p, "\n");
+		const char *line = p;
+
+		if (!strncmp(line, "pystrobe: ", 10) && n >= 10) {
+			line += 10;
+			n -= 10;
+		}
+		if (n)
+			errorf("node %s: %.*s", node, (int)n, line);
+		p += n + (p[n] == '\n');
+	}
+}
+
+void fanout_args_free(char **argv)
+{
+	for (int i = 0; argv[i]; i++)
+		free(argv[i]);
+}
+
+int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn take, void *arg,
+		const char *what, int *answered)
+{
+	char why[1024], err[512];
+	int missing = 0;
+
+	*answered = 0;
+	for (int i = 0; i < d->n; i++) {
+		const struct node_reply *r = &d->r[i];
+		const char *node = r->node ? r->node : f->job->nodes[i];
+
+		fanout_say(node, &r->err);
+		if (fanout_failure(f, d, i, why, sizeof(why))) {
+			errorf("%s", why);
+			missing++;
+		} else if (take(arg, node, &r->json, err, sizeof(err)) < 0) {
+			errorf("node %s: its reply is no %s: %s", node, what, err);
+			missing++;
+		} else {
+			(*answered)++;
+		}
+	}
+	return missing;
 }

@@ -15,6 +15,19 @@
 #include "cluster/demux.h"
 #include "cluster/slurmjob.h"
 
+/* --slurm and its company, on dump, record, top and watch. */
+struct slurm_opts {
+	bool on;		/* --slurm given */
+	const char *job;	/* its JOB[.STEP], or NULL: $SLURM_JOB_ID */
+	const char *node_job;	/* --slurm-node: this is one node's pystrobe */
+	const char *pystrobe;	/* --pystrobe: the binary the nodes run */
+	double timeout_s;	/* --timeout: for every node to answer */
+};
+
+/* The default --timeout, seconds: srun's start on many nodes, and a
+ * node's dump of its ranks. */
+#define SLURM_TIMEOUT_S 20
+
 struct fanout {
 	const struct slurm_job *job;
 	const char *exe;	/* the pystrobe the nodes run (--pystrobe), or NULL: this one */
@@ -37,6 +50,21 @@ int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, c
  * trailing newline) into buf; NULL when its reply is whole. */
 const char *fanout_failure(const struct fanout *f, const struct demux *d, int i, char *buf,
 			   size_t len);
+
+/* Each whole reply handed to take (0, or -1 with err filled); every node's
+ * stderr said as its own, and each node that sent nothing usable named
+ * ("node hnode2: its reply is no WHAT: ..." when take refused it).  How
+ * many nodes those were; *answered, how many were taken. */
+typedef int (*fanout_take_fn)(void *arg, const char *node, const struct strbuf *json, char *err,
+			      size_t errlen);
+int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn take, void *arg,
+		const char *what, int *answered);
+
+/* What a node wrote on its stderr, said line by line as that node's
+ * ("pystrobe: node hnode2: ..."). */
+void fanout_say(const char *node, const struct strbuf *err);
+/* A NULL-ended argv whose strings were allocated. */
+void fanout_args_free(char **argv);
 
 /* Whether this binary needs no shared libraries (it can be sent to nodes). */
 bool self_is_static(void);

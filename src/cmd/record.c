@@ -20,6 +20,7 @@
 #include "analysis/waitmark.h"
 #include "cmd/snapshot.h"
 #include "cmd/quit.h"
+#include "cmd/record_node.h"
 #include "util/status.h"
 #include "util/statusline.h"
 #include "util/signame.h"
@@ -118,6 +119,10 @@ static const struct opt record_opts[] = {
 		"never raise pystrobe's scheduling priority (default:\n"
 		"real time where permitted: samples on time on a\n"
 		"busy machine)", AT(t.fo.no_priority)),
+	{ TARGET_OPT(SLURM) },
+	{ TARGET_OPT(PYSTROBE) },
+	{ TARGET_OPT(TIMEOUT) },
+	{ TARGET_OPT(SLURM_NODE) },
 	OPT_BOOL("quiet", 'q', "no status line, no table of functions, no summary", AT(quiet)),
 	OPT_HELP("show this help"),
 	OPT_END,
@@ -706,6 +711,14 @@ static int wind_down(struct record *r, struct profile *p, struct fleet *f,
 	return none;
 }
 
+/* --slurm: the front; --slurm-node: one node's part of it. */
+static int slurm_mode(struct record *r)
+{
+	if (r->t.slurm.node_job)
+		return record_node(&r->t);
+	return record_slurm(&r->t, r->fmt, &r->oo, r->output, r->quiet);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r = { 0 };
@@ -718,6 +731,8 @@ int cmd_record(int argc, char **argv)
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : exit_code(rc);
+	if (r.t.slurm.on || r.t.slurm.node_job)
+		return slurm_mode(&r);
 	/* Before the probe of the output: interrupted, it is removed. */
 	quit_on_signals();
 	selfstop_on_signals();

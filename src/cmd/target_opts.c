@@ -52,6 +52,17 @@ static int training(void *dest, const char *arg, const char *cmd)
 	return 0;
 }
 
+/* --slurm alone: the allocation this runs in ($SLURM_JOB_ID). */
+static int slurm(void *dest, const char *arg, const char *cmd)
+{
+	struct target_opts *t = dest;
+
+	(void)cmd;
+	t->slurm.on = true;
+	t->slurm.job = arg;
+	return 0;
+}
+
 #define AT(member) offsetof(struct target_opts, member)
 
 const struct opt target_options[TOPT_NR + 1] = {
@@ -84,6 +95,18 @@ const struct opt target_options[TOPT_NR + 1] = {
 		"a training job's view: --idle -s --waits --gpu\n"
 		"(add --native for the CUDA frames)", training),
 	[TOPT_SUBPROCESSES] = OPT_BOOL("subprocesses", 's', NULL, AT(fo.subprocesses)),
+	[TOPT_SLURM] = OPT_CALL("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
+		"every rank of Slurm job JOB[.STEP], on every node\n"
+		"(alone: the allocation this runs in)", slurm),
+	[TOPT_SLURM_NODE] = OPT_STRING("slurm-node", 0, "JOB",
+		"one node's part of --slurm (what --slurm runs there)", AT(slurm.node_job)),
+	[TOPT_PYSTROBE] = OPT_STRING("pystrobe", 0, "PATH",
+		"with --slurm: the pystrobe the nodes run (default:\n"
+		"this one; the static binary is sent with srun --bcast)", AT(slurm.pystrobe)),
+	[TOPT_TIMEOUT] = OPT_NUMBER("timeout", 0, "SECS",
+		"with --slurm: how long a node may take to answer,\n"
+		"past the duration (default 20)", AT(slurm.timeout_s), 1, 3600,
+		"must be between 1 and 3600 seconds"),
 	[TOPT_NR] = OPT_END,
 };
 
@@ -110,6 +133,18 @@ int target_opts_finish(struct target_opts *t, const struct opt_table *tab, int a
 				   "threads", t->so.native ? "--native" : "--blocking");
 	if (optind < argc)
 		t->command = argv + optind;
+	if (t->slurm.on || t->slurm.node_job) {
+		if (t->pid || t->command)
+			return usage_error(tab->cmd, "--slurm reads every rank of a job: it cannot "
+					   "be used with --pid or a command");
+		if (t->slurm.on && t->slurm.node_job)
+			return usage_error(tab->cmd, "--slurm and --slurm-node cannot be used together");
+		if (!t->slurm.timeout_s)
+			t->slurm.timeout_s = SLURM_TIMEOUT_S;
+		return 0;
+	}
+	if ((t->slurm.pystrobe || t->slurm.timeout_s) && !t->slurm.on)
+		return usage_error(tab->cmd, "--pystrobe and --timeout go with --slurm");
 	if (!!t->pid == !!t->command)
 		return usage_error(tab->cmd, "give either --pid PID or -- COMMAND (see pystrobe %s "
 				   "--help)", tab->cmd);

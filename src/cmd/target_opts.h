@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cluster/srun.h"
 #include "cmd/options.h"
 #include "sample/fleet.h"
 #include "sample/sampler.h"
@@ -27,6 +28,7 @@ struct target_opts {
 	bool nonblocking;	/* --nonblocking: py-spy's name for the default */
 	pid_t pid;
 	char **command;		/* argv after "--", in launch mode */
+	struct slurm_opts slurm;	/* --slurm, --slurm-node, --pystrobe, --timeout */
 };
 
 /* The shared options, in the order getopt_long has them (options.c): a
@@ -49,6 +51,10 @@ enum {
 	TOPT_WAITS,
 	TOPT_TRAINING,
 	TOPT_SUBPROCESSES,
+	TOPT_SLURM,
+	TOPT_SLURM_NODE,
+	TOPT_PYSTROBE,
+	TOPT_TIMEOUT,
 	TOPT_NR,
 };
 extern const struct opt target_options[TOPT_NR + 1];

@@ -380,6 +380,69 @@ bool profile_append(struct profile *dst, const struct profile *src,
 	return ok;
 }
 
+/* One stack of src under roots (n of them, in buf already), counted as
+ * thread t's count samples; thread UINT32_MAX: no thread. */
+static bool append_rooted(struct profile *dst, const struct profile *src, const uint32_t *map,
+			  uint32_t stack, uint32_t t, uint64_t count, uint32_t **buf,
+			  uint32_t *cap, uint32_t n)
+{
+	const struct pstack *s = &src->stacks[stack];
+	const struct pthread_info *ti;
+	uint32_t ds;
+
+	ALLOC_GROW(*buf, n + s->depth + 1, *cap);
+	for (uint32_t d = 0; d < s->depth; d++)
+		(*buf)[n++] = map[s->frames[d]];
+	if (!profile_add_count(dst, *buf, n, count))
+		return false;
+	if (t == UINT32_MAX)
+		return true;
+	ds = profile_stack(dst, *buf, n);
+	ti = &src->threads[t];
+	profile_add_stack_thread(dst, ds, profile_thread(dst, ti->pid, ti->tid, ti->name), count);
+	return true;
+}
+
+bool profile_append_by_process(struct profile *dst, const struct profile *src,
+			       const struct append_opts *o,
+			       const struct pframe *(*proc_root)(void *arg, pid_t pid), void *arg)
+{
+	size_t size = (src->nframes ? src->nframes : 1) * sizeof(uint32_t);
+	uint32_t *map = xmalloc(size), *buf = NULL, cap = 0, root = UINT32_MAX;
+	uint64_t *left = xcalloc(src->nstacks ? src->nstacks : 1, sizeof(*left));
+	bool ok = true;
+
+	for (uint32_t i = 0; i < src->nframes; i++)
+		map[i] = append_frame(dst, &src->frames[i], o);
+	if (o->root)
+		root = profile_frame(dst, o->root);
+	for (uint32_t i = 0; i < src->nstacks; i++)
+		left[i] = src->stacks[i].count;
+	for (uint32_t i = 0; i < src->nstack_threads && ok; i++) {
+		const struct pstack_thread *st = &src->stack_threads[i];
+		const struct pframe *pr = proc_root(arg, src->threads[st->thread].pid);
+		uint32_t n = 0;
+
+		ALLOC_GROW(buf, 2, cap);
+		if (root != UINT32_MAX)
+			buf[n++] = root;
+		if (pr)
+			buf[n++] = profile_frame(dst, pr);
+		ok = append_rooted(dst, src, map, st->stack, st->thread, st->count, &buf, &cap, n);
+		left[st->stack] -= st->count < left[st->stack] ? st->count : left[st->stack];
+	}
+	for (uint32_t i = 0; i < src->nstacks && ok; i++) {
+		ALLOC_GROW(buf, 1, cap);
+		if (left[i])
+			ok = append_rooted(dst, src, map, i, UINT32_MAX, left[i], &buf, &cap,
+					   root != UINT32_MAX ? (buf[0] = root, 1) : 0);
+	}
+	free(left);
+	free(buf);
+	free(map);
+	return ok;
+}
+
 /* Intern every frame again: frames made equal by renames become one, and
  * the ids are dense again.  Returns each old id's new id. */
 static uint32_t *renumber_frames(struct profile *p)

@@ -230,6 +230,15 @@ struct append_opts {
 bool profile_append(struct profile *dst, const struct profile *src,
 		    const struct append_opts *o);
 
+/* profile_append(), with each stack of a thread under one more root: the
+ * frame proc_root gives for the thread's process (record --slurm: its
+ * rank), between o->root and the stack; NULL adds none.  src's stacks
+ * come from its stack_threads (a pprof read back has them); a stack's
+ * samples that no thread accounts for keep o->root alone. */
+bool profile_append_by_process(struct profile *dst, const struct profile *src,
+			       const struct append_opts *o,
+			       const struct pframe *(*proc_root)(void *arg, pid_t pid), void *arg);
+
 /* Drop the line number from a label "function (file:LINE)" in place, so
  * line-level and function-level profiles compare. */
 void label_strip_line(char *label);

@@ -1,0 +1,64 @@
+/* A node's reply (cluster/nodereply.h). */
+#include "cluster/nodereply.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *node_name(char *buf, size_t len)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && *env && strlen(env) < len && !strpbrk(env, " \t\n/"))
+		snprintf(buf, len, "%s", env);
+	else
+		job_host_name(buf, len);
+	return buf;
+}
+
+int node_reply_write(FILE *out, const char *node, int status, const char *json, size_t len)
+{
+	fprintf(out, "#pystrobe-node %s\n", node);
+	for (size_t i = 0; i < len; i += NODE_LINE_MAX) {
+		size_t n = len - i < NODE_LINE_MAX ? len - i : NODE_LINE_MAX;
+
+		fputc('=', out);
+		fwrite(json + i, 1, n, out);
+		fputc('\n', out);
+	}
+	fprintf(out, "#pystrobe-end %d %zu\n", status, len);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
+}
+
+/* A number of a job identity, null when unknown (-1). */
+static void json_kcount(struct json *j, const char *key, long n)
+{
+	json_key(j, key);
+	if (n >= 0)
+		json_int(j, n);
+	else
+		json_null(j);
+}
+
+static void json_kword(struct json *j, const char *key, const char *s)
+{
+	json_kstr(j, key, *s ? s : NULL);
+}
+
+void json_job_ident(struct json *j, const struct job_ident *id)
+{
+	json_key(j, "job");
+	if (!job_ident_known(id)) {
+		json_null(j);
+		return;
+	}
+	json_obj_begin(j);
+	json_kword(j, "id", id->id);
+	json_kword(j, "step", id->step);
+	json_kword(j, "node", id->node);
+	json_kcount(j, "rank", id->rank);
+	json_kcount(j, "local_rank", id->local_rank);
+	json_kcount(j, "world_size", id->world_size);
+	json_kstr(j, "rank_from", rank_from_name(id->from));
+	json_obj_end(j);
+}

@@ -1,0 +1,214 @@
+/* record --slurm (cmd/record_node.h): one profile of the whole job.
+ *
+ * Each node records its own ranks (record_node.c) for the duration, or
+ * until Ctrl-C here asks every node through srun to stop and send what it
+ * has.  Each sample goes under two roots, "node=NAME" and "rank=N" (pprof
+ * labels node and rank, which Pyroscope and Parca filter by), so the
+ * flame graph shows the ranks side by side and a rank that does something
+ * else stands apart.
+ */
+#include "cmd/record_node.h"
+#include "cmd/quit.h"
+#include "cluster/srun.h"
+#include "profile/profile.h"
+#include "profile/profile_read.h"
+#include "util/base64.h"
+#include "util/jsonread.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NODE_ARGS_MAX 24
+
+/* What each node records with: the sampling options passed through. */
+static void node_args(const struct slurm_job *j, const struct target_opts *t, char **argv)
+{
+	const struct sampler_opts *so = &t->so;
+	char spec[64];
+	int n = 0;
+
+	argv[n++] = xstrdup("record");
+	argv[n++] = xasprintf("--slurm-node=%s", slurm_job_spec(j, spec, sizeof(spec)));
+	argv[n++] = xasprintf("--rate=%g", so->rate_hz);
+	if (so->duration_s > 0)
+		argv[n++] = xasprintf("--duration=%g", so->duration_s);
+	if (so->idle)
+		argv[n++] = xstrdup("--idle");
+	if (so->gil_only)
+		argv[n++] = xstrdup("--gil");
+	if (so->native)
+		argv[n++] = xstrdup(so->native_startup ? "--native=all" : "--native");
+	else if (so->blocking)
+		argv[n++] = xstrdup("--blocking");
+	if (t->by_function)
+		argv[n++] = xstrdup("--function");
+	if (so->async)
+		argv[n++] = xstrdup(so->async == ASYNC_ALL ? "--async=all" : "--async");
+	if (t->waits)
+		argv[n++] = xstrdup("--waits");
+	if (so->threads)
+		argv[n++] = xstrdup("--threads");
+	if (t->fo.no_priority)
+		argv[n++] = xstrdup("--no-priority");
+	argv[n] = NULL;
+}
+
+/* pid -> rank of one node's reply, for profile_append_by_process(). */
+struct ranks {
+	const struct jdoc *d;
+	const struct jv *procs;
+	struct pframe frame;	/* the last one given */
+	char name[64];
+};
+
+static const struct pframe *rank_root(void *arg, pid_t pid)
+{
+	struct ranks *r = arg;
+
+	for (size_t i = 0; i < jv_len(r->procs); i++) {
+		const struct jv *p = jv_at(r->d, r->procs, i);
+		const struct jv *job = jv_get(r->d, p, "job");
+		int64_t v, rank;
+
+		if (!jv_int(jv_get(r->d, p, "pid"), 1, INT32_MAX, &v) || v != pid)
+			continue;
+		if (!jv_int(jv_get(r->d, job, "rank"), 0, INT32_MAX, &rank))
+			return NULL;
+		snprintf(r->name, sizeof(r->name), "rank=%lld", (long long)rank);
+		r->frame = (struct pframe){ PF_LABEL, r->name, NULL, -1, -1 };
+		return &r->frame;
+	}
+	return NULL;
+}
+
+/* One node's reply into the job's profile.  0, or -1 with err said. */
+static int add_node(void *arg, const char *node, const struct strbuf *json, char *err,
+		    size_t errlen)
+{
+	struct profile *job = arg;
+	struct jdoc d = JDOC_INIT;
+	struct strbuf pb = STRBUF_INIT;
+	struct profile np;
+	enum profile_format fmt;
+	struct ranks r = { &d, NULL, { 0 }, "" };
+	char *root_name = xasprintf("node=%s", node);
+	struct pframe root = { PF_LABEL, root_name, NULL, -1, -1 };
+	struct append_opts ao = { .root = &root };
+	const char *b64;
+	int rc = -1;
+
+	if (jdoc_parse(&d, json->buf ? json->buf : "", json->len, err, errlen) < 0)
+		goto out;
+	r.procs = jv_get(&d, jdoc_root(&d), "processes");
+	b64 = jv_str(&d, jv_get(&d, jdoc_root(&d), "pprof"));
+	if (!b64 || base64_decode(b64, strlen(b64), &pb) < 0) {
+		snprintf(err, errlen, "no profile in it");
+		goto out;
+	}
+	if (profile_read_mem(pb.buf, pb.len, node, &np, &fmt, err, errlen) < 0)
+		goto out;
+	if (!job->rate_hz) {
+		job->rate_hz = np.rate_hz;
+		job->interval_ns = np.interval_ns;
+	}
+	if (np.duration_ns > job->duration_ns)
+		job->duration_ns = np.duration_ns;
+	rc = profile_append_by_process(job, &np, &ao, rank_root, &r) ? 0 : -1;
+	if (rc < 0)
+		snprintf(err, errlen, "its counts overflow");
+	profile_free(&np);
+out:
+	free(root_name);
+	sb_release(&pb);
+	jdoc_release(&d);
+	return rc;
+}
+
+/* The profile's name: -o's, else after the job, here. */
+static char *output_path(const char *output, const struct slurm_job *j,
+			 const struct out_format *fmt)
+{
+	if (output)
+		return xstrdup(output);
+	return xasprintf("pystrobe-slurm-%s.%s", j->id, fmt->ext);
+}
+
+static void describe(struct profile *p, const struct slurm_job *j)
+{
+	char spec[64];
+
+	p->command = xasprintf("Slurm job %s on %s", slurm_job_spec(j, spec, sizeof(spec)),
+			       j->nodelist);
+}
+
+static int sample_job(struct target_opts *t, struct slurm_job *j, struct demux *d,
+		      struct fanout *f)
+{
+	char err[1024], *args[NODE_ARGS_MAX];
+	int rc;
+
+	node_args(j, t, args);
+	f->job = j;
+	f->exe = t->slurm.pystrobe;
+	f->timeout_ms = t->so.duration_s > 0 ?
+			(int)((t->so.duration_s + t->slurm.timeout_s) * 1000) : 0;
+	f->args = args;
+	quit_on_signals();
+	rc = fanout_run(f, d, &quit_requested, err, sizeof(err));
+	fanout_args_free(args);
+	if (rc < 0 && rc != -EINTR) {
+		errorf("%s", err);
+		return rc;
+	}
+	return 0;
+}
+
+int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out_opts *oo,
+		 const char *output, bool quiet)
+{
+	struct slurm_job job;
+	struct fanout f = { 0 };
+	struct profile p;
+	struct demux d = { 0 };
+	char err[1024], *path = NULL;
+	int rc, missing, answered, status;
+
+	if (fmt->times_only) {
+		errorf("record: --slurm: -f %s needs every sample's time; the nodes send counts "
+		       "(use flamegraph, collapsed, speedscope or pprof)", fmt->name);
+		return EXIT_USAGE;
+	}
+	if ((rc = slurm_job_find(t->slurm.job, &job, err, sizeof(err))) < 0) {
+		errorf("%s", err);
+		return exit_code(rc);
+	}
+	path = output_path(output, &job, fmt);
+	profile_init(&p, 0);
+	p.no_timeline = true;
+	if ((rc = out_check_path(path, "record")) < 0 || (rc = sample_job(t, &job, &d, &f)) < 0) {
+		status = exit_code(rc);
+		goto out;
+	}
+	missing = fanout_take(&f, &d, add_node, &p, "profile", &answered);
+	describe(&p, &job);
+	p.wall = t->so.idle;
+	if (!answered) {
+		errorf("record: no node of Slurm job %s sent a profile", job.id);
+		status = EXIT_NODES_MISSING;
+		goto out;
+	}
+	rc = out_write_file(fmt, &p, oo, path, "record");
+	if (rc == 0 && !quiet)
+		errorf("record: Slurm job %s: %d of %d nodes, %llu samples; wrote %s", job.id,
+		       answered, job.nnodes, (unsigned long long)p.samples, out_path_name(path));
+	status = rc < 0 ? exit_code(rc) : missing ? EXIT_NODES_MISSING : EXIT_OK;
+out:
+	demux_release(&d);
+	profile_free(&p);
+	slurm_job_release(&job);
+	free(path);
+	return status;
+}
