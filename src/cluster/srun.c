@@ -109,14 +109,17 @@ static bool all_whole(const struct demux *d)
 }
 
 /* Asked to stop (Ctrl-C): every node is asked too, through srun, which
- * passes SIGTERM on to each remote pystrobe; a node's pystrobe lets its
- * targets go and sends what it has (record: the profile so far), which is
- * taken for up to the timeout (at most 10 s).  -EINTR. */
+ * passes SIGUSR1 on to each remote pystrobe (SIGTERM it does not pass:
+ * it cancels the step, whose tasks are then killed before they can send
+ * anything).  A node's pystrobe takes SIGUSR1 as its stop
+ * (quit_on_signals_node()), lets its targets go and sends what it has
+ * (record: the profile so far), which is taken for up to the timeout (at
+ * most 10 s).  -EINTR. */
 static int drain(struct runcmd *c, struct demux *d, int timeout_ms)
 {
 	int ms = timeout_ms && timeout_ms < 10000 ? timeout_ms : 10000;
 
-	kill(c->pid, SIGTERM);
+	kill(c->pid, SIGUSR1);
 	runcmd_pump(c, mono_ns() + (uint64_t)ms * 1000000, NULL, feed_demux, d);
 	return -EINTR;
 }
@@ -237,7 +240,10 @@ int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn ta
 		const struct node_reply *r = &d->r[i];
 		const char *node = r->node ? r->node : f->job->nodes[i];
 
-		fanout_say(node, &r->err);
+		/* A node that never started has its one line below, which
+		 * quotes what went wrong. */
+		if (r->started)
+			fanout_say(node, &r->err);
 		if (fanout_failure(f, d, i, why, sizeof(why))) {
 			errorf("%s", why);
 			missing++;

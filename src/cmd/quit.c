@@ -11,15 +11,28 @@ static void on_stop(int sig)
 	quit_signal = sig;
 }
 
-void quit_on_signals(void)
+static void quit_on(const int *sigs, size_t n)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	/* No SA_RESTART: the wait between samples must wake up and look. */
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+	for (size_t i = 0; i < n; i++)
 		sigaction(sigs[i], &sa, NULL);
+}
+
+void quit_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	quit_on(sigs, sizeof(sigs) / sizeof(*sigs));
+}
+
+void quit_on_signals_node(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
+
+	quit_on(sigs, sizeof(sigs) / sizeof(*sigs));
 }

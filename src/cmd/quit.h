@@ -13,5 +13,8 @@ extern volatile sig_atomic_t quit_requested;
 extern volatile sig_atomic_t quit_signal;	/* the signal that asked */
 
 void quit_on_signals(void);
+/* The same, and SIGUSR1 too: a node's pystrobe under --slurm, which srun
+ * passes the front's stop to as SIGUSR1 (cluster/srun.c says why). */
+void quit_on_signals_node(void);
 
 #endif

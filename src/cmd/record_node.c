@@ -166,7 +166,7 @@ int record_node(struct target_opts *t)
 	if ((rc = parse_node_job(&nl, t->slurm.node_job)) < 0)
 		return exit_code(rc);
 	node_name(nl.node, sizeof(nl.node));
-	quit_on_signals();
+	quit_on_signals_node();
 	profile_init(&p, t->so.rate_hz);
 	p.no_timeline = true;	/* pprof keeps counts, per thread */
 	t->fo.subprocesses = true;
