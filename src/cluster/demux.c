@@ -27,6 +27,12 @@ void demux_init(struct demux *d, int ntasks)
 		d->r[i].status = -1;
 }
 
+void demux_stream(struct demux *d, demux_reply_fn on_reply, void *arg)
+{
+	d->on_reply = on_reply;
+	d->arg = arg;
+}
+
 void demux_release(struct demux *d)
 {
 	for (int i = 0; i < d->n; i++) {
@@ -118,6 +124,33 @@ static void err_line(struct strbuf *err, const char *s)
 	sb_putc(err, '\n');
 }
 
+/* In a stream, a node's next reply: the last one's state goes, its name
+ * stays (the stream's first reply named it). */
+static void next_reply(struct node_reply *r)
+{
+	r->json.len = 0;
+	if (r->json.buf)
+		r->json.buf[0] = '\0';
+	r->status = -1;
+	r->declared = 0;
+	r->started = r->ended = r->broken = false;
+}
+
+static void stream_line(struct demux *d, int task, const char *s)
+{
+	struct node_reply *r = &d->r[task];
+
+	/* A first frame ends what came before it, whole or not. */
+	if (r->started && !strncmp(s, NODE_FRAME, strlen(NODE_FRAME))) {
+		next_reply(r);
+		free(r->node);
+		r->node = NULL;
+	}
+	reply_line(r, s);
+	if (r->ended && reply_complete(r))
+		d->on_reply(d->arg, task, r);
+}
+
 static void take_line(struct demux *d, int stream, const char *line)
 {
 	const char *rest;
@@ -127,10 +160,12 @@ static void take_line(struct demux *d, int stream, const char *line)
 		err_line(&d->srun_err, line);
 		return;
 	}
-	if (stream == 0)
-		reply_line(&d->r[task], rest);
-	else
+	if (stream == 1)
 		err_line(&d->r[task].err, rest);
+	else if (d->on_reply)
+		stream_line(d, task, rest);
+	else
+		reply_line(&d->r[task], rest);
 }
 
 void demux_feed(struct demux *d, int stream, const char *buf, size_t len)

@@ -32,14 +32,25 @@ struct node_reply {
 	bool broken;		/* a frame out of place, or over REPLY_MAX */
 };
 
+/* A stream (top and watch under --slurm): each node sends one reply after
+ * another; each whole one is handed over as it ends, and the next one
+ * starts afresh. */
+typedef void (*demux_reply_fn)(void *arg, int task, struct node_reply *r);
+
 struct demux {
 	struct node_reply *r;
 	int n;			/* tasks: srun's 0..n-1 */
+	demux_reply_fn on_reply;	/* set: a stream */
+	void *arg;
 	struct strbuf srun_err;	/* srun's own lines */
 	struct strbuf part[2];	/* a line not ended yet, per stream */
 };
 
 void demux_init(struct demux *d, int ntasks);
+/* A stream: on_reply gets each whole reply (its node, json and status);
+ * a reply cut short or garbled is dropped, and the task's next one is
+ * taken still. */
+void demux_stream(struct demux *d, demux_reply_fn on_reply, void *arg);
 void demux_release(struct demux *d);
 /* Bytes from srun's stdout (stream 0) or stderr (1), any split. */
 void demux_feed(struct demux *d, int stream, const char *buf, size_t len);

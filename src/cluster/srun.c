@@ -108,35 +108,18 @@ static bool all_whole(const struct demux *d)
 	return true;
 }
 
-/* Asked to stop (Ctrl-C): every node is asked too, through srun, which
- * passes SIGUSR1 on to each remote pystrobe (SIGTERM it does not pass:
- * it cancels the step, whose tasks are then killed before they can send
- * anything).  A node's pystrobe takes SIGUSR1 as its stop
- * (quit_on_signals_node()), lets its targets go and sends what it has
- * (record: the profile so far), which is taken for up to the timeout (at
- * most 10 s).  -EINTR. */
-static int drain(struct runcmd *c, struct demux *d, int timeout_ms)
-{
-	int ms = timeout_ms && timeout_ms < 10000 ? timeout_ms : 10000;
-
-	kill(c->pid, SIGUSR1);
-	runcmd_pump(c, mono_ns() + (uint64_t)ms * 1000000, NULL, feed_demux, d);
-	return -EINTR;
-}
-
-int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, char *err,
-	       size_t errlen)
+int fanout_start(struct fanout *f, struct demux *d, char *err, size_t errlen)
 {
 	char *argv[SRUN_ARGS_MAX];
-	struct runcmd c;
 	int rc, owned, n;
 
 	demux_init(d, f->job->nnodes);
 	f->timed_out = false;
+	f->running = false;
 	if ((rc = choose_binary(f, err, errlen)) < 0)
 		return rc;
 	n = srun_argv(f, argv, &owned);
-	rc = runcmd_start(&c, argv);
+	rc = runcmd_start(&f->srun, argv);
 	for (int i = owned; i < n; i++)
 		free(argv[i]);
 	if (rc < 0) {
@@ -145,15 +128,55 @@ int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, c
 			 "or inside the job's allocation)" : strerror(-rc));
 		return status_fail(EXIT_NO_JOB);
 	}
-	rc = runcmd_pump(&c, f->timeout_ms ? mono_ns() + (uint64_t)f->timeout_ms * 1000000 :
-			 UINT64_MAX, stop, feed_demux, d);
-	if (rc == -EINTR)
-		rc = drain(&c, d, f->timeout_ms);
-	f->timed_out = rc == -ETIMEDOUT && !all_whole(d);
-	/* Every reply is in, or it is too late: srun passes SIGTERM on to each
-	 * remote pystrobe, which lets its targets go before it ends. */
-	runcmd_end(&c, 3000);
+	f->running = true;
+	return 0;
+}
+
+int fanout_pump(struct fanout *f, struct demux *d, uint64_t until_ns,
+		volatile sig_atomic_t *stop)
+{
+	return runcmd_pump(&f->srun, until_ns, stop, feed_demux, d);
+}
+
+/* srun passes SIGUSR1 on to each remote pystrobe, which takes it as its
+ * stop (quit_on_signals_node()), lets its targets go and sends what it
+ * has (record: the profile so far).  SIGTERM it does not pass on: it
+ * cancels the step, whose tasks are then killed before they can send
+ * anything. */
+void fanout_stop(struct fanout *f, struct demux *d, int within_ms)
+{
+	if (!f->running)
+		return;
+	kill(f->srun.pid, SIGUSR1);
+	runcmd_pump(&f->srun, mono_ns() + (uint64_t)within_ms * 1000000, NULL, feed_demux, d);
+}
+
+void fanout_end(struct fanout *f, struct demux *d)
+{
+	if (!f->running)
+		return;
+	/* Every reply is in, or it is too late: the step is cancelled, and
+	 * each remote pystrobe lets its targets go before it ends. */
+	runcmd_end(&f->srun, 3000);
+	f->running = false;
 	demux_finish(d);
+}
+
+int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, char *err,
+	       size_t errlen)
+{
+	int rc = fanout_start(f, d, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	rc = fanout_pump(f, d, f->timeout_ms ? mono_ns() + (uint64_t)f->timeout_ms * 1000000 :
+			 UINT64_MAX, stop);
+	/* Asked to stop (Ctrl-C): what the nodes have, for up to the
+	 * timeout (at most 10 s). */
+	if (rc == -EINTR)
+		fanout_stop(f, d, f->timeout_ms && f->timeout_ms < 10000 ? f->timeout_ms : 10000);
+	f->timed_out = rc == -ETIMEDOUT && !all_whole(d);
+	fanout_end(f, d);
 	return rc == -EINTR ? -EINTR : 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "cluster/demux.h"
+#include "cluster/runcmd.h"
 #include "cluster/slurmjob.h"
 
 /* --slurm and its company, on dump, record, top and watch. */
@@ -36,6 +37,8 @@ struct fanout {
 	/* What fanout_run() found: */
 	bool bcast;		/* the binary was sent to the nodes */
 	bool timed_out;		/* some node had not answered in time */
+	bool running;		/* srun was started and not ended yet */
+	struct runcmd srun;
 	char ran[4096];		/* the binary, as the nodes were asked to run it */
 };
 
@@ -45,6 +48,17 @@ struct fanout {
  * status_fail() with one line in err when srun cannot run. */
 int fanout_run(struct fanout *f, struct demux *d, volatile sig_atomic_t *stop, char *err,
 	       size_t errlen);
+
+/* fanout_run() in its parts, for a front with more to do while the nodes
+ * send (top redraws, watch judges): start srun (as fanout_run()); hand
+ * what it prints to d until it ends (0), until_ns (-ETIMEDOUT) or *stop
+ * (-EINTR); ask every node to stop and send what it has, taking that for
+ * up to within_ms; end srun and with it every remote pystrobe. */
+int fanout_start(struct fanout *f, struct demux *d, char *err, size_t errlen);
+int fanout_pump(struct fanout *f, struct demux *d, uint64_t until_ns,
+		volatile sig_atomic_t *stop);
+void fanout_stop(struct fanout *f, struct demux *d, int within_ms);
+void fanout_end(struct fanout *f, struct demux *d);
 
 /* What to say of node i that sent no whole reply, on one line (no
  * trailing newline) into buf; NULL when its reply is whole. */

@@ -157,11 +157,54 @@ START_TEST(test_edges)
 }
 END_TEST
 
+struct got {
+	char json[8][64];
+	int task[8], n;
+};
+
+static void on_reply(void *arg, int task, struct node_reply *r)
+{
+	struct got *g = arg;
+
+	if (g->n < 8) {
+		snprintf(g->json[g->n], sizeof(g->json[0]), "%s:%s", r->node, r->json.buf);
+		g->task[g->n++] = task;
+	}
+}
+
+/* A stream: each whole reply handed over as it ends, one cut short or
+ * longer than it said dropped, and the task's next one still taken. */
+START_TEST(test_stream)
+{
+	static const char in[] =
+		"0: #pystrobe-node a\n0: =[1]\n0: #pystrobe-end 0 3\n"
+		"1: #pystrobe-node b\n1: =[2\n"
+		"0: #pystrobe-node a\n0: =[3]\n0: #pystrobe-end 0 3\n"
+		"1: #pystrobe-node b\n1: =[4]\n1: #pystrobe-end 0 3\n"
+		"0: #pystrobe-node a\n0: =[5]\n0: #pystrobe-end 0 9\n"
+		"0: #pystrobe-node a\n0: =[6]\n0: #pystrobe-end 0 3\n";
+	struct got g = { .n = 0 };
+	struct demux d;
+
+	demux_init(&d, 2);
+	demux_stream(&d, on_reply, &g);
+	feed_in_steps(&d, 0, &(struct strbuf){ (char *)in, sizeof(in) - 1, sizeof(in) }, 5);
+	demux_finish(&d);
+	ck_assert_int_eq(g.n, 4);
+	ck_assert_str_eq(g.json[0], "a:[1]");
+	ck_assert_str_eq(g.json[1], "a:[3]");
+	ck_assert_int_eq(g.task[2], 1);
+	ck_assert_str_eq(g.json[2], "b:[4]");
+	ck_assert_str_eq(g.json[3], "a:[6]");
+	demux_release(&d);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
 		{ "demux", .tests = { test_interleaved, test_padded_label, test_wrong,
-				      test_edges } },
+				      test_edges, test_stream } },
 	};
 
 	return run_groups("demux", groups, ARRAY_SIZE(groups), 0, 1);
