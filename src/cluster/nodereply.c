@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *node_name(char *buf, size_t len)
 {
@@ -14,6 +16,20 @@ const char *node_name(char *buf, size_t len)
 	else
 		job_host_name(buf, len);
 	return buf;
+}
+
+void node_unlink_bcast(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *base;
+
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	if (base && !strncmp(base + 1, "slurm_bcast_", 12) && !strstr(exe, " (deleted)"))
+		unlink(exe);
 }
 
 int node_reply_write(FILE *out, const char *node, int status, const char *json, size_t len)

@@ -17,6 +17,11 @@
  * of a step), else the host's short name. */
 const char *node_name(char *buf, size_t len);
 
+/* When this binary is a copy srun --bcast made for this step
+ * (slurm_bcast_JOB.STEP_NODE in the directory --slurm gives), remove it:
+ * it runs on from its open inode, and a node keeps no litter. */
+void node_unlink_bcast(void);
+
 /* The reply: json (len bytes) framed as cluster/demux.c reads it, with
  * the node's exit status.  0, or -EIO when out cannot be written. */
 int node_reply_write(FILE *out, const char *node, int status, const char *json, size_t len);

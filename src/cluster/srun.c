@@ -3,9 +3,7 @@
 #include "cluster/runcmd.h"
 #include "util/status.h"
 
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,31 +16,17 @@
 #define BCAST_DIR "/tmp/"
 #define SRUN_ARGS_MAX 64
 
-bool self_is_static(void)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	bool interp = false;
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+static bool self_contained;
 
-	if (fd < 0)
-		return false;
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256) {
-		close(fd);
-		return false;
-	}
-	for (int i = 0; i < eh.e_phnum && !interp; i++)
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
-		    sizeof(ph) || ph.p_type == PT_INTERP)
-			interp = true;
-	close(fd);
-	return !interp;
+void fanout_self_contained(void)
+{
+	self_contained = true;
 }
 
 /* The binary the nodes run: --pystrobe's as given, else this one, sent
- * with --bcast where it needs no libraries (the static build), else run
- * from the same path (an install every node shares). */
+ * with --bcast where it needs no library but a glibc (pystrobe-static,
+ * the one the wheel holds), else run from the same path (an install every
+ * node shares: a build here needs libdw, libunwind... on every node). */
 static int choose_binary(struct fanout *f, char *err, size_t errlen)
 {
 	char self[PATH_MAX];
@@ -61,7 +45,7 @@ static int choose_binary(struct fanout *f, char *err, size_t errlen)
 	}
 	self[n] = '\0';
 	snprintf(f->ran, sizeof(f->ran), "%s", self);
-	f->bcast = self_is_static();
+	f->bcast = self_contained;
 	return 0;
 }
 

@@ -80,7 +80,9 @@ void fanout_say(const char *node, const struct strbuf *err);
 /* A NULL-ended argv whose strings were allocated. */
 void fanout_args_free(char **argv);
 
-/* Whether this binary needs no shared libraries (it can be sent to nodes). */
-bool self_is_static(void);
+/* Say that this binary needs no library but a glibc (pystrobe-static's
+ * main() does), so that --slurm may send it to the nodes with srun
+ * --bcast. */
+void fanout_self_contained(void);
 
 #endif

@@ -2,6 +2,7 @@
  * processes, reading them from the outside. */
 #include "config.h"
 
+#include "cluster/srun.h"
 #include "cmd/cmd.h"
 #include "interp/layout.h"
 #include "native/symhelper.h"
@@ -200,6 +201,10 @@ int main(int argc, char **argv)
 	const struct opt *o;
 
 	spawn_self_allow();
+#ifdef PYSTROBE_STATIC
+	/* Nothing but a glibc needed: --slurm may send this binary. */
+	fanout_self_contained();
+#endif
 	if (argc < 2) {
 		errorf("no command given (try pystrobe --help)");
 		return EXIT_USAGE;

@@ -165,6 +165,7 @@ int record_node(struct target_opts *t)
 
 	if ((rc = parse_node_job(&nl, t->slurm.node_job)) < 0)
 		return exit_code(rc);
+	node_unlink_bcast();
 	node_name(nl.node, sizeof(nl.node));
 	quit_on_signals_node();
 	profile_init(&p, t->so.rate_hz);
