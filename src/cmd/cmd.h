@@ -12,6 +12,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_group(int argc, char **argv);
 
 /* Their options (cmd/options.h): what they parse and --help prints. */
 extern const struct opt_table dump_options;
@@ -21,5 +22,6 @@ extern const struct opt_table diff_options;
 extern const struct opt_table merge_options;
 extern const struct opt_table convert_options;
 extern const struct opt_table watch_options;
+extern const struct opt_table group_options;
 
 #endif

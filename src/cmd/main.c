@@ -58,6 +58,7 @@ static const char usage[] =
 	"  merge     combine profiles (ranks, hosts) into one, side by side or summed\n"
 	"  convert   a profile or flight recording into another format, or a time slice\n"
 	"  watch     follow a job for days and report the moment it stalls, and why\n"
+	"  group     many hosts' dump --json files as one job: which rank differs, where\n"
 	"\n"
 	"Options:\n";
 
@@ -153,6 +154,7 @@ static const struct command commands[] = {
 	{ "merge", cmd_merge },
 	{ "convert", cmd_convert },
 	{ "watch", cmd_watch },
+	{ "group", cmd_group },
 };
 
 static const struct command *find_command(const char *name)

@@ -358,9 +358,10 @@ void jdoc_release(struct jdoc *d)
 
 /* The root is the last node: every container's members are stored
  * before it is. */
-int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t errlen)
+int jdoc_parse_next(struct jdoc *d, const char *text, size_t len, size_t start, size_t *end,
+		    char *err, size_t errlen)
 {
-	struct parser p = { (const unsigned char *)text, len, 0, d, NULL, 0, 0, err, errlen };
+	struct parser p = { (const unsigned char *)text, len, start, d, NULL, 0, 0, err, errlen };
 	struct jv root = { .key = UINT32_MAX };
 	int rc;
 
@@ -372,8 +373,6 @@ int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t e
 	skip_ws(&p);
 	rc = parse_value(&p, 0, &root);
 	skip_ws(&p);
-	if (rc == 0 && p.pos < len)
-		rc = fail(&p, "text after the end of the JSON value");
 	free(p.scr);
 	if (rc < 0) {
 		jdoc_release(d);
@@ -381,7 +380,21 @@ int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t e
 	}
 	ALLOC_GROW(d->v, d->nv + 1, d->valloc);
 	d->v[d->nv++] = root;
+	*end = p.pos;
 	return 0;
+}
+
+int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t errlen)
+{
+	size_t end;
+	int rc = jdoc_parse_next(d, text, len, 0, &end, err, errlen);
+
+	if (rc == 0 && end < len) {
+		jdoc_release(d);
+		snprintf(err, errlen, "byte %zu: text after the end of the JSON value", end);
+		return -EINVAL;
+	}
+	return rc;
 }
 
 const struct jv *jdoc_root(const struct jdoc *d)

@@ -46,6 +46,12 @@ struct jdoc {
 /* Parse len bytes of text (no NUL needed) into d, replacing what it held:
  * 0, or -EINVAL with "byte N: what was wrong" in err. */
 int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t errlen);
+/* One value from byte start of text, and the whitespace after it; *end:
+ * where the next begins (len at the end).  For documents one after
+ * another (JSON Lines, a pipe from many hosts).  Offsets in err are from
+ * the start of text. */
+int jdoc_parse_next(struct jdoc *d, const char *text, size_t len, size_t start, size_t *end,
+		    char *err, size_t errlen);
 void jdoc_release(struct jdoc *d);
 
 const struct jv *jdoc_root(const struct jdoc *d);

@@ -1,0 +1,370 @@
+/* Reading a job's JSON dumps into one model (jobdump.h). */
+#include "cluster/jobdump.h"
+#include "util/jsonread.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a document says about all its processes. */
+struct doc_ctx {
+	const struct jdoc *d;
+	const char *node, *host, *origin;
+};
+
+const char *jobdump_intern(struct job_dump *jd, const char *s)
+{
+	struct hashidx_pos pos;
+	uint32_t h, id;
+
+	if (!s)
+		return NULL;
+	h = hash_str(HASH_INIT, s);
+	for (id = hashidx_first(&jd->str_ix, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&jd->str_ix, &pos))
+		if (!strcmp(jd->strs[id], s))
+			return jd->strs[id];
+	ALLOC_GROW(jd->strs, jd->nstrs + 1, jd->astrs);
+	jd->strs[jd->nstrs] = xstrdup(s);
+	hashidx_add(&jd->str_ix, h, (uint32_t)jd->nstrs);
+	return jd->strs[jd->nstrs++];
+}
+
+static const char *get_str(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
+			   const char *key)
+{
+	return jobdump_intern(jd, jv_str(d, jv_get(d, v, key)));
+}
+
+static long get_long(const struct jdoc *d, const struct jv *v, const char *key, long lo,
+		     long hi, long dflt)
+{
+	int64_t x;
+
+	return jv_int(jv_get(d, v, key), lo, hi, &x) ? (long)x : dflt;
+}
+
+static bool same_frame(const struct job_frame *a, const struct job_frame *b)
+{
+	return a->kind == b->kind && a->function == b->function && a->file == b->file &&
+	       a->library == b->library && a->line == b->line && a->offset == b->offset;
+}
+
+/* The frame's id; its strings are interned, so their pointers are its
+ * key.  The source line is not: a frame is where it is, whatever a node
+ * read from its copy of the file. */
+static uint32_t intern_frame(struct job_dump *jd, const struct job_frame *f)
+{
+	const void *key[3] = { f->function, f->file, f->library };
+	struct hashidx_pos pos;
+	uint32_t h, id;
+
+	h = hash_bytes(HASH_INIT, key, sizeof(key));
+	h = hash_bytes(h, &f->line, sizeof(f->line));
+	h = hash_bytes(h, &f->offset, sizeof(f->offset));
+	h = hash_bytes(h, &f->kind, sizeof(f->kind));
+	for (id = hashidx_first(&jd->frame_ix, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&jd->frame_ix, &pos))
+		if (same_frame(&jd->frames[id], f))
+			return id;
+	ALLOC_GROW(jd->frames, jd->nframes + 1, jd->aframes);
+	jd->frames[jd->nframes] = *f;
+	hashidx_add(&jd->frame_ix, h, (uint32_t)jd->nframes);
+	return (uint32_t)jd->nframes++;
+}
+
+static uint32_t intern_stack(struct job_dump *jd, const uint32_t *v, uint32_t n)
+{
+	struct hashidx_pos pos;
+	uint32_t h = hash_u32s(HASH_INIT, v, n), id;
+
+	for (id = hashidx_first(&jd->stack_ix, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&jd->stack_ix, &pos))
+		if (jd->stacks[id].n == n &&
+		    (!n || !memcmp(jd->stackv + jd->stacks[id].at, v, n * sizeof(*v))))
+			return id;
+	ALLOC_GROW(jd->stackv, jd->nstackv + n, jd->astackv);
+	if (n)
+		memcpy(jd->stackv + jd->nstackv, v, n * sizeof(*v));
+	ALLOC_GROW(jd->stacks, jd->nstacks + 1, jd->astacks);
+	jd->stacks[jd->nstacks] = (struct job_stack){ (uint32_t)jd->nstackv, n };
+	jd->nstackv += n;
+	hashidx_add(&jd->stack_ix, h, (uint32_t)jd->nstacks);
+	return (uint32_t)jd->nstacks++;
+}
+
+static const struct {
+	const char *name;
+	enum job_frame_kind kind;
+} frame_kinds[] = {
+	{ "python", JF_PYTHON }, { "native", JF_NATIVE }, { "gc", JF_GC },
+};
+
+/* A frame of a kind this build does not know is skipped, not guessed. */
+static bool read_frame(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
+		       struct job_frame *f)
+{
+	const char *kind = jv_str(d, jv_get(d, v, "kind"));
+	int64_t off = 0;
+	size_t k = 0;
+
+	while (k < ARRAY_SIZE(frame_kinds) && (!kind || strcmp(kind, frame_kinds[k].name)))
+		k++;
+	if (k == ARRAY_SIZE(frame_kinds))
+		return false;
+	memset(f, 0, sizeof(*f));
+	f->kind = frame_kinds[k].kind;
+	f->function = get_str(jd, d, v, "function");
+	f->file = get_str(jd, d, v, "file");
+	f->line = get_long(d, v, "line", 0, INT32_MAX, -1);
+	if (f->kind == JF_NATIVE) {
+		f->library = get_str(jd, d, v, "library");
+		if (jv_int(jv_get(d, v, "offset"), 0, INT64_MAX, &off))
+			f->offset = (uint64_t)off;
+	} else {
+		f->source = get_str(jd, d, v, "source");
+	}
+	return true;
+}
+
+static uint32_t read_stack(struct job_dump *jd, const struct jdoc *d, const struct jv *frames)
+{
+	uint32_t n = 0;
+
+	ALLOC_GROW(jd->scratch, jv_len(frames) + 1, jd->ascratch);
+	for (size_t i = 0; i < jv_len(frames); i++) {
+		struct job_frame f;
+
+		if (read_frame(jd, d, jv_at(d, frames, i), &f))
+			jd->scratch[n++] = intern_frame(jd, &f);
+	}
+	return intern_stack(jd, jd->scratch, n);
+}
+
+static void read_thread(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
+			struct job_proc *p)
+{
+	struct job_thread *t;
+	const struct jv *idle = jv_get(d, v, "idle");
+
+	ALLOC_GROW(jd->threads, jd->nthreads + 1, jd->athreads);
+	t = &jd->threads[jd->nthreads++];
+	t->tid = get_long(d, v, "tid", 0, INT32_MAX, 0);
+	t->name = get_str(jd, d, v, "name");
+	t->main = t->tid == p->pid;
+	t->gil = jv_is(jv_get(d, v, "gil"), JV_TRUE);
+	t->idle = jv_is(idle, JV_TRUE) ? 1 : jv_is(idle, JV_FALSE) ? 0 : -1;
+	t->proc = (uint32_t)(p - jd->procs);
+	t->stack = read_stack(jd, d, jv_get(d, v, "frames"));
+	p->nthreads++;
+}
+
+/* "job": {...} (design38.md, section 1); null or absent: not present. */
+static void read_ident(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
+		       struct job_ident *id)
+{
+	*id = (struct job_ident){ .rank = -1, .local_rank = -1, .world_size = -1 };
+	if (!jv_is(v, JV_OBJ))
+		return;
+	id->present = true;
+	id->id = get_str(jd, d, v, "id");
+	id->step = get_str(jd, d, v, "step");
+	id->node = get_str(jd, d, v, "node");
+	id->rank_from = get_str(jd, d, v, "rank_from");
+	id->rank = get_long(d, v, "rank", 0, INT32_MAX, -1);
+	id->local_rank = get_long(d, v, "local_rank", 0, INT32_MAX, -1);
+	id->world_size = get_long(d, v, "world_size", 1, INT32_MAX, -1);
+}
+
+static struct job_node *add_node(struct job_dump *jd, const char *name)
+{
+	for (size_t i = 0; i < jd->nnodes; i++)
+		if (jd->nodes[i].name == name)
+			return &jd->nodes[i];
+	ALLOC_GROW(jd->nodes, jd->nnodes + 1, jd->anodes);
+	jd->nodes[jd->nnodes] = (struct job_node){ name, NULL };
+	return &jd->nodes[jd->nnodes++];
+}
+
+void jobdump_node_error(struct job_dump *jd, const char *node, const char *error)
+{
+	add_node(jd, jobdump_intern(jd, node))->error = jobdump_intern(jd, error);
+}
+
+static void read_argv(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
+		      struct job_proc *p)
+{
+	size_t n = jv_len(v) < JOB_MAX_ARGS ? jv_len(v) : JOB_MAX_ARGS;
+
+	p->argv = n ? xcalloc(n, sizeof(*p->argv)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = jv_str(d, jv_at(d, v, i));
+
+		if (s)
+			p->argv[p->argc++] = jobdump_intern(jd, s);
+	}
+}
+
+/* Where the process runs: its own "node" (a job-wide dump read back),
+ * its SLURMD_NODENAME, the node the document came from, its host, and
+ * last the file it was read from (a dump from an older pystrobe). */
+static const char *proc_node(struct job_dump *jd, const struct doc_ctx *c,
+			     const struct jv *v, const struct job_proc *p)
+{
+	const char *own = get_str(jd, c->d, v, "node");
+
+	if (own)
+		return own;
+	if (p->job.node)
+		return p->job.node;
+	return c->node ? c->node : c->host ? c->host : jobdump_intern(jd, c->origin);
+}
+
+static void read_proc(struct job_dump *jd, const struct doc_ctx *c, const struct jv *v)
+{
+	const struct jdoc *d = c->d;
+	const struct jv *threads = jv_get(d, v, "threads");
+	struct job_proc *p;
+
+	ALLOC_GROW(jd->procs, jd->nprocs + 1, jd->aprocs);
+	p = &jd->procs[jd->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = get_long(d, v, "pid", 1, INT32_MAX, 0);
+	p->ppid = get_long(d, v, "ppid", 0, INT32_MAX, 0);
+	read_ident(jd, d, jv_get(d, v, "job"), &p->job);
+	p->node = proc_node(jd, c, v, p);
+	p->host = get_str(jd, d, v, "host");
+	if (!p->host)
+		p->host = c->host;
+	p->origin = jobdump_intern(jd, c->origin);
+	read_argv(jd, d, jv_get(d, v, "cmdline"), p);
+	p->python = get_str(jd, d, jv_get(d, v, "python"), "version");
+	p->error = get_str(jd, d, v, "error");
+	p->thread0 = (uint32_t)jd->nthreads;
+	for (size_t i = 0; i < jv_len(threads); i++)
+		read_thread(jd, d, jv_at(d, threads, i), p);
+	add_node(jd, p->node);
+}
+
+__attribute__((format(printf, 3, 4)))
+static int doc_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Everything that refuses a document, before any of it is added. */
+static int check_doc(const struct jdoc *d, const struct jv *procs, char *err, size_t errlen)
+{
+	if (!jv_is(procs, JV_ARR))
+		return doc_fail(err, errlen, "not a pystrobe dump --json document: no \"processes\" list");
+	if (jv_len(procs) > JOB_MAX_PROCS)
+		return doc_fail(err, errlen, "more than %d processes", JOB_MAX_PROCS);
+	for (size_t i = 0; i < jv_len(procs); i++) {
+		const struct jv *p = jv_at(d, procs, i), *threads = jv_get(d, p, "threads");
+		int64_t pid;
+
+		if (!jv_int(jv_get(d, p, "pid"), 1, INT32_MAX, &pid))
+			return doc_fail(err, errlen, "process %zu has no \"pid\"", i + 1);
+		if (jv_len(threads) > JOB_MAX_THREADS)
+			return doc_fail(err, errlen, "process %lld has more than %d threads",
+					(long long)pid, JOB_MAX_THREADS);
+		for (size_t k = 0; k < jv_len(threads); k++)
+			if (jv_len(jv_get(d, jv_at(d, threads, k), "frames")) > JOB_MAX_FRAMES)
+				return doc_fail(err, errlen, "process %lld: a stack of more than %d frames",
+						(long long)pid, JOB_MAX_FRAMES);
+	}
+	return 0;
+}
+
+/* A job-wide dump read back: the nodes that did not answer. */
+static void read_nodes(struct job_dump *jd, const struct jdoc *d, const struct jv *nodes)
+{
+	for (size_t i = 0; i < jv_len(nodes); i++) {
+		const struct jv *n = jv_at(d, nodes, i);
+		const char *name = jv_str(d, jv_get(d, n, "name"));
+
+		if (name)
+			add_node(jd, jobdump_intern(jd, name))->error = get_str(jd, d, n, "error");
+	}
+}
+
+static int add_doc(struct job_dump *jd, const struct jdoc *d, const char *origin, char *err,
+		   size_t errlen)
+{
+	const struct jv *root = jdoc_root(d), *procs = jv_get(d, root, "processes");
+	struct doc_ctx c = { d, NULL, NULL, origin };
+	int rc;
+
+	if ((rc = check_doc(d, procs, err, errlen)) < 0)
+		return rc;
+	c.node = get_str(jd, d, root, "node");
+	c.host = get_str(jd, d, root, "host");
+	if (!jd->job)
+		jd->job = get_str(jd, d, root, "job");
+	read_nodes(jd, d, jv_get(d, root, "nodes"));
+	if (c.node)
+		add_node(jd, c.node);
+	for (size_t i = 0; i < jv_len(procs); i++)
+		read_proc(jd, &c, jv_at(d, procs, i));
+	return 0;
+}
+
+/* Documents one after another, as a pipe from many hosts brings them. */
+int jobdump_add_json(struct job_dump *jd, const char *text, size_t len, const char *origin,
+		     char *err, size_t errlen)
+{
+	struct jdoc d = JDOC_INIT;
+	size_t at = 0, end = len, ndocs = 0;
+	int rc = 0;
+
+	while (rc == 0 && (at < len || !ndocs)) {
+		rc = jdoc_parse_next(&d, text, len, at, &end, err, errlen);
+		if (rc == 0)
+			rc = add_doc(jd, &d, origin, err, errlen);
+		if (rc < 0 && ndocs && !strstr(err, "byte "))
+			doc_fail(err, errlen, "document %zu (from byte %zu): %s", ndocs + 1, at,
+				 strdupa(err));
+		ndocs++;
+		at = end;
+	}
+	jdoc_release(&d);
+	return rc;
+}
+
+const struct job_frame *jobdump_innermost(const struct job_dump *jd, uint32_t stack)
+{
+	const struct job_stack *s = &jd->stacks[stack];
+
+	for (uint32_t i = 0; i < s->n; i++)
+		if (jd->frames[jd->stackv[s->at + i]].kind == JF_PYTHON)
+			return &jd->frames[jd->stackv[s->at + i]];
+	return NULL;
+}
+
+void jobdump_release(struct job_dump *jd)
+{
+	for (size_t i = 0; i < jd->nprocs; i++)
+		free(jd->procs[i].argv);
+	for (size_t i = 0; i < jd->nstrs; i++)
+		free(jd->strs[i]);
+	free(jd->strs);
+	free(jd->nodes);
+	free(jd->procs);
+	free(jd->threads);
+	free(jd->frames);
+	free(jd->stacks);
+	free(jd->stackv);
+	free(jd->scratch);
+	hashidx_release(&jd->frame_ix);
+	hashidx_release(&jd->stack_ix);
+	hashidx_release(&jd->str_ix);
+	memset(jd, 0, sizeof(*jd));
+}

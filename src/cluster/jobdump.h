@@ -1,0 +1,117 @@
+/* The whole job as read from JSON dumps: nodes, processes, threads, and
+ * their stacks, interned.
+ *
+ * Every document (a plain `dump --json`, a node's `--slurm-node` one, a
+ * job-wide `dump --slurm --json`) adds its processes.  Strings, frames and
+ * stacks are interned as they are read: 4,096 ranks of one training script
+ * share a few hundred frames and a few dozen stacks, so memory grows with
+ * the threads, not with their frames, and grouping compares stack ids.
+ *
+ * What is read is hostile (another machine wrote it): a field of the wrong
+ * type reads as absent, numbers are range-checked, counts are bounded. */
+#ifndef PYSTROBE_JOBDUMP_H
+#define PYSTROBE_JOBDUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/hashidx.h"
+
+/* A document may hold at most this many of each: a node runs a few dozen
+ * Python processes, a process a few hundred threads, a stack a few
+ * thousand frames (dump's own bounds are lower). */
+#define JOB_MAX_PROCS (1 << 16)
+#define JOB_MAX_THREADS (1 << 14)
+#define JOB_MAX_FRAMES (1 << 14)
+#define JOB_MAX_ARGS 1024
+
+enum job_frame_kind { JF_PYTHON, JF_NATIVE, JF_GC };
+
+/* One frame; strings are interned (jobdump's), NULL when unknown. */
+struct job_frame {
+	enum job_frame_kind kind;
+	const char *function;
+	const char *file;	/* python: the file; native: the source file */
+	const char *library;	/* native */
+	const char *source;	/* python: the line's text, as the node read it */
+	long line;		/* -1: unknown */
+	uint64_t offset;	/* native: within library */
+};
+
+/* A process's identity in the job (design38.md, section 1): -1 is unset. */
+struct job_ident {
+	bool present;		/* "job" was an object, not null */
+	const char *id, *step, *node, *rank_from;
+	long rank, local_rank, world_size;
+};
+
+struct job_thread {
+	long tid;
+	const char *name;
+	bool main;		/* tid == pid */
+	bool gil;
+	int idle;		/* 1, 0, or -1: unknown (a core) */
+	uint32_t stack;		/* index into job_dump's stacks */
+	uint32_t proc;
+};
+
+struct job_proc {
+	const char *node;	/* where it runs: "node", job.node, the document's node or host */
+	const char *host;
+	const char *origin;	/* the file or node it was read from, for messages */
+	long pid, ppid;		/* ppid 0: unknown */
+	struct job_ident job;
+	const char **argv;
+	uint32_t argc;
+	const char *python;	/* its version */
+	const char *error;	/* could not be read; no threads */
+	uint32_t thread0, nthreads;	/* its threads, contiguous in threads[] */
+};
+
+struct job_node {
+	const char *name;
+	const char *error;	/* did not answer, or answered with an error */
+};
+
+/* A stack: frames[at .. at+n) of the frame-id array, innermost first. */
+struct job_stack {
+	uint32_t at, n;
+};
+
+struct job_dump {
+	const char *job;	/* the job id the documents named, if any */
+	struct job_node *nodes;
+	struct job_proc *procs;
+	struct job_thread *threads;
+	struct job_frame *frames;
+	struct job_stack *stacks;
+	uint32_t *stackv;	/* the frame ids of every stack */
+	size_t nnodes, nprocs, nthreads, nframes, nstacks, nstackv;
+	size_t anodes, aprocs, athreads, aframes, astacks, astackv;
+	struct hashidx frame_ix, stack_ix, str_ix;
+	char **strs;
+	size_t nstrs, astrs;
+	uint32_t *scratch;	/* the stack being read */
+	size_t ascratch;
+};
+#define JOB_DUMP_INIT { 0 }
+
+/* Add the processes of the JSON documents in len bytes of text (one, or
+ * several one after another: JSON Lines); origin names them in messages
+ * (a file name, a node).  0, or -EINVAL with one line in err ("byte 812:
+ * expected ',' or '}'", "not a pystrobe dump --json document: no
+ * \"processes\" list"): the failed document adds nothing, those before
+ * it stay added, those after it are not read. */
+int jobdump_add_json(struct job_dump *jd, const char *text, size_t len, const char *origin,
+		     char *err, size_t errlen);
+/* A node that did not answer, or answered with error (copied). */
+void jobdump_node_error(struct job_dump *jd, const char *node, const char *error);
+void jobdump_release(struct job_dump *jd);
+
+/* The interned copy of s (NULL for NULL): equal strings, equal pointers. */
+const char *jobdump_intern(struct job_dump *jd, const char *s);
+/* The innermost Python frame of stack (NULL when it has none). */
+const struct job_frame *jobdump_innermost(const struct job_dump *jd, uint32_t stack);
+
+#endif
