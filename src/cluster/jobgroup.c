@@ -69,7 +69,8 @@ static void assign_roles(struct job_grouping *gr)
 
 		if (p->job.rank < 0 || gr->role[i] == ROLE_LAUNCHER)
 			continue;
-		pp = p->ppid ? find_proc(jd, &ix, p->node, p->ppid) : -1;
+		/* pid 1 of a container may be its own parent's number */
+		pp = p->ppid && p->ppid != p->pid ? find_proc(jd, &ix, p->node, p->ppid) : -1;
 		gr->role[i] = pp >= 0 && gr->role[pp] != ROLE_LAUNCHER &&
 			      jd->procs[pp].job.rank == p->job.rank ? ROLE_WORKER : ROLE_MAIN;
 	}
@@ -197,7 +198,7 @@ static const struct {
 } tier_words[TIER_NR] = {
 	[TIER_MAIN] = { "rank", "ranks", false },
 	[TIER_RANK] = { "rank", "ranks", false },
-	[TIER_WORKER] = { "worker of rank", "workers of ranks", false },
+	[TIER_WORKER] = { "rank", "ranks", false },	/* after "worker(s) of" */
 	[TIER_LAUNCHER] = { "launcher pid", "launchers, pids", true },
 	[TIER_NONE] = { "pid", "pids", true },
 };
@@ -218,6 +219,8 @@ static void who_procs(struct strbuf *sb, const struct job_grouping *gr, enum job
 		nums[k] = tier_words[tier].by_pid ? p->pid : p->job.rank;
 		nodes[k] = p->node ? p->node : "?";
 	}
+	if (tier == TIER_WORKER)
+		sb_puts(sb, n == 1 ? "worker of " : "workers of ");
 	if (all)
 		sb_printf(sb, "all %u %s", gr->nmain, tier_words[tier].many);
 	else
