@@ -29,9 +29,9 @@ const struct exit_status exit_statuses[EXIT_NR] = {
 	[EXIT_BAD_STATE] = { EXIT_BAD_STATE, "interpreter state unreadable",
 			     "The interpreter state could not be read (not initialised yet, "
 			     "or corrupt)." },
-	[EXIT_BAD_INPUT] = { EXIT_BAD_INPUT, "input profile unreadable",
-			     "An input profile of diff or merge is missing, unreadable or not "
-			     "a profile." },
+	[EXIT_BAD_INPUT] = { EXIT_BAD_INPUT, "input file unreadable",
+			     "An input file is missing, unreadable or not what the command "
+			     "reads: a profile of diff, merge or convert, a dump of group." },
 	[EXIT_BAD_CORE] = { EXIT_BAD_CORE, "core file unreadable",
 			    "dump --core: not a core file (or one cut before its notes), or "
 			    "it cannot be opened." },

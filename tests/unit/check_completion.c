@@ -40,6 +40,7 @@ static const struct {
 	{ "merge", &merge_options },
 	{ "convert", &convert_options },
 	{ "watch", &watch_options },
+	{ "group", &group_options },
 };
 
 /* bash: source the file, print `complete -p pystrobe`, then one line of
@@ -184,7 +185,7 @@ START_TEST(test_bash_words)
 	};
 
 	complete_lines(lines, got);
-	ck_assert_str_eq(got[0], "dump record top diff merge convert watch --help --version --licences");
+	ck_assert_str_eq(got[0], "dump record top diff merge convert watch group --help --version --licences");
 	ck_assert_str_eq(got[1], "merge");
 	ck_assert_msg(same_words(got[2], all), "record -f: %s", got[2]);
 	ck_assert_msg(same_words(got[3], diff), "diff -f: %s", got[3]);

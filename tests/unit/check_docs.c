@@ -50,6 +50,7 @@ static const struct page {
 	{ "pystrobe-merge", "merge", &merge_options },
 	{ "pystrobe-convert", "convert", &convert_options },
 	{ "pystrobe-watch", "watch", &watch_options },
+	{ "pystrobe-group", "group", &group_options },
 };
 
 static char *page_path(const char *name)

@@ -207,7 +207,7 @@ END_TEST
 
 static const struct opt_table *const tables[] = {
 	&dump_options, &record_options, &top_options, &diff_options,
-	&merge_options, &convert_options, &watch_options,
+	&merge_options, &convert_options, &watch_options, &group_options,
 };
 
 /* Names and letters once, every entry with help and a named value. */

@@ -595,6 +595,11 @@ START_TEST(test_command_exits)
 		{ { "diff", "-q", garbage, in }, EXIT_BAD_INPUT },
 		{ { "record", "-o", "/nonexistent-dir/p.svg", "--pid", "1" }, EXIT_USAGE },
 		{ { "watch", "-D", "/dev/full/x", "--pid", "1" }, EXIT_USAGE },
+		{ { "group", garbage }, EXIT_BAD_INPUT },	/* JSON, not a dump */
+		{ { "group", in }, EXIT_BAD_INPUT },		/* not JSON */
+		{ { "group", "/nonexistent-dir/d.json" }, EXIT_BAD_INPUT },
+		{ { "group" }, EXIT_USAGE },
+		{ { "group", "--bogus", in }, EXIT_USAGE },
 	};
 
 	ck_assert_int_eq(write_file(in, folded, strlen(folded)), 0);
