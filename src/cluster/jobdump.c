@@ -15,14 +15,36 @@ struct doc_ctx {
 	const char *node, *host, *origin;
 };
 
-const char *jobdump_intern(struct job_dump *jd, const char *s)
+/* Eight bytes a step: every frame of every rank is hashed, and FNV's
+ * byte loop was a tenth of `pystrobe group` (bench/README). */
+static uint32_t hash_mem(uint32_t h, const char *s, size_t n)
+{
+	uint64_t x = h ^ ((uint64_t)n << 32);
+
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+
+		memcpy(&w, s, 8);
+		x = (x ^ w) * 0x9e3779b97f4a7c15ull;
+		x ^= x >> 29;
+	}
+	if (n) {
+		uint64_t w = 0;
+
+		memcpy(&w, s, n);
+		x = (x ^ w) * 0x9e3779b97f4a7c15ull;
+	}
+	return hash_u64(x);
+}
+
+static const char *intern_n(struct job_dump *jd, const char *s, size_t n)
 {
 	struct hashidx_pos pos;
 	uint32_t h, id;
 
 	if (!s)
 		return NULL;
-	h = hash_str(HASH_INIT, s);
+	h = hash_mem(HASH_INIT, s, n);
 	for (id = hashidx_first(&jd->str_ix, h, &pos); id != HASHIDX_NONE;
 	     id = hashidx_next(&jd->str_ix, &pos))
 		if (!strcmp(jd->strs[id], s))
@@ -33,10 +55,17 @@ const char *jobdump_intern(struct job_dump *jd, const char *s)
 	return jd->strs[jd->nstrs++];
 }
 
+const char *jobdump_intern(struct job_dump *jd, const char *s)
+{
+	return s ? intern_n(jd, s, strlen(s)) : NULL;
+}
+
 static const char *get_str(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
 			   const char *key)
 {
-	return jobdump_intern(jd, jv_str(d, jv_get(d, v, key)));
+	const struct jv *s = jv_get(d, v, key);
+
+	return jv_is(s, JV_STR) ? intern_n(jd, jv_str(d, s), s->n) : NULL;
 }
 
 static long get_long(const struct jdoc *d, const struct jv *v, const char *key, long lo,
@@ -47,31 +76,55 @@ static long get_long(const struct jdoc *d, const struct jv *v, const char *key, 
 	return jv_int(jv_get(d, v, key), lo, hi, &x) ? (long)x : dflt;
 }
 
-static bool same_frame(const struct job_frame *a, const struct job_frame *b)
+static bool streq(const char *a, const char *b)
 {
-	return a->kind == b->kind && a->function == b->function && a->file == b->file &&
-	       a->library == b->library && a->line == b->line && a->offset == b->offset;
+	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* The frame's id; its strings are interned, so their pointers are its
- * key.  The source line is not: a frame is where it is, whatever a node
- * read from its copy of the file. */
-static uint32_t intern_frame(struct job_dump *jd, const struct job_frame *f)
-{
-	const void *key[3] = { f->function, f->file, f->library };
-	struct hashidx_pos pos;
-	uint32_t h, id;
+/* A frame as read, its strings still the document's: most frames of a
+ * job are met thousands of times, so they are looked up before anything
+ * of theirs is interned. */
+struct raw_frame {
+	struct job_frame f;	/* the strings: the document's */
+	const struct jv *function, *file, *library;
+};
 
-	h = hash_bytes(HASH_INIT, key, sizeof(key));
-	h = hash_bytes(h, &f->line, sizeof(f->line));
-	h = hash_bytes(h, &f->offset, sizeof(f->offset));
-	h = hash_bytes(h, &f->kind, sizeof(f->kind));
+static uint32_t raw_hash(const struct raw_frame *r)
+{
+	uint64_t k[3] = { (uint64_t)r->f.kind, (uint64_t)r->f.line, r->f.offset };
+	uint32_t h = hash_mem(HASH_INIT, (const char *)k, sizeof(k));
+
+	h = hash_mem(h, r->f.function ? r->f.function : "", r->function ? r->function->n : 0);
+	h = hash_mem(h, r->f.file ? r->f.file : "", r->file ? r->file->n : 0);
+	return hash_mem(h, r->f.library ? r->f.library : "", r->library ? r->library->n : 0);
+}
+
+static bool same_frame(const struct job_frame *a, const struct job_frame *b)
+{
+	return a->kind == b->kind && a->line == b->line && a->offset == b->offset &&
+	       streq(a->function, b->function) && streq(a->file, b->file) &&
+	       streq(a->library, b->library);
+}
+
+/* The frame's id.  The source line is no part of its key: a frame is
+ * where it is, whatever a node read from its copy of the file. */
+static uint32_t intern_frame(struct job_dump *jd, const struct raw_frame *r)
+{
+	uint32_t h = raw_hash(r), id;
+	struct hashidx_pos pos;
+	struct job_frame *f;
+
 	for (id = hashidx_first(&jd->frame_ix, h, &pos); id != HASHIDX_NONE;
 	     id = hashidx_next(&jd->frame_ix, &pos))
-		if (same_frame(&jd->frames[id], f))
+		if (same_frame(&jd->frames[id], &r->f))
 			return id;
 	ALLOC_GROW(jd->frames, jd->nframes + 1, jd->aframes);
-	jd->frames[jd->nframes] = *f;
+	f = &jd->frames[jd->nframes];
+	*f = r->f;
+	f->function = jobdump_intern(jd, f->function);
+	f->file = jobdump_intern(jd, f->file);
+	f->library = jobdump_intern(jd, f->library);
+	f->source = jobdump_intern(jd, f->source);
 	hashidx_add(&jd->frame_ix, h, (uint32_t)jd->nframes);
 	return (uint32_t)jd->nframes++;
 }
@@ -103,9 +156,15 @@ static const struct {
 	{ "python", JF_PYTHON }, { "native", JF_NATIVE }, { "gc", JF_GC },
 };
 
+static const struct jv *str_or_null(const struct jdoc *d, const struct jv *v, const char *key)
+{
+	const struct jv *s = jv_get(d, v, key);
+
+	return jv_is(s, JV_STR) ? s : NULL;
+}
+
 /* A frame of a kind this build does not know is skipped, not guessed. */
-static bool read_frame(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
-		       struct job_frame *f)
+static bool read_frame(const struct jdoc *d, const struct jv *v, struct raw_frame *r)
 {
 	const char *kind = jv_str(d, jv_get(d, v, "kind"));
 	int64_t off = 0;
@@ -115,17 +174,20 @@ static bool read_frame(struct job_dump *jd, const struct jdoc *d, const struct j
 		k++;
 	if (k == ARRAY_SIZE(frame_kinds))
 		return false;
-	memset(f, 0, sizeof(*f));
-	f->kind = frame_kinds[k].kind;
-	f->function = get_str(jd, d, v, "function");
-	f->file = get_str(jd, d, v, "file");
-	f->line = get_long(d, v, "line", 0, INT32_MAX, -1);
-	if (f->kind == JF_NATIVE) {
-		f->library = get_str(jd, d, v, "library");
+	memset(r, 0, sizeof(*r));
+	r->f.kind = frame_kinds[k].kind;
+	r->function = str_or_null(d, v, "function");
+	r->file = str_or_null(d, v, "file");
+	r->f.function = jv_str(d, r->function);
+	r->f.file = jv_str(d, r->file);
+	r->f.line = get_long(d, v, "line", 0, INT32_MAX, -1);
+	if (r->f.kind == JF_NATIVE) {
+		r->library = str_or_null(d, v, "library");
+		r->f.library = jv_str(d, r->library);
 		if (jv_int(jv_get(d, v, "offset"), 0, INT64_MAX, &off))
-			f->offset = (uint64_t)off;
+			r->f.offset = (uint64_t)off;
 	} else {
-		f->source = get_str(jd, d, v, "source");
+		r->f.source = jv_str(d, jv_get(d, v, "source"));
 	}
 	return true;
 }
@@ -136,10 +198,10 @@ static uint32_t read_stack(struct job_dump *jd, const struct jdoc *d, const stru
 
 	ALLOC_GROW(jd->scratch, jv_len(frames) + 1, jd->ascratch);
 	for (size_t i = 0; i < jv_len(frames); i++) {
-		struct job_frame f;
+		struct raw_frame r;
 
-		if (read_frame(jd, d, jv_at(d, frames, i), &f))
-			jd->scratch[n++] = intern_frame(jd, &f);
+		if (read_frame(d, jv_at(d, frames, i), &r))
+			jd->scratch[n++] = intern_frame(jd, &r);
 	}
 	return intern_stack(jd, jd->scratch, n);
 }
@@ -321,21 +383,20 @@ static int add_doc(struct job_dump *jd, const struct jdoc *d, const char *origin
 int jobdump_add_json(struct job_dump *jd, const char *text, size_t len, const char *origin,
 		     char *err, size_t errlen)
 {
-	struct jdoc d = JDOC_INIT;
+	struct jdoc *d = &jd->doc;
 	size_t at = 0, end = len, ndocs = 0;
 	int rc = 0;
 
 	while (rc == 0 && (at < len || !ndocs)) {
-		rc = jdoc_parse_next(&d, text, len, at, &end, err, errlen);
+		rc = jdoc_parse_next(d, text, len, at, &end, err, errlen);
 		if (rc == 0)
-			rc = add_doc(jd, &d, origin, err, errlen);
+			rc = add_doc(jd, d, origin, err, errlen);
 		if (rc < 0 && ndocs && !strstr(err, "byte "))
 			doc_fail(err, errlen, "document %zu (from byte %zu): %s", ndocs + 1, at,
 				 strdupa(err));
 		ndocs++;
 		at = end;
 	}
-	jdoc_release(&d);
 	return rc;
 }
 
@@ -366,5 +427,6 @@ void jobdump_release(struct job_dump *jd)
 	hashidx_release(&jd->frame_ix);
 	hashidx_release(&jd->stack_ix);
 	hashidx_release(&jd->str_ix);
+	jdoc_release(&jd->doc);
 	memset(jd, 0, sizeof(*jd));
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "util/hashidx.h"
+#include "util/jsonread.h"
 
 /* A document may hold at most this many of each: a node runs a few dozen
  * Python processes, a process a few hundred threads, a stack a few
@@ -94,6 +95,7 @@ struct job_dump {
 	size_t nstrs, astrs;
 	uint32_t *scratch;	/* the stack being read */
 	size_t ascratch;
+	struct jdoc doc;	/* the document being read: its memory, reused */
 };
 #define JOB_DUMP_INIT { 0 }
 

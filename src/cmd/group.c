@@ -61,46 +61,43 @@ const struct opt_table group_options = {
 	/* Not stop_at_command: files may come first. */
 };
 
-/* All of fd, bounded: more than the reader takes is refused by it. */
-static char *read_all(int fd, size_t *len)
+/* All of fd into sb, bounded: more than the reader takes is refused by
+ * it.  One buffer for every file: thousands of them are read. */
+static int read_all(int fd, struct strbuf *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
-	char buf[65536];
 	ssize_t n;
 
-	while (sb.len <= JSON_MAX_INPUT && (n = read(fd, buf, sizeof(buf))) != 0) {
+	sb->len = 0;
+	while (sb->len <= JSON_MAX_INPUT) {
+		ALLOC_GROW(sb->buf, sb->len + 65536, sb->cap);
+		n = read(fd, sb->buf + sb->len, 65536);
+		if (n == 0)
+			break;
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			sb_release(&sb);
-			return NULL;
-		}
-		sb_add(&sb, buf, (size_t)n);
+		if (n < 0)
+			return -errno;
+		sb->len += (size_t)n;
 	}
-	*len = sb.len;
-	return sb_detach(&sb);
+	return 0;
 }
 
 /* One file into jd; 0, or status_fail(EXIT_BAD_INPUT) after saying why
  * (and listing it as a node that did not answer). */
-static int read_one(struct job_dump *jd, const char *path)
+static int read_one(struct job_dump *jd, const char *path, struct strbuf *buf)
 {
 	bool is_stdin = !strcmp(path, "-");
 	const char *name = is_stdin ? "standard input" : path;
 	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	char err[256], *text = NULL;
-	size_t len = 0;
-	int rc = 0;
+	char err[256];
+	int rc = fd < 0 ? -errno : read_all(fd, buf);
 
-	if (fd < 0 || !(text = read_all(fd, &len))) {
-		snprintf(err, sizeof(err), "cannot read it: %s", strerror(errno));
-		rc = -EINVAL;
-	} else {
-		rc = jobdump_add_json(jd, text, len, name, err, sizeof(err));
-	}
+	if (rc < 0)
+		snprintf(err, sizeof(err), "cannot read it: %s", strerror(-rc));
+	else
+		rc = jobdump_add_json(jd, buf->buf, buf->len, name, err, sizeof(err));
 	if (fd > 0)
 		close(fd);
-	free(text);
 	if (rc == 0)
 		return 0;
 	/* Offsets are the parser's: the file is not the JSON dump writes. */
@@ -135,6 +132,7 @@ int cmd_group(int argc, char **argv)
 {
 	struct group_args a = { 0 };
 	struct job_dump jd = JOB_DUMP_INIT;
+	struct strbuf buf = STRBUF_INIT;
 	int rc, bad = 0, nread = 0;
 
 	if ((rc = opt_parse(&group_options, &a, argc, argv)) != 0)
@@ -143,11 +141,12 @@ int cmd_group(int argc, char **argv)
 		return exit_code(usage_error("group", "give the dump --json files to group "
 					     "(- for standard input; see pystrobe group --help)"));
 	for (int i = optind; i < argc; i++) {
-		if (read_one(&jd, argv[i]) < 0)
+		if (read_one(&jd, argv[i], &buf) < 0)
 			bad++;
 		else
 			nread++;
 	}
+	sb_release(&buf);
 	rc = nread ? show(&jd, &a) : 0;
 	jobdump_release(&jd);
 	if (rc < 0)

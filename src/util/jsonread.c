@@ -17,8 +17,7 @@ struct parser {
 	const unsigned char *s;
 	size_t len, pos;
 	struct jdoc *d;
-	struct jv *scr;		/* members of the containers still open */
-	size_t nscr, scralloc;
+	size_t nscr;		/* members in d->scr, of the containers still open */
 	char *err;
 	size_t errlen;
 };
@@ -152,6 +151,12 @@ static int raw_char(struct parser *p)
 	return 0;
 }
 
+/* The bytes a string holds as they are: printable ASCII but the quote
+ * and the backslash.  A table, as this loop reads most of every byte. */
+static const bool plain[256] = {
+	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7e] = true,	/* not " or \\ */
+};
+
 /* At the opening quote; *at and *n: where the bytes went. */
 static int parse_string(struct parser *p, uint32_t *at, uint32_t *n)
 {
@@ -162,8 +167,7 @@ static int parse_string(struct parser *p, uint32_t *at, uint32_t *n)
 		size_t run = p->pos;
 
 		/* Plain ASCII in one copy: most of every document. */
-		while (run < p->len && p->s[run] >= 0x20 && p->s[run] < 0x80 &&
-		       p->s[run] != '"' && p->s[run] != '\\')
+		while (run < p->len && plain[p->s[run]])
 			run++;
 		str_add(p->d, p->s + p->pos, run - p->pos);
 		p->pos = run;
@@ -224,6 +228,19 @@ static int parse_num(struct parser *p, struct jv *v)
 		if (!digits(p))
 			return fail(p, "an exponent wants a digit");
 	}
+	/* Nearly every number of a dump is a small integer: no strtod(). */
+	if (integer && p->pos - start <= 18) {
+		const unsigned char *c = p->s + start + (p->s[start] == '-');
+		int64_t i = 0;
+
+		while (c < p->s + p->pos)
+			i = i * 10 + (*c++ - '0');
+		v->type = JV_NUM;
+		v->i = p->s[start] == '-' ? -i : i;
+		v->num = (double)v->i;
+		v->exact = true;
+		return 0;
+	}
 	copy = p->pos - start < sizeof(small) ? small : xmalloc(p->pos - start + 1);
 	memcpy(copy, p->s + start, p->pos - start);
 	copy[p->pos - start] = 0;
@@ -280,8 +297,8 @@ static int member(struct parser *p, int depth, bool obj)
 	}
 	if (parse_value(p, depth + 1, &v) < 0)
 		return -EINVAL;
-	ALLOC_GROW(p->scr, p->nscr + 1, p->scralloc);
-	p->scr[p->nscr++] = v;
+	ALLOC_GROW(p->d->scr, p->nscr + 1, p->d->scralloc);
+	p->d->scr[p->nscr++] = v;
 	return 0;
 }
 
@@ -322,7 +339,7 @@ static int parse_container(struct parser *p, int depth, struct jv *v, bool obj)
 		v->at = (uint32_t)d->nv;
 		ALLOC_GROW(d->v, d->nv + v->n, d->valloc);
 		if (v->n)
-			memcpy(d->v + d->nv, p->scr + mark, v->n * sizeof(*v));
+			memcpy(d->v + d->nv, d->scr + mark, v->n * sizeof(*v));
 		d->nv += v->n;
 	}
 	p->nscr = mark;
@@ -353,6 +370,7 @@ void jdoc_release(struct jdoc *d)
 {
 	free(d->v);
 	free(d->str);
+	free(d->scr);
 	*d = (struct jdoc)JDOC_INIT;
 }
 
@@ -361,11 +379,11 @@ void jdoc_release(struct jdoc *d)
 int jdoc_parse_next(struct jdoc *d, const char *text, size_t len, size_t start, size_t *end,
 		    char *err, size_t errlen)
 {
-	struct parser p = { (const unsigned char *)text, len, start, d, NULL, 0, 0, err, errlen };
+	struct parser p = { (const unsigned char *)text, len, start, d, 0, err, errlen };
 	struct jv root = { .key = UINT32_MAX };
 	int rc;
 
-	jdoc_release(d);
+	d->nv = d->nstr = 0;
 	if (len > JSON_MAX_INPUT) {
 		p.pos = JSON_MAX_INPUT;
 		return fail(&p, "more than %u MiB of JSON", JSON_MAX_INPUT >> 20);
@@ -373,9 +391,8 @@ int jdoc_parse_next(struct jdoc *d, const char *text, size_t len, size_t start, 
 	skip_ws(&p);
 	rc = parse_value(&p, 0, &root);
 	skip_ws(&p);
-	free(p.scr);
 	if (rc < 0) {
-		jdoc_release(d);
+		d->nv = d->nstr = 0;
 		return rc;
 	}
 	ALLOC_GROW(d->v, d->nv + 1, d->valloc);
@@ -390,7 +407,7 @@ int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t e
 	int rc = jdoc_parse_next(d, text, len, 0, &end, err, errlen);
 
 	if (rc == 0 && end < len) {
-		jdoc_release(d);
+		d->nv = d->nstr = 0;
 		snprintf(err, errlen, "byte %zu: text after the end of the JSON value", end);
 		return -EINVAL;
 	}
@@ -421,9 +438,12 @@ const struct jv *jv_get(const struct jdoc *d, const struct jv *v, const char *ke
 {
 	if (!jv_is(v, JV_OBJ))
 		return NULL;
-	for (uint32_t k = 0; k < v->n; k++)
-		if (!strcmp(d->str + d->v[v->at + k].key, key))
+	for (uint32_t k = 0; k < v->n; k++) {
+		const char *name = d->str + d->v[v->at + k].key;
+
+		if (name[0] == key[0] && !strcmp(name, key))
 			return &d->v[v->at + k];
+	}
 	return NULL;
 }
 

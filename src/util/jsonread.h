@@ -40,11 +40,14 @@ struct jdoc {
 	struct jv *v;
 	char *str;
 	size_t nv, valloc, nstr, salloc;
+	struct jv *scr;		/* the parser's: members of the containers open */
+	size_t scralloc;
 };
-#define JDOC_INIT { NULL, NULL, 0, 0, 0, 0 }
+#define JDOC_INIT { NULL, NULL, 0, 0, 0, 0, NULL, 0 }
 
-/* Parse len bytes of text (no NUL needed) into d, replacing what it held:
- * 0, or -EINVAL with "byte N: what was wrong" in err. */
+/* Parse len bytes of text (no NUL needed) into d, replacing what it held
+ * (its memory is kept for the next: a job's thousands of documents are
+ * parsed into one): 0, or -EINVAL with "byte N: what was wrong" in err. */
 int jdoc_parse(struct jdoc *d, const char *text, size_t len, char *err, size_t errlen);
 /* One value from byte start of text, and the whitespace after it; *end:
  * where the next begins (len at the end).  For documents one after
