@@ -7,6 +7,7 @@
 #include "util/util.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static int by_task_name(const void *a, const void *b, void *arg)
 {
@@ -46,6 +47,43 @@ int dump_group_processes(const struct dump_group *g, const struct member *mem)
 	return n;
 }
 
+/* The host's name as gethostname() has it: what tells one host's dump
+ * from another's when many are grouped (pystrobe group). */
+static void json_host(struct json *j)
+{
+	char host[256] = "";
+
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = 0;
+	json_kstr(j, "host", host[0] ? host : NULL);
+}
+
+static void format_json(struct strbuf *out, const struct snapshot *snaps, int n,
+			const pid_t *ppids, const struct view *views, const struct dump_opts *o,
+			const struct grouping *gr, const struct member *mem)
+{
+	struct json j;
+
+	json_init(&j, out);
+	json_obj_begin(&j);
+	json_host(&j);
+	if (o->node) {
+		json_kstr(&j, "node", o->node);
+		json_kstr(&j, "job", o->job);
+	}
+	json_key(&j, "processes");
+	json_arr_begin(&j);
+	for (int i = 0; i < n; i++)
+		dump_json_snapshot(&j, &snaps[i], ppids[i], &views[i]);
+	for (int i = 0; i < o->nfailed; i++)
+		dump_json_failed(&j, &o->failed[i]);
+	json_arr_end(&j);
+	if (o->group)
+		dump_json_groups(&j, snaps, gr, mem);
+	json_obj_end(&j);
+	sb_putc(out, '\n');
+}
+
 void dump_format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 		     const struct proc_node *procs, int nprocs, const struct dump_opts *o)
 {
@@ -53,7 +91,6 @@ void dump_format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 	struct member *mem = NULL;
 	pid_t *ppids = xcalloc(n, sizeof(*ppids));
 	struct view *views = xcalloc(n, sizeof(*views));
-	struct json j;
 
 	for (int i = 0; i < n; i++) {
 		for (int k = 1; k < nprocs; k++)
@@ -85,17 +122,7 @@ void dump_format_all(struct strbuf *out, const struct snapshot *snaps, int n,
 		}
 		goto out;
 	}
-	json_init(&j, out);
-	json_obj_begin(&j);
-	json_key(&j, "processes");
-	json_arr_begin(&j);
-	for (int i = 0; i < n; i++)
-		dump_json_snapshot(&j, &snaps[i], ppids[i], &views[i]);
-	json_arr_end(&j);
-	if (o->group)
-		dump_json_groups(&j, snaps, &gr, mem);
-	json_obj_end(&j);
-	sb_putc(out, '\n');
+	format_json(out, snaps, n, ppids, views, o, &gr, mem);
 out:
 	for (int i = 0; i < n; i++)
 		source_close(views[i].src);

@@ -64,6 +64,7 @@ struct member *dump_group_threads(const struct snapshot *snaps, int n,
 
 void dump_json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
 			const struct view *v);
+void dump_json_failed(struct json *j, const struct dump_failure *f);
 void dump_json_groups(struct json *j, const struct snapshot *snaps, const struct grouping *gr,
 		      const struct member *mem);
 

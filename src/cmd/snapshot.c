@@ -5,6 +5,7 @@
 #include "process/pause.h"
 #include "process/nsmap.h"
 #include "process/proc.h"
+#include "process/proctree.h"
 #include "native/symbolize.h"
 #include "util/util.h"
 
@@ -184,6 +185,10 @@ static int live_prepare(struct live *l, struct snapshot *s, char *err, size_t er
 		return rc;
 	}
 	s->argv = proc_cmdline(pid, &s->argc);
+	s->ppid = proc_parent(pid);
+	/* Unreadable (another user's, without the right to trace it) is
+	 * an unknown job, not a failure: the stacks are what was asked. */
+	job_ident_read(pid, &s->job);
 	if (l->async && (rc = async_prepare(&l->src, l->m, s, &l->A, err, errlen)) != 0) {
 		if (rc < 0)
 			return rc;

@@ -12,6 +12,7 @@
 #include "native/mixed.h"
 #include "python/pystack.h"
 #include "python/asyncio.h"
+#include "process/jobenv.h"
 
 struct snapshot_opts {
 	bool nonblocking;
@@ -24,6 +25,8 @@ struct snapshot_opts {
 struct snapshot {
 	pid_t pid;
 	pid_t ns_pid;		/* its id in its own PID namespace (== pid outside containers) */
+	pid_t ppid;		/* its parent when read, 0 when unknown (a core) */
+	struct job_ident job;	/* its job and rank, from its environment */
 	char **argv;		/* command line, NULL if unreadable */
 	int argc;
 	struct pyinterp pi;
