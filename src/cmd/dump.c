@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "cmd/dump_format.h"
 #include "cmd/dump_read.h"
+#include "cmd/dump_node.h"
 #include "process/proctree.h"
 #include "process/selfstop.h"
 #include "cmd/snapshot.h"
@@ -21,11 +22,21 @@ struct dump_args {
 	struct core_opts core;
 	bool tree;
 	pid_t pid;
+	const char *slurm_node;	/* --slurm-node=JOB[.STEP] */
+	double timeout;
 };
 
-/* What --core cannot go with, or NULL. */
+/* What --core and --slurm-node cannot go with, or NULL. */
 static const char *core_conflict(const struct dump_args *a)
 {
+	char job[32], step[32];
+
+	if (a->slurm_node && (a->pid || a->core.path || a->tree))
+		return "--slurm-node reads the job's processes: not with --pid, --core or "
+		       "--subprocesses";
+	if (a->slurm_node && dump_node_spec(a->slurm_node, job, sizeof(job), step,
+					    sizeof(step)) < 0)
+		return "--slurm-node takes JOB or JOB.STEP (digits, then a step)";
 	if (!a->core.path)
 		return a->core.exe || a->core.root ? "--executable and --root go with --core" : NULL;
 	if (a->pid)
@@ -94,6 +105,12 @@ static const struct opt dump_opts[] = {
 		"also every asyncio task: its coroutine stack, what it\n"
 		"awaits and who awaits it, deadlock cycles (3.11+); with\n"
 		"--group, tasks that wait the same way once, with their count", async),
+	OPT_STRING("slurm-node", 0, "JOB",
+		" what --slurm runs on each node: its processes\n"
+		"of JOB[.STEP], as framed JSON", AT(slurm_node)),
+	OPT_NUMBER("timeout", 0, "SECS",
+		" with --slurm-node, read no process after SECS\n"
+		"(default 10)", AT(timeout), 0.1, 3600, "must be between 0.1 and 3600"),
 	OPT_HELP("show this help"),
 	OPT_END,
 };
@@ -127,7 +144,7 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		return usage_error("dump", "%s", conflict);
 	if (optind < argc)
 		return opt_usage_extra(&dump_options, argv, optind, !a->pid && !a->core.path);
-	if (!a->pid && !a->core.path)
+	if (!a->pid && !a->core.path && !a->slurm_node)
 		return usage_error("dump", "--pid PID or --core CORE is required (see pystrobe "
 				   "dump --help)");
 	if (a->so.native && a->so.nonblocking)
@@ -203,7 +220,7 @@ static int dump_core(struct dump_args *a)
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_args a = { 0 };
+	struct dump_args a = { .timeout = 10 };
 	struct snapshot *snaps = NULL;
 	struct proc_node *procs = NULL;
 	struct strbuf out = STRBUF_INIT;
@@ -214,6 +231,8 @@ int cmd_dump(int argc, char **argv)
 		return rc > 0 ? EXIT_OK : exit_code(rc);
 	if (a.core.path)
 		return dump_core(&a);
+	if (a.slurm_node)
+		return dump_node(a.slurm_node, a.timeout, &a.so, &a.o);
 	/* Ctrl-Z lets the threads go before pystrobe stops. */
 	selfstop_on_signals();
 	nprocs = dump_list_processes(a.pid, a.tree, &procs);

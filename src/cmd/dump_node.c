@@ -1,0 +1,192 @@
+/* dump --slurm-node=JOB[.STEP]: one node's part of `dump --slurm`.
+ *
+ * The front runs this on every node of the job through srun.  Each node
+ * finds the job's processes on itself (process/jobenv.h), reads every
+ * Python one, and answers with one JSON document in lines short enough
+ * for any reader on the way:
+ *
+ *   #pystrobe-node NODE
+ *   =<a piece of the JSON>          (as many as needed; no newline in JSON)
+ *   #pystrobe-end STATUS BYTES
+ *
+ * The end line says the document is whole: a node killed half way
+ * through has none, and BYTES tells a piece lost on the way.  A process
+ * that cannot be read is listed with its error and the others are still
+ * read; a node where the job has no Python process answers an empty list
+ * (the front, which sees every node, decides whether that is an error).
+ */
+#include "cmd/dump_node.h"
+#include "process/jobenv.h"
+#include "process/proc.h"
+#include "process/proctree.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct node_dump {
+	char job[32], step[32], node[128];
+	pid_t *pids;
+	int npids;
+	struct snapshot *snaps;
+	int nsnaps;
+	struct dump_failure *failed;
+	int nfailed;
+	int status;		/* the first failure's exit status, 0 when none */
+};
+
+/* n bytes of digits; with extra (not NULL) also ASCII letters and
+ * extra's characters. */
+static bool word_of(const char *s, size_t n, const char *extra)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i], lower = c | 0x20;
+
+		if ((c >= '0' && c <= '9') ||
+		    (extra && ((lower >= 'a' && lower <= 'z') || (c && strchr(extra, c)))))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+int dump_node_spec(const char *spec, char *job, size_t jobsize, char *step, size_t stepsize)
+{
+	const char *dot = strchr(spec, '.');
+	size_t jlen = dot ? (size_t)(dot - spec) : strlen(spec);
+	size_t slen = dot ? strlen(dot + 1) : 0;
+
+	if (!word_of(spec, jlen, NULL) || jlen >= jobsize || (dot && !word_of(dot + 1, slen, "_+")) ||
+	    slen >= stepsize)
+		return -1;
+	snprintf(job, jobsize, "%.*s", (int)jlen, spec);
+	snprintf(step, stepsize, "%s", dot ? dot + 1 : "");
+	return 0;
+}
+
+/* This node's name as Slurm has it: srun gives each task the node's
+ * SLURMD_NODENAME, which is not the host's name where several slurmd
+ * share a host; else the host's short name, slurmd's default. */
+static void node_name(char *buf, size_t size)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && strlen(env) < size && word_of(env, strlen(env), "-._"))
+		snprintf(buf, size, "%s", env);
+	else
+		job_host_name(buf, size);
+}
+
+static void add_failure(struct node_dump *nd, pid_t pid, int rc, const char *err)
+{
+	struct dump_failure *f = &nd->failed[nd->nfailed++];
+
+	f->pid = pid;
+	f->ppid = proc_parent(pid);
+	job_ident_read(pid, &f->job);
+	f->argv = proc_cmdline(pid, &f->argc);
+	snprintf(f->error, sizeof(f->error), "%s", err);
+	if (!nd->status)
+		nd->status = exit_code(rc);
+}
+
+/* Not Python (a shell, srun, a launcher), or gone since it was listed:
+ * nothing to say of it. */
+static bool passed_over(int rc)
+{
+	return is_fail(rc, EXIT_NOT_PYTHON) || is_fail(rc, EXIT_NO_PROCESS) ||
+	       is_fail(rc, EXIT_EXITED);
+}
+
+/* One process at a time, each let go before the next is paused: none is
+ * held longer than its own read, whatever the bound does.  Once the
+ * bound has passed, the rest are listed unread. */
+static void read_all(struct node_dump *nd, const struct snapshot_opts *so, double timeout)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)(timeout * 1e9);
+	char err[512];
+
+	nd->snaps = xcalloc(nd->npids + 1, sizeof(*nd->snaps));
+	nd->failed = xcalloc(nd->npids + 1, sizeof(*nd->failed));
+	for (int i = 0; i < nd->npids; i++) {
+		pid_t pid = nd->pids[i];
+		int rc;
+
+		if (mono_ns() >= deadline) {
+			snprintf(err, sizeof(err), "not read: the node's --timeout of %g s ran out",
+				 timeout);
+			add_failure(nd, pid, status_fail(EXIT_ERROR), err);
+			continue;
+		}
+		rc = snapshot_take(pid, NULL, so, &nd->snaps[nd->nsnaps], err, sizeof(err));
+		if (rc == 0)
+			nd->nsnaps++;
+		else if (!passed_over(rc))
+			add_failure(nd, pid, rc, err);
+	}
+}
+
+/* The framed reply: the JSON (without its last newline) in pieces of
+ * NODE_LINE_MAX - 2 bytes, between the node's line and the end line. */
+static void frame(struct strbuf *out, const char *node, const char *json, size_t len,
+		  int status)
+{
+	const size_t piece = NODE_LINE_MAX - 2;
+
+	while (len && json[len - 1] == '\n')
+		len--;
+	sb_printf(out, "#pystrobe-node %s\n", node);
+	for (size_t at = 0; at < len; at += piece) {
+		sb_putc(out, '=');
+		sb_add(out, json + at, len - at < piece ? len - at : piece);
+		sb_putc(out, '\n');
+	}
+	sb_printf(out, "#pystrobe-end %d %zu\n", status, len);
+}
+
+static void node_dump_free(struct node_dump *nd)
+{
+	for (int i = 0; i < nd->nsnaps; i++)
+		snapshot_free(&nd->snaps[i]);
+	for (int i = 0; i < nd->nfailed; i++)
+		proc_cmdline_free(nd->failed[i].argv);
+	free(nd->snaps);
+	free(nd->failed);
+	free(nd->pids);
+}
+
+int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
+	      struct dump_opts *o)
+{
+	struct node_dump nd = { .status = EXIT_OK };
+	struct strbuf json = STRBUF_INIT, out = STRBUF_INIT;
+	int status;
+
+	if (dump_node_spec(spec, nd.job, sizeof(nd.job), nd.step, sizeof(nd.step)) < 0)
+		return usage_error("dump", "--slurm-node takes JOB or JOB.STEP, not '%s'", spec);
+	node_name(nd.node, sizeof(nd.node));
+	nd.pids = xcalloc(PROCTREE_MAX, sizeof(*nd.pids));
+	nd.npids = jobprocs_list(nd.job, nd.step[0] ? nd.step : NULL, nd.node, getpid(),
+				 nd.pids, PROCTREE_MAX);
+	read_all(&nd, so, timeout);
+	o->json = true;
+	o->locals = so->locals;
+	o->node = nd.node;
+	o->job = nd.job;
+	o->failed = nd.failed;
+	o->nfailed = nd.nfailed;
+	dump_format_all(&json, nd.snaps, nd.nsnaps, NULL, 0, o);
+	frame(&out, nd.node, json.buf, json.len, nd.status);
+	fwrite(out.buf, 1, out.len, stdout);
+	status = fflush(stdout) != 0 ? EXIT_ERROR : nd.status;
+	if (status == EXIT_ERROR && !nd.status)
+		errorf("cannot write the output");
+	node_dump_free(&nd);
+	sb_release(&json);
+	sb_release(&out);
+	return status;
+}

@@ -1,0 +1,28 @@
+/* dump's node mode, --slurm-node=JOB[.STEP]: what `dump --slurm` runs on
+ * each node of a job (through srun), and what it writes back. */
+#ifndef PYSTROBE_DUMP_NODE_H
+#define PYSTROBE_DUMP_NODE_H
+
+#include <stddef.h>
+
+#include "cmd/dump_format.h"
+#include "cmd/snapshot.h"
+
+/* The reply's lines are at most this long, '=' and newline included:
+ * short enough for any line reader between the node and the front (srun
+ * adds its "N: " label in front). */
+#define NODE_LINE_MAX 400
+
+/* JOB[.STEP] into job and step ("" for any step): 0, or -1 when it is
+ * not a job id (digits) with an optional step (letters, digits, '_',
+ * '+'). */
+int dump_node_spec(const char *spec, char *job, size_t jobsize, char *step, size_t stepsize);
+
+/* Dump every Python process of the job on this node as one JSON
+ * document, framed (design: "#pystrobe-node NODE", "=PAYLOAD" lines,
+ * "#pystrobe-end STATUS BYTES") on stdout, within timeout seconds.
+ * Returns the exit status, the one the end line carries. */
+int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
+	      struct dump_opts *o);
+
+#endif
