@@ -87,7 +87,7 @@ static void add_failure(struct node_dump *nd, pid_t pid, int rc, const char *err
 
 	f->pid = pid;
 	f->ppid = proc_parent(pid);
-	job_ident_read(pid, &f->job);
+	job_ident_placed(pid, &f->job);
 	f->argv = proc_cmdline(pid, &f->argc);
 	snprintf(f->error, sizeof(f->error), "%s", err);
 	if (!nd->status)
@@ -123,8 +123,9 @@ static void read_all(struct node_dump *nd, const struct snapshot_opts *so, doubl
 			continue;
 		}
 		rc = snapshot_take(pid, NULL, so, &nd->snaps[nd->nsnaps], err, sizeof(err));
+		/* Found by its ancestry: the job and node it was found by. */
 		if (rc == 0)
-			nd->nsnaps++;
+			job_ident_placed(pid, &nd->snaps[nd->nsnaps++].job);
 		else if (!passed_over(rc))
 			add_failure(nd, pid, rc, err);
 	}

@@ -343,9 +343,7 @@ static bool ancestry(pid_t pid, struct job_ident *id)
 	return false;
 }
 
-/* pid's identity: its environment's, and where that does not name both
- * the job and the node, its ancestry's (its rank stays its own). */
-static void proc_ident(pid_t pid, struct job_ident *id)
+void job_ident_placed(pid_t pid, struct job_ident *id)
 {
 	if (job_ident_read(pid, id) == 0 && id->in_job && id->node[0])
 		return;
@@ -391,7 +389,7 @@ int jobprocs_list(const char *jobid, const char *step, const char *node, pid_t s
 
 		if (*end || pid <= 1 || pid == self)
 			continue;
-		proc_ident(pid, &id);
+		job_ident_placed(pid, &id);
 		if (wanted(&w, &id) && !is_stepd(pid))
 			out[n++] = pid;
 	}

@@ -48,6 +48,10 @@ int job_ident_parse(const char *environ, size_t len, struct job_ident *out);
  * 0, or -errno when it cannot be read (*out is then empty). */
 int job_ident_read(pid_t pid, struct job_ident *out);
 
+/* pid's identity: its environment's, and where that does not name both
+ * the job and the node, its ancestry's (its rank stays its own). */
+void job_ident_placed(pid_t pid, struct job_ident *id);
+
 /* The processes of job jobid (of its step, unless step is NULL) on node
  * node, by pid, ascending, into out (room for max): those whose
  * environment names them, else whose ancestry does.  Never self, nor the
