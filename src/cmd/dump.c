@@ -23,10 +23,10 @@ struct dump_args {
 	bool tree;
 	pid_t pid;
 	const char *slurm_node;	/* --slurm-node=JOB[.STEP] */
-	double timeout;
+	double timeout;		/* 0: not given */
 };
 
-/* What --core and --slurm-node cannot go with, or NULL. */
+/* What --core, --slurm-node and --timeout cannot go with, or NULL. */
 static const char *core_conflict(const struct dump_args *a)
 {
 	char job[32], step[32];
@@ -34,6 +34,8 @@ static const char *core_conflict(const struct dump_args *a)
 	if (a->slurm_node && (a->pid || a->core.path || a->tree))
 		return "--slurm-node reads the job's processes: not with --pid, --core or "
 		       "--subprocesses";
+	if (a->timeout && !a->slurm_node)
+		return "--timeout goes with --slurm-node";
 	if (a->slurm_node && dump_node_spec(a->slurm_node, job, sizeof(job), step,
 					    sizeof(step)) < 0)
 		return "--slurm-node takes JOB or JOB.STEP (digits, then a step)";
@@ -220,7 +222,7 @@ static int dump_core(struct dump_args *a)
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_args a = { .timeout = 10 };
+	struct dump_args a = { 0 };
 	struct snapshot *snaps = NULL;
 	struct proc_node *procs = NULL;
 	struct strbuf out = STRBUF_INIT;
@@ -232,7 +234,8 @@ int cmd_dump(int argc, char **argv)
 	if (a.core.path)
 		return dump_core(&a);
 	if (a.slurm_node)
-		return dump_node(a.slurm_node, a.timeout, &a.so, &a.o);
+		return dump_node(a.slurm_node, a.timeout ? a.timeout : NODE_TIMEOUT_DEFAULT, &a.so,
+				 &a.o);
 	/* Ctrl-Z lets the threads go before pystrobe stops. */
 	selfstop_on_signals();
 	nprocs = dump_list_processes(a.pid, a.tree, &procs);

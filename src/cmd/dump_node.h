@@ -13,6 +13,11 @@
  * adds its "N: " label in front). */
 #define NODE_LINE_MAX 400
 
+/* --timeout's default, seconds: a rank is read in milliseconds, or a
+ * second or so with --native's first symbols; the front waits for the
+ * slowest node. */
+#define NODE_TIMEOUT_DEFAULT 10
+
 /* JOB[.STEP] into job and step ("" for any step): 0, or -1 when it is
  * not a job id (digits) with an optional step (letters, digits, '_',
  * '+'). */

@@ -149,6 +149,12 @@ static const struct {
 	{ { "record", "--async", "all", "--", "true", NULL }, "did you mean --async=all?" },
 	{ { "top", "--natvie", "--pid", "1", NULL }, "did you mean --native?" },
 	{ { "diff", "--negtae", "a", "b", NULL }, "did you mean --negate?" },
+	/* dump's node mode (what dump --slurm runs on each node). */
+	{ { "dump", "--slurm-node=12x", NULL }, "--slurm-node takes JOB or JOB.STEP" },
+	{ { "dump", "--slurm-node=12.0/1", NULL }, "--slurm-node takes JOB or JOB.STEP" },
+	{ { "dump", "--slurm-node=12", "--pid", "1", NULL }, "not with --pid" },
+	{ { "dump", "--timeout", "3", "--pid", "1", NULL }, "--timeout goes with --slurm-node" },
+	{ { "dump", "--slurm-node=12", "--timeout", "0", NULL }, "between 0.1 and 3600" },
 };
 
 START_TEST(test_hints)
