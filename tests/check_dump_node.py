@@ -7,7 +7,10 @@ REPLY is pystrobe's standard output.  EXPECT (written by
 tests/live/check_dump_node.c):
   {"node": "hnode1", "job": "J",
    "want": [{"truth": PATH, "tree": null | {"id", "step", "node"}}],
-   "unwanted": [{"pid": N, "what": "..."}]}
+   "unwanted": [{"pid": N, "what": "..."}],
+   "traced": PID | 0}
+"traced" is a wanted process another tracer holds: listed with an error and
+no threads, and the end status 4.
 "tree" is the identity of a target whose environment names no job, from
 the fake step daemon that started it.
 
@@ -32,7 +35,7 @@ def fail(msg):
     failures.append(msg)
 
 
-def unframe(data, node):
+def unframe(data, node, status):
     """The JSON text of the reply, or None."""
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
@@ -56,8 +59,8 @@ def unframe(data, node):
     if bad:
         fail("lines %s are not '=' pieces" % bad[:5])
     payload = b"".join(l[1:] for l in body)
-    if end[1] != b"0":
-        fail("end status %s, want 0" % end[1].decode())
+    if end[1] != str(status).encode():
+        fail("end status %s, want %d" % (end[1].decode(), status))
     if int(end[2]) != len(payload):
         fail("end says %s bytes, the pieces are %d" % (end[2].decode(), len(payload)))
     print("framing: %d lines, %d bytes of JSON" % (len(lines), len(payload)))
@@ -81,8 +84,21 @@ def expected_job(env, tree):
     return job
 
 
-def check_process(proc, truth, tree):
+def check_traced(proc, truth):
+    """Listed, with why it could not be read, and its job all the same."""
+    if "traces it already" not in (proc.get("error") or ""):
+        fail("pid %d: error %r, not another tracer" % (truth["pid"], proc.get("error")))
+    if proc.get("threads") != []:
+        fail("pid %d: threads %r, want none" % (truth["pid"], proc.get("threads"))[:200])
+    if proc.get("job") != expected_job(truth["env"], None):
+        fail("pid %d: job %s" % (truth["pid"], proc.get("job")))
+
+
+def check_process(proc, truth, tree, traced):
     pid = truth["pid"]
+    if pid == traced:
+        check_traced(proc, truth)
+        return
     if tree and any(v is not None for v in truth["env"].values()):
         fail("pid %d: its environment has %s: not the case meant" % (pid, truth["env"]))
     if "error" in proc:
@@ -103,7 +119,7 @@ def main():
         data = f.read()
     with open(sys.argv[2]) as f:
         expect = json.load(f)
-    payload = unframe(data, expect["node"])
+    payload = unframe(data, expect["node"], 4 if expect["traced"] else 0)
     if payload is None:
         return
     try:
@@ -124,7 +140,7 @@ def main():
         if truth["pid"] not in procs:
             fail("pid %d (%s) not listed" % (truth["pid"], truth["env"]))
         else:
-            check_process(procs[truth["pid"]], truth, w["tree"])
+            check_process(procs[truth["pid"]], truth, w["tree"], expect["traced"])
     named = dict((u["pid"], u["what"]) for u in expect["unwanted"])
     for pid in sorted(set(procs) - wanted):
         fail("pid %d listed: %s" % (pid, named.get(pid, "not a target of the test")))

@@ -13,14 +13,17 @@
  * themselves: the framing (each line at most 400 bytes, the end line's
  * status and byte count), exactly hnode1's processes of J, each with the
  * job and rank its own environment gave it (or the fake step daemon
- * that started it), its parent, and its stack in rank_park().  On the
- * oldest and the newest interpreter.
+ * that started it), its parent, and its stack in rank_park(); also with
+ * --native.  Then with one of them held by another tracer: it is listed
+ * with its error and no threads, the others are still read, and the
+ * status is 4.  On the oldest and the newest interpreter.
  */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <unistd.h>
 
 #include "interpreters.h"
@@ -71,9 +74,12 @@ struct words {
 	int n;
 };
 
-static void word(struct words *w, const char *fmt, const char *a, const char *b)
+static void word(struct words *w, const char *name, const char *value)
 {
-	snprintf(w->buf[w->n], sizeof(w->buf[0]), fmt, a, b);
+	if (value)
+		snprintf(w->buf[w->n], sizeof(w->buf[0]), "%s=%s", name, value);
+	else
+		snprintf(w->buf[w->n], sizeof(w->buf[0]), "%s", name);
 	w->v[w->n] = w->buf[w->n];
 	w->v[++w->n] = NULL;
 }
@@ -86,7 +92,7 @@ static void rank_words(struct words *w, const char *names[3], const char *ranks)
 	if (!ranks || sscanf(ranks, "%15s %15s %15s", r[0], r[1], r[2]) != 3)
 		return;
 	for (int i = 0; i < 3; i++)
-		word(w, "%s=%s", names[i], r[i]);
+		word(w, names[i], r[i]);
 }
 
 /* env VAR=VALUE... for a target named by its environment; fake_slurm.sh
@@ -95,18 +101,20 @@ static void wrapper(const struct rank_target *rt, const char *job, struct words 
 {
 	static const char *slurm[3] = { "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS" };
 	static const char *torch[3] = { "RANK", "LOCAL_RANK", "WORLD_SIZE" };
+	char path[PATH_MAX];
 
 	w->n = 0;
 	if (rt->how == BY_TREE) {
-		word(w, "%s/tests/targets/fake_slurm.sh%s", test_srcdir(), "");
-		word(w, "%s%s", rt->node, "");
-		word(w, "%s%s", job, "");
+		snprintf(path, sizeof(path), "%s/tests/targets/fake_slurm.sh", test_srcdir());
+		word(w, path, NULL);
+		word(w, rt->node, NULL);
+		word(w, job, NULL);
 		return;
 	}
-	word(w, "env%s%s", "", "");
-	word(w, "SLURM_JOB_ID=%s%s", job, "");
-	word(w, "SLURM_STEP_ID=%s%s", rt->step, "");
-	word(w, "SLURMD_NODENAME=%s%s", rt->node, "");
+	word(w, "env", NULL);
+	word(w, "SLURM_JOB_ID", job);
+	word(w, "SLURM_STEP_ID", rt->step);
+	word(w, "SLURMD_NODENAME", rt->node);
 	rank_words(w, slurm, rt->slurm_rank);
 	rank_words(w, torch, rt->torch_rank);
 }
@@ -126,8 +134,8 @@ static void start_one(const struct test_interp *ti, const char *jobs[2], int i,
 
 	wrapper(rt, jobs[rt->next_job], &w);
 	if (rt->how == NOT_PYTHON) {
-		word(&w, "sleep%s%s", "", "");
-		word(&w, "600%s%s", "", "");
+		word(&w, "sleep", NULL);
+		word(&w, "600", NULL);
 		s->pid[i] = spawn_cmd((char *const *)w.v);
 		if (s->pid[i] < 0)
 			msg_add(failures, "%s: cannot start", rt->what);
@@ -144,7 +152,7 @@ static void start_one(const struct test_interp *ti, const char *jobs[2], int i,
 /* What the checker is told: the node and job, the targets it must find
  * (their truth, and for those found by ancestry the identity the fake
  * step daemon gives), the pids it must not. */
-static char *expectation(const struct started *s, const char *job)
+static char *expectation(const struct started *s, const char *job, pid_t traced)
 {
 	char *text = NULL, *want = NULL, *unwanted = NULL;
 
@@ -162,7 +170,8 @@ static char *expectation(const struct started *s, const char *job)
 				(int)s->pid[i], rt->what);
 	}
 	msg_add(&text, "{\"node\": \"hnode1\", \"job\": \"%s\", \"want\": [%s], "
-		"\"unwanted\": [%s]}", job, want ? want : "", unwanted ? unwanted : "");
+		"\"unwanted\": [%s], \"traced\": %d}", job, want ? want : "",
+		unwanted ? unwanted : "", (int)traced);
 	free(want);
 	free(unwanted);
 	return text;
@@ -183,12 +192,14 @@ static int run_node(struct run *r, const char *job, const char *opt)
 	return rc;
 }
 
+/* traced: a wanted target that another tracer holds, or 0.  It cannot be
+ * read (exit status 4), the others still are. */
 static void check_reply(const struct started *s, const char *job, const char *dir,
-			const char *opt, char **failures)
+			const char *opt, pid_t traced, char **failures)
 {
 	char script[PATH_MAX], out[PATH_MAX + 32], expect[PATH_MAX + 32], how[96];
 	char *argv[] = { (char *)test_python3(), script, out, expect, NULL };
-	char *text = expectation(s, job);
+	char *text = expectation(s, job, traced);
 	struct run r, c;
 
 	snprintf(script, sizeof(script), "%s/tests/check_dump_node.py", test_srcdir());
@@ -200,7 +211,7 @@ static void check_reply(const struct started *s, const char *job, const char *di
 		msg_add(failures, "cannot run pystrobe");
 		return;
 	}
-	if (run_exit(&r) != 0 || r.err_len)
+	if (run_exit(&r) != (traced ? 4 : 0) || r.err_len)
 		msg_add(failures, "dump --slurm-node %s%s: %s: %.1000s", job, opt ? opt : "",
 			run_describe(&r, how, sizeof(how)), r.err);
 	write_file(out, r.out, r.out_len);
@@ -213,6 +224,34 @@ static void check_reply(const struct started *s, const char *job, const char *di
 	if (run_exit(&c) != 0)
 		msg_add(failures, "%s%s%s", opt ? opt : "", c.out, c.err);
 	run_free(&c);
+}
+
+/* A tracer that holds pid without stopping it (a debugger attached):
+ * its pid, or -1.  Killing it lets pid go. */
+static pid_t seize(pid_t pid)
+{
+	char path[64], *status, *at;
+	pid_t tracer = fork();
+
+	if (tracer == 0) {
+		if (ptrace(PTRACE_SEIZE, pid, 0, 0) != 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	for (int i = 0; tracer > 0 && i < 500; i++, sleep_ms(10)) {
+		status = slurp(path);
+		at = status ? strstr(status, "TracerPid:") : NULL;
+		if (at && atoi(at + 10) == tracer) {
+			free(status);
+			return tracer;
+		}
+		free(status);
+	}
+	if (tracer > 0)
+		kill_reap(tracer);
+	return -1;
 }
 
 static void stop_all(struct started *s)
@@ -235,6 +274,7 @@ START_TEST(test_node)
 	char *failures = NULL, job[16], next[16];
 	const char *jobs[2] = { job, next };
 	int oldest, newest;
+	pid_t tracer;
 
 	test_interp_span(interps, ninterps, &oldest, &newest);
 	if (_i == 1 && oldest == newest)
@@ -246,9 +286,15 @@ START_TEST(test_node)
 	for (size_t i = 0; i < NTARGETS && !failures; i++)
 		start_one(ti, jobs, i, &s, &failures);
 	if (!failures)
-		check_reply(&s, job, s.t[0].dir, NULL, &failures);
+		check_reply(&s, job, s.t[0].dir, NULL, 0, &failures);
 	if (!failures)
-		check_reply(&s, job, s.t[0].dir, "--native", &failures);
+		check_reply(&s, job, s.t[0].dir, "--native", 0, &failures);
+	if (!failures && (tracer = seize(s.pid[1])) < 0)
+		msg_add(&failures, "cannot trace %d", (int)s.pid[1]);
+	if (!failures) {
+		check_reply(&s, job, s.t[0].dir, NULL, s.pid[1], &failures);
+		kill_reap(tracer);
+	}
 	stop_all(&s);
 	ck_assert_msg(!failures, "%s: %.3000s", ti->label, failures);
 	free(failures);
