@@ -257,8 +257,7 @@ void job_host_name(char *buf, size_t size)
  * is its child, a launcher's worker a few below. */
 #define ANCESTRY_MAX 64
 
-/* "slurmstepd: [JOB.STEP]", as a step daemon names itself, into id. */
-static bool stepd_name(const char *argv0, struct job_ident *id)
+bool job_stepd_parse(const char *argv0, struct job_ident *id)
 {
 	static const char prefix[] = "slurmstepd: [";
 	char job[32], step[32];
@@ -287,28 +286,32 @@ static bool is_stepd(pid_t pid)
 	return yes;
 }
 
-/* The node a slurmd serves: its -N NAME (or -NNAME); false when pid is
- * no slurmd or names none. */
-static bool slurmd_node(pid_t pid, char *node, size_t size)
+bool job_slurmd_parse(char *const *argv, int argc, char *node, size_t size)
 {
-	int argc = 0;
-	char **argv = proc_cmdline(pid, &argc);
 	const char *base, *name = NULL;
-	bool ok = false;
 
-	if (!argv)
+	if (argc < 1 || !argv[0])
 		return false;
 	base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	for (int i = 1; !strcmp(base, "slurmd") && i < argc && !name; i++)
 		if (!strcmp(argv[i], "-N"))
-			name = i + 1 < argc ? argv[i + 1] : NULL;
+			name = i + 1 < argc ? argv[i + 1] : "";
 		else if (!strncmp(argv[i], "-N", 2))
 			name = argv[i] + 2;
-	if (name && strlen(name) < size && env_word(name, "-._")) {
-		snprintf(node, size, "%s", name);
-		ok = true;
-	}
+	if (!name || strlen(name) >= size || !env_word(name, "-._"))
+		return false;
+	snprintf(node, size, "%s", name);
+	return true;
+}
+
+/* The node the slurmd pid serves, by its command line. */
+static bool slurmd_node(pid_t pid, char *node, size_t size)
+{
+	int argc = 0;
+	char **argv = proc_cmdline(pid, &argc);
+	bool ok = argv && job_slurmd_parse(argv, argc, node, size);
+
 	proc_cmdline_free(argv);
 	return ok;
 }
@@ -326,7 +329,7 @@ static bool ancestry(pid_t pid, struct job_ident *id)
 		if ((pid = proc_parent(pid)) <= 1)
 			return false;
 		argv = proc_cmdline(pid, NULL);
-		stepd = argv && stepd_name(argv[0], &up);
+		stepd = argv && job_stepd_parse(argv[0], &up);
 		proc_cmdline_free(argv);
 		if (stepd) {
 			if (!slurmd_node(proc_parent(pid), up.node, sizeof(up.node)))

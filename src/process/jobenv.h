@@ -48,6 +48,14 @@ int job_ident_parse(const char *environ, size_t len, struct job_ident *out);
  * 0, or -errno when it cannot be read (*out is then empty). */
 int job_ident_read(pid_t pid, struct job_ident *out);
 
+/* "slurmstepd: [JOB.STEP]", as a step daemon names itself: its job and
+ * step into id (nothing else changed); false for anything else. */
+bool job_stepd_parse(const char *argv0, struct job_ident *id);
+
+/* The node a slurmd's command line serves: its -N NAME (or -NNAME), a
+ * host name; false when argv is no slurmd's or names none. */
+bool job_slurmd_parse(char *const *argv, int argc, char *node, size_t size);
+
 /* pid's identity: its environment's, and where that does not name both
  * the job and the node, its ancestry's (its rank stays its own). */
 void job_ident_placed(pid_t pid, struct job_ident *id);

@@ -2,8 +2,10 @@
  * (src/process/jobenv.c): synthetic environment blocks as the kernel
  * hands them out (NAME=VALUE, NUL between), torchrun's rank over Slurm's,
  * values that are not what a launcher writes, no job at all, a block
- * without its last NUL, binary junk; and the same read from a child's
- * /proc/PID/environ larger than the reader's block.
+ * without its last NUL, binary junk; the names of a step daemon and a
+ * slurmd's -N, which place a process whose environment is silent; and the
+ * environment read from a child's /proc/PID/environ larger than the
+ * reader's block.
  */
 #include <check.h>
 #include <signal.h>
@@ -204,6 +206,60 @@ START_TEST(test_read_large_environ)
 }
 END_TEST
 
+/* What a step daemon calls itself, and what only looks like it. */
+START_TEST(test_stepd_names)
+{
+	static const struct {
+		const char *argv0, *job, *step;
+	} good[] = {
+		{ "slurmstepd: [123.0]", "123", "0" },
+		{ "slurmstepd: [123.batch]", "123", "batch" },
+		{ "slurmstepd: [4.extern]", "4", "extern" },
+		{ "slurmstepd: [77.0] padding the kernel keeps", "77", "0" },
+	};
+	static const char *const bad[] = {
+		"slurmstepd: [123]", "slurmstepd: [.0]", "slurmstepd: [12a.0]", "slurmstepd: [123.0",
+		"slurmstepd: [123.]", "slurmstepd: [123.0/x]", "slurmstepd [123.0]", "python3",
+		"slurmstepd: [123456789012345678901234567890123.0]", "",
+	};
+	struct job_ident id;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		memset(&id, 0, sizeof(id));
+		ck_assert_msg(job_stepd_parse(good[i].argv0, &id), "refused %s", good[i].argv0);
+		ck_assert_str_eq(id.id, good[i].job);
+		ck_assert_str_eq(id.step, good[i].step);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(!job_stepd_parse(bad[i], &id), "took %s", bad[i]);
+}
+END_TEST
+
+/* A slurmd's -N, in its two spellings; nothing from another program or
+ * a name no host has. */
+START_TEST(test_slurmd_node)
+{
+	char *a[] = { "/usr/sbin/slurmd", "-D", "-N", "hnode1", "-f", "x.conf" };
+	char *b[] = { "slurmd", "-Nhnode-2.rack" };
+	char *c[] = { "slurmctld", "-N", "hnode1" };
+	char *d[] = { "slurmd", "-D" };
+	char *e[] = { "slurmd", "-N" };
+	char *f[] = { "slurmd", "-N", "a/b" };
+	char node[128];
+
+	ck_assert(job_slurmd_parse(a, 6, node, sizeof(node)));
+	ck_assert_str_eq(node, "hnode1");
+	ck_assert(job_slurmd_parse(b, 2, node, sizeof(node)));
+	ck_assert_str_eq(node, "hnode-2.rack");
+	ck_assert(!job_slurmd_parse(c, 3, node, sizeof(node)));
+	ck_assert(!job_slurmd_parse(d, 2, node, sizeof(node)));
+	ck_assert(!job_slurmd_parse(e, 2, node, sizeof(node)));
+	ck_assert(!job_slurmd_parse(f, 3, node, sizeof(node)));
+	ck_assert(!job_slurmd_parse(a, 0, node, sizeof(node)));
+	ck_assert(!job_slurmd_parse(a, 4, node, 4));	/* no room */
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
@@ -211,6 +267,7 @@ int main(void)
 				      test_garbage_rank_falls_back, test_garbage_values,
 				      test_no_job, test_first_wins_and_no_terminator,
 				      test_binary_junk } },
+		{ "ancestry", .tests = { test_stepd_names, test_slurmd_node } },
 		{ "read", .timeout = 30, .tests = { test_read_large_environ } },
 	};
 
