@@ -26,19 +26,24 @@ struct dump_args {
 	double timeout;		/* 0: not given */
 };
 
-/* What --core, --slurm-node and --timeout cannot go with, or NULL. */
-static const char *core_conflict(const struct dump_args *a)
+/* What --slurm-node and --timeout cannot go with, or NULL. */
+static const char *node_conflict(const struct dump_args *a)
 {
 	char job[32], step[32];
 
-	if (a->slurm_node && (a->pid || a->core.path || a->tree))
+	if (!a->slurm_node)
+		return a->timeout ? "--timeout goes with --slurm-node" : NULL;
+	if (a->pid || a->core.path || a->tree)
 		return "--slurm-node reads the job's processes: not with --pid, --core or "
 		       "--subprocesses";
-	if (a->timeout && !a->slurm_node)
-		return "--timeout goes with --slurm-node";
-	if (a->slurm_node && dump_node_spec(a->slurm_node, job, sizeof(job), step,
-					    sizeof(step)) < 0)
+	if (dump_node_spec(a->slurm_node, job, sizeof(job), step, sizeof(step)) < 0)
 		return "--slurm-node takes JOB or JOB.STEP (digits, then a step)";
+	return NULL;
+}
+
+/* What --core cannot go with, or NULL. */
+static const char *core_conflict(const struct dump_args *a)
+{
 	if (!a->core.path)
 		return a->core.exe || a->core.root ? "--executable and --root go with --core" : NULL;
 	if (a->pid)
@@ -141,7 +146,9 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 
 	if ((rc = opt_parse(&dump_options, a, argc, argv)) != 0)
 		return rc;
-	conflict = core_conflict(a);
+	conflict = node_conflict(a);
+	if (!conflict)
+		conflict = core_conflict(a);
 	if (conflict)
 		return usage_error("dump", "%s", conflict);
 	if (optind < argc)
