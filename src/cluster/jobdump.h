@@ -40,8 +40,9 @@ struct job_frame {
 	uint64_t offset;	/* native: within library */
 };
 
-/* A process's identity in the job (design38.md, section 1): -1 is unset. */
-struct job_ident {
+/* A process's job and rank as its document said them (design38.md,
+ * section 1; process/jobenv.h reads them on the node): -1 is unset. */
+struct job_said {
 	bool present;		/* "job" was an object, not null */
 	const char *id, *step, *node, *rank_from;
 	long rank, local_rank, world_size;
@@ -62,7 +63,7 @@ struct job_proc {
 	const char *host;
 	const char *origin;	/* the file or node it was read from, for messages */
 	long pid, ppid;		/* ppid 0: unknown */
-	struct job_ident job;
+	struct job_said job;
 	const char **argv;
 	uint32_t argc;
 	const char *python;	/* its version */

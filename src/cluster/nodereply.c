@@ -11,7 +11,10 @@ const char *node_name(char *buf, size_t len)
 {
 	const char *env = getenv("SLURMD_NODENAME");
 
-	if (env && *env && strlen(env) < len && !strpbrk(env, " \t\n/"))
+	/* A name as Slurm allows one: it goes into every frame's line. */
+	if (env && *env && strlen(env) < len &&
+	    strspn(env, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") ==
+	    strlen(env))
 		snprintf(buf, len, "%s", env);
 	else
 		job_host_name(buf, len);
@@ -34,9 +37,11 @@ void node_unlink_bcast(void)
 
 int node_reply_write(FILE *out, const char *node, int status, const char *json, size_t len)
 {
+	const size_t piece = NODE_LINE_MAX - 2;
+
 	fprintf(out, "#pystrobe-node %s\n", node);
-	for (size_t i = 0; i < len; i += NODE_LINE_MAX) {
-		size_t n = len - i < NODE_LINE_MAX ? len - i : NODE_LINE_MAX;
+	for (size_t i = 0; i < len; i += piece) {
+		size_t n = len - i < piece ? len - i : piece;
 
 		fputc('=', out);
 		fwrite(json + i, 1, n, out);

@@ -9,8 +9,10 @@
 #include "process/jobenv.h"
 #include "util/json.h"
 
-/* The longest payload line: srun carries a task's output in messages of
- * a bounded size, and a line that fits one is never cut. */
+/* The longest line of a reply, '=' and newline included: srun carries a
+ * task's output in messages of a bounded size (a 5000-byte line comes
+ * back in labelled pieces of 1024, tests/live/check_slurm_cluster), and
+ * a line that fits one is never cut. */
 #define NODE_LINE_MAX 400
 
 /* This node's name as Slurm knows it: $SLURMD_NODENAME (set in every task

@@ -3,6 +3,7 @@
 #include "cmd/dump_format.h"
 #include "cmd/dump_read.h"
 #include "cmd/dump_node.h"
+#include "cmd/dump_slurm.h"
 #include "process/proctree.h"
 #include "process/selfstop.h"
 #include "cmd/snapshot.h"
@@ -24,7 +25,21 @@ struct dump_args {
 	pid_t pid;
 	const char *slurm_node;	/* --slurm-node=JOB[.STEP] */
 	double timeout;		/* 0: not given */
+	struct slurm_opts slurm;	/* --slurm, --pystrobe */
 };
+
+/* What --slurm cannot go with, or NULL. */
+static const char *slurm_conflict(const struct dump_args *a)
+{
+	if (!a->slurm.on)
+		return a->slurm.pystrobe ? "--pystrobe goes with --slurm" : NULL;
+	if (a->pid || a->core.path || a->tree || a->slurm_node)
+		return "--slurm reads every rank of a job: not with --pid, --core, "
+		       "--subprocesses or --slurm-node";
+	if (a->o.group)
+		return "--slurm groups the whole job already: --group is not needed";
+	return NULL;
+}
 
 /* What --slurm-node and --timeout cannot go with, or NULL. */
 static const char *node_conflict(const struct dump_args *a)
@@ -32,7 +47,7 @@ static const char *node_conflict(const struct dump_args *a)
 	char job[32], step[32];
 
 	if (!a->slurm_node)
-		return a->timeout ? "--timeout goes with --slurm-node" : NULL;
+		return a->timeout && !a->slurm.on ? "--timeout goes with --slurm" : NULL;
 	if (a->pid || a->core.path || a->tree)
 		return "--slurm-node reads the job's processes: not with --pid, --core or "
 		       "--subprocesses";
@@ -53,6 +68,17 @@ static const char *core_conflict(const struct dump_args *a)
 	if (a->so.nonblocking)
 		return "--nonblocking cannot be used with --core";
 	return NULL;
+}
+
+/* --slurm alone: the allocation this runs in ($SLURM_JOB_ID). */
+static int slurm(void *dest, const char *arg, const char *cmd)
+{
+	struct dump_args *a = dest;
+
+	(void)cmd;
+	a->slurm.on = true;
+	a->slurm.job = arg;
+	return 0;
 }
 
 static int locals(void *dest, const char *arg, const char *cmd)
@@ -112,12 +138,19 @@ static const struct opt dump_opts[] = {
 		"also every asyncio task: its coroutine stack, what it\n"
 		"awaits and who awaits it, deadlock cycles (3.11+); with\n"
 		"--group, tasks that wait the same way once, with their count", async),
+	OPT_CALL("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
+		"every rank of Slurm job JOB[.STEP], on every node,\n"
+		"grouped across the job (alone: this allocation's)", slurm),
+	OPT_STRING("pystrobe", 0, "PATH",
+		" with --slurm: the pystrobe the nodes run (default:\n"
+		"this one; the static binary is sent with srun --bcast)", AT(slurm.pystrobe)),
+	OPT_NUMBER("timeout", 0, "SECS",
+		" with --slurm: how long the nodes may take (default\n"
+		"20); with --slurm-node, read no process after SECS\n"
+		"(default 10)", AT(timeout), 0.1, 3600, "must be between 0.1 and 3600"),
 	OPT_STRING("slurm-node", 0, "JOB",
 		" what --slurm runs on each node: its processes\n"
 		"of JOB[.STEP], as framed JSON", AT(slurm_node)),
-	OPT_NUMBER("timeout", 0, "SECS",
-		" with --slurm-node, read no process after SECS\n"
-		"(default 10)", AT(timeout), 0.1, 3600, "must be between 0.1 and 3600"),
 	OPT_HELP("show this help"),
 	OPT_END,
 };
@@ -146,14 +179,16 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 
 	if ((rc = opt_parse(&dump_options, a, argc, argv)) != 0)
 		return rc;
-	conflict = node_conflict(a);
+	conflict = slurm_conflict(a);
+	if (!conflict)
+		conflict = node_conflict(a);
 	if (!conflict)
 		conflict = core_conflict(a);
 	if (conflict)
 		return usage_error("dump", "%s", conflict);
 	if (optind < argc)
 		return opt_usage_extra(&dump_options, argv, optind, !a->pid && !a->core.path);
-	if (!a->pid && !a->core.path && !a->slurm_node)
+	if (!a->pid && !a->core.path && !a->slurm_node && !a->slurm.on)
 		return usage_error("dump", "--pid PID or --core CORE is required (see pystrobe "
 				   "dump --help)");
 	if (a->so.native && a->so.nonblocking)
@@ -243,6 +278,10 @@ int cmd_dump(int argc, char **argv)
 	if (a.slurm_node)
 		return dump_node(a.slurm_node, a.timeout ? a.timeout : NODE_TIMEOUT_DEFAULT, &a.so,
 				 &a.o);
+	if (a.slurm.on) {
+		a.slurm.timeout_s = a.timeout ? a.timeout : SLURM_TIMEOUT_S;
+		return dump_slurm(&a.slurm, &a.o, &a.so);
+	}
 	/* Ctrl-Z lets the threads go before pystrobe stops. */
 	selfstop_on_signals();
 	nprocs = dump_list_processes(a.pid, a.tree, &procs);

@@ -2,6 +2,7 @@
  * --group the groups the text shows. */
 #include "cmd/dump_format_int.h"
 #include "process/core.h"
+#include "cluster/nodereply.h"
 #include "util/json.h"
 #include "util/util.h"
 
@@ -222,41 +223,6 @@ static void json_core(struct json *j, const struct snapshot *s)
 	json_obj_end(j);
 }
 
-/* A number of a job identity, null when unknown (-1). */
-static void json_kcount(struct json *j, const char *key, long n)
-{
-	json_key(j, key);
-	if (n >= 0)
-		json_int(j, n);
-	else
-		json_null(j);
-}
-
-static void json_kword(struct json *j, const char *key, const char *s)
-{
-	json_kstr(j, key, *s ? s : NULL);
-}
-
-/* "job": its Slurm job and rank, what `pystrobe group` and dump --slurm
- * group a whole job by; null when its environment names neither. */
-static void json_job(struct json *j, const struct job_ident *id)
-{
-	json_key(j, "job");
-	if (!job_ident_known(id)) {
-		json_null(j);
-		return;
-	}
-	json_obj_begin(j);
-	json_kword(j, "id", id->id);
-	json_kword(j, "step", id->step);
-	json_kword(j, "node", id->node);
-	json_kcount(j, "rank", id->rank);
-	json_kcount(j, "local_rank", id->local_rank);
-	json_kcount(j, "world_size", id->world_size);
-	json_kstr(j, "rank_from", rank_from_name(id->from));
-	json_obj_end(j);
-}
-
 static void json_cmdline(struct json *j, char **argv, int argc)
 {
 	json_key(j, "cmdline");
@@ -276,7 +242,7 @@ void dump_json_snapshot(struct json *j, const struct snapshot *s, pid_t ppid,
 	json_kint(j, "ns_pid", s->ns_pid);
 	/* The tree's parent, else the one /proc gave when it was read. */
 	json_kint(j, "ppid", ppid ? ppid : s->ppid);
-	json_job(j, &s->job);
+	json_job_ident(j, &s->job);
 	json_cmdline(j, s->argv, s->argc);
 	json_key(j, "python");
 	json_obj_begin(j);
@@ -299,7 +265,7 @@ void dump_json_failed(struct json *j, const struct dump_failure *f)
 	json_obj_begin(j);
 	json_kint(j, "pid", f->pid);
 	json_kint(j, "ppid", f->ppid);
-	json_job(j, &f->job);
+	json_job_ident(j, &f->job);
 	json_cmdline(j, f->argv, f->argc);
 	json_kstr(j, "error", f->error);
 	json_key(j, "threads");

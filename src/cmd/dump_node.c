@@ -16,11 +16,13 @@
  * (the front, which sees every node, decides whether that is an error).
  */
 #include "cmd/dump_node.h"
+#include "cluster/nodereply.h"
 #include "process/jobenv.h"
 #include "process/proc.h"
 #include "process/proctree.h"
 #include "util/util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,19 +68,6 @@ int dump_node_spec(const char *spec, char *job, size_t jobsize, char *step, size
 	snprintf(job, jobsize, "%.*s", (int)jlen, spec);
 	snprintf(step, stepsize, "%s", dot ? dot + 1 : "");
 	return 0;
-}
-
-/* This node's name as Slurm has it: srun gives each task the node's
- * SLURMD_NODENAME, which is not the host's name where several slurmd
- * share a host; else the host's short name, slurmd's default. */
-static void node_name(char *buf, size_t size)
-{
-	const char *env = getenv("SLURMD_NODENAME");
-
-	if (env && strlen(env) < size && word_of(env, strlen(env), "-._"))
-		snprintf(buf, size, "%s", env);
-	else
-		job_host_name(buf, size);
 }
 
 static void add_failure(struct node_dump *nd, pid_t pid, int rc, const char *err)
@@ -131,24 +120,6 @@ static void read_all(struct node_dump *nd, const struct snapshot_opts *so, doubl
 	}
 }
 
-/* The framed reply: the JSON (without its last newline) in pieces of
- * NODE_LINE_MAX - 2 bytes, between the node's line and the end line. */
-static void frame(struct strbuf *out, const char *node, const char *json, size_t len,
-		  int status)
-{
-	const size_t piece = NODE_LINE_MAX - 2;
-
-	while (len && json[len - 1] == '\n')
-		len--;
-	sb_printf(out, "#pystrobe-node %s\n", node);
-	for (size_t at = 0; at < len; at += piece) {
-		sb_putc(out, '=');
-		sb_add(out, json + at, len - at < piece ? len - at : piece);
-		sb_putc(out, '\n');
-	}
-	sb_printf(out, "#pystrobe-end %d %zu\n", status, len);
-}
-
 static void node_dump_free(struct node_dump *nd)
 {
 	for (int i = 0; i < nd->nsnaps; i++)
@@ -164,11 +135,15 @@ int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
 	      struct dump_opts *o)
 {
 	struct node_dump nd = { .status = EXIT_OK };
-	struct strbuf json = STRBUF_INIT, out = STRBUF_INIT;
+	struct strbuf json = STRBUF_INIT;
 	int status;
 
 	if (dump_node_spec(spec, nd.job, sizeof(nd.job), nd.step, sizeof(nd.step)) < 0)
 		return usage_error("dump", "--slurm-node takes JOB or JOB.STEP, not '%s'", spec);
+	/* The front's stop (srun passes it as SIGUSR1): a dump is short,
+	 * and the reply is what the front waits for. */
+	signal(SIGUSR1, SIG_IGN);
+	node_unlink_bcast();
 	node_name(nd.node, sizeof(nd.node));
 	nd.pids = xcalloc(PROCTREE_MAX, sizeof(*nd.pids));
 	nd.npids = jobprocs_list(nd.job, nd.step[0] ? nd.step : NULL, nd.node, getpid(),
@@ -181,13 +156,13 @@ int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
 	o->failed = nd.failed;
 	o->nfailed = nd.nfailed;
 	dump_format_all(&json, nd.snaps, nd.nsnaps, NULL, 0, o);
-	frame(&out, nd.node, json.buf, json.len, nd.status);
-	fwrite(out.buf, 1, out.len, stdout);
-	status = fflush(stdout) != 0 ? EXIT_ERROR : nd.status;
+	while (json.len && json.buf[json.len - 1] == '\n')
+		json.len--;
+	status = node_reply_write(stdout, nd.node, nd.status, json.buf ? json.buf : "",
+				  json.len) < 0 ? EXIT_ERROR : nd.status;
 	if (status == EXIT_ERROR && !nd.status)
 		errorf("cannot write the output");
 	node_dump_free(&nd);
 	sb_release(&json);
-	sb_release(&out);
 	return status;
 }

@@ -8,11 +8,6 @@
 #include "cmd/dump_format.h"
 #include "cmd/snapshot.h"
 
-/* The reply's lines are at most this long, '=' and newline included:
- * short enough for any line reader between the node and the front (srun
- * adds its "N: " label in front). */
-#define NODE_LINE_MAX 400
-
 /* --timeout's default, seconds: a rank is read in milliseconds, or a
  * second or so with --native's first symbols; the front waits for the
  * slowest node. */
