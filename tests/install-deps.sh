@@ -30,7 +30,10 @@ demo="python3"
 # --warnings); clang and libclang-rt-dev build fuzz/ (libFuzzer, .ci/run);
 # libffi-dev (ctypes) and xz-utils (the tarball), with the build's gcc, make
 # and zlib1g-dev, build the free-threaded 3.13t (tests/setup-ft-python.sh).
-tests="check debootstrap util-linux sudo tmux valgrind chromium libxml2-utils nodejs g++ python3-dev gdb debuginfod man-db clang libclang-rt-dev libffi-dev xz-utils"
+# slurm-wlm (slurmctld, slurmd, srun, sbatch...) and munge make the tests'
+# own Slurm cluster for --slurm (tests/slurm-cluster.sh: a private munged and
+# daemons of its own; the system's services are neither used nor started).
+tests="check debootstrap util-linux sudo tmux valgrind chromium libxml2-utils nodejs g++ python3-dev gdb debuginfod man-db clang libclang-rt-dev libffi-dev xz-utils slurm-wlm munge"
 
 case "${1:-}" in
 --build) pkgs="$build $demo" ;;

@@ -13,8 +13,9 @@
 # started as `slurmd -N hnodeK`, node K at 127.0.0.(K+1) on its own port.  It
 # returns once sinfo shows every node idle (bounded: PYSTROBE_SLURM_UP_S,
 # 30 s), having written DIR/env (`. DIR/env` sets SLURM_CONF for clients).
-# With OWNER_PID a watchdog runs `down DIR` once that process is gone: a
-# test killed on its timeout still leaves nothing running.
+# With OWNER_PID a watchdog runs `down DIR` once that process is gone, and
+# removes DIR if that went well: a test killed on its timeout still leaves
+# nothing running.
 #
 # down: cancels every job, waits (bounded) for the steps to end, kills what
 # is left of the jobs (every process whose environment names DIR's
@@ -118,12 +119,16 @@ start_munge() {
 	setsid munged --foreground --key-file="$m/munge.key" --socket="$m/munge.sock" \
 		--pid-file="$m/munged.pid" --log-file="$m/munged.log" --seed-file="$m/munged.seed" \
 		</dev/null >>"$m/munged.out" 2>&1 &
-	echo "munged $!" >>"$dir/pids"
+	munged_pid=$!
+	echo "munged $munged_pid" >>"$dir/pids"
 	wait_for 10 munge_works ||
 		fail_up "munged did not answer on $m/munge.sock within 10 s: $(log_tail "$m/munged.log") $(log_tail "$m/munged.out" 2)"
 }
 
+# munge and unmunge through it work; a munged that exited fails up at once.
 munge_works() {
+	alive "$munged_pid" munged ||
+		fail_up "munged exited: $(log_tail "$dir/munge/munged.out" 2)"
 	munge -n -S "$dir/munge/munge.sock" 2>/dev/null | unmunge -S "$dir/munge/munge.sock" >/dev/null 2>&1
 }
 
@@ -233,21 +238,34 @@ all_idle() {
 	[ "$(echo "$states" | grep -c ' idle$')" -eq "$nodes_n" ]
 }
 
+# Once process $owner is gone (or a zombie), `down $dir`, and DIR removed
+# if that went well: from the start, so that an up killed half-way is
+# undone too.  A down run otherwise kills it first.
+start_watchdog() {
+	[ -n "$owner" ] || return 0
+	setsid sh -c 'while kill -0 "$1" 2>/dev/null && [ "$(sed "s/^.*) //" /proc/$1/stat 2>/dev/null | cut -c1)" != Z ]; do sleep 1; done; sh "$2" down "$3" && rm -rf "$3"' \
+		watchdog "$owner" "$script" "$dir" </dev/null >>"$dir/log/watchdog.log" 2>&1 &
+	echo "$!" >"$dir/run/watchdog.pid"
+}
+
 up() {
 	[ $# -ge 2 ] || usage
 	dir=$1
 	nodes_n=$2
 	owner=${3:-}
-	case $nodes_n in '' | *[!0-9]*) usage ;; esac
+	case $nodes_n$owner in '' | *[!0-9]*) usage ;; esac
 	[ "$nodes_n" -ge 1 ] && [ "$nodes_n" -le 64 ] || usage
 	check_can_run
 	mkdir -p "$dir" || { say "up: cannot make $dir"; exit 1; }
 	dir=$(cd "$dir" && pwd)
 	[ -z "$(ls -A "$dir")" ] || { say "up: $dir is not empty (a cluster of its own needs a fresh directory)"; exit 1; }
+	# munged wants every directory above its socket searchable by all.
+	chmod 0755 "$dir" || { say "up: cannot chmod $dir"; exit 1; }
 	conf=$dir/slurm.conf
 	start=$(date +%s)
 	mkdir -p "$dir/state" "$dir/spool" "$dir/run" "$dir/log" || fail_up "cannot make directories in $dir"
 	: >"$dir/pids"
+	start_watchdog
 	start_munge
 	ports=$(pick_ports $((nodes_n + 1)))
 	[ "$(echo $ports | wc -w)" -eq $((nodes_n + 1)) ] || fail_up "no $((nodes_n + 1)) free TCP ports between 20000 and 32000"
@@ -261,11 +279,6 @@ up() {
 			fail_up "node $node is '${bad#* }', not idle, after $up_s s: $dir/log/$node.log: $(log_tail "$dir/log/$node.log")"
 		fi
 		fail_up "sinfo shows no nodes after $up_s s: $dir/log/slurmctld.log: $(log_tail "$dir/log/slurmctld.log")"
-	fi
-	if [ -n "$owner" ]; then
-		setsid sh -c 'while kill -0 "$1" 2>/dev/null && [ "$(sed "s/^.*) //" /proc/$1/stat 2>/dev/null | cut -c1)" != Z ]; do sleep 1; done; exec sh "$2" down "$3"' \
-			watchdog "$owner" "$script" "$dir" </dev/null >>"$dir/log/watchdog.log" 2>&1 &
-		echo "$!" >"$dir/run/watchdog.pid"
 	fi
 	printf 'export SLURM_CONF=%s\n' "$conf" >"$dir/env"
 	say "up: $nodes_n nodes idle in $(($(date +%s) - start)) s; . $dir/env"
@@ -320,7 +333,7 @@ down() {
 	export SLURM_CONF
 	start=$(date +%s)
 	w=$(cat "$dir/run/watchdog.pid" 2>/dev/null)
-	[ -n "$w" ] && [ "$w" != $$ ] && alive "$w" watchdog && kill "$w" 2>/dev/null
+	[ -n "$w" ] && [ "$w" != "$PPID" ] && alive "$w" watchdog && kill "$w" 2>/dev/null
 	if [ -f "$dir/pids" ] && alive "$(awk '$1 == "slurmctld" { print $2 }' "$dir/pids")" slurmctld; then
 		timeout 10 scancel --user=root >/dev/null 2>&1
 		wait_for 15 no_jobs
