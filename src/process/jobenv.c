@@ -149,10 +149,18 @@ static void env_copy(const struct env_scan *s, enum env_var v, const char *extra
 		snprintf(dst, size, "%s", s->val[v]);
 }
 
+static bool all_digits(const char *p)
+{
+	return *p && strspn(p, "0123456789") == strlen(p);
+}
+
 static void scan_resolve(const struct env_scan *s, struct job_ident *out)
 {
 	ident_clear(out);
 	env_copy(s, V_JOB_ID, "", out->id, sizeof(out->id));
+	/* A job id is a number: Slurm's, never a name. */
+	if (!all_digits(out->id))
+		out->id[0] = 0;
 	env_copy(s, V_STEP_ID, "_+", out->step, sizeof(out->step));
 	env_copy(s, V_NODENAME, "-._", out->node, sizeof(out->node));
 	out->in_job = out->id[0] != 0;
@@ -269,8 +277,7 @@ bool job_stepd_parse(const char *argv0, struct job_ident *id)
 		return false;
 	snprintf(job, sizeof(job), "%.*s", (int)(dot - p), p);
 	snprintf(step, sizeof(step), "%.*s", (int)(end - dot - 1), dot + 1);
-	if (!env_word(job, "") || strspn(job, "0123456789") != strlen(job) ||
-	    !env_word(step, "_+"))
+	if (!all_digits(job) || !env_word(step, "_+"))
 		return false;
 	memcpy(id->id, job, sizeof(job));
 	memcpy(id->step, step, sizeof(step));

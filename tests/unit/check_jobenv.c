@@ -100,6 +100,8 @@ START_TEST(test_garbage_values)
 	ck_assert(!id.in_job);
 	ck_assert_str_eq(id.id, "");
 	ck_assert_str_eq(id.node, "");
+	/* Letters and digits make a node name, not a job id (fuzz_jobenv). */
+	ck_assert(!parse("SLURM_JOB_ID=w7").in_job);
 	ck_assert_str_eq(id.step, "");
 	ck_assert_int_eq(id.rank, 0);
 	ck_assert_int_eq(id.world_size, -1);	/* no world of 0 */
