@@ -8,9 +8,11 @@ tests/live/check_dump_node.c):
   {"node": "hnode1", "job": "J",
    "want": [{"truth": PATH, "tree": null | {"id", "step", "node"}}],
    "unwanted": [{"pid": N, "what": "..."}],
-   "traced": PID | 0}
+   "traced": PID | 0, "cut": true | false}
 "traced" is a wanted process another tracer holds: listed with an error and
-no threads, and the end status 4.
+no threads, and the end status 4.  "cut": run with --timeout=0.1, which
+the first read outlasts: processes after it are listed as not read (at
+least one), and the end status is 1.
 "tree" is the identity of a target whose environment names no job, from
 the fake step daemon that started it.
 
@@ -94,10 +96,21 @@ def check_traced(proc, truth):
         fail("pid %d: job %s" % (truth["pid"], proc.get("job")))
 
 
+def check_cut(proc, truth, tree):
+    """Listed as not read, with its job all the same."""
+    if proc.get("threads") != []:
+        fail("pid %d: threads %r, want none" % (truth["pid"], proc.get("threads"))[:200])
+    if proc.get("job") != expected_job(truth["env"], tree):
+        fail("pid %d: job %s" % (truth["pid"], proc.get("job")))
+
+
 def check_process(proc, truth, tree, traced):
     pid = truth["pid"]
     if pid == traced:
         check_traced(proc, truth)
+        return
+    if "--timeout of 0.1 s ran out" in (proc.get("error") or ""):
+        check_cut(proc, truth, tree)
         return
     if tree and any(v is not None for v in truth["env"].values()):
         fail("pid %d: its environment has %s: not the case meant" % (pid, truth["env"]))
@@ -119,7 +132,8 @@ def main():
         data = f.read()
     with open(sys.argv[2]) as f:
         expect = json.load(f)
-    payload = unframe(data, expect["node"], 4 if expect["traced"] else 0)
+    payload = unframe(data, expect["node"],
+                      4 if expect["traced"] else 1 if expect["cut"] else 0)
     if payload is None:
         return
     try:
@@ -141,6 +155,13 @@ def main():
             fail("pid %d (%s) not listed" % (truth["pid"], truth["env"]))
         else:
             check_process(procs[truth["pid"]], truth, w["tree"], expect["traced"])
+    cut = [p for p in procs.values() if "ran out" in (p.get("error") or "")]
+    if expect["cut"] and not cut:
+        fail("--timeout=0.1: every process read, none listed as not read")
+    if not expect["cut"] and cut:
+        fail("no --timeout: %d listed as not read" % len(cut))
+    if cut:
+        print("cut: %d of %d not read" % (len(cut), len(procs)))
     named = dict((u["pid"], u["what"]) for u in expect["unwanted"])
     for pid in sorted(set(procs) - wanted):
         fail("pid %d listed: %s" % (pid, named.get(pid, "not a target of the test")))
