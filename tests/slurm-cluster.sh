@@ -63,12 +63,13 @@ cluster_procs() {
 		anc="$anc$p "
 		p=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null)
 	done
-	for e in /proc/[0-9]*/environ; do
+	# One grep over every environment: a scan a few times a second on a
+	# loaded machine.
+	for e in $(grep -lzx -- "SLURM_CONF=$conf" /proc/[0-9]*/environ 2>/dev/null); do
 		p=${e#/proc/}
 		p=${p%/environ}
 		case $anc in *" $p "*) continue ;; esac
-		grep -qzx "SLURM_CONF=$conf" "$e" 2>/dev/null && alive "$p" &&
-			! grep -qzx "PYSTROBE_SLURM_DOWN=$dir" "$e" 2>/dev/null && echo "$p"
+		alive "$p" && ! grep -qzx "PYSTROBE_SLURM_DOWN=$dir" "$e" 2>/dev/null && echo "$p"
 	done
 }
 
@@ -289,7 +290,7 @@ up() {
 # The jobs' processes: the cluster's, less its daemons and slurmctld's
 # slurmscriptd (which ends with it).
 job_procs() {
-	daemons=" $(awk '{ printf "%s ", $2 }' "$dir/pids" 2>/dev/null)"
+	daemons=" $(daemon_pids | tr '\n' ' ')"
 	for p in $(cluster_procs); do
 		case $daemons in *" $p "*) continue ;; esac
 		alive "$p" slurmscriptd || echo "$p"
@@ -302,28 +303,41 @@ no_jobs() {
 	[ -z "$(timeout 10 squeue -h -o %i 2>/dev/null)" ] && [ -z "$(job_procs)" ]
 }
 
-# Signal each daemon of the pids file, then wait for them (bounded).
-stop_daemons() {
-	[ -f "$dir/pids" ] || return 0
-	for sig in TERM KILL; do
+# The daemons: those of the pids file, and any munged, slurmctld or slurmd
+# whose command line names $dir/ (the pids file may be lost, DIR removed).
+daemon_pids() {
+	{
 		while read -r name pid; do
-			alive "$pid" "${name%%:*}" && kill -s "$sig" "$pid" 2>/dev/null
-		done <"$dir/pids"
+			alive "$pid" "${name%%:*}" && echo "$pid"
+		done 2>/dev/null <"$dir/pids"
+		for c in $(grep -lzF -- "$dir/" /proc/[0-9]*/cmdline 2>/dev/null); do
+			p=${c#/proc/}
+			p=${p%/cmdline}
+			case $({ tr '\0' ' ' <"$c"; } 2>/dev/null) in
+			munged*" --socket=$dir/"* | slurmctld*" $dir/"* | slurmd*" $dir/"*) alive "$p" && echo "$p" ;;
+			esac
+		done
+	} | sort -un
+}
+
+daemons_gone() { [ -z "$(daemon_pids)" ]; }
+
+# TERM to each daemon, then KILL to what is left, each wait bounded.
+stop_daemons() {
+	for sig in TERM KILL; do
+		pids=$(daemon_pids)
+		[ -z "$pids" ] && return 0
+		# shellcheck disable=SC2086
+		kill -s "$sig" $pids 2>/dev/null
 		wait_for 10 daemons_gone && return 0
 	done
 }
 
-daemons_gone() {
-	while read -r name pid; do
-		alive "$pid" "${name%%:*}" && return 1
-	done <"$dir/pids"
-	return 0
-}
-
 down() {
 	[ $# -eq 1 ] || usage
-	[ -d "$1" ] || exit 0
-	dir=$(cd "$1" && pwd)
+	case $1 in /*) ;; *) [ -d "$1" ] || { say "down: $1 is missing: give its absolute path"; exit 2; } ;; esac
+	# A DIR removed under a running cluster: its processes still name it.
+	dir=$(cd "$1" 2>/dev/null && pwd) || dir=${1%/}
 	# Again with the mark in its environment from exec on, so that its own
 	# forks (subshells) are not taken for the cluster's processes.
 	[ "${PYSTROBE_SLURM_DOWN:-}" = "$dir" ] ||
@@ -346,12 +360,8 @@ down() {
 		wait_for 5 no_job_procs
 	done
 	stop_daemons
-	left=
-	while read -r name pid; do
-		alive "$pid" "${name%%:*}" && left="$left $pid"
-	done 2>/dev/null <"$dir/pids"
 	# shellcheck disable=SC2046
-	left=$(echo $left $(cluster_procs) | tr ' ' '\n' | sort -un | tr '\n' ' ')
+	left=$(echo $(daemon_pids) $(cluster_procs) | tr ' ' '\n' | sort -un | tr '\n' ' ')
 	if [ -n "${left% }" ]; then
 		# shellcheck disable=SC2086
 		say "down: still running after $(($(date +%s) - start)) s: $(describe $left)"

@@ -41,8 +41,8 @@ struct slurm {
 /* Start a cluster of nodes nodes (hnode1...) in a fresh directory and set
  * SLURM_CONF.  0 once every node is idle; SLURM_UNAVAILABLE with the
  * reason in why when this machine cannot run one (not root, a package
- * missing); -1 when it did not start (why: what, and its log's last
- * lines; what was started is stopped). */
+ * missing); -1 when it did not start, twice (why: what, and its log's
+ * last lines; what was started is stopped). */
 int slurm_up(struct slurm *s, int nodes, char *why, size_t whysize);
 
 /* Stop it: every job cancelled, every process of it ended.  0, or -1 with
