@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <limits.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *node_name(char *buf, size_t len)
@@ -48,7 +49,15 @@ int node_reply_write(FILE *out, const char *node, int status, const char *json, 
 		fputc('\n', out);
 	}
 	fprintf(out, "#pystrobe-end %d %zu\n", status, len);
-	return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
+	if (fflush(out) != 0 || ferror(out))
+		return -EIO;
+	/* srun (22.05), once a task of the step has died of a signal, ends
+	 * itself when the next task exits, dropping what that task wrote and
+	 * srun has not passed on yet: a node that outlives another's failure
+	 * lost all but its first lines (tests/live/check_slurm, node_gone).
+	 * A moment before exiting lets srun take the reply whole. */
+	nanosleep(&(struct timespec){ 0, NODE_LINGER_MS * 1000000L }, NULL);
+	return 0;
 }
 
 /* A number of a job identity, null when unknown (-1). */

@@ -15,6 +15,10 @@
  * a line that fits one is never cut. */
 #define NODE_LINE_MAX 400
 
+/* How long a node waits after its reply before it exits (nodereply.c
+ * says why). */
+#define NODE_LINGER_MS 300
+
 /* This node's name as Slurm knows it: $SLURMD_NODENAME (set in every task
  * of a step), else the host's short name. */
 const char *node_name(char *buf, size_t len);

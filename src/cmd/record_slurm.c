@@ -84,11 +84,19 @@ static const struct pframe *rank_root(void *arg, pid_t pid)
 	return NULL;
 }
 
+/* The job's profile, and the Python processes the nodes sampled. */
+struct job_rec {
+	struct profile *p;
+	int64_t pythons;
+};
+
 /* One node's reply into the job's profile.  0, or -1 with err said. */
 static int add_node(void *arg, const char *node, const struct strbuf *json, char *err,
 		    size_t errlen)
 {
-	struct profile *job = arg;
+	struct job_rec *rec = arg;
+	struct profile *job = rec->p;
+	int64_t pythons = 0;
 	struct jdoc d = JDOC_INIT;
 	struct strbuf pb = STRBUF_INIT;
 	struct profile np;
@@ -103,6 +111,8 @@ static int add_node(void *arg, const char *node, const struct strbuf *json, char
 	if (jdoc_parse(&d, json->buf ? json->buf : "", json->len, err, errlen) < 0)
 		goto out;
 	r.procs = jv_get(&d, jdoc_root(&d), "processes");
+	if (jv_int(jv_get(&d, jdoc_root(&d), "python_processes"), 0, INT32_MAX, &pythons))
+		rec->pythons += pythons;
 	b64 = jv_str(&d, jv_get(&d, jdoc_root(&d), "pprof"));
 	if (!b64 || base64_decode(b64, strlen(b64), &pb) < 0) {
 		snprintf(err, errlen, "no profile in it");
@@ -166,12 +176,30 @@ static int sample_job(struct target_opts *t, struct slurm_job *j, struct demux *
 	return 0;
 }
 
+/* No profile to write: no node answered (13), or none had a Python
+ * process of the job (5).  EXIT_OK otherwise. */
+static int nothing_sampled(const struct slurm_job *j, const struct job_rec *rec, int answered,
+			   int missing)
+{
+	if (!answered) {
+		errorf("record: no node of Slurm job %s sent a profile", j->id);
+		return EXIT_NODES_MISSING;
+	}
+	if (!rec->pythons && !missing) {
+		errorf("record: no Python process in Slurm job %s on any of its %d nodes (%s)",
+		       j->id, j->nnodes, j->nodelist);
+		return EXIT_NOT_PYTHON;
+	}
+	return EXIT_OK;
+}
+
 int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out_opts *oo,
 		 const char *output, bool quiet)
 {
 	struct slurm_job job;
 	struct fanout f = { 0 };
 	struct profile p;
+	struct job_rec rec = { &p, 0 };
 	struct demux d = { 0 };
 	char err[1024], *path = NULL;
 	int rc, missing, answered, status;
@@ -192,18 +220,16 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 		status = exit_code(rc);
 		goto out;
 	}
-	missing = fanout_take(&f, &d, add_node, &p, "profile", &answered);
+	missing = fanout_take(&f, &d, add_node, &rec, "profile", &answered);
 	describe(&p, &job);
 	p.wall = t->so.idle;
-	if (!answered) {
-		errorf("record: no node of Slurm job %s sent a profile", job.id);
-		status = EXIT_NODES_MISSING;
+	if ((status = nothing_sampled(&job, &rec, answered, missing)) != EXIT_OK)
 		goto out;
-	}
 	rc = out_write_file(fmt, &p, oo, path, "record");
 	if (rc == 0 && !quiet)
-		errorf("record: Slurm job %s: %d of %d nodes, %llu samples; wrote %s", job.id,
-		       answered, job.nnodes, (unsigned long long)p.samples, out_path_name(path));
+		errorf("record: Slurm job %s: %d of %d nodes, %lld Python processes, %llu samples; "
+		       "wrote %s", job.id, answered, job.nnodes, (long long)rec.pythons,
+		       (unsigned long long)p.samples, out_path_name(path));
 	status = rc < 0 ? exit_code(rc) : missing ? EXIT_NODES_MISSING : EXIT_OK;
 out:
 	demux_release(&d);

@@ -498,3 +498,25 @@ int slurm_leftovers(const struct slurm *s, char *what, size_t size)
 		closedir(d);
 	return n;
 }
+
+long slurm_light_job(struct slurm *s, int nodes, int ranks, int stall, const char *python,
+		     const char *logdir, int timeout_ms, char *why, size_t whysize)
+{
+	char *text;
+	long job;
+
+	if (mkdir(logdir, 0755) != 0) {
+		snprintf(why, whysize, "mkdir %s: %s", logdir, strerror(errno));
+		return -1;
+	}
+	text = xasprintf("#!/bin/sh\n#SBATCH -N %d -n %d --ntasks-per-node=%d\n"
+			 "export LIGHT_DIR=%s STALL_RANK=%d\n"
+			 "exec srun %s %s/tests/targets/slurm_light_rank.py\n",
+			 nodes, ranks, ranks / nodes, logdir, stall, python, test_srcdir());
+	job = slurm_sbatch(s, text, why, whysize);
+	free(text);
+	if (job < 0 || slurm_wait_running(s, job, timeout_ms, why, whysize) < 0 ||
+	    slurm_wait_ranks(s, job, logdir, ranks, timeout_ms, why, whysize) < 0)
+		return -1;
+	return job;
+}

@@ -86,6 +86,13 @@ int slurm_job_procs(long job, const char *word, struct slurm_proc *out, int max)
 int slurm_wait_ranks(struct slurm *s, long job, const char *logdir, int n, int timeout_ms,
 		     char *why, size_t whysize);
 
+/* A batch job of ranks light ranks (tests/targets/slurm_light_rank.py,
+ * run by python) over nodes nodes, rank stall stalled in fetch_shard,
+ * their logs in logdir (made here): running, every rank ready.  The job
+ * id, or -1 with why. */
+long slurm_light_job(struct slurm *s, int nodes, int ranks, int stall, const char *python,
+		     const char *logdir, int timeout_ms, char *why, size_t whysize);
+
 /* The command line that runs a target (a path in the source tree, e.g.
  * "tests/targets/slurm_gloo_train.py") with ti, as a task of srun:
  * "[env NAME=VALUE] [chroot ROOT] PYTHON SCRIPT", the script copied into

@@ -218,6 +218,18 @@ double json_text_num(const char *text, const char *key)
 	return p ? strtod(p + strlen(pat), NULL) : -1;
 }
 
+void json_text_str(const char *text, const char *key, char *out, size_t size)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": \"", key);
+	p = text ? strstr(text, pat) : NULL;
+	out[0] = 0;
+	if (p)
+		snprintf(out, size, "%.*s", (int)strcspn(p + strlen(pat), "\""), p + strlen(pat));
+}
+
 /* The integer after "key": in a JSON text we wrote ourselves; -1 if absent. */
 static long json_int(const char *text, const char *key)
 {

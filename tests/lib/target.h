@@ -87,6 +87,9 @@ long json_file_int(const char *dir, const char *name, const char *key);
 /* The number after "key": in a JSON text we wrote ourselves (the first
  * one; none in NULL), or -1 if there is none. */
 double json_text_num(const char *text, const char *key);
+/* The string after "key": "..." (Python's json.dump spacing) in such a
+ * text, cut at size; "" when absent. */
+void json_text_str(const char *text, const char *key, char *out, size_t size);
 
 /* The whole file, NUL-terminated ("" when empty), or NULL if it cannot be
  * opened.  free() it. */

@@ -64,20 +64,11 @@ static bool cluster_up(struct slurm *s, int nodes)
  * their logs in logdir.  The job id. */
 static long light_job(struct slurm *s, const char *logdir)
 {
-	char why[1024], *text;
-	long job;
+	char why[1024];
+	long job = slurm_light_job(s, NODES, RANKS, STALL_RANK, PYTHON, logdir, READY_MS, why,
+				   sizeof(why));
 
-	ck_assert_msg(mkdir(logdir, 0755) == 0, "mkdir %s", logdir);
-	text = xasprintf("#!/bin/sh\n#SBATCH -N %d -n %d --ntasks-per-node=%d\n"
-			 "export LIGHT_DIR=%s STALL_RANK=%d\n"
-			 "exec srun %s %s/tests/targets/slurm_light_rank.py\n",
-			 NODES, RANKS, RANKS / NODES, logdir, STALL_RANK, PYTHON, test_srcdir());
-	job = slurm_sbatch(s, text, why, sizeof(why));
-	free(text);
 	ck_assert_msg(job > 0, "%s", why);
-	ck_assert_msg(!slurm_wait_running(s, job, READY_MS, why, sizeof(why)), "%s", why);
-	ck_assert_msg(!slurm_wait_ranks(s, job, logdir, RANKS, READY_MS, why, sizeof(why)), "%s",
-		      why);
 	return job;
 }
 
@@ -95,19 +86,6 @@ static long light_up(struct slurm *s, char *logdir, size_t size)
 	return light_job(s, logdir);
 }
 
-/* The string after "key": "..." in a JSON text we wrote ourselves. */
-static void json_str(const char *text, const char *key, char *out, size_t size)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\": \"", key);
-	p = text ? strstr(text, pat) : NULL;
-	out[0] = 0;
-	if (p)
-		snprintf(out, size, "%.*s", (int)strcspn(p + strlen(pat), "\""), p + strlen(pat));
-}
-
 /* One rank process against its own log and its parent: the stalled rank
  * in fetch_shard, the others in others. */
 static void check_rank(const struct slurm_proc *p, long job, const char *logdir,
@@ -117,8 +95,8 @@ static void check_rank(const struct slurm_proc *p, long job, const char *logdir,
 
 	snprintf(path, sizeof(path), "%s/rank-%ld.json", logdir, p->procid);
 	log = slurp(path);
-	json_str(log, "node", node, sizeof(node));
-	json_str(log, "function", fn, sizeof(fn));
+	json_text_str(log, "node", node, sizeof(node));
+	json_text_str(log, "function", fn, sizeof(fn));
 	if (!log || json_text_num(log, "pid") != p->pid || strcmp(node, p->node))
 		msg_add(msg, "pid %d (rank %ld on %s) is not what %s says: %s", (int)p->pid,
 			p->procid, p->node, path, log ? log : "(missing)");

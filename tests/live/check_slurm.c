@@ -1,0 +1,491 @@
+/* dump --slurm and record --slurm on the tests' own Slurm cluster
+ * (tests/slurm-cluster.sh: slurmctld and two slurmd on this machine), with
+ * a job of light ranks (tests/targets/slurm_light_rank.py: 4 ranks, 2 a
+ * node, rank 3 stalled in fetch_shard, the others in allreduce_wait).  The
+ * truth is each rank's own log (its rank, node, pid, function and line),
+ * never pystrobe's output:
+ *
+ *   - dump: the verdict names rank 3, its node and its function and line
+ *     as its log does, and ranks 0-2 in theirs; --json gives every rank's
+ *     process with the node and rank its log names.
+ *   - record: every sample of every rank under node=NODE;rank=N, NODE as
+ *     its log says, rank 3's in fetch_shard, the others' in
+ *     allreduce_wait; pprof carries the labels node and rank.
+ *   - interrupt: record --slurm with no duration, SIGINT after 3 s: the
+ *     profile of both nodes is written, exit 0, no node's pystrobe left,
+ *     no rank stopped.
+ *   - node_gone: the pystrobe of one node killed mid-record: that node is
+ *     named, the other's ranks are written, exit 13.
+ *   - errors: a job that does not exist, no Slurm commands on PATH (exit
+ *     12), a --pystrobe no node has (each node named with the hint, exit
+ *     13), a job with no Python (exit 5): one line each.
+ *
+ * Root only, with slurm-wlm and munge (a SKIP naming them otherwise).
+ */
+#include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "slurm.h"
+#include "suite.h"
+#include "target.h"
+#include "util/util.h"
+
+#define NODES		2
+#define RANKS		4
+#define STALL_RANK	3
+#define PYTHON		"/usr/bin/python3"
+#define READY_MS	60000
+
+struct job {
+	struct slurm s;
+	char logdir[PATH_MAX];
+	char id[32];
+	char node[RANKS][64];	/* each rank's, from its log */
+	char fn[RANKS][64];
+	long line[RANKS];
+};
+
+static void read_logs(struct job *j)
+{
+	for (int r = 0; r < RANKS; r++) {
+		char path[PATH_MAX + 32], *log;
+
+		snprintf(path, sizeof(path), "%s/rank-%d.json", j->logdir, r);
+		log = slurp(path);
+		ck_assert_msg(log, "no log %s", path);
+		json_text_str(log, "node", j->node[r], sizeof(j->node[r]));
+		json_text_str(log, "function", j->fn[r], sizeof(j->fn[r]));
+		j->line[r] = (long)json_text_num(log, "line");
+		free(log);
+	}
+}
+
+/* A cluster running the light job, or false after a SKIP. */
+static bool job_up(struct job *j)
+{
+	char why[1024];
+	int rc;
+	long id;
+
+	if (access(PYTHON, X_OK) != 0) {
+		test_skip("slurm: no %s (apt-get install python3)", PYTHON);
+		return false;
+	}
+	rc = slurm_up(&j->s, NODES, why, sizeof(why));
+	if (rc == SLURM_UNAVAILABLE) {
+		test_skip("slurm cluster: %s", why);
+		return false;
+	}
+	ck_assert_msg(rc == 0, "slurm cluster did not start: %s", why);
+	test_used("slurm");
+	snprintf(j->logdir, sizeof(j->logdir), "%s/light", j->s.dir);
+	id = slurm_light_job(&j->s, NODES, RANKS, STALL_RANK, PYTHON, j->logdir, READY_MS, why,
+			     sizeof(why));
+	ck_assert_msg(id > 0, "%s", why);
+	snprintf(j->id, sizeof(j->id), "--slurm=%ld", id);
+	read_logs(j);
+	return true;
+}
+
+
+/* Whether NUL-separated entries (n bytes) hold one equal to want (or,
+ * with prefix, starting with it). */
+static bool has_entry(const char *v, size_t n, const char *want, bool prefix)
+{
+	for (size_t i = 0; i < n; i += strlen(v + i) + 1)
+		if (prefix ? !strncmp(v + i, want, strlen(want)) : !strcmp(v + i, want))
+			return true;
+	return false;
+}
+
+/* A /proc file whole, NUL bytes and all; its length in *n. */
+static char *proc_file(pid_t pid, const char *name, size_t *n)
+{
+	char path[64], *buf = xmalloc(65536);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	*n = 0;
+	if ((f = fopen(path, "r"))) {
+		*n = fread(buf, 1, 65535, f);
+		fclose(f);
+	}
+	buf[*n] = 0;
+	return buf;
+}
+
+/* The pids of a node's pystrobe for the job (--slurm-node=JOB in its
+ * command line, node its SLURMD_NODENAME), from /proc: not another
+ * cluster's, nor srun's (whose command line names it too). */
+static int node_pystrobes(const struct job *j, const char *node, pid_t *pids, int max)
+{
+	char want[96], arg[64];
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(want, sizeof(want), "SLURMD_NODENAME=%s", node);
+	snprintf(arg, sizeof(arg), "--slurm-node=%s", j->id + strlen("--slurm="));
+	while (d && (de = readdir(d)) && n < max) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		size_t clen, elen;
+		char *cmd, *env;
+
+		if (pid <= 0)
+			continue;
+		cmd = proc_file(pid, "cmdline", &clen);
+		env = proc_file(pid, "environ", &elen);
+		if (strstr(cmd, "pystrobe") && strncmp(cmd, "srun", 4) &&
+		    has_entry(cmd, clen, arg, false) && has_entry(env, elen, want, false))
+			pids[n++] = pid;
+		free(cmd);
+		free(env);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void job_down(struct job *j)
+{
+	char why[1024];
+
+	ck_assert_msg(slurm_down_check(&j->s, why, sizeof(why)) == 0, "%s", why);
+}
+
+static void nothing_left(const struct job *j, char **msg);
+
+/* The end of every case: nothing left, the cluster down, the verdict. */
+static void job_end(struct job *j, char *msg, const char *what)
+{
+	nothing_left(j, &msg);
+	job_down(j);
+	/* What each case printed, in the log also when it fails. */
+	fflush(stdout);
+	fail_if_any(msg, what);
+}
+
+/* No pystrobe of a node left, no rank stopped. */
+static void nothing_left(const struct job *j, char **msg)
+{
+	pid_t pids[8];
+
+	for (int i = 1; i <= NODES; i++) {
+		char node[16];
+
+		snprintf(node, sizeof(node), "hnode%d", i);
+		if (node_pystrobes(j, node, pids, 8) > 0) {
+			size_t n;
+			char *cmd = proc_file(pids[0], "cmdline", &n);
+
+			for (size_t k = 0; k + 1 < n; k++)
+				cmd[k] = cmd[k] ? cmd[k] : ' ';
+			msg_add(msg, "the pystrobe of %s is left: pid %d (%s)", node, (int)pids[0],
+				cmd);
+			free(cmd);
+		}
+	}
+	for (int i = 0; i < RANKS; i++) {
+		char path[PATH_MAX + 32], *log;
+		long pid;
+
+		snprintf(path, sizeof(path), "%s/rank-%d.json", j->logdir, i);
+		log = slurp(path);
+		pid = log ? (long)json_text_num(log, "pid") : 0;
+		if (pid > 0 && proc_state((pid_t)pid, (pid_t)pid) == 't')
+			msg_add(msg, "rank %d (pid %ld) is left stopped", i, pid);
+		free(log);
+	}
+}
+
+START_TEST(test_dump)
+{
+	struct job j = { 0 };
+	char want[256], *msg = NULL;
+	struct run r;
+
+	if (!job_up(&j))
+		return;
+	ck_assert_int_eq(run_pystrobe(&r, "dump", j.id, NULL), 0);
+	printf("dump --slurm:\n%s%s", r.out, r.err);
+	if (run_exit(&r) != 0)
+		msg_add(&msg, "exit %d: %s", run_exit(&r), r.err);
+	snprintf(want, sizeof(want), "rank %d on %s differs: in %s (slurm_light_rank.py:%ld)",
+		 STALL_RANK, j.node[STALL_RANK], j.fn[STALL_RANK], j.line[STALL_RANK]);
+	if (!strstr(r.out, want))
+		msg_add(&msg, "no \"%s\" in the verdict", want);
+	snprintf(want, sizeof(want), "ranks 0-2 on hnode[1-2] in %s (slurm_light_rank.py:%ld)",
+		 j.fn[0], j.line[0]);
+	if (!strstr(r.out, want))
+		msg_add(&msg, "no \"%s\" in the verdict", want);
+	run_free(&r);
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--json", j.id, NULL), 0);
+	for (int i = 0; i < RANKS; i++) {
+		snprintf(want, sizeof(want), "\"node\":\"%s\",\"rank\":%d", j.node[i], i);
+		if (!strstr(r.out, want))
+			msg_add(&msg, "--json has no process with %s", want);
+	}
+	run_free(&r);
+	job_end(&j, msg, "dump --slurm");
+}
+END_TEST
+
+/* Samples of rank i in the collapsed profile at path: under its node and
+ * rank, and those of them whose leaf is in fn. */
+static long rank_samples(const char *text, const char *node, int rank, const char *fn,
+			 long *in_fn)
+{
+	char prefix[128];
+	long total = 0;
+
+	snprintf(prefix, sizeof(prefix), "node=%s;rank=%d;", node, rank);
+	*in_fn = 0;
+	for (const char *p = text; p && *p;) {
+		size_t n = strcspn(p, "\n");
+		const char *sp = memrchr(p, ' ', n);
+		long count = sp ? atol(sp + 1) : 0;
+
+		if (!strncmp(p, prefix, strlen(prefix))) {
+			total += count;
+			if (sp && memmem(p, (size_t)(sp - p), fn, strlen(fn)))
+				*in_fn += count;
+		}
+		p += n + (p[n] == '\n');
+	}
+	return total;
+}
+
+static void check_profile(const struct job *j, const char *path, char **msg)
+{
+	char *text = slurp(path);
+
+	if (!text) {
+		msg_add(msg, "no profile at %s", path);
+		return;
+	}
+	for (int i = 0; i < RANKS; i++) {
+		long in_fn, n = rank_samples(text, j->node[i], i, j->fn[i], &in_fn);
+
+		printf("rank %d on %s: %ld samples, %ld in %s\n", i, j->node[i], n, in_fn, j->fn[i]);
+		if (n < 20 || in_fn < n * 9 / 10)
+			msg_add(msg, "rank %d on %s: %ld samples, %ld of them in %s", i,
+				j->node[i], n, in_fn, j->fn[i]);
+	}
+	free(text);
+}
+
+START_TEST(test_record)
+{
+	struct job j = { 0 };
+	char path[PATH_MAX + 32], *msg = NULL;
+	struct run r;
+
+	if (!job_up(&j))
+		return;
+	snprintf(path, sizeof(path), "%s/job.txt", j.s.dir);
+	ck_assert_int_eq(run_pystrobe(&r, "record", j.id, "-d", "2", "--idle", "-o", path, NULL),
+			 0);
+	printf("record --slurm: %s", r.err);
+	if (run_exit(&r) != 0)
+		msg_add(&msg, "exit %d: %s", run_exit(&r), r.err);
+	check_profile(&j, path, &msg);
+	run_free(&r);
+	snprintf(path, sizeof(path), "%s/job.pb.gz", j.s.dir);
+	ck_assert_int_eq(run_pystrobe(&r, "record", j.id, "-d", "1", "--idle", "-q", "-o", path,
+				      NULL), 0);
+	if (run_exit(&r) != 0)
+		msg_add(&msg, "pprof: exit %d: %s", run_exit(&r), r.err);
+	run_free(&r);
+	{
+		char *argv[] = { "python3", xasprintf("%s/tests/decode_pprof.py", test_srcdir()),
+				 path, NULL };
+
+		run_cmd(&r, 30000, argv);
+		if (!r.out || !strstr(r.out, "node") || !strstr(r.out, "rank"))
+			msg_add(&msg, "the pprof has no labels node and rank: %s%s", r.out, r.err);
+		free(argv[1]);
+		run_free(&r);
+	}
+	job_end(&j, msg, "record --slurm");
+}
+END_TEST
+
+/* record --slurm of the job, --idle, for duration (NULL: until stopped),
+ * to path (made here) */
+static void record_argv(const struct job *j, const char *duration, char *path, size_t size,
+			char **argv)
+{
+	int n = 0;
+
+	snprintf(path, size, "%s/job.txt", j->s.dir);
+	argv[n++] = (char *)pystrobe_path();
+	argv[n++] = "record";
+	argv[n++] = (char *)j->id;
+	if (duration) {
+		argv[n++] = "-d";
+		argv[n++] = (char *)duration;
+	}
+	argv[n++] = "--idle";
+	argv[n++] = "-o";
+	argv[n++] = path;
+	argv[n] = NULL;
+}
+
+START_TEST(test_interrupt)
+{
+	struct job j = { 0 };
+	char path[PATH_MAX + 32], *msg = NULL;
+	char *argv[10];
+	struct run r;
+
+	if (!job_up(&j))
+		return;
+	record_argv(&j, NULL, path, sizeof(path), argv);
+	run_cmd_signal(&r, 60000, 3000, SIGINT, argv);
+	printf("record --slurm, SIGINT after 3 s: %s", r.err);
+	if (run_exit(&r) != 0)
+		msg_add(&msg, "exit %d: %s", run_exit(&r), r.err);
+	check_profile(&j, path, &msg);
+	run_free(&r);
+	job_end(&j, msg, "record --slurm interrupted");
+}
+END_TEST
+
+START_TEST(test_node_gone)
+{
+	struct job j = { 0 };
+	char path[PATH_MAX + 32], errpath[PATH_MAX + 32], *msg = NULL, *argv[10];
+	pid_t front, pids[8];
+	int n = 0, status;
+
+	if (!job_up(&j))
+		return;
+	record_argv(&j, "6", path, sizeof(path), argv);
+	snprintf(errpath, sizeof(errpath), "%s/front.err", j.s.dir);
+	front = spawn_cmd_err(argv, errpath);
+	for (int tries = 0; tries < 100 && !n; tries++) {
+		sleep_ms(100);
+		n = node_pystrobes(&j, "hnode2", pids, 8);
+	}
+	if (!n) {
+		char *err = slurp(errpath);
+
+		ck_assert_msg(n > 0, "no pystrobe on hnode2 to kill; the front said: %s", err);
+	}
+	sleep_ms(1000);
+	for (int i = 0; i < n; i++) {
+		size_t len;
+		char *cmd = proc_file(pids[i], "cmdline", &len);
+
+		for (size_t k = 0; k + 1 < len; k++)
+			cmd[k] = cmd[k] ? cmd[k] : ' ';
+		printf("killing %d: %s\n", (int)pids[i], cmd);
+		free(cmd);
+		kill(pids[i], SIGKILL);
+	}
+	ck_assert_int_eq(waitpid(front, &status, 0), front);
+	{
+		char *err = slurp(errpath);
+
+		printf("record --slurm, hnode2's pystrobe killed: %s", err ? err : "");
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 13)
+			msg_add(&msg, "exit status %d, not 13",
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		if (!err || !strstr(err, "node hnode2: did not answer"))
+			msg_add(&msg, "hnode2 is not named: %s", err);
+		free(err);
+	}
+	{
+		char *text = slurp(path);
+		long in_fn;
+
+		for (int i = 0; i < RANKS; i++) {
+			long got = rank_samples(text, j.node[i], i, j.fn[i], &in_fn);
+
+			if (!strcmp(j.node[i], "hnode1") ? got < 20 : got != 0)
+				msg_add(&msg, "rank %d on %s: %ld samples", i, j.node[i], got);
+		}
+		free(text);
+	}
+	job_end(&j, msg, "record --slurm, a node's pystrobe killed");
+}
+END_TEST
+
+/* Each bad case: its exit status, and what its stderr must say (on one
+ * line, when one). */
+static void expect(struct run *r, int code, const char *says, const char *what, bool one,
+		   char **msg)
+{
+	char buf[64];
+
+	if (one && !run_one_error_line(r))
+		msg_add(msg, "%s: not one line: %s", what, r->err);
+	printf("%s: %s%s", what, r->err, r->err && *r->err ? "" : "\n");
+	if (run_exit(r) != code)
+		msg_add(msg, "%s: %s, not exit %d: %s", what, run_describe(r, buf, sizeof(buf)),
+			code, r->err);
+	if (!r->err || !strstr(r->err, says))
+		msg_add(msg, "%s: stderr does not say \"%s\": %s", what, says, r->err);
+	run_free(r);
+}
+
+START_TEST(test_errors)
+{
+	struct job j = { 0 };
+	char *msg = NULL, empty[PATH_MAX + 16], *old_path;
+	struct run r;
+
+	if (!job_up(&j))
+		return;
+	run_pystrobe(&r, "dump", "--slurm=99999999", NULL);
+	expect(&r, 12, "no such Slurm job: 99999999", "a job that is not there", true, &msg);
+	run_pystrobe(&r, "dump", j.id, "--pystrobe", "/nonexistent/pystrobe", NULL);
+	expect(&r, 13, "node hnode2: no pystrobe to run at /nonexistent/pystrobe", "no pystrobe",
+	       false, &msg);
+	/* PATH without Slurm's commands: a directory of nothing. */
+	snprintf(empty, sizeof(empty), "%s/empty", j.s.dir);
+	mkdir(empty, 0755);
+	old_path = xstrdup(getenv("PATH"));
+	setenv("PATH", empty, 1);
+	run_pystrobe(&r, "dump", j.id, NULL);
+	setenv("PATH", old_path, 1);
+	free(old_path);
+	expect(&r, 12, "no squeue on PATH", "no Slurm commands", true, &msg);
+	{
+		char why[512];
+		long sleeper = slurm_sbatch(&j.s, "#!/bin/sh\n#SBATCH -N 2 -n 2\nexec srun sleep 300\n",
+					    why, sizeof(why));
+		char id[32];
+
+		ck_assert_msg(sleeper > 0, "%s", why);
+		ck_assert_msg(!slurm_wait_running(&j.s, sleeper, READY_MS, why, sizeof(why)), "%s",
+			      why);
+		sleep_ms(1000);
+		snprintf(id, sizeof(id), "--slurm=%ld", sleeper);
+		run_pystrobe(&r, "dump", id, NULL);
+		expect(&r, 5, "no Python process in Slurm job", "a job of no Python", true, &msg);
+	}
+	job_end(&j, msg, "--slurm's errors");
+}
+END_TEST
+
+int main(void)
+{
+	const struct test_group groups[] = {
+		{ "dump", .timeout = 300, .tests = { test_dump } },
+		{ "record", .timeout = 300, .tests = { test_record } },
+		{ "interrupt", .timeout = 300, .tests = { test_interrupt } },
+		{ "node_gone", .timeout = 300, .tests = { test_node_gone } },
+		{ "errors", .timeout = 300, .tests = { test_errors } },
+	};
+
+	return run_groups("slurm", groups, ARRAY_SIZE(groups), 0, 1);
+}
