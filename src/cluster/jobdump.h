@@ -42,7 +42,7 @@ struct job_frame {
 
 /* A process's job and rank as its document said them (design38.md,
  * section 1; process/jobenv.h reads them on the node): -1 is unset. */
-struct job_said {
+struct job_ident {
 	bool present;		/* "job" was an object, not null */
 	const char *id, *step, *node, *rank_from;
 	long rank, local_rank, world_size;
@@ -63,7 +63,7 @@ struct job_proc {
 	const char *host;
 	const char *origin;	/* the file or node it was read from, for messages */
 	long pid, ppid;		/* ppid 0: unknown */
-	struct job_said job;
+	struct job_ident job;
 	const char **argv;
 	uint32_t argc;
 	const char *python;	/* its version */
