@@ -1,13 +1,19 @@
-/* libFuzzer harness: the JSON reader (src/util/jsonread.c), whose input is
- * a dump another machine wrote, or a file a user collected.  Input: the
- * text.  Whatever it is, a parse either fails with "byte N: ..." (N within
- * the input) or gives a tree whose every node is in bounds and whose every
- * string is NUL-free valid UTF-8 of its stated length. */
+/* libFuzzer harness: the JSON reader (src/util/jsonread.c) and the job
+ * model built on it (src/cluster/), whose input is a dump another machine
+ * wrote, or a file a user collected.  Input: the text.  Whatever it is, a
+ * parse either fails with "byte N: ..." (N within the input) or gives a
+ * tree whose every node is in bounds and whose every string is NUL-free
+ * valid UTF-8 of its stated length; a parse that keeps "frames" raw fails
+ * exactly where the full one does; and the text goes through jobdump,
+ * jobgroup and both views, as `pystrobe group` takes it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/jobdump.h"
+#include "cluster/jobgroup.h"
+#include "cluster/jobview.h"
 #include "util/jsonread.h"
 #include "util/util.h"
 
@@ -42,13 +48,45 @@ static void check_tree(const struct jdoc *d)
 	}
 }
 
+/* The checking of a raw member is the full parse's, storing nothing. */
+static void check_raw(const uint8_t *data, size_t size, int rc, const char *err)
+{
+	static const char *const keys[] = { "frames", "a", NULL };
+	struct jdoc d = JDOC_INIT;
+	char err2[160];
+
+	d.raw_keys = keys;
+	if (jdoc_parse(&d, (const char *)data, size, err2, sizeof(err2)) != rc ||
+	    (rc && strcmp(err, err2)))
+		abort();
+	jdoc_release(&d);
+}
+
+static void check_job(const uint8_t *data, size_t size)
+{
+	struct job_dump jd = JOB_DUMP_INIT;
+	struct jobview_opts o = { 0 };
+	struct strbuf out = STRBUF_INIT;
+	struct job_grouping gr;
+	char err[256];
+
+	jobdump_add_json(&jd, (const char *)data, size, "fuzz", err, sizeof(err));
+	jobgroup_build(&gr, &jd);
+	jobview_text(&out, &gr, &o);
+	jobview_json(&out, &gr);
+	sb_release(&out);
+	jobgroup_release(&gr);
+	jobdump_release(&jd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jdoc d = JDOC_INIT;
-	char err[160];
+	char err[160] = "";
 	size_t at;
+	int rc = jdoc_parse(&d, (const char *)data, size, err, sizeof(err));
 
-	if (jdoc_parse(&d, (const char *)data, size, err, sizeof(err)) == 0) {
+	if (rc == 0) {
 		if (!jdoc_root(&d))
 			abort();
 		check_tree(&d);
@@ -56,5 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	jdoc_release(&d);
+	check_raw(data, size, rc, err);
+	check_job(data, size);
 	return 0;
 }

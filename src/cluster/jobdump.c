@@ -194,10 +194,11 @@ static bool read_frame(const struct jdoc *d, const struct jv *v, struct raw_fram
 
 static uint32_t read_stack(struct job_dump *jd, const struct jdoc *d, const struct jv *frames)
 {
+	size_t len = jv_len(frames) < JOB_MAX_FRAMES ? jv_len(frames) : JOB_MAX_FRAMES;
 	uint32_t n = 0;
 
-	ALLOC_GROW(jd->scratch, jv_len(frames) + 1, jd->ascratch);
-	for (size_t i = 0; i < jv_len(frames); i++) {
+	ALLOC_GROW(jd->scratch, len + 1, jd->ascratch);
+	for (size_t i = 0; i < len; i++) {
 		struct raw_frame r;
 
 		if (read_frame(d, jv_at(d, frames, i), &r))
@@ -206,11 +207,38 @@ static uint32_t read_stack(struct job_dump *jd, const struct jdoc *d, const stru
 	return intern_stack(jd, jd->scratch, n);
 }
 
+/* The stack of a "frames" text: the one read before from the same text,
+ * else parsed (the document's parse has checked it already). */
+static uint32_t raw_stack(struct job_dump *jd, const struct jdoc *d, const struct jv *frames)
+{
+	size_t len;
+	const char *text = jv_raw(d, frames, &len);
+	uint32_t h = hash_mem(HASH_INIT, text, len), id, stack;
+	struct hashidx_pos pos;
+	char err[64];
+
+	for (id = hashidx_first(&jd->raw_ix, h, &pos); id != HASHIDX_NONE;
+	     id = hashidx_next(&jd->raw_ix, &pos))
+		if (jd->raws[id].len == len && !memcmp(jd->raws[id].text, text, len))
+			return jd->raws[id].stack;
+	if (jdoc_parse(&jd->sub, text, len, err, sizeof(err)) < 0)
+		return read_stack(jd, &jd->sub, NULL);	/* cannot be: an empty stack */
+	stack = read_stack(jd, &jd->sub, jdoc_root(&jd->sub));
+	if (jd->raw_bytes + len > JOB_RAW_CACHE)
+		return stack;
+	ALLOC_GROW(jd->raws, jd->nraws + 1, jd->araws);
+	jd->raws[jd->nraws] = (struct job_raw){ xmalloc(len ? len : 1), len, stack };
+	memcpy(jd->raws[jd->nraws].text, text, len);
+	jd->raw_bytes += len;
+	hashidx_add(&jd->raw_ix, h, (uint32_t)jd->nraws++);
+	return stack;
+}
+
 static void read_thread(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
 			struct job_proc *p)
 {
 	struct job_thread *t;
-	const struct jv *idle = jv_get(d, v, "idle");
+	const struct jv *idle = jv_get(d, v, "idle"), *frames;
 
 	ALLOC_GROW(jd->threads, jd->nthreads + 1, jd->athreads);
 	t = &jd->threads[jd->nthreads++];
@@ -220,7 +248,8 @@ static void read_thread(struct job_dump *jd, const struct jdoc *d, const struct 
 	t->gil = jv_is(jv_get(d, v, "gil"), JV_TRUE);
 	t->idle = jv_is(idle, JV_TRUE) ? 1 : jv_is(idle, JV_FALSE) ? 0 : -1;
 	t->proc = (uint32_t)(p - jd->procs);
-	t->stack = read_stack(jd, d, jv_get(d, v, "frames"));
+	frames = jv_get(d, v, "frames");
+	t->stack = jv_is(frames, JV_RAW) ? raw_stack(jd, d, frames) : read_stack(jd, d, frames);
 	p->nthreads++;
 }
 
@@ -338,10 +367,6 @@ static int check_doc(const struct jdoc *d, const struct jv *procs, char *err, si
 		if (jv_len(threads) > JOB_MAX_THREADS)
 			return doc_fail(err, errlen, "process %lld has more than %d threads",
 					(long long)pid, JOB_MAX_THREADS);
-		for (size_t k = 0; k < jv_len(threads); k++)
-			if (jv_len(jv_get(d, jv_at(d, threads, k), "frames")) > JOB_MAX_FRAMES)
-				return doc_fail(err, errlen, "process %lld: a stack of more than %d frames",
-						(long long)pid, JOB_MAX_FRAMES);
 	}
 	return 0;
 }
@@ -383,9 +408,12 @@ static int add_doc(struct job_dump *jd, const struct jdoc *d, const char *origin
 int jobdump_add_json(struct job_dump *jd, const char *text, size_t len, const char *origin,
 		     char *err, size_t errlen)
 {
+	static const char *const raw_keys[] = { "frames", NULL };
 	struct jdoc *d = &jd->doc;
 	size_t at = 0, end = len, ndocs = 0;
 	int rc = 0;
+
+	d->raw_keys = raw_keys;
 
 	while (rc == 0 && (at < len || !ndocs)) {
 		rc = jdoc_parse_next(d, text, len, at, &end, err, errlen);
@@ -428,5 +456,10 @@ void jobdump_release(struct job_dump *jd)
 	hashidx_release(&jd->stack_ix);
 	hashidx_release(&jd->str_ix);
 	jdoc_release(&jd->doc);
+	jdoc_release(&jd->sub);
+	for (size_t i = 0; i < jd->nraws; i++)
+		free(jd->raws[i].text);
+	free(jd->raws);
+	hashidx_release(&jd->raw_ix);
 	memset(jd, 0, sizeof(*jd));
 }

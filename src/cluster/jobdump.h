@@ -24,7 +24,7 @@
  * thousand frames (dump's own bounds are lower). */
 #define JOB_MAX_PROCS (1 << 16)
 #define JOB_MAX_THREADS (1 << 14)
-#define JOB_MAX_FRAMES (1 << 14)
+#define JOB_MAX_FRAMES (1 << 14)	/* a longer stack is cut */
 #define JOB_MAX_ARGS 1024
 
 enum job_frame_kind { JF_PYTHON, JF_NATIVE, JF_GC };
@@ -97,7 +97,15 @@ struct job_dump {
 	uint32_t *scratch;	/* the stack being read */
 	size_t ascratch;
 	struct jdoc doc;	/* the document being read: its memory, reused */
+	/* Stacks by the text of their "frames": a job's ranks write the
+	 * same few stacks thousands of times, and text met before is not
+	 * parsed again (bench/README).  At most JOB_RAW_CACHE bytes kept. */
+	struct job_raw { char *text; size_t len; uint32_t stack; } *raws;
+	size_t nraws, araws, raw_bytes;
+	struct hashidx raw_ix;
+	struct jdoc sub;	/* a "frames" text not met before, parsed */
 };
+#define JOB_RAW_CACHE (64u << 20)
 #define JOB_DUMP_INIT { 0 }
 
 /* Add the processes of the JSON documents in len bytes of text (one, or

@@ -407,7 +407,8 @@ void jobgroup_build(struct job_grouping *gr, const struct job_dump *jd)
 	hashidx_release(&gr->ix);
 	for (size_t k = 0; k < gr->n; k++)
 		count_group(gr, &gr->g[k], tmp);
-	qsort(gr->g, gr->n, sizeof(*gr->g), cmp_group);
+	if (gr->n)	/* qsort() of NULL is undefined, even of nothing */
+		qsort(gr->g, gr->n, sizeof(*gr->g), cmp_group);
 	count_main(gr);
 	gr->verdict = verdict(gr);
 	free(tmp);

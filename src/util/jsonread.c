@@ -51,7 +51,7 @@ static void skip_ws(struct parser *p)
 
 static void str_add(struct jdoc *d, const void *b, size_t n)
 {
-	if (!n)
+	if (!n || d->dry)
 		return;	/* memcpy() to the NULL of an empty store is undefined */
 	ALLOC_GROW(d->str, d->nstr + n, d->salloc);
 	memcpy(d->str + d->nstr, b, n);
@@ -277,10 +277,21 @@ static int parse_literal(struct parser *p, struct jv *v)
 
 static int parse_value(struct parser *p, int depth, struct jv *v);
 
-/* One member of the container being read, onto the scratch stack. */
+static bool is_raw_key(const struct jdoc *d, const char *key)
+{
+	for (const char *const *k = d->raw_keys; k && *k; k++)
+		if (!strcmp(*k, key))
+			return true;
+	return false;
+}
+
+/* One member of the container being read, onto the scratch stack
+ * (nothing, when checking a raw value). */
 static int member(struct parser *p, int depth, bool obj)
 {
 	struct jv v = { .key = UINT32_MAX };
+	bool raw = false;
+	size_t start;
 	uint32_t n;
 
 	skip_ws(p);
@@ -294,9 +305,18 @@ static int member(struct parser *p, int depth, bool obj)
 			return fail(p, "expected ':' after a member's name");
 		p->pos++;
 		skip_ws(p);
+		raw = !p->d->dry && is_raw_key(p->d, p->d->str + v.key);
 	}
+	start = p->pos;
+	p->d->dry |= raw;
 	if (parse_value(p, depth + 1, &v) < 0)
 		return -EINVAL;
+	if (raw)
+		v = (struct jv){ .type = JV_RAW, .key = v.key, .at = (uint32_t)start,
+				 .n = (uint32_t)(p->pos - start) };
+	p->d->dry &= !raw;
+	if (p->d->dry)
+		return 0;
 	ALLOC_GROW(p->d->scr, p->nscr + 1, p->d->scralloc);
 	p->d->scr[p->nscr++] = v;
 	return 0;
@@ -384,6 +404,8 @@ int jdoc_parse_next(struct jdoc *d, const char *text, size_t len, size_t start, 
 	int rc;
 
 	d->nv = d->nstr = 0;
+	d->text = text;
+	d->dry = false;
 	if (len > JSON_MAX_INPUT) {
 		p.pos = JSON_MAX_INPUT;
 		return fail(&p, "more than %u MiB of JSON", JSON_MAX_INPUT >> 20);
@@ -450,6 +472,14 @@ const struct jv *jv_get(const struct jdoc *d, const struct jv *v, const char *ke
 const char *jv_str(const struct jdoc *d, const struct jv *v)
 {
 	return jv_is(v, JV_STR) ? d->str + v->at : NULL;
+}
+
+const char *jv_raw(const struct jdoc *d, const struct jv *v, size_t *len)
+{
+	if (!jv_is(v, JV_RAW))
+		return NULL;
+	*len = v->n;
+	return d->text + v->at;
 }
 
 const char *jv_key(const struct jdoc *d, const struct jv *v)

@@ -24,13 +24,16 @@
 #define JSON_MAX_DEPTH 64
 #define JSON_MAX_INPUT (256u << 20)
 
-enum jv_type { JV_NULL, JV_FALSE, JV_TRUE, JV_NUM, JV_STR, JV_ARR, JV_OBJ };
+/* JV_RAW: a member named in jdoc's raw_keys, checked but not built: its
+ * text, for a caller that has usually met the same text before. */
+enum jv_type { JV_NULL, JV_FALSE, JV_TRUE, JV_NUM, JV_STR, JV_ARR, JV_OBJ, JV_RAW };
 
 struct jv {
 	uint8_t type;
 	bool exact;		/* JV_NUM: an integer that fits in i */
-	uint32_t n;		/* JV_ARR, JV_OBJ: members; JV_STR: bytes */
-	uint32_t at;		/* JV_ARR, JV_OBJ: first member's node; JV_STR: its bytes */
+	uint32_t n;		/* JV_ARR, JV_OBJ: members; JV_STR, JV_RAW: bytes */
+	uint32_t at;		/* JV_ARR, JV_OBJ: first member's node; JV_STR: its bytes;
+				   JV_RAW: its offset in the text */
 	uint32_t key;		/* a member of an object: its name's bytes */
 	int64_t i;
 	double num;
@@ -42,8 +45,13 @@ struct jdoc {
 	size_t nv, valloc, nstr, salloc;
 	struct jv *scr;		/* the parser's: members of the containers open */
 	size_t scralloc;
+	/* Set by the caller: object members of these names (NULL-ended)
+	 * are JV_RAW, their text pointing into the text parsed. */
+	const char *const *raw_keys;
+	const char *text;
+	bool dry;		/* the parser's: checking a raw value, storing nothing */
 };
-#define JDOC_INIT { NULL, NULL, 0, 0, 0, 0, NULL, 0 }
+#define JDOC_INIT { NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, false }
 
 /* Parse len bytes of text (no NUL needed) into d, replacing what it held
  * (its memory is kept for the next: a job's thousands of documents are
@@ -63,6 +71,9 @@ const struct jv *jv_get(const struct jdoc *d, const struct jv *v, const char *ke
 /* An array's or object's i-th member, NULL past the end. */
 const struct jv *jv_at(const struct jdoc *d, const struct jv *v, size_t i);
 size_t jv_len(const struct jv *v);	/* members; 0 for a scalar or NULL */
+/* A JV_RAW value's text and its length (valid while the text parsed
+ * is), else NULL. */
+const char *jv_raw(const struct jdoc *d, const struct jv *v, size_t *len);
 /* A string's bytes (UTF-8, NUL-terminated, no NUL inside), else NULL. */
 const char *jv_str(const struct jdoc *d, const struct jv *v);
 /* A member's name (NULL outside an object). */

@@ -192,10 +192,41 @@ START_TEST(test_truncated_and_mutated)
 }
 END_TEST
 
+/* A raw member is checked as closely as any (its errors at their byte)
+ * but not built: its text, exactly, and nothing of it in the tree. */
+START_TEST(test_raw)
+{
+	static const char *const keys[] = { "frames", NULL };
+	static const char text[] = "{\"a\": 1, \"frames\": [{\"f\": \"x\\u00e9\"}, 2] , \"b\": [3]}";
+	struct jdoc d = JDOC_INIT;
+	char err[128];
+	const struct jv *raw;
+	size_t len;
+	int64_t v;
+
+	d.raw_keys = keys;
+	ck_assert_int_eq(parse(&d, text, err), 0);
+	raw = jv_get(&d, jdoc_root(&d), "frames");
+	ck_assert(jv_is(raw, JV_RAW));
+	ck_assert_ptr_eq(jv_raw(&d, raw, &len), text + 19);
+	ck_assert_uint_eq(len, strlen("[{\"f\": \"x\\u00e9\"}, 2]"));
+	ck_assert_uint_eq(jv_len(raw), 0);
+	ck_assert(jv_int(jv_at(&d, jv_get(&d, jdoc_root(&d), "b"), 0), 0, 9, &v) && v == 3);
+	ck_assert_uint_eq(d.nv, 5);	/* root, a, frames, b, 3 */
+	ck_assert_ptr_null(jv_raw(&d, jv_get(&d, jdoc_root(&d), "a"), &len));
+	ck_assert_int_eq(parse(&d, "{\"frames\": [{\"f\": \"\\q\"}]}", err), -EINVAL);
+	ck_assert_str_eq(err, "byte 20: unknown escape \\q");
+	ck_assert_int_eq(parse(&d, "{\"frames\": [1,]}", err), -EINVAL);
+	ck_assert_int_eq(parse(&d, "{\"x\": {\"frames\": [[[]]]}}", err), 0);
+	ck_assert(jv_is(jv_get(&d, jv_get(&d, jdoc_root(&d), "x"), "frames"), JV_RAW));
+	jdoc_release(&d);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
-		{ "read", .tests = { test_valid, test_invalid, test_replacement } },
+		{ "read", .tests = { test_valid, test_invalid, test_replacement, test_raw } },
 		{ "hostile", .tests = { test_deep, test_huge_numbers, test_truncated_and_mutated } },
 	};
 
