@@ -317,7 +317,7 @@ static void unread_clause(struct strbuf *sb, const struct job_grouping *gr)
  * unread, and the majority last: the odd ones are what the line is for. */
 static void verdict_split(struct strbuf *sb, const struct job_grouping *gr, size_t m, bool tie)
 {
-	size_t named = tie ? m : m - 1, more = 0, more_ranks = 0;
+	size_t named = tie || !m ? m : m - 1, more = 0, more_ranks = 0;
 
 	if (tie)
 		sb_puts(sb, "no majority: ");
@@ -335,7 +335,7 @@ static void verdict_split(struct strbuf *sb, const struct job_grouping *gr, size
 		sb_printf(sb, "; and %zu more stack%s (%zu rank%s)", more, more == 1 ? "" : "s",
 			  more_ranks, more_ranks == 1 ? "" : "s");
 	unread_clause(sb, gr);
-	if (!tie) {
+	if (!tie && m) {
 		if (sb->len)
 			sb_puts(sb, "; ");
 		clause(sb, gr, &gr->g[m - 1], false);

@@ -339,6 +339,20 @@ START_TEST(test_unread_rank)
 }
 END_TEST
 
+/* No rank could be read: the verdict says so, and names no stack. */
+START_TEST(test_all_unread)
+{
+	const struct sproc job[] = {
+		{ "hnode1", 100, 1, 0, "slurm", NULL, "permission denied" },
+		{ "hnode1", 101, 1, 1, "slurm", NULL, "it exited" },
+	};
+	char *v = verdict_of(job, 2);
+
+	ck_assert_str_eq(v, "ranks 0-1 on hnode1 could not be read, the first: permission denied");
+	free(v);
+}
+END_TEST
+
 static const struct {
 	const char *text, *want;
 } bad_docs[] = {
@@ -481,7 +495,8 @@ int main(void)
 	const struct test_group groups[] = {
 		{ "verdict", .tests = { test_four_ranks_one_odd, test_all_same, test_tie,
 					test_64_ranks_two_odd, test_many_minorities } },
-		{ "roles", .tests = { test_workers_and_no_rank, test_launcher, test_unread_rank } },
+		{ "roles", .tests = { test_workers_and_no_rank, test_launcher, test_unread_rank,
+				      test_all_unread } },
 		{ "input", .tests = { test_bad_documents, test_lenient_fields, test_json_round_trip,
 				      test_real_dump } },
 	};
