@@ -255,9 +255,9 @@ static void read_thread(struct job_dump *jd, const struct jdoc *d, const struct 
 
 /* "job": {...} (design38.md, section 1); null or absent: not present. */
 static void read_ident(struct job_dump *jd, const struct jdoc *d, const struct jv *v,
-		       struct job_ident *id)
+		       struct jobdump_ident *id)
 {
-	*id = (struct job_ident){ .rank = -1, .local_rank = -1, .world_size = -1 };
+	*id = (struct jobdump_ident){ .rank = -1, .local_rank = -1, .world_size = -1 };
 	if (!jv_is(v, JV_OBJ))
 		return;
 	id->present = true;

@@ -40,9 +40,10 @@ struct job_frame {
 	uint64_t offset;	/* native: within library */
 };
 
-/* A process's job and rank as its document said them (design38.md,
- * section 1; process/jobenv.h reads them on the node): -1 is unset. */
-struct job_ident {
+/* A process's identity in the job as its dump wrote it (design38.md,
+ * section 1): -1 is unset.  Not process/jobenv.h's struct job_ident,
+ * which is read from /proc: these strings are interned, and hostile. */
+struct jobdump_ident {
 	bool present;		/* "job" was an object, not null */
 	const char *id, *step, *node, *rank_from;
 	long rank, local_rank, world_size;
@@ -63,7 +64,7 @@ struct job_proc {
 	const char *host;
 	const char *origin;	/* the file or node it was read from, for messages */
 	long pid, ppid;		/* ppid 0: unknown */
-	struct job_ident job;
+	struct jobdump_ident job;
 	const char **argv;
 	uint32_t argc;
 	const char *python;	/* its version */

@@ -270,7 +270,7 @@ static void json_long_or_null(struct json *j, const char *key, long v)
 }
 
 /* As dump writes it (design38.md, section 1), for jobdump to read back. */
-static void json_ident(struct json *j, const struct job_ident *id)
+static void json_ident(struct json *j, const struct jobdump_ident *id)
 {
 	json_key(j, "job");
 	if (!id->present) {
