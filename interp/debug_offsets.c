@@ -118,6 +118,13 @@ static const uint16_t gil_holder_pos[COLUMNS] = { 144, 152, 152 };
  * (ptype /o struct _gil_runtime_state: pyenv's 3.13.0, Debian's 3.14-dbg
  * and 3.15-dbg, as in every version before). */
 static const uint16_t gil_switches_after_holder[COLUMNS] = { 16, 16, 16 };
+/* The thread state's int `state` (attached, detached, suspended), which a
+ * free-threaded build's thread has in place of holding the GIL: the table
+ * gives the 4-byte _status bitfield before it, and `state` follows it past
+ * int _whence (offsetof() against 3.13.5's headers with Py_GIL_DISABLED:
+ * 32, 36, 40).  Read only where layouts.c has a state (3.13t). */
+static const uint16_t tstate_status_pos[COLUMNS] = { 216, ABSENT, ABSENT };
+static const uint16_t state_after_status[COLUMNS] = { 8, 8, 8 };
 static const uint16_t table_size[COLUMNS] = { 584, 760, 888 };
 /* The GC state within the interpreter (interpreter_state.gc), and within
  * it the size and `collecting` (the gc section; ptype /o struct
@@ -264,6 +271,25 @@ static int read_gc(const uint8_t *table, int col, uint64_t interp_size, struct p
 	return 0;
 }
 
+/* tstate.state where the table puts _status, inside the thread state. */
+static int read_state(const uint8_t *table, int col, uint64_t tstate_size,
+		      struct py_layout *out, char *err, size_t errlen)
+{
+	uint64_t status;
+
+	if (out->tstate.state == NONE || tstate_status_pos[col] == ABSENT) {
+		out->tstate.state = NONE;
+		return 0;
+	}
+	status = at(table, tstate_status_pos[col]);
+	if (status > tstate_size || tstate_size - status < state_after_status[col] + 4u) {
+		snprintf(err, errlen, "_Py_DebugOffsets: thread state's status out of place");
+		return status_fail(EXIT_BAD_STATE);
+	}
+	out->tstate.state = (uint32_t)(status + state_after_status[col]);
+	return 0;
+}
+
 int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
 			 char *err, size_t errlen)
 {
@@ -290,7 +316,8 @@ int debug_offsets_layout(struct mem *m, uint64_t runtime, struct py_layout *out,
 	if ((rc = read_sizes(table, col, sizes, err, errlen)) < 0 ||
 	    (rc = read_fields(table, col, sizes, out, err, errlen)) < 0 ||
 	    (rc = read_gil(table, col, out, err, errlen)) < 0 ||
-	    (rc = read_gc(table, col, sizes[S_INTERP], out, err, errlen)) < 0)
+	    (rc = read_gc(table, col, sizes[S_INTERP], out, err, errlen)) < 0 ||
+	    (rc = read_state(table, col, sizes[S_TSTATE], out, err, errlen)) < 0)
 		return rc;
 	/* Tables before 3.15 leave out PyCompactUnicodeObject's size: it adds
 	 * utf8_length and utf8 to PyASCIIObject. */

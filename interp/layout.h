@@ -100,6 +100,12 @@ struct py_layout {
 		uint32_t native_thread_id;
 		uint32_t base_frame;	/* 3.15+: the frame in the thread state every
 					 * chain ends in (owned by the interpreter) */
+		/* Free-threaded builds: int state, 1 (_Py_THREAD_ATTACHED)
+		 * while the thread may touch Python objects, what holding
+		 * the GIL is elsewhere; 0 detached (a blocking call, the
+		 * GIL released), 2 suspended (stopped for a stop-the-world
+		 * pause).  NONE where not read: the GIL says it there. */
+		uint32_t state;
 	} tstate;
 
 	struct {

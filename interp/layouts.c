@@ -42,7 +42,8 @@
 		   .owner_shim = 255 }
 #define TSTATE_OLD \
 	.tstate = { .next = 8, .interp = 16, .frame = 24, .cframe_frame = NONE, \
-		    .thread_id = 176, .native_thread_id = NONE, .base_frame = NONE }
+		    .thread_id = 176, .native_thread_id = NONE, .base_frame = NONE, \
+		    .state = NONE }
 #define INTERP_OLD(id_off, modules_off, collecting) \
 	.interp = { .next = 0, .id = (id_off), .threads_head = 8, .modules = (modules_off), \
 		    .gil_ptr = NONE, .gc_collecting = (collecting) }
@@ -108,7 +109,7 @@ static const struct py_layout py311 = {
 		    .gc_collecting = 848 },
 	.gil = { NONE, NONE, NONE },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 8,
-		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE },
+		    .thread_id = 152, .native_thread_id = 160, .base_frame = NONE, .state = NONE },
 	/* 3.11 has no shim frames; is_entry marks where a C call began. */
 	.frame = { .back = 48, .code = 32, .lasti = 56, .localsplus = 72, .owner = 69,
 		   .is_entry = 68, .stackpointer = NONE, .owner_shim = 255 },
@@ -128,7 +129,7 @@ static const struct py_layout py312 = {
 		    .gc_collecting = 312 },
 	.gil = { .locked = 16, .holder = 8, .switches = 24 },
 	.tstate = { .next = 8, .interp = 16, .frame = 56, .cframe_frame = 0,
-		    .thread_id = 136, .native_thread_id = 144, .base_frame = NONE },
+		    .thread_id = 136, .native_thread_id = 144, .base_frame = NONE, .state = NONE },
 	/* Owner 3 (FRAME_OWNED_BY_CSTACK) marks the shim frame a C call pushes. */
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .stackpointer = NONE, .owner_shim = 3 },
@@ -152,9 +153,11 @@ static const struct py_layout py312 = {
 #define INTERP_313(next_off, id_off, threads, modules_off, collecting) \
 	.interp = { .next = (next_off), .id = (id_off), .threads_head = (threads), \
 		    .modules = (modules_off), .gil_ptr = 16, .gc_collecting = (collecting) }
-#define TSTATE_313(tid, base) \
+#define TSTATE_313S(tid, base, state_off) \
 	.tstate = { .next = 8, .interp = 16, .frame = 72, .cframe_frame = NONE, \
-		    .thread_id = (tid), .native_thread_id = (tid) + 8, .base_frame = (base) }
+		    .thread_id = (tid), .native_thread_id = (tid) + 8, .base_frame = (base), \
+		    .state = (state_off) }
+#define TSTATE_313(tid, base) TSTATE_313S(tid, base, NONE)
 #define CODE_313(adaptive) \
 	.code = { .argcount = 52, .kwonlyargcount = 60, .nlocals = NONE, .flags = 48, \
 		  .firstlineno = 68, .varnames = 96, .localspluskinds = 104, \
@@ -188,7 +191,10 @@ static const struct py_layout py313t = {
 	.longs = LONG_LV_TAG, .attrs = ATTRS_INLINE_313, .dictkeys = DICTKEYS_311,
 	/* The GIL state starts with `enabled` (0 here): the rest moved up. */
 	.gil = { .locked = 24, .holder = 16, .switches = 32 }, RUNTIME_313(632, 608),
-	INTERP_313(7264, 7272, 7344, 7664, 7600), TSTATE_313(152, NONE),
+	INTERP_313(7264, 7272, 7344, 7664, 7600),
+	/* state: after the 4-byte _status and int _whence (debug_offsets.c
+	 * places it by the table's _status). */
+	TSTATE_313S(152, NONE, 40),
 	.frame = { .back = 8, .code = 0, .lasti = 56, .localsplus = 72, .owner = 70,
 		   .is_entry = NONE, .stackpointer = NONE, .owner_shim = 3 },
 	.code = { .argcount = 68, .kwonlyargcount = 76, .nlocals = NONE, .flags = 64,

@@ -6,7 +6,8 @@ Usage: compare_dump.py [--loose-moving] [--locals] [--no-extra] [--host-pid=PID]
 
 TRUTH is the truth.json tests/targets/parked.py writes; ACTUAL is pystrobe's
 JSON.  Every thread in TRUTH must be in ACTUAL (matched by ident) with the same
-name, tid (when TRUTH knows it), gil and idle flags, and the same Python
+name, tid (when TRUTH knows it), gil, attached (when TRUTH has it) and idle
+flags, and the same Python
 frames (function, file, line, and the interpreter where TRUTH gives one;
 source and source_changed where both have them).
 No ident and no tid may appear twice: each OS thread is one thread of the
@@ -134,8 +135,8 @@ def compare_thread(rep, want, got, loose):
             problems.append("%s: truth %s, pystrobe %s"
                             % (key, want[key], got.get(key)))
     soft = []
-    for key in ("gil", "idle"):
-        if got.get(key) != want[key]:
+    for key in ("gil", "idle", "attached"):
+        if key in want and got.get(key) != want[key]:
             soft.append("%s: truth %s, pystrobe %s"
                         % (key, want[key], got.get(key)))
     if got.get("error") is not None:

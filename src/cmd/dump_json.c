@@ -71,6 +71,13 @@ static void json_thread(struct json *j, const struct py_thread *t, const struct 
 	json_kuint(j, "ident", t->ident);
 	json_kstr(j, "name", t->name);
 	json_kbool(j, "gil", t->gil);
+	/* A free-threaded build has no GIL: attached to the interpreter is
+	 * what is true there.  null on a build with a GIL. */
+	json_key(j, "attached");
+	if (t->state == PY_STATE_UNKNOWN)
+		json_null(j);
+	else
+		json_bool(j, t->state == PY_ATTACHED);
 	/* null from a core, which records no run state */
 	json_key(j, "idle");
 	if (s->idle_known)

@@ -145,6 +145,22 @@ static void text_crash(struct strbuf *sb, const struct snapshot *s)
 		sb_printf(sb, ", fault address 0x%llx", (unsigned long long)s->fault_addr);
 }
 
+/* A free-threaded build has no GIL to hold: what its thread state says
+ * instead (attached: it may run Python code, as the GIL's holder does
+ * elsewhere), after sep; "" on a build with a GIL. */
+static const char *state_words(const struct py_thread *t, const char *sep)
+{
+	static const char *const words[][2] = {
+		[PY_DETACHED] = { ", detached", "detached" },
+		[PY_ATTACHED] = { ", attached", "attached" },
+		[PY_SUSPENDED] = { ", suspended", "suspended" },
+	};
+
+	if (t->state < PY_DETACHED || t->state > PY_SUSPENDED)
+		return "";
+	return words[t->state][sep[0] ? 0 : 1];
+}
+
 static void text_thread_header(struct strbuf *sb, const struct py_thread *t,
 			       const struct snapshot *s)
 {
@@ -157,10 +173,12 @@ static void text_thread_header(struct strbuf *sb, const struct py_thread *t,
 	}
 	/* A core records no run state: neither idle nor active. */
 	if (s->idle_known)
-		sb_printf(sb, " (%s%s)", t->idle ? "idle" : "active",
-			  t->gil ? ", holds the GIL" : "");
+		sb_printf(sb, " (%s%s%s)", t->idle ? "idle" : "active",
+			  t->gil ? ", holds the GIL" : "", state_words(t, ", "));
 	else if (t->gil)
 		sb_puts(sb, " (holds the GIL)");
+	else if (t->state != PY_STATE_UNKNOWN)
+		sb_printf(sb, " (%s)", state_words(t, ""));
 	sb_printf(sb, " ident 0x%llx", (unsigned long long)t->ident);
 	if (crashed(s, t)) {
 		sb_puts(sb, " [");
@@ -532,7 +550,7 @@ static void text_member_id(struct strbuf *sb, const struct snapshot *snaps,
 static void text_group_header(struct strbuf *sb, const struct dump_group *g, const struct member *mem,
 			      const struct snapshot *snaps, bool multi)
 {
-	uint32_t idle = 0, known = 0, gil = 0;
+	uint32_t idle = 0, known = 0, gil = 0, attached = 0;
 	int nprocs = dump_group_processes(g, mem);
 	const char *sep = " (";
 
@@ -551,6 +569,7 @@ static void text_group_header(struct strbuf *sb, const struct dump_group *g, con
 			idle += member_thread(snaps, m)->idle;
 		}
 		gil += member_thread(snaps, m)->gil;
+		attached += member_thread(snaps, m)->state == PY_ATTACHED;
 	}
 	sb_printf(sb, "%u threads", g->n);
 	if (multi)
@@ -561,6 +580,10 @@ static void text_group_header(struct strbuf *sb, const struct dump_group *g, con
 	}
 	if (gil) {
 		sb_printf(sb, "%s%u hold%s the GIL", sep, gil, gil == 1 ? "s" : "");
+		sep = ", ";
+	}
+	if (attached) {
+		sb_printf(sb, "%s%u attached", sep, attached);
 		sep = ", ";
 	}
 	if (sep[0] == ',')

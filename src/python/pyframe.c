@@ -163,6 +163,7 @@ void walk_thread(struct walk *w, const struct py_tstate *ts, struct py_thread *t
 	t->tstate = ts->addr;
 	t->ident = ts->ident;
 	t->interps = xcalloc(ts->nparts, sizeof(*t->interps));
+	t->state = ts->state;
 	for (int p = 0; p < ts->nparts; p++) {
 		t->interps[t->ninterps++] = ts[p].interp;
 		t->gil |= ts[p].gil;

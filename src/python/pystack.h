@@ -48,6 +48,10 @@ struct py_thread {
 	pid_t ns_tid;
 	char *name;		/* threading name, NULL when unknown */
 	bool gil;		/* holds a GIL (3.12+: each interpreter can have its own) */
+	/* On a free-threaded build, which has no GIL to hold: its thread
+	 * state's state (PY_ATTACHED: it may run Python code; of its
+	 * innermost part that says), PY_STATE_UNKNOWN on other builds. */
+	int8_t state;
 	/* Runs the garbage collector (3.12+): its interpreter's GC state says
 	 * a collection is under way, and this thread holds that interpreter's
 	 * GIL.  A collection runs with the GIL held from start to end (the
@@ -71,6 +75,15 @@ struct walk_opts {
 	int max_depth;		/* 0: PYSTACK_MAX_DEPTH */
 };
 
+/* A free-threaded build's tstate->state (_Py_THREAD_* in CPython's
+ * pycore_pystate.h), and ours for a build that has none. */
+enum {
+	PY_STATE_UNKNOWN = -1,
+	PY_DETACHED = 0,	/* in a blocking call, or C code that let go */
+	PY_ATTACHED = 1,	/* may touch Python objects: runs Python code */
+	PY_SUSPENDED = 2,	/* stopped by a stop-the-world pause (the GC) */
+};
+
 /* One thread state as an interpreter lists it. */
 struct py_tstate {
 	uint64_t addr;
@@ -85,6 +98,7 @@ struct py_tstate {
 	int frame_err;		/* < 0 when the frame pointer was unreadable */
 	int64_t interp;		/* its interpreter's id (0: main), -1 if unreadable */
 	bool gil;		/* holds its interpreter's GIL */
+	int8_t state;		/* PY_ATTACHED etc., or PY_STATE_UNKNOWN */
 	/* Its interpreter's GIL switch count, when gil_counted, and whether
 	 * it was the GIL's last holder: a thread that was not, while the
 	 * count stays the same, has not run Python code since (see
@@ -103,6 +117,13 @@ struct py_tstate {
 	 * interpreter only) and 0 on the others. */
 	int nparts;
 };
+
+/* Does the thread state run Python code: hold its interpreter's GIL, or,
+ * on a free-threaded build, which has none, is it attached? */
+static inline bool py_tstate_runs(const struct py_tstate *t)
+{
+	return t->gil || t->state == PY_ATTACHED;
+}
 
 /* List up to max thread states of every interpreter, the main one's first,
  * the parts of each OS thread's stack together (see nparts).  *gil gets the

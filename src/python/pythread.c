@@ -81,6 +81,18 @@ static int drop_unbound(struct py_tstate *ts, int n)
 	return k;
 }
 
+/* A free-threaded thread state's state; anything but the three values a
+ * thread state takes is no state known. */
+static int8_t tstate_state(const struct py_layout *L, const uint8_t *tb)
+{
+	int32_t v;
+
+	if (L->tstate.state == NONE)
+		return PY_STATE_UNKNOWN;
+	v = field_i32(tb, L->tstate.state);
+	return v >= PY_DETACHED && v <= PY_SUSPENDED ? (int8_t)v : PY_STATE_UNKNOWN;
+}
+
 /* The thread states of one interpreter, up to max.  Returns the count, or
  * status_fail(EXIT_*) with a reason in err when not even the first could
  * be read. */
@@ -89,7 +101,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 {
 	const struct py_layout *L = &pi->layout;
 	uint32_t offs[] = { L->tstate.next, L->tstate.interp, L->tstate.frame,
-			    L->tstate.thread_id, L->tstate.native_thread_id };
+			    L->tstate.thread_id, L->tstate.native_thread_id, L->tstate.state };
 	uint32_t tsize = layout_span(offs, ARRAY_SIZE(offs));
 	struct gil_state gil;
 	int64_t id = -1;
@@ -145,6 +157,7 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		t->frame_err = first_frame(m, L, field_u64(tb, L->tstate.frame), t);
 		t->interp = id;
 		t->gil = gil.holder && gil.holder == ts;
+		t->state = tstate_state(L, tb);
 		t->gil_counted = gil.counted;
 		t->gil_last = gil.last == ts;
 		t->gil_switches = gil.switches;

@@ -130,6 +130,8 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 {
 	to->rounds += c->rounds;
 	to->gil_rounds += c->gil_rounds;
+	to->ft_rounds += c->ft_rounds;
+	to->attached += c->attached;
 	to->threads += c->threads;
 	to->active += c->active;
 	to->checked += c->checked;

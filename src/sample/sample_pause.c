@@ -57,8 +57,7 @@ static void record_stills(struct sampler *s, int n, uint64_t t_ns)
 	for (int i = 0; i < n; i++) {
 		struct sthread *t = thread_of(s, i);
 
-		if (t && t->still && (!s->o.gil_only || holds_gil(&s->ts[i]) ||
-				      s->pi.layout.free_threaded))
+		if (t && t->still && (!s->o.gil_only || runs_python(&s->ts[i])))
 			record_thread(s, t, &s->ts[i], t_ns);
 	}
 }

@@ -56,9 +56,9 @@ int running_task_head(struct sampler *s, const struct py_tstate *ts, uint32_t *s
 	    coro_on_stack(s, cframe);
 	/* Running on, the task named may be an earlier one than the stack's
 	 * (the name read from a page cached before the walk): named again,
-	 * uncached, for a thread that runs Python code (holds the GIL), not
-	 * one waiting in its loop's select(). */
-	if (k < 0 && !s->o.blocking && ts->gil &&
+	 * uncached, for a thread that runs Python code (holds the GIL, or
+	 * is attached), not one waiting in its loop's select(). */
+	if (k < 0 && !s->o.blocking && py_tstate_runs(ts) &&
 	    asyncio_running_task(s->direct, &s->pi, &s->async.A, ts, &task, &cframe) == 0) {
 		k = coro_on_stack(s, cframe);
 		rm = s->direct;

@@ -126,11 +126,11 @@ void sampler_close(struct sampler *s)
 
 /* --- one sample ----------------------------------------------------------- */
 
-static bool wanted(const struct sampler *s, const struct sthread *t, bool gil)
+static bool wanted(const struct sampler *s, const struct sthread *t, bool runs)
 {
-	/* A free-threaded build (3.13t) has no GIL to hold: --gil keeps every
-	 * thread it would keep without it. */
-	if (s->o.gil_only && !gil && !s->pi.layout.free_threaded)
+	/* --gil: the GIL's holder, or on a free-threaded build (3.13t),
+	 * which has no GIL, every thread attached to the interpreter. */
+	if (s->o.gil_only && !runs)
 		return false;
 	/* A thread seen for the first time has no state read before the
 	 * pause: count it rather than guess it idle. */
@@ -311,6 +311,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	}
 	s->count.rounds++;
 	s->count.gil_rounds += gil != 0;
+	s->count.ft_rounds += s->pi.layout.free_threaded;
 	for (int i = 0; i < n; i++) {
 		struct sthread *t;
 
@@ -322,6 +323,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 		t = find_thread(s, &s->ts[i], n);
 		s->ts_thread[i] = (int)(t - s->threads.v);
 		s->count.threads++;
+		s->count.attached += s->pi.layout.free_threaded && runs_python(&s->ts[i]);
 		t->seen = true;
 	}
 	/* A new thread gets its name before its first stack is counted, so
@@ -338,7 +340,7 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 			s->count.checked++;
 			s->count.active += !t->state || t->state == 'R';
 		}
-		if (t->still || t->id_unproven || !wanted(s, t, holds_gil(&s->ts[i])))
+		if (t->still || t->id_unproven || !wanted(s, t, runs_python(&s->ts[i])))
 			continue;
 		/* Not held by the pause: read after it (count_late()). */
 		if (s->o.blocking && !pause_holds(&pause, t->tid))

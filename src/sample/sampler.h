@@ -94,6 +94,9 @@ struct sampler_status {
 struct sampler_counts {
 	uint64_t rounds;		/* rounds that read the thread list */
 	uint64_t gil_rounds;		/* ... in which some thread held the GIL */
+	uint64_t ft_rounds;		/* ... of a free-threaded build (no GIL) */
+	uint64_t attached;		/* ... and the threads attached to its
+					 * interpreter in them, summed */
 	uint64_t threads;		/* threads seen, summed over those rounds */
 	uint64_t checked;		/* ... of which their state was read (with
 					 * --idle, not every round) */

@@ -285,11 +285,12 @@ static inline struct sthread *thread_of(struct sampler *s, int i)
 	return s->ts[i].nparts ? &s->threads.v[s->ts_thread[i]] : NULL;
 }
 
-/* Does the OS thread hold a GIL, in any of its interpreters? */
-static inline bool holds_gil(const struct py_tstate *ts)
+/* Does the OS thread run Python code, in any of its interpreters: hold a
+ * GIL, or on a free-threaded build be attached (what --gil keeps)? */
+static inline bool runs_python(const struct py_tstate *ts)
 {
 	for (int p = 0; p < ts->nparts; p++)
-		if (ts[p].gil)
+		if (py_tstate_runs(&ts[p]))
 			return true;
 	return false;
 }

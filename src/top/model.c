@@ -33,7 +33,7 @@ void top_model_init(struct top_model *m, double rate_hz, double delay_s)
 	m->sort = TOP_SORT_OWN_TIME;
 	m->thread_sel = -1;
 	m->exit_status = -1;
-	m->live.gil_pct = m->live.active_pct = m->live.error_pct = -1;
+	m->live.gil_pct = m->live.active_pct = m->live.error_pct = m->live.attached = -1;
 	m->shown = m->live;
 }
 
@@ -415,6 +415,11 @@ enum top_hint top_model_hint(const struct top_model *m, bool keys, struct strbuf
 	}
 	if (m->exited || !st->rounds)
 		return TOP_HINT_NONE;
+	if (m->gil_only && st->attached >= 0) {
+		sb_printf(sb, "no thread was attached to the interpreter in the last %s s "
+			  "(--gil samples only those on a build without a GIL)", secs);
+		return TOP_HINT_NO_GIL;
+	}
 	if (m->gil_only) {
 		sb_printf(sb, "no thread held the GIL in the last %s s (--gil samples only "
 			  "its holder)", secs);
@@ -474,7 +479,7 @@ static void figures(struct top_model *m, const struct top_tick *t)
 {
 	const struct sampler_counts *c = &t->counts, *b = &m->iv_base;
 	struct top_stats *st = &m->live;
-	uint64_t rounds = c->rounds - b->rounds, errors = 0, stacks;
+	uint64_t rounds = c->rounds - b->rounds, errors = 0, stacks, ft;
 
 	for (int i = 0; i < SERR_COUNT; i++)
 		if (serr_is_error(i))
@@ -490,7 +495,10 @@ static void figures(struct top_model *m, const struct top_tick *t)
 	st->rounds = t->rounds - m->iv_rounds;
 	st->lagged = t->lagged - m->iv_lagged;
 	st->max_lag_ms = t->max_lag_ns / 1e6;
-	st->gil_pct = rounds ? pct(c->gil_rounds - b->gil_rounds, rounds) : -1;
+	ft = c->ft_rounds - b->ft_rounds;
+	/* Of the rounds of builds with a GIL: a free-threaded one has none. */
+	st->gil_pct = rounds > ft ? pct(c->gil_rounds - b->gil_rounds, rounds - ft) : -1;
+	st->attached = ft ? (double)(c->attached - b->attached) / ft : -1;
 	st->active_pct = c->checked > b->checked ?
 		pct(c->active - b->active, c->checked - b->checked) : -1;
 	st->error_pct = errors + stacks ? pct(errors, errors + stacks) : rounds ? 0 : -1;
@@ -547,7 +555,7 @@ void top_model_reset(struct top_model *m, const struct top_tick *t)
 	m->reset_ns = t->now_ns;
 	m->reset_rounds = t->rounds;
 	memset(&m->live, 0, sizeof(m->live));
-	m->live.gil_pct = m->live.active_pct = m->live.error_pct = -1;
+	m->live.gil_pct = m->live.active_pct = m->live.error_pct = m->live.attached = -1;
 	m->live.nthreads = m->shown.nthreads;
 	m->live.nprocs = m->shown.nprocs;
 	show(m);

@@ -57,6 +57,10 @@ struct top_stats {
 	uint64_t lagged;	/* rounds in it that started late */
 	double max_lag_ms;
 	double error_pct, gil_pct, active_pct;	/* < 0: nothing to tell */
+	/* A free-threaded build, which has no GIL (gil_pct < 0 there): how
+	 * many threads were attached to the interpreter (ran Python code
+	 * at once), a round on average; < 0 on a build with a GIL. */
+	double attached;
 	/* Samples counted without native frames, their thread not stopped
 	 * in time (--native): of those of the interval, 0 for none. */
 	double late_pct;

@@ -140,6 +140,19 @@ static void fmt_pct(char *buf, size_t size, double v)
 		snprintf(buf, size, "%.1f%%", v);
 }
 
+/* The GIL's share of the rounds into buf, or on a free-threaded build,
+ * which has no GIL, how many threads were attached to the interpreter a
+ * round: true for that. */
+static bool fmt_gil(char *buf, size_t size, const struct top_stats *st)
+{
+	if (st->gil_pct < 0 && st->attached >= 0) {
+		snprintf(buf, size, "%.1f", st->attached);
+		return true;
+	}
+	fmt_pct(buf, size, st->gil_pct);
+	return false;
+}
+
 static double rate_hz(const struct top_stats *st)
 {
 	return st->interval_s > 0 ? st->rounds / st->interval_s : 0;
@@ -163,13 +176,16 @@ static void stats_line(const struct top_model *m, struct strbuf *sb)
 {
 	const struct top_stats *st = &m->shown;
 	char e[16], g[16], a[16];
+	bool ft;
 
 	fmt_pct(e, sizeof(e), st->error_pct);
-	fmt_pct(g, sizeof(g), st->gil_pct);
+	ft = fmt_gil(g, sizeof(g), st);
 	fmt_pct(a, sizeof(a), st->active_pct);
-	sb_printf(sb, "%.1f s, %llu samples, %.1f Hz, errors %s, GIL %s, active %s, %d thread%s",
-		  st->elapsed_s, (unsigned long long)st->samples, rate_hz(st), e, g, a,
-		  st->nthreads, st->nthreads == 1 ? "" : "s");
+	/* "GIL 98.0%", or on a free-threaded build "attached 2.0" */
+	sb_printf(sb, "%.1f s, %llu samples, %.1f Hz, errors %s, %s %s, active %s, %d thread%s",
+		  st->elapsed_s, (unsigned long long)st->samples, rate_hz(st), e,
+		  ft ? "attached" : "GIL", g, a, st->nthreads,
+		  st->nthreads == 1 ? "" : "s");
 	if (m->subprocesses)
 		sb_printf(sb, ", %d process%s", st->nprocs, st->nprocs == 1 ? "" : "es");
 	if (st->late_pct > 0)
@@ -359,8 +375,7 @@ static void draw_sampling(const struct top_view *v, const struct top_stats *st)
 	if (st->late_pct > 0)
 		snprintf(e + strlen(e), sizeof(e) - strlen(e), " +%.1f%% late", st->late_pct);
 	x = label_value(v, 1, x, "Errors: ", e);
-	fmt_pct(g, sizeof(g), st->gil_pct);
-	x = label_value(v, 1, x, "GIL: ", g);
+	x = label_value(v, 1, x, fmt_gil(g, sizeof(g), st) ? "Attached: " : "GIL: ", g);
 	fmt_pct(a, sizeof(a), st->active_pct);
 	label_value(v, 1, x, "Active: ", a);
 }

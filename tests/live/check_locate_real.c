@@ -188,6 +188,10 @@ START_TEST(test_real_tables_match_static)
 	ck_assert_int_eq(L.tstate.frame, S->tstate.frame);
 	ck_assert_int_eq(L.tstate.thread_id, S->tstate.thread_id);
 	ck_assert_int_eq(L.tstate.native_thread_id, S->tstate.native_thread_id);
+	/* 3.13t: placed by the table's _status, 40 (offsetof() with the
+	 * build's headers); NONE on builds with a GIL. */
+	ck_assert_int_eq(L.tstate.state, S->tstate.state);
+	ck_assert_int_eq(L.tstate.state, t->ft ? 40 : NONE);
 	ck_assert_int_eq(L.frame.back, S->frame.back);
 	ck_assert_int_eq(L.frame.lasti, S->frame.lasti);
 	ck_assert_int_eq(L.frame.localsplus, S->frame.localsplus);
@@ -278,8 +282,8 @@ END_TEST
  * _Py_DebugOffsets up to the gc section's collecting but threads_main,
  * sysdict, builtins,
  * gil_runtime_state_enabled, code_object_generation, tlbc_generation, prev,
- * last_profiled_frame(_seq), datastack_chunk, status,
- * holds_gil, gil_requested, current_exception, exc_state, exc_value,
+ * last_profiled_frame(_seq), datastack_chunk, status (but on 3.13t,
+ * where it places the thread state's `state`), holds_gil, gil_requested, current_exception, exc_state, exc_value,
  * tlbc_index, co_tlbc, tp_repr, list and bytes ob_size and the set section
  * (3.14 and 3.15 also read the frame's stackpointer, for asyncio; the
  * generator section they read lies past `end`). */
@@ -304,8 +308,9 @@ START_TEST(test_absurd_fields)
 			refused++;
 	}
 	/* Fields we do not use may take any value; every one we use is checked. */
-	ck_assert_msg(refused == (int)per_minor[t->minor].used, "3.%d%s: %d absurd fields refused, not %u",
-		      t->minor, t->dbg ? "-dbg" : "", refused, per_minor[t->minor].used);
+	ck_assert_msg(refused == (int)per_minor[t->minor].used + t->ft, "3.%d%s%s: %d absurd fields "
+		      "refused, not %u", t->minor, t->ft ? "t" : "", t->dbg ? "-dbg" : "", refused,
+		      per_minor[t->minor].used + t->ft);
 }
 END_TEST
 

@@ -990,7 +990,8 @@ static bool option_run(struct rec_test *d, const char *what, struct target *t,
 }
 
 /* --gil: at most one thread a round, the holder, which is busy; on a
- * build without a GIL (3.13t), every running thread: the two busy ones. */
+ * build without a GIL (3.13t), the threads attached to the interpreter:
+ * the two busy ones. */
 static void option_gil(struct rec_test *d, struct target *t)
 {
 	const char *what = "--gil";

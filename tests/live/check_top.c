@@ -546,10 +546,21 @@ static void interactive(struct top_test *d, pid_t pid)
 		return;
 	snprintf(version, sizeof(version), "Python 3.%d", d->ti->minor);
 	expect(d, name, "the Python version in the header", has_text, version);
-	wait_for(d, name, has_text, "GIL: ", WAIT_MS, &s);
-	if (header_num(s, "GIL: ") < 50)
-		flunk(d, "GIL share", "a spinning main thread holds the GIL, but GIL: %.1f",
-		      header_num(s, "GIL: "));
+	if (strstr(d->ti->label, "t ft-build")) {
+		/* No GIL: how many threads are attached a round, the spinning
+		 * main thread and the spinner 10% of the time; never a GIL. */
+		wait_for(d, name, has_text, "Attached: ", WAIT_MS, &s);
+		if (header_num(s, "Attached: ") < 0.8 || header_num(s, "Attached: ") > 2.01 ||
+		    strstr(s, "GIL: "))
+			flunk(d, "attached", "a spinning main thread is attached, and a spinner "
+			      "now and then, but Attached: %.1f%s", header_num(s, "Attached: "),
+			      strstr(s, "GIL: ") ? " (and a GIL share)" : "");
+	} else {
+		wait_for(d, name, has_text, "GIL: ", WAIT_MS, &s);
+		if (header_num(s, "GIL: ") < 50)
+			flunk(d, "GIL share", "a spinning main thread holds the GIL, but GIL: "
+			      "%.1f", header_num(s, "GIL: "));
+	}
 	if (header_num(s, "Threads: ") != 2)
 		flunk(d, "threads", "hot.py --thread has 2 threads, the header says %.0f",
 		      header_num(s, "Threads: "));
@@ -1072,8 +1083,8 @@ START_TEST(test_interps_chosen)
 }
 END_TEST
 
-/* The Debian python3.11, a pyenv 3.12 and every build of the newest
- * version, else whatever there is to make two; all with PYSTROBE_TOP_ALL=1. */
+/* The Debian python3.11, a pyenv 3.12, a free-threaded build (no GIL:
+ * its Attached figure) and every build of the newest version, else whatever there is to make two; all with PYSTROBE_TOP_ALL=1. */
 static void choose(const struct test_interp *all, int n)
 {
 	const char *every = getenv("PYSTROBE_TOP_ALL");
@@ -1083,6 +1094,7 @@ static void choose(const struct test_interp *all, int n)
 	for (int i = 0; i < n && nchosen < 32; i++) {
 		bool want = (every && *every && strcmp(every, "0")) ||
 			    strstr(all[i].label, "debian-static") ||
+			    strstr(all[i].label, "t ft-build") ||
 			    all[i].minor == all[newest].minor ||
 			    (strstr(all[i].label, " pyenv") && all[i].minor == 12 &&
 			     !strstr(all[i].label, "shim"));

@@ -30,7 +30,9 @@ truth.json:
   pid, version ([major, minor, micro, level, serial]), version_string
   ("3.12.1"), argv (sys.argv), nthreads (OS threads once the reporter is
   gone), threads: [{ident, tid (native id, null before 3.8), name, role,
-  moving, gil (the spinner holds it, but on a build without one), idle, frames: [{function, file, line, source,
+  moving, gil (the spinner holds it, but on a build without one), attached
+  (on a build without a GIL the spinner is attached, the others detached;
+  null on a build with one), idle, frames: [{function, file, line, source,
   source_changed}] innermost first,
   spin_lines (the spinner only)}], locals_check (below).
   function is co_qualname on 3.11+ and co_name before, as pystrobe reports it.
@@ -299,6 +301,7 @@ def locals_check():
 
 def truth(parked, stacks):
     threads = []
+    gil = getattr(sys, "_is_gil_enabled", lambda: True)()
     for t in parked:
         moving = t.name == SPINNER
         entry = {
@@ -306,8 +309,11 @@ def truth(parked, stacks):
             "tid": getattr(t, "native_id", None),
             "name": t.name,
             "moving": moving,
-            # A free-threaded build (3.13t) has no GIL to hold.
-            "gil": moving and getattr(sys, "_is_gil_enabled", lambda: True)(),
+            # A free-threaded build (3.13t) has no GIL to hold: the
+            # spinner is attached to the interpreter there, the others
+            # detached in their waits; null on a build with a GIL.
+            "gil": moving and gil,
+            "attached": None if gil else moving,
             "idle": not moving,
             "frames": stacks[t.name],
         }

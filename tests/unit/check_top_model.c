@@ -858,6 +858,51 @@ START_TEST(test_hint_snapshot)
 }
 END_TEST
 
+/* A free-threaded build has no GIL: no GIL share (not a meaningless 0.0%),
+ * but how many threads were attached a round, in the figures, the
+ * snapshot's header and --gil's hint. */
+START_TEST(test_free_threaded)
+{
+	struct fixture fx;
+	const struct top_stats *st = &fx.m.shown;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	first_interval(&fx, "5 main work");
+	fx.t.counts.nthreads = 8;
+	sample(&fx, 0, 100, "main");
+	fx.t.counts.ft_rounds = 100;
+	fx.t.counts.attached = 350;
+	interval(&fx, 1000);
+	ck_assert(st->gil_pct < 0);
+	ck_assert_double_eq_tol(st->attached, 3.5, 1e-9);
+	out = open_memstream(&text, &len);
+	ck_assert_int_eq(top_view_snapshot(&fx.m, out), 0);
+	fclose(out);
+	ck_assert_msg(strstr(text, ", attached 3.5, ") && !strstr(text, "GIL"), "%s", text);
+	free(text);
+
+	/* Nobody attached under --gil: said as what it is there. */
+	fx.m.gil_only = true;
+	idle_rounds(&fx, 10);
+	fx.t.counts.ft_rounds += 10;
+	interval(&fx, 1000);
+	ck_assert_double_eq_tol(st->attached, 0, 1e-9);
+	assert_hint(&fx, TOP_HINT_NO_GIL,
+		    "no thread was attached to the interpreter in the last 1 s (--gil samples "
+		    "only those on a build without a GIL)",
+		    "no thread was attached to the interpreter in the last 1 s (--gil samples "
+		    "only those on a build without a GIL)");
+
+	/* A build with a GIL: no attached figure. */
+	idle_rounds(&fx, 10);
+	interval(&fx, 1000);
+	ck_assert(st->attached < 0 && st->gil_pct == 0);
+	top_model_free(&fx.m);
+}
+END_TEST
+
 /* --- labels --------------------------------------------------------------- */
 
 START_TEST(test_labels_printable)
@@ -912,7 +957,7 @@ int main(void)
 		                         test_exited } },
 		{ "hint", .tests = { test_hint_all_idle, test_hint_hung_after_running,
 		                     test_hint_some_idle, test_hint_other_reasons,
-		                     test_hint_snapshot } },
+		                     test_hint_snapshot, test_free_threaded } },
 		{ "labels", .tests = { test_labels_printable, test_full_filenames } },
 	};
 
