@@ -1,5 +1,5 @@
-/* `pystrobe record` of threads that compute in parallel: a free-threaded
- * build (3.13t), where no GIL makes them take turns.
+/* `pystrobe record` and `dump` of threads that compute in parallel: a
+ * free-threaded build (3.13t), where no GIL makes them take turns.
  *
  * tests/targets/ft_parallel.py runs 8 threads, w1..w8, each computing for
  * i units of its own thread CPU clock, then sleeping one, all at once; at
@@ -15,6 +15,12 @@
  * clock) is tried again, up to TRIES times; when every
  * run was disturbed the last is held to LOOSE_TOLERANCE, and a SKIP says
  * that the 2-point check did not run.
+ *
+ * dump of the same 8 threads spinning for good (ft_parallel.py --park):
+ * equal to the target's own sys._current_frames() of every thread
+ * (tests/compare_dump.py, no thread more or less), each worker attached
+ * and active, the main thread detached and idle: paused three times, and
+ * once --nonblocking (the workers' lines then need not agree).
  *
  * Runs on the free-threaded interpreters (label "3.13t ft-build"), a SKIP
  * that names tests/setup-ft-python.sh without one.
@@ -199,10 +205,78 @@ START_TEST(test_parallel_shares)
 }
 END_TEST
 
+/* dump --json [opt] of the parked target against its own view; NULL, or
+ * what differs. */
+static char *dump_compared(const struct test_interp *ti, struct target *t, const char *opt,
+			   const char *flag)
+{
+	char pid[16], path[PATH_MAX + 32], script[PATH_MAX + 32], how[96], *msg = NULL;
+	struct run r, c;
+	char *argv[] = { (char *)test_python3(), script, (char *)flag, t->truth, path, NULL };
+
+	const char *what = opt ? opt : "(paused)";
+
+	snprintf(pid, sizeof(pid), "%d", (int)t->py_pid);
+	snprintf(path, sizeof(path), "%s/dump.json", t->dir);
+	snprintf(script, sizeof(script), "%s/tests/compare_dump.py", test_srcdir());
+	if (run_pystrobe(&r, "dump", "--json", "--pid", pid, opt, NULL) < 0 || run_exit(&r) != 0 ||
+	    write_file(path, r.out, r.out_len) < 0) {
+		msg_add(&msg, "%s: dump %s: %s: %.1500s", ti->label, what,
+			run_describe(&r, how, sizeof(how)), r.err);
+		run_free(&r);
+		return msg;
+	}
+	run_free(&r);
+	if (proc_stopped_thread(t->py_pid, &(char){ 0 }))
+		msg_add(&msg, "%s: dump %s left a thread stopped", ti->label, what);
+	if (run_cmd(&c, RUN_TIMEOUT_MS, argv) < 0 || run_exit(&c) != 0)
+		msg_add(&msg, "%s: dump %s: compare_dump.py %s:\n%s%s", ti->label, what,
+			run_describe(&c, how, sizeof(how)), c.out, c.err);
+	else
+		printf("parallel: %s: dump %s: %s", ti->label, what, c.out);
+	run_free(&c);
+	return msg;
+}
+
+/* dump of 8 threads spinning at once (ft_parallel.py --park): equal to
+ * the target's own sys._current_frames(), every worker attached and
+ * active, the main thread detached and idle; paused, the workers'
+ * innermost lines are spin()'s; not paused (--nonblocking), only what
+ * cannot move (ident, name, tid) must agree for them. */
+START_TEST(test_parallel_dump)
+{
+	const struct test_interp *ti = &interps[_i];
+	char why[512], *msg = NULL, *m;
+	struct target t;
+
+	if (!strstr(ti->label, "t ft-build"))
+		return;
+	if (target_start_script_arg(&t, ti, "tests/targets/ft_parallel.py", "--park", why,
+				    sizeof(why)) < 0) {
+		target_stop(&t);
+		ck_abort_msg("%s: ft_parallel.py --park: %s", ti->label, why);
+	}
+	m = slurp(t.truth);
+	ck_assert_msg(m && strstr(m, "\"gil\": false"), "%s: the target ran with a GIL: %s",
+		      ti->label, m);
+	free(m);
+	for (int i = 0; i < 3; i++) {
+		if ((m = dump_compared(ti, &t, NULL, "--no-extra")))
+			msg_add(&msg, "%s", m);
+		free(m);
+	}
+	if ((m = dump_compared(ti, &t, "--nonblocking", "--loose-moving")))
+		msg_add(&msg, "%s", m);
+	free(m);
+	target_stop(&t);
+	fail_if_any(msg, "dump of threads running at once");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("parallel");
-	TCase *tc = tcase_create("interpreters");
+	TCase *tc = tcase_create("interpreters"), *td = tcase_create("dump");
 	int ft = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -214,6 +288,9 @@ int main(void)
 			  "builds it");
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_parallel_shares, 0, ninterps);
+	tcase_set_timeout(td, 120);
+	tcase_add_loop_test(td, test_parallel_dump, 0, ninterps);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, td);
 	return run_suite(s);
 }
