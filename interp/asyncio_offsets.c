@@ -162,11 +162,32 @@ static const struct aio_version legacy_versions[] = {
 			    .resume_op = { 0, 0 } } } },
 };
 
-int asyncio_legacy_layout(int minor, struct asyncio_layout *out)
+/* 3.13t: the same objects behind the free-threaded build's 32-byte header
+ * (ob_tid, flags, ob_mutex, ob_gc_bits, ob_ref_local, ob_ref_shared, then
+ * ob_type): every field 16 bytes further in; the frame's stacktop and the
+ * frame states are 3.13's.  `ptype /o` of TaskObj, FutureObj, PyGenObject,
+ * PyWeakReference, PyMethodObject, PySetObject and PyTypeObject in the
+ * DWARF of the 3.13.5 build (tests/setup-ft-python.sh: python3.13t and
+ * _asyncio.cpython-313t-x86_64-linux-gnu.so). */
+static const struct aio_version legacy_ft_versions[] = {
+	{ 13, { .interp_tasks_head = NONE, .tstate = { NONE, NONE, NONE }, .type_base = 272,
+		.set_mask = 48, .set_table = 56, .gen_executing = 0,
+		.task = { .size = 160, .name = 144, .awaited_by = NONE, .awaited_by_is_set = NONE,
+			  .is_task = NONE, .state = 112, .fut_waiter = 128, .coro = 136, .node = NONE },
+		.gen_suspended = -2, .gen_suspended_yield_from = -1, .yield_from_slot = 1,
+		.legacy = { .on = 1, .loop = 32, .callback0 = 40, .callbacks = 56, .stacktop = 64,
+			    .wr_object = 32, .im_self = 40, .gen_iframe = 88, .gen_frame_state = 83,
+			    .resume_op = { 0, 0 } } } },
+};
+
+int asyncio_legacy_layout(int minor, int free_threaded, struct asyncio_layout *out)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(legacy_versions); i++) {
-		if (legacy_versions[i].minor == minor) {
-			*out = legacy_versions[i].L;
+	const struct aio_version *v = free_threaded ? legacy_ft_versions : legacy_versions;
+	size_t n = free_threaded ? ARRAY_SIZE(legacy_ft_versions) : ARRAY_SIZE(legacy_versions);
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].minor == minor) {
+			*out = v[i].L;
 			return 0;
 		}
 	}

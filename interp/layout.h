@@ -303,7 +303,8 @@ int asyncio_layout_parse(int minor, const uint8_t *sec, size_t len, struct async
 
 /* 3.11-3.13: the verified C task and generator layout of 3.minor into
  * *out (legacy.on set, legacy.c_task not: the caller checks the target's
- * Task type against task.size).  0, or -1 for a version without one. */
-int asyncio_legacy_layout(int minor, struct asyncio_layout *out);
+ * Task type against task.size); free_threaded 1: of its free-threaded
+ * build (3.13t).  0, or -1 for a version without one. */
+int asyncio_legacy_layout(int minor, int free_threaded, struct asyncio_layout *out);
 
 #endif

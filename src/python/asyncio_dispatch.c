@@ -13,15 +13,17 @@
 int asyncio_locate(const struct locate_src *src, struct mem *m, const struct pyinterp *pi,
 		   struct asyncio_layout *A, char *err, size_t errlen)
 {
-	/* The free-threaded build's task and generator objects have a longer
-	 * header, and their layout is not verified: refused, never misread. */
-	if (pi->layout.free_threaded) {
+	int ft = pi->layout.free_threaded;
+
+	if (asyncio_legacy_version(pi->minor, ft, A))
+		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
+	/* A free-threaded build's task and generator objects have a longer
+	 * header: one without a verified layout is refused, never misread. */
+	if (ft) {
 		snprintf(err, errlen, "--async does not read the asyncio tasks of free-threaded "
 			 "CPython (3.%dt) yet: run without --async for the threads' stacks", pi->minor);
 		return status_fail(EXIT_UNSUPPORTED);
 	}
-	if (asyncio_legacy_version(pi->minor, A))
-		return asyncio_legacy_locate(m, pi, src->what, A, err, errlen);
 	return asyncio314_locate(src, m, pi, A, err, errlen);
 }
 

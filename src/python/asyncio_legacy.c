@@ -23,9 +23,9 @@
 
 #define TYPE_DEPTH 16		/* tp_base links from a type to Task */
 
-bool asyncio_legacy_version(int minor, struct asyncio_layout *A)
+bool asyncio_legacy_version(int minor, int free_threaded, struct asyncio_layout *A)
 {
-	return asyncio_legacy_layout(minor, A) == 0;
+	return asyncio_legacy_layout(minor, free_threaded, A) == 0;
 }
 
 struct by_addr {

@@ -22,7 +22,7 @@
 #include "python/asyncio.h"
 
 /* Is 3.minor read this way?  Fills *A with its table (legacy.on). */
-bool asyncio_legacy_version(int minor, struct asyncio_layout *A);
+bool asyncio_legacy_version(int minor, int free_threaded, struct asyncio_layout *A);
 
 /* With *A from asyncio_legacy_version: check the target has imported
  * asyncio (ASYNCIO_NOT_IMPORTED otherwise, with what names it) and that

@@ -22,7 +22,7 @@ const struct exit_status exit_statuses[EXIT_NR] = {
 	[EXIT_UNSUPPORTED] = { EXIT_UNSUPPORTED, "unsupported Python version",
 			       "The Python version or build cannot be read: 3.6 and older, "
 			       "3.16 and newer, free-threaded builds other than 3.13t; with "
-			       "--async, 3.7 to 3.10, free-threaded builds and builds whose "
+			       "--async, 3.7 to 3.10 and builds whose "
 			       "asyncio task layout is not verified." },
 	[EXIT_EXITED] = { EXIT_EXITED, "process exited",
 			  "The process exited while it was being read." },

@@ -16,6 +16,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,7 +200,7 @@ static void build(struct scene *sc, int minor)
 	struct fakepy *fp;
 
 	memset(sc, 0, sizeof(*sc));
-	ck_assert(asyncio_legacy_version(minor, &sc->A));
+	ck_assert(asyncio_legacy_version(minor, 0, &sc->A));
 	fp = sc->fp = fp_new(layout_for_minor(minor));
 	make_types(sc);
 	v[0] = fp_long(fp, IDENT);
@@ -524,6 +525,37 @@ START_TEST(test_unverified)
 }
 END_TEST
 
+/* 3.13t's layout is 3.13's behind a header 16 bytes longer: every object
+ * field moves by 16, the frame's stacktop and the frame states do not;
+ * no other free-threaded build has one (--async refuses them). */
+START_TEST(test_free_threaded)
+{
+#define AT(f) offsetof(struct asyncio_layout, f)
+	static const size_t moved[] = {
+		AT(task.size), AT(task.name), AT(task.state), AT(task.fut_waiter), AT(task.coro),
+		AT(legacy.loop), AT(legacy.callback0), AT(legacy.callbacks), AT(legacy.wr_object),
+		AT(legacy.im_self), AT(legacy.gen_iframe), AT(legacy.gen_frame_state),
+		AT(type_base), AT(set_mask), AT(set_table),
+	};
+#undef AT
+	struct asyncio_layout g, t;
+
+	ck_assert(asyncio_legacy_version(13, 0, &g) && asyncio_legacy_version(13, 1, &t));
+	for (size_t i = 0; i < ARRAY_SIZE(moved); i++) {
+		uint32_t a, b;
+
+		memcpy(&a, (char *)&g + moved[i], 4);
+		memcpy(&b, (char *)&t + moved[i], 4);
+		ck_assert_msg(b == a + 16, "field at %zu: 3.13t %u, 3.13 %u", moved[i], b, a);
+	}
+	ck_assert_uint_eq(t.legacy.stacktop, g.legacy.stacktop);
+	ck_assert_int_eq(t.gen_suspended, g.gen_suspended);
+	ck_assert_int_eq(t.gen_suspended_yield_from, g.gen_suspended_yield_from);
+	ck_assert(t.legacy.on && !asyncio_legacy_version(12, 1, &t) &&
+		  !asyncio_legacy_version(14, 1, &t));
+}
+END_TEST
+
 /* Located and read through m, proved through direct (NULL: paused). */
 static void read_proved(struct scene *sc, struct mem *m, struct mem *direct, struct py_tasks *out)
 {
@@ -632,6 +664,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_bound, 11, 14);
 	tcase_add_loop_test(tc, test_gathers, 11, 14);
 	tcase_add_loop_test(tc, test_running_proved, 11, 14);
+	tcase_add_test(tc, test_free_threaded);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
