@@ -147,23 +147,22 @@ static void text_crash(struct strbuf *sb, const struct snapshot *s)
 
 /* A free-threaded build has no GIL to hold: what its thread state says
  * instead (attached: it may run Python code, as the GIL's holder does
- * elsewhere), after sep; "" on a build with a GIL. */
-static const char *state_words(const struct py_thread *t, const char *sep)
+ * elsewhere); NULL on a build with a GIL. */
+static const char *state_name(const struct py_thread *t)
 {
-	static const char *const words[][2] = {
-		[PY_DETACHED] = { ", detached", "detached" },
-		[PY_ATTACHED] = { ", attached", "attached" },
-		[PY_SUSPENDED] = { ", suspended", "suspended" },
+	static const char *const names[] = {
+		[PY_DETACHED] = "detached", [PY_ATTACHED] = "attached",
+		[PY_SUSPENDED] = "suspended",
 	};
 
-	if (t->state < PY_DETACHED || t->state > PY_SUSPENDED)
-		return "";
-	return words[t->state][sep[0] ? 0 : 1];
+	return t->state >= PY_DETACHED && t->state <= PY_SUSPENDED ? names[t->state] : NULL;
 }
 
 static void text_thread_header(struct strbuf *sb, const struct py_thread *t,
 			       const struct snapshot *s)
 {
+	const char *state = state_name(t);
+
 	sb_puts(sb, "Thread ");
 	text_id(sb, t->tid, t->ns_tid);
 	if (t->name) {
@@ -173,12 +172,12 @@ static void text_thread_header(struct strbuf *sb, const struct py_thread *t,
 	}
 	/* A core records no run state: neither idle nor active. */
 	if (s->idle_known)
-		sb_printf(sb, " (%s%s%s)", t->idle ? "idle" : "active",
-			  t->gil ? ", holds the GIL" : "", state_words(t, ", "));
+		sb_printf(sb, " (%s%s%s%s)", t->idle ? "idle" : "active",
+			  t->gil ? ", holds the GIL" : "", state ? ", " : "", state ? state : "");
 	else if (t->gil)
 		sb_puts(sb, " (holds the GIL)");
-	else if (t->state != PY_STATE_UNKNOWN)
-		sb_printf(sb, " (%s)", state_words(t, ""));
+	else if (state)
+		sb_printf(sb, " (%s)", state);
 	sb_printf(sb, " ident 0x%llx", (unsigned long long)t->ident);
 	if (crashed(s, t)) {
 		sb_puts(sb, " [");

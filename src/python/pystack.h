@@ -49,8 +49,8 @@ struct py_thread {
 	char *name;		/* threading name, NULL when unknown */
 	bool gil;		/* holds a GIL (3.12+: each interpreter can have its own) */
 	/* On a free-threaded build, which has no GIL to hold: its thread
-	 * state's state (PY_ATTACHED: it may run Python code; of its
-	 * innermost part that says), PY_STATE_UNKNOWN on other builds. */
+	 * state's state (PY_ATTACHED: it may run Python code), of its
+	 * innermost part; PY_STATE_UNKNOWN on other builds. */
 	int8_t state;
 	/* Runs the garbage collector (3.12+): its interpreter's GC state says
 	 * a collection is under way, and this thread holds that interpreter's
