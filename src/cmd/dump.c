@@ -4,6 +4,7 @@
 #include "cmd/dump_read.h"
 #include "cmd/dump_node.h"
 #include "cmd/dump_slurm.h"
+#include "cmd/target_opts.h"
 #include "process/proctree.h"
 #include "process/selfstop.h"
 #include "cmd/snapshot.h"
@@ -186,6 +187,8 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		conflict = core_conflict(a);
 	if (conflict)
 		return usage_error("dump", "%s", conflict);
+	if ((rc = slurm_id_apart(&a->slurm, "dump", argc, argv)) < 0)
+		return rc;
 	if (optind < argc)
 		return opt_usage_extra(&dump_options, argv, optind, !a->pid && !a->core.path);
 	if (!a->pid && !a->core.path && !a->slurm_node && !a->slurm.on)

@@ -118,9 +118,20 @@ static bool has_dashdash(char **argv)
 	return false;
 }
 
+int slurm_id_apart(const struct slurm_opts *s, const char *cmd, int argc, char **argv)
+{
+	const char *w = optind < argc ? argv[optind] : "";
+
+	if (!s->on || s->job || !*w || strspn(w, "0123456789_.") != strlen(w))
+		return 0;
+	return usage_error(cmd, "--slurm takes its job id after '=': --slurm=%s", w);
+}
+
 int target_opts_finish(struct target_opts *t, const struct opt_table *tab, int argc,
 		       char **argv)
 {
+	if (slurm_id_apart(&t->slurm, tab->cmd, argc, argv) < 0)
+		return status_fail(EXIT_USAGE);
 	/* No program is named 17784, and a word between --async and the
 	 * "--" before the command is --async's: what was meant is said
 	 * rather than launched. */

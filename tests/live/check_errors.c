@@ -153,8 +153,19 @@ static const struct {
 	{ { "dump", "--slurm-node=12x", NULL }, "--slurm-node takes JOB or JOB.STEP" },
 	{ { "dump", "--slurm-node=12.0/1", NULL }, "--slurm-node takes JOB or JOB.STEP" },
 	{ { "dump", "--slurm-node=12", "--pid", "1", NULL }, "not with --pid" },
-	{ { "dump", "--timeout", "3", "--pid", "1", NULL }, "--timeout goes with --slurm-node" },
+	{ { "dump", "--timeout", "3", "--pid", "1", NULL }, "--timeout goes with --slurm" },
 	{ { "dump", "--slurm-node=12", "--timeout", "0", NULL }, "between 0.1 and 3600" },
+	/* dump and record --slurm: what they cannot go with, and the job id
+	 * as a word of its own, which the optional value cannot be. */
+	{ { "dump", "--slurm", "4242", NULL }, "--slurm=4242" },
+	{ { "record", "--slurm", "4242", "-d", "3", NULL }, "--slurm=4242" },
+	{ { "dump", "--slurm=4242", "--pid", "1", NULL }, "not with --pid" },
+	{ { "dump", "--slurm=4242", "--group", NULL }, "--group is not needed" },
+	{ { "dump", "--pystrobe", "/x", "--pid", "1", NULL }, "--pystrobe goes with --slurm" },
+	{ { "record", "--slurm=4242", "--pid", "1", NULL }, "cannot be used with --pid" },
+	{ { "record", "--slurm=4242", "--slurm-node=4242", NULL }, "cannot be used together" },
+	{ { "record", "--pystrobe", "/x", "--pid", "1", NULL }, "go with --slurm" },
+	{ { "record", "--slurm=4x2", NULL }, "is no Slurm job id" },
 };
 
 START_TEST(test_hints)
