@@ -9,10 +9,9 @@
  */
 #include "cmd/record_node.h"
 #include "cmd/quit.h"
+#include "cluster/nodeprocs.h"
 #include "cluster/srun.h"
 #include "profile/profile.h"
-#include "profile/profile_read.h"
-#include "util/base64.h"
 #include "util/jsonread.h"
 #include "util/util.h"
 
@@ -59,7 +58,6 @@ static void node_args(const struct slurm_job *j, const struct target_opts *t, ch
 /* pid -> rank of one node's reply, for profile_append_by_process(). */
 struct ranks {
 	const struct jdoc *d;
-	const struct jv *procs;
 	struct pframe frame;	/* the last one given */
 	char name[64];
 };
@@ -67,21 +65,13 @@ struct ranks {
 static const struct pframe *rank_root(void *arg, pid_t pid)
 {
 	struct ranks *r = arg;
+	long rank = node_reply_rank(r->d, pid);
 
-	for (size_t i = 0; i < jv_len(r->procs); i++) {
-		const struct jv *p = jv_at(r->d, r->procs, i);
-		const struct jv *job = jv_get(r->d, p, "job");
-		int64_t v, rank;
-
-		if (!jv_int(jv_get(r->d, p, "pid"), 1, INT32_MAX, &v) || v != pid)
-			continue;
-		if (!jv_int(jv_get(r->d, job, "rank"), 0, INT32_MAX, &rank))
-			return NULL;
-		snprintf(r->name, sizeof(r->name), "rank=%lld", (long long)rank);
-		r->frame = (struct pframe){ PF_LABEL, r->name, NULL, -1, -1 };
-		return &r->frame;
-	}
-	return NULL;
+	if (rank < 0)
+		return NULL;
+	snprintf(r->name, sizeof(r->name), "rank=%ld", rank);
+	r->frame = (struct pframe){ PF_LABEL, r->name, NULL, -1, -1 };
+	return &r->frame;
 }
 
 /* The job's profile, and the Python processes the nodes sampled. */
@@ -98,28 +88,17 @@ static int add_node(void *arg, const char *node, const struct strbuf *json, char
 	struct profile *job = rec->p;
 	int64_t pythons = 0;
 	struct jdoc d = JDOC_INIT;
-	struct strbuf pb = STRBUF_INIT;
 	struct profile np;
-	enum profile_format fmt;
-	struct ranks r = { &d, NULL, { 0 }, "" };
+	struct ranks r = { &d, { 0 }, "" };
 	char *root_name = xasprintf("node=%s", node);
 	struct pframe root = { PF_LABEL, root_name, NULL, -1, -1 };
 	struct append_opts ao = { .root = &root };
-	const char *b64;
 	int rc = -1;
 
-	if (jdoc_parse(&d, json->buf ? json->buf : "", json->len, err, errlen) < 0)
+	if (node_reply_profile(&d, json, node, &np, err, errlen) < 0)
 		goto out;
-	r.procs = jv_get(&d, jdoc_root(&d), "processes");
 	if (jv_int(jv_get(&d, jdoc_root(&d), "python_processes"), 0, INT32_MAX, &pythons))
 		rec->pythons += pythons;
-	b64 = jv_str(&d, jv_get(&d, jdoc_root(&d), "pprof"));
-	if (!b64 || base64_decode(b64, strlen(b64), &pb) < 0) {
-		snprintf(err, errlen, "no profile in it");
-		goto out;
-	}
-	if (profile_read_mem(pb.buf, pb.len, node, &np, &fmt, err, errlen) < 0)
-		goto out;
 	if (!job->rate_hz) {
 		job->rate_hz = np.rate_hz;
 		job->interval_ns = np.interval_ns;
@@ -132,7 +111,6 @@ static int add_node(void *arg, const char *node, const struct strbuf *json, char
 	profile_free(&np);
 out:
 	free(root_name);
-	sb_release(&pb);
 	jdoc_release(&d);
 	return rc;
 }
