@@ -123,6 +123,13 @@ uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *nam
 		}
 		return i;
 	}
+	return profile_thread_new(p, pid, tid, name);
+}
+
+uint32_t profile_thread_new(struct profile *p, pid_t pid, pid_t tid, const char *name)
+{
+	struct pthread_info *t;
+
 	ALLOC_GROW(p->threads, p->nthreads + 1, p->threads_cap);
 	t = &p->threads[p->nthreads];
 	t->pid = pid;

@@ -188,6 +188,9 @@ void profile_add_leaves(struct profile *p, profile_leaf_fn *leaf, void *arg);
 
 /* Intern a thread of a process; returns its index. */
 uint32_t profile_thread(struct profile *p, pid_t pid, pid_t tid, const char *name);
+/* A thread apart from any with the same ids (another machine's: top
+ * --slurm); returns its index. */
+uint32_t profile_thread_new(struct profile *p, pid_t pid, pid_t tid, const char *name);
 /* Intern a stack (frame ids, root first) without counting it. */
 uint32_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t depth);
 

@@ -70,6 +70,7 @@ void top_model_free(struct top_model *m)
 	free(m->what);
 	free(m->version);
 	top_model_set_gpu(m, "");
+	top_job_free(m);
 	profile_free(&m->funcs);
 	profile_free(&m->p);
 }
@@ -242,6 +243,8 @@ static bool entry_shown(const struct top_model *m, const struct top_entry *e)
 		return false;
 	if (m->proc_sel && m->p.threads[e->thread].pid != m->proc_sel)
 		return false;
+	if (m->job && !top_job_shows(m, e->thread))
+		return false;
 	return e->cum || e->last;
 }
 
@@ -367,6 +370,14 @@ double top_row_total_s(const struct top_model *m, const struct top_row *r)
 
 /* --- the hint ------------------------------------------------------------ */
 
+/* --slurm, one node or rank shown: "no thread of rank 3 on hnode2 ran". */
+static void hint_job(const struct top_model *m, struct strbuf *sb)
+{
+	sb_puts(sb, "no thread of ");
+	top_job_describe(m, false, sb);
+	sb_puts(sb, " ran");
+}
+
 /* No thread of the view ran in the last interval of secs seconds: short
  * enough for 80 columns, what helps last. */
 static void hint_all_idle(const struct top_model *m, bool keys, const char *secs,
@@ -376,6 +387,8 @@ static void hint_all_idle(const struct top_model *m, bool keys, const char *secs
 
 	if (m->thread_sel >= 0)
 		sb_printf(sb, "thread %d did not run", (int)m->p.threads[m->thread_sel].tid);
+	else if (top_job_narrowed(m))
+		hint_job(m, sb);
 	else if (m->proc_sel)
 		sb_printf(sb, "no thread of process %d ran", (int)m->proc_sel);
 	else if (n == 1)
@@ -403,7 +416,7 @@ enum top_hint top_model_hint(const struct top_model *m, bool keys, struct strbuf
 		return TOP_HINT_COLLECTING;
 	/* The keys do nothing on an exited target's last view. */
 	if (m->ran && (m->idle || m->gil_only || m->ran >= (uint32_t)st->nthreads ||
-		       m->thread_sel >= 0 || m->proc_sel || m->exited))
+		       m->thread_sel >= 0 || m->proc_sel || top_job_narrowed(m) || m->exited))
 		return TOP_HINT_NONE;
 	/* The interval as it was: the last one of a --duration is short. */
 	snprintf(secs, sizeof(secs), st->interval_s < 10 ? "%.2g" : "%.0f", st->interval_s);
@@ -635,7 +648,10 @@ static void next_view(struct top_model *m)
 
 void top_model_next_view(struct top_model *m)
 {
-	next_view(m);
+	if (m->job)
+		top_job_next_view(m);
+	else
+		next_view(m);
 	build_rows(m);
 }
 
@@ -644,6 +660,8 @@ void top_model_describe_view(const struct top_model *m, struct strbuf *sb)
 	const struct pthread_info *th;
 	int count, pos;
 
+	if (top_job_describe(m, true, sb))
+		return;
 	if (m->proc_sel) {
 		next_process(m, m->proc_sel, &count, &pos);
 		sb_printf(sb, "process %d (%d of %d)", (int)m->proc_sel, pos, count);

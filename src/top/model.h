@@ -92,8 +92,39 @@ struct top_labels {
 	uint32_t n;
 };
 
+/* top --slurm: one node of the job. */
+struct top_node {
+	char *name;		/* printable */
+	uint64_t last_ns;	/* its latest reply, 0 for none yet */
+	int ranks, procs, threads;	/* as its latest reply said */
+	bool late;		/* no reply for a while (top_job_check()) */
+	bool gone;		/* its pystrobe ended */
+};
+
+/* Where a thread of the model's profile runs, under --slurm. */
+struct top_place {
+	int node;		/* index in nodes */
+	long rank;		/* its process's rank, or -1 */
+};
+
+/* top --slurm: a job over many nodes (model_job.c).  Each thread of the
+ * model's profile is of one node and, where its process has one, of one
+ * rank; the same pid and tid on two nodes are two threads. */
+struct top_job {
+	char *spec;		/* "123" or "123.0", printable */
+	char *nodelist;		/* Slurm's "hnode[1-2]", printable */
+	struct top_node *nodes;
+	int nnodes;
+	struct top_place *place;	/* by thread of the profile */
+	uint32_t nplace, place_alloc;
+	struct hashidx index;	/* (node, pid, tid) -> thread */
+	int node_sel;		/* -1: every node, else the one shown */
+	long rank_sel;		/* -1: every rank, else the one shown */
+};
+
 struct top_model {
 	struct profile p;	/* the sampler adds here; the model takes the runs */
+	struct top_job *job;	/* top --slurm, else NULL */
 
 	/* What is watched, for the header; printable. */
 	pid_t pid;
@@ -210,6 +241,45 @@ enum top_hint {
 /* Which hint, and its line (printable) in sb: with keys, the key that
  * helps (the full-screen view), else the option (the snapshots). */
 enum top_hint top_model_hint(const struct top_model *m, bool keys, struct strbuf *sb);
+
+/* --- top --slurm (model_job.c) ------------------------------------------ */
+
+/* The model shows the job spec running on nodes (nodelist as Slurm says
+ * it, nnodes names in srun's order). */
+void top_job_init(struct top_model *m, const char *spec, const char *nodelist,
+		  char *const *nodes, int nnodes);
+
+/* One node's samples since its last reply: the stacks of src, per thread
+ * (its stack_threads, as a pprof read back has them), as runs of the
+ * model's profile, each thread of node node and of the rank rank_of()
+ * gives its process (-1: none).  They are taken at the next interval. */
+void top_job_add(struct top_model *m, int node, const struct profile *src,
+		 long (*rank_of)(void *arg, pid_t pid), void *arg);
+
+/* Node node replied at now: its ranks, processes and threads. */
+void top_job_node_seen(struct top_model *m, int node, uint64_t now, int ranks, int procs,
+		       int threads);
+void top_job_node_gone(struct top_model *m, int node);
+
+/* Mark late the nodes with no reply for late_ns before now (none yet:
+ * since the start, at since).  How many nodes are late or gone. */
+int top_job_check(struct top_model *m, uint64_t now, uint64_t since, uint64_t late_ns);
+
+/* The header's: "Slurm job 123 on hnode[1-2]: 2 of 2 nodes, 4 ranks";
+ * and the nodes that do not answer, "" when every node does. */
+void top_job_header(const struct top_model *m, struct strbuf *sb);
+void top_job_missing(const struct top_model *m, struct strbuf *sb);
+
+/* With a job, T steps through all, each node (when there are several),
+ * each rank, each thread (by node, rank, pid and tid), then all again. */
+bool top_job_narrowed(const struct top_model *m);
+
+/* For model.c: whether the view shows thread t, T's next view, the
+ * view's name (false: not a job's own view), and the end. */
+bool top_job_shows(const struct top_model *m, uint32_t t);
+void top_job_next_view(struct top_model *m);
+bool top_job_describe(const struct top_model *m, bool position, struct strbuf *sb);
+void top_job_free(struct top_model *m);
 
 /* A row's share of the interval shown (100: one thread all the time),
  * and its time in seconds since the start or the reset. */

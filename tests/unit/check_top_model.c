@@ -7,7 +7,10 @@
  * through (all, each process, each thread), idle threads, reset, paused,
  * the interval window and its header figures, the end of the target, the
  * hint in an empty table (every thread idle, told from nothing sampled
- * yet; in the snapshots too), and labels made printable.
+ * yet; in the snapshots too), and labels made printable.  top --slurm:
+ * the threads of every node apart (the same pids on two nodes), the views
+ * of each node, rank and thread, the header's nodes and those that do
+ * not answer.
  */
 #include <check.h>
 #include <stdint.h>
@@ -942,6 +945,179 @@ START_TEST(test_full_filenames)
 }
 END_TEST
 
+
+/* --- top --slurm: a job's nodes and ranks ---------------------------------- */
+
+/* Each node's processes: pid 100 is rank 2n, pid 200 rank 2n+1, on every
+ * node alike (two nodes may use the same pids). */
+static long job_rank(void *arg, pid_t pid)
+{
+	int node = *(int *)arg;
+
+	return pid == 100 ? 2 * node : pid == 200 ? 2 * node + 1 : -1;
+}
+
+/* One node's reply: n samples of (pid, tid) in leaf, as a pprof read
+ * back has them (stacks and per-thread counts, no runs). */
+static void job_reply(struct fixture *fx, int node, pid_t pid, uint64_t n, const char *leaf)
+{
+	struct profile src;
+	struct pframe f[2] = { { PF_PYTHON, "main", "/srv/train.py", 5, 1 },
+			       { PF_PYTHON, (char *)leaf, "/srv/train.py", 10, 8 } };
+	uint32_t frames[2], st, th;
+
+	profile_init(&src, 100);
+	frames[0] = profile_frame(&src, &f[0]);
+	frames[1] = profile_frame(&src, &f[1]);
+	profile_add_count(&src, frames, 2, n);
+	st = profile_stack(&src, frames, 2);
+	th = profile_thread(&src, pid, pid, "MainThread");
+	profile_add_stack_thread(&src, st, th, n);
+	top_job_add(&fx->m, node, &src, job_rank, &node);
+	profile_free(&src);
+}
+
+/* A job on hnode1 (ranks 0 and 1) and hnode2 (ranks 2 and 3, same pids):
+ * rank 3 in fetch_shard, the others in allreduce; one interval of 100
+ * rounds. */
+static void job_setup(struct fixture *fx)
+{
+	char *nodes[] = { "hnode1", "hnode2" };
+
+	setup(fx);
+	top_job_init(&fx->m, "123", "hnode[1-2]", nodes, 2);
+	job_reply(fx, 0, 100, 100, "allreduce");
+	job_reply(fx, 0, 200, 100, "allreduce");
+	job_reply(fx, 1, 100, 100, "allreduce");
+	job_reply(fx, 1, 200, 100, "fetch_shard");
+	top_job_node_seen(&fx->m, 0, fx->t.now_ns, 2, 2, 2);
+	top_job_node_seen(&fx->m, 1, fx->t.now_ns, 2, 2, 2);
+	fx->t.rounds += 100;
+	fx->t.counts.rounds += 200;
+	fx->t.counts.stacks += 400;
+	fx->t.nprocs = 4;
+	interval(fx, 1000);
+}
+
+START_TEST(test_job_rows)
+{
+	struct fixture fx;
+
+	job_setup(&fx);
+	/* Four threads, one per rank, though the pids are the same twice. */
+	ck_assert_uint_eq(fx.m.p.nthreads, 4);
+	assert_total(&fx.m, "allreduce", 300, 300, 300);
+	assert_total(&fx.m, "fetch_shard", 100, 100, 100);
+	assert_total(&fx.m, "main", 0, 400, 400);
+	/* The next reply of a rank adds to its thread. */
+	job_reply(&fx, 1, 200, 50, "fetch_shard");
+	fx.t.rounds += 50;
+	interval(&fx, 500);
+	assert_total(&fx.m, "fetch_shard", 150, 150, 100);
+	ck_assert_uint_eq(fx.m.p.nthreads, 4);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+START_TEST(test_job_views)
+{
+	static const char *const steps[][2] = {
+		{ "node hnode1 (1 of 2)", "allreduce main" },
+		{ "node hnode2 (2 of 2)", "allreduce fetch_shard main" },
+		{ "rank 0 on hnode1 (1 of 4)", "allreduce main" },
+		{ "rank 1 on hnode1 (2 of 4)", "allreduce main" },
+		{ "rank 2 on hnode2 (3 of 4)", "allreduce main" },
+		{ "rank 3 on hnode2 (4 of 4)", "fetch_shard main" },
+		{ "thread 100 \"MainThread\" of rank 0 on hnode1 (1 of 4)", "allreduce main" },
+		{ "thread 200 \"MainThread\" of rank 1 on hnode1 (2 of 4)", "allreduce main" },
+		{ "thread 100 \"MainThread\" of rank 2 on hnode2 (3 of 4)", "allreduce main" },
+		{ "thread 200 \"MainThread\" of rank 3 on hnode2 (4 of 4)", "fetch_shard main" },
+		{ "all ranks", "allreduce fetch_shard main" },
+		{ "node hnode1 (1 of 2)", "allreduce main" },
+	};
+	struct fixture fx;
+
+	job_setup(&fx);
+	top_model_set_sort(&fx.m, TOP_SORT_OWN_TIME);
+	ck_assert_str_eq(describe(&fx.m), "all ranks");
+	assert_views(&fx, steps, sizeof(steps) / sizeof(*steps));
+	top_model_free(&fx.m);
+}
+END_TEST
+
+static const char *job_text(const struct top_model *m, bool missing)
+{
+	static char buf[256];
+	struct strbuf sb = STRBUF_INIT;
+
+	if (missing)
+		top_job_missing(m, &sb);
+	else
+		top_job_header(m, &sb);
+	snprintf(buf, sizeof(buf), "%s", sb.buf ? sb.buf : "");
+	sb_release(&sb);
+	return buf;
+}
+
+START_TEST(test_job_header)
+{
+	char *nodes[] = { "hnode1", "hnode2", "hnode3" };
+	struct fixture fx;
+	uint64_t s = 1000000000ull;
+
+	setup(&fx);
+	top_job_init(&fx.m, "123.0", "hnode[1-3]", nodes, 3);
+	ck_assert_int_eq(top_job_check(&fx.m, 2 * s, s, 3 * s), 0);
+	ck_assert_str_eq(job_text(&fx.m, false), "Slurm job 123.0 on hnode[1-3]: 0 of 3 nodes, "
+			 "0 ranks");
+	ck_assert_str_eq(job_text(&fx.m, true), "");
+	top_job_node_seen(&fx.m, 0, 2 * s, 2, 2, 4);
+	top_job_node_seen(&fx.m, 1, 2 * s, 1, 1, 1);
+	ck_assert_int_eq(top_job_check(&fx.m, 3 * s, s, 3 * s), 0);
+	ck_assert_str_eq(job_text(&fx.m, false), "Slurm job 123.0 on hnode[1-3]: 2 of 3 nodes, "
+			 "3 ranks");
+	/* hnode3 never answers, hnode2 stops, hnode1's pystrobe ends. */
+	top_job_node_seen(&fx.m, 0, 5 * s, 2, 2, 4);
+	top_job_node_gone(&fx.m, 0);
+	ck_assert_int_eq(top_job_check(&fx.m, 6 * s, s, 3 * s), 3);
+	ck_assert_str_eq(job_text(&fx.m, false), "Slurm job 123.0 on hnode[1-3]: 0 of 3 nodes, "
+			 "0 ranks");
+	ck_assert_str_eq(job_text(&fx.m, true), "stopped answering: hnode1; not answering: "
+			 "hnode2; never answered: hnode3");
+	/* An answer again: it is counted again. */
+	top_job_node_seen(&fx.m, 1, 6 * s, 1, 1, 1);
+	ck_assert_int_eq(top_job_check(&fx.m, 6 * s, s, 3 * s), 2);
+	ck_assert_str_eq(job_text(&fx.m, true), "stopped answering: hnode1; never answered: "
+			 "hnode3");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* A rank shown that did not run: said of the rank; a reply for a node
+ * out of range is dropped. */
+START_TEST(test_job_hint)
+{
+	struct fixture fx;
+	struct strbuf sb = STRBUF_INIT;
+
+	job_setup(&fx);
+	job_reply(&fx, 2, 100, 10, "stray");
+	job_reply(&fx, -1, 100, 10, "stray");
+	for (int i = 0; i < 6; i++)
+		top_model_next_view(&fx.m);
+	ck_assert_str_eq(describe(&fx.m), "rank 3 on hnode2 (4 of 4)");
+	job_reply(&fx, 0, 100, 100, "allreduce");
+	fx.t.rounds += 100;
+	interval(&fx, 1000);
+	ck_assert_ptr_null(row(&fx.m, "stray"));
+	ck_assert_int_eq(top_model_hint(&fx.m, true, &sb), TOP_HINT_ALL_IDLE);
+	ck_assert_str_eq(sb.buf, "no thread of rank 3 on hnode2 ran in the last 1 s; press I to "
+			 "show idle threads");
+	sb_release(&sb);
+	top_model_free(&fx.m);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
@@ -959,6 +1135,8 @@ int main(void)
 		                     test_hint_some_idle, test_hint_other_reasons,
 		                     test_hint_snapshot, test_free_threaded } },
 		{ "labels", .tests = { test_labels_printable, test_full_filenames } },
+		{ "job", .tests = { test_job_rows, test_job_views, test_job_header,
+		                    test_job_hint } },
 	};
 
 	return run_groups("top_model", groups, ARRAY_SIZE(groups), 0, 1);
