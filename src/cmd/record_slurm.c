@@ -31,23 +31,11 @@ static void node_args(const struct slurm_job *j, const struct target_opts *t, ch
 
 	argv[n++] = xstrdup("record");
 	argv[n++] = xasprintf("--slurm-node=%s", slurm_job_spec(j, spec, sizeof(spec)));
-	argv[n++] = xasprintf("--rate=%g", so->rate_hz);
+	n = target_node_args(t, argv, n);
 	if (so->duration_s > 0)
 		argv[n++] = xasprintf("--duration=%g", so->duration_s);
-	if (so->idle)
-		argv[n++] = xstrdup("--idle");
-	if (so->gil_only)
-		argv[n++] = xstrdup("--gil");
-	if (so->native)
-		argv[n++] = xstrdup(so->native_startup ? "--native=all" : "--native");
-	else if (so->blocking)
-		argv[n++] = xstrdup("--blocking");
 	if (t->by_function)
 		argv[n++] = xstrdup("--function");
-	if (so->async)
-		argv[n++] = xstrdup(so->async == ASYNC_ALL ? "--async=all" : "--async");
-	if (t->waits)
-		argv[n++] = xstrdup("--waits");
 	if (so->threads)
 		argv[n++] = xstrdup("--threads");
 	if (t->fo.no_priority)

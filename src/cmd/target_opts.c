@@ -161,3 +161,23 @@ int target_opts_finish(struct target_opts *t, const struct opt_table *tab, int a
 				   "--help)", tab->cmd);
 	return 0;
 }
+
+int target_node_args(const struct target_opts *t, char **argv, int n)
+{
+	const struct sampler_opts *so = &t->so;
+
+	argv[n++] = xasprintf("--rate=%g", so->rate_hz);
+	if (so->idle)
+		argv[n++] = xstrdup("--idle");
+	if (so->gil_only)
+		argv[n++] = xstrdup("--gil");
+	if (so->native)
+		argv[n++] = xstrdup(so->native_startup ? "--native=all" : "--native");
+	else if (so->blocking)
+		argv[n++] = xstrdup("--blocking");
+	if (so->async)
+		argv[n++] = xstrdup(so->async == ASYNC_ALL ? "--async=all" : "--async");
+	if (t->waits)
+		argv[n++] = xstrdup("--waits");
+	return n;
+}

@@ -74,4 +74,9 @@ void target_opts_init(struct target_opts *t);
 int target_opts_finish(struct target_opts *t, const struct opt_table *tab, int argc,
 		       char **argv);
 
+/* --slurm: the sampling options every node's pystrobe is given (--rate,
+ * --idle, --gil, --native or --blocking, --async, --waits), allocated,
+ * from argv[n] on (room for 7); the next free index. */
+int target_node_args(const struct target_opts *t, char **argv, int n);
+
 #endif

@@ -16,6 +16,7 @@
 #include "cmd/target_opts.h"
 #include "analysis/waitmark.h"
 #include "cmd/launch.h"
+#include "cmd/top_slurm.h"
 #include "process/proc.h"
 #include "process/selfstop.h"
 #include "top/keys.h"
@@ -318,6 +319,12 @@ static const struct opt top_opts[] = {
 	{ TARGET_OPT(GPU),
 	  .help = "a header line per GPU the processes use: its\n"
 		  "utilisation and memory, through NVML" },
+	{ TARGET_OPT(SLURM) },
+	{ TARGET_OPT(PYSTROBE) },
+	{ TARGET_OPT(TIMEOUT),
+	  .help = "with --slurm: how long a node may take to answer\n"
+		  "first (default 20)" },
+	{ TARGET_OPT(SLURM_NODE) },
 	OPT_HELP("show this help"),
 	OPT_END,
 };
@@ -326,6 +333,7 @@ const struct opt_table top_options = {
 	.cmd = "top",
 	.head = "usage: pystrobe top [options] --pid PID\n"
 		"       pystrobe top [options] -- COMMAND [ARGS...]\n"
+		"       pystrobe top [options] --slurm[=JOB[.STEP]]\n"
 		"\n"
 		"Show live which functions a Python process spends its time in.\n"
 		"\n",
@@ -338,7 +346,8 @@ const struct opt_table top_options = {
 		"in seconds since the start.\n"
 		"\n"
 		"Keys: 1-4 sort by column, L lines/functions, I idle threads, T all, one\n"
-		"process or one thread, / filter, Space pause, R reset, ? help, q quit.\n"
+		"process or one thread (--slurm: each node, each rank, each thread),\n"
+		"/ filter, Space pause, R reset, ? help, q quit.\n"
 		"\n"
 		"Idle threads are hidden until I (or --idle) shows them; a table they\n"
 		"leave empty says so.\n"
@@ -464,6 +473,8 @@ int cmd_top(int argc, char **argv)
 	rc = parse_args(&t, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : exit_code(rc);
+	if (t.o.slurm.node_job)
+		return top_node(&t.o, t.delay_s);
 	t.tty = isatty(STDOUT_FILENO);
 	install_signals();
 	top_model_init(&t.m, t.o.so.rate_hz, t.delay_s);
@@ -473,6 +484,10 @@ int cmd_top(int argc, char **argv)
 	t.m.subprocesses = t.o.fo.subprocesses;
 	t.m.idle = t.o.so.idle;
 	t.m.gil_only = t.o.so.gil_only;
+	if (t.o.slurm.on) {
+		status = top_slurm(&t.o, &t.m, t.delay_s, t.tty);
+		goto out;
+	}
 	if (t.o.waits)
 		t.waits = waitmark_new(&t.m.p);
 	if (start(&t, &status) < 0)

@@ -261,9 +261,11 @@ void top_job_node_seen(struct top_model *m, int node, uint64_t now, int ranks, i
 		       int threads);
 void top_job_node_gone(struct top_model *m, int node);
 
-/* Mark late the nodes with no reply for late_ns before now (none yet:
- * since the start, at since).  How many nodes are late or gone. */
-int top_job_check(struct top_model *m, uint64_t now, uint64_t since, uint64_t late_ns);
+/* Mark late the nodes with no reply for late_ns before now, and those
+ * with none yet first_ns after the start (srun's start on many nodes is
+ * slower than an interval).  How many nodes are late or gone. */
+int top_job_check(struct top_model *m, uint64_t now, uint64_t start, uint64_t first_ns,
+		  uint64_t late_ns);
 
 /* The header's: "Slurm job 123 on hnode[1-2]: 2 of 2 nodes, 4 ranks";
  * and the nodes that do not answer, "" when every node does. */

@@ -165,15 +165,16 @@ void top_job_node_gone(struct top_model *m, int node)
 		m->job->nodes[node].gone = true;
 }
 
-int top_job_check(struct top_model *m, uint64_t now, uint64_t since, uint64_t late_ns)
+int top_job_check(struct top_model *m, uint64_t now, uint64_t start, uint64_t first_ns,
+		  uint64_t late_ns)
 {
 	int missing = 0;
 
 	for (int i = 0; m->job && i < m->job->nnodes; i++) {
 		struct top_node *n = &m->job->nodes[i];
-		uint64_t last = n->last_ns ? n->last_ns : since;
+		uint64_t last = n->last_ns ? n->last_ns : start, wait = n->last_ns ? late_ns : first_ns;
 
-		n->late = now > last && now - last > late_ns;
+		n->late = now > last && now - last > wait;
 		missing += n->late || n->gone;
 	}
 	return missing;

@@ -219,15 +219,35 @@ static void snapshot_hint(const struct top_model *m, struct strbuf *sb)
 	sb_release(&hint);
 }
 
+/* What is watched: a process, or a Slurm job and the nodes that do not
+ * answer (on a line of their own: a log is read for them). */
+static void snapshot_target(const struct top_model *m, struct strbuf *sb)
+{
+	struct strbuf missing = STRBUF_INIT;
+
+	if (!m->job)
+		sb_printf(sb, "pystrobe top: pid %d: %s", (int)m->pid, m->what);
+	else {
+		sb_puts(sb, "pystrobe top: ");
+		top_job_header(m, sb);
+	}
+	if (m->version)
+		sb_printf(sb, ", Python %s", m->version);
+	if (!m->job)
+		return;
+	top_job_missing(m, &missing);
+	if (missing.len)
+		sb_printf(sb, "\n%s", missing.buf);
+	sb_release(&missing);
+}
+
 int top_view_snapshot(const struct top_model *m, FILE *out)
 {
 	struct strbuf sb = STRBUF_INIT;
 	uint32_t n = 0;
 	int rc = 0;
 
-	sb_printf(&sb, "pystrobe top: pid %d: %s", (int)m->pid, m->what);
-	if (m->version)
-		sb_printf(&sb, ", Python %s", m->version);
+	snapshot_target(m, &sb);
 	sb_puts(&sb, " | ");
 	stats_line(m, &sb);
 	for (int i = 0; i < m->ngpu; i++)
@@ -356,8 +376,31 @@ static void draw_target(const struct top_view *v, const struct top_model *m)
 			right = COLS;
 	}
 	x = put(v, 0, 0, right, color(v, PAIR_TITLE, 0) | A_BOLD, "pystrobe top");
+	if (m->job) {
+		struct strbuf sb = STRBUF_INIT;
+
+		top_job_header(m, &sb);
+		put(v, 0, x + 2, right - 1, A_BOLD, sb.buf);
+		sb_release(&sb);
+		return;
+	}
 	x = putf(v, 0, x + 2, right, A_BOLD, "pid %d", (int)m->pid);
 	put(v, 0, x + 2, right - 1, 0, m->what);
+}
+
+/* 3 under --slurm: the nodes that do not answer, before all else. */
+static bool draw_missing(const struct top_view *v, const struct top_model *m)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool any;
+
+	if (m->job)
+		top_job_missing(m, &sb);
+	any = sb.len > 0;
+	if (any)
+		put(v, 3, 0, COLS, color(v, PAIR_WARN, 0) | A_BOLD, sb.buf);
+	sb_release(&sb);
+	return any;
 }
 
 /* 1: sampling (fits in 80 columns). */
@@ -426,6 +469,8 @@ static void draw_state(const struct top_view *v, const struct top_model *m)
 	char buf[96];
 	int x;
 
+	if (draw_missing(v, m))
+		return;
 	if (m->exited) {
 		if (m->exit_status >= 0)
 			snprintf(buf, sizeof(buf), " process %d exited (status %d) ", (int)m->pid,

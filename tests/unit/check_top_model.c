@@ -1067,26 +1067,27 @@ START_TEST(test_job_header)
 
 	setup(&fx);
 	top_job_init(&fx.m, "123.0", "hnode[1-3]", nodes, 3);
-	ck_assert_int_eq(top_job_check(&fx.m, 2 * s, s, 3 * s), 0);
+	ck_assert_int_eq(top_job_check(&fx.m, 2 * s, s, 20 * s, 3 * s), 0);
 	ck_assert_str_eq(job_text(&fx.m, false), "Slurm job 123.0 on hnode[1-3]: 0 of 3 nodes, "
 			 "0 ranks");
 	ck_assert_str_eq(job_text(&fx.m, true), "");
 	top_job_node_seen(&fx.m, 0, 2 * s, 2, 2, 4);
 	top_job_node_seen(&fx.m, 1, 2 * s, 1, 1, 1);
-	ck_assert_int_eq(top_job_check(&fx.m, 3 * s, s, 3 * s), 0);
+	ck_assert_int_eq(top_job_check(&fx.m, 3 * s, s, 20 * s, 3 * s), 0);
 	ck_assert_str_eq(job_text(&fx.m, false), "Slurm job 123.0 on hnode[1-3]: 2 of 3 nodes, "
 			 "3 ranks");
-	/* hnode3 never answers, hnode2 stops, hnode1's pystrobe ends. */
+	/* hnode3 never answers (20 s), hnode2 stops (3 s), hnode1's
+	 * pystrobe ends. */
 	top_job_node_seen(&fx.m, 0, 5 * s, 2, 2, 4);
 	top_job_node_gone(&fx.m, 0);
-	ck_assert_int_eq(top_job_check(&fx.m, 6 * s, s, 3 * s), 3);
+	ck_assert_int_eq(top_job_check(&fx.m, 22 * s, s, 20 * s, 3 * s), 3);
 	ck_assert_str_eq(job_text(&fx.m, false), "Slurm job 123.0 on hnode[1-3]: 0 of 3 nodes, "
 			 "0 ranks");
 	ck_assert_str_eq(job_text(&fx.m, true), "stopped answering: hnode1; not answering: "
 			 "hnode2; never answered: hnode3");
 	/* An answer again: it is counted again. */
-	top_job_node_seen(&fx.m, 1, 6 * s, 1, 1, 1);
-	ck_assert_int_eq(top_job_check(&fx.m, 6 * s, s, 3 * s), 2);
+	top_job_node_seen(&fx.m, 1, 22 * s, 1, 1, 1);
+	ck_assert_int_eq(top_job_check(&fx.m, 22 * s, s, 20 * s, 3 * s), 2);
 	ck_assert_str_eq(job_text(&fx.m, true), "stopped answering: hnode1; never answered: "
 			 "hnode3");
 	top_model_free(&fx.m);
