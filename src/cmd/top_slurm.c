@@ -45,6 +45,7 @@ struct job_top {
 	/* The nodes' replies added up, as a local sampler's totals. */
 	struct top_tick tick;
 	uint64_t *iv_rounds;	/* per node, in the interval under way */
+	int *iv_replies;	/* ... and its replies */
 	int *status;		/* per node, of its last reply */
 	char *version;
 };
@@ -83,6 +84,7 @@ static void add_counts(struct job_top *jt, int node, const struct jdoc *d)
 	const char *version = jv_str(d, jv_get(d, jdoc_root(d), "python_version"));
 
 	jt->iv_rounds[node] += num(d, "rounds");
+	jt->iv_replies[node]++;
 	c->rounds += num(d, "process_rounds");
 	c->gil_rounds += num(d, "gil_rounds");
 	c->checked += num(d, "checked");
@@ -141,6 +143,7 @@ static void job_tick(struct job_top *jt, uint64_t now)
 		if (jt->iv_rounds[i] > most)
 			most = jt->iv_rounds[i];
 		jt->iv_rounds[i] = 0;
+		jt->iv_replies[i] = 0;
 		if (j->nodes[i].gone || j->nodes[i].late)
 			continue;
 		jt->tick.nprocs += j->nodes[i].procs;
@@ -162,6 +165,25 @@ static void end_interval(struct job_top *jt, uint64_t now)
 		jt->next_refresh = now + jt->delay_ns;
 	if (!jt->tty && top_view_snapshot(jt->m, stdout) < 0)
 		jt->quit = true;
+}
+
+/* The interval is due, and every node that answers has sent its reply
+ * for it, or half an interval more has passed: the nodes keep their own
+ * time, and an interval with no reply of a node would show its ranks at
+ * 0%, the next at 200%. */
+static bool interval_over(const struct job_top *jt, uint64_t now)
+{
+	const struct top_job *j = jt->m->job;
+
+	if (now < jt->next_refresh)
+		return false;
+	if (now >= jt->next_refresh + jt->delay_ns / 2)
+		return true;
+	for (int i = 0; i < j->nnodes; i++)
+		if (j->nodes[i].last_ns && !j->nodes[i].late && !j->nodes[i].gone &&
+		    !jt->iv_replies[i])
+			return false;
+	return true;
 }
 
 static void react(struct job_top *jt, int todo)
@@ -199,7 +221,9 @@ static void wait_event(struct job_top *jt, uint64_t until)
 	uint64_t now = mono_ns();
 	struct timespec ts;
 
-	if (jt->tty && until > now + KEYS_NS)
+	/* srun's output is pumped to the deadline: short ones, for the keys
+	 * and for the replies an interval waits for. */
+	if ((jt->tty || now >= jt->next_refresh) && until > now + KEYS_NS)
 		until = now + KEYS_NS;
 	if (!jt->srun_over) {
 		if (fanout_pump(&jt->f, &jt->d, until, &quit_requested) == 0) {
@@ -217,6 +241,16 @@ static void wait_event(struct job_top *jt, uint64_t until)
 	ppoll(jt->tty ? &pfd : NULL, jt->tty ? 1 : 0, &ts, NULL);
 }
 
+/* The interval's end, or while replies are awaited for it, its latest. */
+static uint64_t next_event(const struct job_top *jt, uint64_t now, uint64_t end)
+{
+	uint64_t at = jt->next_refresh;
+
+	if (now >= at)
+		at += jt->delay_ns / 2;
+	return at < end ? at : end;
+}
+
 static void run(struct job_top *jt)
 {
 	double dur = jt->o->so.duration_s;
@@ -228,14 +262,14 @@ static void run(struct job_top *jt)
 
 		if (now >= end)
 			break;
-		if (now >= jt->next_refresh)
+		if (interval_over(jt, now))
 			end_interval(jt, now);
 		/* Snapshots end with srun: nothing more will come. */
 		if (jt->srun_over && !jt->tty)
 			break;
 		if (jt->tty)
 			read_keys(jt);
-		wait_event(jt, jt->next_refresh < end ? jt->next_refresh : end);
+		wait_event(jt, next_event(jt, now, end));
 	}
 }
 
@@ -263,6 +297,7 @@ static int start_job(struct job_top *jt)
 	}
 	demux_stream(&jt->d, on_reply, jt);
 	jt->iv_rounds = xcalloc((size_t)jt->job.nnodes, sizeof(*jt->iv_rounds));
+	jt->iv_replies = xcalloc((size_t)jt->job.nnodes, sizeof(*jt->iv_replies));
 	jt->status = xcalloc((size_t)jt->job.nnodes, sizeof(*jt->status));
 	top_job_init(jt->m, slurm_job_spec(&jt->job, err, sizeof(err)), jt->job.nodelist,
 		     jt->job.nodes, jt->job.nnodes);
@@ -343,6 +378,7 @@ int top_slurm(struct target_opts *t, struct top_model *m, double delay_s, bool t
 out:
 	free(stopped);
 	free(jt.iv_rounds);
+	free(jt.iv_replies);
 	free(jt.status);
 	free(jt.version);
 	demux_release(&jt.d);

@@ -219,12 +219,9 @@ static void snapshot_hint(const struct top_model *m, struct strbuf *sb)
 	sb_release(&hint);
 }
 
-/* What is watched: a process, or a Slurm job and the nodes that do not
- * answer (on a line of their own: a log is read for them). */
+/* What is watched: a process, or a Slurm job. */
 static void snapshot_target(const struct top_model *m, struct strbuf *sb)
 {
-	struct strbuf missing = STRBUF_INIT;
-
 	if (!m->job)
 		sb_printf(sb, "pystrobe top: pid %d: %s", (int)m->pid, m->what);
 	else {
@@ -233,9 +230,16 @@ static void snapshot_target(const struct top_model *m, struct strbuf *sb)
 	}
 	if (m->version)
 		sb_printf(sb, ", Python %s", m->version);
-	if (!m->job)
-		return;
-	top_job_missing(m, &missing);
+}
+
+/* Under --slurm, the nodes that do not answer, on a line of their own:
+ * a log is read for them. */
+static void snapshot_missing(const struct top_model *m, struct strbuf *sb)
+{
+	struct strbuf missing = STRBUF_INIT;
+
+	if (m->job)
+		top_job_missing(m, &missing);
 	if (missing.len)
 		sb_printf(sb, "\n%s", missing.buf);
 	sb_release(&missing);
@@ -250,6 +254,7 @@ int top_view_snapshot(const struct top_model *m, FILE *out)
 	snapshot_target(m, &sb);
 	sb_puts(&sb, " | ");
 	stats_line(m, &sb);
+	snapshot_missing(m, &sb);
 	for (int i = 0; i < m->ngpu; i++)
 		sb_printf(&sb, "\n%s", m->gpu[i]);
 	sb_printf(&sb, "\n%s\n", titles_text(m));

@@ -1,0 +1,398 @@
+/* `pystrobe top --slurm` on the tests' own Slurm cluster (tests/lib/slurm.c),
+ * driven in tmux as check_top drives top: 2 nodes, a batch job of 4 light
+ * ranks (tests/targets/slurm_light_rank.py, 2 a node), rank 3 stalled in
+ * fetch_shard while the others wait in allreduce_wait.  The ground truth is
+ * each rank's own log (rank-R.json: its node, pid, function and line),
+ * never pystrobe's output.
+ *
+ *   - view: the header names the job, hnode[1-2], "2 of 2 nodes, 4 ranks";
+ *     T steps to each node (the view of the node that rank 3's log names
+ *     has fetch_shard, the other's not), then to each rank in turn, "rank R
+ *     on NODE (k of 4)" with NODE from that rank's log and, as the top row,
+ *     the function and line the log names; q exits 0, and then no pystrobe
+ *     of the job runs on any node (no `--slurm-node=JOB` process, no
+ *     pystrobe step in squeue) and no rank is left stopped.
+ *   - snapshots: without a terminal, --duration 3 prints the job's header
+ *     and rank 3's fetch_shard, and exits 0 with nothing left running.
+ *   - errors: a job that does not exist is one line and exit 12.
+ *
+ * Root only, with slurm-wlm, munge and tmux (a SKIP naming what is missing).
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "slurm.h"
+#include "suite.h"
+#include "target.h"
+#include "util/util.h"
+
+#define NODES		2
+#define RANKS		4
+#define STALL_RANK	3
+#define PYTHON		"/usr/bin/python3"
+#define READY_MS	60000
+#define SCREEN_MS	30000	/* for what a key or the first replies show */
+#define GONE_MS		15000	/* for every remote pystrobe to end after q */
+#define MARKER		"TOP-EXIT="
+
+struct truth {
+	char node[64], function[64];
+	long line, pid;
+};
+
+struct job_test {
+	struct slurm s;
+	long job;
+	char logdir[PATH_MAX];
+	char sock[PATH_MAX + 16];
+	struct truth rank[RANKS];
+	char *msg;		/* failures, all reported at the end */
+};
+
+/* --- the cluster and its job ---------------------------------------------- */
+
+/* The string after "key": "..." in a rank's log (JSON it wrote itself). */
+static void log_str(const char *text, const char *key, char *out, size_t size)
+{
+	char *pat = xasprintf("\"%s\": \"", key);
+	const char *p = text ? strstr(text, pat) : NULL;
+
+	out[0] = 0;
+	if (p)
+		snprintf(out, size, "%.*s", (int)strcspn(p + strlen(pat), "\""), p + strlen(pat));
+	free(pat);
+}
+
+static void read_truth(struct job_test *t)
+{
+	for (int r = 0; r < RANKS; r++) {
+		char *path = xasprintf("%s/rank-%d.json", t->logdir, r), *log = slurp(path);
+
+		ck_assert_msg(log, "no log %s", path);
+		log_str(log, "node", t->rank[r].node, sizeof(t->rank[r].node));
+		log_str(log, "function", t->rank[r].function, sizeof(t->rank[r].function));
+		t->rank[r].line = (long)json_text_num(log, "line");
+		t->rank[r].pid = (long)json_text_num(log, "pid");
+		printf("truth: rank %d on %s, pid %ld, in %s line %ld\n", r, t->rank[r].node,
+		       t->rank[r].pid, t->rank[r].function, t->rank[r].line);
+		free(log);
+		free(path);
+	}
+}
+
+/* The cluster up and the light job running, every rank in place; false
+ * after a SKIP. */
+static bool job_up(struct job_test *t)
+{
+	char why[1024], *text;
+	int rc;
+
+	if (access(PYTHON, X_OK) != 0 || system("tmux -V >/dev/null 2>&1") != 0) {
+		test_skip("top --slurm: no %s or no tmux (apt-get install python3 tmux)", PYTHON);
+		return false;
+	}
+	if ((rc = slurm_up(&t->s, NODES, why, sizeof(why))) == SLURM_UNAVAILABLE) {
+		test_skip("top --slurm: no Slurm cluster here: %s", why);
+		return false;
+	}
+	ck_assert_msg(rc == 0, "the Slurm cluster did not start: %s", why);
+	test_used("slurm");
+	snprintf(t->logdir, sizeof(t->logdir), "%s/light", t->s.dir);
+	ck_assert_msg(mkdir(t->logdir, 0755) == 0, "mkdir %s", t->logdir);
+	text = xasprintf("#!/bin/sh\n#SBATCH -N %d -n %d --ntasks-per-node=%d\n"
+			 "export LIGHT_DIR=%s STALL_RANK=%d\nexec srun %s %s/tests/targets/"
+			 "slurm_light_rank.py\n", NODES, RANKS, RANKS / NODES, t->logdir,
+			 STALL_RANK, PYTHON, test_srcdir());
+	t->job = slurm_sbatch(&t->s, text, why, sizeof(why));
+	free(text);
+	ck_assert_msg(t->job > 0, "sbatch: %s", why);
+	ck_assert_msg(!slurm_wait_ranks(&t->s, t->job, t->logdir, RANKS, READY_MS, why,
+					sizeof(why)), "%s", why);
+	read_truth(t);
+	return true;
+}
+
+/* pystrobe processes of the job's fan-out still running on any node (the
+ * nodes share this machine's /proc): their count, "pid, ..." in what. */
+static int remote_left(const struct job_test *t, char *what, size_t size)
+{
+	char *want = xasprintf("--slurm-node=%ld", t->job);
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	what[0] = 0;
+	while (d && (e = readdir(d))) {
+		char path[300], buf[4096];
+		FILE *f;
+		size_t len;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = buf[i] ? buf[i] : ' ';
+		buf[len] = 0;
+		if (strstr(buf, want) && ++n)
+			snprintf(what + strlen(what), size - strlen(what), "%s%s", n > 1 ? ", " : "",
+				 e->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(want);
+	return n;
+}
+
+/* After top ended: no remote pystrobe (bounded wait), no rank stopped. */
+static void check_nothing_left(struct job_test *t, const char *what)
+{
+	long long deadline = now_ms() + GONE_MS;
+	char left[512];
+
+	while (remote_left(t, left, sizeof(left)) && now_ms() < deadline)
+		sleep_ms(200);
+	if (remote_left(t, left, sizeof(left)))
+		msg_add(&t->msg, "%s: %d s after top ended, pystrobe still runs on the nodes: "
+			"pids %s", what, GONE_MS / 1000, left);
+	for (int r = 0; r < RANKS; r++) {
+		char st = proc_state((pid_t)t->rank[r].pid, (pid_t)t->rank[r].pid);
+
+		if (st == 'T' || st == 't' || st == 0)
+			msg_add(&t->msg, "%s: rank %d (pid %ld) is %s after top", what, r,
+				t->rank[r].pid, st ? "left stopped" : "gone");
+	}
+}
+
+/* The cluster down, and the failures said. */
+static void job_end(struct job_test *t, const char *what)
+{
+	slurm_down(&t->s);
+	fail_if_any(t->msg, what);
+}
+
+/* --- tmux ------------------------------------------------------------------- */
+
+/* tmux on the test's own server with args (NULL-ended, at most 12); its
+ * standard output (to free), or NULL when it failed. */
+static char *tmux_run(struct job_test *t, const char *const *args)
+{
+	const char *argv[20] = { "tmux", "-S", t->sock, "-f", "/dev/null" };
+	struct run r;
+	char *out = NULL;
+	int n = 5;
+
+	for (int i = 0; args[i] && n < 18; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (run_cmd(&r, 10000, (char *const *)argv) < 0)
+		return NULL;
+	if (run_exit(&r) == 0) {
+		out = r.out ? r.out : xstrdup("");
+		r.out = NULL;
+	}
+	run_free(&r);
+	return out;
+}
+
+static char *pane(struct job_test *t)
+{
+	const char *args[] = { "capture-pane", "-p", "-t", "top", NULL };
+	char *s = tmux_run(t, args);
+
+	return s ? s : xstrdup("");
+}
+
+static void press(struct job_test *t, const char *key)
+{
+	const char *args[] = { "send-keys", "-t", "top", key, NULL };
+
+	free(tmux_run(t, args));
+}
+
+/* The first table row of a screen (the line after the titles), or "". */
+static void first_row(const char *s, char *out, size_t size)
+{
+	const char *p = strstr(s, "%Own  %Total");
+
+	out[0] = 0;
+	if (p && (p = strchr(p, '\n')))
+		snprintf(out, size, "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+}
+
+/* Wait (bounded) for a screen with every one of want (NULL-ended) and
+ * none of unwanted (may be NULL); the screen, to free.  A failure is
+ * noted, with the last screen. */
+static char *wait_screen(struct job_test *t, const char *what, const char *const *want,
+			 const char *unwanted)
+{
+	long long deadline = now_ms() + SCREEN_MS;
+	char *s = NULL;
+	bool ok = false;
+
+	while (!ok && now_ms() < deadline) {
+		free(s);
+		sleep_ms(200);
+		s = pane(t);
+		ok = !unwanted || !strstr(s, unwanted);
+		for (int i = 0; want[i] && ok; i++)
+			ok = strstr(s, want[i]) != NULL;
+	}
+	if (!ok)
+		msg_add(&t->msg, "%s: not shown in %d s (want \"%s\"...%s%s); the screen:\n%s", what,
+			SCREEN_MS / 1000, want[0], unwanted ? ", not " : "", unwanted ? unwanted : "",
+			s);
+	return s;
+}
+
+/* --- the scenarios ---------------------------------------------------------- */
+
+/* T steps through the nodes: the view of rank 3's node has its
+ * fetch_shard, the other's not. */
+static void step_nodes(struct job_test *t)
+{
+	for (int i = 1; i <= NODES; i++) {
+		char *node = xasprintf("hnode%d", i), *showing, *s;
+		bool odd = !strcmp(t->rank[STALL_RANK].node, node);
+		const char *want[] = { NULL, "allreduce_wait (", odd ? "fetch_shard (" : NULL, NULL };
+
+		showing = xasprintf("Showing: node %s (%d of %d)", node, i, NODES);
+		want[0] = showing;
+		press(t, "T");
+		s = wait_screen(t, showing, want, odd ? NULL : "fetch_shard (");
+		free(s);
+		free(showing);
+		free(node);
+	}
+}
+
+/* Then through each rank: where its log says it runs, and its log's
+ * function and line as the top row. */
+static void step_ranks(struct job_test *t)
+{
+	for (int r = 0; r < RANKS; r++) {
+		char *showing = xasprintf("Showing: rank %d on %s (%d of %d)", r, t->rank[r].node,
+					  r + 1, RANKS);
+		char *label = xasprintf("%s (slurm_light_rank.py:%ld)", t->rank[r].function,
+					t->rank[r].line);
+		const char *want[] = { showing, label, NULL };
+		char row[512], *s;
+
+		press(t, "T");
+		s = wait_screen(t, showing, want, NULL);
+		first_row(s, row, sizeof(row));
+		if (!strstr(row, label))
+			msg_add(&t->msg, "%s: the top row is \"%s\", not rank %d's own %s", showing, row,
+				r, label);
+		printf("top: %s: %s\n", showing + 9, row);
+		free(s);
+		free(label);
+		free(showing);
+	}
+}
+
+START_TEST(test_view)
+{
+	struct job_test t = { 0 };
+	char *cmd, *header, *s;
+	const char *want[2] = { NULL, NULL };
+
+	if (!job_up(&t))
+		return;
+	snprintf(t.sock, sizeof(t.sock), "%s/tmux", t.s.dir);
+	cmd = xasprintf("'%s' top --slurm=%ld --idle -d 0.5; echo " MARKER "$?; sleep 600",
+			pystrobe_path(), t.job);
+	{
+		const char *args[] = { "new-session", "-d", "-x", "160", "-y", "40", "-s", "top",
+				       cmd, NULL };
+
+		free(tmux_run(&t, args));
+	}
+	header = xasprintf("Slurm job %ld on hnode[1-2]: 2 of 2 nodes, 4 ranks", t.job);
+	want[0] = header;
+	free(wait_screen(&t, "the job's header", want, NULL));
+	step_nodes(&t);
+	step_ranks(&t);
+	press(&t, "q");
+	want[0] = MARKER "0";
+	s = wait_screen(&t, "q's exit 0", want, NULL);
+	free(s);
+	check_nothing_left(&t, "q");
+	{
+		const char *args[] = { "kill-server", NULL };
+
+		free(tmux_run(&t, args));
+	}
+	free(header);
+	free(cmd);
+	job_end(&t, "top --slurm in tmux");
+}
+END_TEST
+
+/* Without a terminal: snapshots with the job's header and the odd rank's
+ * function, until --duration; nothing left running after. */
+START_TEST(test_snapshots)
+{
+	struct job_test t = { 0 };
+	char *job, *header, *label;
+	struct run r;
+
+	if (!job_up(&t))
+		return;
+	job = xasprintf("--slurm=%ld", t.job);
+	header = xasprintf("pystrobe top: Slurm job %ld on hnode[1-2]: 2 of 2 nodes, 4 ranks",
+			   t.job);
+	label = xasprintf("%s (slurm_light_rank.py:%ld)", t.rank[STALL_RANK].function,
+			  t.rank[STALL_RANK].line);
+	{
+		char *const argv[] = { (char *)pystrobe_path(), "top", job, "--idle", "-d", "0.5",
+				       "--duration", "3", NULL };
+
+		ck_assert_int_eq(run_cmd(&r, 60000, argv), 0);
+	}
+	if (run_exit(&r) != 0 || !strstr(r.out, header) || !strstr(r.out, label))
+		msg_add(&t.msg, "exit %d, want 0, \"%s\" and \"%s\"; stdout:\n%.3000s\nstderr: %s",
+			run_exit(&r), header, label, r.out, r.err);
+	run_free(&r);
+	check_nothing_left(&t, "--duration");
+	free(label);
+	free(header);
+	free(job);
+	job_end(&t, "top --slurm, snapshots");
+}
+END_TEST
+
+/* No such job: one line, exit 12 (no cluster needed: squeue fails or
+ * does not know it). */
+START_TEST(test_no_job)
+{
+	char *const argv[] = { (char *)pystrobe_path(), "top", "--slurm=4242424", NULL };
+	struct run r;
+
+	ck_assert_int_eq(run_cmd(&r, 30000, argv), 0);
+	ck_assert_msg(run_exit(&r) == 12 && run_one_error_line(&r),
+		      "exit %d, want 12 and one line; stderr: %s", run_exit(&r), r.err);
+	run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	const struct test_group groups[] = {
+		{ "view", 300, 0, 1, { test_view } },
+		{ "snapshots", 240, 0, 1, { test_snapshots } },
+		{ "errors", 60, 0, 1, { test_no_job } },
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return run_groups("top_slurm", groups, sizeof(groups) / sizeof(groups[0]), 0, 1);
+}
