@@ -46,7 +46,6 @@ struct job_top {
 	struct top_tick tick;
 	uint64_t *iv_rounds;	/* per node, in the interval under way */
 	int *iv_replies;	/* ... and its replies */
-	int *status;		/* per node, of its last reply */
 	char *version;
 };
 
@@ -104,7 +103,7 @@ static void take_reply(struct job_top *jt, int node, const struct node_reply *r)
 	char err[512];
 
 	if (node_reply_profile(&d, &r->json, jt->job.nodes[node], &np, err, sizeof(err)) < 0) {
-		top_job_node_gone(jt->m, node);
+		top_job_node_gone(jt->m, node, false);
 		goto out;
 	}
 	top_job_add(jt->m, node, &np, rank_of, &d);
@@ -114,9 +113,8 @@ static void take_reply(struct job_top *jt, int node, const struct node_reply *r)
 			  (int)num(&d, "python_processes"), (int)num(&d, "threads"));
 out:
 	/* Its last reply: its ranks are gone, or it could not start. */
-	jt->status[node] = r->status;
 	if (r->status != EXIT_OK)
-		top_job_node_gone(jt->m, node);
+		top_job_node_gone(jt->m, node, r->status == EXIT_EXITED);
 	jdoc_release(&d);
 }
 
@@ -229,7 +227,7 @@ static void wait_event(struct job_top *jt, uint64_t until)
 		if (fanout_pump(&jt->f, &jt->d, until, &quit_requested) == 0) {
 			jt->srun_over = true;
 			for (int i = 0; i < jt->job.nnodes; i++)
-				top_job_node_gone(jt->m, i);
+				top_job_node_gone(jt->m, i, false);
 			jt->dirty = true;
 		}
 		return;
@@ -298,7 +296,6 @@ static int start_job(struct job_top *jt)
 	demux_stream(&jt->d, on_reply, jt);
 	jt->iv_rounds = xcalloc((size_t)jt->job.nnodes, sizeof(*jt->iv_rounds));
 	jt->iv_replies = xcalloc((size_t)jt->job.nnodes, sizeof(*jt->iv_replies));
-	jt->status = xcalloc((size_t)jt->job.nnodes, sizeof(*jt->status));
 	top_job_init(jt->m, slurm_job_spec(&jt->job, err, sizeof(err)), jt->job.nodelist,
 		     jt->job.nodes, jt->job.nnodes);
 	jt->start_ns = jt->tick.now_ns = mono_ns();
@@ -324,7 +321,7 @@ static int report(struct job_top *jt, const bool *stopped)
 			errorf("%s", fanout_failure(&jt->f, &jt->d, i, why, sizeof(why)) ? why :
 			       "node did not answer");
 			missing++;
-		} else if (stopped[i] && jt->status[i] == EXIT_EXITED) {
+		} else if (stopped[i] && n->ended) {
 			errorf("node %s: the job's processes there ended", node);
 		} else if (stopped[i]) {
 			errorf("node %s: stopped answering", node);
@@ -379,7 +376,6 @@ out:
 	free(stopped);
 	free(jt.iv_rounds);
 	free(jt.iv_replies);
-	free(jt.status);
 	free(jt.version);
 	demux_release(&jt.d);
 	slurm_job_release(&jt.job);

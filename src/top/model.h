@@ -99,6 +99,7 @@ struct top_node {
 	int ranks, procs, threads;	/* as its latest reply said */
 	bool late;		/* no reply for a while (top_job_check()) */
 	bool gone;		/* its pystrobe ended */
+	bool ended;		/* ... for the job's processes there had */
 };
 
 /* Where a thread of the model's profile runs, under --slurm. */
@@ -259,7 +260,8 @@ void top_job_add(struct top_model *m, int node, const struct profile *src,
 /* Node node replied at now: its ranks, processes and threads. */
 void top_job_node_seen(struct top_model *m, int node, uint64_t now, int ranks, int procs,
 		       int threads);
-void top_job_node_gone(struct top_model *m, int node);
+/* Its pystrobe ended; with ended, because the job's processes there did. */
+void top_job_node_gone(struct top_model *m, int node, bool ended);
 
 /* Mark late the nodes with no reply for late_ns before now, and those
  * with none yet first_ns after the start (srun's start on many nodes is

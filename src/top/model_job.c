@@ -159,10 +159,12 @@ void top_job_node_seen(struct top_model *m, int node, uint64_t now, int ranks, i
 	n->late = false;
 }
 
-void top_job_node_gone(struct top_model *m, int node)
+void top_job_node_gone(struct top_model *m, int node, bool ended)
 {
-	if (m->job && node >= 0 && node < m->job->nnodes)
-		m->job->nodes[node].gone = true;
+	if (!m->job || node < 0 || node >= m->job->nnodes)
+		return;
+	m->job->nodes[node].gone = true;
+	m->job->nodes[node].ended |= ended;
 }
 
 int top_job_check(struct top_model *m, uint64_t now, uint64_t start, uint64_t first_ns,
@@ -215,7 +217,12 @@ static void names(const struct top_job *j, bool (*is)(const struct top_node *),
 
 static bool is_gone(const struct top_node *n)
 {
-	return n->gone;
+	return n->gone && !n->ended;
+}
+
+static bool is_ended(const struct top_node *n)
+{
+	return n->ended;
 }
 
 static bool is_late(const struct top_node *n)
@@ -230,6 +237,7 @@ static bool is_waited(const struct top_node *n)
 
 void top_job_missing(const struct top_model *m, struct strbuf *sb)
 {
+	names(m->job, is_ended, "the job's processes ended on: ", sb);
 	names(m->job, is_gone, "stopped answering: ", sb);
 	names(m->job, is_late, "not answering: ", sb);
 	names(m->job, is_waited, "never answered: ", sb);

@@ -1079,7 +1079,7 @@ START_TEST(test_job_header)
 	/* hnode3 never answers (20 s), hnode2 stops (3 s), hnode1's
 	 * pystrobe ends. */
 	top_job_node_seen(&fx.m, 0, 5 * s, 2, 2, 4);
-	top_job_node_gone(&fx.m, 0);
+	top_job_node_gone(&fx.m, 0, false);
 	ck_assert_int_eq(top_job_check(&fx.m, 22 * s, s, 20 * s, 3 * s), 3);
 	ck_assert_str_eq(job_text(&fx.m, false), "Slurm job 123.0 on hnode[1-3]: 0 of 3 nodes, "
 			 "0 ranks");
@@ -1090,6 +1090,11 @@ START_TEST(test_job_header)
 	ck_assert_int_eq(top_job_check(&fx.m, 22 * s, s, 20 * s, 3 * s), 2);
 	ck_assert_str_eq(job_text(&fx.m, true), "stopped answering: hnode1; never answered: "
 			 "hnode3");
+	/* A node whose ranks all ended is said apart. */
+	top_job_node_gone(&fx.m, 1, true);
+	ck_assert_int_eq(top_job_check(&fx.m, 22 * s, s, 20 * s, 3 * s), 3);
+	ck_assert_str_eq(job_text(&fx.m, true), "the job's processes ended on: hnode2; stopped "
+			 "answering: hnode1; never answered: hnode3");
 	top_model_free(&fx.m);
 }
 END_TEST
