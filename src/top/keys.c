@@ -140,7 +140,7 @@ const struct top_key top_keys[] = {
 	{ .chars = "Ii", .help = "I          show or hide idle threads (counts start again)",
 	  .bar_key = "I", .bar_label = "Idle", .bar_label_on = "NoIdle", .on = idle,
 	  .live = true, .action = act_idle },
-	{ .chars = "Tt", .help = "T          all, then each process (with -s), then each thread",
+	{ .chars = "Tt", .help = "T          all, each process (-s) or node and rank (--slurm), each thread",
 	  .bar_key = "T", .bar_label = "Thread", .action = act_view },
 	{ .chars = "/", .help = "/          filter by substring: Enter keeps it, Esc clears it",
 	  .bar_key = "/", .bar_label = "Filter", .action = act_filter },

@@ -9,9 +9,11 @@
  *     T steps to each node (the view of the node that rank 3's log names
  *     has fetch_shard, the other's not), then to each rank in turn, "rank R
  *     on NODE (k of 4)" with NODE from that rank's log and, as the top row,
- *     the function and line the log names; q exits 0, and then no pystrobe
- *     of the job runs on any node (no `--slurm-node=JOB` process, no
- *     pystrobe step in squeue) and no rank is left stopped.
+ *     the function and line the log names; hnode2's pystrobe killed, the
+ *     header says "not answering: hnode2" and "1 of 2 nodes, 2 ranks"; q
+ *     exits 13 (a node stopped answering), and then no pystrobe of the job
+ *     runs on any node (no `--slurm-node=JOB` process) and no rank is left
+ *     stopped.
  *   - snapshots: without a terminal, --duration 3 prints the job's header
  *     and rank 3's fetch_shard, and exits 0 with nothing left running.
  *   - errors: a job that does not exist is one line and exit 12.
@@ -20,6 +22,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,38 +121,61 @@ static bool job_up(struct job_test *t)
 	return true;
 }
 
-/* pystrobe processes of the job's fan-out still running on any node (the
- * nodes share this machine's /proc): their count, "pid, ..." in what. */
-static int remote_left(const struct job_test *t, char *what, size_t size)
+/* Up to size bytes of /proc/PID/NAME into buf, NULs kept; the length. */
+static size_t proc_read(const char *pid, const char *name, char *buf, size_t size)
 {
-	char *want = xasprintf("--slurm-node=%ld", t->job);
+	char path[300];
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, name);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	len = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	return len;
+}
+
+/* Is process pid of the job's fan-out (its command line has
+ * --slurm-node=JOB), and with node, a task on that node? */
+static bool fanout_proc(const struct job_test *t, const char *pid, const char *node)
+{
+	char buf[8192], *want = xasprintf("--slurm-node=%ld", t->job), *env;
+	size_t len = proc_read(pid, "cmdline", buf, sizeof(buf));
+	bool yes = memmem(buf, len, want, strlen(want)) != NULL;
+
+	free(want);
+	if (!yes || !node)
+		return yes;
+	env = xasprintf("SLURMD_NODENAME=%s", node);
+	len = proc_read(pid, "environ", buf, sizeof(buf));
+	yes = memmem(buf, len, env, strlen(env) + 1) != NULL;
+	free(env);
+	return yes;
+}
+
+/* Processes of the job's fan-out (srun, pystrobe) still running, on node
+ * or anywhere (the nodes share this machine's /proc): their count, the
+ * first in *first, "pid, ..." in what. */
+static int fanout_left(const struct job_test *t, const char *node, pid_t *first, char *what,
+		       size_t size)
+{
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	int n = 0;
 
 	what[0] = 0;
 	while (d && (e = readdir(d))) {
-		char path[300], buf[4096];
-		FILE *f;
-		size_t len;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || !fanout_proc(t, e->d_name, node))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		len = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		for (size_t i = 0; i < len; i++)
-			buf[i] = buf[i] ? buf[i] : ' ';
-		buf[len] = 0;
-		if (strstr(buf, want) && ++n)
-			snprintf(what + strlen(what), size - strlen(what), "%s%s", n > 1 ? ", " : "",
-				 e->d_name);
+		if (!n++)
+			*first = (pid_t)atol(e->d_name);
+		snprintf(what + strlen(what), size - strlen(what), "%s%s", n > 1 ? ", " : "",
+			 e->d_name);
 	}
 	if (d)
 		closedir(d);
-	free(want);
 	return n;
 }
 
@@ -158,10 +184,11 @@ static void check_nothing_left(struct job_test *t, const char *what)
 {
 	long long deadline = now_ms() + GONE_MS;
 	char left[512];
+	pid_t pid;
 
-	while (remote_left(t, left, sizeof(left)) && now_ms() < deadline)
+	while (fanout_left(t, NULL, &pid, left, sizeof(left)) && now_ms() < deadline)
 		sleep_ms(200);
-	if (remote_left(t, left, sizeof(left)))
+	if (fanout_left(t, NULL, &pid, left, sizeof(left)))
 		msg_add(&t->msg, "%s: %d s after top ended, pystrobe still runs on the nodes: "
 			"pids %s", what, GONE_MS / 1000, left);
 	for (int r = 0; r < RANKS; r++) {
@@ -300,6 +327,23 @@ static void step_ranks(struct job_test *t)
 	}
 }
 
+/* hnode2's pystrobe killed: the header names it and counts hnode1's
+ * ranks only. */
+static void kill_node(struct job_test *t)
+{
+	const char *want[] = { "not answering: hnode2", "1 of 2 nodes, 2 ranks", NULL };
+	char pids[256];
+	pid_t pid;
+
+	if (!fanout_left(t, "hnode2", &pid, pids, sizeof(pids))) {
+		msg_add(&t->msg, "no pystrobe of the job runs on hnode2");
+		return;
+	}
+	printf("top: killing hnode2's pystrobe, pid %d\n", (int)pid);
+	kill(pid, SIGKILL);
+	free(wait_screen(t, "hnode2's pystrobe killed", want, NULL));
+}
+
 START_TEST(test_view)
 {
 	struct job_test t = { 0 };
@@ -322,9 +366,11 @@ START_TEST(test_view)
 	free(wait_screen(&t, "the job's header", want, NULL));
 	step_nodes(&t);
 	step_ranks(&t);
+	kill_node(&t);
 	press(&t, "q");
-	want[0] = MARKER "0";
-	s = wait_screen(&t, "q's exit 0", want, NULL);
+	/* A node stopped answering: 13. */
+	want[0] = MARKER "13";
+	s = wait_screen(&t, "q's exit 13", want, NULL);
 	free(s);
 	check_nothing_left(&t, "q");
 	{
