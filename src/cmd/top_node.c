@@ -89,6 +89,26 @@ static void put_counts(struct json *j, const struct node_top *n, const struct sa
 	json_kuint(j, "late", c->late - b->late);
 }
 
+/* The names of the threads sampled in the interval: pprof carries their
+ * ids only, and T shows each thread by its name. */
+static void put_thread_names(struct json *j, const struct profile *p)
+{
+	json_key(j, "thread_names");
+	json_arr_begin(j);
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		const struct pthread_info *t = &p->threads[i];
+
+		if (!t->samples || !t->name)
+			continue;
+		json_obj_begin(j);
+		json_kint(j, "pid", t->pid);
+		json_kint(j, "tid", t->tid);
+		json_kstr(j, "name", t->name);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 /* The interval's samples are sent: counts start again from nothing. */
 static void clear_counts(struct profile *p)
 {
@@ -117,6 +137,7 @@ static int send_interval(struct node_top *n, int status, uint64_t now)
 	json_obj_begin(&j);
 	node_procs_json(&j, &n->np);
 	put_counts(&j, n, &c, now);
+	put_thread_names(&j, &n->p);
 	json_kstr(&j, "pprof", b64.buf ? b64.buf : "");
 	json_obj_end(&j);
 	rc = node_reply_write(stdout, n->np.node, status, out.buf, out.len);

@@ -96,6 +96,28 @@ static void add_counts(struct job_top *jt, int node, const struct jdoc *d)
 		jt->version = xstrdup(version);
 }
 
+/* The reply's "thread_names" onto its profile's threads. */
+static void name_threads(struct profile *np, const struct jdoc *d)
+{
+	const struct jv *names = jv_get(d, jdoc_root(d), "thread_names");
+
+	for (size_t i = 0; i < jv_len(names); i++) {
+		const struct jv *e = jv_at(d, names, i);
+		const char *name = jv_str(d, jv_get(d, e, "name"));
+		int64_t pid, tid;
+
+		if (!name || !jv_int(jv_get(d, e, "pid"), 1, INT32_MAX, &pid) ||
+		    !jv_int(jv_get(d, e, "tid"), 1, INT32_MAX, &tid))
+			continue;
+		for (uint32_t k = 0; k < np->nthreads; k++) {
+			struct pthread_info *t = &np->threads[k];
+
+			if (t->pid == pid && t->tid == tid && !t->name)
+				t->name = xstrdup(name);
+		}
+	}
+}
+
 static void take_reply(struct job_top *jt, int node, const struct node_reply *r)
 {
 	struct jdoc d = JDOC_INIT;
@@ -106,6 +128,7 @@ static void take_reply(struct job_top *jt, int node, const struct node_reply *r)
 		top_job_node_gone(jt->m, node, false);
 		goto out;
 	}
+	name_threads(&np, &d);
 	top_job_add(jt->m, node, &np, rank_of, &d);
 	profile_free(&np);
 	add_counts(jt, node, &d);

@@ -74,12 +74,17 @@ static uint32_t job_thread(struct top_model *m, int node, const struct pthread_i
 
 	for (id = hashidx_first(&j->index, h, &pos); id != HASHIDX_NONE;
 	     id = hashidx_next(&j->index, &pos)) {
-		const struct pthread_info *t = &m->p.threads[id];
+		struct pthread_info *t = &m->p.threads[id];
 
-		if (j->place[id].node == node && t->pid == ti->pid && t->tid == ti->tid) {
-			j->place[id].rank = rank;
-			return id;
+		if (j->place[id].node != node || t->pid != ti->pid || t->tid != ti->tid)
+			continue;
+		j->place[id].rank = rank;
+		/* Threads are named late (threading sets the name after start). */
+		if (ti->name && (!t->name || strcmp(t->name, ti->name))) {
+			free(t->name);
+			t->name = xstrdup(ti->name);
 		}
+		return id;
 	}
 	id = profile_thread_new(&m->p, ti->pid, ti->tid, ti->name);
 	ALLOC_GROW(j->place, id + 1, j->place_alloc);

@@ -9,7 +9,8 @@
  *     T steps to each node (the view of the node that rank 3's log names
  *     has fetch_shard, the other's not), then to each rank in turn, "rank R
  *     on NODE (k of 4)" with NODE from that rank's log and, as the top row,
- *     the function and line the log names; hnode2's pystrobe killed, the
+ *     the function and line the log names; then to rank 0's main thread,
+ *     by its pid (the log's) and name; hnode2's pystrobe killed, the
  *     header says "not answering: hnode2" and "1 of 2 nodes, 2 ranks"; q
  *     exits 13 (a node stopped answering), and then no pystrobe of the job
  *     runs on any node (no `--slurm-node=JOB` process) and no rank is left
@@ -327,6 +328,19 @@ static void step_ranks(struct job_test *t)
 	}
 }
 
+/* And then through each thread: rank 0's main thread first, by its pid
+ * and name. */
+static void step_thread(struct job_test *t)
+{
+	char *showing = xasprintf("Showing: thread %ld \"MainThread\" of rank 0 on %s (1 of",
+				  t->rank[0].pid, t->rank[0].node);
+	const char *want[] = { showing, NULL };
+
+	press(t, "T");
+	free(wait_screen(t, showing, want, NULL));
+	free(showing);
+}
+
 /* hnode2's pystrobe killed: the header names it and counts hnode1's
  * ranks only. */
 static void kill_node(struct job_test *t)
@@ -366,6 +380,7 @@ START_TEST(test_view)
 	free(wait_screen(&t, "the job's header", want, NULL));
 	step_nodes(&t);
 	step_ranks(&t);
+	step_thread(&t);
 	kill_node(&t);
 	press(&t, "q");
 	/* A node stopped answering: 13. */

@@ -959,7 +959,8 @@ static long job_rank(void *arg, pid_t pid)
 
 /* One node's reply: n samples of (pid, tid) in leaf, as a pprof read
  * back has them (stacks and per-thread counts, no runs). */
-static void job_reply(struct fixture *fx, int node, pid_t pid, uint64_t n, const char *leaf)
+static void job_reply_named(struct fixture *fx, int node, pid_t pid, uint64_t n,
+			    const char *leaf, const char *name)
 {
 	struct profile src;
 	struct pframe f[2] = { { PF_PYTHON, "main", "/srv/train.py", 5, 1 },
@@ -971,10 +972,15 @@ static void job_reply(struct fixture *fx, int node, pid_t pid, uint64_t n, const
 	frames[1] = profile_frame(&src, &f[1]);
 	profile_add_count(&src, frames, 2, n);
 	st = profile_stack(&src, frames, 2);
-	th = profile_thread(&src, pid, pid, "MainThread");
+	th = profile_thread(&src, pid, pid, name);
 	profile_add_stack_thread(&src, st, th, n);
 	top_job_add(&fx->m, node, &src, job_rank, &node);
 	profile_free(&src);
+}
+
+static void job_reply(struct fixture *fx, int node, pid_t pid, uint64_t n, const char *leaf)
+{
+	job_reply_named(fx, node, pid, n, leaf, "MainThread");
 }
 
 /* A job on hnode1 (ranks 0 and 1) and hnode2 (ranks 2 and 3, same pids):
@@ -1009,12 +1015,14 @@ START_TEST(test_job_rows)
 	assert_total(&fx.m, "allreduce", 300, 300, 300);
 	assert_total(&fx.m, "fetch_shard", 100, 100, 100);
 	assert_total(&fx.m, "main", 0, 400, 400);
-	/* The next reply of a rank adds to its thread. */
-	job_reply(&fx, 1, 200, 50, "fetch_shard");
+	/* The next reply of a rank adds to its thread, named anew. */
+	job_reply_named(&fx, 1, 200, 50, "fetch_shard", "loader");
 	fx.t.rounds += 50;
 	interval(&fx, 500);
 	assert_total(&fx.m, "fetch_shard", 150, 150, 100);
 	ck_assert_uint_eq(fx.m.p.nthreads, 4);
+	ck_assert_str_eq(fx.m.p.threads[3].name, "loader");
+	ck_assert_str_eq(fx.m.p.threads[1].name, "MainThread");
 	top_model_free(&fx.m);
 }
 END_TEST
