@@ -1003,7 +1003,7 @@ int stress_mode(void)
 
 void arg(struct argv_buf *a, const char *s)
 {
-	if (a->n < 63)
+	if (a->n < (int)ARRAY_SIZE(a->v) - 1)
 		a->v[a->n++] = (char *)s;
 	a->v[a->n] = NULL;
 }

@@ -225,7 +225,7 @@ int stress_mode(void);
 
 /* A command line built a word at a time (at most 63, NULL-terminated). */
 struct argv_buf {
-	char *v[64];
+	char *v[128];
 	int n;
 };
 
