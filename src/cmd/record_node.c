@@ -9,6 +9,8 @@
 #include "cmd/quit.h"
 #include "cluster/nodeprocs.h"
 #include "cluster/nodereply.h"
+#include "analysis/waitmark.h"
+#include "analysis/waitsum.h"
 #include "sample/fleet.h"
 #include "util/json.h"
 #include "util/util.h"
@@ -18,9 +20,47 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The rank of the process pid, as first seen; -1 for none. */
+static long rank_of(const struct node_procs *np, long pid)
+{
+	for (int i = 0; i < np->n; i++)
+		if (np->v[i].pid == pid)
+			return np->v[i].id.rank;
+	return -1;
+}
+
+/* --waits: what each thread waited for (analysis/waitsum.h's lines), a
+ * rank's main thread said as the rank's ("rank 3, main thread 485: ..."),
+ * which the front prints under this node. */
+static void put_waits(struct json *j, const struct node_procs *np, const struct waitmark *w)
+{
+	struct strbuf lines = STRBUF_INIT, said = STRBUF_INIT;
+	long pid, rank;
+	int at;
+
+	if (!w)
+		return;
+	waitsum_write(waitmark_summary(w), &lines);
+	for (const char *p = lines.len ? lines.buf : ""; *p;) {
+		size_t n = strcspn(p, "\n");
+		size_t lead = strspn(p, " ");
+
+		sb_add(&said, p, lead);
+		if (sscanf(p + lead, "main thread %ld:%n", &pid, &at) == 1 && at > 0 &&
+		    (rank = rank_of(np, pid)) >= 0)
+			sb_printf(&said, "rank %ld, ", rank);
+		sb_add(&said, p + lead, n - lead);
+		sb_putc(&said, '\n');
+		p += n + (p[n] == '\n');
+	}
+	json_kstr(j, "waits", said.buf ? said.buf : "");
+	sb_release(&lines);
+	sb_release(&said);
+}
+
 /* The reply's JSON: who, what was sampled, and the profile. */
 static int put_reply(struct strbuf *out, const struct node_procs *np, struct profile *p,
-		     const struct sampler_counts *c, int nprocs)
+		     const struct sampler_counts *c, int nprocs, const struct waitmark *w)
 {
 	struct strbuf b64 = STRBUF_INIT;
 	struct json j;
@@ -34,6 +74,7 @@ static int put_reply(struct strbuf *out, const struct node_procs *np, struct pro
 	json_kuint(&j, "samples", p->samples);
 	json_kuint(&j, "rounds_lost", p->rounds_lost);
 	json_kuint(&j, "duration_ns", p->duration_ns);
+	put_waits(&j, np, w);
 	json_kstr(&j, "pprof", b64.buf ? b64.buf : "");
 	json_obj_end(&j);
 	sb_release(&b64);
@@ -47,6 +88,7 @@ int record_node(struct target_opts *t)
 	struct sampler_status st;
 	struct sampler_counts c;
 	struct fleet *f = NULL;
+	struct waitmark *w = NULL;
 	struct profile p;
 	char err[512];
 	int rc, status = EXIT_OK, nprocs;
@@ -56,6 +98,8 @@ int record_node(struct target_opts *t)
 	quit_on_signals_node();
 	profile_init(&p, t->so.rate_hz);
 	p.no_timeline = true;	/* pprof keeps counts, per thread */
+	if (t->waits)
+		w = waitmark_new(&p);
 	node_procs_follow(&np, &t->fo);
 	rc = fleet_open(0, &t->so, &t->fo, &p, &f, err, sizeof(err));
 	if (rc < 0) {
@@ -68,14 +112,18 @@ int record_node(struct target_opts *t)
 	fleet_counts(f, &c);
 	nprocs = fleet_nprocs_ever(f);
 	fleet_close(f);
+	p.decorate = NULL;
+	if (w)
+		waitmark_finish(w);
 	profile_merge_renamed(&p);
-	if (put_reply(&out, &np, &p, &c, nprocs) < 0) {
+	if (put_reply(&out, &np, &p, &c, nprocs, w) < 0) {
 		errorf("cannot write this node's profile");
 		status = EXIT_ERROR;
 	}
 	if (node_reply_write(stdout, np.node, status, out.buf ? out.buf : "", out.len) < 0)
 		status = EXIT_ERROR;
 out:
+	waitmark_free(w);
 	sb_release(&out);
 	node_procs_release(&np);
 	profile_free(&p);

@@ -62,11 +62,24 @@ static const struct pframe *rank_root(void *arg, pid_t pid)
 	return &r->frame;
 }
 
-/* The job's profile, and the Python processes the nodes sampled. */
+/* The job's profile, the Python processes the nodes sampled, and with
+ * --waits what each node's threads waited for. */
 struct job_rec {
 	struct profile *p;
 	int64_t pythons;
+	struct strbuf waits;
 };
+
+/* A node's --waits lines, each under the node's name. */
+static void add_waits(struct job_rec *rec, const char *node, const char *lines)
+{
+	for (const char *p = lines ? lines : ""; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		sb_printf(&rec->waits, "pystrobe:   %s: %.*s\n", node, (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
 
 /* One node's reply into the job's profile.  0, or -1 with err said. */
 static int add_node(void *arg, const char *node, const struct strbuf *json, char *err,
@@ -87,6 +100,7 @@ static int add_node(void *arg, const char *node, const struct strbuf *json, char
 		goto out;
 	if (jv_int(jv_get(&d, jdoc_root(&d), "python_processes"), 0, INT32_MAX, &pythons))
 		rec->pythons += pythons;
+	add_waits(rec, node, jv_str(&d, jv_get(&d, jdoc_root(&d), "waits")));
 	if (!job->rate_hz) {
 		job->rate_hz = np.rate_hz;
 		job->interval_ns = np.interval_ns;
@@ -165,7 +179,7 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 	struct slurm_job job;
 	struct fanout f = { 0 };
 	struct profile p;
-	struct job_rec rec = { &p, 0 };
+	struct job_rec rec = { &p, 0, STRBUF_INIT };
 	struct demux d = { 0 };
 	char err[1024], *path = NULL;
 	int rc, missing, answered, status;
@@ -196,8 +210,13 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 		errorf("record: Slurm job %s: %d of %d nodes, %lld Python processes, %llu samples; "
 		       "wrote %s", job.id, answered, job.nnodes, (long long)rec.pythons,
 		       (unsigned long long)p.samples, out_path_name(path));
+	if (!quiet && rec.waits.len) {
+		fputs("pystrobe: the threads' samples, by what they waited for:\n", stderr);
+		fputs(rec.waits.buf, stderr);
+	}
 	status = rc < 0 ? exit_code(rc) : missing ? EXIT_NODES_MISSING : EXIT_OK;
 out:
+	sb_release(&rec.waits);
 	demux_release(&d);
 	profile_free(&p);
 	slurm_job_release(&job);

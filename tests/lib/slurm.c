@@ -1,5 +1,6 @@
 /* The tests' Slurm cluster: tests/slurm-cluster.sh driven from C (see
  * slurm.h), and what the tests read of a job's processes in /proc. */
+#include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 
 #include "interpreters.h"
 #include "slurm.h"
+#include "suite.h"
 #include "target.h"
 #include "util/util.h"
 
@@ -519,4 +521,88 @@ long slurm_light_job(struct slurm *s, int nodes, int ranks, int stall, const cha
 	    slurm_wait_ranks(s, job, logdir, ranks, timeout_ms, why, whysize) < 0)
 		return -1;
 	return job;
+}
+
+int slurm_rank_truths(const char *dir, int n, struct slurm_truth *truth, char *why,
+		      size_t whysize)
+{
+	for (int r = 0; r < n; r++) {
+		char path[PATH_MAX + 32], *log;
+
+		snprintf(path, sizeof(path), "%s/rank-%d.json", dir, r);
+		if (!(log = slurp(path))) {
+			snprintf(why, whysize, "no log %s", path);
+			return -1;
+		}
+		json_text_str(log, "node", truth[r].node, sizeof(truth[r].node));
+		json_text_str(log, "function", truth[r].fn, sizeof(truth[r].fn));
+		truth[r].line = (long)json_text_num(log, "line");
+		free(log);
+	}
+	return 0;
+}
+
+long slurm_rank_samples(const char *collapsed, const char *node, int rank, const char *what,
+			long *with)
+{
+	char prefix[128];
+	long total = 0;
+
+	snprintf(prefix, sizeof(prefix), "node=%s;rank=%d;", node, rank);
+	*with = 0;
+	for (const char *p = collapsed; p && *p;) {
+		size_t n = strcspn(p, "\n");
+		const char *sp = memrchr(p, ' ', n);
+		long count = sp ? atol(sp + 1) : 0;
+
+		if (!strncmp(p, prefix, strlen(prefix))) {
+			total += count;
+			if (sp && memmem(p, (size_t)(sp - p), what, strlen(what)))
+				*with += count;
+		}
+		p += n + (p[n] == '\n');
+	}
+	return total;
+}
+
+void slurm_check_dump(const char *jobopt, const struct slurm_truth *truth, int ranks, int stall,
+		      const char *script, const char *others, char **msg)
+{
+	const struct slurm_truth *t = &truth[stall];
+	char want[256];
+	struct run r;
+
+	ck_assert_int_eq(run_pystrobe(&r, "dump", jobopt, NULL), 0);
+	printf("dump %s:\n%s%s", jobopt, r.out, r.err);
+	if (run_exit(&r) != 0)
+		msg_add(msg, "exit %d: %s", run_exit(&r), r.err);
+	snprintf(want, sizeof(want), "rank %d on %s differs: in %s (%s:%ld)", stall, t->node,
+		 t->fn, script, t->line);
+	if (!strstr(r.out, want))
+		msg_add(msg, "no \"%s\" in the verdict", want);
+	snprintf(want, sizeof(want), "ranks 0-%d on hnode[1-2] %s", ranks - 2, others);
+	if (!strstr(r.out, want))
+		msg_add(msg, "no \"%s\" in the verdict", want);
+	run_free(&r);
+	ck_assert_int_eq(run_pystrobe(&r, "dump", "--json", jobopt, NULL), 0);
+	for (int i = 0; i < ranks; i++) {
+		snprintf(want, sizeof(want), "\"node\":\"%s\",\"rank\":%d", truth[i].node, i);
+		if (!strstr(r.out, want))
+			msg_add(msg, "--json has no process with %s", want);
+	}
+	run_free(&r);
+}
+
+bool slurm_up_or_skip(struct slurm *s, int nodes)
+{
+	char why[1024];
+	int rc = slurm_up(s, nodes, why, sizeof(why));
+
+	if (rc == SLURM_UNAVAILABLE) {
+		test_skip("slurm cluster: %s", why);
+		return false;
+	}
+	ck_assert_msg(rc == 0, "slurm cluster did not start: %s", why);
+	test_used("slurm");
+	return true;
 }

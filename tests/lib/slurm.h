@@ -45,6 +45,11 @@ struct slurm {
  * last lines; what was started is stopped). */
 int slurm_up(struct slurm *s, int nodes, char *why, size_t whysize);
 
+/* slurm_up() for a live test: false after a SKIP with the reason (this
+ * machine cannot run a cluster), a failure when it can and it did not
+ * start, true (and "USED: slurm") when it is up. */
+bool slurm_up_or_skip(struct slurm *s, int nodes);
+
 /* Stop it: every job cancelled, every process of it ended.  0, or -1 with
  * what outlived it in why (the directory is kept then; else removed).
  * Safe to call again, and on a cluster that did not start. */
@@ -92,6 +97,32 @@ int slurm_wait_ranks(struct slurm *s, long job, const char *logdir, int n, int t
  * id, or -1 with why. */
 long slurm_light_job(struct slurm *s, int nodes, int ranks, int stall, const char *python,
 		     const char *logdir, int timeout_ms, char *why, size_t whysize);
+
+/* What a rank's own log says (rank-<r>.json of slurm_light_rank.py and
+ * slurm_gloo_train.py): its node, and the function and line it sits in. */
+struct slurm_truth {
+	char node[64];
+	char fn[64];
+	long line;
+};
+
+/* Ranks 0..n-1's logs in dir into truth.  0, or -1 with the missing one
+ * in why. */
+int slurm_rank_truths(const char *dir, int n, struct slurm_truth *truth, char *why,
+		      size_t whysize);
+
+/* A rank's samples in a collapsed profile of record --slurm (lines under
+ * "node=NODE;rank=N;"), and in *with those with what on the stack. */
+long slurm_rank_samples(const char *collapsed, const char *node, int rank, const char *what,
+			long *with);
+
+/* `pystrobe dump JOBOPT` (--slurm=JOB) of a job of ranks ranks, rank stall
+ * stalled in the script named: its verdict names the stalled rank on its
+ * node at its function and line as truth says, and "ranks 0-N on
+ * hnode[1-2] " then others (where the others are); `dump --json`, every
+ * rank with its node and rank.  What is wrong, into msg. */
+void slurm_check_dump(const char *jobopt, const struct slurm_truth *truth, int ranks, int stall,
+		      const char *script, const char *others, char **msg);
 
 /* The command line that runs a target (a path in the source tree, e.g.
  * "tests/targets/slurm_gloo_train.py") with ti, as a task of srun:

@@ -48,50 +48,27 @@ struct job {
 	struct slurm s;
 	char logdir[PATH_MAX];
 	char id[32];
-	char node[RANKS][64];	/* each rank's, from its log */
-	char fn[RANKS][64];
-	long line[RANKS];
+	struct slurm_truth t[RANKS];	/* each rank's, from its log */
 };
-
-static void read_logs(struct job *j)
-{
-	for (int r = 0; r < RANKS; r++) {
-		char path[PATH_MAX + 32], *log;
-
-		snprintf(path, sizeof(path), "%s/rank-%d.json", j->logdir, r);
-		log = slurp(path);
-		ck_assert_msg(log, "no log %s", path);
-		json_text_str(log, "node", j->node[r], sizeof(j->node[r]));
-		json_text_str(log, "function", j->fn[r], sizeof(j->fn[r]));
-		j->line[r] = (long)json_text_num(log, "line");
-		free(log);
-	}
-}
 
 /* A cluster running the light job, or false after a SKIP. */
 static bool job_up(struct job *j)
 {
 	char why[1024];
-	int rc;
 	long id;
 
 	if (access(PYTHON, X_OK) != 0) {
 		test_skip("slurm: no %s (apt-get install python3)", PYTHON);
 		return false;
 	}
-	rc = slurm_up(&j->s, NODES, why, sizeof(why));
-	if (rc == SLURM_UNAVAILABLE) {
-		test_skip("slurm cluster: %s", why);
+	if (!slurm_up_or_skip(&j->s, NODES))
 		return false;
-	}
-	ck_assert_msg(rc == 0, "slurm cluster did not start: %s", why);
-	test_used("slurm");
 	snprintf(j->logdir, sizeof(j->logdir), "%s/light", j->s.dir);
 	id = slurm_light_job(&j->s, NODES, RANKS, STALL_RANK, PYTHON, j->logdir, READY_MS, why,
 			     sizeof(why));
 	ck_assert_msg(id > 0, "%s", why);
 	snprintf(j->id, sizeof(j->id), "--slurm=%ld", id);
-	read_logs(j);
+	ck_assert_msg(!slurm_rank_truths(j->logdir, RANKS, j->t, why, sizeof(why)), "%s", why);
 	return true;
 }
 
@@ -209,59 +186,16 @@ static void nothing_left(const struct job *j, char **msg)
 START_TEST(test_dump)
 {
 	struct job j = { 0 };
-	char want[256], *msg = NULL;
-	struct run r;
+	char others[128], *msg = NULL;
 
 	if (!job_up(&j))
 		return;
-	ck_assert_int_eq(run_pystrobe(&r, "dump", j.id, NULL), 0);
-	printf("dump --slurm:\n%s%s", r.out, r.err);
-	if (run_exit(&r) != 0)
-		msg_add(&msg, "exit %d: %s", run_exit(&r), r.err);
-	snprintf(want, sizeof(want), "rank %d on %s differs: in %s (slurm_light_rank.py:%ld)",
-		 STALL_RANK, j.node[STALL_RANK], j.fn[STALL_RANK], j.line[STALL_RANK]);
-	if (!strstr(r.out, want))
-		msg_add(&msg, "no \"%s\" in the verdict", want);
-	snprintf(want, sizeof(want), "ranks 0-2 on hnode[1-2] in %s (slurm_light_rank.py:%ld)",
-		 j.fn[0], j.line[0]);
-	if (!strstr(r.out, want))
-		msg_add(&msg, "no \"%s\" in the verdict", want);
-	run_free(&r);
-	ck_assert_int_eq(run_pystrobe(&r, "dump", "--json", j.id, NULL), 0);
-	for (int i = 0; i < RANKS; i++) {
-		snprintf(want, sizeof(want), "\"node\":\"%s\",\"rank\":%d", j.node[i], i);
-		if (!strstr(r.out, want))
-			msg_add(&msg, "--json has no process with %s", want);
-	}
-	run_free(&r);
+	snprintf(others, sizeof(others), "in %s (slurm_light_rank.py:%ld)", j.t[0].fn,
+		 j.t[0].line);
+	slurm_check_dump(j.id, j.t, RANKS, STALL_RANK, "slurm_light_rank.py", others, &msg);
 	job_end(&j, msg, "dump --slurm");
 }
 END_TEST
-
-/* Samples of rank i in the collapsed profile at path: under its node and
- * rank, and those of them whose leaf is in fn. */
-static long rank_samples(const char *text, const char *node, int rank, const char *fn,
-			 long *in_fn)
-{
-	char prefix[128];
-	long total = 0;
-
-	snprintf(prefix, sizeof(prefix), "node=%s;rank=%d;", node, rank);
-	*in_fn = 0;
-	for (const char *p = text; p && *p;) {
-		size_t n = strcspn(p, "\n");
-		const char *sp = memrchr(p, ' ', n);
-		long count = sp ? atol(sp + 1) : 0;
-
-		if (!strncmp(p, prefix, strlen(prefix))) {
-			total += count;
-			if (sp && memmem(p, (size_t)(sp - p), fn, strlen(fn)))
-				*in_fn += count;
-		}
-		p += n + (p[n] == '\n');
-	}
-	return total;
-}
 
 static void check_profile(const struct job *j, const char *path, char **msg)
 {
@@ -272,12 +206,12 @@ static void check_profile(const struct job *j, const char *path, char **msg)
 		return;
 	}
 	for (int i = 0; i < RANKS; i++) {
-		long in_fn, n = rank_samples(text, j->node[i], i, j->fn[i], &in_fn);
+		long in_fn, n = slurm_rank_samples(text, j->t[i].node, i, j->t[i].fn, &in_fn);
 
-		printf("rank %d on %s: %ld samples, %ld in %s\n", i, j->node[i], n, in_fn, j->fn[i]);
+		printf("rank %d on %s: %ld samples, %ld in %s\n", i, j->t[i].node, n, in_fn, j->t[i].fn);
 		if (n < 20 || in_fn < n * 9 / 10)
 			msg_add(msg, "rank %d on %s: %ld samples, %ld of them in %s", i,
-				j->node[i], n, in_fn, j->fn[i]);
+				j->t[i].node, n, in_fn, j->t[i].fn);
 	}
 	free(text);
 }
@@ -408,10 +342,10 @@ START_TEST(test_node_gone)
 		long in_fn;
 
 		for (int i = 0; i < RANKS; i++) {
-			long got = rank_samples(text, j.node[i], i, j.fn[i], &in_fn);
+			long got = slurm_rank_samples(text, j.t[i].node, i, j.t[i].fn, &in_fn);
 
-			if (!strcmp(j.node[i], "hnode1") ? got < 20 : got != 0)
-				msg_add(&msg, "rank %d on %s: %ld samples", i, j.node[i], got);
+			if (!strcmp(j.t[i].node, "hnode1") ? got < 20 : got != 0)
+				msg_add(&msg, "rank %d on %s: %ld samples", i, j.t[i].node, got);
 		}
 		free(text);
 	}

@@ -43,19 +43,11 @@
 #define GLOO_READY_MS	300000	/* 4 ranks importing torch on a loaded machine */
 #define MAX_DAEMONS	(NODES + 2)
 
-/* Up, or why not: a SKIP when this machine cannot run a cluster, a
- * failure when it can and the cluster did not start. */
+/* Up, or why not (slurm_up_or_skip()), and how long it took. */
 static bool cluster_up(struct slurm *s, int nodes)
 {
-	char why[1024];
-	int rc = slurm_up(s, nodes, why, sizeof(why));
-
-	if (rc == SLURM_UNAVAILABLE) {
-		test_skip("slurm cluster: %s", why);
+	if (!slurm_up_or_skip(s, nodes))
 		return false;
-	}
-	ck_assert_msg(rc == 0, "slurm cluster did not start: %s", why);
-	test_used("slurm");
 	printf("slurm: %d nodes up in %.1f s\n", nodes, s->up_s);
 	return true;
 }
