@@ -14,8 +14,8 @@
  *   - interrupt: record --slurm with no duration, SIGINT after 3 s: the
  *     profile of both nodes is written, exit 0, no node's pystrobe left,
  *     no rank stopped.
- *   - node_gone: the pystrobe of one node killed mid-record: that node is
- *     named, the other's ranks are written, exit 13.
+ *   - node_gone: one node's slurmd and pystrobe killed mid-record: that
+ *     node is named, the other's ranks are written, exit 13.
  *   - errors: a job that does not exist, no Slurm commands on PATH (exit
  *     12), a --pystrobe no node has (each node named with the hint, exit
  *     13), a job with no Python (exit 5): one line each.
@@ -293,6 +293,35 @@ START_TEST(test_interrupt)
 }
 END_TEST
 
+/* The pid of node's slurmd of this cluster (its command line names the
+ * node and the cluster's slurm.conf), or 0. */
+static pid_t slurmd_of(const struct job *j, const char *node)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d && !found && (de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		size_t len;
+		char *cmd;
+
+		if (pid <= 0)
+			continue;
+		cmd = proc_file(pid, "cmdline", &len);
+		if (!strcmp(cmd, "slurmd") && has_entry(cmd, len, node, false) &&
+		    has_entry(cmd, len, j->s.conf, false))
+			found = pid;
+		free(cmd);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The node gone mid-record: its slurmd and its pystrobe killed (slurmd
+ * alone is not enough: the step's daemon runs on without it, and so does
+ * the node's pystrobe, which then still answers). */
 START_TEST(test_node_gone)
 {
 	struct job j = { 0 };
@@ -315,6 +344,13 @@ START_TEST(test_node_gone)
 		ck_assert_msg(n > 0, "no pystrobe on hnode2 to kill; the front said: %s", err);
 	}
 	sleep_ms(1000);
+	{
+		pid_t slurmd = slurmd_of(&j, "hnode2");
+
+		ck_assert_msg(slurmd > 0, "no slurmd of hnode2 found");
+		printf("killing hnode2's slurmd, pid %d\n", (int)slurmd);
+		kill(slurmd, SIGKILL);
+	}
 	for (int i = 0; i < n; i++) {
 		size_t len;
 		char *cmd = proc_file(pids[i], "cmdline", &len);
