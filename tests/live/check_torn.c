@@ -581,11 +581,27 @@ START_TEST(test_refused)
 		test_skip("%s: this test may not trace the target", ti->label);
 		return;
 	}
-	memset(&sr, 0, sizeof(sr));
-	text = record_pid(&t, SHAPE_RATE, "3", "refused", shape_look, &sr, &r);
+	/* A stack that tears past its re-reads is rare: on a quiet machine 3 s
+	 * may hold none, and then the refusal never comes into play. */
+	for (int tries = 0;; tries++) {
+		memset(&sr, 0, sizeof(sr));
+		text = record_pid(&t, SHAPE_RATE, "3", "refused", shape_look, &sr, &r);
+		said = r.err ? strstr(r.err, "could not be stopped (ptrace refused") : NULL;
+		if (said || tries == 3)
+			break;
+		free(text);
+		run_free(&r);
+	}
 	kill_reap(tracer);
 	sleep_ms(100);
-	said = r.err ? strstr(r.err, "could not be stopped (ptrace refused") : NULL;
+	if (!said && !strstr(r.err ? r.err : "", "discarded")) {
+		free(text);
+		run_free(&r);
+		target_stop(&t);
+		test_skip("%s: no stack tore past its re-reads in 4 recordings of 3 s: the "
+			  "refused stop never came into play", ti->label);
+		return;
+	}
 	ck_assert_msg(said && !strstr(said + 1, "could not be stopped"), "%s: the summary "
 		      "must say once that the thread could not be stopped: %s", ti->label, r.err);
 	/* Dropped and counted as before, unless the last re-read after the
