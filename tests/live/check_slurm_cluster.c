@@ -46,6 +46,12 @@
 /* Up, or why not (slurm_up_or_skip()), and how long it took. */
 static bool cluster_up(struct slurm *s, int nodes)
 {
+	/* pystrobe plays no part here: the plain build's run proves it,
+	 * and the sanitizers' run has the time for what pystrobe does. */
+	if (pystrobe_sanitized()) {
+		test_skip("slurm cluster: the harness alone, proved by the plain build's run");
+		return false;
+	}
 	if (!slurm_up_or_skip(s, nodes))
 		return false;
 	printf("slurm: %d nodes up in %.1f s\n", nodes, s->up_s);
