@@ -154,20 +154,14 @@ static void node_dump_free(struct node_dump *nd)
 	free(nd->pids);
 }
 
-int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
-	      struct dump_opts *o)
+int dump_node_json(struct strbuf *json, const char *job, const char *step, const char *node,
+		   double timeout, const struct snapshot_opts *so, struct dump_opts *o)
 {
 	struct node_dump nd = { .status = EXIT_OK };
-	struct strbuf json = STRBUF_INIT;
-	int status;
 
-	if (dump_node_spec(spec, nd.job, sizeof(nd.job), nd.step, sizeof(nd.step)) < 0)
-		return usage_error("dump", "--slurm-node takes JOB or JOB.STEP, not '%s'", spec);
-	/* The front's stop (srun passes it as SIGUSR1): a dump is short,
-	 * and the reply is what the front waits for. */
-	signal(SIGUSR1, SIG_IGN);
-	node_unlink_bcast();
-	node_name(nd.node, sizeof(nd.node));
+	snprintf(nd.job, sizeof(nd.job), "%s", job);
+	snprintf(nd.step, sizeof(nd.step), "%s", step ? step : "");
+	snprintf(nd.node, sizeof(nd.node), "%s", node);
 	nd.pids = xcalloc(PROCTREE_MAX, sizeof(*nd.pids));
 	nd.npids = jobprocs_list(nd.job, nd.step[0] ? nd.step : NULL, nd.node, getpid(),
 				 nd.pids, PROCTREE_MAX);
@@ -178,14 +172,35 @@ int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
 	o->job = nd.job;
 	o->failed = nd.failed;
 	o->nfailed = nd.nfailed;
-	dump_format_all(&json, nd.snaps, nd.nsnaps, NULL, 0, o);
+	dump_format_all(json, nd.snaps, nd.nsnaps, NULL, 0, o);
+	o->node = o->job = NULL;
+	o->failed = NULL;
+	o->nfailed = 0;
+	node_dump_free(&nd);
+	return nd.status;
+}
+
+int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
+	      struct dump_opts *o)
+{
+	struct strbuf json = STRBUF_INIT;
+	char job[32], step[32], node[128];
+	int status, rc;
+
+	if (dump_node_spec(spec, job, sizeof(job), step, sizeof(step)) < 0)
+		return usage_error("dump", "--slurm-node takes JOB or JOB.STEP, not '%s'", spec);
+	/* The front's stop (srun passes it as SIGUSR1): a dump is short,
+	 * and the reply is what the front waits for. */
+	signal(SIGUSR1, SIG_IGN);
+	node_unlink_bcast();
+	node_name(node, sizeof(node));
+	rc = dump_node_json(&json, job, step, node, timeout, so, o);
 	while (json.len && json.buf[json.len - 1] == '\n')
 		json.len--;
-	status = node_reply_write(stdout, nd.node, nd.status, json.buf ? json.buf : "",
-				  json.len) < 0 ? EXIT_ERROR : nd.status;
-	if (status == EXIT_ERROR && !nd.status)
+	status = node_reply_write(stdout, node, rc, json.buf ? json.buf : "", json.len) < 0 ?
+		 EXIT_ERROR : rc;
+	if (status == EXIT_ERROR && !rc)
 		errorf("cannot write the output");
-	node_dump_free(&nd);
 	sb_release(&json);
 	return status;
 }

@@ -25,4 +25,9 @@ int dump_node_spec(const char *spec, char *job, size_t jobsize, char *step, size
 int dump_node(const char *spec, double timeout, const struct snapshot_opts *so,
 	      struct dump_opts *o);
 
+/* The JSON document alone, of the job's processes on node, into json (o
+ * as dump_node() sets it, and left as it was); the exit status. */
+int dump_node_json(struct strbuf *json, const char *job, const char *step, const char *node,
+		   double timeout, const struct snapshot_opts *so, struct dump_opts *o);
+
 #endif
