@@ -71,6 +71,14 @@ int node_procs_init(struct node_procs *np, const char *spec, const char *cmd)
 	return 0;
 }
 
+const struct node_seen *node_procs_find(const struct node_procs *np, pid_t pid)
+{
+	for (int i = 0; i < np->n; i++)
+		if (np->v[i].pid == pid)
+			return &np->v[i];
+	return NULL;
+}
+
 void node_procs_release(struct node_procs *np)
 {
 	free(np->v);

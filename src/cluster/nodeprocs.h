@@ -37,6 +37,9 @@ struct node_procs {
 int node_procs_init(struct node_procs *np, const char *spec, const char *cmd);
 void node_procs_release(struct node_procs *np);
 
+/* Process pid as first seen, or NULL. */
+const struct node_seen *node_procs_find(const struct node_procs *np, pid_t pid);
+
 /* The fleet follows np's list from now on. */
 void node_procs_follow(struct node_procs *np, struct fleet_opts *fo);
 

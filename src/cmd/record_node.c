@@ -23,10 +23,9 @@
 /* The rank of the process pid, as first seen; -1 for none. */
 static long rank_of(const struct node_procs *np, long pid)
 {
-	for (int i = 0; i < np->n; i++)
-		if (np->v[i].pid == pid)
-			return np->v[i].id.rank;
-	return -1;
+	const struct node_seen *ns = node_procs_find(np, (pid_t)pid);
+
+	return ns ? ns->id.rank : -1;
 }
 
 /* --waits: what each thread waited for (analysis/waitsum.h's lines), a

@@ -9,7 +9,9 @@
  * read from /proc and the model judges the job.
  */
 #include "cmd/cmd.h"
+#include "cluster/nodeprocs.h"
 #include "cmd/quit.h"
+#include "cmd/watch_int.h"
 #include "cmd/watch_report.h"
 #include "process/proc.h"
 #include "process/proctree.h"
@@ -41,7 +43,6 @@
 #define DEFAULT_STALL_S 300.0
 #define DEFAULT_KEEP_S 300.0
 #define DEFAULT_KEEP_MB 64.0
-#define MAX_ROOTS 256
 /* How often the model is fed /proc and judges the job. */
 #define CHECK_NS 1000000000ull
 /* How often the process trees are walked for new processes. */
@@ -51,43 +52,6 @@
  * and the flight recorder keep their own copies. */
 #define PROFILE_MAX_STACKS 50000
 #define PROFILE_MAX_THREADS 20000
-
-struct stack_info {
-	bool known;
-	uint64_t id;		/* a hash of its frames: survives a fresh profile */
-	enum wait_class cls;
-	char *where;
-	uint32_t first, depth;	/* its own frames in the profile's stack, root first */
-};
-
-struct watch {
-	/* The command line. */
-	pid_t roots[MAX_ROOTS];
-	int nroots;
-	char **command;
-	double rate_hz, stall_s, keep_s, keep_mb;
-	const char *dir, *progress, *on_stall;
-	bool quiet;
-	/* Watching. */
-	struct child child;
-	uint64_t interval_ns;		/* sampler_interval_ns(rate_hz) */
-	struct profile p;
-	struct fleet *fleets[MAX_ROOTS];
-	bool launcher[MAX_ROOTS];	/* a --pid that runs no Python yet */
-	struct fleet_clock clocks[MAX_ROOTS];
-	struct stack_info *stacks;
-	size_t stacks_cap;
-	struct pframe *scratch;		/* a sample's frames for the recorder */
-	size_t scratch_cap;
-	struct stall_model m;
-	struct flightrec *fr;
-	struct watch_report wr;
-	struct stat progress_st;
-	bool progress_seen;
-	char *last_dir;			/* the latest report */
-	pid_t *hooks;			/* --on-stall commands running */
-	size_t nhooks, hooks_cap;
-};
 
 static volatile sig_atomic_t flight_requested;
 
@@ -108,6 +72,17 @@ static int add_root(void *dest, const char *arg, const char *cmd)
 		return usage_error(cmd, "at most %d --pid", MAX_ROOTS);
 	if (!(w->roots[w->nroots++] = parse_pid(arg)))
 		return usage_error(cmd, "invalid pid '%s'", arg);
+	return 0;
+}
+
+/* --slurm alone: the allocation this runs in ($SLURM_JOB_ID). */
+static int slurm_on(void *dest, const char *arg, const char *cmd)
+{
+	struct watch *w = dest;
+
+	(void)cmd;
+	w->slurm.on = true;
+	w->slurm.job = arg;
 	return 0;
 }
 
@@ -134,6 +109,18 @@ static const struct opt watch_opts[] = {
 	OPT_NUMBER("keep-size", 0, "MB", "the flight recording's most memory (default 64)",
 		AT(keep_mb), 1, 4095, "must be between 1 and 4095 MiB"),
 	OPT_BOOL("quiet", 'q', "only the lines about stalls", AT(quiet)),
+	OPT_CALL("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
+		"every rank of Slurm job JOB[.STEP], a watcher on each\n"
+		"node, one report for the job (alone: this allocation)", slurm_on),
+	OPT_STRING("slurm-node", 0, "JOB",
+		"one node's watcher of --slurm (what --slurm runs there)", AT(slurm.node_job)),
+	OPT_STRING("pystrobe", 0, "PATH",
+		"with --slurm: the pystrobe the nodes run (default:\n"
+		"this one; the static binary is sent with srun --bcast)", AT(slurm.pystrobe)),
+	OPT_NUMBER("timeout", 0, "SECS",
+		"with --slurm: how long a node may take to start and to\n"
+		"send its dump, and be silent (default 20)", AT(slurm.timeout_s), 1, 3600,
+		"must be between 1 and 3600 seconds"),
 	OPT_HELP("show this help"),
 	OPT_END,
 };
@@ -142,6 +129,7 @@ const struct opt_table watch_options = {
 	.cmd = "watch",
 	.head = "usage: pystrobe watch [options] --pid PID [--pid PID...]\n"
 		"       pystrobe watch [options] -- COMMAND [ARGS...]\n"
+		"       pystrobe watch [options] --slurm[=JOB[.STEP]]\n"
 		"\n"
 		"Follow a Python job and the processes it starts, at a low rate, for as\n"
 		"long as it runs; when it stalls (a deadlock, a stuck collective, a starved\n"
@@ -156,6 +144,22 @@ const struct opt_table watch_options = {
 		"status, or 0 when every watched process has exited.\n",
 	.stop_at_command = true,
 };
+
+/* --slurm or --slurm-node: the job's processes, not --pid's nor a
+ * command's. */
+static int slurm_args(struct watch *w)
+{
+	if (w->command || w->nroots)
+		return usage_error("watch", "--slurm watches every rank of a job: it cannot be "
+				   "given --pid or a command");
+	if (w->slurm.on && w->slurm.node_job)
+		return usage_error("watch", "--slurm and --slurm-node cannot be used together");
+	if (w->slurm.node_job && (w->slurm.pystrobe || w->slurm.timeout_s))
+		return usage_error("watch", "--pystrobe and --timeout go with --slurm");
+	if (!w->slurm.timeout_s)
+		w->slurm.timeout_s = SLURM_TIMEOUT_S;
+	return 0;
+}
 
 /* Returns 0, 1 after --help, or status_fail(EXIT_USAGE) on a bad command
  * line (said). */
@@ -173,6 +177,10 @@ static int parse_args(struct watch *w, int argc, char **argv)
 		w->command = argv + optind;
 	else if (optind < argc)
 		return opt_usage_extra(&watch_options, argv, optind, !w->nroots);
+	if (w->slurm.on || w->slurm.node_job)
+		return slurm_args(w);
+	if (w->slurm.pystrobe || w->slurm.timeout_s)
+		return usage_error("watch", "--pystrobe and --timeout go with --slurm");
 	if (!w->command == !w->nroots)
 		return usage_error("watch", w->command ? "give --pid or a command, not both" :
 				   "--pid PID or -- COMMAND is required (see pystrobe watch --help)");
@@ -277,50 +285,16 @@ static struct stack_info *stack_info(struct watch *w, uint32_t id)
 	return si;
 }
 
-/* RANK from the process's environment (as it was at exec), or -1. */
-static int read_rank(pid_t pid)
+/* A node's watcher knows each process's rank from its job identity
+ * (SLURM_PROCID where torchrun set no RANK). */
+static int rank_of(const struct watch *w, pid_t pid)
 {
-	char path[64], *env;
-	size_t len;
-	int rank = -1;
+	const struct node_seen *ns;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	env = read_file(path, &len);
-	for (size_t i = 0; env && i < len; i += strlen(env + i) + 1)
-		if (!strncmp(env + i, "RANK=", 5)) {
-			rank = atoi(env + i + 5);
-			break;
-		}
-	free(env);
-	return rank;
-}
-
-static pid_t read_ppid(pid_t pid)
-{
-	char path[64], *stat, *p;
-	int ppid = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	stat = read_file(path, NULL);
-	if (stat && (p = strrchr(stat, ')')))
-		sscanf(p + 1, " %*c %d", &ppid);
-	free(stat);
-	return ppid;
-}
-
-static char *read_command(pid_t pid)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int argc = 0;
-	char **argv = proc_cmdline(pid, &argc);
-
-	for (int i = 0; argv && i < argc; i++) {
-		if (i)
-			sb_putc(&sb, ' ');
-		sb_add_printable(&sb, argv[i]);
-	}
-	proc_cmdline_free(argv);
-	return sb_detach(&sb);
+	if (!w->slurm.node_job)
+		return watch_read_rank(pid);
+	ns = node_procs_find(w->np, pid);
+	return ns && ns->id.rank >= 0 ? (int)ns->id.rank : -1;
 }
 
 static int proc_index(struct watch *w, pid_t pid, uint64_t now)
@@ -332,8 +306,8 @@ static int proc_index(struct watch *w, pid_t pid, uint64_t now)
 		w->m.p[pi].seen_ns = now;
 		return pi;
 	}
-	command = read_command(pid);
-	pi = stall_proc_seen(&w->m, now, pid, read_ppid(pid), read_rank(pid), command);
+	command = watch_read_command(pid);
+	pi = stall_proc_seen(&w->m, now, pid, watch_read_ppid(pid), rank_of(w, pid), command);
 	free(command);
 	return pi;
 }
@@ -387,47 +361,6 @@ static void stacks_forget(struct watch *w)
 	memset(w->stacks, 0, w->stacks_cap * sizeof(*w->stacks));
 }
 
-/* Programs that start the job's Python rather than run it: shells and
- * job launchers (by the name of the process or of its executable). */
-static const char *const launchers[] = {
-	"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox",
-	"srun", "mpirun", "mpiexec", "orterun", "prterun", "torchrun", "deepspeed",
-	"accelerate", "env", "nohup", "timeout", "nice", "setsid", "taskset", "numactl",
-	"stdbuf", "sudo", "su", "runuser", "make", "uv", "tini", "dumb-init", "flock",
-	"xargs",
-};
-
-static bool is_launcher_name(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(launchers); i++)
-		if (!strcmp(name, launchers[i]))
-			return true;
-	return false;
-}
-
-/* Whether pid may start the job's Python later: it has processes below
- * it, or it is a shell or a launcher.  *comm gets its name (to free). */
-static bool is_launcher(pid_t pid, char **comm)
-{
-	struct proc_node *v = xcalloc(2, sizeof(*v));
-	char path[64], exe[PATH_MAX], *nl;
-	ssize_t n;
-	bool yes = proctree_list(pid, v, 2) > 1;
-
-	free(v);
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	*comm = read_file(path, NULL);
-	if (!*comm)
-		*comm = xstrdup("?");
-	if ((nl = strchr(*comm, '\n')))
-		*nl = 0;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
-	nl = strrchr(exe, '/');
-	return yes || is_launcher_name(*comm) || (nl && is_launcher_name(nl + 1));
-}
-
 /* --pid i, watched with its tree, where no Python was found: read as
  * record reads a --pid.  Not Python, with Python below it: those are
  * watched (said).  With none yet, a launcher's are waited for (said once);
@@ -452,7 +385,7 @@ static int root_not_python(struct watch *w, int i)
 	if (rc == 0 || (exit_code(rc) == EXIT_NOT_PYTHON && follow_pid_below(w->roots[i], "watch")))
 		return 0;
 	if (exit_code(rc) == EXIT_NOT_PYTHON) {
-		w->launcher[i] = is_launcher(w->roots[i], &comm);
+		w->launcher[i] = watch_is_launcher(w->roots[i], &comm);
 		if (w->launcher[i])
 			errorf("watch: process %d (%s) runs no Python yet; watching for its "
 			       "Python children", (int)w->roots[i], comm);
@@ -486,6 +419,8 @@ static int open_fleets(struct watch *w, bool first)
 	char err[512];
 	int rc, opened = 0;
 
+	if (w->slurm.node_job)
+		node_procs_follow(w->np, &fo);
 	for (int i = 0; i < w->nroots; i++) {
 		rc = fleet_open(w->roots[i], &so, &fo, &w->p, &w->fleets[i], err, sizeof(err));
 		if (rc < 0) {
@@ -495,7 +430,7 @@ static int open_fleets(struct watch *w, bool first)
 				return rc;
 			continue;
 		}
-		if (first && !w->command && (rc = check_root(w, i)) < 0)
+		if (first && !w->command && !w->slurm.node_job && (rc = check_root(w, i)) < 0)
 			return rc;
 		fleet_start(w->fleets[i], &w->clocks[i]);
 		opened++;
@@ -549,6 +484,8 @@ static uint64_t next_due(const struct watch *w, uint64_t check_at)
 	for (int i = 0; i < w->nroots; i++)
 		if (w->fleets[i] && fleet_due(w->fleets[i], &w->clocks[i]) < due)
 			due = fleet_due(w->fleets[i], &w->clocks[i]);
+	if (w->slurm.node_job && w->beat_at < due)
+		due = w->beat_at;
 	return due;
 }
 
@@ -680,6 +617,10 @@ static void judge(struct watch *w, uint64_t now)
 	look_at_tasks(w, now);
 	switch (stall_judge(&w->m, now)) {
 	case STALL_EV_NEW:
+		if (w->slurm.node_job) {
+			watch_node_stall(w, now);
+			break;
+		}
 		dir = watch_report_write(&w->wr, &w->m, w->fr, now);
 		say_stall(w, dir, now);
 		if (dir && w->on_stall)
@@ -688,6 +629,10 @@ static void judge(struct watch *w, uint64_t now)
 		w->last_dir = dir;
 		break;
 	case STALL_EV_MOVED:
+		if (w->slurm.node_job) {
+			watch_node_moved(w);
+			break;
+		}
 		base = w->last_dir ? strrchr(w->last_dir, '/') : NULL;
 		errorf("watch: the job moves again after %.0f s%s%s%s", w->m.r.moved_after_ns / 1e9,
 		       base ? " (" : "", base ? base + 1 : "", base ? ")" : "");
@@ -760,7 +705,7 @@ static int watch_loop(struct watch *w)
 
 		if (!step_fleets(w))
 			break;
-		if (!looked && mono_ns() - start >= NONE_FOUND_NS) {
+		if (!looked && !w->slurm.node_job && mono_ns() - start >= NONE_FOUND_NS) {
 			looked = true;
 			if ((rc = none_found(w)))
 				return rc;
@@ -768,6 +713,8 @@ static int watch_loop(struct watch *w)
 		if (flight_requested)
 			flight_now(w);
 		now = mono_ns();
+		if (w->slurm.node_job)
+			watch_node_tick(w, now);
 		if (now >= check_at) {
 			judge(w, now);
 			reap_hooks(w);
@@ -829,6 +776,9 @@ static void teardown(struct watch *w)
 	free(w->last_dir);
 	stall_release(&w->m);
 	flightrec_free(w->fr);
+	if (w->np)
+		node_procs_release(w->np);
+	free(w->np);
 }
 
 int cmd_watch(int argc, char **argv)
@@ -841,11 +791,18 @@ int cmd_watch(int argc, char **argv)
 	rc = parse_args(&w, argc, argv);
 	if (rc)
 		return rc > 0 ? EXIT_OK : exit_code(rc);
-	if ((rc = prepare_report_dir(&w)) < 0)
+	if (!w.slurm.node_job && (rc = prepare_report_dir(&w)) < 0)
 		return exit_code(rc);
-	quit_on_signals();
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
+	if (w.slurm.on)
+		return watch_slurm(&w);
+	if (w.slurm.node_job) {
+		if ((rc = watch_node_setup(&w)) < 0)
+			return exit_code(rc);
+	} else {
+		quit_on_signals();
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	if (w.command) {
 		if (child_start(&w.child, w.command, "watch", -1, true, &quit_requested,
 				&status) < 0)

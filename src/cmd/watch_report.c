@@ -88,7 +88,7 @@ static const struct py_thread *snap_thread(const struct reading *r, pid_t pid, p
 /* --- files ---------------------------------------------------------------- */
 
 /* Whole or not at all: a reader that sees the name sees all of it. */
-static int write_file(const char *dir, const char *name, const struct strbuf *sb)
+int watch_report_file(const char *dir, const char *name, const struct strbuf *sb)
 {
 	char *path = xasprintf("%s/%s", dir, name), *tmp = xasprintf("%s/.%s.tmp", dir, name);
 	FILE *f = fopen(tmp, "we");
@@ -114,18 +114,17 @@ static uint64_t unix_of(const struct watch_report *w, uint64_t mono_ns)
 	return w->unix_base_ns + (mono_ns - w->mono_base_ns);
 }
 
-/* A new directory DIR/PREFIX-UNIX-PID (-N after it when taken).  NULL
- * after a line on stderr. */
-static char *make_dir(const char *dir, const char *prefix, pid_t pid, uint64_t unix_ns)
+char *watch_report_mkdir(const char *dir, const char *prefix, const char *who,
+			 uint64_t unix_ns)
 {
 	char *path = NULL;
 
 	for (int n = 0; n < 100; n++) {
 		free(path);
-		path = n ? xasprintf("%s/%s-%llu-%d-%d", dir, prefix,
-				     (unsigned long long)(unix_ns / 1000000000ull), (int)pid, n) :
-			   xasprintf("%s/%s-%llu-%d", dir, prefix,
-				     (unsigned long long)(unix_ns / 1000000000ull), (int)pid);
+		path = n ? xasprintf("%s/%s-%llu-%s-%d", dir, prefix,
+				     (unsigned long long)(unix_ns / 1000000000ull), who, n) :
+			   xasprintf("%s/%s-%llu-%s", dir, prefix,
+				     (unsigned long long)(unix_ns / 1000000000ull), who);
 		if (mkdir(path, 0755) == 0)
 			return path;
 		if (errno != EEXIST)
@@ -134,6 +133,15 @@ static char *make_dir(const char *dir, const char *prefix, pid_t pid, uint64_t u
 	errorf("watch: cannot make the directory %s: %s", path, strerror(errno));
 	free(path);
 	return NULL;
+}
+
+/* DIR/PREFIX-UNIX-PID, as watch_report_mkdir() makes it. */
+static char *make_dir(const char *dir, const char *prefix, pid_t pid, uint64_t unix_ns)
+{
+	char who[32];
+
+	snprintf(who, sizeof(who), "%d", (int)pid);
+	return watch_report_mkdir(dir, prefix, who, unix_ns);
 }
 
 /* --- report.txt ----------------------------------------------------------- */
@@ -240,16 +248,21 @@ static void json_thread(struct json *j, const struct stall_thread *t, const stru
 	json_obj_end(j);
 }
 
+void watch_json_rank(struct json *j, int rank)
+{
+	json_key(j, "rank");
+	if (rank >= 0)
+		json_int(j, rank);
+	else
+		json_null(j);
+}
+
 static void json_proc(struct json *j, const struct stall_proc *p, const struct reading *rd,
 		      uint64_t now_ns)
 {
 	json_obj_begin(j);
 	json_kint(j, "pid", p->pid);
-	json_key(j, "rank");
-	if (p->rank >= 0)
-		json_int(j, p->rank);
-	else
-		json_null(j);
+	watch_json_rank(j, p->rank);
 	json_kstr(j, "command", p->command);
 	json_kstr(j, "verdict", p->verdict != STALL_NONE ? stall_kind_name(p->verdict) : NULL);
 	json_kstr(j, "why", p->why);
@@ -331,10 +344,10 @@ static int write_dumps(const char *dir, const struct reading *rd)
 
 	json.json = true;
 	dump_format_all(&sb, rd->snaps, rd->n, rd->procs, rd->nprocs, &text);
-	rc = write_file(dir, "dump.txt", &sb);
+	rc = watch_report_file(dir, "dump.txt", &sb);
 	sb.len = 0;
 	dump_format_all(&sb, rd->snaps, rd->n, rd->procs, rd->nprocs, &json);
-	rc_json = write_file(dir, "dump.json", &sb);
+	rc_json = watch_report_file(dir, "dump.json", &sb);
 	sb_release(&sb);
 	return rc < 0 ? rc : rc_json;
 }
@@ -369,10 +382,10 @@ char *watch_report_write(const struct watch_report *w, const struct stall_model 
 	write_flight(dir, fr, unix_of(w, now_ns));
 	read_all(w, false, &rd);
 	text_report(&sb, w, m, now_ns);
-	write_file(dir, "report.txt", &sb);
+	watch_report_file(dir, "report.txt", &sb);
 	sb.len = 0;
 	json_report(&sb, w, m, &rd, now_ns);
-	write_file(dir, "report.json", &sb);
+	watch_report_file(dir, "report.json", &sb);
 	sb_release(&sb);
 	reading_release(&rd);
 	read_all(w, true, &rd);

@@ -33,4 +33,17 @@ char *watch_report_write(const struct watch_report *w, const struct stall_model 
  * the file's path (new), or NULL after a line on stderr. */
 char *watch_flight_write(const struct watch_report *w, const struct flightrec *fr);
 
+/* A new directory DIR/PREFIX-UNIX-WHO (-N after it when taken).  NULL
+ * after a line on stderr. */
+char *watch_report_mkdir(const char *dir, const char *prefix, const char *who,
+			 uint64_t unix_ns);
+/* DIR/NAME, whole or not at all (a reader that sees the name sees all of
+ * it).  0, or -errno after a line on stderr. */
+struct strbuf;
+int watch_report_file(const char *dir, const char *name, const struct strbuf *sb);
+
+/* "rank": N, or null for -1. */
+struct json;
+void watch_json_rank(struct json *j, int rank);
+
 #endif
