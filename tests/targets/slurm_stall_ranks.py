@@ -13,9 +13,12 @@ blocks, it writes OUTDIR/rank-N.json (tmp + rename):
 
   rank, node (SLURMD_NODENAME), pid, function, file (base name), line
   (where its innermost Python frame stays), stalled_unix (time.time()).
+
+No rank outlives 600 s (SIGALRM), whatever becomes of its test.
 """
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -62,6 +65,7 @@ def train(move_s):
 
 
 def main():
+    signal.alarm(600)
     outdir, move_s = sys.argv[1], float(sys.argv[2])
     rank = int(os.environ["SLURM_PROCID"])
     world = int(os.environ["SLURM_NTASKS"])

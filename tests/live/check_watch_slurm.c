@@ -1,0 +1,291 @@
+/* `pystrobe watch --slurm` on the tests' own Slurm cluster (2 nodes,
+ * tests/slurm-cluster.sh): one report for the whole job, naming the odd
+ * rank, its node and where it is, with every node's dump.
+ *
+ * The job: 4 light ranks (tests/targets/slurm_stall_ranks.py), 2 a node,
+ * work for MOVE_S seconds in changing stacks, then stop for good: rank 3
+ * in fetch_shard(), the others in all_reduce(), each blocked on a lock.
+ * Each logs rank-N.json just before it blocks: its node, pid, function,
+ * line and the moment (its own clock): the ground truth.  The watch runs
+ * from the start with --stall STALL_S; the test polls the report
+ * directory every 100 ms and holds what it finds against the logs:
+ *
+ *   - a report directory within STALL_S + ALLOWED_S of the latest onset,
+ *     and no second one while the ranks stay stopped (STALL_S more);
+ *   - one line on watch's stderr for it, with "rank 3 on NODE differs: in
+ *     fetch_shard (slurm_stall_ranks.py:LINE)" and "ranks 0-2 on
+ *     hnode[1-2] in all_reduce (slurm_stall_ranks.py:LINE)", from the
+ *     logs;
+ *   - dump-hnode1.json and dump-hnode2.json in it, each with the pids of
+ *     that node's ranks (from the logs) and no other node's;
+ *   - after SIGINT, watch exits 0 within STOP_MS, no `watch --slurm-node`
+ *     is left running, and no rank is left stopped.
+ *
+ * SKIP when the cluster cannot run here (not root, no slurm-wlm/munge) or
+ * there is no /usr/bin/python3.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "interpreters.h"
+#include "slurm.h"
+#include "suite.h"
+#include "target.h"
+#include "util/util.h"
+
+#define NODES		2
+#define RANKS		4
+#define ODD_RANK	3
+#define PYTHON		"/usr/bin/python3"
+#define MOVE_S		"3"
+#define STALL_S		4
+#define ALLOWED_S	5	/* the node's round and judge, the dumps' gathering */
+#define READY_MS	60000
+#define STOP_MS		20000
+#define POLL_MS		100
+
+struct rank_log {
+	char node[64], function[64];
+	long pid, line;
+	double stalled;
+};
+
+static bool cluster_or_skip(struct slurm *s)
+{
+	char why[1024];
+	int rc;
+
+	if (access(PYTHON, X_OK) != 0) {
+		test_skip("watch --slurm: no %s (apt-get install python3)", PYTHON);
+		return false;
+	}
+	rc = slurm_up(s, NODES, why, sizeof(why));
+	if (rc == SLURM_UNAVAILABLE) {
+		test_skip("watch --slurm: the cluster cannot run here: %s", why);
+		return false;
+	}
+	ck_assert_msg(rc == 0, "slurm cluster did not start: %s", why);
+	test_used("slurm");
+	return true;
+}
+
+static long submit(struct slurm *s, const char *logdir)
+{
+	char why[1024], *text;
+	long job;
+
+	ck_assert_msg(mkdir(logdir, 0755) == 0, "mkdir %s", logdir);
+	text = xasprintf("#!/bin/sh\n#SBATCH -N %d -n %d --ntasks-per-node=%d\n"
+			 "exec srun %s %s/tests/targets/slurm_stall_ranks.py %s %s\n", NODES,
+			 RANKS, RANKS / NODES, PYTHON, test_srcdir(), logdir, MOVE_S);
+	job = slurm_sbatch(s, text, why, sizeof(why));
+	free(text);
+	ck_assert_msg(job > 0, "%s", why);
+	ck_assert_msg(!slurm_wait_running(s, job, READY_MS, why, sizeof(why)), "%s", why);
+	return job;
+}
+
+/* The string after "key": "..." in a JSON text the target wrote. */
+static void text_str(const char *text, const char *key, char *out, size_t size)
+{
+	char *pat = xasprintf("\"%s\": \"", key);
+	const char *p = strstr(text, pat);
+
+	out[0] = 0;
+	if (p)
+		snprintf(out, size, "%.*s", (int)strcspn(p + strlen(pat), "\""), p + strlen(pat));
+	free(pat);
+}
+
+static void read_log(const char *logdir, int rank, struct rank_log *l)
+{
+	char *path = xasprintf("%s/rank-%d.json", logdir, rank), *text = slurp(path);
+
+	ck_assert_msg(text, "no %s", path);
+	text_str(text, "node", l->node, sizeof(l->node));
+	text_str(text, "function", l->function, sizeof(l->function));
+	l->pid = (long)json_text_num(text, "pid");
+	l->line = (long)json_text_num(text, "line");
+	l->stalled = json_text_num(text, "stalled_unix");
+	free(text);
+	free(path);
+}
+
+/* The report directories (stall-*) in dir; the first one's path. */
+static int reports(const char *dir, char *first, size_t size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "stall-", 6) && n++ == 0)
+			snprintf(first, size, "%s/%s", dir, e->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int count_lines_with(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = text; p && (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+/* The watch's exit status, or -1 when it did not end within ms. */
+static int wait_exit(pid_t pid, int ms)
+{
+	int st;
+
+	for (long long end = now_ms() + ms; now_ms() < end; sleep_ms(POLL_MS))
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	kill_reap(pid);
+	return -1;
+}
+
+/* Processes whose command line has word; their count. */
+static int procs_with(const char *word)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[300], buf[4096];
+		FILE *f;
+		size_t len;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = buf[i] ? buf[i] : ' ';
+		buf[len] = 0;
+		n += strstr(buf, word) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The line and the dumps against the ranks' logs. */
+static void check_report(const char *err, const char *dir, const struct rank_log *l)
+{
+	char *odd = xasprintf("rank %d on %s differs: in fetch_shard (slurm_stall_ranks.py:%ld)",
+			      ODD_RANK, l[ODD_RANK].node, l[ODD_RANK].line);
+	char *rest = xasprintf("ranks 0-2 on hnode[1-2] in all_reduce (slurm_stall_ranks.py:%ld)",
+			       l[0].line);
+
+	ck_assert_msg(strstr(err, odd) && strstr(err, rest), "the line does not name both '%s' and "
+		      "'%s': %s", odd, rest, err);
+	for (int r = 0; r < RANKS; r++) {
+		char *path = xasprintf("%s/dump-%s.json", dir, l[r].node), *text = slurp(path);
+		char *pid = xasprintf("\"pid\":%ld,", l[r].pid), *other;
+
+		ck_assert_msg(text && strstr(text, pid), "rank %d (pid %ld) is not in %s", r,
+			      l[r].pid, path);
+		free(text);
+		text = xasprintf("%s/dump-%s.json", dir, strcmp(l[r].node, "hnode1") ? "hnode1" :
+				 "hnode2");
+		other = slurp(text);
+		ck_assert_msg(!other || !strstr(other, pid), "rank %d of %s is in %s too", r,
+			      l[r].node, text);
+		free(other);
+		free(pid);
+		free(text);
+		free(path);
+	}
+	free(odd);
+	free(rest);
+}
+
+/* The report once, in time, after the latest onset the ranks logged. */
+static void await_report(const char *repdir, const char *errpath, const struct rank_log *l,
+			 char *dir, size_t size)
+{
+	double onset = 0, seen;
+	char *err = NULL;
+
+	for (int r = 0; r < RANKS; r++)
+		onset = l[r].stalled > onset ? l[r].stalled : onset;
+	while (!reports(repdir, dir, size) && wall_s() < onset + STALL_S + ALLOWED_S + 20)
+		sleep_ms(POLL_MS);
+	seen = wall_s();
+	ck_assert_msg(reports(repdir, dir, size) == 1, "no report %.1f s after the onset",
+		      seen - onset);
+	printf("watch --slurm: report %.1f s after the ranks stopped (--stall %d)\n",
+	       seen - onset, STALL_S);
+	ck_assert_msg(seen - onset <= STALL_S + ALLOWED_S, "the report came %.1f s after the "
+		      "onset, past --stall + %d s", seen - onset, ALLOWED_S);
+	/* No second report while they stay stopped. */
+	sleep_ms(STALL_S * 1000 + 2000);
+	err = slurp(errpath);
+	ck_assert_msg(reports(repdir, dir, size) == 1, "%d reports", reports(repdir, dir, size));
+	ck_assert_msg(count_lines_with(err, "; report: ") == 1, "not one report line: %s", err);
+	check_report(err, dir, l);
+	free(err);
+}
+
+START_TEST(test_watch_slurm)
+{
+	struct slurm s;
+	struct rank_log l[RANKS];
+	char logdir[PATH_MAX + 8], repdir[PATH_MAX + 8], errpath[PATH_MAX + 16], dir[PATH_MAX * 2];
+	char why[1024], *jobarg, *node_arg;
+	long job;
+	pid_t w;
+
+	if (!cluster_or_skip(&s))
+		return;
+	snprintf(logdir, sizeof(logdir), "%s/ranks", s.dir);
+	snprintf(repdir, sizeof(repdir), "%s/reports", s.dir);
+	snprintf(errpath, sizeof(errpath), "%s/watch.err", s.dir);
+	job = submit(&s, logdir);
+	jobarg = xasprintf("--slurm=%ld", job);
+	w = spawn_cmd_err((char *[]){ (char *)pystrobe_path(), "watch", jobarg, "--stall=4", "-D",
+				      repdir, NULL }, errpath);
+	ck_assert_msg(w > 0, "cannot start pystrobe watch");
+	ck_assert_msg(!slurm_wait_ranks(&s, job, logdir, RANKS, READY_MS, why, sizeof(why)), "%s",
+		      why);
+	for (int r = 0; r < RANKS; r++)
+		read_log(logdir, r, &l[r]);
+	await_report(repdir, errpath, l, dir, sizeof(dir));
+	kill(w, SIGINT);
+	ck_assert_int_eq(wait_exit(w, STOP_MS), 0);
+	node_arg = xasprintf("--slurm-node=%ld", job);
+	for (long long end = now_ms() + 5000; procs_with(node_arg) && now_ms() < end;)
+		sleep_ms(POLL_MS);
+	ck_assert_msg(!procs_with(node_arg), "a node's watcher outlived the front");
+	for (int r = 0; r < RANKS; r++)
+		ck_assert_msg(proc_state((pid_t)l[r].pid, 0) != 'T', "rank %d left stopped", r);
+	free(node_arg);
+	free(jobarg);
+	slurm_down(&s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("watch_slurm");
+	TCase *tc = tcase_create("watch_slurm");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_watch_slurm);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
