@@ -376,8 +376,18 @@ static int front_end(struct front *fr)
 	return missing ? EXIT_NODES_MISSING : EXIT_OK;
 }
 
+/* Its stderr gone (watch --slurm ... | head): the front stops as on
+ * Ctrl-C, ending every node's watcher, rather than die and leave srun
+ * and them running. */
+static void on_pipe(int sig)
+{
+	(void)sig;
+	quit_requested = 1;
+}
+
 int watch_slurm(struct watch *w)
 {
+	struct sigaction sa = { .sa_handler = on_pipe };
 	struct front fr = { .w = w };
 	char err[1024], *args[NODE_ARGS_MAX];
 	int rc, status;
@@ -387,6 +397,8 @@ int watch_slurm(struct watch *w)
 		return exit_code(rc);
 	}
 	quit_on_signals();
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
 	node_args(&fr, args);
 	rc = front_start(&fr, args);
 	fanout_args_free(args);
