@@ -355,7 +355,8 @@ static int front_start(struct front *fr, char **args)
 }
 
 /* What srun ended with: each node's lines, and the nodes that never
- * answered.  The exit status. */
+ * answered.  The exit status: EXIT_NODES_MISSING when one never did, or
+ * had gone silent. */
 static int front_end(struct front *fr)
 {
 	int missing = 0;
@@ -365,10 +366,9 @@ static int front_end(struct front *fr)
 	fanout_end(&fr->f, &fr->d);
 	for (int i = 0; i < fr->d.n; i++) {
 		fanout_say(fr->n[i].name, &fr->d.r[i].err);
-		if (!fr->n[i].heard_ns) {
+		if (!fr->n[i].heard_ns)
 			errorf("watch: node %s: its watcher never answered", fr->n[i].name);
-			missing++;
-		}
+		missing += !fr->n[i].heard_ns || fr->n[i].silent;
 	}
 	if (!quit_requested && !fr->w->quiet)
 		errorf("watch: every watcher of Slurm job %s has ended (%d stall%s reported)",

@@ -21,6 +21,9 @@
  *   - after SIGINT, watch exits 0 within STOP_MS, no `watch --slurm-node`
  *     is left running, and no rank is left stopped.
  *
+ * A node's watcher killed (SIGKILL, hnode2's): the front names that node
+ * within its --timeout (4) and 3 s, and no other, and exits 13.
+ *
  * The same for the torch job (tests/targets/slurm_gloo_train.py, gloo
  * ranks on the sid root's torch, rank 3 in fetch_shard, the others in
  * torch's all_reduce): its ranks log no time, the latest log's own is the
@@ -331,10 +334,94 @@ START_TEST(test_gloo)
 }
 END_TEST
 
+/* The pid of node's watcher of job (its environment names the node),
+ * or 0. */
+static pid_t node_watcher(long job, const char *node)
+{
+	char *arg = xasprintf("--slurm-node=%ld", job), *env = xasprintf("SLURMD_NODENAME=%s", node);
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		char path[300];
+		char *cmd, *envs;
+		size_t len = 0, clen = 0;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		cmd = read_file(path, &clen);
+		snprintf(path, sizeof(path), "/proc/%s/environ", e->d_name);
+		envs = read_file(path, &len);
+		/* argv[0] is pystrobe itself, not srun naming it. */
+		if (cmd && strstr(cmd, "pystrobe") && !strstr(cmd, "srun"))
+			for (size_t i = 0; envs && i < len; i += strlen(envs + i) + 1)
+				if (!strcmp(envs + i, env) && memmem(cmd, clen, arg, strlen(arg)))
+					found = atoi(e->d_name);
+		free(cmd);
+		free(envs);
+	}
+	if (d)
+		closedir(d);
+	free(arg);
+	free(env);
+	return found;
+}
+
+/* A node's watcher killed: the front names that node, within its
+ * --timeout and a second or two, and no other; it exits 13. */
+START_TEST(test_silent)
+{
+	struct slurm s;
+	char logdir[PATH_MAX + 8], errpath[PATH_MAX + 32], *ranks, *jobarg, *err = NULL;
+	long long killed;
+	pid_t w, victim = 0;
+	long job;
+
+	if (!cluster_or_skip(&s))
+		return;
+	snprintf(logdir, sizeof(logdir), "%s/ranks", s.dir);
+	snprintf(errpath, sizeof(errpath), "%s/watch-silent.err", s.dir);
+	ck_assert_msg(mkdir(logdir, 0755) == 0, "mkdir %s", logdir);
+	ranks = xasprintf("%s %s/tests/targets/slurm_stall_ranks.py %s 200", PYTHON,
+			  test_srcdir(), logdir);
+	job = submit(&s, ranks);
+	jobarg = xasprintf("--slurm=%ld", job);
+	w = spawn_cmd_err((char *[]){ (char *)pystrobe_path(), "watch", jobarg, "--stall=60",
+				      "--timeout=4", "-D", s.dir, NULL }, errpath);
+	for (long long end = now_ms() + READY_MS; !victim && now_ms() < end; sleep_ms(POLL_MS))
+		victim = node_watcher(job, "hnode2");
+	ck_assert_msg(victim > 0, "no watcher of hnode2 started");
+	sleep_ms(3000);		/* heartbeats from both */
+	kill(victim, SIGKILL);
+	killed = now_ms();
+	for (; now_ms() < killed + 15000; sleep_ms(POLL_MS)) {
+		free(err);
+		err = slurp(errpath);
+		if (err && strstr(err, "node hnode2: no heartbeat for 4 s"))
+			break;
+	}
+	printf("watch --slurm: a killed node named %.1f s after (--timeout 4)\n",
+	       (now_ms() - killed) / 1000.0);
+	ck_assert_msg(err && strstr(err, "node hnode2: no heartbeat for 4 s"), "not named: %s",
+		      err);
+	ck_assert_msg(now_ms() - killed <= 4000 + 3000, "named past --timeout + 3 s");
+	ck_assert_msg(!strstr(err, "node hnode1: no heartbeat"), "hnode1 named too: %s", err);
+	kill(w, SIGINT);
+	ck_assert_int_eq(wait_exit(w, STOP_MS), 13);
+	free(err);
+	free(jobarg);
+	free(ranks);
+	slurm_down(&s);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
 		{ "light", 240, 0, 1, { test_light } },
+		{ "silent", 180, 0, 1, { test_silent } },
 		{ "gloo", 420, 0, 1, { test_gloo } },
 	};
 
