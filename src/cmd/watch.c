@@ -156,6 +156,10 @@ static int slurm_args(struct watch *w)
 		return usage_error("watch", "--slurm and --slurm-node cannot be used together");
 	if (w->slurm.node_job && (w->slurm.pystrobe || w->slurm.timeout_s))
 		return usage_error("watch", "--pystrobe and --timeout go with --slurm");
+	/* The report is the front's, of the whole job: no hook runs there yet. */
+	if (w->on_stall)
+		return usage_error("watch", "--on-stall cannot be used with --slurm or "
+				   "--slurm-node");
 	if (!w->slurm.timeout_s)
 		w->slurm.timeout_s = SLURM_TIMEOUT_S;
 	return 0;
