@@ -81,14 +81,16 @@ static void take_stall(struct front *fr, struct fnode *fn, const struct jdoc *d,
 {
 	const struct jv *root = jdoc_root(d);
 	const char *kind = jv_str(d, jv_get(d, root, "kind"));
-	int64_t since;
+	int64_t since = 0;
 
 	if (fr->reported)
 		return;
 	sb_release(&fn->stall);
 	sb_add(&fn->stall, r->json.buf, r->json.len);
-	if (jv_int(jv_get(d, root, "since_s"), 0, INT64_MAX, &since) &&
-	    (!fr->since_s || since < fr->since_s)) {
+	/* The earliest stall names the job's: its kind and since. */
+	if (!jv_int(jv_get(d, root, "since_s"), 0, INT64_MAX, &since))
+		since = (int64_t)time(NULL);
+	if (!fr->kind[0] || since < fr->since_s) {
 		fr->since_s = since;
 		snprintf(fr->kind, sizeof(fr->kind), "%s", kind ? kind : "stall");
 	}
@@ -112,6 +114,7 @@ static void take_moved(struct front *fr, const char *node)
 	       fr->dir ? strrchr(fr->dir, '/') + 1 : "", fr->dir ? ")" : "");
 	fr->reported = false;
 	fr->since_s = 0;
+	fr->kind[0] = '\0';
 	for (int i = 0; i < fr->d.n; i++)
 		sb_release(&fr->n[i].stall);
 }
@@ -399,6 +402,8 @@ int watch_slurm(struct watch *w)
 	quit_on_signals();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPIPE, &sa, NULL);
+	/* No flight recording here (the nodes keep none): not a kill. */
+	signal(SIGUSR1, SIG_IGN);
 	node_args(&fr, args);
 	rc = front_start(&fr, args);
 	fanout_args_free(args);
