@@ -18,6 +18,9 @@
 #include "sample/fleet.h"
 
 #define MAX_ROOTS 256
+/* A node's watcher sends a heartbeat this often (seconds); the front
+ * names a node silent after --timeout, never under two of them. */
+#define WATCH_BEAT_S 2
 
 /* Not included: process/jobenv.h and cluster/jobdump.h both name a
  * struct job_ident, and the front reads the latter. */

@@ -31,9 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A heartbeat this often: the front names a node silent for its
- * --timeout, which must be well past this. */
-#define BEAT_NS (2 * 1000000000ull)
+#define BEAT_NS (WATCH_BEAT_S * 1000000000ull)
 /* The node's dump may take this long (a process at a time). */
 #define DUMP_TIMEOUT_S 10.0
 

@@ -4,10 +4,10 @@
  * Each node's watcher sends a heartbeat every few seconds, and its own
  * stall when its model finds one.  The first stall of a node is the start
  * of the job's: every node is asked for its dump at once (SIGUSR2, which
- * srun passes on), and for up to GATHER_S (or --timeout, if shorter) the
- * answers are waited for; then the job is judged once from every node's
- * dump (cluster/jobgroup.h: the ranks whose main threads differ, and
- * where), said in one line and written in one report directory.  Until a
+ * srun passes on), and for up to GATHER_S the answers are waited for;
+ * then the job is judged once from every node's dump (cluster/jobgroup.h:
+ * the ranks whose main threads differ, and where), said in one line and
+ * written in one report directory.  Until a
  * node says its ranks move again, later stalls are the same one.  A node
  * silent for --timeout is named (its watcher is gone, or the node hangs).
  */
@@ -99,9 +99,7 @@ static void take_stall(struct front *fr, struct fnode *fn, const struct jdoc *d,
 	/* Every node's stacks, now: the verdict is on the whole job. */
 	fr->gathering = true;
 	fr->gather_ns = mono_ns();
-	fr->gather_end = fr->gather_ns +
-		(fr->timeout_ns < GATHER_S * 1000000000ull ? fr->timeout_ns :
-		 GATHER_S * 1000000000ull);
+	fr->gather_end = fr->gather_ns + GATHER_S * 1000000000ull;
 	if (fr->f.running)
 		kill(fr->f.srun.pid, SIGUSR2);
 }
@@ -311,7 +309,7 @@ static void check_silent(struct front *fr, uint64_t now)
 		fn->silent = true;
 		errorf("watch: node %s: %s for %g s; the other nodes are still watched", fn->name,
 		       fn->heard_ns ? "no heartbeat" : "its watcher has not started",
-		       fr->w->slurm.timeout_s);
+		       fr->timeout_ns / 1e9);
 	}
 }
 
@@ -349,7 +347,11 @@ static int front_start(struct front *fr, char **args)
 		snprintf(fr->n[i].name, sizeof(fr->n[i].name), "%s",
 			 i < fr->job.nnodes ? fr->job.nodes[i] : "?");
 	fr->start_ns = mono_ns();
+	/* Two heartbeats and a second at least: a node is not silent between
+	 * two of them. */
 	fr->timeout_ns = (uint64_t)(w->slurm.timeout_s * 1e9);
+	if (fr->timeout_ns < (2 * WATCH_BEAT_S + 1) * 1000000000ull)
+		fr->timeout_ns = (2 * WATCH_BEAT_S + 1) * 1000000000ull;
 	if (!w->quiet)
 		errorf("watch: watching Slurm job %s on %s (%d nodes) at %g Hz; a stall is %g s "
 		       "without progress; reports go to %s", fr->job.id, fr->job.nodelist,

@@ -22,7 +22,7 @@
  *     is left running, and no rank is left stopped.
  *
  * A node's watcher killed (SIGKILL, hnode2's): the front names that node
- * within its --timeout (4) and 3 s, and no other, and exits 13.
+ * within its --timeout (5) and 3 s, and no other, and exits 13.
  *
  * The same for the torch job (tests/targets/slurm_gloo_train.py, gloo
  * ranks on the sid root's torch, rank 3 in fetch_shard, the others in
@@ -389,24 +389,24 @@ START_TEST(test_silent)
 	job = submit(&s, ranks);
 	jobarg = xasprintf("--slurm=%ld", job);
 	w = spawn_cmd_err((char *[]){ (char *)pystrobe_path(), "watch", jobarg, "--stall=60",
-				      "--timeout=4", "-D", s.dir, NULL }, errpath);
+				      "--timeout=5", "-D", s.dir, NULL }, errpath);
 	for (long long end = now_ms() + READY_MS; !victim && now_ms() < end; sleep_ms(POLL_MS))
 		victim = node_watcher(job, "hnode2");
 	ck_assert_msg(victim > 0, "no watcher of hnode2 started");
 	sleep_ms(3000);		/* heartbeats from both */
 	kill(victim, SIGKILL);
 	killed = now_ms();
-	for (; now_ms() < killed + 15000; sleep_ms(POLL_MS)) {
+	for (; now_ms() < killed + 16000; sleep_ms(POLL_MS)) {
 		free(err);
 		err = slurp(errpath);
-		if (err && strstr(err, "node hnode2: no heartbeat for 4 s"))
+		if (err && strstr(err, "node hnode2: no heartbeat for 5 s"))
 			break;
 	}
-	printf("watch --slurm: a killed node named %.1f s after (--timeout 4)\n",
+	printf("watch --slurm: a killed node named %.1f s after (--timeout 5)\n",
 	       (now_ms() - killed) / 1000.0);
-	ck_assert_msg(err && strstr(err, "node hnode2: no heartbeat for 4 s"), "not named: %s",
+	ck_assert_msg(err && strstr(err, "node hnode2: no heartbeat for 5 s"), "not named: %s",
 		      err);
-	ck_assert_msg(now_ms() - killed <= 4000 + 3000, "named past --timeout + 3 s");
+	ck_assert_msg(now_ms() - killed <= 5000 + 3000, "named past --timeout + 3 s");
 	ck_assert_msg(!strstr(err, "node hnode1: no heartbeat"), "hnode1 named too: %s", err);
 	kill(w, SIGINT);
 	ck_assert_int_eq(wait_exit(w, STOP_MS), 13);
