@@ -1,4 +1,8 @@
-/* `pystrobe watch --slurm` on the tests' own Slurm cluster (2 nodes,
+/* A node's watcher alone (watch --slurm-node, no cluster: a process whose
+ * environment names the job and node, as Slurm's would): its framed
+ * replies, heartbeat, stall and dump, and SIGUSR1 its clean end.
+ *
+ * `pystrobe watch --slurm` on the tests' own Slurm cluster (2 nodes,
  * tests/slurm-cluster.sh): one report for the whole job, naming the odd
  * rank, its node and where it is, with every node's dump.
  *
@@ -417,9 +421,103 @@ START_TEST(test_silent)
 }
 END_TEST
 
+/* The replies of a node's stdout, framed as cluster/nodereply.h writes
+ * them, put back together (each whole one a string in out); how many.
+ * A reply whose end line's length is not its own fails the test. */
+static int replies(const char *text, char **out, int max)
+{
+	struct strbuf cur = STRBUF_INIT;
+	int n = 0;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		size_t len = strcspn(p, "\n");
+		unsigned long declared;
+		int status;
+
+		if (*p == '=') {
+			sb_add(&cur, p + 1, len - 1);
+		} else if (sscanf(p, "#pystrobe-end %d %lu", &status, &declared) == 2) {
+			ck_assert_msg(declared == cur.len, "a reply of %zu bytes says %lu", cur.len,
+				      declared);
+			if (n < max)
+				out[n++] = sb_detach(&cur);
+			sb_release(&cur);
+		}
+	}
+	sb_release(&cur);
+	return n;
+}
+
+/* The first reply with all of words in it, or NULL. */
+static const char *reply_with(char **r, int n, const char *const *words)
+{
+	for (int i = 0; i < n; i++) {
+		bool all = true;
+
+		for (int k = 0; words[k] && all; k++)
+			all = strstr(r[i], words[k]) != NULL;
+		if (all)
+			return r[i];
+	}
+	return NULL;
+}
+
+/* watch --slurm-node without a cluster: a process whose environment names
+ * job 4242 on node fakenode, rank 5 (as Slurm sets it), deadlocks
+ * (stall.py deadlock 2); the node's watcher, on "fakenode", streams framed
+ * replies: heartbeats naming rank 5, the stall (a deadlock, threads left
+ * and right in take_both), the node's dump with the process; SIGUSR1 ends
+ * it with status 0, and the process is not left stopped. */
+START_TEST(test_node)
+{
+	char dir[] = "/tmp/pystrobe-watch-node-XXXXXX", *r[64], *pid;
+	char *script = xasprintf("%s/tests/targets/stall.py", test_srcdir());
+	struct run run;
+	pid_t target;
+	int n;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("SLURM_JOB_ID", "4242", 1);
+	setenv("SLURMD_NODENAME", "fakenode", 1);
+	setenv("SLURM_PROCID", "5", 1);
+	target = spawn_cmd((char *[]){ PYTHON, script, "deadlock", "2", dir, NULL });
+	unsetenv("SLURM_JOB_ID");
+	unsetenv("SLURM_PROCID");
+	ck_assert_msg(target > 0, "cannot start %s", script);
+	ck_assert_int_eq(run_cmd_signal(&run, 40000, 15000, SIGUSR1,
+					(char *[]){ (char *)pystrobe_path(), "watch",
+						    "--slurm-node=4242", "--stall=2", NULL }), 0);
+	unsetenv("SLURMD_NODENAME");
+	n = replies(run.out, r, 64);
+	pid = xasprintf("\"pid\":%d,", (int)target);
+	ck_assert_msg(reply_with(r, n, (const char *[]){ "\"type\":\"heartbeat\"", "\"rank\":5",
+							 "\"node\":\"fakenode\"", pid, NULL }),
+		      "no heartbeat of rank 5: %s", run.out);
+	ck_assert_msg(reply_with(r, n, (const char *[]){ "\"type\":\"stall\"",
+							 "\"kind\":\"deadlock\"",
+							 "\"name\":\"left\",\"where\":\"take_both (",
+							 "\"name\":\"right\",\"where\":\"take_both (",
+							 NULL }), "no stall of left and right: %s", run.out);
+	ck_assert_msg(reply_with(r, n, (const char *[]){ "\"processes\":[", pid,
+							 "\"function\":\"take_both\"", NULL }),
+		      "no dump of %d: %s", (int)target, run.out);
+	ck_assert_msg(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "status %d: %s",
+		      run.status, run.err);
+	ck_assert_msg(proc_state(target, 0) != 'T', "the target was left stopped");
+	for (int i = 0; i < n; i++)
+		free(r[i]);
+	kill_reap(target);
+	rm_rf(dir);
+	free(pid);
+	free(script);
+	run_free(&run);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
+		{ "node", 120, 0, 1, { test_node } },
 		{ "light", 240, 0, 1, { test_light } },
 		{ "silent", 180, 0, 1, { test_silent } },
 		{ "gloo", 420, 0, 1, { test_gloo } },
