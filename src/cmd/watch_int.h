@@ -22,8 +22,7 @@
  * names a node silent after --timeout, never under two of them. */
 #define WATCH_BEAT_S 2
 
-/* Not included: process/jobenv.h and cluster/jobdump.h both name a
- * struct job_ident, and the front reads the latter. */
+/* A node's watcher's alone (cmd/node_procs.h). */
 struct node_procs;
 
 struct stack_info {
