@@ -40,6 +40,7 @@ struct fnode {
 	struct strbuf dump;	/* its latest dump --json document */
 	uint64_t dump_ns;	/* ... when it came */
 	struct strbuf stall;	/* its stall event of this stall, or empty */
+	bool moving;		/* a rank moved at its latest heartbeat */
 };
 
 struct front {
@@ -48,10 +49,11 @@ struct front {
 	struct fanout f;
 	struct demux d;
 	struct fnode *n;
-	uint64_t start_ns, timeout_ns;
+	uint64_t start_ns, timeout_ns, stall_ns;
 	/* The job's stall: gathered from gather_ns until gather_end, then
 	 * reported, until a node moves again. */
 	bool gathering, reported;
+	uint64_t pending_ns;	/* a node's stall waits for a moving rank since */
 	uint64_t gather_ns, gather_end;
 	char kind[32];
 	int64_t since_s;	/* the earliest a node says */
@@ -94,14 +96,45 @@ static void take_stall(struct front *fr, struct fnode *fn, const struct jdoc *d,
 		fr->since_s = since;
 		snprintf(fr->kind, sizeof(fr->kind), "%s", kind ? kind : "stall");
 	}
-	if (fr->gathering)
-		return;
-	/* Every node's stacks, now: the verdict is on the whole job. */
+	fn->moving = false;
+	if (!fr->pending_ns && !fr->gathering)
+		fr->pending_ns = mono_ns();
+}
+
+/* Whether a rank of a node that has not stalled moved at its latest
+ * heartbeat: it is late, not stuck (as a rank that moves is to watch on
+ * one host), and the job's verdict waits for it up to one more --stall. */
+static bool any_moving(const struct front *fr)
+{
+	for (int i = 0; i < fr->d.n; i++)
+		if (fr->n[i].moving && !fr->n[i].silent)
+			return true;
+	return false;
+}
+
+/* Every node's stacks, now: the verdict is on the whole job. */
+static void start_gather(struct front *fr, uint64_t now)
+{
+	fr->pending_ns = 0;
 	fr->gathering = true;
-	fr->gather_ns = mono_ns();
-	fr->gather_end = fr->gather_ns + GATHER_S * 1000000000ull;
+	fr->gather_ns = now;
+	fr->gather_end = now + GATHER_S * 1000000000ull;
 	if (fr->f.running)
 		kill(fr->f.srun.pid, SIGUSR2);
+}
+
+/* A heartbeat: whether any of the node's ranks moves. */
+static void take_beat(struct fnode *fn, const struct jdoc *d)
+{
+	const struct jv *ranks = jv_get(d, jdoc_root(d), "ranks");
+
+	fn->moving = false;
+	for (size_t i = 0; i < jv_len(ranks) && i < 100000; i++) {
+		const char *state = jv_str(d, jv_get(d, jv_at(d, ranks, i), "state"));
+
+		if (state && !strcmp(state, "moving"))
+			fn->moving = true;
+	}
 }
 
 static void take_moved(struct front *fr, const char *node)
@@ -111,6 +144,7 @@ static void take_moved(struct front *fr, const char *node)
 	errorf("watch: node %s: the job moves again%s%s%s", node, fr->dir ? " (" : "",
 	       fr->dir ? strrchr(fr->dir, '/') + 1 : "", fr->dir ? ")" : "");
 	fr->reported = false;
+	fr->pending_ns = 0;
 	fr->since_s = 0;
 	fr->kind[0] = '\0';
 	for (int i = 0; i < fr->d.n; i++)
@@ -146,6 +180,8 @@ static void on_reply(void *arg, int task, struct node_reply *r)
 		sb_release(&fn->dump);
 		sb_add(&fn->dump, r->json.buf, r->json.len);
 		fn->dump_ns = mono_ns();
+	} else if (!strcmp(type, "heartbeat")) {
+		take_beat(fn, &d);
 	} else if (!strcmp(type, "stall")) {
 		take_stall(fr, fn, &d, r);
 	} else if (!strcmp(type, "moved")) {
@@ -323,6 +359,9 @@ static void front_loop(struct front *fr)
 			break;
 		now = mono_ns();
 		check_silent(fr, now);
+		if (fr->pending_ns && !fr->gathering && !fr->reported &&
+		    (!any_moving(fr) || now - fr->pending_ns >= fr->stall_ns))
+			start_gather(fr, now);
 		if (fr->gathering && (all_dumps_in(fr) || now >= fr->gather_end))
 			report(fr);
 	}
@@ -347,6 +386,7 @@ static int front_start(struct front *fr, char **args)
 		snprintf(fr->n[i].name, sizeof(fr->n[i].name), "%s",
 			 i < fr->job.nnodes ? fr->job.nodes[i] : "?");
 	fr->start_ns = mono_ns();
+	fr->stall_ns = (uint64_t)(w->stall_s * 1e9);
 	/* Two heartbeats and a second at least: a node is not silent between
 	 * two of them. */
 	fr->timeout_ns = (uint64_t)(w->slurm.timeout_s * 1e9);

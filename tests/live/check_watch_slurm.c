@@ -25,6 +25,9 @@
  *   - after SIGINT, watch exits 0 within STOP_MS, no `watch --slurm-node`
  *     is left running, and no rank is left stopped.
  *
+ * The same with rank 3 working 6 s longer than the others (late): the
+ * report waits for it, and names it in fetch_shard.
+ *
  * A node's watcher killed (SIGKILL, hnode2's): the front names that node
  * within its --timeout (5) and 3 s, and no other, and exits 13.
  *
@@ -294,7 +297,8 @@ static void watch_job(struct slurm *s, long job, const char *logdir, int ready_m
 	free(jobarg);
 }
 
-START_TEST(test_light)
+/* The light ranks, rank 3 late by late_s seconds (a string) or not. */
+static void light_case(const char *late_s)
 {
 	struct slurm s;
 	char logdir[PATH_MAX + 8], *ranks;
@@ -304,12 +308,26 @@ START_TEST(test_light)
 		return;
 	snprintf(logdir, sizeof(logdir), "%s/ranks", s.dir);
 	ck_assert_msg(mkdir(logdir, 0755) == 0, "mkdir %s", logdir);
-	ranks = xasprintf("%s %s/tests/targets/slurm_stall_ranks.py %s %s", PYTHON, test_srcdir(),
-			  logdir, MOVE_S);
+	ranks = xasprintf("%s %s/tests/targets/slurm_stall_ranks.py %s %s %s", PYTHON,
+			  test_srcdir(), logdir, MOVE_S, late_s);
 	job = submit(&s, ranks);
 	watch_job(&s, job, logdir, READY_MS);
 	free(ranks);
 	slurm_down(&s);
+}
+
+START_TEST(test_light)
+{
+	light_case("0");
+}
+END_TEST
+
+/* Rank 3 works 6 s longer than the others, past --stall: hnode1's ranks
+ * stall first, and the job's report waits for rank 3 (a rank that moves is
+ * late, not stuck), which it then names in fetch_shard. */
+START_TEST(test_late)
+{
+	light_case("6");
 }
 END_TEST
 
@@ -519,6 +537,7 @@ int main(void)
 	const struct test_group groups[] = {
 		{ "node", 120, 0, 1, { test_node } },
 		{ "light", 240, 0, 1, { test_light } },
+		{ "late", 240, 0, 1, { test_late } },
 		{ "silent", 180, 0, 1, { test_silent } },
 		{ "gloo", 420, 0, 1, { test_gloo } },
 	};

@@ -2,10 +2,11 @@
 """A light rank of a Slurm job (no torch), for `watch --slurm`: each task
 of srun is one rank, SLURM_PROCID of SLURM_NTASKS.
 
-Usage: slurm_stall_ranks.py OUTDIR MOVE_S
+Usage: slurm_stall_ranks.py OUTDIR MOVE_S [LATE_S]
 
 Each rank works for MOVE_S seconds in changing stacks (short sleeps at
-varying depths), then stops for good where its rank says: the last rank
+varying depths), the last rank LATE_S more (default 0: a rank that is
+late, not stuck), then stops for good where its rank says: the last rank
 in fetch_shard(), blocked acquiring a lock it already holds (a shard that
 never comes); every other rank in all_reduce(), blocked on a lock no one
 releases (the collective that waits for the last rank).  Just before it
@@ -67,9 +68,10 @@ def train(move_s):
 def main():
     signal.alarm(600)
     outdir, move_s = sys.argv[1], float(sys.argv[2])
+    late_s = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
     rank = int(os.environ["SLURM_PROCID"])
     world = int(os.environ["SLURM_NTASKS"])
-    train(move_s)
+    train(move_s + (late_s if rank == world - 1 else 0.0))
     if rank == world - 1:
         fetch_shard(outdir, rank)
     else:
