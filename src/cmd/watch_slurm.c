@@ -410,8 +410,15 @@ static int front_end(struct front *fr)
 		fanout_stop(&fr->f, &fr->d, 3000);
 	fanout_end(&fr->f, &fr->d);
 	for (int i = 0; i < fr->d.n; i++) {
-		fanout_say(fr->n[i].name, &fr->d.r[i].err);
-		if (!fr->n[i].heard_ns)
+		char why[1024];
+
+		/* One that never answered has one line, which quotes what went
+		 * wrong (no pystrobe there: the hint). */
+		if (fr->n[i].heard_ns)
+			fanout_say(fr->n[i].name, &fr->d.r[i].err);
+		else if (fanout_failure(&fr->f, &fr->d, i, why, sizeof(why)))
+			errorf("watch: %s", why);
+		else
 			errorf("watch: node %s: its watcher never answered", fr->n[i].name);
 		missing += !fr->n[i].heard_ns || fr->n[i].silent;
 	}

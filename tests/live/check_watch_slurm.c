@@ -31,6 +31,9 @@
  * A node's watcher killed (SIGKILL, hnode2's): the front names that node
  * within its --timeout (5) and 3 s, and no other, and exits 13.
  *
+ * No pystrobe where --pystrobe says: each node named with the hint, exit
+ * 13 (nobinary).
+ *
  * The same for the torch job (tests/targets/slurm_gloo_train.py, gloo
  * ranks on the sid root's torch, rank 3 in fetch_shard, the others in
  * torch's all_reduce): its ranks log no time, the latest log's own is the
@@ -297,22 +300,36 @@ static void watch_job(struct slurm *s, long job, const char *logdir, int ready_m
 	free(jobarg);
 }
 
+/* The light ranks' job, their logs in logdir (s->dir/ranks); times is
+ * slurm_stall_ranks.py's "MOVE_S [LATE_S]". */
+static long light_job(struct slurm *s, char *logdir, size_t size, const char *times)
+{
+	char *ranks;
+	long job;
+
+	snprintf(logdir, size, "%s/ranks", s->dir);
+	ck_assert_msg(mkdir(logdir, 0755) == 0, "mkdir %s", logdir);
+	ranks = xasprintf("%s %s/tests/targets/slurm_stall_ranks.py %s %s", PYTHON, test_srcdir(),
+			  logdir, times);
+	job = submit(s, ranks);
+	free(ranks);
+	return job;
+}
+
 /* The light ranks, rank 3 late by late_s seconds (a string) or not. */
 static void light_case(const char *late_s)
 {
 	struct slurm s;
-	char logdir[PATH_MAX + 8], *ranks;
+	char logdir[PATH_MAX + 8], *times = xasprintf("%s %s", MOVE_S, late_s);
 	long job;
 
-	if (!cluster_or_skip(&s))
+	if (!cluster_or_skip(&s)) {
+		free(times);
 		return;
-	snprintf(logdir, sizeof(logdir), "%s/ranks", s.dir);
-	ck_assert_msg(mkdir(logdir, 0755) == 0, "mkdir %s", logdir);
-	ranks = xasprintf("%s %s/tests/targets/slurm_stall_ranks.py %s %s %s", PYTHON,
-			  test_srcdir(), logdir, MOVE_S, late_s);
-	job = submit(&s, ranks);
+	}
+	job = light_job(&s, logdir, sizeof(logdir), times);
 	watch_job(&s, job, logdir, READY_MS);
-	free(ranks);
+	free(times);
 	slurm_down(&s);
 }
 
@@ -396,19 +413,15 @@ static pid_t node_watcher(long job, const char *node)
 START_TEST(test_silent)
 {
 	struct slurm s;
-	char logdir[PATH_MAX + 8], errpath[PATH_MAX + 32], *ranks, *jobarg, *err = NULL;
+	char logdir[PATH_MAX + 8], errpath[PATH_MAX + 32], *jobarg, *err = NULL;
 	long long killed;
 	pid_t w, victim = 0;
 	long job;
 
 	if (!cluster_or_skip(&s))
 		return;
-	snprintf(logdir, sizeof(logdir), "%s/ranks", s.dir);
 	snprintf(errpath, sizeof(errpath), "%s/watch-silent.err", s.dir);
-	ck_assert_msg(mkdir(logdir, 0755) == 0, "mkdir %s", logdir);
-	ranks = xasprintf("%s %s/tests/targets/slurm_stall_ranks.py %s 200", PYTHON,
-			  test_srcdir(), logdir);
-	job = submit(&s, ranks);
+	job = light_job(&s, logdir, sizeof(logdir), "200");
 	jobarg = xasprintf("--slurm=%ld", job);
 	w = spawn_cmd_err((char *[]){ (char *)pystrobe_path(), "watch", jobarg, "--stall=60",
 				      "--timeout=5", "-D", s.dir, NULL }, errpath);
@@ -434,7 +447,35 @@ START_TEST(test_silent)
 	ck_assert_int_eq(wait_exit(w, STOP_MS), 13);
 	free(err);
 	free(jobarg);
-	free(ranks);
+	slurm_down(&s);
+}
+END_TEST
+
+/* No pystrobe where --pystrobe says, on any node: each node named with
+ * the hint, and exit 13, without waiting for the job to end. */
+START_TEST(test_nobinary)
+{
+	struct slurm s;
+	char logdir[PATH_MAX + 8], *jobarg;
+	struct run r;
+	long job;
+
+	if (!cluster_or_skip(&s))
+		return;
+	job = light_job(&s, logdir, sizeof(logdir), "200");
+	jobarg = xasprintf("--slurm=%ld", job);
+	ck_assert_int_eq(run_cmd(&r, 60000, (char *[]){ (char *)pystrobe_path(), "watch", jobarg,
+							"--pystrobe=/nonexistent/pystrobe", "-D",
+							s.dir, NULL }), 0);
+	ck_assert_msg(run_exit(&r) == 13, "exit %d: %s", run_exit(&r), r.err);
+	for (int n = 1; n <= NODES; n++) {
+		char *want = xasprintf("node hnode%d: no pystrobe to run at /nonexistent/pystrobe", n);
+
+		ck_assert_msg(strstr(r.err, want), "no '%s': %s", want, r.err);
+		free(want);
+	}
+	run_free(&r);
+	free(jobarg);
 	slurm_down(&s);
 }
 END_TEST
@@ -539,6 +580,7 @@ int main(void)
 		{ "light", 240, 0, 1, { test_light } },
 		{ "late", 240, 0, 1, { test_late } },
 		{ "silent", 180, 0, 1, { test_silent } },
+		{ "nobinary", 180, 0, 1, { test_nobinary } },
 		{ "gloo", 420, 0, 1, { test_gloo } },
 	};
 
