@@ -3,9 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,10 +24,71 @@ static void close_pair(int p[2])
 			close(p[i]);
 }
 
+#define TIED_ARGS_MAX 64
+
+/* Whether name runs: a path that is executable, or a name found so on
+ * PATH.  The tie execs it later, where a failure has no errno to say. */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL, full[PATH_MAX];
+	bool found = false;
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0;
+	copy = xstrdup(path ? path : "/usr/bin:/bin");
+	for (char *dir = strtok_r(copy, ":", &save); dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		snprintf(full, sizeof(full), "%s/%s", dir, name);
+		found = access(full, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+int runcmd_tied_main(int argc, char **argv)
+{
+	pid_t parent = argc >= 4 ? (pid_t)atoi(argv[2]) : 0;
+
+	if (parent <= 0)
+		return 127;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* Its parent already gone: nothing to be tied to. */
+	if (getppid() != parent)
+		return 127;
+	execvp(argv[3], argv + 3);
+	return 127;
+}
+
+/* argv behind the tie, in tied (its strings borrowed but the pid's, in
+ * ppid): the binary to run, or NULL to run argv itself. */
+static const char *tie(char *const *argv, char **tied, char *ppid, size_t ppidlen, char *exe,
+		       size_t exelen)
+{
+	ssize_t n;
+	int i = 0;
+
+	if (!spawn_self_allowed() || (n = readlink("/proc/self/exe", exe, exelen - 1)) <= 0)
+		return NULL;
+	exe[n] = '\0';
+	snprintf(ppid, ppidlen, "%d", (int)getpid());
+	tied[i++] = "pystrobe";
+	tied[i++] = RUNCMD_TIED_ARG;
+	tied[i++] = ppid;
+	for (int k = 0; argv[k] && i + 1 < TIED_ARGS_MAX; k++)
+		tied[i++] = argv[k];
+	tied[i] = NULL;
+	return exe;
+}
+
 /* posix_spawnp: the child shares no memory with pystrobe (util.h says why
- * that matters), and an exec that fails comes back as its errno. */
+ * that matters), and an exec that fails comes back as its errno.  Through
+ * the tie when this is pystrobe. */
 static int spawn_piped(pid_t *pid, char *const *argv, int out[2], int err[2])
 {
+	char *tied[TIED_ARGS_MAX], ppid[16], exe[PATH_MAX];
+	const char *self = on_path(argv[0]) ? tie(argv, tied, ppid, sizeof(ppid), exe,
+						   sizeof(exe)) : NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none;
@@ -37,7 +103,8 @@ static int spawn_piped(pid_t *pid, char *const *argv, int out[2], int err[2])
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
+	rc = self ? posix_spawn(pid, self, &fa, &attr, tied, environ) :
+		    posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	return -rc;

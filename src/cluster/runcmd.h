@@ -25,8 +25,16 @@ struct runcmd {
 typedef void (*runcmd_feed_fn)(void *arg, int stream, const char *buf, size_t n);
 
 /* Start argv[0], looked up on PATH.  0, -ENOENT when it is not there,
- * or another -errno. */
+ * or another -errno.  In pystrobe (spawn_self_allowed()) it is tied to
+ * this process: SIGTERM reaches it when pystrobe dies, SIGKILL included
+ * (srun then cancels its step, and every remote pystrobe ends). */
 int runcmd_start(struct runcmd *c, char *const *argv);
+
+/* The tie: pystrobe run again as `pystrobe RUNCMD_TIED_ARG PPID CMD
+ * ARGS...` asks for SIGTERM when its parent PPID dies (PR_SET_PDEATHSIG,
+ * which outlives the exec) and becomes CMD.  127 when it cannot. */
+#define RUNCMD_TIED_ARG "--internal-tied"
+int runcmd_tied_main(int argc, char **argv);
 /* Hand what it prints to feed until both streams end (0), the monotonic
  * deadline passes (-ETIMEDOUT), or *stop is set (-EINTR). */
 int runcmd_pump(struct runcmd *c, uint64_t deadline_ns, volatile sig_atomic_t *stop,

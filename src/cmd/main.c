@@ -7,6 +7,7 @@
 #include "interp/layout.h"
 #include "native/symhelper.h"
 #include "process/selfstop.h"
+#include "cluster/runcmd.h"
 #include "util/status.h"
 #include "util/suggest.h"
 #include "util/util.h"
@@ -220,6 +221,8 @@ int main(int argc, char **argv)
 		return selfstop_watchdog_main(argc, argv);
 	if (!strcmp(argv[1], SYMHELPER_ARG))
 		return symhelper_main(argc, argv);
+	if (!strcmp(argv[1], RUNCMD_TIED_ARG))
+		return runcmd_tied_main(argc, argv);
 	if (o && !strcmp(o->name, "licences")) {
 		for (const char *const *l = licence_text; *l; l++)
 			fputs(*l, stdout);

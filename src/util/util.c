@@ -542,6 +542,11 @@ void spawn_self_allow(void)
 	self_runnable = true;
 }
 
+bool spawn_self_allowed(void)
+{
+	return self_runnable;
+}
+
 pid_t spawn_self(char *const *argv, int keep_fd)
 {
 	char exe[PATH_MAX], num[16], *args[SPAWN_SELF_ARGS];

@@ -150,5 +150,7 @@ pid_t spawn_self(char *const *argv, int keep_fd);
  * lines in; without it spawn_self() fails (a test binary that links the
  * library), and its callers fork() instead. */
 void spawn_self_allow(void);
+/* Whether it was said: the binary that runs is pystrobe. */
+bool spawn_self_allowed(void);
 
 #endif

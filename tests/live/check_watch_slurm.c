@@ -32,7 +32,8 @@
  * within its --timeout (5) and 3 s, and no other, and exits 13.
  *
  * No pystrobe where --pystrobe says: each node named with the hint, exit
- * 13 (nobinary).
+ * 13 (nobinary).  The front killed outright (SIGKILL): no srun nor node
+ * watcher left within 15 s (killed).
  *
  * The same for the torch job (tests/targets/slurm_gloo_train.py, gloo
  * ranks on the sid root's torch, rank 3 in fetch_shard, the others in
@@ -451,6 +452,43 @@ START_TEST(test_silent)
 }
 END_TEST
 
+/* The front killed outright (SIGKILL, no chance to stop anything): srun,
+ * tied to it, takes SIGTERM and cancels its step; no node's watcher is
+ * left within KILLWAIT_MS (the cluster's KillWait is 5 s). */
+#define KILLWAIT_MS 15000
+
+START_TEST(test_killed)
+{
+	struct slurm s;
+	char logdir[PATH_MAX + 8], *jobarg, *node_arg;
+	long long killed;
+	pid_t w;
+	long job;
+
+	if (!cluster_or_skip(&s))
+		return;
+	job = light_job(&s, logdir, sizeof(logdir), "200");
+	jobarg = xasprintf("--slurm=%ld", job);
+	node_arg = xasprintf("--slurm-node=%ld", job);
+	w = spawn_cmd((char *[]){ (char *)pystrobe_path(), "watch", jobarg, "-D", s.dir, NULL });
+	for (long long end = now_ms() + READY_MS;
+	     (!node_watcher(job, "hnode1") || !node_watcher(job, "hnode2")) && now_ms() < end;)
+		sleep_ms(POLL_MS);
+	ck_assert_msg(node_watcher(job, "hnode1") && node_watcher(job, "hnode2"),
+		      "the nodes' watchers did not start");
+	kill_reap(w);
+	killed = now_ms();
+	while (procs_with(node_arg) && now_ms() < killed + KILLWAIT_MS)
+		sleep_ms(POLL_MS);
+	printf("watch --slurm: killed outright, its watchers gone %.1f s after\n",
+	       (now_ms() - killed) / 1000.0);
+	ck_assert_msg(!procs_with(node_arg), "srun or a node's watcher outlived the front");
+	free(node_arg);
+	free(jobarg);
+	slurm_down(&s);
+}
+END_TEST
+
 /* No pystrobe where --pystrobe says, on any node: each node named with
  * the hint, and exit 13, without waiting for the job to end. */
 START_TEST(test_nobinary)
@@ -581,6 +619,7 @@ int main(void)
 		{ "late", 240, 0, 1, { test_late } },
 		{ "silent", 180, 0, 1, { test_silent } },
 		{ "nobinary", 180, 0, 1, { test_nobinary } },
+		{ "killed", 180, 0, 1, { test_killed } },
 		{ "gloo", 420, 0, 1, { test_gloo } },
 	};
 
