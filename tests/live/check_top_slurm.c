@@ -432,6 +432,97 @@ START_TEST(test_snapshots)
 }
 END_TEST
 
+/* The gloo job of slurm_gloo_train.py (the sid root's torch) instead of
+ * the light ranks; false after a SKIP. */
+static bool gloo_up(struct job_test *t)
+{
+	const struct test_interp *all, *ti;
+	int nall = test_interps(&all);
+	char inside[PATH_MAX], why[1024], *cmd, *text;
+
+	ti = test_interp_torch(all, nall, "top --slurm: the gloo job");
+	if (!ti || system("tmux -V >/dev/null 2>&1") != 0) {
+		if (ti)
+			test_skip("top --slurm: no tmux (apt-get install tmux)");
+		return false;
+	}
+	if (!slurm_up_or_skip(&t->s, NODES))
+		return false;
+	test_interp_shared_dir(ti, t->logdir, inside, sizeof(t->logdir));
+	cmd = slurm_python_cmd(ti, "tests/targets/slurm_gloo_train.py");
+	text = xasprintf("#!/bin/sh\n#SBATCH -N %d -n %d --ntasks-per-node=%d\n"
+			 "export STALL_RANK=%d\nexec srun %s %s\n", NODES, RANKS, RANKS / NODES,
+			 STALL_RANK, cmd, inside);
+	t->job = slurm_sbatch(&t->s, text, why, sizeof(why));
+	free(text);
+	free(cmd);
+	ck_assert_msg(t->job > 0, "sbatch: %s", why);
+	ck_assert_msg(!slurm_wait_ranks(&t->s, t->job, t->logdir, RANKS, 300000, why,
+					sizeof(why)), "%s", why);
+	read_truth(t);
+	return true;
+}
+
+/* top --slurm of the gloo job in tmux: T to each rank, whose top row is
+ * where its log says it waits: fetch_shard's line for rank 3, torch's
+ * all_reduce for the others; q leaves nothing. */
+START_TEST(test_gloo)
+{
+	struct job_test t = { 0 };
+	char *cmd, *header;
+	const char *want[2] = { NULL, NULL };
+
+	if (!gloo_up(&t))
+		return;
+	snprintf(t.sock, sizeof(t.sock), "%s/tmux", t.s.dir);
+	cmd = xasprintf("'%s' top --slurm=%ld --idle -d 0.5; echo " MARKER "$?; sleep 600",
+			pystrobe_path(), t.job);
+	{
+		const char *args[] = { "new-session", "-d", "-x", "160", "-y", "40", "-s", "top",
+				       cmd, NULL };
+
+		free(tmux_run(&t, args));
+	}
+	header = xasprintf("Slurm job %ld on hnode[1-2]: 2 of 2 nodes, 4 ranks", t.job);
+	want[0] = header;
+	free(wait_screen(&t, "the gloo job's header", want, NULL));
+	for (int i = 1; i <= NODES; i++)
+		press(&t, "T");
+	for (int r = 0; r < RANKS; r++) {
+		char *showing = xasprintf("Showing: rank %d on %s (%d of %d)", r, t.rank[r].node,
+					  r + 1, RANKS);
+		char *label = r == STALL_RANK ?
+			      xasprintf("fetch_shard (slurm_gloo_train.py:%ld)", t.rank[r].line) :
+			      xstrdup("all_reduce (torch/distributed/distributed_c10d.py:");
+		const char *w[] = { showing, label, NULL };
+		char row[512], *sc;
+
+		press(&t, "T");
+		sc = wait_screen(&t, showing, w, NULL);
+		first_row(sc, row, sizeof(row));
+		printf("top: %s: %s\n", showing + 9, row);
+		if (!strstr(row, label))
+			msg_add(&t.msg, "%s: the top row is \"%s\", not %s", showing, row, label);
+		free(sc);
+		free(label);
+		free(showing);
+	}
+	press(&t, "q");
+	want[0] = MARKER "0";
+	free(wait_screen(&t, "q's exit 0", want, NULL));
+	check_nothing_left(&t, "q");
+	{
+		const char *args[] = { "kill-server", NULL };
+
+		free(tmux_run(&t, args));
+	}
+	free(header);
+	free(cmd);
+	rm_rf(t.logdir);
+	job_end(&t, "top --slurm of the gloo job in tmux");
+}
+END_TEST
+
 /* No such job: one line, exit 12 (no cluster needed: squeue fails or
  * does not know it). */
 START_TEST(test_no_job)
@@ -452,6 +543,7 @@ int main(void)
 		{ "view", 300, 0, 1, { test_view } },
 		{ "snapshots", 240, 0, 1, { test_snapshots } },
 		{ "errors", 60, 0, 1, { test_no_job } },
+		{ "gloo", 600, 0, 1, { test_gloo } },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
