@@ -268,7 +268,7 @@ static int capture_async(struct mem_rec *r, pid_t pid, const struct pyinterp *pi
 	size_t len = 0;
 	FILE *f;
 	int nreg, rc = 0;
-	bool legacy = asyncio_legacy_version(pi->minor, &A);
+	bool legacy = asyncio_legacy_version(pi->minor, pi->layout.free_threaded, &A);
 
 	if (!legacy) {
 		locate_src_live(&src, pid);

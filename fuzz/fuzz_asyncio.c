@@ -137,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pi.runtime = fz_le64(data + 8);
 	snprintf(pi.version, sizeof(pi.version), "3.%d", pi.minor);
 	pi.layout = *layout_for_minor(pi.minor);
-	legacy = asyncio_legacy_version(pi.minor, &A);
+	legacy = asyncio_legacy_version(pi.minor, pi.layout.free_threaded, &A);
 	if (!legacy && asyncio_layout_parse(pi.minor, data + 16, ASYNCIO_SECTION_SIZE, &A, err,
 					    sizeof(err)) < 0)
 		return 0;

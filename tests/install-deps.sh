@@ -32,8 +32,9 @@ demo="python3"
 # and zlib1g-dev, build the free-threaded 3.13t (tests/setup-ft-python.sh).
 # slurm-wlm (slurmctld, slurmd, srun, sbatch...) and munge make the tests'
 # own Slurm cluster for --slurm (tests/slurm-cluster.sh: a private munged and
-# daemons of its own; the system's services are neither used nor started).
-tests="check debootstrap util-linux sudo tmux valgrind chromium libxml2-utils nodejs g++ python3-dev gdb debuginfod man-db clang libclang-rt-dev libffi-dev xz-utils slurm-wlm munge"
+# daemons of its own; the system's services are neither used nor started),
+# on ports it finds free with iproute2's ss.
+tests="check debootstrap util-linux sudo tmux valgrind chromium libxml2-utils nodejs g++ python3-dev gdb debuginfod man-db clang libclang-rt-dev libffi-dev xz-utils slurm-wlm munge iproute2"
 
 case "${1:-}" in
 --build) pkgs="$build $demo" ;;

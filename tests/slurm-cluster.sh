@@ -110,6 +110,37 @@ check_can_run() {
 	done
 }
 
+# slurmd (22.05) starts its cgroup plugin whatever ProctrackType says, and
+# refuses to start where no cgroup filesystem is mounted ("No filesystem
+# mounted on /sys/fs/cgroup"): a minbase root run by pivot_root, as
+# tests/fresh-debian.sh runs the suite, has sysfs but no cgroups in it.
+# Mount them there as the kernel has them for this process (cgroup v1
+# controllers, or cgroup2: slurmd refuses a mix of the two); they live and
+# die with that root's mount namespace.  A machine that cannot is exit 77.
+# They are left mounted: another cluster may be using them.
+mount_cgroups() {
+	if ! grep -qv '^0::' /proc/self/cgroup; then
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup
+		return
+	fi
+	mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup || return 1
+	for c in $(sed -n 's/^[0-9]*:\([^:]*\):.*/\1/p' /proc/self/cgroup); do
+		d=/sys/fs/cgroup/${c#name=}
+		case $c in name=*) o=none,$c ;; *) o=$c ;; esac
+		mkdir -p "$d" && mount -t cgroup -o "$o" cgroup "$d" || return 1
+	done
+}
+
+cgroup_ready() {
+	grep -q ' /sys/fs/cgroup ' /proc/mounts && return 0
+	if mount_cgroups 2>/dev/null; then
+		say "up: mounted the cgroups on /sys/fs/cgroup, which slurmd needs"
+		return 0
+	fi
+	say "no cgroup filesystem on /sys/fs/cgroup, and it cannot be mounted: slurmd will not start"
+	exit 77
+}
+
 # A private munged: key, socket, pid, log and seed all in $dir/munge.
 start_munge() {
 	m=$dir/munge
@@ -257,6 +288,7 @@ up() {
 	case $nodes_n$owner in '' | *[!0-9]*) usage ;; esac
 	[ "$nodes_n" -ge 1 ] && [ "$nodes_n" -le 64 ] || usage
 	check_can_run
+	cgroup_ready
 	mkdir -p "$dir" || { say "up: cannot make $dir"; exit 1; }
 	dir=$(cd "$dir" && pwd)
 	[ -z "$(ls -A "$dir")" ] || { say "up: $dir is not empty (a cluster of its own needs a fresh directory)"; exit 1; }
