@@ -606,3 +606,12 @@ bool slurm_up_or_skip(struct slurm *s, int nodes)
 	test_used("slurm");
 	return true;
 }
+
+bool slurm_skip_sanitized(const char *what)
+{
+	if (!pystrobe_sanitized())
+		return false;
+	test_skip("%s: not in a sanitizer build (check_slurm runs the front and the nodes "
+		  "under the sanitizers)", what);
+	return true;
+}

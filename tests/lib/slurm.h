@@ -45,6 +45,13 @@ struct slurm {
  * last lines; what was started is stopped). */
 int slurm_up(struct slurm *s, int nodes, char *why, size_t whysize);
 
+/* In a sanitizer build: a SKIP that says so, and true.  There, the
+ * front's and the nodes' code run under the sanitizers in check_slurm
+ * alone: top's and watch's cluster tests would add minutes to a CI that
+ * must stay well under an hour (.ci/run), for code check_slurm and the
+ * unit tests already run there. */
+bool slurm_skip_sanitized(const char *what);
+
 /* slurm_up() for a live test: false after a SKIP with the reason (this
  * machine cannot run a cluster), a failure when it can and it did not
  * start, true (and "USED: slurm") when it is up. */

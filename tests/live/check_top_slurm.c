@@ -97,6 +97,8 @@ static bool job_up(struct job_test *t)
 	char why[1024], *text;
 	int rc;
 
+	if (slurm_skip_sanitized("top --slurm"))
+		return false;
 	if (access(PYTHON, X_OK) != 0 || system("tmux -V >/dev/null 2>&1") != 0) {
 		test_skip("top --slurm: no %s or no tmux (apt-get install python3 tmux)", PYTHON);
 		return false;
@@ -440,6 +442,8 @@ static bool gloo_up(struct job_test *t)
 	int nall = test_interps(&all);
 	char inside[PATH_MAX], why[1024], *cmd, *text;
 
+	if (slurm_skip_sanitized("top --slurm: the gloo job"))
+		return false;
 	ti = test_interp_torch(all, nall, "top --slurm: the gloo job");
 	if (!ti || system("tmux -V >/dev/null 2>&1") != 0) {
 		if (ti)

@@ -82,6 +82,8 @@ static bool cluster_or_skip(struct slurm *s)
 	char why[1024];
 	int rc;
 
+	if (slurm_skip_sanitized("watch --slurm"))
+		return false;
 	if (access(PYTHON, X_OK) != 0) {
 		test_skip("watch --slurm: no %s (apt-get install python3)", PYTHON);
 		return false;

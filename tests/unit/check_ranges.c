@@ -17,7 +17,8 @@ static void want_ranges(const char *want, const long *in, size_t n)
 	struct strbuf sb = STRBUF_INIT;
 	long *v = xcalloc(n ? n : 1, sizeof(*v));
 
-	memcpy(v, in, n * sizeof(*v));
+	if (n)
+		memcpy(v, in, n * sizeof(*v));
 	ranges_format(&sb, v, n);
 	ck_assert_str_eq(sb.buf ? sb.buf : "", want);
 	sb_release(&sb);
