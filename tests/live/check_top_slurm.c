@@ -61,26 +61,14 @@ struct job_test {
 
 /* --- the cluster and its job ---------------------------------------------- */
 
-/* The string after "key": "..." in a rank's log (JSON it wrote itself). */
-static void log_str(const char *text, const char *key, char *out, size_t size)
-{
-	char *pat = xasprintf("\"%s\": \"", key);
-	const char *p = text ? strstr(text, pat) : NULL;
-
-	out[0] = 0;
-	if (p)
-		snprintf(out, size, "%.*s", (int)strcspn(p + strlen(pat), "\""), p + strlen(pat));
-	free(pat);
-}
-
 static void read_truth(struct job_test *t)
 {
 	for (int r = 0; r < RANKS; r++) {
 		char *path = xasprintf("%s/rank-%d.json", t->logdir, r), *log = slurp(path);
 
 		ck_assert_msg(log, "no log %s", path);
-		log_str(log, "node", t->rank[r].node, sizeof(t->rank[r].node));
-		log_str(log, "function", t->rank[r].function, sizeof(t->rank[r].function));
+		json_text_str(log, "node", t->rank[r].node, sizeof(t->rank[r].node));
+		json_text_str(log, "function", t->rank[r].function, sizeof(t->rank[r].function));
 		t->rank[r].line = (long)json_text_num(log, "line");
 		t->rank[r].pid = (long)json_text_num(log, "pid");
 		printf("truth: rank %d on %s, pid %ld, in %s line %ld\n", r, t->rank[r].node,
@@ -94,8 +82,7 @@ static void read_truth(struct job_test *t)
  * after a SKIP. */
 static bool job_up(struct job_test *t)
 {
-	char why[1024], *text;
-	int rc;
+	char why[1024];
 
 	if (slurm_skip_sanitized("top --slurm"))
 		return false;
@@ -103,23 +90,12 @@ static bool job_up(struct job_test *t)
 		test_skip("top --slurm: no %s or no tmux (apt-get install python3 tmux)", PYTHON);
 		return false;
 	}
-	if ((rc = slurm_up(&t->s, NODES, why, sizeof(why))) == SLURM_UNAVAILABLE) {
-		test_skip("top --slurm: no Slurm cluster here: %s", why);
+	if (!slurm_up_or_skip(&t->s, NODES))
 		return false;
-	}
-	ck_assert_msg(rc == 0, "the Slurm cluster did not start: %s", why);
-	test_used("slurm");
 	snprintf(t->logdir, sizeof(t->logdir), "%s/light", t->s.dir);
-	ck_assert_msg(mkdir(t->logdir, 0755) == 0, "mkdir %s", t->logdir);
-	text = xasprintf("#!/bin/sh\n#SBATCH -N %d -n %d --ntasks-per-node=%d\n"
-			 "export LIGHT_DIR=%s STALL_RANK=%d\nexec srun %s %s/tests/targets/"
-			 "slurm_light_rank.py\n", NODES, RANKS, RANKS / NODES, t->logdir,
-			 STALL_RANK, PYTHON, test_srcdir());
-	t->job = slurm_sbatch(&t->s, text, why, sizeof(why));
-	free(text);
-	ck_assert_msg(t->job > 0, "sbatch: %s", why);
-	ck_assert_msg(!slurm_wait_ranks(&t->s, t->job, t->logdir, RANKS, READY_MS, why,
-					sizeof(why)), "%s", why);
+	t->job = slurm_light_job(&t->s, NODES, RANKS, STALL_RANK, PYTHON, t->logdir, READY_MS,
+				 why, sizeof(why));
+	ck_assert_msg(t->job > 0, "%s", why);
 	read_truth(t);
 	return true;
 }
@@ -360,43 +336,52 @@ static void kill_node(struct job_test *t)
 	free(wait_screen(t, "hnode2's pystrobe killed", want, NULL));
 }
 
+/* top --slurm --idle of the job in a tmux session of the test's own,
+ * until the job's header shows. */
+static void top_start(struct job_test *t, const char *what)
+{
+	char *cmd = xasprintf("'%s' top --slurm=%ld --idle -d 0.5; echo " MARKER "$?; sleep 600",
+			      pystrobe_path(), t->job);
+	char *header = xasprintf("Slurm job %ld on hnode[1-2]: 2 of 2 nodes, 4 ranks", t->job);
+	const char *args[] = { "new-session", "-d", "-x", "160", "-y", "40", "-s", "top", cmd,
+			       NULL };
+	const char *want[] = { header, NULL };
+
+	snprintf(t->sock, sizeof(t->sock), "%s/tmux", t->s.dir);
+	free(tmux_run(t, args));
+	free(wait_screen(t, what, want, NULL));
+	free(header);
+	free(cmd);
+}
+
+/* q: top exits with status code, nothing is left on the nodes, and the
+ * tmux server goes. */
+static void top_quit(struct job_test *t, int code)
+{
+	char *marker = xasprintf(MARKER "%d", code), *what = xasprintf("q's exit %d", code);
+	const char *want[] = { marker, NULL };
+	const char *args[] = { "kill-server", NULL };
+
+	press(t, "q");
+	free(wait_screen(t, what, want, NULL));
+	check_nothing_left(t, "q");
+	free(tmux_run(t, args));
+	free(what);
+	free(marker);
+}
+
 START_TEST(test_view)
 {
 	struct job_test t = { 0 };
-	char *cmd, *header, *s;
-	const char *want[2] = { NULL, NULL };
-
 	if (!job_up(&t))
 		return;
-	snprintf(t.sock, sizeof(t.sock), "%s/tmux", t.s.dir);
-	cmd = xasprintf("'%s' top --slurm=%ld --idle -d 0.5; echo " MARKER "$?; sleep 600",
-			pystrobe_path(), t.job);
-	{
-		const char *args[] = { "new-session", "-d", "-x", "160", "-y", "40", "-s", "top",
-				       cmd, NULL };
-
-		free(tmux_run(&t, args));
-	}
-	header = xasprintf("Slurm job %ld on hnode[1-2]: 2 of 2 nodes, 4 ranks", t.job);
-	want[0] = header;
-	free(wait_screen(&t, "the job's header", want, NULL));
+	top_start(&t, "the job's header");
 	step_nodes(&t);
 	step_ranks(&t);
 	step_thread(&t);
 	kill_node(&t);
-	press(&t, "q");
 	/* A node stopped answering: 13. */
-	want[0] = MARKER "13";
-	s = wait_screen(&t, "q's exit 13", want, NULL);
-	free(s);
-	check_nothing_left(&t, "q");
-	{
-		const char *args[] = { "kill-server", NULL };
-
-		free(tmux_run(&t, args));
-	}
-	free(header);
-	free(cmd);
+	top_quit(&t, 13);
 	job_end(&t, "top --slurm in tmux");
 }
 END_TEST
@@ -473,23 +458,9 @@ static bool gloo_up(struct job_test *t)
 START_TEST(test_gloo)
 {
 	struct job_test t = { 0 };
-	char *cmd, *header;
-	const char *want[2] = { NULL, NULL };
-
 	if (!gloo_up(&t))
 		return;
-	snprintf(t.sock, sizeof(t.sock), "%s/tmux", t.s.dir);
-	cmd = xasprintf("'%s' top --slurm=%ld --idle -d 0.5; echo " MARKER "$?; sleep 600",
-			pystrobe_path(), t.job);
-	{
-		const char *args[] = { "new-session", "-d", "-x", "160", "-y", "40", "-s", "top",
-				       cmd, NULL };
-
-		free(tmux_run(&t, args));
-	}
-	header = xasprintf("Slurm job %ld on hnode[1-2]: 2 of 2 nodes, 4 ranks", t.job);
-	want[0] = header;
-	free(wait_screen(&t, "the gloo job's header", want, NULL));
+	top_start(&t, "the gloo job's header");
 	for (int i = 1; i <= NODES; i++)
 		press(&t, "T");
 	for (int r = 0; r < RANKS; r++) {
@@ -511,17 +482,7 @@ START_TEST(test_gloo)
 		free(label);
 		free(showing);
 	}
-	press(&t, "q");
-	want[0] = MARKER "0";
-	free(wait_screen(&t, "q's exit 0", want, NULL));
-	check_nothing_left(&t, "q");
-	{
-		const char *args[] = { "kill-server", NULL };
-
-		free(tmux_run(&t, args));
-	}
-	free(header);
-	free(cmd);
+	top_quit(&t, 0);
 	rm_rf(t.logdir);
 	job_end(&t, "top --slurm of the gloo job in tmux");
 }

@@ -79,23 +79,13 @@ struct rank_log {
 
 static bool cluster_or_skip(struct slurm *s)
 {
-	char why[1024];
-	int rc;
-
 	if (slurm_skip_sanitized("watch --slurm"))
 		return false;
 	if (access(PYTHON, X_OK) != 0) {
 		test_skip("watch --slurm: no %s (apt-get install python3)", PYTHON);
 		return false;
 	}
-	rc = slurm_up(s, NODES, why, sizeof(why));
-	if (rc == SLURM_UNAVAILABLE) {
-		test_skip("watch --slurm: the cluster cannot run here: %s", why);
-		return false;
-	}
-	ck_assert_msg(rc == 0, "slurm cluster did not start: %s", why);
-	test_used("slurm");
-	return true;
+	return slurm_up_or_skip(s, NODES);
 }
 
 /* A batch job of RANKS tasks over NODES, each running `ranks`. */
