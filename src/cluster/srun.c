@@ -236,8 +236,8 @@ void fanout_args_free(char **argv)
 		free(argv[i]);
 }
 
-int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn take, void *arg,
-		const char *what, int *answered)
+int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn take,
+		fanout_missed_fn missed, void *arg, const char *what, int *answered)
 {
 	char why[1024], err[512];
 	int missing = 0;
@@ -253,6 +253,8 @@ int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn ta
 			fanout_say(node, &r->err);
 		if (fanout_failure(f, d, i, why, sizeof(why))) {
 			errorf("%s", why);
+			if (missed)
+				missed(arg, node, why);
 			missing++;
 		} else if (take(arg, node, &r->json, err, sizeof(err)) < 0) {
 			errorf("node %s: its reply is no %s: %s", node, what, err);

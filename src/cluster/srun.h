@@ -67,12 +67,15 @@ const char *fanout_failure(const struct fanout *f, const struct demux *d, int i,
 
 /* Each whole reply handed to take (0, or -1 with err filled); every node's
  * stderr said as its own, and each node that sent nothing usable named
- * ("node hnode2: its reply is no WHAT: ..." when take refused it).  How
- * many nodes those were; *answered, how many were taken. */
+ * ("node hnode2: its reply is no WHAT: ..." when take refused it), the
+ * line of one that sent nothing whole handed to missed too (when not
+ * NULL: dump shows it in the view).  How many nodes those were;
+ * *answered, how many were taken. */
 typedef int (*fanout_take_fn)(void *arg, const char *node, const struct strbuf *json, char *err,
 			      size_t errlen);
-int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn take, void *arg,
-		const char *what, int *answered);
+typedef void (*fanout_missed_fn)(void *arg, const char *node, const char *why);
+int fanout_take(const struct fanout *f, const struct demux *d, fanout_take_fn take,
+		fanout_missed_fn missed, void *arg, const char *what, int *answered);
 
 /* What a node wrote on its stderr, said line by line as that node's
  * ("pystrobe: node hnode2: ..."). */

@@ -48,14 +48,10 @@ static int add_node(void *arg, const char *node, const struct strbuf *json, char
 	return jobdump_add_json(arg, json->buf ? json->buf : "", json->len, node, err, errlen);
 }
 
-/* The nodes that sent nothing usable, in the view too. */
-static void note_missing(struct fanout *f, struct demux *d, struct job_dump *jd)
+/* A node that sent nothing whole, in the view too. */
+static void add_missing(void *arg, const char *node, const char *why)
 {
-	char why[1024];
-
-	for (int i = 0; i < d->n; i++)
-		if (fanout_failure(f, d, i, why, sizeof(why)))
-			jobdump_node_error(jd, d->r[i].node ? d->r[i].node : f->job->nodes[i], why);
+	jobdump_node_error(arg, node, why);
 }
 
 static int show(const struct job_dump *jd, const struct dump_opts *o)
@@ -110,8 +106,7 @@ int dump_slurm(const struct slurm_opts *s, const struct dump_opts *o,
 	}
 	if (rc == -EINTR)
 		errorf("interrupted: every node's pystrobe was ended; what had come is shown");
-	missing = fanout_take(&f, &d, add_node, &jd, "dump", &answered);
-	note_missing(&f, &d, &jd);
+	missing = fanout_take(&f, &d, add_node, add_missing, &jd, "dump", &answered);
 	if (!jd.nprocs && !missing) {
 		errorf("no Python process in Slurm job %s on any of its %d nodes (%s)", job.id,
 		       job.nnodes, job.nodelist);

@@ -200,7 +200,7 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 		status = exit_code(rc);
 		goto out;
 	}
-	missing = fanout_take(&f, &d, add_node, &rec, "profile", &answered);
+	missing = fanout_take(&f, &d, add_node, NULL, &rec, "profile", &answered);
 	describe(&p, &job);
 	p.wall = t->so.idle;
 	if ((status = nothing_sampled(&job, &rec, answered, missing)) != EXIT_OK)
