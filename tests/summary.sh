@@ -51,6 +51,12 @@ if [ "$all_live" = yes ] && [ -z "${PYSTROBE_TEST_ONLY:-}" ]; then
 	need_tool valgrind "apt-get install valgrind"
 fi
 
+# Where the time went: the slowest programs (tests/timed.sh).
+slow=$(for log in $logs; do
+	sed -n "s|^elapsed: \([0-9]*\) s\$|\1 ${log%.log}|p" "$log" | tail -n 1
+done | sort -rn | head -n 8 | awk '{printf "%s%s %ss", sep, $2, $1; sep=", "}')
+[ -z "$slow" ] || echo "tests: slowest: $slow"
+
 n=$(echo "$interps" | grep -c .)
 list=$(echo "$interps" | sed -n 's/..*/[&]/p' | tr '\n' ' ' | sed 's/ $//')
 echo "tests: covered $n interpreters${list:+ $list}; tools: ${tools:-none}; $skips SKIP${notfound:+; not found: $notfound}"
