@@ -71,17 +71,6 @@ static const char *core_conflict(const struct dump_args *a)
 	return NULL;
 }
 
-/* --slurm alone: the allocation this runs in ($SLURM_JOB_ID). */
-static int slurm(void *dest, const char *arg, const char *cmd)
-{
-	struct dump_args *a = dest;
-
-	(void)cmd;
-	a->slurm.on = true;
-	a->slurm.job = arg;
-	return 0;
-}
-
 static int locals(void *dest, const char *arg, const char *cmd)
 {
 	struct dump_args *a = dest;
@@ -139,9 +128,9 @@ static const struct opt dump_opts[] = {
 		"also every asyncio task: its coroutine stack, what it\n"
 		"awaits and who awaits it, deadlock cycles (3.11+); with\n"
 		"--group, tasks that wait the same way once, with their count", async),
-	OPT_CALL("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
+	OPT_CALL_AT("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
 		"every rank of Slurm job JOB[.STEP], on every node,\n"
-		"grouped across the job (alone: this allocation's)", slurm),
+		"grouped across the job (alone: this allocation's)", AT(slurm), slurm_opt),
 	OPT_STRING("pystrobe", 0, "PATH",
 		" with --slurm: the pystrobe the nodes run (default:\n"
 		"this one; the static binary is sent with srun --bcast)", AT(slurm.pystrobe)),

@@ -104,6 +104,8 @@ static int apply(const struct opt_table *t, const struct opt *o, void *dest, con
 		return 0;
 	case OPTK_CALL:
 		return d->call(base, arg, t->cmd);
+	case OPTK_CALL_AT:
+		return d->call(at, arg, t->cmd);
 	case OPTK_HELP:
 		opt_help(t, stdout);
 		return 1;

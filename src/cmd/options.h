@@ -26,7 +26,8 @@ enum opt_kind {
 	OPTK_STRING,		/* the const char * at .field is the value */
 	OPTK_NUMBER,		/* the double at .field, from .min to .max */
 	OPTK_PID,		/* the pid_t at .field */
-	OPTK_CALL,		/* .call() */
+	OPTK_CALL,		/* .call() on the struct parsed into */
+	OPTK_CALL_AT,		/* .call() on its member at .field */
 	OPTK_HELP,		/* --help: printed, and parsing ends */
 };
 
@@ -44,9 +45,10 @@ struct opt {
 	size_t field;		/* offset in the struct parsed into */
 	double min, max;	/* OPTK_NUMBER: the range, and what a value */
 	const char *range;	/* out of it is told: "--name RANGE, not 'VALUE'" */
-	/* OPTK_CALL: given the struct parsed into and the value (NULL when
-	 * an optional one was not given); 0, or status_fail(EXIT_USAGE) after a
-	 * usage error. */
+	/* OPTK_CALL: given the struct parsed into (OPTK_CALL_AT: its member
+	 * at .field, so that commands whose structs differ share one
+	 * function) and the value (NULL when an optional one was not given);
+	 * 0, or status_fail(EXIT_USAGE) after a usage error. */
 	int (*call)(void *dest, const char *arg, const char *cmd);
 	/* A shared option: everything but .help (when given) is like's, and
 	 * it acts on the struct at the table's .shared offset. */
@@ -85,6 +87,9 @@ struct opt_table {
 #define OPT_CALL(long_name, short_name_, arg_, arg_name_, help_, call_) \
 	{ .name = long_name, .short_name = short_name_, .arg = arg_, .arg_name = arg_name_, \
 	  .help = help_, .kind = OPTK_CALL, .call = call_ }
+#define OPT_CALL_AT(long_name, short_name_, arg_, arg_name_, help_, field_, call_) \
+	{ .name = long_name, .short_name = short_name_, .arg = arg_, .arg_name = arg_name_, \
+	  .help = help_, .kind = OPTK_CALL_AT, .field = field_, .call = call_ }
 #define OPT_HELP(help_) \
 	{ .name = "help", .short_name = 'h', .help = help_, .kind = OPTK_HELP }
 #define OPT_END { .name = NULL }

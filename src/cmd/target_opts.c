@@ -52,14 +52,13 @@ static int training(void *dest, const char *arg, const char *cmd)
 	return 0;
 }
 
-/* --slurm alone: the allocation this runs in ($SLURM_JOB_ID). */
-static int slurm(void *dest, const char *arg, const char *cmd)
+int slurm_opt(void *slurm_opts, const char *arg, const char *cmd)
 {
-	struct target_opts *t = dest;
+	struct slurm_opts *s = slurm_opts;
 
 	(void)cmd;
-	t->slurm.on = true;
-	t->slurm.job = arg;
+	s->on = true;
+	s->job = arg;
 	return 0;
 }
 
@@ -95,9 +94,9 @@ const struct opt target_options[TOPT_NR + 1] = {
 		"a training job's view: --idle -s --waits --gpu\n"
 		"(add --native for the CUDA frames)", training),
 	[TOPT_SUBPROCESSES] = OPT_BOOL("subprocesses", 's', NULL, AT(fo.subprocesses)),
-	[TOPT_SLURM] = OPT_CALL("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
+	[TOPT_SLURM] = OPT_CALL_AT("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
 		"every rank of Slurm job JOB[.STEP], on every node\n"
-		"(alone: the allocation this runs in)", slurm),
+		"(alone: the allocation this runs in)", AT(slurm), slurm_opt),
 	[TOPT_SLURM_NODE] = OPT_STRING("slurm-node", 0, "JOB",
 		"one node's part of --slurm (what --slurm runs there)", AT(slurm.node_job)),
 	[TOPT_PYSTROBE] = OPT_STRING("pystrobe", 0, "PATH",

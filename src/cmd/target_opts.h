@@ -60,6 +60,10 @@ enum {
 extern const struct opt target_options[TOPT_NR + 1];
 #define TARGET_OPT(which) .like = &target_options[TOPT_##which]
 
+/* --slurm[=JOB], an OPT_CALL_AT on a struct slurm_opts (dump, record, top
+ * and watch): alone, the allocation this runs in ($SLURM_JOB_ID). */
+int slurm_opt(void *slurm_opts, const char *arg, const char *cmd);
+
 /* "--slurm 4242": the id as a word of its own, which an optional value
  * cannot be: a usage error that shows --slurm=4242.  0 otherwise. */
 int slurm_id_apart(const struct slurm_opts *s, const char *cmd, int argc, char **argv);

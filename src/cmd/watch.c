@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "cluster/nodeprocs.h"
 #include "cmd/quit.h"
+#include "cmd/target_opts.h"
 #include "cmd/watch_int.h"
 #include "cmd/watch_report.h"
 #include "process/proc.h"
@@ -75,17 +76,6 @@ static int add_root(void *dest, const char *arg, const char *cmd)
 	return 0;
 }
 
-/* --slurm alone: the allocation this runs in ($SLURM_JOB_ID). */
-static int slurm_on(void *dest, const char *arg, const char *cmd)
-{
-	struct watch *w = dest;
-
-	(void)cmd;
-	w->slurm.on = true;
-	w->slurm.job = arg;
-	return 0;
-}
-
 #define AT(member) offsetof(struct watch, member)
 
 static const struct opt watch_opts[] = {
@@ -109,9 +99,9 @@ static const struct opt watch_opts[] = {
 	OPT_NUMBER("keep-size", 0, "MB", "the flight recording's most memory (default 64)",
 		AT(keep_mb), 1, 4095, "must be between 1 and 4095 MiB"),
 	OPT_BOOL("quiet", 'q', "only the lines about stalls", AT(quiet)),
-	OPT_CALL("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
+	OPT_CALL_AT("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
 		"every rank of Slurm job JOB[.STEP], a watcher on each\n"
-		"node, one report for the job (alone: this allocation)", slurm_on),
+		"node, one report for the job (alone: this allocation)", AT(slurm), slurm_opt),
 	OPT_STRING("slurm-node", 0, "JOB",
 		"one node's watcher of --slurm (what --slurm runs there)", AT(slurm.node_job)),
 	OPT_STRING("pystrobe", 0, "PATH",
