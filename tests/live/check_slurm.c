@@ -16,6 +16,15 @@
  *     no rank stopped.
  *   - node_gone: one node's slurmd and pystrobe killed mid-record: that
  *     node is named, the other's ranks are written, exit 13.
+ *   - bcast: pystrobe-static, run from a directory the nodes cannot see (a
+ *     tmpfs in a mount namespace of the front's own, as a login node's
+ *     pystrobe is not on the compute nodes), sends itself with srun
+ *     --bcast: the verdict is right and no node's copy is left in /tmp;
+ *     the dynamically linked build run from there cannot be sent, and
+ *     each node is named with the hint (exit 13), which proves the nodes
+ *     cannot see the directory.  A SKIP where pystrobe-static is not in
+ *     the build directory (`make pystrobe-static`; CI's phase 3 runs this
+ *     case with the wheel's).
  *   - errors: a job that does not exist, no Slurm commands on PATH (exit
  *     12), a --pystrobe no node has (each node named with the hint, exit
  *     13), a job with no Python (exit 5): one line each.
@@ -389,6 +398,75 @@ START_TEST(test_node_gone)
 }
 END_TEST
 
+/* Run binary (copied into a tmpfs that only the front's mount namespace
+ * has) as `BINARY dump --slurm=JOB`. */
+static void hidden_dump(const struct job *j, const char *binary, struct run *r)
+{
+	char hidden[PATH_MAX + 16];
+	char *argv[] = { "unshare", "-m", "--propagation", "private", "sh", "-c",
+			 "mount -t tmpfs pystrobe-hidden \"$1\" && cp \"$2\" \"$1/\" && "
+			 "exec \"$1/${2##*/}\" dump \"$3\"",
+			 "sh", hidden, (char *)binary, (char *)j->id, NULL };
+
+	snprintf(hidden, sizeof(hidden), "%s/hidden", j->s.dir);
+	mkdir(hidden, 0755);
+	ck_assert_int_eq(run_cmd(r, 120000, argv), 0);
+	printf("%s dump %s (hidden from the nodes): %s\n%s%s", binary, j->id,
+	       run_describe(r, (char[64]){ 0 }, 64), r->out, r->err);
+}
+
+/* Copies srun --bcast left in /tmp for job (slurm_bcast_JOB.STEP_NODE). */
+static int bcast_left(const char *jobopt)
+{
+	char prefix[64];
+	struct dirent *e;
+	DIR *d = opendir("/tmp");
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "slurm_bcast_%s.", strchr(jobopt, '=') + 1);
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(test_bcast)
+{
+	struct job j = { 0 };
+	char stat_bin[PATH_MAX], want[256], *msg = NULL;
+	const struct slurm_truth *t;
+	struct run r;
+
+	snprintf(stat_bin, sizeof(stat_bin), "%s/pystrobe-static", test_builddir());
+	if (access(stat_bin, X_OK) != 0) {
+		test_skip("slurm: bcast: no %s (`make pystrobe-static` links it; CI's phase 3 "
+			  "runs this case with the wheel's)", stat_bin);
+		return;
+	}
+	if (!job_up(&j))
+		return;
+	t = &j.t[STALL_RANK];
+	hidden_dump(&j, stat_bin, &r);
+	snprintf(want, sizeof(want), "rank %d on %s differs: in %s (slurm_light_rank.py:%ld)",
+		 STALL_RANK, t->node, t->fn, t->line);
+	if (run_exit(&r) != 0 || !strstr(r.out, want))
+		msg_add(&msg, "pystrobe-static: not exit 0 with \"%s\"", want);
+	run_free(&r);
+	if (bcast_left(j.id))
+		msg_add(&msg, "%d copies of srun --bcast left in /tmp", bcast_left(j.id));
+	/* The control: a build that needs its libraries is not sent. */
+	hidden_dump(&j, pystrobe_path(), &r);
+	for (int i = 1; i <= NODES; i++) {
+		snprintf(want, sizeof(want), "node hnode%d: no pystrobe to run at", i);
+		if (run_exit(&r) != 13 || !strstr(r.err, want))
+			msg_add(&msg, "the dynamic build: not exit 13 with \"%s\"", want);
+	}
+	run_free(&r);
+	job_end(&j, msg, "dump --slurm with srun --bcast");
+}
+END_TEST
+
 /* Each bad case: its exit status, and what its stderr must say (on one
  * line, when one). */
 static void expect(struct run *r, int code, const char *says, const char *what, bool one,
@@ -455,6 +533,7 @@ int main(void)
 		{ "interrupt", .timeout = 300, .tests = { test_interrupt } },
 		{ "node_gone", .timeout = 300, .tests = { test_node_gone } },
 		{ "errors", .timeout = 300, .tests = { test_errors } },
+		{ "bcast", .timeout = 300, .tests = { test_bcast } },
 	};
 
 	return run_groups("slurm", groups, ARRAY_SIZE(groups), 0, 1);
