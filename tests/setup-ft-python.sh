@@ -89,7 +89,7 @@ top=$(ls -d "$build"/Python-3.13* 2>/dev/null | head -n 1)
 [ -n "$top" ] || fail "$tarball holds no Python-3.13 directory"
 say "building $(basename "$top") with --disable-gil into $root (nice -n 19 make -j2: 5 minutes of CPU, 20 or more on a busy machine; log: $log)"
 if ! { cd "$top" &&
-       nice -n 19 ./configure --disable-gil --prefix="$root" --without-ensurepip &&
+       nice -n 19 ./configure --disable-gil --prefix="$root" --without-ensurepip --disable-test-modules &&
        nice -n 19 make -j2 &&
        nice -n 19 make install COMPILEALL_OPTS=-j2; } >>"$log" 2>&1; then
 	tail -n 10 "$log" >&2
