@@ -423,6 +423,10 @@ START_TEST(test_counts_idle_hint)
 		ck_abort_msg("sleeper: %s", why);
 	snprintf(pid, sizeof(pid), "%d", t.py_pid ? t.py_pid : t.pid);
 	snprintf(out, sizeof(out), "%s/p.txt", t.dir);
+	/* Asleep, not still on its way from 'ready' to time.sleep(): on a
+	 * loaded machine it may wait for a CPU in between, and be sampled. */
+	for (int i = 0; i < 500 && proc_state(atoi(pid), atoi(pid)) != 'S'; i++)
+		sleep_ms(10);
 	ck_assert_int_eq(run_pystrobe(&r, "record", "-d", "0.5", "-o", out, "--pid", pid, NULL),
 			 0);
 	target_stop(&t);
