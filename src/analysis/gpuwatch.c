@@ -13,6 +13,7 @@ struct gpuwatch {
 	pthread_t thread;
 	bool started;
 	pid_t root;
+	bool all;		/* gpuwatch_start_all(): every device, and its pids */
 	uint64_t start_ns;
 
 	/* Under lock: what the thread shares. */
@@ -23,6 +24,10 @@ struct gpuwatch {
 	bool opened;		/* g holds the devices */
 	char note[256];		/* why nothing is read, or "" */
 	struct gpusample g;
+	struct dev_pids {
+		pid_t v[GPUWATCH_NOW_PIDS];
+		int n, listed;
+	} *now;			/* with all: by device */
 
 	/* The thread's own. */
 	struct nvml_reader *r;
@@ -69,10 +74,38 @@ static void mark_lost(struct gpuwatch *w, unsigned dev, uint64_t t_ns)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* Every device is shown, with the processes on it as of now. */
+static void list_all(struct gpuwatch *w, uint64_t t_ns)
+{
+	for (unsigned d = 0; d < nvml_count(w->r); d++) {
+		enum nvml_status st;
+		int n;
+
+		if (w->g.dev[d].lost)
+			continue;
+		n = nvml_pids(w->r, d, w->dev_pids, NVML_MAX_PIDS, &st);
+		if (st == NVMLS_LOST)
+			mark_lost(w, d, t_ns);
+		if (n < 0 || !lock_live(w))
+			continue;
+		w->now[d].listed = n;
+		w->now[d].n = n < GPUWATCH_NOW_PIDS ? n : GPUWATCH_NOW_PIDS;
+		memcpy(w->now[d].v, w->dev_pids, (size_t)w->now[d].n * sizeof(pid_t));
+		w->g.dev[d].used = true;
+		pthread_mutex_unlock(&w->lock);
+	}
+}
+
 /* Which devices the tree's processes are on, now. */
 static void match(struct gpuwatch *w, uint64_t t_ns)
 {
-	int ntree = tree_pids(w);
+	int ntree;
+
+	if (w->all) {
+		list_all(w, t_ns);
+		return;
+	}
+	ntree = tree_pids(w);
 
 	for (unsigned d = 0; d < nvml_count(w->r) && ntree > 0; d++) {
 		enum nvml_status st;
@@ -150,6 +183,8 @@ static bool open_reader(struct gpuwatch *w)
 		gpusample_init(&w->g, nvml_count(w->r));
 		for (unsigned d = 0; d < nvml_count(w->r); d++)
 			gpusample_name(&w->g, d, d, nvml_name(w->r, d));
+		if (w->all)
+			w->now = xcalloc(nvml_count(w->r), sizeof(*w->now));
 		w->opened = true;
 	} else {
 		snprintf(w->note, sizeof(w->note), "%s", why);
@@ -182,12 +217,18 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+struct gpuwatch *gpuwatch_start_all(uint64_t start_ns)
+{
+	return gpuwatch_start(-1, start_ns);
+}
+
 struct gpuwatch *gpuwatch_start(pid_t root, uint64_t start_ns)
 {
 	struct gpuwatch *w = xcalloc(1, sizeof(*w));
 	pthread_condattr_t ca;
 
 	w->root = root;
+	w->all = root < 0;
 	w->start_ns = start_ns;
 	w->nodes = xcalloc(PROCTREE_MAX, sizeof(*w->nodes));
 	w->tree = xcalloc(PROCTREE_MAX, sizeof(*w->tree));
@@ -251,6 +292,7 @@ void gpuwatch_free(struct gpuwatch *w)
 		return;
 	}
 	gpusample_free(&w->g);
+	free(w->now);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
 	free(w->nodes);
@@ -278,4 +320,44 @@ void gpuwatch_current(struct gpuwatch *w, struct strbuf *sb)
 	else
 		sb_puts(sb, "GPU: opening NVML...\n");
 	pthread_mutex_unlock(&w->lock);
+}
+
+static void now_of(const struct gpuwatch *w, unsigned d, uint64_t t_ns, struct gpu_now *o)
+{
+	const struct gpu_dev *dev = &w->g.dev[d];
+
+	memset(o, 0, sizeof(*o));
+	o->index = dev->index;
+	snprintf(o->name, sizeof(o->name), "%s", dev->name);
+	o->lost = dev->lost;
+	snprintf(o->lost_why, sizeof(o->lost_why), "%s", dev->lost_why);
+	if ((o->read = dev->readings > 0)) {
+		o->gpu_pct = dev->latest.gpu_pct;
+		o->mem_pct = dev->latest.mem_pct;
+		o->mem_used = dev->latest.mem_used;
+		o->mem_total = dev->mem_total;
+		o->age_ns = t_ns > dev->last_ns ? t_ns - dev->last_ns : 0;
+	}
+	if (w->now) {
+		o->npids = w->now[d].n;
+		o->listed = w->now[d].listed;
+		memcpy(o->pids, w->now[d].v, (size_t)o->npids * sizeof(pid_t));
+	}
+}
+
+int gpuwatch_now(struct gpuwatch *w, struct gpu_now *out, int max, char *note, size_t notelen)
+{
+	int n = -1;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->opened) {
+		uint64_t t_ns = since_start(w);
+
+		for (n = 0; n < max && (unsigned)n < w->g.ndev; n++)
+			now_of(w, (unsigned)n, t_ns, &out[n]);
+	} else {
+		snprintf(note, notelen, "%s", w->note[0] ? w->note : "NVML is still opening");
+	}
+	pthread_mutex_unlock(&w->lock);
+	return n;
 }

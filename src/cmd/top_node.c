@@ -7,10 +7,13 @@
  * tid), the processes' job identities and the interval's counts, which
  * the front adds up across the nodes as top's header shows them for one
  * process.  The counts are then cleared, not the frames and stacks the
- * samplers' caches point into.
+ * samplers' caches point into.  With --gpu, every GPU of the node, read on
+ * gpuwatch's thread, goes with each reply (cluster/nodegpu.h).
  */
 #include "cmd/top_slurm.h"
+#include "analysis/gpuwatch.h"
 #include "analysis/waitmark.h"
+#include "cluster/nodegpu.h"
 #include "cluster/nodeprocs.h"
 #include "cluster/nodereply.h"
 #include "cmd/quit.h"
@@ -32,6 +35,8 @@ struct node_top {
 	struct sampler_counts base;	/* the totals at the last reply */
 	uint64_t base_rounds;		/* ... and the clock's rounds */
 	uint64_t last_ns;		/* when that was */
+	struct gpuwatch *gpu;		/* --gpu */
+	struct gpu_now *gnow;		/* ... its devices, NVML_MAX_DEVICES */
 };
 
 /* Distinct ranks among the processes still there: a rank's DataLoader
@@ -121,6 +126,15 @@ static void clear_counts(struct profile *p)
 	p->samples = 0;
 }
 
+/* The node's GPUs as of now, or why it has none. */
+static void put_gpus(struct json *j, struct node_top *n)
+{
+	char note[256];
+	int ndev = gpuwatch_now(n->gpu, n->gnow, NVML_MAX_DEVICES, note, sizeof(note));
+
+	node_gpu_json(j, n->gnow, ndev, note, &n->np);
+}
+
 /* One reply, with the node's status; 0, or -1 when it could not be sent
  * (srun is gone: nobody listens). */
 static int send_interval(struct node_top *n, int status, uint64_t now)
@@ -139,6 +153,8 @@ static int send_interval(struct node_top *n, int status, uint64_t now)
 	put_counts(&j, n, &c, now);
 	put_thread_names(&j, &n->p);
 	json_kstr(&j, "pprof", b64.buf ? b64.buf : "");
+	if (n->gpu)
+		put_gpus(&j, n);
 	json_obj_end(&j);
 	rc = node_reply_write(stdout, n->np.node, status, out.buf, out.len);
 	n->base = c;
@@ -211,9 +227,15 @@ int top_node(struct target_opts *t, double delay_s)
 		node_reply_write(stdout, n.np.node, status, "{}", 2);
 		goto out;
 	}
+	if (t->gpu) {
+		n.gnow = xcalloc(NVML_MAX_DEVICES, sizeof(*n.gnow));
+		n.gpu = gpuwatch_start_all(mono_ns());
+	}
 	status = node_loop(&n, (uint64_t)(delay_s * 1e9));
 	fleet_close(n.f);
 out:
+	gpuwatch_free(n.gpu);
+	free(n.gnow);
 	waitmark_free(waits);
 	node_procs_release(&n.np);
 	profile_free(&n.p);

@@ -9,6 +9,7 @@
  * is ended, with it every remote pystrobe.
  */
 #include "cmd/top_slurm.h"
+#include "cluster/nodegpu.h"
 #include "cluster/nodeprocs.h"
 #include "cluster/srun.h"
 #include "cmd/quit.h"
@@ -59,6 +60,9 @@ static void node_args(const struct job_top *jt, char **argv)
 	argv[n++] = xasprintf("--slurm-node=%s", slurm_job_spec(&jt->job, spec, sizeof(spec)));
 	argv[n++] = xasprintf("--delay=%g", jt->delay_ns / 1e9);
 	n = target_node_args(jt->o, argv, n);
+	/* Each node reads its own GPUs: NVML sees only its machine's. */
+	if (jt->o->gpu)
+		argv[n++] = xstrdup("--gpu");
 	argv[n] = NULL;
 }
 
@@ -118,6 +122,19 @@ static void name_threads(struct profile *np, const struct jdoc *d)
 	}
 }
 
+/* --gpu: the node's GPUs, or why it has none; a reply without them (a
+ * node that could not start) leaves the last ones. */
+static void take_gpus(struct job_top *jt, int node, const struct jdoc *d)
+{
+	struct top_gpu *g;
+	char note[256];
+	int n = node_reply_gpus(d, &g, note, sizeof(note));
+
+	if (n >= 0 || note[0])
+		top_job_node_gpus(jt->m, node, g, n, note);
+	top_gpus_free(g, n);
+}
+
 static void take_reply(struct job_top *jt, int node, const struct node_reply *r)
 {
 	struct jdoc d = JDOC_INIT;
@@ -130,6 +147,8 @@ static void take_reply(struct job_top *jt, int node, const struct node_reply *r)
 	}
 	name_threads(&np, &d);
 	top_job_add(jt->m, node, &np, rank_of, &d);
+	if (jt->o->gpu)
+		take_gpus(jt, node, &d);
 	profile_free(&np);
 	add_counts(jt, node, &d);
 	top_job_node_seen(jt->m, node, mono_ns(), (int)num(&d, "ranks"),
@@ -180,6 +199,8 @@ static void end_interval(struct job_top *jt, uint64_t now)
 		      3 * jt->delay_ns + 2000000000ull);
 	job_tick(jt, now);
 	top_model_interval(jt->m, &jt->tick);
+	if (!jt->m->paused)
+		top_job_gpu_lines(jt->m);
 	jt->dirty = true;
 	jt->next_refresh += jt->delay_ns;
 	if (jt->next_refresh <= now)
@@ -321,6 +342,8 @@ static int start_job(struct job_top *jt)
 	jt->iv_replies = xcalloc((size_t)jt->job.nnodes, sizeof(*jt->iv_replies));
 	top_job_init(jt->m, slurm_job_spec(&jt->job, err, sizeof(err)), jt->job.nodelist,
 		     jt->job.nodes, jt->job.nnodes);
+	jt->m->job->gpu = jt->o->gpu;
+	top_job_gpu_lines(jt->m);
 	jt->start_ns = jt->tick.now_ns = mono_ns();
 	jt->next_refresh = jt->start_ns + jt->delay_ns;
 	top_model_start(jt->m, &jt->tick);

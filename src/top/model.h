@@ -92,6 +92,19 @@ struct top_labels {
 	uint32_t n;
 };
 
+/* top --slurm --gpu: one GPU of a node, as the node's latest reply said. */
+struct top_gpu {
+	unsigned index;		/* NVML's, on its node */
+	char *name;		/* printable */
+	int gpu_pct, mem_pct;	/* -1: no reading yet */
+	uint64_t mem_used, mem_total;	/* bytes */
+	char *lost;		/* why it stopped answering (printable), or NULL */
+	long *ranks;		/* the job's ranks whose processes are on it, sorted */
+	int nranks;
+	int unranked;		/* the job's processes on it that have no rank */
+	int others;		/* processes on it that are not the job's */
+};
+
 /* top --slurm: one node of the job. */
 struct top_node {
 	char *name;		/* printable */
@@ -100,6 +113,12 @@ struct top_node {
 	bool late;		/* no reply for a while (top_job_check()) */
 	bool gone;		/* its pystrobe ended */
 	bool ended;		/* ... for the job's processes there had */
+	/* --gpu: its GPUs as its latest reply said, or why it has none
+	 * (no NVML there, printable); gpu_known once a reply said either. */
+	struct top_gpu *gpus;
+	int ngpus;
+	char *gpu_note;
+	bool gpu_known;
 };
 
 /* Where a thread of the model's profile runs, under --slurm. */
@@ -121,6 +140,7 @@ struct top_job {
 	struct hashidx index;	/* (node, pid, tid) -> thread */
 	int node_sel;		/* -1: every node, else the one shown */
 	long rank_sel;		/* -1: every rank, else the one shown */
+	bool gpu;		/* --gpu: the header has the nodes' GPUs */
 };
 
 struct top_model {
@@ -262,6 +282,22 @@ void top_job_node_seen(struct top_model *m, int node, uint64_t now, int ranks, i
 		       int threads);
 /* Its pystrobe ended; with ended, because the job's processes there did. */
 void top_job_node_gone(struct top_model *m, int node, bool ended);
+
+/* --gpu: node's GPUs as its reply gave them (n of them; the strings are
+ * copied and made printable, the ranks sorted), or with n < 0, why it has
+ * none (note: no NVML there).  From now on the header's. */
+void top_job_node_gpus(struct top_model *m, int node, const struct top_gpu *gpus, int n,
+		       const char *note);
+/* n GPUs made by a reader (their strings and ranks allocated), freed. */
+void top_gpus_free(struct top_gpu *g, int n);
+
+/* The model's GPU lines (m->gpu) from the nodes' GPUs, for the view
+ * shown: all ranks: the job's GPUs in one line (their mean, the least
+ * busy and its ranks), then one line per node; a node, a rank, a thread:
+ * a line per GPU of that node (of the rank's, those it is on), with its
+ * figures and ranks.  A node without NVML is one line saying why.
+ * Nothing without --gpu (job->gpu). */
+void top_job_gpu_lines(struct top_model *m);
 
 /* Mark late the nodes with no reply for late_ns before now, and those
  * with none yet first_ns after the start (srun's start on many nodes is

@@ -45,8 +45,10 @@ void top_job_free(struct top_model *m)
 
 	if (!j)
 		return;
-	for (int i = 0; i < j->nnodes; i++)
+	for (int i = 0; i < j->nnodes; i++) {
+		top_job_node_gpus(m, i, NULL, 0, NULL);
 		free(j->nodes[i].name);
+	}
 	free(j->nodes);
 	free(j->place);
 	hashidx_release(&j->index);
@@ -327,7 +329,7 @@ static long next_rank(const struct top_model *m, long after, int *count, int *po
 	return best;
 }
 
-void top_job_next_view(struct top_model *m)
+static void step_view(struct top_model *m)
 {
 	struct top_job *j = m->job;
 	int count, pos;
@@ -345,6 +347,13 @@ void top_job_next_view(struct top_model *m)
 			return;
 	}
 	m->thread_sel = next_thread(m, m->thread_sel);
+}
+
+/* The GPUs shown follow the view: a node's, a rank's. */
+void top_job_next_view(struct top_model *m)
+{
+	step_view(m);
+	top_job_gpu_lines(m);
 }
 
 /* The node a rank runs on: its first thread's. */
@@ -405,4 +414,287 @@ bool top_job_describe(const struct top_model *m, bool position, struct strbuf *s
 		sb_puts(sb, "all ranks");
 	}
 	return true;
+}
+
+/* --- the GPUs (--gpu) ------------------------------------------------------- */
+
+#define GIB (1024.0 * 1024 * 1024)
+
+static void gpu_copy(struct top_gpu *to, const struct top_gpu *from)
+{
+	int k = 0;
+
+	*to = *from;
+	to->name = printable(from->name ? from->name : "GPU");
+	to->lost = from->lost ? printable(from->lost) : NULL;
+	to->ranks = xmalloc((from->nranks > 0 ? (size_t)from->nranks : 1) * sizeof(long));
+	if (from->nranks > 0)
+		memcpy(to->ranks, from->ranks, (size_t)from->nranks * sizeof(long));
+	qsort(to->ranks, from->nranks > 0 ? (size_t)from->nranks : 0, sizeof(long), cmp_long);
+	for (int i = 0; i < from->nranks; i++)
+		if (!k || to->ranks[k - 1] != to->ranks[i])
+			to->ranks[k++] = to->ranks[i];
+	to->nranks = k;
+}
+
+void top_gpus_free(struct top_gpu *g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(g[i].name);
+		free(g[i].lost);
+		free(g[i].ranks);
+	}
+	free(g);
+}
+
+void top_job_node_gpus(struct top_model *m, int node, const struct top_gpu *gpus, int n,
+		       const char *note)
+{
+	struct top_node *nd;
+
+	if (!m->job || node < 0 || node >= m->job->nnodes)
+		return;
+	nd = &m->job->nodes[node];
+	top_gpus_free(nd->gpus, nd->ngpus);
+	free(nd->gpu_note);
+	nd->gpus = NULL;
+	nd->gpu_note = NULL;
+	nd->ngpus = 0;
+	nd->gpu_known = gpus || note;
+	if (n < 0 || !gpus) {
+		nd->gpu_note = note ? printable(note) : NULL;
+		return;
+	}
+	nd->gpus = xcalloc(n > 0 ? (size_t)n : 1, sizeof(*nd->gpus));
+	for (; nd->ngpus < n; nd->ngpus++)
+		gpu_copy(&nd->gpus[nd->ngpus], &gpus[nd->ngpus]);
+}
+
+/* " rank 3", " ranks 0-2,5": runs of consecutive ranks as ranges. */
+static void put_ranks(struct strbuf *sb, const long *r, int n)
+{
+	sb_puts(sb, n == 1 ? " rank " : " ranks ");
+	for (int i = 0; i < n;) {
+		int k = i;
+
+		while (k + 1 < n && r[k + 1] == r[k] + 1)
+			k++;
+		sb_printf(sb, "%s%ld", i ? "," : "", r[i]);
+		if (k > i)
+			sb_printf(sb, "-%ld", r[k]);
+		i = k + 1;
+	}
+}
+
+/* Who is on it: the job's ranks, its processes without one, others. */
+static void put_users(struct strbuf *sb, const struct top_gpu *g)
+{
+	if (g->nranks)
+		put_ranks(sb, g->ranks, g->nranks);
+	if (g->unranked)
+		sb_printf(sb, "%s %d process%s of the job", g->nranks ? "," : "", g->unranked,
+			  g->unranked == 1 ? "" : "es");
+	if (g->others)
+		sb_printf(sb, "%s %d other%s", g->nranks || g->unranked ? "," : "", g->others,
+			  g->others == 1 ? "" : "s");
+	if (!g->nranks && !g->unranked && !g->others)
+		sb_puts(sb, " idle");
+}
+
+/* Why a node has no figures to show, or NULL when it has. */
+static const char *no_figures(const struct top_node *n)
+{
+	if (n->late || n->gone)
+		return "no GPU figures (the node does not answer)";
+	if (!n->gpu_known)
+		return "no GPU figures yet";
+	return NULL;
+}
+
+/* A node's line in the view of all ranks: each GPU short. */
+static void node_line(const struct top_node *n, struct strbuf *sb)
+{
+	const char *why = no_figures(n);
+
+	sb_printf(sb, "%s: ", n->name);
+	if (why || n->gpu_note) {
+		sb_printf(sb, "%s%s\n", why ? why : "no GPU figures: ", why ? "" : n->gpu_note);
+		return;
+	}
+	if (!n->ngpus)
+		sb_puts(sb, "no GPU");
+	for (int i = 0; i < n->ngpus; i++) {
+		const struct top_gpu *g = &n->gpus[i];
+
+		sb_printf(sb, "%sGPU %u", i ? "; " : "", g->index);
+		if (g->lost)
+			sb_puts(sb, " lost");
+		else if (g->gpu_pct < 0)
+			sb_puts(sb, " no reading");
+		else
+			sb_printf(sb, " %d%% %.1f GiB", g->gpu_pct, g->mem_used / GIB);
+		if (g->nranks)
+			put_ranks(sb, g->ranks, g->nranks);
+	}
+	sb_putc(sb, '\n');
+}
+
+/* Is a busier than b to the eye of one looking for the odd GPU: one that
+ * runs ranks of the job and idles is what a stalled rank leaves. */
+static bool less_busy(const struct top_gpu *a, const struct top_gpu *b)
+{
+	if (!b)
+		return true;
+	if (!a->nranks != !b->nranks)
+		return a->nranks > 0;
+	return a->gpu_pct < b->gpu_pct;
+}
+
+/* The job's GPUs in one line: how many, their mean, their memory, and
+ * the least busy of those the ranks are on. */
+static void summary_line(const struct top_job *j, struct strbuf *sb)
+{
+	const struct top_gpu *least = NULL;
+	const char *least_node = NULL;
+	int ngpus = 0, nnodes = 0, nread = 0;
+	double sum = 0, used = 0, total = 0;
+
+	for (int i = 0; i < j->nnodes; i++) {
+		const struct top_node *n = &j->nodes[i];
+
+		if (no_figures(n) || !n->ngpus)
+			continue;
+		nnodes++;
+		for (int k = 0; k < n->ngpus; k++) {
+			const struct top_gpu *g = &n->gpus[k];
+
+			ngpus++;
+			if (g->lost || g->gpu_pct < 0)
+				continue;
+			nread++;
+			sum += g->gpu_pct;
+			used += (double)g->mem_used;
+			total += (double)g->mem_total;
+			if (less_busy(g, least)) {
+				least = g;
+				least_node = n->name;
+			}
+		}
+	}
+	if (!ngpus) {
+		sb_puts(sb, "GPUs: none on the nodes that answer\n");
+		return;
+	}
+	sb_printf(sb, "GPUs: %d on %d node%s", ngpus, nnodes, nnodes == 1 ? "" : "s");
+	if (!nread) {
+		sb_puts(sb, ", no reading yet\n");
+		return;
+	}
+	sb_printf(sb, ", %.0f%% busy on average, %.1f of %.1f GiB used; least busy: GPU %u on "
+		  "%s, %d%%", sum / nread, used / GIB, total / GIB, least->index, least_node,
+		  least->gpu_pct);
+	if (least->nranks)
+		put_ranks(sb, least->ranks, least->nranks);
+	sb_putc(sb, '\n');
+}
+
+/* One GPU in full, as single-host top shows it, with its node and users. */
+static void gpu_line(const struct top_node *n, const struct top_gpu *g, struct strbuf *sb)
+{
+	sb_printf(sb, "GPU %u (%s) on %s: ", g->index, g->name, n->name);
+	if (g->lost)
+		sb_printf(sb, "lost (%s),", g->lost);
+	else if (g->gpu_pct < 0)
+		sb_puts(sb, "no reading yet,");
+	else
+		sb_printf(sb, "%d%% busy, memory %d%% busy, %.1f of %.1f GiB,", g->gpu_pct,
+			  g->mem_pct, g->mem_used / GIB, g->mem_total / GIB);
+	put_users(sb, g);
+	sb_putc(sb, '\n');
+}
+
+static bool on_gpu(const struct top_gpu *g, long rank)
+{
+	for (int i = 0; i < g->nranks; i++)
+		if (g->ranks[i] == rank)
+			return true;
+	return false;
+}
+
+/* The GPUs of one node: with rank >= 0, those the rank is on (all of
+ * them when it is on none that NVML names). */
+static void node_gpus(const struct top_node *n, long rank, struct strbuf *sb)
+{
+	bool any = false;
+	int shown = 0;
+
+	if (no_figures(n) || n->gpu_note || !n->ngpus) {
+		node_line(n, sb);
+		return;
+	}
+	for (int i = 0; i < n->ngpus && rank >= 0 && !any; i++)
+		any = on_gpu(&n->gpus[i], rank);
+	for (int i = 0; i < n->ngpus; i++) {
+		if (any && !on_gpu(&n->gpus[i], rank))
+			continue;
+		if (shown++ == TOP_GPU_LINES - 1 && i + 1 < n->ngpus) {
+			sb_printf(sb, "and %d more GPUs on %s\n", n->ngpus - i, n->name);
+			return;
+		}
+		gpu_line(n, &n->gpus[i], sb);
+	}
+}
+
+/* The view of all ranks: the summary, then a line a node, as many as fit. */
+static void job_gpus(const struct top_job *j, struct strbuf *sb)
+{
+	summary_line(j, sb);
+	for (int i = 0; i < j->nnodes; i++) {
+		if (i == TOP_GPU_LINES - 2 && j->nnodes > TOP_GPU_LINES - 1) {
+			sb_printf(sb, "and %d more nodes: T shows each node's GPUs\n", j->nnodes - i);
+			return;
+		}
+		node_line(&j->nodes[i], sb);
+	}
+}
+
+static void set_lines(struct top_model *m, const char *text)
+{
+	for (int i = 0; i < m->ngpu; i++)
+		free(m->gpu[i]);
+	m->ngpu = 0;
+	while (*text && m->ngpu < TOP_GPU_LINES) {
+		const char *nl = strchrnul(text, '\n');
+
+		m->gpu[m->ngpu++] = xstrndup(text, (size_t)(nl - text));
+		text = *nl ? nl + 1 : nl;
+	}
+}
+
+void top_job_gpu_lines(struct top_model *m)
+{
+	const struct top_job *j = m->job;
+	struct strbuf sb = STRBUF_INIT;
+	int node = -1;
+	long rank = -1;
+
+	if (!j || !j->gpu)
+		return;
+	if (m->thread_sel >= 0 && (uint32_t)m->thread_sel < j->nplace) {
+		node = j->place[m->thread_sel].node;
+		rank = j->place[m->thread_sel].rank;
+	} else if (j->rank_sel >= 0) {
+		rank = j->rank_sel;
+		for (uint32_t i = 0; i < j->nplace && node < 0; i++)
+			if (j->place[i].rank == rank)
+				node = j->place[i].node;
+	} else {
+		node = j->node_sel;
+	}
+	if (node >= 0 && node < j->nnodes)
+		node_gpus(&j->nodes[node], rank, &sb);
+	else
+		job_gpus(j, &sb);
+	set_lines(m, sb.buf ? sb.buf : "");
+	sb_release(&sb);
 }

@@ -10,7 +10,11 @@
  * yet; in the snapshots too), and labels made printable.  top --slurm:
  * the threads of every node apart (the same pids on two nodes), the views
  * of each node, rank and thread, the header's nodes and those that do
- * not answer.
+ * not answer; with --gpu, each node's GPUs written into a reply as a node
+ * writes them (cluster/nodegpu.c) and read back as the front reads them,
+ * the header's lines in each view (the job's summary and its least busy
+ * GPU, a line a node, each GPU of a node or of a rank, a node without
+ * NVML said once), and hostile or missing figures.
  */
 #include <check.h>
 #include <stdint.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/nodegpu.h"
 #include "top/model.h"
 #include "top/view.h"
 #include "suite.h"
@@ -1132,6 +1137,215 @@ START_TEST(test_job_hint)
 }
 END_TEST
 
+
+/* --- top --slurm --gpu ---------------------------------------------------------- */
+
+#define GIB_B (1024ull * 1024 * 1024)
+
+/* A node's devices as gpuwatch_now() gives them: pct busy, used GiB of 80,
+ * with pids (0-ended) on it. */
+static void gpu_dev(struct gpu_now *g, unsigned index, unsigned pct, unsigned used,
+		    const pid_t *pids)
+{
+	memset(g, 0, sizeof(*g));
+	g->index = index;
+	snprintf(g->name, sizeof(g->name), "Stand-in GPU %u", index);
+	g->read = true;
+	g->gpu_pct = pct;
+	g->mem_pct = pct / 2;
+	g->mem_used = used * GIB_B;
+	g->mem_total = 80 * GIB_B;
+	for (; pids && pids[g->npids]; g->npids++)
+		g->pids[g->npids] = pids[g->npids];
+	g->listed = g->npids;
+}
+
+/* Node node's reply with n devices (or, n < 0, note), written as
+ * top --slurm-node writes it (its processes: pid 100 rank 2*node, 200 rank
+ * 2*node+1, 300 of the job without a rank), read back as the front reads
+ * it, into the model. */
+static void gpu_reply(struct fixture *fx, int node, const struct gpu_now *g, int n,
+		      const char *note)
+{
+	struct node_seen seen[3] = { { .pid = 100 }, { .pid = 200 }, { .pid = 300 } };
+	struct node_procs np = { .job = "123", .node = "hnode1", .v = seen, .n = 3 };
+	struct strbuf out = STRBUF_INIT;
+	struct jdoc d = JDOC_INIT;
+	struct top_gpu *tg;
+	char err[256], why[256];
+	struct json j;
+	int k;
+
+	for (int i = 0; i < 3; i++) {
+		seen[i].id = (struct job_ident){ .id = "123", .in_job = true, .local_rank = -1,
+						 .world_size = -1, .rank = i < 2 ? 2 * node + i : -1 };
+	}
+	json_init(&j, &out);
+	json_obj_begin(&j);
+	node_procs_json(&j, &np);
+	node_gpu_json(&j, g, n, note, &np);
+	json_obj_end(&j);
+	ck_assert_int_eq(jdoc_parse(&d, out.buf, out.len, err, sizeof(err)), 0);
+	k = node_reply_gpus(&d, &tg, why, sizeof(why));
+	ck_assert_int_eq(k, n < 0 ? -1 : n);
+	top_job_node_gpus(&fx->m, node, tg, k, why);
+	top_gpus_free(tg, k);
+	jdoc_release(&d);
+	sb_release(&out);
+}
+
+/* The header's GPU lines, '\n'-joined. */
+static const char *gpu_text(const struct top_model *m)
+{
+	static char buf[2048];
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < m->ngpu; i++)
+		at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? "\n" : "", m->gpu[i]);
+	return buf;
+}
+
+/* job_setup()'s job with --gpu: hnode1's GPU 0 runs rank 0 and a process
+ * of someone else, its GPU 1 rank 1 and the job's rankless pid 300;
+ * hnode2 has no NVML. */
+static void gpu_setup(struct fixture *fx)
+{
+	const pid_t on0[] = { 100, 4242, 0 }, on1[] = { 200, 300, 0 };
+	struct gpu_now *g = calloc(2, sizeof(*g));
+
+	job_setup(fx);
+	fx->m.job->gpu = true;
+	top_job_gpu_lines(&fx->m);
+	ck_assert_str_eq(gpu_text(&fx->m), "GPUs: none on the nodes that answer\n"
+			 "hnode1: no GPU figures yet\nhnode2: no GPU figures yet");
+	gpu_dev(&g[0], 0, 37, 2, on0);
+	gpu_dev(&g[1], 1, 81, 3, on1);
+	gpu_reply(fx, 0, g, 2, NULL);
+	gpu_reply(fx, 1, NULL, -1, "NVML could not start: Driver Not Loaded");
+	free(g);
+	top_job_gpu_lines(&fx->m);
+}
+
+/* Each view's GPU lines: the job's, then T's node, rank and thread. */
+START_TEST(test_job_gpu_views)
+{
+	static const char *const steps[][2] = {
+		{ "node hnode1 (1 of 2)",
+		  "GPU 0 (Stand-in GPU 0) on hnode1: 37% busy, memory 18% busy, 2.0 of 80.0 GiB, "
+		  "rank 0, 1 other\n"
+		  "GPU 1 (Stand-in GPU 1) on hnode1: 81% busy, memory 40% busy, 3.0 of 80.0 GiB, "
+		  "rank 1, 1 process of the job" },
+		{ "node hnode2 (2 of 2)",
+		  "hnode2: no GPU figures: NVML could not start: Driver Not Loaded" },
+		{ "rank 0 on hnode1 (1 of 4)",
+		  "GPU 0 (Stand-in GPU 0) on hnode1: 37% busy, memory 18% busy, 2.0 of 80.0 GiB, "
+		  "rank 0, 1 other" },
+		{ "rank 1 on hnode1 (2 of 4)",
+		  "GPU 1 (Stand-in GPU 1) on hnode1: 81% busy, memory 40% busy, 3.0 of 80.0 GiB, "
+		  "rank 1, 1 process of the job" },
+		{ "rank 2 on hnode2 (3 of 4)",
+		  "hnode2: no GPU figures: NVML could not start: Driver Not Loaded" },
+	};
+	struct fixture fx;
+
+	gpu_setup(&fx);
+	ck_assert_str_eq(gpu_text(&fx.m),
+			 "GPUs: 2 on 1 node, 59% busy on average, 5.0 of 160.0 GiB used; least "
+			 "busy: GPU 0 on hnode1, 37% rank 0\n"
+			 "hnode1: GPU 0 37% 2.0 GiB rank 0; GPU 1 81% 3.0 GiB rank 1\n"
+			 "hnode2: no GPU figures: NVML could not start: Driver Not Loaded");
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		top_model_next_view(&fx.m);
+		ck_assert_str_eq(describe(&fx.m), steps[i][0]);
+		ck_assert_str_eq(gpu_text(&fx.m), steps[i][1]);
+	}
+	/* hnode1 stops answering: its figures are not shown as current. */
+	top_job_node_gone(&fx.m, 0, false);
+	for (int i = 0; i < 6; i++)
+		top_model_next_view(&fx.m);
+	ck_assert_str_eq(describe(&fx.m), "all ranks");
+	ck_assert_str_eq(gpu_text(&fx.m), "GPUs: none on the nodes that answer\n"
+			 "hnode1: no GPU figures (the node does not answer)\n"
+			 "hnode2: no GPU figures: NVML could not start: Driver Not Loaded");
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* What a node sends is hostile: names made printable, figures out of
+ * range dropped, a lost device and one with no reading said; the pids
+ * NVML lists past what a reply carries count as the job's rankless. */
+START_TEST(test_job_gpu_hostile)
+{
+	pid_t many[GPUWATCH_NOW_PIDS + 1];
+	struct gpu_now *g = calloc(3, sizeof(*g));
+	struct fixture fx;
+
+	for (int i = 0; i < GPUWATCH_NOW_PIDS; i++)
+		many[i] = 100;
+	many[GPUWATCH_NOW_PIDS] = 0;
+	job_setup(&fx);
+	fx.m.job->gpu = true;
+	gpu_dev(&g[0], 0, 50, 1, many);
+	snprintf(g[0].name, sizeof(g[0].name), "evil\033[2J");
+	gpu_dev(&g[1], 1, 50, 1, NULL);
+	g[1].lost = true;
+	snprintf(g[1].lost_why, sizeof(g[1].lost_why), "GPU is lost");
+	gpu_dev(&g[2], 7, 0, 0, NULL);
+	g[2].read = false;
+	gpu_reply(&fx, 0, g, 3, NULL);
+	top_model_next_view(&fx.m);
+	ck_assert_str_eq(gpu_text(&fx.m),
+			 "GPU 0 (evil\\x1b[2J) on hnode1: 50% busy, memory 25% busy, 1.0 of 80.0 "
+			 "GiB, rank 0, 192 processes of the job\n"
+			 "GPU 1 (Stand-in GPU 1) on hnode1: lost (GPU is lost), idle\n"
+			 "GPU 7 (Stand-in GPU 7) on hnode1: no reading yet, idle");
+	/* Not the node's own lie either: a figure past 100% is none. */
+	g[0].gpu_pct = 250;
+	g[0].npids = 0;
+	gpu_reply(&fx, 0, g, 1, NULL);
+	top_job_gpu_lines(&fx.m);
+	ck_assert_str_eq(gpu_text(&fx.m), "GPU 0 (evil\\x1b[2J) on hnode1: no reading yet, "
+			 "256 others");
+	free(g);
+	top_model_free(&fx.m);
+}
+END_TEST
+
+/* Many nodes: the view of all ranks has as many lines as the header
+ * allows, the last one saying T shows the rest; without --gpu, none. */
+START_TEST(test_job_gpu_many_nodes)
+{
+	char *nodes[12], *want;
+	struct gpu_now g;
+	struct fixture fx;
+
+	setup(&fx);
+	for (int i = 0; i < 12; i++)
+		nodes[i] = xasprintf("n%02d", i);
+	top_job_init(&fx.m, "9", "n[00-11]", nodes, 12);
+	top_job_gpu_lines(&fx.m);
+	ck_assert_int_eq(fx.m.ngpu, 0);
+	fx.m.job->gpu = true;
+	for (int i = 0; i < 12; i++) {
+		gpu_dev(&g, 0, (unsigned)(90 - i), 1, (const pid_t[]){ 100, 0 });
+		top_job_node_seen(&fx.m, i, fx.t.now_ns, 1, 1, 1);
+		gpu_reply(&fx, i, &g, 1, NULL);
+	}
+	top_job_gpu_lines(&fx.m);
+	ck_assert_int_eq(fx.m.ngpu, TOP_GPU_LINES);
+	ck_assert_str_eq(fx.m.gpu[0], "GPUs: 12 on 12 nodes, 84% busy on average, 12.0 of 960.0 "
+			 "GiB used; least busy: GPU 0 on n11, 79% rank 22");
+	ck_assert_str_eq(fx.m.gpu[1], "n00: GPU 0 90% 1.0 GiB rank 0");
+	want = xasprintf("and %d more nodes: T shows each node's GPUs", 12 - (TOP_GPU_LINES - 2));
+	ck_assert_str_eq(fx.m.gpu[TOP_GPU_LINES - 1], want);
+	free(want);
+	for (int i = 0; i < 12; i++)
+		free(nodes[i]);
+	top_model_free(&fx.m);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
@@ -1151,6 +1365,8 @@ int main(void)
 		{ "labels", .tests = { test_labels_printable, test_full_filenames } },
 		{ "job", .tests = { test_job_rows, test_job_views, test_job_header,
 		                    test_job_hint } },
+		{ "job gpu", .tests = { test_job_gpu_views, test_job_gpu_hostile,
+		                        test_job_gpu_many_nodes } },
 	};
 
 	return run_groups("top_model", groups, ARRAY_SIZE(groups), 0, 1);
