@@ -18,6 +18,16 @@
  *   - snapshots: without a terminal, --duration 3 prints the job's header
  *     and rank 3's fetch_shard, and exits 0 with nothing left running.
  *   - errors: a job that does not exist is one line and exit 12.
+ *   - gpu: --gpu with NVML played by the tests' stand-in (no GPU can run
+ *     here: tests/stubs/nvml_stub.c, found on LD_LIBRARY_PATH, which srun
+ *     carries to every node), each node playing two GPUs with figures of
+ *     its own, the first running the node's first rank (by the ranks'
+ *     logs), the second its second: the stand-in's figures are the truth.
+ *     The header has a line per node with its GPUs, figures and ranks, and
+ *     the job's mean and least busy GPU; T's node view each GPU of that
+ *     node alone, T's rank view the rank's GPU alone; q exits 0.  Then
+ *     hnode2's NVML does not start (no driver): one line says so for
+ *     hnode2, hnode1's figures and all 4 ranks are still shown, q exits 0.
  *
  * Root only, with slurm-wlm, munge and tmux (a SKIP naming what is missing).
  */
@@ -337,11 +347,13 @@ static void kill_node(struct job_test *t)
 }
 
 /* top --slurm --idle of the job in a tmux session of the test's own,
- * until the job's header shows. */
-static void top_start(struct job_test *t, const char *what)
+ * with env (words for env(1), or "") and more options, until the job's
+ * header shows. */
+static void top_start_with(struct job_test *t, const char *what, const char *env,
+			   const char *more)
 {
-	char *cmd = xasprintf("'%s' top --slurm=%ld --idle -d 0.5; echo " MARKER "$?; sleep 600",
-			      pystrobe_path(), t->job);
+	char *cmd = xasprintf("env %s '%s' top --slurm=%ld --idle -d 0.5 %s; echo " MARKER "$?; "
+			      "sleep 600", env, pystrobe_path(), t->job, more);
 	char *header = xasprintf("Slurm job %ld on hnode[1-2]: 2 of 2 nodes, 4 ranks", t->job);
 	const char *args[] = { "new-session", "-d", "-x", "160", "-y", "40", "-s", "top", cmd,
 			       NULL };
@@ -352,6 +364,11 @@ static void top_start(struct job_test *t, const char *what)
 	free(wait_screen(t, what, want, NULL));
 	free(header);
 	free(cmd);
+}
+
+static void top_start(struct job_test *t, const char *what)
+{
+	top_start_with(t, what, "", "");
 }
 
 /* q: top exits with status code, nothing is left on the nodes, and the
@@ -416,6 +433,163 @@ START_TEST(test_snapshots)
 	free(header);
 	free(job);
 	job_end(&t, "top --slurm, snapshots");
+}
+END_TEST
+
+/* --- --gpu, with the stand-in NVML ------------------------------------------ */
+
+/* The stand-in's memory total (nvml_stub.c's MEM_TOTAL_MIB). */
+#define STUB_TOTAL_MIB 81559
+
+/* What each node's stand-in plays: both its GPUs at util % with mem MiB
+ * used, GPU k running the node's k-th rank. */
+struct gpu_node {
+	const char *name;
+	unsigned util, mem;
+	int rank[2];
+};
+
+/* The node's ranks, by their logs, in rank order; false (said) unless 2. */
+static bool node_ranks(struct job_test *t, struct gpu_node *g)
+{
+	int n = 0;
+
+	for (int r = 0; r < RANKS; r++)
+		if (!strcmp(t->rank[r].node, g->name) && n++ < 2)
+			g->rank[n - 1] = r;
+	if (n != 2)
+		msg_add(&t->msg, "gpu: %d ranks on %s by their logs, want 2", n, g->name);
+	return n == 2;
+}
+
+/* The stand-in's script, for env(1): per node (NVML_STUB_<node>), with
+ * no_driver, hnode2's NVML does not start. */
+static char *stub_env(struct job_test *t, const struct gpu_node *g, bool no_driver)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_printf(&sb, "LD_LIBRARY_PATH='%s/tests/stubs' NVML_STUB='count=2'",
+		  getenv("PYSTROBE_BUILDDIR"));
+	for (int i = 0; i < NODES; i++) {
+		if (no_driver && i == 1) {
+			sb_printf(&sb, " NVML_STUB_%s='init=9'", g[i].name);
+			continue;
+		}
+		sb_printf(&sb, " NVML_STUB_%s='util=%u,mem=%u,pids=%ld,pids1=%ld'", g[i].name,
+			  g[i].util, g[i].mem, t->rank[g[i].rank[0]].pid, t->rank[g[i].rank[1]].pid);
+	}
+	return sb_detach(&sb);
+}
+
+/* A node's line in the view of all ranks, as the stand-in plays it. */
+static char *node_line(const struct gpu_node *g)
+{
+	return xasprintf("%s: GPU 0 %u%% %.1f GiB rank %d; GPU 1 %u%% %.1f GiB rank %d", g->name,
+			 g->util, g->mem / 1024.0, g->rank[0], g->util, g->mem / 1024.0, g->rank[1]);
+}
+
+/* GPU k of a node in full (the stand-in's memory busy is half its util). */
+static char *gpu_line(const struct gpu_node *g, int k)
+{
+	return xasprintf("GPU %d (Stand-in GPU %d) on %s: %u%% busy, memory %u%% busy, %.1f of "
+			 "%.1f GiB, rank %d", k, k, g->name, g->util, g->util / 2, g->mem / 1024.0,
+			 STUB_TOTAL_MIB / 1024.0, g->rank[k]);
+}
+
+/* The view of all ranks: the job's line, each node's. */
+static void gpu_all(struct job_test *t, const struct gpu_node *g)
+{
+	char *l1 = node_line(&g[0]), *l2 = node_line(&g[1]);
+	char *sum = xasprintf("GPUs: 4 on 2 nodes, %u%% busy on average", (g[0].util + g[1].util) / 2);
+	char *least = xasprintf("least busy: GPU 0 on %s, %u%% rank %d", g[0].name, g[0].util,
+				g[0].rank[0]);
+	const char *want[] = { sum, least, l1, l2, NULL };
+
+	free(wait_screen(t, "gpu: the view of all ranks", want, NULL));
+	printf("top: gpu: %s / %s\n", l1, l2);
+	free(least);
+	free(sum);
+	free(l2);
+	free(l1);
+}
+
+/* T: each node's view has its own two GPUs, not the other's; then rank 0's
+ * has its GPU only. */
+static void gpu_views(struct job_test *t, const struct gpu_node *g)
+{
+	for (int i = 0; i < NODES; i++) {
+		char *showing = xasprintf("Showing: node %s (%d of %d)", g[i].name, i + 1, NODES);
+		char *a = gpu_line(&g[i], 0), *b = gpu_line(&g[i], 1);
+		char *other = xasprintf(") on %s: ", g[1 - i].name);
+		const char *want[] = { showing, a, b, NULL };
+
+		press(t, "T");
+		free(wait_screen(t, showing, want, other));
+		printf("top: gpu: %s\n", a);
+		free(other);
+		free(b);
+		free(a);
+		free(showing);
+	}
+	for (int i = 0; i < NODES; i++) {
+		const struct gpu_node *n = &g[i];
+		int k = n->rank[0] == 0 ? 0 : n->rank[1] == 0 ? 1 : -1;
+		char *showing, *mine, *other;
+
+		if (k < 0)
+			continue;
+		showing = xasprintf("Showing: rank 0 on %s (1 of %d)", n->name, RANKS);
+		mine = gpu_line(n, k);
+		other = xasprintf("GPU %d (Stand-in GPU %d) on", 1 - k, 1 - k);
+		press(t, "T");
+		free(wait_screen(t, showing, (const char *[]){ showing, mine, NULL }, other));
+		free(other);
+		free(mine);
+		free(showing);
+	}
+}
+
+/* hnode2 without a driver: one line for it, hnode1's figures go on. */
+static void gpu_no_driver(struct job_test *t, const struct gpu_node *g)
+{
+	char *l1 = node_line(&g[0]), *s;
+	const char *why = "hnode2: no GPU figures: NVML could not start: Driver Not Loaded";
+	const char *want[] = { why, l1, NULL };
+	int n = 0;
+
+	s = wait_screen(t, "gpu: hnode2 without a driver", want, NULL);
+	for (const char *p = s; (p = strstr(p, "Driver Not Loaded")); p++)
+		n++;
+	if (n != 1)
+		msg_add(&t->msg, "gpu: hnode2's missing driver said %d times, want once:\n%s", n, s);
+	free(s);
+	free(l1);
+}
+
+START_TEST(test_gpu)
+{
+	struct gpu_node g[NODES] = { { "hnode1", 37, 2048, { 0 } }, { "hnode2", 81, 3072, { 0 } } };
+	struct job_test t = { 0 };
+	char *env;
+
+	if (!job_up(&t))
+		return;
+	if (!node_ranks(&t, &g[0]) || !node_ranks(&t, &g[1]))
+		goto out;
+	env = stub_env(&t, g, false);
+	printf("top: gpu: the stand-in NVML plays %s\n", env);
+	top_start_with(&t, "gpu: the job's header", env, "--gpu");
+	gpu_all(&t, g);
+	gpu_views(&t, g);
+	top_quit(&t, 0);
+	free(env);
+	env = stub_env(&t, g, true);
+	top_start_with(&t, "gpu: the job's header, hnode2 without a driver", env, "--gpu");
+	gpu_no_driver(&t, g);
+	top_quit(&t, 0);
+	free(env);
+out:
+	job_end(&t, "top --slurm --gpu in tmux, NVML's stand-in");
 }
 END_TEST
 
@@ -508,6 +682,7 @@ int main(void)
 		{ "view", 300, 0, 1, { test_view } },
 		{ "snapshots", 240, 0, 1, { test_snapshots } },
 		{ "errors", 60, 0, 1, { test_no_job } },
+		{ "gpu", 300, 0, 1, { test_gpu } },
 		{ "gloo", 600, 0, 1, { test_gloo } },
 	};
 

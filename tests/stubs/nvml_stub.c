@@ -14,12 +14,19 @@
  *                  wall clock from the epoch, so a test can tell which
  *                  value was served at any moment
  *   pids=P:Q:...   the processes device 0 runs (the others run none)
+ *   pidsN=P:Q:...  the processes device N runs
+ *   init=CODE      nvmlInit returns CODE (9: the driver is not loaded):
+ *                  a machine with the library and no driver
  *   lose=N         after N utilisation readings of device 0, every device is lost
  *                  (NVML_ERROR_GPU_IS_LOST)
  *   hang=N         after N utilisation readings of device 0, the next call
  *                  never returns (a wedged driver)
  *   log=PATH       each utilisation served, a line "UNIX_NS DEVICE UTIL
  *                  MEM_MIB": the ground truth a test compares with
+ *
+ * The words of NVML_STUB_<NODE>, where NODE is $SLURMD_NODENAME (a task
+ * of a Slurm job), come after NVML_STUB's and win: every node of the
+ * tests' cluster is this one machine, and each plays its own GPUs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +38,8 @@
 #define MAX_DEVICES 8
 #define MEM_TOTAL_MIB 81559ull
 
-enum { SUCCESS = 0, INVALID_ARGUMENT = 2, INSUFFICIENT_SIZE = 7, GPU_IS_LOST = 15 };
+enum { SUCCESS = 0, INVALID_ARGUMENT = 2, INSUFFICIENT_SIZE = 7, DRIVER_NOT_LOADED = 9,
+       GPU_IS_LOST = 15 };
 
 struct utilization {
 	unsigned int gpu, memory;
@@ -63,7 +71,8 @@ static struct {
 	unsigned count;
 	unsigned util[MAX_VALUES], nutil;
 	unsigned mem[MAX_VALUES], nmem;
-	unsigned pids[MAX_VALUES], npids;
+	unsigned pids[MAX_DEVICES][MAX_VALUES], npids[MAX_DEVICES];
+	int init;
 	unsigned long long step_ms;
 	long lose;		/* -1: never */
 	long hang;		/* -1: never */
@@ -103,8 +112,13 @@ static void parse_word(const char *w)
 		stub.nutil = parse_list(v, stub.util);
 	else if (!strncmp(w, "mem=", 4))
 		stub.nmem = parse_list(v, stub.mem);
-	else if (!strncmp(w, "pids=", 5))
-		stub.npids = parse_list(v, stub.pids);
+	else if (!strncmp(w, "pids", 4) && (w[4] == '=' || (w[4] >= '0' && w[4] <= '9'))) {
+		unsigned dev = (unsigned)atoi(w + 4);
+
+		if (dev < MAX_DEVICES)
+			stub.npids[dev] = parse_list(v, stub.pids[dev]);
+	} else if (!strncmp(w, "init=", 5))
+		stub.init = atoi(v);
 	else if (!strncmp(w, "step_ms=", 8))
 		stub.step_ms = strtoull(v, NULL, 10);
 	else if (!strncmp(w, "lose=", 5))
@@ -115,22 +129,33 @@ static void parse_word(const char *w)
 		snprintf(stub.log, sizeof(stub.log), "%s", v);
 }
 
+static void parse_spec(const char *spec)
+{
+	char buf[4096], *w, *save;
+
+	snprintf(buf, sizeof(buf), "%s", spec ? spec : "");
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+		parse_word(w);
+}
+
 int nvmlInit_v2(void)
 {
-	const char *spec = getenv("NVML_STUB");
-	char buf[4096], *w, *save;
+	const char *node = getenv("SLURMD_NODENAME");
+	char name[256];
 
 	memset(&stub, 0, sizeof(stub));
 	stub.count = 1;
 	stub.step_ms = 200;
 	stub.lose = -1;
 	stub.hang = -1;
-	snprintf(buf, sizeof(buf), "%s", spec ? spec : "");
-	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
-		parse_word(w);
+	parse_spec(getenv("NVML_STUB"));
+	if (node) {
+		snprintf(name, sizeof(name), "NVML_STUB_%s", node);
+		parse_spec(getenv(name));
+	}
 	if (!stub.step_ms)
 		stub.step_ms = 200;
-	return SUCCESS;
+	return stub.init;
 }
 
 int nvmlShutdown(void)
@@ -141,7 +166,8 @@ int nvmlShutdown(void)
 const char *nvmlErrorString(int ret)
 {
 	return ret == GPU_IS_LOST ? "GPU is lost" : ret == INSUFFICIENT_SIZE ?
-	       "Insufficient Size" : "Unknown Error";
+	       "Insufficient Size" : ret == DRIVER_NOT_LOADED ? "Driver Not Loaded" :
+	       "Unknown Error";
 }
 
 int nvmlDeviceGetCount_v2(unsigned int *n)
@@ -230,7 +256,7 @@ int nvmlDeviceGetMemoryInfo(void *dev, struct memory *m)
 
 int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, struct process *p)
 {
-	unsigned n = index_of(dev) == 0 ? stub.npids : 0;
+	unsigned n = stub.npids[index_of(dev)];
 
 	if (lost())
 		return GPU_IS_LOST;
@@ -239,7 +265,8 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, stru
 		return INSUFFICIENT_SIZE;
 	}
 	for (unsigned i = 0; i < n; i++)
-		p[i] = (struct process){ stub.pids[i], 1ull << 30, 0xFFFFFFFFu, 0xFFFFFFFFu };
+		p[i] = (struct process){ stub.pids[index_of(dev)][i], 1ull << 30, 0xFFFFFFFFu,
+					 0xFFFFFFFFu };
 	*count = n;
 	return SUCCESS;
 }
