@@ -80,6 +80,7 @@ static void device_read(const struct jdoc *d, const struct jv *o, struct top_gpu
 	g->mem_pct = (int)int_or(d, o, "mem_pct", 100, -1);
 	g->mem_used = (uint64_t)int_or(d, o, "mem_used", INT64_MAX, 0);
 	g->mem_total = (uint64_t)int_or(d, o, "mem_total", INT64_MAX, 0);
+	g->age_s = (unsigned)(int_or(d, o, "age_ms", INT32_MAX, 0) / 1000);
 	g->unranked = (int)int_or(d, o, "more_pids", INT32_MAX, 0);
 	g->others = (int)int_or(d, o, "others", INT32_MAX, 0);
 	g->ranks = xmalloc(NODE_GPU_PIDS * sizeof(*g->ranks));

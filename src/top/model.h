@@ -98,6 +98,7 @@ struct top_gpu {
 	char *name;		/* printable */
 	int gpu_pct, mem_pct;	/* -1: no reading yet */
 	uint64_t mem_used, mem_total;	/* bytes */
+	unsigned age_s;		/* how old the reading was when the node replied */
 	char *lost;		/* why it stopped answering (printable), or NULL */
 	long *ranks;		/* the job's ranks whose processes are on it, sorted */
 	int nranks;

@@ -419,6 +419,9 @@ bool top_job_describe(const struct top_model *m, bool position, struct strbuf *s
 /* --- the GPUs (--gpu) ------------------------------------------------------- */
 
 #define GIB (1024.0 * 1024 * 1024)
+/* A reading this old: the node's driver does not answer (single-host
+ * top's rule, analysis/gpusample.c). */
+#define LATE_S 2
 
 static void gpu_copy(struct top_gpu *to, const struct top_gpu *from)
 {
@@ -533,6 +536,8 @@ static void node_line(const struct top_node *n, struct strbuf *sb)
 			sb_puts(sb, " no reading");
 		else
 			sb_printf(sb, " %d%% %.1f GiB", g->gpu_pct, g->mem_used / GIB);
+		if (!g->lost && g->gpu_pct >= 0 && g->age_s > LATE_S)
+			sb_printf(sb, " (%u s old)", g->age_s);
 		if (g->nranks)
 			put_ranks(sb, g->ranks, g->nranks);
 	}
@@ -607,8 +612,11 @@ static void gpu_line(const struct top_node *n, const struct top_gpu *g, struct s
 	else if (g->gpu_pct < 0)
 		sb_puts(sb, "no reading yet,");
 	else
-		sb_printf(sb, "%d%% busy, memory %d%% busy, %.1f of %.1f GiB,", g->gpu_pct,
-			  g->mem_pct, g->mem_used / GIB, g->mem_total / GIB);
+		sb_printf(sb, "%d%% busy, memory %d%% busy, %.1f of %.1f GiB%s", g->gpu_pct,
+			  g->mem_pct, g->mem_used / GIB, g->mem_total / GIB,
+			  g->age_s > LATE_S ? "" : ",");
+	if (!g->lost && g->gpu_pct >= 0 && g->age_s > LATE_S)
+		sb_printf(sb, " (no answer for %u s),", g->age_s);
 	put_users(sb, g);
 	sb_putc(sb, '\n');
 }

@@ -25,7 +25,8 @@
  *     logs), the second its second: the stand-in's figures are the truth.
  *     The header has a line per node with its GPUs, figures and ranks, and
  *     the job's mean and least busy GPU; T's node view each GPU of that
- *     node alone, T's rank view the rank's GPU alone; q exits 0.  Then
+ *     node alone, T's rank view the rank's GPU alone; q exits 0; the
+ *     snapshots (no terminal) have the nodes' lines too.  Then
  *     hnode2's NVML does not start (no driver): one line says so for
  *     hnode2, hnode1's figures and all 4 ranks are still shown, q exits 0.
  *
@@ -500,13 +501,16 @@ static char *gpu_line(const struct gpu_node *g, int k)
 static void gpu_all(struct job_test *t, const struct gpu_node *g)
 {
 	char *l1 = node_line(&g[0]), *l2 = node_line(&g[1]);
-	char *sum = xasprintf("GPUs: 4 on 2 nodes, %u%% busy on average", (g[0].util + g[1].util) / 2);
+	char *sum = xasprintf("GPUs: 4 on 2 nodes, %u%% busy on average",
+			      (g[0].util + g[1].util) / 2);
 	char *least = xasprintf("least busy: GPU 0 on %s, %u%% rank %d", g[0].name, g[0].util,
 				g[0].rank[0]);
 	const char *want[] = { sum, least, l1, l2, NULL };
+	char *s = wait_screen(t, "gpu: the view of all ranks", want, NULL);
 
-	free(wait_screen(t, "gpu: the view of all ranks", want, NULL));
-	printf("top: gpu: %s / %s\n", l1, l2);
+	if (strstr(s, l1) && strstr(s, l2))
+		printf("top: gpu: %s / %s\n", l1, l2);
+	free(s);
 	free(least);
 	free(sum);
 	free(l2);
@@ -522,10 +526,13 @@ static void gpu_views(struct job_test *t, const struct gpu_node *g)
 		char *a = gpu_line(&g[i], 0), *b = gpu_line(&g[i], 1);
 		char *other = xasprintf(") on %s: ", g[1 - i].name);
 		const char *want[] = { showing, a, b, NULL };
+		char *sc;
 
 		press(t, "T");
-		free(wait_screen(t, showing, want, other));
-		printf("top: gpu: %s\n", a);
+		sc = wait_screen(t, showing, want, other);
+		if (strstr(sc, a) && strstr(sc, b))
+			printf("top: gpu: %s\n", a);
+		free(sc);
 		free(other);
 		free(b);
 		free(a);
@@ -547,6 +554,29 @@ static void gpu_views(struct job_test *t, const struct gpu_node *g)
 		free(mine);
 		free(showing);
 	}
+}
+
+/* Without a terminal: the snapshots have each node's line too, and
+ * --duration exits 0. */
+static void gpu_snapshots(struct job_test *t, const struct gpu_node *g, const char *env)
+{
+	char *cmd = xasprintf("env %s '%s' top --slurm=%ld --idle --gpu -d 0.5 --duration 3", env,
+			      pystrobe_path(), t->job);
+	char *const argv[] = { "/bin/sh", "-c", cmd, NULL };
+	char *l1 = node_line(&g[0]), *l2 = node_line(&g[1]);
+	struct run r;
+
+	ck_assert_int_eq(run_cmd(&r, 60000, argv), 0);
+	if (run_exit(&r) != 0 || !strstr(r.out, l1) || !strstr(r.out, l2))
+		msg_add(&t->msg, "gpu: snapshots: exit %d, want 0, \"%s\" and \"%s\"; stdout:\n"
+			"%.3000s\nstderr: %s", run_exit(&r), l1, l2, r.out, r.err);
+	else
+		printf("top: gpu: the snapshots have both nodes' lines\n");
+	run_free(&r);
+	check_nothing_left(t, "gpu: --duration");
+	free(l2);
+	free(l1);
+	free(cmd);
 }
 
 /* hnode2 without a driver: one line for it, hnode1's figures go on. */
@@ -582,6 +612,7 @@ START_TEST(test_gpu)
 	gpu_all(&t, g);
 	gpu_views(&t, g);
 	top_quit(&t, 0);
+	gpu_snapshots(&t, g, env);
 	free(env);
 	env = stub_env(&t, g, true);
 	top_start_with(&t, "gpu: the job's header, hnode2 without a driver", env, "--gpu");

@@ -1273,7 +1273,8 @@ START_TEST(test_job_gpu_views)
 END_TEST
 
 /* What a node sends is hostile: names made printable, figures out of
- * range dropped, a lost device and one with no reading said; the pids
+ * range dropped, a lost device, one with no reading and an old reading
+ * said; the pids
  * NVML lists past what a reply carries count as the job's rankless. */
 START_TEST(test_job_gpu_hostile)
 {
@@ -1307,6 +1308,17 @@ START_TEST(test_job_gpu_hostile)
 	top_job_gpu_lines(&fx.m);
 	ck_assert_str_eq(gpu_text(&fx.m), "GPU 0 (evil\\x1b[2J) on hnode1: no reading yet, "
 			 "256 others");
+	/* A driver that hangs: the node's reading gets old, and says so. */
+	g[0].gpu_pct = 50;
+	g[0].age_ns = 7000 * MS;
+	gpu_reply(&fx, 0, g, 1, NULL);
+	top_job_gpu_lines(&fx.m);
+	ck_assert_str_eq(gpu_text(&fx.m), "GPU 0 (evil\\x1b[2J) on hnode1: 50% busy, memory 25% "
+			 "busy, 1.0 of 80.0 GiB (no answer for 7 s), 256 others");
+	for (int i = 0; i < 10; i++)
+		top_model_next_view(&fx.m);
+	ck_assert_str_eq(describe(&fx.m), "all ranks");
+	ck_assert_str_eq(fx.m.gpu[1], "hnode1: GPU 0 50% 1.0 GiB (7 s old)");
 	free(g);
 	top_model_free(&fx.m);
 }
