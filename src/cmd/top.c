@@ -318,7 +318,8 @@ static const struct opt top_opts[] = {
 	{ TARGET_OPT(SUBPROCESSES), .help = "also every process started by the target" },
 	{ TARGET_OPT(GPU),
 	  .help = "a header line per GPU the processes use: its\n"
-		  "utilisation and memory, through NVML" },
+		  "utilisation and memory, through NVML (--slurm:\n"
+		  "each node's GPUs, with the ranks on each)" },
 	{ TARGET_OPT(SLURM) },
 	{ TARGET_OPT(PYSTROBE) },
 	{ TARGET_OPT(TIMEOUT),
