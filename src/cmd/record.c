@@ -584,16 +584,6 @@ static int finish_child(struct record *r, bool over)
 	return child_finish(&r->child, quit_requested || over);
 }
 
-/* The wall clock, to the nanosecond: timelines from several hosts or
- * runs are lined up by it. */
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* What the profile says it is of: the Python program's command (not the
  * launcher's that -s started with: env, a pyenv shim) and Python. */
 static void describe(struct profile *p, const struct fleet *f, pid_t pid, char **argv, int argc)

@@ -82,13 +82,6 @@ static void event_begin(struct ct *ct)
 	ct->need_comma = true;
 }
 
-static void put_str(struct strbuf *sb, const char *s)
-{
-	sb_putc(sb, '"');
-	json_escape(sb, s);
-	sb_putc(sb, '"');
-}
-
 static void put_ids(struct ct *ct, pid_t pid, pid_t tid)
 {
 	sb_puts(&ct->sb, "\"pid\":");
@@ -101,11 +94,11 @@ static void metadata(struct ct *ct, const char *what, pid_t pid, pid_t tid, cons
 {
 	event_begin(ct);
 	sb_puts(&ct->sb, "{\"ph\":\"M\",\"name\":");
-	put_str(&ct->sb, what);
+	json_quote(&ct->sb, what);
 	sb_putc(&ct->sb, ',');
 	put_ids(ct, pid, tid);
 	sb_puts(&ct->sb, ",\"args\":{\"name\":");
-	put_str(&ct->sb, name);
+	json_quote(&ct->sb, name);
 	sb_puts(&ct->sb, "}}");
 }
 
@@ -201,7 +194,7 @@ static const char *names_of(struct ct *ct, uint32_t id)
 		return ct->names[id];
 	label = pframe_label(f, ct->full);
 	sb_puts(&sb, ",\"name\":");
-	put_str(&sb, label);
+	json_quote(&sb, label);
 	sb_printf(&sb, ",\"cat\":\"%s\"", category(f));
 	free(label);
 	ct->names[id] = sb_detach(&sb);
@@ -337,13 +330,13 @@ static void counter_events(struct ct *ct, const struct pcounter *c)
 	for (uint32_t i = 0; i < c->npoints; i++) {
 		event_begin(ct);
 		sb_puts(&ct->sb, "{\"ph\":\"C\",\"name\":");
-		put_str(&ct->sb, c->name);
+		json_quote(&ct->sb, c->name);
 		sb_putc(&ct->sb, ',');
 		put_ids(ct, ct->p->pid, ct->p->pid);
 		sb_puts(&ct->sb, ",\"ts\":");
 		sb_put_u64(&ct->sb, to_us(c->points[i].t_ns));
 		sb_puts(&ct->sb, ",\"args\":{");
-		put_str(&ct->sb, c->unit);
+		json_quote(&ct->sb, c->unit);
 		sb_printf(&ct->sb, ":%.6g}}", c->points[i].value);
 		if (ct->sb.len > FLUSH_AT)
 			out_flush_sb(&ct->sb, ct->f);

@@ -235,10 +235,9 @@ const char *out_path_name(const char *path)
 }
 
 /* "-": the profile goes to standard output, as it is written. */
-static int write_stdout(const struct out_format *fmt, const struct profile *p,
-			const struct out_opts *o, const char *cmd)
+static int write_stdout(int (*fill)(FILE *f, void *arg), void *arg, const char *cmd)
 {
-	int rc = fmt->write(p, stdout, o);
+	int rc = fill(stdout, arg);
 
 	if (rc == 0)
 		rc = out_finish(stdout);
@@ -281,12 +280,12 @@ void out_flush_sb(struct strbuf *sb, FILE *f)
  * /dev/fd/N of a shell's >(...), a symbolic link) is written in place:
  * a new file renamed over it would replace the device, the pipe or the
  * link itself. */
-static int write_in_place(const struct out_format *fmt, const struct profile *p,
-			  const struct out_opts *o, const char *path, const char *cmd)
+static int write_in_place(int (*fill)(FILE *f, void *arg), void *arg, const char *path,
+			  const char *cmd)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	int rc = f ? fmt->write(p, f, o) : -errno;
+	int rc = f ? fill(f, arg) : -errno;
 
 	if (rc == 0)
 		rc = out_finish(f);
@@ -355,17 +354,24 @@ static int fill_profile(FILE *f, void *arg)
 	return pf->fmt->write(pf->p, f, pf->o);
 }
 
+int out_write_with(const char *path, const char *cmd, int (*fill)(FILE *f, void *arg),
+		   void *arg)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return write_stdout(fill, arg, cmd);
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(fill, arg, path, cmd);
+	return out_write_atomic(path, cmd, fill, arg) < 0 ? status_fail(EXIT_ERROR) : 0;
+}
+
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd)
 {
 	struct profile_fill pf = { fmt, p, o };
-	struct stat st;
 
-	if (!strcmp(path, "-"))
-		return write_stdout(fmt, p, o, cmd);
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return write_in_place(fmt, p, o, path, cmd);
-	return out_write_atomic(path, cmd, fill_profile, &pf) < 0 ? status_fail(EXIT_ERROR) : 0;
+	return out_write_with(path, cmd, fill_profile, &pf);
 }
 
 /* --- checking a path before a recording ------------------------------------ */

@@ -91,7 +91,13 @@ char *out_default_name(const char *what, const struct out_format *fmt);
 int out_write_file(const struct out_format *fmt, const struct profile *p,
 		   const struct out_opts *o, const char *path, const char *cmd);
 
-/* The same for any contents: fill writes them to f (0, or -errno); the
+/* out_write_file() of any contents (record --slurm's Chrome trace of a
+ * job): fill writes them to f, 0 or -errno; "-" and a path that is no
+ * plain file alike. */
+int out_write_with(const char *path, const char *cmd, int (*fill)(FILE *f, void *arg),
+		   void *arg);
+
+/* The same, to a plain file only: fill writes them to f (0, or -errno); the
  * file is synced to disk before it is renamed into place, and
  * the temporary removed on any failure.  Returns 0 or -errno, after an
  * error message that starts with cmd; with cmd NULL, none. */

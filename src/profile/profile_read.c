@@ -131,15 +131,18 @@ char *reader_unescape(const char *s, size_t len)
 
 /* --- gzip ---------------------------------------------------------------- */
 
-static int gunzip(struct reader *r, const char *data, size_t len, struct strbuf *out)
+int gunzip_mem(const void *data, size_t len, size_t max, struct strbuf *out, char *err,
+	       size_t errlen)
 {
 	char buf[64 * 1024];
 	z_stream z;
 	int rc;
 
 	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, 15 + 16) != Z_OK)
-		return reader_fail(r, "cannot start decompressing");
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		snprintf(err, errlen, "cannot start decompressing");
+		return -1;
+	}
 	z.next_in = (Bytef *)data;
 	z.avail_in = (uInt)len;
 	do {
@@ -149,19 +152,31 @@ static int gunzip(struct reader *r, const char *data, size_t len, struct strbuf 
 		if (rc != Z_OK && rc != Z_STREAM_END)
 			break;
 		sb_add(out, buf, sizeof(buf) - z.avail_out);
-		if (out->len > PROFILE_READ_MAX) {
+		if (out->len > max) {
 			inflateEnd(&z);
-			return reader_fail(r, "more than %u MiB once decompressed",
-					   PROFILE_READ_MAX >> 20);
+			snprintf(err, errlen, "more than %zu MiB once decompressed", max >> 20);
+			return -1;
 		}
 	} while (rc != Z_STREAM_END);
 	inflateEnd(&z);
 	if (rc == Z_STREAM_END)
 		return 0;
 	if (rc == Z_BUF_ERROR)
-		return reader_fail(r, "truncated gzip data");
-	return reader_fail(r, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
+		snprintf(err, errlen, "truncated gzip data");
+	else
+		snprintf(err, errlen, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
+	return -1;
 }
+
+static int gunzip(struct reader *r, const char *data, size_t len, struct strbuf *out)
+{
+	char err[256];
+
+	if (gunzip_mem(data, len, PROFILE_READ_MAX, out, err, sizeof(err)) < 0)
+		return reader_fail(r, "%s", err);
+	return 0;
+}
+
 /* --- a flight recording -------------------------------------------------- */
 
 /* Seconds from base, "-120.0 s", for messages about slices. */

@@ -41,6 +41,7 @@
 
 #include "profile/flightrec.h"
 #include "profile/profile.h"
+#include "util/util.h"
 
 /* Biggest input file, and biggest pprof once decompressed. */
 #define PROFILE_READ_MAX	(1u << 30)
@@ -49,6 +50,11 @@
 #define PROFILE_READ_DEPTH	4096
 
 #define PROFILE_READ_ERR 1024
+
+/* len bytes of gzip data, decompressed onto out: 0, or -1 with why in err
+ * (corrupt, cut short, more than max bytes once decompressed). */
+int gunzip_mem(const void *data, size_t len, size_t max, struct strbuf *out, char *err,
+	       size_t errlen);
 
 /* What the readers take, for messages about a file they do not. */
 #define PROFILE_READ_FORMATS \

@@ -109,6 +109,13 @@ void json_escape(struct strbuf *sb, const char *s)
 	sb_add_escaped(sb, s, strlen(s), ESC_JSON);
 }
 
+void json_quote(struct strbuf *sb, const char *s)
+{
+	sb_putc(sb, '"');
+	json_escape(sb, s);
+	sb_putc(sb, '"');
+}
+
 void json_kstr(struct json *j, const char *key, const char *s)
 {
 	json_key(j, key);

@@ -37,5 +37,8 @@ void json_kbool(struct json *j, const char *key, bool v);
 
 /* Escape s as a JSON string body (no quotes) onto sb: sb_add_escaped(ESC_JSON). */
 void json_escape(struct strbuf *sb, const char *s);
+/* The same between double quotes: a whole JSON string, for writers that
+ * build their JSON by hand (the Chrome traces). */
+void json_quote(struct strbuf *sb, const char *s);
 
 #endif

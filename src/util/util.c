@@ -495,6 +495,14 @@ uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 uint64_t pid_phase(pid_t pid, uint64_t period_ns)
 {
 	uint32_t frac = (uint32_t)pid * 2654435769u;	/* 2^32 / golden ratio */

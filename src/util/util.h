@@ -108,6 +108,9 @@ int natural_cmp(const char *a, const char *b);
 
 /* CLOCK_MONOTONIC in nanoseconds: deadlines, pauses, intervals. */
 uint64_t mono_ns(void);
+/* CLOCK_REALTIME in nanoseconds: timelines from several hosts or runs
+ * are lined up by it (record --slurm's Chrome trace). */
+uint64_t realtime_ns(void);
 
 /* A point in [0, period) chosen by pid, for work done once a period per
  * process.  The processes of a fleet are first sampled in the same round,
