@@ -133,6 +133,30 @@ int node_put_pprof(struct strbuf *sb, struct profile *p)
 	return rc;
 }
 
+int node_put_chrometrace(struct strbuf *sb, const struct profile *p)
+{
+	struct out_opts oo = { 0 };
+	char *trace = NULL, *gz = NULL;
+	size_t len = 0, gzlen = 0;
+	FILE *f = open_memstream(&trace, &len), *g = NULL;
+	int rc = f ? out_chrometrace(p, f, &oo) : -1;
+
+	if (f && fclose(f) != 0)
+		rc = -1;
+	/* A trace is mostly the same few names over and over: gzip makes
+	 * it a tenth of itself or less, on the wire and in the front's
+	 * memory until it is written. */
+	if (rc == 0 && (g = open_memstream(&gz, &gzlen)) != NULL)
+		rc = out_write_gzip(g, trace, len);
+	if (!g || fclose(g) != 0)
+		rc = -1;
+	if (rc == 0)
+		sb_add_base64(sb, gz, gzlen);
+	free(trace);
+	free(gz);
+	return rc < 0 ? -1 : 0;
+}
+
 int node_reply_profile(struct jdoc *d, const struct strbuf *json, const char *node,
 		       struct profile *p, char *err, size_t errlen)
 {
@@ -152,19 +176,26 @@ int node_reply_profile(struct jdoc *d, const struct strbuf *json, const char *no
 	return rc < 0 ? -1 : 0;
 }
 
-long node_reply_rank(const struct jdoc *d, pid_t pid)
+const struct jv *node_reply_process(const struct jdoc *d, pid_t pid)
 {
 	const struct jv *procs = jv_get(d, jdoc_root(d), "processes");
 
 	for (size_t i = 0; i < jv_len(procs); i++) {
 		const struct jv *p = jv_at(d, procs, i);
-		int64_t v, rank;
+		int64_t v;
 
-		if (!jv_int(jv_get(d, p, "pid"), 1, INT32_MAX, &v) || v != pid)
-			continue;
-		if (!jv_int(jv_get(d, jv_get(d, p, "job"), "rank"), 0, INT32_MAX, &rank))
-			return -1;
-		return (long)rank;
+		if (jv_int(jv_get(d, p, "pid"), 1, INT32_MAX, &v) && v == pid)
+			return p;
 	}
-	return -1;
+	return NULL;
+}
+
+long node_reply_rank(const struct jdoc *d, pid_t pid)
+{
+	int64_t rank;
+
+	if (!jv_int(jv_get(d, jv_get(d, node_reply_process(d, pid), "job"), "rank"), 0, INT32_MAX,
+		    &rank))
+		return -1;
+	return (long)rank;
 }

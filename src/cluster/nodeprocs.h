@@ -50,10 +50,17 @@ void node_procs_json(struct json *j, const struct node_procs *np);
 /* p as pprof, base64, into sb: 0, or -1. */
 int node_put_pprof(struct strbuf *sb, struct profile *p);
 
+/* record --slurm -f chrometrace: p (with its runs) as a Chrome trace,
+ * gzip, base64, into sb: 0, or -1. */
+int node_put_chrometrace(struct strbuf *sb, const struct profile *p);
+
 /* The front's side: a node's reply parsed into d, and its "pprof" read
  * into p (to profile_free()).  0, or -1 with err said. */
 int node_reply_profile(struct jdoc *d, const struct strbuf *json, const char *node,
 		       struct profile *p, char *err, size_t errlen);
+
+/* Process pid's object in the reply's "processes", or NULL. */
+const struct jv *node_reply_process(const struct jdoc *d, pid_t pid);
 
 /* The rank of process pid in the reply's "processes", or -1 when it has
  * none (or is not there). */

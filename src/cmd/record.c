@@ -705,7 +705,7 @@ static int wind_down(struct record *r, struct profile *p, struct fleet *f,
 static int slurm_mode(struct record *r)
 {
 	if (r->t.slurm.node_job)
-		return record_node(&r->t);
+		return record_node(&r->t, r->fmt);
 	return record_slurm(&r->t, r->fmt, &r->oo, r->output, r->quiet);
 }
 

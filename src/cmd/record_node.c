@@ -57,13 +57,16 @@ static void put_waits(struct json *j, const struct node_procs *np, const struct 
 	sb_release(&said);
 }
 
-/* The reply's JSON: who, what was sampled, and the profile. */
+/* The reply's JSON: who, what was sampled, and the profile: pprof, or
+ * with trace a Chrome trace (its times since start_unix_ns, this node's
+ * wall clock, by which the front lines the nodes up). */
 static int put_reply(struct strbuf *out, const struct node_procs *np, struct profile *p,
-		     const struct sampler_counts *c, int nprocs, const struct waitmark *w)
+		     const struct sampler_counts *c, int nprocs, const struct waitmark *w,
+		     bool trace)
 {
 	struct strbuf b64 = STRBUF_INIT;
 	struct json j;
-	int rc = node_put_pprof(&b64, p);
+	int rc = trace ? node_put_chrometrace(&b64, p) : node_put_pprof(&b64, p);
 
 	json_init(&j, out);
 	json_obj_begin(&j);
@@ -73,14 +76,15 @@ static int put_reply(struct strbuf *out, const struct node_procs *np, struct pro
 	json_kuint(&j, "samples", p->samples);
 	json_kuint(&j, "rounds_lost", p->rounds_lost);
 	json_kuint(&j, "duration_ns", p->duration_ns);
+	json_kuint(&j, "start_unix_ns", p->start_unix_ns);
 	put_waits(&j, np, w);
-	json_kstr(&j, "pprof", b64.buf ? b64.buf : "");
+	json_kstr(&j, trace ? "chrometrace" : "pprof", b64.buf ? b64.buf : "");
 	json_obj_end(&j);
 	sb_release(&b64);
 	return rc;
 }
 
-int record_node(struct target_opts *t)
+int record_node(struct target_opts *t, const struct out_format *fmt)
 {
 	struct node_procs np;
 	struct strbuf out = STRBUF_INIT;
@@ -96,7 +100,8 @@ int record_node(struct target_opts *t)
 		return exit_code(rc);
 	quit_on_signals_node();
 	profile_init(&p, t->so.rate_hz);
-	p.no_timeline = true;	/* pprof keeps counts, per thread */
+	/* pprof keeps counts, per thread; a Chrome trace needs the runs. */
+	p.no_timeline = !fmt->times_only;
 	if (t->waits)
 		w = waitmark_new(&p);
 	node_procs_follow(&np, &t->fo);
@@ -107,6 +112,7 @@ int record_node(struct target_opts *t)
 		goto out;
 	}
 	p.wall = t->so.idle;
+	p.start_unix_ns = realtime_ns();
 	fleet_run(f, &quit_requested, NULL, NULL, &st);
 	fleet_counts(f, &c);
 	nprocs = fleet_nprocs_ever(f);
@@ -115,7 +121,7 @@ int record_node(struct target_opts *t)
 	if (w)
 		waitmark_finish(w);
 	profile_merge_renamed(&p);
-	if (put_reply(&out, &np, &p, &c, nprocs, w) < 0) {
+	if (put_reply(&out, &np, &p, &c, nprocs, w, fmt->times_only) < 0) {
 		errorf("cannot write this node's profile");
 		status = EXIT_ERROR;
 	}

@@ -8,8 +8,9 @@
 #include "profile/output.h"
 
 /* This node's ranks of the job t->slurm.node_job, sampled as t says, for
- * the duration or until SIGTERM, sent back as one reply; the exit status. */
-int record_node(struct target_opts *t);
+ * the duration or until SIGTERM, sent back as one reply (pprof, or for
+ * fmt chrometrace its Chrome trace); the exit status. */
+int record_node(struct target_opts *t, const struct out_format *fmt);
 
 /* The front: the exit status. */
 int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out_opts *oo,

@@ -6,9 +6,15 @@
  * labels node and rank, which Pyroscope and Parca filter by), so the
  * flame graph shows the ranks side by side and a rank that does something
  * else stands apart.
+ *
+ * -f chrometrace: a timeline needs each sample's time and thread, which
+ * pprof does not keep; each node then sends its own Chrome trace instead,
+ * and the front puts them on one time axis, each rank's process a track
+ * (cluster/jobtrace.h).
  */
 #include "cmd/record_node.h"
 #include "cmd/quit.h"
+#include "cluster/jobtrace.h"
 #include "cluster/nodeprocs.h"
 #include "cluster/srun.h"
 #include "profile/profile.h"
@@ -23,7 +29,8 @@
 #define NODE_ARGS_MAX 24
 
 /* What each node records with: the sampling options passed through. */
-static void node_args(const struct slurm_job *j, const struct target_opts *t, char **argv)
+static void node_args(const struct slurm_job *j, const struct target_opts *t, bool trace,
+		      char **argv)
 {
 	const struct sampler_opts *so = &t->so;
 	char spec[64];
@@ -40,6 +47,8 @@ static void node_args(const struct slurm_job *j, const struct target_opts *t, ch
 		argv[n++] = xstrdup("--threads");
 	if (t->fo.no_priority)
 		argv[n++] = xstrdup("--no-priority");
+	if (trace)
+		argv[n++] = xstrdup("--format=chrometrace");
 	argv[n] = NULL;
 }
 
@@ -62,10 +71,12 @@ static const struct pframe *rank_root(void *arg, pid_t pid)
 	return &r->frame;
 }
 
-/* The job's profile, the Python processes the nodes sampled, and with
- * --waits what each node's threads waited for. */
+/* The job's profile (or with -f chrometrace its trace), the Python
+ * processes the nodes sampled, and with --waits what each node's threads
+ * waited for. */
 struct job_rec {
 	struct profile *p;
+	struct job_trace *trace;	/* NULL: a profile */
 	int64_t pythons;
 	struct strbuf waits;
 };
@@ -81,26 +92,21 @@ static void add_waits(struct job_rec *rec, const char *node, const char *lines)
 	}
 }
 
-/* One node's reply into the job's profile.  0, or -1 with err said. */
-static int add_node(void *arg, const char *node, const struct strbuf *json, char *err,
-		    size_t errlen)
+/* One node's pprof (in d, parsed here) into the job's profile.  0, or -1
+ * with err said. */
+static int add_profile(struct job_rec *rec, const char *node, const struct strbuf *json,
+		       struct jdoc *d, char *err, size_t errlen)
 {
-	struct job_rec *rec = arg;
 	struct profile *job = rec->p;
-	int64_t pythons = 0;
-	struct jdoc d = JDOC_INIT;
 	struct profile np;
-	struct ranks r = { &d, { 0 }, "" };
+	struct ranks r = { d, { 0 }, "" };
 	char *root_name = xasprintf("node=%s", node);
 	struct pframe root = { PF_LABEL, root_name, NULL, -1, -1 };
 	struct append_opts ao = { .root = &root };
 	int rc = -1;
 
-	if (node_reply_profile(&d, json, node, &np, err, errlen) < 0)
+	if (node_reply_profile(d, json, node, &np, err, errlen) < 0)
 		goto out;
-	if (jv_int(jv_get(&d, jdoc_root(&d), "python_processes"), 0, INT32_MAX, &pythons))
-		rec->pythons += pythons;
-	add_waits(rec, node, jv_str(&d, jv_get(&d, jdoc_root(&d), "waits")));
 	if (!job->rate_hz) {
 		job->rate_hz = np.rate_hz;
 		job->interval_ns = np.interval_ns;
@@ -113,6 +119,31 @@ static int add_node(void *arg, const char *node, const struct strbuf *json, char
 	profile_free(&np);
 out:
 	free(root_name);
+	return rc;
+}
+
+/* One node's reply into the job's profile or trace.  0, or -1 with err
+ * said. */
+static int add_node(void *arg, const char *node, const struct strbuf *json, char *err,
+		    size_t errlen)
+{
+	struct job_rec *rec = arg;
+	struct jdoc d = JDOC_INIT;
+	int64_t pythons = 0;
+	int rc = -1;
+
+	if (rec->trace) {
+		if (jdoc_parse(&d, json->buf ? json->buf : "", json->len, err, errlen) < 0 ||
+		    job_trace_add(rec->trace, node, &d, err, errlen) < 0)
+			goto out;
+	} else if (add_profile(rec, node, json, &d, err, errlen) < 0) {
+		goto out;
+	}
+	if (jv_int(jv_get(&d, jdoc_root(&d), "python_processes"), 0, INT32_MAX, &pythons))
+		rec->pythons += pythons;
+	add_waits(rec, node, jv_str(&d, jv_get(&d, jdoc_root(&d), "waits")));
+	rc = 0;
+out:
 	jdoc_release(&d);
 	return rc;
 }
@@ -134,13 +165,13 @@ static void describe(struct profile *p, const struct slurm_job *j)
 			       j->nodelist);
 }
 
-static int sample_job(struct target_opts *t, struct slurm_job *j, struct demux *d,
+static int sample_job(struct target_opts *t, struct slurm_job *j, bool trace, struct demux *d,
 		      struct fanout *f)
 {
 	char err[1024], *args[NODE_ARGS_MAX];
 	int rc;
 
-	node_args(j, t, args);
+	node_args(j, t, trace, args);
 	f->job = j;
 	f->exe = t->slurm.pystrobe;
 	f->timeout_ms = t->so.duration_s > 0 ?
@@ -173,22 +204,35 @@ static int nothing_sampled(const struct slurm_job *j, const struct job_rec *rec,
 	return EXIT_OK;
 }
 
+static int fill_trace(FILE *f, void *arg)
+{
+	return job_trace_write(arg, f);
+}
+
+/* The profile or trace to path: 0, or status_fail() after saying why. */
+static int write_job(struct job_rec *rec, const struct out_format *fmt, struct out_opts *oo,
+		     const char *path, double rate_hz)
+{
+	if (!rec->trace)
+		return out_write_file(fmt, rec->p, oo, path, "record");
+	rec->trace->command = rec->p->command;
+	rec->trace->title = oo->title;
+	rec->trace->rate_hz = rate_hz;
+	return out_write_with(path, "record", fill_trace, rec->trace);
+}
+
 int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out_opts *oo,
 		 const char *output, bool quiet)
 {
 	struct slurm_job job;
 	struct fanout f = { 0 };
 	struct profile p;
-	struct job_rec rec = { &p, 0, STRBUF_INIT };
+	struct job_trace trace;
+	struct job_rec rec = { &p, fmt->times_only ? &trace : NULL, 0, STRBUF_INIT };
 	struct demux d = { 0 };
 	char err[1024], *path = NULL;
 	int rc, missing, answered, status;
 
-	if (fmt->times_only) {
-		errorf("record: --slurm: -f %s needs every sample's time; the nodes send counts "
-		       "(use flamegraph, collapsed, speedscope or pprof)", fmt->name);
-		return EXIT_USAGE;
-	}
 	if ((rc = slurm_job_find(t->slurm.job, &job, err, sizeof(err))) < 0) {
 		errorf("%s", err);
 		return exit_code(rc);
@@ -196,7 +240,9 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 	path = output_path(output, &job, fmt);
 	profile_init(&p, 0);
 	p.no_timeline = true;
-	if ((rc = out_check_path(path, "record")) < 0 || (rc = sample_job(t, &job, &d, &f)) < 0) {
+	job_trace_init(&trace);
+	if ((rc = out_check_path(path, "record")) < 0 ||
+	    (rc = sample_job(t, &job, rec.trace != NULL, &d, &f)) < 0) {
 		status = exit_code(rc);
 		goto out;
 	}
@@ -205,11 +251,12 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 	p.wall = t->so.idle;
 	if ((status = nothing_sampled(&job, &rec, answered, missing)) != EXIT_OK)
 		goto out;
-	rc = out_write_file(fmt, &p, oo, path, "record");
+	rc = write_job(&rec, fmt, oo, path, t->so.rate_hz);
 	if (rc == 0 && !quiet)
 		errorf("record: Slurm job %s: %d of %d nodes, %lld Python processes, %llu samples; "
 		       "wrote %s", job.id, answered, job.nnodes, (long long)rec.pythons,
-		       (unsigned long long)p.samples, out_path_name(path));
+		       (unsigned long long)(rec.trace ? trace.samples : p.samples),
+		       out_path_name(path));
 	if (!quiet && rec.waits.len) {
 		fputs("pystrobe: the threads' samples, by what they waited for:\n", stderr);
 		fputs(rec.waits.buf, stderr);
@@ -218,6 +265,7 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 out:
 	sb_release(&rec.waits);
 	demux_release(&d);
+	job_trace_release(&trace);
 	profile_free(&p);
 	slurm_job_release(&job);
 	free(path);

@@ -11,6 +11,14 @@
  *   - record: every sample of every rank under node=NODE;rank=N, NODE as
  *     its log says, rank 3's in fetch_shard, the others' in
  *     allreduce_wait; pprof carries the labels node and rank.
+ *   - chrome: record --slurm -o JOB.trace.json (the format from the name)
+ *     and -f chrometrace -o -: one Chrome trace of the job
+ *     (tests/check_job_trace.py): each rank a process track "rank R on
+ *     NODE (pid PID)" as its log says, its MainThread, its slices only
+ *     in <module>, main and its log's function, nested, time only going
+ *     forward, and all of them within the rank's own clock's marks
+ *     (SIGUSR2 before and after the recording); speedscope's importer
+ *     (tests/consumers.js) opens it without a warning.
  *   - interrupt: record --slurm with no duration, SIGINT after 3 s: the
  *     profile of both nodes is written, exit 0, no node's pystrobe left,
  *     no rank stopped.
@@ -149,6 +157,19 @@ static void job_down(struct job *j)
 
 static void nothing_left(const struct job *j, char **msg);
 
+/* Rank i's pid, as its log says; 0 when it says none. */
+static long rank_pid(const struct job *j, int i)
+{
+	char path[PATH_MAX + 32], *log;
+	long pid;
+
+	snprintf(path, sizeof(path), "%s/rank-%d.json", j->logdir, i);
+	log = slurp(path);
+	pid = log ? (long)json_text_num(log, "pid") : 0;
+	free(log);
+	return pid;
+}
+
 /* The end of every case: nothing left, the cluster down, the verdict. */
 static void job_end(struct job *j, char *msg, const char *what)
 {
@@ -180,15 +201,10 @@ static void nothing_left(const struct job *j, char **msg)
 		}
 	}
 	for (int i = 0; i < RANKS; i++) {
-		char path[PATH_MAX + 32], *log;
-		long pid;
+		long pid = rank_pid(j, i);
 
-		snprintf(path, sizeof(path), "%s/rank-%d.json", j->logdir, i);
-		log = slurp(path);
-		pid = log ? (long)json_text_num(log, "pid") : 0;
 		if (pid > 0 && proc_state((pid_t)pid, (pid_t)pid) == 't')
 			msg_add(msg, "rank %d (pid %ld) is left stopped", i, pid);
-		free(log);
 	}
 }
 
@@ -258,6 +274,120 @@ START_TEST(test_record)
 		run_free(&r);
 	}
 	job_end(&j, msg, "record --slurm");
+}
+END_TEST
+
+/* Every rank's own clock marked (SIGUSR2: slurm_light_rank.py appends its
+ * time.time() to rank-R.clock), and waited for until each has marks
+ * lines. */
+static void mark_clocks(const struct job *j, int marks)
+{
+	for (int i = 0; i < RANKS; i++) {
+		long pid = rank_pid(j, i);
+
+		ck_assert_msg(pid > 0 && kill((pid_t)pid, SIGUSR2) == 0, "rank %d: pid %ld not marked",
+			      i, pid);
+	}
+	for (int i = 0; i < RANKS; i++) {
+		char path[PATH_MAX + 32], *text = NULL;
+		int lines = 0;
+
+		snprintf(path, sizeof(path), "%s/rank-%d.clock", j->logdir, i);
+		for (int tries = 0; tries < 100 && lines < marks; tries++) {
+			free(text);
+			if (tries)
+				sleep_ms(100);
+			text = slurp(path);
+			lines = 0;
+			for (const char *c = text ? text : ""; (c = strchr(c, '\n')); c++)
+				lines++;
+		}
+		ck_assert_msg(lines >= marks, "rank %d: %d marks of its clock, not %d", i, lines,
+			      marks);
+		free(text);
+	}
+}
+
+/* speedscope's own importer (tests/consumers.js), which check_consumers
+ * opens every Chrome trace with: no warning, a profile for each rank. */
+static void import_trace(const char *path, char **msg)
+{
+	char *js = xasprintf("%s/tests/consumers.js", test_srcdir()), *at;
+	char *argv[] = { "node", js, "speedscope", (char *)path, NULL };
+	struct run r;
+	int ranks = 0;
+
+	if (run_cmd(&r, 120000, argv) < 0 || run_exit(&r) == 2) {
+		test_skip("slurm: chrome: node or speedscope's importer missing, the job's trace "
+			  "not imported (tests/install-deps.sh): %s", r.err ? r.err : "");
+	} else if (run_exit(&r) != 0 || strstr(r.out, "warning ")) {
+		msg_add(msg, "speedscope on the job's trace: exit %d: %s%s", run_exit(&r), r.out,
+			r.err);
+	} else {
+		for (at = r.out; (at = strstr(at, "\nprofile ")); at++)
+			ranks += !strncmp(at + 9, "rank ", 5);
+		ranks += !strncmp(r.out, "profile rank ", 13);
+		printf("slurm: speedscope imports the job's trace without a warning: %d rank "
+		       "profiles\n", ranks);
+		if (ranks < RANKS)
+			msg_add(msg, "speedscope made %d profiles of ranks, not %d: %s", ranks, RANKS,
+				r.out);
+	}
+	run_free(&r);
+	free(js);
+}
+
+/* The job's trace against the ranks' logs and clocks
+ * (tests/check_job_trace.py), then imported. */
+static void check_trace(const struct job *j, const char *path, char **msg)
+{
+	char ranks[16], *py = xasprintf("%s/tests/check_job_trace.py", test_srcdir());
+	char *argv[] = { "python3", py, (char *)path, (char *)j->logdir, ranks, NULL };
+	struct run r;
+
+	snprintf(ranks, sizeof(ranks), "%d", RANKS);
+	run_cmd(&r, 60000, argv);
+	printf("%s%s", r.out ? r.out : "", r.err ? r.err : "");
+	if (run_exit(&r) != 0)
+		msg_add(msg, "check_job_trace.py: %s%s", r.out, r.err);
+	run_free(&r);
+	free(py);
+	import_trace(path, msg);
+}
+
+START_TEST(test_chrome)
+{
+	struct job j = { 0 };
+	char path[PATH_MAX + 32], *msg = NULL;
+	struct run r;
+
+	if (!job_up(&j))
+		return;
+	mark_clocks(&j, 1);
+	/* No -f: the format from the name, as record infers it. */
+	snprintf(path, sizeof(path), "%s/job.trace.json", j.s.dir);
+	ck_assert_int_eq(run_pystrobe(&r, "record", j.id, "-d", "2", "--idle", "-o", path, NULL),
+			 0);
+	mark_clocks(&j, 2);
+	printf("record --slurm -o job.trace.json: %s", r.err);
+	if (run_exit(&r) != 0)
+		msg_add(&msg, "exit %d: %s", run_exit(&r), r.err);
+	run_free(&r);
+	check_trace(&j, path, &msg);
+	ck_assert_int_eq(run_pystrobe(&r, "record", j.id, "-d", "1", "--idle", "-q", "-f",
+				      "chrometrace", "-o", "-", NULL), 0);
+	if (run_exit(&r) != 0 || !r.out || strncmp(r.out, "{\"displayTimeUnit\"", 18))
+		msg_add(&msg, "-f chrometrace -o -: exit %d: %.300s%s", run_exit(&r), r.out, r.err);
+	for (int i = 0; i < RANKS && r.out; i++) {
+		char want[128];
+
+		snprintf(want, sizeof(want), "\"rank %d on %s (pid %ld)\"", i, j.t[i].node,
+			 rank_pid(&j, i));
+		if (!strstr(r.out, want))
+			msg_add(&msg, "-f chrometrace -o -: no track %s", want);
+	}
+	run_free(&r);
+	job_end(&j, msg, "record --slurm -f chrometrace");
 }
 END_TEST
 
@@ -530,6 +660,7 @@ int main(void)
 	const struct test_group groups[] = {
 		{ "dump", .timeout = 300, .tests = { test_dump } },
 		{ "record", .timeout = 300, .tests = { test_record } },
+		{ "chrome", .timeout = 300, .tests = { test_chrome } },
 		{ "interrupt", .timeout = 300, .tests = { test_interrupt } },
 		{ "node_gone", .timeout = 300, .tests = { test_node_gone } },
 		{ "errors", .timeout = 300, .tests = { test_errors } },

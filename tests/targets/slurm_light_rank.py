@@ -55,8 +55,20 @@ def fetch_shard():
         time.sleep(NAP)                 # the stalled rank: its data never comes
 
 
+# SIGUSR2 marks the rank's own clock (its node's wall clock): time.time() is
+# appended as a line to LIGHT_DIR/rank-<rank>.clock, so that a test can hold
+# the times of a recording to the ranks' clocks (tests/check_job_trace.py).
+# Below the functions above, whose lines the README's example shows.
+def mark_clock(signum, frame):
+    env = os.environ
+    rank = int(env.get("RANK", env.get("SLURM_PROCID", "-1")))
+    with open(os.path.join(env["LIGHT_DIR"], "rank-%d.clock" % rank), "a") as f:
+        f.write("%.6f\n" % time.time())
+
+
 def main():
     signal.alarm(int(os.environ.get("LIGHT_SECONDS", "600")))
+    signal.signal(signal.SIGUSR2, mark_clock)
     env = os.environ
     rank = int(env.get("RANK", env.get("SLURM_PROCID", "-1")))
     if rank == int(env.get("STALL_RANK", "-1")):
