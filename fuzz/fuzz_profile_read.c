@@ -7,7 +7,10 @@
  * start with its magic); set, it gzips them first, so the fuzzer works on
  * the protobuf or the recording inside rather than on deflate's bit
  * stream.  Bit 1 asks for a time slice (the minute before the mark), which
- * only a recording takes.  A profile that reads is written as collapsed,
+ * only a recording takes.  Bit 2 also merges the bytes, as they are, into
+ * a recorder under a node's and a rank's roots (flightrec_merge(), what
+ * watch --slurm's front does with each node's recording) and encodes what
+ * that holds.  A profile that reads is written as collapsed,
  * pprof, a flame graph and a differential one against itself, and with a
  * timeline as speedscope and a Chrome trace, to /dev/null.
  */
@@ -17,8 +20,10 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "profile/flightrec.h"
 #include "profile/output.h"
 #include "profile/profile_read.h"
+#include "util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -60,6 +65,32 @@ static void write_all(const struct profile *p)
 	out_collapsed(p, devnull, &o);
 }
 
+static void fuzz_roots(void *arg, pid_t pid, const char **roots)
+{
+	(void)arg;
+	roots[0] = "node=n1";
+	roots[1] = pid % 2 ? "rank=1" : NULL;
+}
+
+/* A node's recording merged as the front merges it: added whole, or an
+ * error of one line and nothing added. */
+static void merge(const char *data, size_t len)
+{
+	struct flightrec *fr = flightrec_new(UINT64_MAX, 1 << 20);
+	struct strbuf sb = STRBUF_INIT;
+	char err[PROFILE_READ_ERR];
+
+	err[0] = 0;
+	if (flightrec_merge(fr, data, len, fuzz_roots, NULL, err, sizeof(err)) == 0) {
+		if (flightrec_encode(fr, 0, &sb) < 0)
+			abort();
+	} else if (!err[0] || strchr(err, '\n') || flightrec_samples(fr)) {
+		abort();
+	}
+	sb_release(&sb);
+	flightrec_free(fr);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct flightrec_slice minute = { -60000000000ll, 0 };
@@ -83,6 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(buf, data + 1, len);
 		in = buf;
 	}
+	if (data[0] & 4)
+		merge((const char *)data + 1, size - 1);
 	if (profile_read_slice_mem(in, len, "fuzz", data[0] & 2 ? &minute : NULL, &info, &p, NULL,
 				   err, sizeof(err)) == 0) {
 		if (!p.samples)

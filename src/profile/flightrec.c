@@ -38,7 +38,8 @@ struct itab {
 
 /* Key layouts, in words. */
 enum { FK_KIND, FK_LINE, FK_FIRSTLINE, FK_NAME, FK_FILE, FK_WORDS };
-enum { CK_PID, CK_TID, CK_NAME, CK_COMMAND, CK_WAIT, CK_WORDS };
+enum { CK_PID, CK_TID, CK_NAME, CK_COMMAND, CK_WAIT, CK_ROOT,
+       CK_WORDS = CK_ROOT + FLIGHTREC_ROOTS };
 
 struct entry {
 	uint64_t unix_ns;
@@ -338,16 +339,17 @@ static uint32_t stack_id(struct flightrec *fr, const struct pframe *frames, uint
 	return itab_intern(&fr->stacks, key, n * 4);
 }
 
-static uint32_t ctx_id(struct flightrec *fr, pid_t pid, pid_t tid, const char *name,
-		       const char *command, const char *wait)
+static uint32_t ctx_id(struct flightrec *fr, const struct flightrec_sample *s)
 {
 	uint32_t k[CK_WORDS];
 
-	k[CK_PID] = (uint32_t)pid;
-	k[CK_TID] = (uint32_t)tid;
-	k[CK_NAME] = string_id(fr, name);
-	k[CK_COMMAND] = string_id(fr, command);
-	k[CK_WAIT] = string_id(fr, wait);
+	k[CK_PID] = (uint32_t)s->pid;
+	k[CK_TID] = (uint32_t)s->tid;
+	k[CK_NAME] = string_id(fr, s->thread_name);
+	k[CK_COMMAND] = string_id(fr, s->command);
+	k[CK_WAIT] = string_id(fr, s->wait_class);
+	for (int i = 0; i < FLIGHTREC_ROOTS; i++)
+		k[CK_ROOT + i] = string_id(fr, s->roots[i]);
 	return itab_intern(&fr->ctxs, k, sizeof(k));
 }
 
@@ -441,27 +443,37 @@ static struct entry *ring_slot(struct flightrec *fr)
 	return &fr->ring[(fr->head + fr->count - 1) % fr->cap];
 }
 
-int flightrec_add(struct flightrec *fr, uint64_t unix_ns, pid_t pid, pid_t tid,
-		  const char *thread_name, const char *command,
-		  const struct pframe *frames, uint32_t depth, const char *wait_class)
+int flightrec_add_sample(struct flightrec *fr, const struct flightrec_sample *s)
 {
 	struct entry *e;
 	uint32_t stack, ctx;
 
-	if (too_old(fr, unix_ns))
+	if (too_old(fr, s->unix_ns))
 		return 0;
-	if (unix_ns > fr->newest_ns)
-		fr->newest_ns = unix_ns;
-	stack = stack_id(fr, frames, depth);
-	ctx = ctx_id(fr, pid, tid, thread_name, command, wait_class);
+	if (s->unix_ns > fr->newest_ns)
+		fr->newest_ns = s->unix_ns;
+	stack = stack_id(fr, s->frames, s->depth);
+	ctx = ctx_id(fr, s);
 	/* Referenced before the slot is taken: dropping the oldest sample
 	 * must not free what this one holds. */
 	itab_ref(&fr->stacks, stack);
 	itab_ref(&fr->ctxs, ctx);
 	e = ring_slot(fr);
-	*e = (struct entry){ unix_ns, stack, ctx };
+	*e = (struct entry){ s->unix_ns, stack, ctx };
 	enforce_bounds(fr);
 	return 0;
+}
+
+int flightrec_add(struct flightrec *fr, uint64_t unix_ns, pid_t pid, pid_t tid,
+		  const char *thread_name, const char *command,
+		  const struct pframe *frames, uint32_t depth, const char *wait_class)
+{
+	const struct flightrec_sample s = {
+		.unix_ns = unix_ns, .pid = pid, .tid = tid, .thread_name = thread_name,
+		.command = command, .wait_class = wait_class, .frames = frames, .depth = depth,
+	};
+
+	return flightrec_add_sample(fr, &s);
 }
 
 /* --- writing --------------------------------------------------------------- */
@@ -517,7 +529,17 @@ static void put_stacks(struct strbuf *b, const struct itab *t)
 	}
 }
 
-static void put_ctxs(struct strbuf *b, const struct itab *t)
+/* Whether a context has roots: the file is then version 2. */
+static bool any_roots(const struct itab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		for (int r = 0; r < FLIGHTREC_ROOTS; r++)
+			if (t->words[t->items[i].off + CK_ROOT + r] != NONE)
+				return true;
+	return false;
+}
+
+static void put_ctxs(struct strbuf *b, const struct itab *t, bool roots)
 {
 	put_v(b, t->n);
 	for (uint32_t i = 0; i < t->n; i++) {
@@ -528,6 +550,8 @@ static void put_ctxs(struct strbuf *b, const struct itab *t)
 		put_v(b, opt_id(k[CK_NAME]));
 		put_v(b, opt_id(k[CK_COMMAND]));
 		put_v(b, opt_id(k[CK_WAIT]));
+		for (int r = 0; roots && r < FLIGHTREC_ROOTS; r++)
+			put_v(b, opt_id(k[CK_ROOT + r]));
 	}
 }
 
@@ -618,15 +642,17 @@ static void put_samples(struct strbuf *b, const struct flightrec *fr)
  * room and keeps every id as it is. */
 static void encode(const struct flightrec *fr, uint64_t mark, struct strbuf *b)
 {
+	bool roots = any_roots(&fr->ctxs);
+
 	sb_add(b, FLIGHTREC_MAGIC, FLIGHTREC_MAGIC_LEN);
-	put_v(b, FLIGHTREC_VERSION);
+	put_v(b, roots ? 2 : 1);
 	put_v(b, fr->wall ? 1 : 0);
 	put_v(b, mark);
 	put_v(b, fr->interval_ns ? fr->interval_ns : median_gap(fr));
 	put_strings(b, &fr->strings);
 	put_frames(b, &fr->frames);
 	put_stacks(b, &fr->stacks);
-	put_ctxs(b, &fr->ctxs);
+	put_ctxs(b, &fr->ctxs, roots);
 	put_samples(b, fr);
 }
 
@@ -652,6 +678,27 @@ int flightrec_profile(const struct flightrec *fr, uint64_t mark_unix_ns,
 		profile_free(p);
 		rc = status_fail(EXIT_USAGE);
 	}
+	return rc;
+}
+
+int flightrec_encode(const struct flightrec *fr, uint64_t mark_unix_ns, struct strbuf *out)
+{
+	struct strbuf b = STRBUF_INIT;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = -errno;
+
+	if (f) {
+		encode(fr, mark_unix_ns, &b);
+		rc = out_write_gzip(f, b.buf, b.len);
+		if (fclose(f) != 0 && rc == 0)
+			rc = -EIO;
+		if (rc == 0)
+			sb_add(out, buf, len);
+	}
+	free(buf);
+	sb_release(&b);
 	return rc;
 }
 

@@ -39,12 +39,17 @@
  *			v file string + 1, z line, z firstlineno
  *	v nstacks, then each: v depth, then depth frame ids, root first
  *	v ncontexts, then each: v pid, v tid, v thread name string + 1,
- *			v command string + 1, v wait class string + 1
+ *			v command string + 1, v wait class string + 1, and in
+ *			version 2 FLIGHTREC_ROOTS more: v root string + 1
  *	v nsamples, then each: z time (unix ns; the first absolute, the
  *			others the difference from the one before), v stack,
  *			v context
  *
  * Nothing may follow.  A reader refuses a version it does not know.
+ * Version 2 is written only when a context has roots (watch --slurm's
+ * recording of a whole job: "node=NAME", "rank=N", as record --slurm
+ * names them), so a recording of one host stays readable by a pystrobe
+ * that knows version 1 alone.
  */
 #ifndef PYSTROBE_FLIGHTREC_H
 #define PYSTROBE_FLIGHTREC_H
@@ -58,7 +63,9 @@
 
 #define FLIGHTREC_MAGIC "pystrobe-flight\n"
 #define FLIGHTREC_MAGIC_LEN 16
-#define FLIGHTREC_VERSION 1
+#define FLIGHTREC_VERSION 2	/* the newest this one reads */
+/* Labels a context may put below its process root (a node, a rank). */
+#define FLIGHTREC_ROOTS 2
 
 /* max_bytes is raised to the first and lowered to the second: below, a
  * few deep stacks would not fit; above, the tables' 32-bit offsets would
@@ -87,6 +94,19 @@ int flightrec_add(struct flightrec *fr, uint64_t unix_ns, pid_t pid, pid_t tid,
 		  const char *thread_name, const char *command,
 		  const struct pframe *frames, uint32_t depth, const char *wait_class);
 
+/* flightrec_add()'s sample, with roots: each NULL or the name of a label
+ * frame put below the process root, in order (a reader shows
+ * "node=hnode2;rank=3;process 123: ...;thread ..."). */
+struct flightrec_sample {
+	uint64_t unix_ns;
+	pid_t pid, tid;
+	const char *thread_name, *command, *wait_class;
+	const char *roots[FLIGHTREC_ROOTS];
+	const struct pframe *frames;
+	uint32_t depth;
+};
+int flightrec_add_sample(struct flightrec *fr, const struct flightrec_sample *s);
+
 size_t flightrec_bytes(const struct flightrec *fr);	/* memory held now */
 uint64_t flightrec_samples(const struct flightrec *fr);	/* entries held now */
 
@@ -106,6 +126,11 @@ uint64_t flightrec_compactions(const struct flightrec *fr);
  * SIGUSR1, note the signal there and write from the main loop). */
 int flightrec_write(const struct flightrec *fr, const char *path, uint64_t mark_unix_ns,
 		    char *err, size_t errlen);
+
+/* What flightrec_write() would write (gzip-compressed, as the file),
+ * appended to out: 0, or -errno. */
+struct strbuf;
+int flightrec_encode(const struct flightrec *fr, uint64_t mark_unix_ns, struct strbuf *out);
 
 struct flightrec_slice;
 /* What flightrec_write() would write, read back as the recording's
@@ -145,5 +170,15 @@ bool flightrec_is(const void *data, size_t len);
  * samples; info says what was there. */
 int flightrec_parse(const void *data, size_t len, const struct flightrec_slice *slice,
 		    struct profile *p, struct flightrec_info *info, char *err, size_t errlen);
+
+/* Every sample of the recording in data (decompressed) added to dst,
+ * under the roots roots() gives for its process (FLIGHTREC_ROOTS of them,
+ * each NULL or a label; NULL roots: the recording's own), in the order
+ * the file has them: one recording of many (watch --slurm: each node's,
+ * each process under its node and rank).  Returns 0, or
+ * status_fail(EXIT_BAD_INPUT) with the reason in err and nothing added. */
+typedef void flightrec_roots_fn(void *arg, pid_t pid, const char **roots);
+int flightrec_merge(struct flightrec *dst, const void *data, size_t len,
+		    flightrec_roots_fn *roots, void *arg, char *err, size_t errlen);
 
 #endif

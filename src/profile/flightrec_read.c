@@ -17,8 +17,9 @@
 #define NONE UINT32_MAX
 /* Every failure here is the file's: an input that does not read. */
 #define BAD_RECORDING status_fail(EXIT_BAD_INPUT)
-/* Roots put below a sample's frames: process, thread, wait class. */
-#define ROOTS 3
+/* Roots put below a sample's frames: the context's own (version 2),
+ * process, thread, wait class. */
+#define ROOTS (FLIGHTREC_ROOTS + 3)
 
 /* A stack as the file gives it: depth frame ids at fstack[off]. */
 struct rstack {
@@ -29,6 +30,7 @@ struct rstack {
 struct rctx {
 	pid_t pid, tid;
 	uint32_t name, command, wait;	/* string ids, NONE: none */
+	uint32_t labels[FLIGHTREC_ROOTS];	/* string ids, NONE: none */
 	uint32_t roots[ROOTS];		/* frame ids in the profile, NONE: not made yet */
 };
 
@@ -43,7 +45,7 @@ struct rec {
 	size_t errlen;
 	const char *section;
 
-	uint64_t flags, mark, interval;
+	uint64_t version, flags, mark, interval;
 	char **strings;
 	uint64_t nstrings;
 	struct pframe *frames;
@@ -162,10 +164,11 @@ static int read_header(struct rec *r)
 	r->p += FLIGHTREC_MAGIC_LEN;
 	if (get_v(r, &version) < 0)
 		return BAD_RECORDING;
-	if (version != FLIGHTREC_VERSION) {
+	r->version = version;
+	if (version < 1 || version > FLIGHTREC_VERSION) {
 		snprintf(r->err, r->errlen, "a flight recording of format version %llu; this "
-			 "pystrobe reads version %d: convert it with the pystrobe that wrote it",
-			 (unsigned long long)version, FLIGHTREC_VERSION);
+			 "pystrobe reads versions 1 to %d: convert it with the pystrobe that "
+			 "wrote it", (unsigned long long)version, FLIGHTREC_VERSION);
 		return BAD_RECORDING;
 	}
 	if (get_v(r, &r->flags) < 0 || get_v(r, &r->mark) < 0 || get_v(r, &r->interval) < 0)
@@ -259,6 +262,10 @@ static int read_ctxs(struct rec *r)
 		    get_opt_string(r, &c->name) < 0 || get_opt_string(r, &c->command) < 0 ||
 		    get_opt_string(r, &c->wait) < 0)
 			return BAD_RECORDING;
+		memset(c->labels, 0xff, sizeof(c->labels));
+		for (int k = 0; r->version >= 2 && k < FLIGHTREC_ROOTS; k++)
+			if (get_opt_string(r, &c->labels[k]) < 0)
+				return BAD_RECORDING;
 		c->pid = (pid_t)pid;
 		c->tid = (pid_t)tid;
 		memset(c->roots, 0xff, sizeof(c->roots));
@@ -306,23 +313,27 @@ static uint32_t root(struct profile *p, enum pframe_kind kind, char *name)
 	return id;
 }
 
-/* The roots of a context's samples, made once: "process PID: COMMAND",
+/* The roots of a context's samples, made once: its labels ("node=NAME",
+ * "rank=N" as record --slurm names them), "process PID: COMMAND",
  * "thread TID \"NAME\"" as `record` names them, "wait=CLASS". */
 static uint32_t ctx_roots(struct rec *r, struct profile *p, struct rctx *c, uint32_t *out)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, k = 0;
 
 	if (c->roots[0] == NONE) {
-		c->roots[0] = c->command == NONE ?
+		for (int i = 0; i < FLIGHTREC_ROOTS; i++)
+			if (c->labels[i] != NONE)
+				c->roots[k++] = root(p, PF_LABEL, xstrdup(r->strings[c->labels[i]]));
+		c->roots[k++] = c->command == NONE ?
 			root(p, PF_PROCESS, xasprintf("process %d", (int)c->pid)) :
 			root(p, PF_PROCESS, xasprintf("process %d: %s", (int)c->pid,
 						      r->strings[c->command]));
-		c->roots[1] = c->name == NONE ?
+		c->roots[k++] = c->name == NONE ?
 			root(p, PF_THREAD, xasprintf("thread %d", (int)c->tid)) :
 			root(p, PF_THREAD, xasprintf("thread %d \"%s\"", (int)c->tid,
 						     r->strings[c->name]));
 		if (c->wait != NONE)
-			c->roots[2] = root(p, PF_LABEL, xasprintf("wait=%s", r->strings[c->wait]));
+			c->roots[k] = root(p, PF_LABEL, xasprintf("wait=%s", r->strings[c->wait]));
 	}
 	for (; n < ROOTS && c->roots[n] != NONE; n++)
 		out[n] = c->roots[n];
@@ -464,6 +475,61 @@ int flightrec_parse(const void *data, size_t len, const struct flightrec_slice *
 	build(&r, slice ? slice : &all, p, info ? info : &scratch);
 	ret = 0;
 out:
+	rec_free(&r);
+	return ret;
+}
+
+/* --- one recording of many ------------------------------------------------ */
+
+/* Sample s of r into dst, under roots (NULL: its context's labels). */
+static void merge_one(struct flightrec *dst, const struct rec *r, const struct rsample *s,
+		      flightrec_roots_fn *roots, void *arg, struct pframe *buf)
+{
+	const struct rctx *c = &r->ctxs[s->ctx];
+	const struct rstack *st = &r->stacks[s->stack];
+	struct flightrec_sample out = {
+		.unix_ns = s->unix_ns, .pid = c->pid, .tid = c->tid,
+		.thread_name = c->name == NONE ? NULL : r->strings[c->name],
+		.command = c->command == NONE ? NULL : r->strings[c->command],
+		.wait_class = c->wait == NONE ? NULL : r->strings[c->wait],
+		.frames = buf, .depth = st->depth,
+	};
+
+	for (uint32_t d = 0; d < st->depth; d++)
+		buf[d] = r->frames[r->fstack[st->off + d]];
+	for (int k = 0; k < FLIGHTREC_ROOTS; k++)
+		out.roots[k] = c->labels[k] == NONE ? NULL : r->strings[c->labels[k]];
+	if (roots)
+		roots(arg, c->pid, out.roots);
+	flightrec_add_sample(dst, &out);
+}
+
+int flightrec_merge(struct flightrec *dst, const void *data, size_t len,
+		    flightrec_roots_fn *roots, void *arg, char *err, size_t errlen)
+{
+	struct rec r = { .p = data, .end = (const uint8_t *)data + len, .err = err,
+			 .errlen = errlen };
+	struct pframe *buf = NULL;
+	uint32_t deepest = 0;
+	int ret = BAD_RECORDING;
+
+	if (!flightrec_is(data, len)) {
+		snprintf(err, errlen, "not a flight recording");
+		goto out;
+	}
+	if (read_header(&r) < 0 || read_strings(&r) < 0 || read_frames(&r) < 0 ||
+	    read_stacks(&r) < 0 || read_ctxs(&r) < 0 || read_samples(&r) < 0)
+		goto out;
+	/* Deeper stacks are cut where flightrec_add_sample() cuts them. */
+	for (uint64_t i = 0; i < r.nstacks; i++)
+		if (r.stacks[i].depth > deepest)
+			deepest = r.stacks[i].depth;
+	buf = xcalloc(deepest ? deepest : 1, sizeof(*buf));
+	for (uint64_t i = 0; i < r.nsamples; i++)
+		merge_one(dst, &r, &r.samples[i], roots, arg, buf);
+	ret = 0;
+out:
+	free(buf);
 	rec_free(&r);
 	return ret;
 }

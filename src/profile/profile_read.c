@@ -177,6 +177,14 @@ static int gunzip(struct reader *r, const char *data, size_t len, struct strbuf 
 	return 0;
 }
 
+int profile_gunzip(const char *data, size_t len, const char *name, struct strbuf *out,
+		   char *err, size_t errlen)
+{
+	struct reader r = { .name = name, .err = err, .errlen = errlen };
+
+	return gunzip(&r, data, len, out) < 0 ? status_fail(EXIT_BAD_INPUT) : 0;
+}
+
 /* --- a flight recording -------------------------------------------------- */
 
 /* Seconds from base, "-120.0 s", for messages about slices. */

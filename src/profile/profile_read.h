@@ -76,6 +76,12 @@ enum profile_format { PROFILE_FOLDED, PROFILE_PPROF, PROFILE_RECORDING };
 int profile_read(const char *path, struct profile *p, enum profile_format *fmt,
 		 char *err, size_t errlen);
 
+/* gzip data decompressed onto out (PROFILE_READ_MAX bytes at most): 0,
+ * or status_fail(EXIT_BAD_INPUT) with "NAME: why" in err. */
+struct strbuf;
+int profile_gunzip(const char *data, size_t len, const char *name, struct strbuf *out,
+		   char *err, size_t errlen);
+
 /* The same on a buffer; name is for messages. */
 int profile_read_mem(const char *data, size_t len, const char *name, struct profile *p,
 		     enum profile_format *fmt, char *err, size_t errlen);

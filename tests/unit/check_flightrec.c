@@ -17,6 +17,13 @@
  *  - Formats: the recording converts to an SVG that xmllint finds
  *    well-formed, collapsed, pprof that tests/decode_pprof.py loads as pprof
  *    does (its total the recording's), speedscope and a Chrome trace.
+ *  - One recording of many (watch --slurm): two nodes' recordings, each
+ *    encoded and decompressed as a node and the front do, with the same
+ *    pids on both, merged under "node=NAME" and "rank=N" roots: every
+ *    sample comes back once, under its own node, its process's rank (none
+ *    where the callback gives none), then its process and thread roots and
+ *    its frames; the file is version 2, one without roots stays version 1;
+ *    every truncation of a node's recording is refused, adding nothing.
  *  - Hostile files: every truncation, 3000 random byte changes, a newer
  *    version, bytes after the end: an error of one line, never a crash
  *    (ASan in CI); from the command line, exit 9.
@@ -612,7 +619,7 @@ START_TEST(test_hostile)
 	memcpy(copy, data, len);
 	copy[FLIGHTREC_MAGIC_LEN] = FLIGHTREC_VERSION + 1;
 	ck_assert(!reads(copy, len, err, sizeof(err)));
-	ck_assert_msg(strstr(err, "version 2"), "%s", err);
+	ck_assert_msg(strstr(err, "version 3"), "%s", err);
 	/* Nothing may follow the last sample. */
 	memcpy(copy, data, len);
 	copy[len] = 0;
@@ -631,6 +638,109 @@ START_TEST(test_hostile)
 	free(copy);
 	free(data);
 	recording_free(&rec);
+}
+END_TEST
+
+/* --- one recording of many ------------------------------------------------------- */
+
+/* A node's roots: rank 0 and 1 on "a", 2 and none on "b". */
+static void node_roots(void *arg, pid_t pid, const char **roots)
+{
+	const char *node = arg;
+
+	roots[0] = !strcmp(node, "a") ? "node=a" : "node=b";
+	if (pid == 4242)
+		roots[1] = !strcmp(node, "a") ? "rank=0" : "rank=2";
+	else
+		roots[1] = !strcmp(node, "a") ? "rank=1" : NULL;
+}
+
+/* A node's recording as the front gets it: the file's bytes, gunzipped. */
+static void node_recording(struct flightrec *fr, struct strbuf *raw)
+{
+	struct strbuf gz = STRBUF_INIT;
+	char err[256];
+
+	ck_assert_int_eq(flightrec_encode(fr, 0, &gz), 0);
+	ck_assert_msg(profile_gunzip(gz.buf, gz.len, "node", raw, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(raw->buf[FLIGHTREC_MAGIC_LEN], 1);	/* no roots: version 1 */
+	sb_release(&gz);
+}
+
+/* Each run of p under its node, rank, process and thread roots as
+ * node_roots() gives them; the samples of each node counted. */
+static void assert_rooted(const struct profile *p, uint64_t *per_node)
+{
+	for (uint32_t i = 0; i < p->nruns; i++) {
+		const struct pstack *s = &p->stacks[p->runs[i].stack];
+		const struct pthread_info *t = &p->threads[p->runs[i].thread];
+		const char *node = p->frames[s->frames[0]].name;
+		const char *want = t->pid == 4242 ? (node[5] == 'a' ? "rank=0" : "rank=2") :
+				   node[5] == 'a' ? "rank=1" : NULL;
+		uint32_t at = want ? 2 : 1;
+		char *proc = xasprintf("process %d: ", (int)t->pid);
+
+		ck_assert_msg(!strcmp(node, "node=a") || !strcmp(node, "node=b"), "root %s", node);
+		ck_assert_int_eq(p->frames[s->frames[0]].kind, PF_LABEL);
+		ck_assert_msg(!want || !strcmp(p->frames[s->frames[1]].name, want),
+			      "%s's pid %d under %s", node, (int)t->pid, p->frames[s->frames[1]].name);
+		ck_assert_msg(!strncmp(p->frames[s->frames[at]].name, proc, strlen(proc)),
+			      "%s, then %s", node, p->frames[s->frames[at]].name);
+		ck_assert_msg(!strncmp(p->frames[s->frames[at + 1]].name, "thread ", 7), "%s",
+			      p->frames[s->frames[at + 1]].name);
+		per_node[node[5] == 'b'] += p->runs[i].samples;
+		free(proc);
+	}
+}
+
+START_TEST(test_merge)
+{
+	static char node_a[] = "a", node_b[] = "b";
+	struct flightrec *a = flightrec_new(3600 * SEC, 64 << 20);
+	struct flightrec *b = flightrec_new(3600 * SEC, 64 << 20);
+	struct flightrec *job = flightrec_new(3600 * SEC, 64 << 20);
+	struct strbuf ra = STRBUF_INIT, rb = STRBUF_INIT;
+	char *dir = test_tmpdir("check_flightrec"), *path, *data, err[512];
+	uint64_t per_node[2] = { 0, 0 };
+	struct profile p;
+	size_t len;
+
+	free(give(a, 600, 0));
+	free(give(b, 900, 3));
+	node_recording(a, &ra);
+	node_recording(b, &rb);
+	/* Every truncation of a node's: refused, one line, nothing added. */
+	for (size_t cut = 0; cut < ra.len; cut += 1 + cut / 32) {
+		err[0] = 0;
+		ck_assert_msg(flightrec_merge(job, ra.buf, cut, node_roots, node_a, err, sizeof(err)) < 0,
+			      "cut at %zu of %zu merged", cut, ra.len);
+		ck_assert_msg(err[0] && !strchr(err, '\n'), "'%s'", err);
+	}
+	ck_assert_uint_eq(flightrec_samples(job), 0);
+	ck_assert_msg(!flightrec_merge(job, ra.buf, ra.len, node_roots, node_a, err, sizeof(err)), "%s",
+		      err);
+	ck_assert_msg(!flightrec_merge(job, rb.buf, rb.len, node_roots, node_b, err, sizeof(err)), "%s",
+		      err);
+	ck_assert_uint_eq(flightrec_samples(job), 1500);
+	flightrec_set_sampling(job, 100 * MS, true);
+	path = write_recording(job, dir, "job.pstrobe", 0);
+	data = gunzip_file(path, &len);
+	ck_assert_int_eq(data[FLIGHTREC_MAGIC_LEN], 2);		/* roots: version 2 */
+	read_whole(path, &p);
+	ck_assert_uint_eq(p.samples, 1500);
+	assert_rooted(&p, per_node);
+	ck_assert_uint_eq(per_node[0], 600);
+	ck_assert_uint_eq(per_node[1], 900);
+	profile_free(&p);
+	free(data);
+	free(path);
+	sb_release(&ra);
+	sb_release(&rb);
+	flightrec_free(a);
+	flightrec_free(b);
+	flightrec_free(job);
+	test_rmdir(dir);
+	free(dir);
 }
 END_TEST
 
@@ -682,6 +792,7 @@ int main(void)
 					   test_bytes_per_sample } },
 		{ "convert", 120, 0, 0, { test_slices_add_up, test_formats, test_usage } },
 		{ "hostile", 300, 0, 0, { test_hostile } },
+		{ "merge", 120, 0, 0, { test_merge } },
 	};
 
 	return run_groups("flightrec", groups, ARRAY_SIZE(groups), 0, 1);
