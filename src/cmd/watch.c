@@ -146,10 +146,10 @@ static int slurm_args(struct watch *w)
 		return usage_error("watch", "--slurm and --slurm-node cannot be used together");
 	if (w->slurm.node_job && (w->slurm.pystrobe || w->slurm.timeout_s))
 		return usage_error("watch", "--pystrobe and --timeout go with --slurm");
-	/* The report is the front's, of the whole job: no hook runs there yet. */
-	if (w->on_stall)
-		return usage_error("watch", "--on-stall cannot be used with --slurm or "
-				   "--slurm-node");
+	/* The report is the front's, of the whole job: its hook runs there. */
+	if (w->on_stall && w->slurm.node_job)
+		return usage_error("watch", "--on-stall goes with --slurm: the front runs it, once "
+				   "per stall of the job, not a node's watcher");
 	if (!w->slurm.timeout_s)
 		w->slurm.timeout_s = SLURM_TIMEOUT_S;
 	return 0;
@@ -555,7 +555,7 @@ static void check_progress(struct watch *w, uint64_t now)
 	}
 }
 
-static void reap_hooks(struct watch *w)
+void watch_hooks_reap(struct watch *w)
 {
 	size_t k = 0;
 
@@ -565,7 +565,7 @@ static void reap_hooks(struct watch *w)
 	w->nhooks = k;
 }
 
-static void run_hook(struct watch *w, const char *dir)
+void watch_hook_run(struct watch *w, const char *dir, const char *kind, pid_t stalled)
 {
 	pid_t pid = fork();
 
@@ -576,10 +576,11 @@ static void run_hook(struct watch *w, const char *dir)
 	if (pid == 0) {
 		char pidbuf[32];
 
-		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)w->m.stalled_pid);
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)stalled);
 		setenv("PYSTROBE_REPORT", dir, 1);
-		setenv("PYSTROBE_STALL_KIND", stall_kind_name(w->m.r.kind), 1);
-		setenv("PYSTROBE_STALL_PID", pidbuf, 1);
+		setenv("PYSTROBE_STALL_KIND", kind, 1);
+		if (stalled >= 0)
+			setenv("PYSTROBE_STALL_PID", pidbuf, 1);
 		dup2(STDERR_FILENO, STDOUT_FILENO);
 		execl("/bin/sh", "sh", "-c", w->on_stall, (char *)NULL);
 		_exit(127);
@@ -618,7 +619,7 @@ static void judge(struct watch *w, uint64_t now)
 		dir = watch_report_write(&w->wr, &w->m, w->fr, now);
 		say_stall(w, dir, now);
 		if (dir && w->on_stall)
-			run_hook(w, dir);
+			watch_hook_run(w, dir, stall_kind_name(w->m.r.kind), w->m.stalled_pid);
 		free(w->last_dir);
 		w->last_dir = dir;
 		break;
@@ -711,7 +712,7 @@ static int watch_loop(struct watch *w)
 			watch_node_tick(w, now);
 		if (now >= check_at) {
 			judge(w, now);
-			reap_hooks(w);
+			watch_hooks_reap(w);
 			bound_profile(w);
 			check_at = now + CHECK_NS;
 		}

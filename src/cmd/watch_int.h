@@ -77,9 +77,17 @@ char *watch_read_command(pid_t pid);
  * it, or it is a shell or a launcher.  *comm gets its name (to free). */
 bool watch_is_launcher(pid_t pid, char **comm);
 
+/* --on-stall: run w->on_stall (sh -c, its stdout on stderr) with
+ * $PYSTROBE_REPORT dir, $PYSTROBE_STALL_KIND kind and, unless stalled is
+ * -1 (a job's stall, on other hosts), $PYSTROBE_STALL_PID; not waited for: watch_hooks_reap() reaps those
+ * that have ended.  Single-host watch and the --slurm front both. */
+void watch_hook_run(struct watch *w, const char *dir, const char *kind, pid_t stalled);
+void watch_hooks_reap(struct watch *w);
+
 /* --slurm-node: set up the node's watcher (the fleet follows the job's
  * processes here; SIGUSR1 and SIGTERM stop it, SIGUSR2 asks for the
- * node's dump).  0, or status_fail(EXIT_USAGE) said. */
+ * node's dump and its flight recording).  0, or status_fail(EXIT_USAGE)
+ * said. */
 int watch_node_setup(struct watch *w);
 /* Each time the loop wakes: a heartbeat when due, the dump when asked.
  * w->beat_at is when the next heartbeat is due. */
@@ -92,5 +100,30 @@ void watch_node_moved(struct watch *w);
 
 /* --slurm: the front; the exit status. */
 int watch_slurm(struct watch *w);
+
+/* --slurm: the job's flight recording (watch_jobflight.c): every node's,
+ * asked for together, written as one, each sample under its node and rank
+ * as record --slurm puts them. */
+struct job_flight {
+	int n;				/* the job's nodes, srun's tasks */
+	struct strbuf *reply;		/* each node's latest "flight" reply */
+	uint64_t *at_ns;		/* ... when it came (mono_ns()) */
+	uint64_t asked_ns;		/* the latest ask, 0: none */
+};
+
+void job_flight_init(struct job_flight *jf, int nnodes);
+void job_flight_release(struct job_flight *jf);
+/* Every node was asked for its recording at now (mono_ns()). */
+void job_flight_asked(struct job_flight *jf, uint64_t now);
+/* Node task's "flight" reply (its JSON, kept as it is). */
+void job_flight_take(struct job_flight *jf, int task, const struct strbuf *json);
+/* Whether node task's recording came since the latest ask. */
+bool job_flight_in(const struct job_flight *jf, int task);
+/* DIR/WATCH_FLIGHT_FILE from every recording that came since the ask,
+ * node i named names[i]; each node without one is named on a line of
+ * missing.  mark_unix_ns: the moment slices are relative to.  Returns the
+ * file's path (new), or NULL after a line on stderr. */
+char *job_flight_write(const struct job_flight *jf, const struct watch *w, const char *dir,
+		       const char *const *names, uint64_t mark_unix_ns, struct strbuf *missing);
 
 #endif

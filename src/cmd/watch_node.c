@@ -10,12 +10,16 @@
  *              that the front can tell a silent node from a quiet one;
  *   stall      the node's model found a stall: its kind, since when, why,
  *              and each stalled process's threads and where they are;
- *   moved      the stall reported here has ended.
+ *   moved      the stall reported here has ended;
+ *   flight     the node's flight recording (base64 of the gzip-compressed
+ *              file watch writes), with "processes" (each one's rank),
+ *              when the front asks (SIGUSR2, below).
  *
  * and after a stall, or when the front asks (SIGUSR2, which srun passes
  * on: another node stalled, and the job-wide verdict needs every node's
  * stacks), the node's dump: the document dump --slurm-node --json writes,
- * with no "type", kept by the front as it is.
+ * with no "type", kept by the front as it is.  SIGUSR2 asks for the
+ * flight recording too (the front's ask_nodes() says why one signal). 
  *
  * SIGUSR1 (the front's stop, through srun) and SIGTERM end it.
  */
@@ -24,6 +28,7 @@
 #include "cmd/quit.h"
 #include "cmd/watch_int.h"
 #include "cluster/nodereply.h"
+#include "util/base64.h"
 #include "util/json.h"
 #include "util/util.h"
 
@@ -35,12 +40,13 @@
 /* The node's dump may take this long (a process at a time). */
 #define DUMP_TIMEOUT_S 10.0
 
-static volatile sig_atomic_t dump_requested;
+static volatile sig_atomic_t dump_requested, flight_asked;
 
 static void on_usr2(int sig)
 {
 	(void)sig;
 	dump_requested = 1;
+	flight_asked = 1;
 }
 
 int watch_node_setup(struct watch *w)
@@ -177,6 +183,35 @@ static void send_dump(struct watch *w)
 	send_reply(w, &doc);
 }
 
+/* The node's flight recording, as the file watch writes, in base64,
+ * beside each process's rank: the front puts every sample under its node
+ * and rank in the job's one recording (watch_jobflight.c). */
+static void send_flight(struct watch *w, uint64_t now)
+{
+	struct strbuf out = STRBUF_INIT, gz = STRBUF_INIT, b64 = STRBUF_INIT;
+	struct json j;
+	int rc;
+
+	flight_asked = 0;
+	rc = flightrec_encode(w->fr, 0, &gz);
+	if (rc == 0)
+		sb_add_base64(&b64, gz.buf, gz.len);
+	json_init(&j, &out);
+	json_obj_begin(&j);
+	json_kstr(&j, "type", "flight");
+	node_procs_json(&j, w->np);
+	json_key(&j, "time");
+	json_fixed(&j, unix_s(w, now), 3);
+	json_kuint(&j, "samples", flightrec_samples(w->fr));
+	json_kstr(&j, "flight", rc == 0 && b64.buf ? b64.buf : "");
+	if (rc < 0)
+		json_kstr(&j, "error", strerror(-rc));
+	json_obj_end(&j);
+	send_reply(w, &out);
+	sb_release(&gz);
+	sb_release(&b64);
+}
+
 void watch_node_tick(struct watch *w, uint64_t now)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -184,6 +219,8 @@ void watch_node_tick(struct watch *w, uint64_t now)
 
 	if (dump_requested)
 		send_dump(w);
+	if (flight_asked)
+		send_flight(w, now);
 	if (now < w->beat_at)
 		return;
 	json_init(&j, &out);

@@ -7,9 +7,13 @@
  * srun passes on), and for up to GATHER_S the answers are waited for;
  * then the job is judged once from every node's dump (cluster/jobgroup.h:
  * the ranks whose main threads differ, and where), said in one line and
- * written in one report directory.  Until a
+ * written in one report directory, with the job's flight recording
+ * (watch_jobflight.c: every node is asked for its own with the dumps),
+ * and then --on-stall runs, once, as watch on one host runs it.  Until a
  * node says its ranks move again, later stalls are the same one.  A node
  * silent for --timeout is named (its watcher is gone, or the node hangs).
+ * SIGUSR1 here writes the job's flight recording now, as it does to watch
+ * on one host.
  */
 #include "cmd/quit.h"
 #include "cmd/watch_int.h"
@@ -59,7 +63,19 @@ struct front {
 	int64_t since_s;	/* the earliest a node says */
 	char *dir;
 	int stalls;
+	/* The job's flight recording; a user's SIGUSR1 waits for every
+	 * node's until flight_end (0: none asked). */
+	struct job_flight jf;
+	uint64_t flight_end;
 };
+
+static volatile sig_atomic_t flight_wanted;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	flight_wanted = 1;
+}
 
 static void node_args(const struct front *fr, char **argv)
 {
@@ -71,6 +87,8 @@ static void node_args(const struct front *fr, char **argv)
 	argv[n++] = xasprintf("--slurm-node=%s", slurm_job_spec(&fr->job, spec, sizeof(spec)));
 	argv[n++] = xasprintf("--stall=%g", w->stall_s);
 	argv[n++] = xasprintf("--rate=%g", w->rate_hz);
+	argv[n++] = xasprintf("--keep=%g", w->keep_s);
+	argv[n++] = xasprintf("--keep-size=%g", w->keep_mb);
 	if (w->progress)
 		argv[n++] = xasprintf("--progress=%s", w->progress);
 	argv[n] = NULL;
@@ -112,6 +130,22 @@ static bool any_moving(const struct front *fr)
 	return false;
 }
 
+/* Every node's dump and flight recording, asked for with one signal to
+ * srun, which passes it on to each task of its step (its stdin is no
+ * node's input here).  srun 22.05 passes on SIGUSR1 and SIGUSR2 alone as
+ * they are: SIGINT, SIGTERM, SIGHUP and SIGQUIT end the step, SIGCONT it
+ * keeps, SIGALRM is its own --wait timer.  SIGUSR1 is the nodes' stop
+ * (fanout_stop()), so SIGUSR2 asks for both: the job's stall needs both
+ * at once; a SIGUSR1 here for the recording alone costs each rank one
+ * dump's read, whose result is not used. */
+static void ask_nodes(struct front *fr, uint64_t now)
+{
+	if (!fr->f.running)
+		return;
+	kill(fr->f.srun.pid, SIGUSR2);
+	job_flight_asked(&fr->jf, now);
+}
+
 /* Every node's stacks, now: the verdict is on the whole job. */
 static void start_gather(struct front *fr, uint64_t now)
 {
@@ -119,8 +153,7 @@ static void start_gather(struct front *fr, uint64_t now)
 	fr->gathering = true;
 	fr->gather_ns = now;
 	fr->gather_end = now + GATHER_S * 1000000000ull;
-	if (fr->f.running)
-		kill(fr->f.srun.pid, SIGUSR2);
+	ask_nodes(fr, now);
 }
 
 /* A heartbeat: whether any of the node's ranks moves. */
@@ -186,6 +219,8 @@ static void on_reply(void *arg, int task, struct node_reply *r)
 		take_stall(fr, fn, &d, r);
 	} else if (!strcmp(type, "moved")) {
 		take_moved(fr, fn->name);
+	} else if (!strcmp(type, "flight")) {
+		job_flight_take(&fr->jf, task, &r->json);
 	}
 out:
 	jdoc_release(&d);
@@ -193,11 +228,18 @@ out:
 
 /* --- the report ---------------------------------------------------------- */
 
-static bool all_dumps_in(const struct front *fr)
+/* Every node that answers has sent what was asked since since_ns: its
+ * dump (dumps) and its flight recording. */
+static bool all_in(const struct front *fr, bool dumps, uint64_t since_ns)
 {
-	for (int i = 0; i < fr->d.n; i++)
-		if (!fr->n[i].silent && fr->n[i].heard_ns && fr->n[i].dump_ns < fr->gather_ns)
+	for (int i = 0; i < fr->d.n; i++) {
+		const struct fnode *fn = &fr->n[i];
+
+		if (fn->silent || !fn->heard_ns)
+			continue;
+		if ((dumps && fn->dump_ns < since_ns) || !job_flight_in(&fr->jf, i))
 			return false;
+	}
 	return true;
 }
 
@@ -257,6 +299,7 @@ static void json_report(struct strbuf *sb, const struct front *fr, const char *l
 	json_kint(&j, "since_unix", fr->since_s);
 	json_kstr(&j, "line", line);
 	json_kstr(&j, "verdict", gr->verdict);
+	json_kstr(&j, "flight", WATCH_FLIGHT_FILE);
 	json_key(&j, "nodes");
 	json_arr_begin(&j);
 	for (int i = 0; i < fr->d.n; i++) {
@@ -265,6 +308,7 @@ static void json_report(struct strbuf *sb, const struct front *fr, const char *l
 		json_obj_begin(&j);
 		json_kstr(&j, "node", fn->name);
 		json_kbool(&j, "dump", fn->heard_ns && fn->dump_ns >= fr->gather_ns);
+		json_kbool(&j, "flight", job_flight_in(&fr->jf, i));
 		json_kbool(&j, "stalled", fn->stall.len > 0);
 		json_obj_end(&j);
 	}
@@ -305,12 +349,46 @@ static void write_files(const struct front *fr, const char *dir, const char *lin
 	sb_release(&sb);
 }
 
+static uint64_t unix_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The job's flight recording into dir, slices relative to mark: its
+ * path (new), or NULL (said). */
+static char *write_flight(const struct front *fr, const char *dir, uint64_t mark,
+			  struct strbuf *missing)
+{
+	const char **names = xcalloc((size_t)fr->d.n + 1, sizeof(*names));
+	char *path;
+
+	for (int i = 0; i < fr->d.n; i++)
+		names[i] = fr->n[i].name;
+	path = job_flight_write(&fr->jf, fr->w, dir, names, mark, missing);
+	free(names);
+	return path;
+}
+
+/* A new directory DIR/PREFIX-UNIX-jobJ. */
+static char *job_dir(const struct front *fr, const char *prefix, uint64_t unix_ns)
+{
+	char who[64];
+
+	snprintf(who, sizeof(who), "job%s", fr->job.id);
+	return watch_report_mkdir(fr->w->dir, prefix, who, unix_ns);
+}
+
+/* The job's report, then --on-stall, once the directory is whole. */
 static void report(struct front *fr)
 {
 	struct job_dump jd = JOB_DUMP_INIT;
 	struct job_grouping gr;
 	struct strbuf missing = STRBUF_INIT;
-	char *line, *dir, who[64];
+	uint64_t now = unix_now_ns();
+	char *line, *dir;
 
 	fr->gathering = false;
 	fr->reported = true;
@@ -318,17 +396,56 @@ static void report(struct front *fr)
 	gather_dumps(fr, &jd, &missing);
 	jobgroup_build(&gr, &jd);
 	line = verdict_line(fr, &gr);
-	snprintf(who, sizeof(who), "job%s", fr->job.id);
-	dir = watch_report_mkdir(fr->w->dir, "stall", who, (uint64_t)time(NULL) * 1000000000ull);
-	if (dir)
+	dir = job_dir(fr, "stall", now);
+	if (dir) {
+		free(write_flight(fr, dir, now, &missing));
 		write_files(fr, dir, line, &gr, &missing);
+	}
 	errorf("watch: %s; report: %s", line, dir ? dir : "not written");
+	if (dir && fr->w->on_stall)
+		watch_hook_run(fr->w, dir, fr->kind, -1);
 	free(fr->dir);
 	fr->dir = dir;
 	free(line);
 	sb_release(&missing);
 	jobgroup_release(&gr);
 	jobdump_release(&jd);
+}
+
+/* --- SIGUSR1: the job's flight recording now ----------------------------- */
+
+static void flight_start(struct front *fr, uint64_t now)
+{
+	flight_wanted = 0;
+	if (!fr->f.running)
+		return;
+	ask_nodes(fr, now);
+	fr->flight_end = now + fr->timeout_ns;
+}
+
+/* Every node's recording is in, or --timeout has passed: written, as
+ * watch on one host writes its own, into DIR/flight-UNIX-jobJ/. */
+static void flight_done(struct front *fr)
+{
+	struct strbuf missing = STRBUF_INIT;
+	uint64_t now = unix_now_ns();
+	char *dir = job_dir(fr, "flight", now), *path = NULL;
+
+	fr->flight_end = 0;
+	if (dir)
+		path = write_flight(fr, dir, now, &missing);
+	for (const char *p = missing.len ? missing.buf : ""; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		errorf("watch: %.*s", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+	if (path)
+		errorf("watch: wrote the flight recording of the last %.0f s of Slurm job %s: %s",
+		       fr->w->keep_s, fr->job.id, path);
+	free(path);
+	free(dir);
+	sb_release(&missing);
 }
 
 /* --- the loop ------------------------------------------------------------ */
@@ -362,8 +479,13 @@ static void front_loop(struct front *fr)
 		if (fr->pending_ns && !fr->gathering && !fr->reported &&
 		    (!any_moving(fr) || now - fr->pending_ns >= fr->stall_ns))
 			start_gather(fr, now);
-		if (fr->gathering && (all_dumps_in(fr) || now >= fr->gather_end))
+		if (fr->gathering && (all_in(fr, true, fr->gather_ns) || now >= fr->gather_end))
 			report(fr);
+		if (flight_wanted)
+			flight_start(fr, now);
+		if (fr->flight_end && (all_in(fr, false, 0) || now >= fr->flight_end))
+			flight_done(fr);
+		watch_hooks_reap(fr->w);
 	}
 }
 
@@ -382,6 +504,7 @@ static int front_start(struct front *fr, char **args)
 	}
 	demux_stream(&fr->d, on_reply, fr);
 	fr->n = xcalloc((size_t)fr->d.n, sizeof(*fr->n));
+	job_flight_init(&fr->jf, fr->d.n);
 	for (int i = 0; i < fr->d.n; i++)
 		snprintf(fr->n[i].name, sizeof(fr->n[i].name), "%s",
 			 i < fr->job.nnodes ? fr->job.nodes[i] : "?");
@@ -451,8 +574,9 @@ int watch_slurm(struct watch *w)
 	quit_on_signals();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPIPE, &sa, NULL);
-	/* No flight recording here (the nodes keep none): not a kill. */
-	signal(SIGUSR1, SIG_IGN);
+	/* The job's flight recording, as watch on one host writes its own. */
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
 	node_args(&fr, args);
 	rc = front_start(&fr, args);
 	fanout_args_free(args);
@@ -469,6 +593,11 @@ out:
 	}
 	free(fr.n);
 	free(fr.dir);
+	job_flight_release(&fr.jf);
+	/* A command still running goes on alone, as after watch on one host. */
+	watch_hooks_reap(w);
+	free(w->hooks);
+	w->hooks = NULL;
 	demux_release(&fr.d);
 	slurm_job_release(&fr.job);
 	return status;
