@@ -28,6 +28,17 @@
  * The same with rank 3 working 6 s longer than the others (late): the
  * report waits for it, and names it in fetch_shard.
  *
+ * --on-stall and the job's flight recording (onstall), the light ranks
+ * again: the command runs once (one file it writes, no second while the
+ * ranks stay stopped), with $PYSTROBE_REPORT the job's report directory
+ * and, listed by the command itself as it ran, both nodes' dumps and
+ * flight.pstrobe in it.  The recording, read by `pystrobe convert -f
+ * collapsed`, holds each rank under "node=NODE;rank=R;process PID" (node
+ * and pid from the rank's log), with samples in the function and at the
+ * line its log says it stopped in, and none of it under the other node.
+ * SIGUSR1 to the front writes flight-UNIX-jobJ/flight.pstrobe within
+ * FLIGHT_MS, held to the same.
+ *
  * A node's watcher killed (SIGKILL, hnode2's): the front names that node
  * within its --timeout (5) and 3 s, and no other, and exits 13.
  *
@@ -70,6 +81,7 @@
 #define GLOO_READY_MS	300000	/* 4 ranks importing torch on a loaded machine */
 #define STOP_MS		20000
 #define POLL_MS		100
+#define FLIGHT_MS	10000	/* SIGUSR1 to the job's recording written */
 
 struct rank_log {
 	char node[64], function[64], file[PATH_MAX];
@@ -251,8 +263,10 @@ static void await_report(const char *repdir, const char *errpath, const struct r
 		      seen - onset);
 	printf("watch --slurm: report %.1f s after the ranks stopped (--stall %d)\n",
 	       seen - onset, STALL_S);
+	err = slurp(errpath);
 	ck_assert_msg(seen - onset <= STALL_S + ALLOWED_S, "the report came %.1f s after the "
-		      "onset, past --stall + %d s", seen - onset, ALLOWED_S);
+		      "onset, past --stall + %d s: %s", seen - onset, ALLOWED_S, err);
+	free(err);
 	/* No second report while they stay stopped. */
 	sleep_ms(STALL_S * 1000 + 2000);
 	err = slurp(errpath);
@@ -400,6 +414,154 @@ static pid_t node_watcher(long job, const char *node)
 	free(env);
 	return found;
 }
+
+/* The first entry of dir whose name starts with prefix and ends with
+ * suffix, into out; how many there are. */
+static int entries(const char *dir, const char *prefix, const char *suffix, char *out,
+		   size_t size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)) || len < strlen(suffix) ||
+		    strcmp(e->d_name + len - strlen(suffix), suffix))
+			continue;
+		if (n++ == 0)
+			snprintf(out, size, "%s/%s", dir, e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The job's recording at path against the ranks' logs: each rank's
+ * samples under its node, rank and pid, some in the function and at the
+ * line it logged, none under the other node. */
+static void check_flight(const char *path, const struct rank_log *l)
+{
+	char *out = xasprintf("%s.folded", path), *text;
+	struct run r;
+
+	ck_assert_int_eq(run_pystrobe(&r, "convert", "-q", "-f", "collapsed", "-o", out, path,
+				      NULL), 0);
+	ck_assert_msg(run_exit(&r) == 0, "convert %s: %s", path, r.err);
+	run_free(&r);
+	ck_assert_msg((text = slurp(out)), "no %s", out);
+	for (int k = 0; k < RANKS; k++) {
+		const char *base = strrchr(l[k].file, '/') ? strrchr(l[k].file, '/') + 1 : l[k].file;
+		char *under = xasprintf("node=%s;rank=%d;process %ld:", l[k].node, k, l[k].pid);
+		char *where = xasprintf(";%s (%s:%ld)", l[k].function, base, l[k].line);
+		char *other = xasprintf("node=%s;rank=%d;", strcmp(l[k].node, "hnode1") ?
+					"hnode1" : "hnode2", k);
+		bool in = false, at = false;
+
+		for (const char *p = text; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != 0)) {
+			char *line = xasprintf("%.*s", (int)strcspn(p, "\n"), p);
+
+			if (!strncmp(line, under, strlen(under))) {
+				in = true;
+				at = at || strstr(line, where);
+			}
+			ck_assert_msg(strncmp(line, other, strlen(other)), "rank %d under %s", k,
+				      line);
+			free(line);
+		}
+		ck_assert_msg(in, "no sample of rank %d under '%s' in %s", k, under, path);
+		ck_assert_msg(at, "no sample of rank %d at '%s' in %s", k, where, path);
+		free(under);
+		free(where);
+		free(other);
+	}
+	free(text);
+	free(out);
+}
+
+/* What the --on-stall command wrote: once, naming the report dir, and
+ * listing both nodes' dumps and the recording as it ran. */
+static void check_hook(const char *hookdir, const char *dir)
+{
+	static const char *const want[] = { "dump-hnode1.json\n", "dump-hnode2.json\n",
+					    "flight.pstrobe\n", "report.json\n" };
+	char path[PATH_MAX * 2], *text, *line;
+
+	for (long long end = now_ms() + 5000; !entries(hookdir, "hook-", ".txt", path,
+						       sizeof(path)) && now_ms() < end;)
+		sleep_ms(POLL_MS);
+	ck_assert_int_eq(entries(hookdir, "hook-", ".txt", path, sizeof(path)), 1);
+	text = slurp(path);
+	line = xasprintf("report=%s kind=", dir);
+	ck_assert_msg(text && strstr(text, line), "the command saw no '%s': %s", line, text);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		ck_assert_msg(strstr(text, want[i]), "the command saw no %s in the report: %s",
+			      want[i], text);
+	free(line);
+	free(text);
+}
+
+/* --on-stall once, the job's recording in its report and on SIGUSR1. */
+START_TEST(test_onstall)
+{
+	struct rank_log l[RANKS];
+	struct slurm s;
+	char logdir[PATH_MAX + 8], repdir[PATH_MAX + 32], hookdir[PATH_MAX + 32];
+	char errpath[PATH_MAX + 32], dir[PATH_MAX * 2], flight[PATH_MAX * 3], why[1024];
+	char *jobarg, *hook, *rec, *err;
+	long long asked;
+	pid_t w;
+	long job;
+
+	if (!cluster_or_skip(&s))
+		return;
+	job = light_job(&s, logdir, sizeof(logdir), "0");
+	snprintf(repdir, sizeof(repdir), "%s/reports-%ld", s.dir, job);
+	snprintf(hookdir, sizeof(hookdir), "%s/hooks", s.dir);
+	snprintf(errpath, sizeof(errpath), "%s/watch-%ld.err", s.dir, job);
+	ck_assert_int_eq(mkdir(hookdir, 0755), 0);
+	jobarg = xasprintf("--slurm=%ld", job);
+	hook = xasprintf("--on-stall={ echo \"report=$PYSTROBE_REPORT kind=$PYSTROBE_STALL_KIND\"; "
+			 "ls \"$PYSTROBE_REPORT\"; } > %s/.h-$$ && mv %s/.h-$$ %s/hook-$$.txt",
+			 hookdir, hookdir, hookdir);
+	w = spawn_cmd_err((char *[]){ (char *)pystrobe_path(), "watch", jobarg, "--stall=4", hook,
+				      "-D", repdir, NULL }, errpath);
+	ck_assert_msg(w > 0, "cannot start pystrobe watch");
+	ck_assert_msg(!slurm_wait_ranks(&s, job, logdir, RANKS, READY_MS, why, sizeof(why)), "%s",
+		      why);
+	for (int r = 0; r < RANKS; r++)
+		read_log(logdir, r, &l[r]);
+	await_report(repdir, errpath, l, dir, sizeof(dir));
+	check_hook(hookdir, dir);
+	rec = xasprintf("%s/flight.pstrobe", dir);
+	check_flight(rec, l);
+	free(rec);
+	/* SIGUSR1: the job's recording now, in a directory of its own. */
+	kill(w, SIGUSR1);
+	asked = now_ms();
+	while (!entries(repdir, "flight-", "", flight, sizeof(flight)) && now_ms() < asked + FLIGHT_MS)
+		sleep_ms(POLL_MS);
+	ck_assert_msg(entries(repdir, "flight-", "", flight, sizeof(flight)) == 1,
+		      "no flight-* directory %d ms after SIGUSR1", FLIGHT_MS);
+	rec = xasprintf("%s/flight.pstrobe", flight);
+	while (access(rec, F_OK) != 0 && now_ms() < asked + FLIGHT_MS)
+		sleep_ms(POLL_MS);
+	printf("watch --slurm: the job's flight recording %.1f s after SIGUSR1\n",
+	       (now_ms() - asked) / 1000.0);
+	check_flight(rec, l);
+	err = slurp(errpath);
+	ck_assert_msg(err && strstr(err, "wrote the flight recording"), "%s", err);
+	kill(w, SIGINT);
+	ck_assert_int_eq(wait_exit(w, STOP_MS), 0);
+	ck_assert_int_eq(entries(hookdir, "hook-", ".txt", dir, sizeof(dir)), 1);
+	free(err);
+	free(rec);
+	free(hook);
+	free(jobarg);
+	slurm_down(&s);
+}
+END_TEST
 
 /* A node's watcher killed: the front names that node, within its
  * --timeout and a second or two, and no other; it exits 13. */
@@ -609,6 +771,7 @@ int main(void)
 		{ "node", 120, 0, 1, { test_node } },
 		{ "light", 240, 0, 1, { test_light } },
 		{ "late", 240, 0, 1, { test_late } },
+		{ "onstall", 240, 0, 1, { test_onstall } },
 		{ "silent", 180, 0, 1, { test_silent } },
 		{ "nobinary", 180, 0, 1, { test_nobinary } },
 		{ "killed", 180, 0, 1, { test_killed } },
