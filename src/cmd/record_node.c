@@ -9,6 +9,7 @@
 #include "cmd/quit.h"
 #include "cluster/nodeprocs.h"
 #include "cluster/nodereply.h"
+#include "analysis/gpuwatch.h"
 #include "analysis/waitmark.h"
 #include "analysis/waitsum.h"
 #include "sample/fleet.h"
@@ -57,19 +58,42 @@ static void put_waits(struct json *j, const struct node_procs *np, const struct 
 	sb_release(&said);
 }
 
+/* --gpu: every GPU this node's NVML sees, read beside the sampling; the
+ * summary's lines (or the one that says why there are none) go in the
+ * reply's "gpu", which the front prints under this node, and the readings
+ * become the profile's counters (the Chrome trace's GPU tracks). */
+static void gpu_lines(struct gpuwatch *g, struct profile *p, struct strbuf *lines)
+{
+	const struct gpusample *s;
+
+	gpuwatch_stop(g);
+	if ((s = gpuwatch_result(g))) {
+		gpusample_to_profile(s, p);
+		gpusample_summary(s, false, lines);
+	}
+	if (gpuwatch_note(g))
+		sb_printf(lines, "--gpu: %s%s\n", gpuwatch_note(g),
+			  s ? "" : ": no GPU figures in this recording");
+}
+
 /* The reply's JSON: who, what was sampled, and the profile: pprof, or
  * with trace a Chrome trace (its times since start_unix_ns, this node's
  * wall clock, by which the front lines the nodes up). */
 static int put_reply(struct strbuf *out, const struct node_procs *np, struct profile *p,
 		     const struct sampler_counts *c, int nprocs, const struct waitmark *w,
-		     bool trace)
+		     struct gpuwatch *g, bool trace)
 {
-	struct strbuf b64 = STRBUF_INIT;
+	struct strbuf b64 = STRBUF_INIT, gpu = STRBUF_INIT;
 	struct json j;
-	int rc = trace ? node_put_chrometrace(&b64, p) : node_put_pprof(&b64, p);
+	int rc;
 
+	if (g)
+		gpu_lines(g, p, &gpu);
+	rc = trace ? node_put_chrometrace(&b64, p) : node_put_pprof(&b64, p);
 	json_init(&j, out);
 	json_obj_begin(&j);
+	if (g)
+		json_kstr(&j, "gpu", gpu.buf ? gpu.buf : "");
 	node_procs_json(&j, np);
 	json_kint(&j, "python_processes", nprocs);
 	json_kuint(&j, "rounds", c->rounds);
@@ -81,6 +105,7 @@ static int put_reply(struct strbuf *out, const struct node_procs *np, struct pro
 	json_kstr(&j, trace ? "chrometrace" : "pprof", b64.buf ? b64.buf : "");
 	json_obj_end(&j);
 	sb_release(&b64);
+	sb_release(&gpu);
 	return rc;
 }
 
@@ -92,6 +117,7 @@ int record_node(struct target_opts *t, const struct out_format *fmt)
 	struct sampler_counts c;
 	struct fleet *f = NULL;
 	struct waitmark *w = NULL;
+	struct gpuwatch *g = NULL;
 	struct profile p;
 	char err[512];
 	int rc, status = EXIT_OK, nprocs;
@@ -113,6 +139,8 @@ int record_node(struct target_opts *t, const struct out_format *fmt)
 	}
 	p.wall = t->so.idle;
 	p.start_unix_ns = realtime_ns();
+	if (t->gpu)
+		g = gpuwatch_start_all(mono_ns());
 	fleet_run(f, &quit_requested, NULL, NULL, &st);
 	fleet_counts(f, &c);
 	nprocs = fleet_nprocs_ever(f);
@@ -121,7 +149,7 @@ int record_node(struct target_opts *t, const struct out_format *fmt)
 	if (w)
 		waitmark_finish(w);
 	profile_merge_renamed(&p);
-	if (put_reply(&out, &np, &p, &c, nprocs, w, fmt->times_only) < 0) {
+	if (put_reply(&out, &np, &p, &c, nprocs, w, g, fmt->times_only) < 0) {
 		errorf("cannot write this node's profile");
 		status = EXIT_ERROR;
 	}
@@ -129,6 +157,7 @@ int record_node(struct target_opts *t, const struct out_format *fmt)
 		status = EXIT_ERROR;
 out:
 	waitmark_free(w);
+	gpuwatch_free(g);
 	sb_release(&out);
 	node_procs_release(&np);
 	profile_free(&p);

@@ -47,6 +47,8 @@ static void node_args(const struct slurm_job *j, const struct target_opts *t, bo
 		argv[n++] = xstrdup("--threads");
 	if (t->fo.no_priority)
 		argv[n++] = xstrdup("--no-priority");
+	if (t->gpu)
+		argv[n++] = xstrdup("--gpu");
 	if (trace)
 		argv[n++] = xstrdup("--format=chrometrace");
 	argv[n] = NULL;
@@ -78,16 +80,17 @@ struct job_rec {
 	struct profile *p;
 	struct job_trace *trace;	/* NULL: a profile */
 	int64_t pythons;
-	struct strbuf waits;
+	struct strbuf waits;	/* --waits: each node's lines */
+	struct strbuf gpus;	/* --gpu: each node's lines */
 };
 
-/* A node's --waits lines, each under the node's name. */
-static void add_waits(struct job_rec *rec, const char *node, const char *lines)
+/* A node's summary lines (--waits, --gpu), each under the node's name. */
+static void add_lines(struct strbuf *to, const char *node, const char *lines)
 {
 	for (const char *p = lines ? lines : ""; *p;) {
 		size_t n = strcspn(p, "\n");
 
-		sb_printf(&rec->waits, "pystrobe:   %s: %.*s\n", node, (int)n, p);
+		sb_printf(to, "pystrobe:   %s: %.*s\n", node, (int)n, p);
 		p += n + (p[n] == '\n');
 	}
 }
@@ -141,7 +144,8 @@ static int add_node(void *arg, const char *node, const struct strbuf *json, char
 	}
 	if (jv_int(jv_get(&d, jdoc_root(&d), "python_processes"), 0, INT32_MAX, &pythons))
 		rec->pythons += pythons;
-	add_waits(rec, node, jv_str(&d, jv_get(&d, jdoc_root(&d), "waits")));
+	add_lines(&rec->waits, node, jv_str(&d, jv_get(&d, jdoc_root(&d), "waits")));
+	add_lines(&rec->gpus, node, jv_str(&d, jv_get(&d, jdoc_root(&d), "gpu")));
 	rc = 0;
 out:
 	jdoc_release(&d);
@@ -228,7 +232,7 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 	struct fanout f = { 0 };
 	struct profile p;
 	struct job_trace trace;
-	struct job_rec rec = { &p, fmt->times_only ? &trace : NULL, 0, STRBUF_INIT };
+	struct job_rec rec = { &p, fmt->times_only ? &trace : NULL, 0, STRBUF_INIT, STRBUF_INIT };
 	struct demux d = { 0 };
 	char err[1024], *path = NULL;
 	int rc, missing, answered, status;
@@ -261,9 +265,14 @@ int record_slurm(struct target_opts *t, const struct out_format *fmt, struct out
 		fputs("pystrobe: the threads' samples, by what they waited for:\n", stderr);
 		fputs(rec.waits.buf, stderr);
 	}
+	if (!quiet && rec.gpus.len) {
+		fputs("pystrobe: each node's GPUs:\n", stderr);
+		fputs(rec.gpus.buf, stderr);
+	}
 	status = rc < 0 ? exit_code(rc) : missing ? EXIT_NODES_MISSING : EXIT_OK;
 out:
 	sb_release(&rec.waits);
+	sb_release(&rec.gpus);
 	demux_release(&d);
 	job_trace_release(&trace);
 	profile_free(&p);

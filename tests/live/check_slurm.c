@@ -241,6 +241,38 @@ static void check_profile(const struct job *j, const char *path, char **msg)
 	free(text);
 }
 
+/* record --slurm --gpu with NVML's stand-in (no GPU can run here:
+ * tests/stubs/nvml_stub.c, which srun's environment carries to the
+ * nodes): hnode1 plays a GPU 70% busy, hnode2 a driver that is not
+ * loaded; each is said under its node, and the profile is written. */
+static void check_gpu(const struct job *j, char **msg)
+{
+	char path[PATH_MAX + 32], stubs[PATH_MAX + 16];
+	const char *want[] = { "pystrobe:   hnode1: GPU 0 (Stand-in GPU 0): 70.0% busy on average",
+			       "pystrobe:   hnode2: --gpu: ", "pystrobe: each node's GPUs:" };
+	struct run r;
+
+	snprintf(stubs, sizeof(stubs), "%s/tests/stubs", test_builddir());
+	snprintf(path, sizeof(path), "%s/gpu.txt", j->s.dir);
+	setenv("LD_LIBRARY_PATH", stubs, 1);
+	setenv("NVML_STUB", "count=1", 1);
+	setenv("NVML_STUB_hnode1", "util=70,mem=1000", 1);
+	setenv("NVML_STUB_hnode2", "init=9", 1);
+	ck_assert_int_eq(run_pystrobe(&r, "record", j->id, "-d", "2", "--idle", "--gpu", "-o",
+				      path, NULL), 0);
+	unsetenv("LD_LIBRARY_PATH");
+	printf("record --slurm --gpu (NVML's stand-in): %s", r.err);
+	if (run_exit(&r) != 0)
+		msg_add(msg, "--gpu: exit %d: %s", run_exit(&r), r.err);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
+		if (!r.err || !strstr(r.err, want[i]))
+			msg_add(msg, "--gpu: no \"%s\" in the summary", want[i]);
+	if (r.err && strstr(r.err, "hnode2: GPU 0"))
+		msg_add(msg, "--gpu: hnode2 has no driver, but shows a GPU");
+	run_free(&r);
+	check_profile(j, path, msg);
+}
+
 START_TEST(test_record)
 {
 	struct job j = { 0 };
@@ -273,6 +305,7 @@ START_TEST(test_record)
 		free(argv[1]);
 		run_free(&r);
 	}
+	check_gpu(&j, &msg);
 	job_end(&j, msg, "record --slurm");
 }
 END_TEST
