@@ -45,9 +45,11 @@ static const char spin_code[] =
 	"open(os.path.join(sys.argv[-1], 'ready'), 'w').close()\n"
 	"time.sleep(3600)\n";
 
+/* Long enough for pystrobe, slowed down by valgrind on a loaded machine,
+ * to find the Python that env runs (0.5 s was not). */
 static const char short_code[] =
 	"import time\n"
-	"end = time.time() + 0.5\n"
+	"end = time.time() + 3\n"
 	"while time.time() < end:\n"
 	"    pass\n";
 
