@@ -65,6 +65,29 @@ static bool unbound(const struct py_tstate *ts, int n, int i)
 	return false;
 }
 
+/* A free-threaded build has no GIL holder to charge a collection to, nor
+ * a field naming the collector: while it runs, the collector is attached
+ * and, during its stop-the-world phases, every other thread suspended.  So
+ * the collection is charged to the one attached thread, and to none when
+ * several are (the world restarted, finalizers running beside other
+ * threads): a <gc> left out, never one put on the wrong thread. */
+static void gc_free_threaded(struct py_tstate *ts, int n, uint64_t gc_at)
+{
+	int attached = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (ts[i].state != PY_ATTACHED)
+			continue;
+		if (attached >= 0)
+			return;
+		attached = i;
+	}
+	if (attached >= 0) {
+		ts[attached].gc = true;
+		ts[attached].gc_at = gc_at;
+	}
+}
+
 /* Leave out of ts[0..n) the thread states of threads not running yet. */
 static int drop_unbound(struct py_tstate *ts, int n)
 {
@@ -171,6 +194,8 @@ static int interp_tstates(struct mem *m, const struct pyinterp *pi, uint64_t int
 		if (ts && cycle_step(&cy, ts))
 			break;
 	}
+	if (collecting && pi->layout.free_threaded)
+		gc_free_threaded(out, n, gc_at);
 	return drop_unbound(out, n);
 }
 
