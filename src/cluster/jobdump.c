@@ -15,19 +15,33 @@ struct doc_ctx {
 	const char *node, *host, *origin;
 };
 
-/* Eight bytes a step: every frame of every rank is hashed, and FNV's
- * byte loop was a tenth of `pystrobe group` (bench/README). */
+static uint64_t mix8(uint64_t x, const char *s)
+{
+	uint64_t w;
+
+	memcpy(&w, s, 8);
+	x = (x ^ w) * 0x9e3779b97f4a7c15ull;
+	return x ^ x >> 29;
+}
+
+/* Eight bytes a step, and four steps at once over long texts: every
+ * frame of every rank is hashed, and every thread's "frames" text, a
+ * tenth of `pystrobe group` with one step at a time (bench/README). */
 static uint32_t hash_mem(uint32_t h, const char *s, size_t n)
 {
 	uint64_t x = h ^ ((uint64_t)n << 32);
 
-	for (; n >= 8; s += 8, n -= 8) {
-		uint64_t w;
+	if (n >= 32) {
+		uint64_t l[4] = { x, x + 1, x + 2, x + 3 };
 
-		memcpy(&w, s, 8);
-		x = (x ^ w) * 0x9e3779b97f4a7c15ull;
-		x ^= x >> 29;
+		for (; n >= 32; s += 32, n -= 32)
+			for (int k = 0; k < 4; k++)
+				l[k] = mix8(l[k], s + 8 * k);
+		x = l[0] ^ (l[1] << 16 | l[1] >> 48) ^ (l[2] << 32 | l[2] >> 32) ^
+		    (l[3] << 48 | l[3] >> 16);
 	}
+	for (; n >= 8; s += 8, n -= 8)
+		x = mix8(x, s);
 	if (n) {
 		uint64_t w = 0;
 
@@ -207,16 +221,76 @@ static uint32_t read_stack(struct job_dump *jd, const struct jdoc *d, const stru
 	return intern_stack(jd, jd->scratch, n);
 }
 
-/* The stack of a "frames" text: the one read before from the same text,
- * else parsed (the document's parse has checked it already). */
+/* Raw text id is what text begins with, and may stand at depth. */
+static bool raw_at(const struct job_dump *jd, uint32_t id, const char *text, size_t avail,
+		   int depth)
+{
+	const struct job_raw *r = &jd->raws[id];
+
+	return r->len <= avail && depth <= r->depth && !memcmp(r->text, text, r->len);
+}
+
+/* jdoc's known_raw: the text of a "frames" met before, which the parser
+ * then compares rather than reads.  The k-th one of the document is
+ * first taken to be the last document's k-th, then one of the texts that
+ * begin as it does (a few tries: a miss is read as JSON, and the stack
+ * found by raw_stack). */
+static size_t known_raw(void *ctx, const char *text, size_t avail, int depth, int64_t *name)
+{
+	struct job_dump *jd = ctx;
+	size_t k = jd->nth++;
+	uint32_t id = HASHIDX_NONE, tries = 0;
+	struct hashidx_pos pos;
+
+	if (k < jd->ahint && jd->hint[k] < jd->nraws && raw_at(jd, jd->hint[k], text, avail, depth))
+		id = jd->hint[k];
+	else if (avail >= JOB_RAW_HEAD)
+		for (id = hashidx_first(&jd->head_ix, hash_mem(HASH_INIT, text, JOB_RAW_HEAD), &pos);
+		     id != HASHIDX_NONE && !raw_at(jd, id, text, avail, depth);
+		     id = ++tries < 8 ? hashidx_next(&jd->head_ix, &pos) : HASHIDX_NONE)
+			;
+	if (id == HASHIDX_NONE)
+		return 0;
+	if (k >= jd->ahint) {
+		size_t old = jd->ahint;
+
+		ALLOC_GROW(jd->hint, k + 1, jd->ahint);
+		memset(jd->hint + old, 0xff, (jd->ahint - old) * sizeof(*jd->hint));
+	}
+	jd->hint[k] = id;
+	*name = (int64_t)id + 1;
+	return jd->raws[id].len;
+}
+
+static void add_raw(struct job_dump *jd, const char *text, size_t len, uint32_t h,
+		    uint32_t stack, int depth)
+{
+	uint32_t id = (uint32_t)jd->nraws;
+
+	ALLOC_GROW(jd->raws, jd->nraws + 1, jd->araws);
+	jd->raws[id] = (struct job_raw){ xmalloc(len ? len : 1), len, stack, depth };
+	memcpy(jd->raws[id].text, text, len);
+	jd->raw_bytes += len;
+	hashidx_add(&jd->raw_ix, h, id);
+	if (len >= JOB_RAW_HEAD && (text[0] == '[' || text[0] == '{'))
+		hashidx_add(&jd->head_ix, hash_mem(HASH_INIT, text, JOB_RAW_HEAD), id);
+	jd->nraws++;
+}
+
+/* The stack of a "frames" text: the one the parser found it to be, or
+ * the one read before from the same text, else parsed (the document's
+ * parse has checked it already). */
 static uint32_t raw_stack(struct job_dump *jd, const struct jdoc *d, const struct jv *frames)
 {
 	size_t len;
 	const char *text = jv_raw(d, frames, &len);
-	uint32_t h = hash_mem(HASH_INIT, text, len), id, stack;
+	uint32_t h, id, stack;
 	struct hashidx_pos pos;
 	char err[64];
 
+	if (frames->i > 0 && (uint64_t)frames->i <= jd->nraws)
+		return jd->raws[frames->i - 1].stack;
+	h = hash_mem(HASH_INIT, text, len);
 	for (id = hashidx_first(&jd->raw_ix, h, &pos); id != HASHIDX_NONE;
 	     id = hashidx_next(&jd->raw_ix, &pos))
 		if (jd->raws[id].len == len && !memcmp(jd->raws[id].text, text, len))
@@ -224,13 +298,8 @@ static uint32_t raw_stack(struct job_dump *jd, const struct jdoc *d, const struc
 	if (jdoc_parse(&jd->sub, text, len, err, sizeof(err)) < 0)
 		return read_stack(jd, &jd->sub, NULL);	/* cannot be: an empty stack */
 	stack = read_stack(jd, &jd->sub, jdoc_root(&jd->sub));
-	if (jd->raw_bytes + len > JOB_RAW_CACHE)
-		return stack;
-	ALLOC_GROW(jd->raws, jd->nraws + 1, jd->araws);
-	jd->raws[jd->nraws] = (struct job_raw){ xmalloc(len ? len : 1), len, stack };
-	memcpy(jd->raws[jd->nraws].text, text, len);
-	jd->raw_bytes += len;
-	hashidx_add(&jd->raw_ix, h, (uint32_t)jd->nraws++);
+	if (jd->raw_bytes + len <= JOB_RAW_CACHE)
+		add_raw(jd, text, len, h, stack, frames->depth);
 	return stack;
 }
 
@@ -414,8 +483,11 @@ int jobdump_add_json(struct job_dump *jd, const char *text, size_t len, const ch
 	int rc = 0;
 
 	d->raw_keys = raw_keys;
+	d->known_raw = known_raw;
+	d->known_ctx = jd;
 
 	while (rc == 0 && (at < len || !ndocs)) {
+		jd->nth = 0;
 		rc = jdoc_parse_next(d, text, len, at, &end, err, errlen);
 		if (rc == 0)
 			rc = add_doc(jd, d, origin, err, errlen);
@@ -461,5 +533,7 @@ void jobdump_release(struct job_dump *jd)
 		free(jd->raws[i].text);
 	free(jd->raws);
 	hashidx_release(&jd->raw_ix);
+	hashidx_release(&jd->head_ix);
+	free(jd->hint);
 	memset(jd, 0, sizeof(*jd));
 }

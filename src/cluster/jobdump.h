@@ -100,13 +100,22 @@ struct job_dump {
 	struct jdoc doc;	/* the document being read: its memory, reused */
 	/* Stacks by the text of their "frames": a job's ranks write the
 	 * same few stacks thousands of times, and text met before is not
-	 * parsed again (bench/README).  At most JOB_RAW_CACHE bytes kept. */
-	struct job_raw { char *text; size_t len; uint32_t stack; } *raws;
+	 * parsed again (bench/README).  At most JOB_RAW_CACHE bytes kept.
+	 * depth: how deep in its document the text was read. */
+	struct job_raw { char *text; size_t len; uint32_t stack; int depth; } *raws;
 	size_t nraws, araws, raw_bytes;
 	struct hashidx raw_ix;
+	/* The same texts by their first JOB_RAW_HEAD bytes, for the parser
+	 * (jdoc's known_raw), which does not know where a text ends; and the
+	 * one matched at each "frames" of the last document (the k-th thread
+	 * of a rank mostly has the k-th thread's stack of the one before). */
+	struct hashidx head_ix;
+	uint32_t *hint;
+	size_t ahint, nth;
 	struct jdoc sub;	/* a "frames" text not met before, parsed */
 };
 #define JOB_RAW_CACHE (64u << 20)
+#define JOB_RAW_HEAD 64
 #define JOB_DUMP_INIT { 0 }
 
 /* Add the processes of the JSON documents in len bytes of text (one, or

@@ -157,6 +157,48 @@ static const bool plain[256] = {
 	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7e] = true,	/* not " or \\ */
 };
 
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Eight bytes of s as one word, the first byte the lowest. */
+static uint64_t load8(const unsigned char *s)
+{
+	uint64_t w;
+
+	memcpy(&w, s, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
+/* The bytes of w that end a run of plain ones, each marked by its high
+ * bit: a quote, a backslash, a control character and, with high, 0x80 and
+ * above.  A borrow only runs upwards from a byte that is marked rightly,
+ * so the lowest mark is always right: the only one read. */
+static uint64_t unplain8(uint64_t w, bool high)
+{
+	uint64_t q = w ^ ONES * '"', b = w ^ ONES * '\\';
+	uint64_t m = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w);
+
+	return (m | (high ? w : 0)) & HIGHS;
+}
+
+/* From i, the first byte that is not plain (as unplain8 says), or len:
+ * eight bytes a step, as this reads most of every document. */
+static inline __attribute__((always_inline)) size_t plain_run(const unsigned char *s, size_t i, size_t len, bool high)
+{
+	for (; len - i >= 8; i += 8) {
+		uint64_t m = unplain8(load8(s + i), high);
+
+		if (m)
+			return i + (size_t)__builtin_ctzll(m) / 8;
+	}
+	while (i < len && (plain[s[i]] || (!high && s[i] >= 0x80)))
+		i++;
+	return i;
+}
+
 /* At the opening quote; *at and *n: where the bytes went. */
 static int parse_string(struct parser *p, uint32_t *at, uint32_t *n)
 {
@@ -164,11 +206,9 @@ static int parse_string(struct parser *p, uint32_t *at, uint32_t *n)
 
 	p->pos++;
 	for (;;) {
-		size_t run = p->pos;
-
 		/* Plain ASCII in one copy: most of every document. */
-		while (run < p->len && plain[p->s[run]])
-			run++;
+		size_t run = plain_run(p->s, p->pos, p->len, true);
+
 		str_add(p->d, p->s + p->pos, run - p->pos);
 		p->pos = run;
 		if (p->pos >= p->len)
@@ -277,6 +317,208 @@ static int parse_literal(struct parser *p, struct jv *v)
 
 static int parse_value(struct parser *p, int depth, struct jv *v);
 
+/* Checking a raw member fast (jdoc's raw_keys: most of a job's bytes):
+ * the grammar parse_value reads, iteratively, storing nothing and saying
+ * nothing.  Where it finds the text wrong, parse_value reads the value
+ * again for the message, and its verdict is the one that counts
+ * (check_raw): this only has to accept nothing that it refuses. */
+
+static inline size_t ws_at(const unsigned char *s, size_t len, size_t i)
+{
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+static bool is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* An escape at s[i] (the byte after the backslash): its length, 0 when
+ * escape() refuses it.  A \u pair is two escapes each fine alone. */
+static size_t escape_len(const unsigned char *s, size_t len, size_t i)
+{
+	static const bool simple[256] = {
+		['"'] = true, ['\\'] = true, ['/'] = true, ['b'] = true, ['f'] = true,
+		['n'] = true, ['r'] = true, ['t'] = true,
+	};
+
+	if (i >= len)
+		return 0;
+	if (simple[s[i]])
+		return 1;
+	if (s[i] != 'u' || len - i < 5 || !is_hex(s[i + 1]) || !is_hex(s[i + 2]) ||
+	    !is_hex(s[i + 3]) || !is_hex(s[i + 4]))
+		return 0;
+	return memcmp(s + i + 1, "0000", 4) ? 5 : 0;	/* \u0000: a NUL */
+}
+
+/* A string at *i (its opening quote); bytes of 0x80 and above are never
+ * refused (raw_char makes U+FFFD of what is not UTF-8). */
+static inline __attribute__((always_inline)) bool check_string(const unsigned char *s, size_t len, size_t *i)
+{
+	size_t at = *i + 1, k;
+
+	for (;;) {
+		at = plain_run(s, at, len, false);
+		if (at >= len || s[at] < 0x20)
+			return false;
+		if (s[at] == '"')
+			break;
+		if (!(k = escape_len(s, len, at + 1)))	/* a backslash */
+			return false;
+		at += 1 + k;
+	}
+	*i = at + 1;
+	return true;
+}
+
+static size_t digits_at(const unsigned char *s, size_t len, size_t i)
+{
+	while (i < len && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return i;
+}
+
+/* A number, a string or a literal at *i. */
+static bool check_scalar(const unsigned char *s, size_t len, size_t *i)
+{
+	const char *word = NULL;
+	size_t at = *i, d;
+
+	switch (at < len ? s[at] : 0) {
+	case '"':
+		return check_string(s, len, i);
+	case 'n':
+		word = "null";
+		break;
+	case 't':
+		word = "true";
+		break;
+	case 'f':
+		word = "false";
+		break;
+	}
+	if (word) {
+		d = word[0] == 'f' ? 5 : 4;
+		if (len - at < d || memcmp(s + at, word, d))
+			return false;
+		*i = at + d;
+		return true;
+	}
+	at += at < len && s[at] == '-';
+	if (at < len && s[at] == '0')
+		at++;
+	else if ((d = digits_at(s, len, at)) == at)
+		return false;
+	else
+		at = d;
+	if (at < len && s[at] == '.') {
+		if ((d = digits_at(s, len, at + 1)) == at + 1)
+			return false;
+		at = d;
+	}
+	if (at < len && (s[at] | 0x20) == 'e') {
+		at += 1 + (at + 1 < len && (s[at + 1] == '+' || s[at + 1] == '-'));
+		if ((d = digits_at(s, len, at)) == at)
+			return false;
+		at = d;
+	}
+	*i = at;
+	return true;
+}
+
+/* After a container's '{' or ',': the whitespace, and in an object the
+ * member's name and its ':', up to where the value starts. */
+static bool member_at(const unsigned char *s, size_t len, size_t *i, bool obj)
+{
+	size_t at = ws_at(s, len, *i);
+
+	if (obj) {
+		if (at >= len || s[at] != '"' || !check_string(s, len, &at))
+			return false;
+		at = ws_at(s, len, at);
+		if (at >= len || s[at] != ':')
+			return false;
+		at = ws_at(s, len, at + 1);
+	}
+	*i = at;
+	return true;
+}
+
+/* The value at p->pos, nested depth deep; bit k of objs: the k-th
+ * container open is an object.  Only whitespace is skipped byte by byte:
+ * a dump has none. */
+static bool check_value(struct parser *p, int depth)
+{
+	const unsigned char *s = p->s;
+	size_t len = p->len, i = p->pos;
+	uint64_t objs = 0;
+	int nest = 0;
+
+	for (;;) {
+		if (i < len && (s[i] == '{' || s[i] == '[')) {
+			if (depth + nest >= JSON_MAX_DEPTH)
+				return false;
+			objs = (objs & ~(1ull << nest)) | (uint64_t)(s[i] == '{') << nest;
+			i = ws_at(s, len, i + 1);
+			if (i >= len || s[i] != (objs >> nest & 1 ? '}' : ']')) {
+				if (!member_at(s, len, &i, objs >> nest++ & 1))
+					return false;
+				continue;
+			}
+			i++;	/* empty */
+		} else if (!check_scalar(s, len, &i)) {
+			return false;
+		}
+		for (;;) {	/* after a value */
+			if (!nest) {
+				p->pos = i;
+				return true;
+			}
+			i = ws_at(s, len, i);
+			if (i < len && s[i] == ',') {
+				i++;
+				if (!member_at(s, len, &i, objs >> (nest - 1) & 1))
+					return false;
+				break;
+			}
+			if (i >= len || s[i] != (objs >> (nest - 1) & 1 ? '}' : ']'))
+				return false;
+			i++;
+			nest--;
+		}
+	}
+}
+
+/* A raw member's value into *v: a text the caller knows (known_raw) as
+ * it is; else checked fast, and where that finds it wrong read again by
+ * the full reader, storing nothing, for its message. */
+static int raw_value(struct parser *p, int depth, struct jv *v)
+{
+	struct jdoc *d = p->d;
+	size_t start = p->pos, n = 0;
+	int64_t name = 0;
+	struct jv scratch;
+	int rc = 0;
+
+	if (d->known_raw && start < p->len && (p->s[start] == '[' || p->s[start] == '{'))
+		n = d->known_raw(d->known_ctx, (const char *)p->s + start, p->len - start, depth,
+				 &name);
+	if (n && n <= p->len - start) {
+		p->pos += n;
+	} else if (name = 0, !check_value(p, depth)) {
+		p->pos = start;
+		d->dry = true;
+		rc = parse_value(p, depth, &scratch);
+		d->dry = false;
+	}
+	*v = (struct jv){ .type = JV_RAW, .key = v->key, .depth = (uint8_t)depth,
+			  .at = (uint32_t)start, .n = (uint32_t)(p->pos - start), .i = name };
+	return rc;
+}
+
 static bool is_raw_key(const struct jdoc *d, const char *key)
 {
 	for (const char *const *k = d->raw_keys; k && *k; k++)
@@ -291,7 +533,6 @@ static int member(struct parser *p, int depth, bool obj)
 {
 	struct jv v = { .key = UINT32_MAX };
 	bool raw = false;
-	size_t start;
 	uint32_t n;
 
 	skip_ws(p);
@@ -307,14 +548,8 @@ static int member(struct parser *p, int depth, bool obj)
 		skip_ws(p);
 		raw = !p->d->dry && is_raw_key(p->d, p->d->str + v.key);
 	}
-	start = p->pos;
-	p->d->dry |= raw;
-	if (parse_value(p, depth + 1, &v) < 0)
+	if (raw ? raw_value(p, depth + 1, &v) < 0 : parse_value(p, depth + 1, &v) < 0)
 		return -EINVAL;
-	if (raw)
-		v = (struct jv){ .type = JV_RAW, .key = v.key, .at = (uint32_t)start,
-				 .n = (uint32_t)(p->pos - start) };
-	p->d->dry &= !raw;
 	if (p->d->dry)
 		return 0;
 	ALLOC_GROW(p->d->scr, p->nscr + 1, p->d->scralloc);

@@ -25,12 +25,14 @@
 #define JSON_MAX_INPUT (256u << 20)
 
 /* JV_RAW: a member named in jdoc's raw_keys, checked but not built: its
- * text, for a caller that has usually met the same text before. */
+ * text, for a caller that has usually met the same text before; i: the
+ * name known_raw gave it (0: none), depth: its nesting in the document. */
 enum jv_type { JV_NULL, JV_FALSE, JV_TRUE, JV_NUM, JV_STR, JV_ARR, JV_OBJ, JV_RAW };
 
 struct jv {
 	uint8_t type;
 	bool exact;		/* JV_NUM: an integer that fits in i */
+	uint8_t depth;		/* JV_RAW */
 	uint32_t n;		/* JV_ARR, JV_OBJ: members; JV_STR, JV_RAW: bytes */
 	uint32_t at;		/* JV_ARR, JV_OBJ: first member's node; JV_STR: its bytes;
 				   JV_RAW: its offset in the text */
@@ -48,10 +50,19 @@ struct jdoc {
 	/* Set by the caller: object members of these names (NULL-ended)
 	 * are JV_RAW, their text pointing into the text parsed. */
 	const char *const *raw_keys;
+	/* Set by the caller, with raw_keys: the raw texts it met before.
+	 * For the raw member of an array or object at text (avail bytes
+	 * left), the length of such a text that text begins with, which
+	 * was a JV_RAW array or object of a document at a depth no less
+	 * than depth; *name: the caller's (non-zero) name for it, put in
+	 * the member's i.  0 if none.  Those bytes are not read again: the
+	 * same bytes are the same JSON. */
+	size_t (*known_raw)(void *ctx, const char *text, size_t avail, int depth, int64_t *name);
+	void *known_ctx;
 	const char *text;
 	bool dry;		/* the parser's: checking a raw value, storing nothing */
 };
-#define JDOC_INIT { NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, false }
+#define JDOC_INIT { NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, false }
 
 /* Parse len bytes of text (no NUL needed) into d, replacing what it held
  * (its memory is kept for the next: a job's thousands of documents are

@@ -384,6 +384,59 @@ START_TEST(test_bad_documents)
 }
 END_TEST
 
+/* A "frames" text met before is compared, not read again (jdoc's
+ * known_raw): the same stack, found by the parser; and what only begins
+ * like it, or stands deeper than JSON allows, is refused exactly as by a
+ * reader that never met it. */
+static void same_refusal(struct job_dump *jd, const char *text, const char *want)
+{
+	struct job_dump fresh = JOB_DUMP_INIT;
+	char e1[256] = "", e2[256] = "";
+
+	ck_assert_int_eq(jobdump_add_json(jd, text, strlen(text), "f", e1, sizeof(e1)), -EINVAL);
+	ck_assert_int_eq(jobdump_add_json(&fresh, text, strlen(text), "f", e2, sizeof(e2)),
+			 -EINVAL);
+	ck_assert_str_eq(e1, e2);
+	ck_assert_msg(strstr(e1, want), "%s, not %s", e1, want);
+	jobdump_release(&fresh);
+}
+
+START_TEST(test_known_frames)
+{
+	const struct sproc p = SP("hnode1", 100, 0, ALL_REDUCE), q = SP("hnode2", 200, 1, ALL_REDUCE);
+	struct job_dump jd = JOB_DUMP_INIT;
+	struct strbuf doc = STRBUF_INIT, t = STRBUF_INIT;
+	const char *frames;
+
+	add_job(&jd, &p, 1);
+	ck_assert_uint_eq(jd.nraws, 1);
+	add_job(&jd, &q, 1);
+	ck_assert_uint_eq(jd.nraws, 1);
+	ck_assert(jd.nth == 1 && jd.hint[0] == 0);	/* the parser found it */
+	ck_assert_uint_eq(jd.threads[1].stack, jd.threads[0].stack);
+
+	proc_json(&t, &p);
+	frames = strstr(t.buf, "\"frames\":") + strlen("\"frames\":");
+	sb_printf(&doc, "{\"processes\":[{\"pid\":3,\"threads\":[{\"frames\":%.*s x}]}]}",
+		  (int)(strlen(frames) - 3), frames);
+	same_refusal(&jd, doc.buf, "expected ','");
+	doc.len = 0;
+	sb_printf(&doc, "{\"processes\":[{\"pid\":3,\"threads\":[{\"frames\":%.*s\\x\"}]}]}]}",
+		  (int)(strlen(frames) - 20), frames);
+	same_refusal(&jd, doc.buf, "unknown escape");
+	doc.len = 0;
+	for (int i = 0; i < JSON_MAX_DEPTH - 2; i++)
+		sb_putc(&doc, '[');
+	sb_printf(&doc, "{\"frames\":%.*s}", (int)(strlen(frames) - 3), frames);
+	for (int i = 0; i < JSON_MAX_DEPTH - 2; i++)
+		sb_putc(&doc, ']');
+	same_refusal(&jd, doc.buf, "nested deeper");
+	sb_release(&doc);
+	sb_release(&t);
+	jobdump_release(&jd);
+}
+END_TEST
+
 /* Fields of the wrong type read as absent; an older dump (no "host",
  * "ppid" or "job") is a process with no rank, on the node of its file. */
 START_TEST(test_lenient_fields)
@@ -498,7 +551,7 @@ int main(void)
 		{ "roles", .tests = { test_workers_and_no_rank, test_launcher, test_unread_rank,
 				      test_all_unread } },
 		{ "input", .tests = { test_bad_documents, test_lenient_fields, test_json_round_trip,
-				      test_real_dump } },
+				      test_real_dump, test_known_frames } },
 	};
 
 	return run_groups("jobgroup", groups, ARRAY_SIZE(groups), 0, 1);

@@ -225,10 +225,131 @@ START_TEST(test_raw)
 }
 END_TEST
 
+/* A raw member is checked fast (check_value in jsonread.c), the full
+ * reader only reading it again for the message: both must refuse the
+ * same texts at the same byte.  Each text of bad[], the valid document
+ * and its mutations, and a long string with each byte that ends a plain
+ * run at each place of the eight-byte words it is read in. */
+static void agree(const char *val, size_t n)
+{
+	static const char *const keys[] = { "frames", NULL };
+	struct jdoc full = JDOC_INIT, raw = JDOC_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	char e1[128] = "", e2[128] = "";
+	int rc1, rc2;
+
+	raw.raw_keys = keys;
+	sb_puts(&sb, "{\"a\": [{\"frames\": ");
+	sb_add(&sb, val, n);
+	sb_puts(&sb, "}]}");
+	rc1 = jdoc_parse(&full, sb.buf, sb.len, e1, sizeof(e1));
+	rc2 = jdoc_parse(&raw, sb.buf, sb.len, e2, sizeof(e2));
+	ck_assert_msg(rc1 == rc2 && !strcmp(e1, e2), "%s: \"%s\" (full) but \"%s\" (raw)",
+		      sb.buf, e1, e2);
+	jdoc_release(&full);
+	jdoc_release(&raw);
+	sb_release(&sb);
+}
+
+START_TEST(test_raw_agrees)
+{
+	static const char ends[] = "\"\\\x01\x1f\x7f\x80\xff un0";
+	static const char *const more[] = {
+		"\"\\ud800\\udc00\"", "\"\\ud800\\u0000\"", "\"\\ud800\\u12\"", "\"\\u00E9\"",
+		"-0", "-01", "1.e5", "1e", "1E+5", "-x", "2.5e-3", "nulll", "truex", "fals", "[]",
+		"{}", "[ ]", "{ }", "[1 ,2 ]", "{\"a\" :1 }", "[{\"a\":[true,false,null]}]",
+	};
+	char s[48], mut[sizeof(doc)];
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		agree(bad[i].text, strlen(bad[i].text));
+	for (size_t i = 0; i < ARRAY_SIZE(more); i++)
+		agree(more[i], strlen(more[i]));
+	agree(doc, strlen(doc));
+	for (size_t i = 0; i < strlen(doc); i++) {
+		for (size_t k = 0; k < 4; k++) {
+			memcpy(mut, doc, sizeof(doc));
+			mut[i] = "\"\\{]"[k];
+			agree(mut, strlen(doc));
+		}
+	}
+	for (size_t at = 1; at < sizeof(s) - 1; at++) {
+		for (size_t k = 0; k < sizeof(ends) - 1; k++) {
+			memset(s, 'a', sizeof(s));
+			s[0] = s[sizeof(s) - 1] = '"';
+			s[at] = ends[k];
+			agree(s, sizeof(s));
+			agree(s, at + 1);	/* cut short there */
+		}
+	}
+}
+END_TEST
+
+/* Depth limits hold for a raw value as for any. */
+START_TEST(test_raw_deep)
+{
+	char s[2 * JSON_MAX_DEPTH + 2];
+
+	for (size_t depth = JSON_MAX_DEPTH - 3; depth <= JSON_MAX_DEPTH; depth++) {
+		memset(s, '[', depth);
+		memset(s + depth, ']', depth);
+		agree(s, 2 * depth);
+	}
+}
+END_TEST
+
+/* Text the caller knows (known_raw) is taken as it is, with the name the
+ * caller gave it; what it does not know, or knows longer than the text
+ * left, is read. */
+struct knows {
+	const char *text;
+	size_t extra;	/* claimed past its end */
+};
+
+static size_t known(void *ctx, const char *text, size_t avail, int depth, int64_t *name)
+{
+	const struct knows *k = ctx;
+
+	ck_assert_int_eq(depth, 1);
+	if (strlen(k->text) > avail || strncmp(text, k->text, strlen(k->text)))
+		return 0;
+	*name = 7;
+	return strlen(k->text) + k->extra;
+}
+
+START_TEST(test_known_raw)
+{
+	static const char *const keys[] = { "frames", NULL };
+	struct knows k = { "[1,2]", 0 };
+	struct jdoc d = JDOC_INIT;
+	char err[128];
+	const struct jv *raw;
+	size_t len;
+
+	d.raw_keys = keys;
+	d.known_raw = known;
+	d.known_ctx = &k;
+	ck_assert_int_eq(parse(&d, "{\"frames\": [1,2], \"b\": 3}", err), 0);
+	raw = jv_get(&d, jdoc_root(&d), "frames");
+	ck_assert(jv_is(raw, JV_RAW) && raw->i == 7 && raw->depth == 1);
+	ck_assert_ptr_nonnull(jv_raw(&d, raw, &len));
+	ck_assert_uint_eq(len, 5);
+	ck_assert_int_eq(parse(&d, "{\"frames\": [1,3]}", err), 0);
+	ck_assert_int_eq(jv_get(&d, jdoc_root(&d), "frames")->i, 0);
+	ck_assert_int_eq(parse(&d, "{\"frames\": [1,2] x}", err), -EINVAL);
+	ck_assert_str_eq(err, "byte 17: expected ',' or '}', found something else");
+	k.extra = 3;	/* past the end of the text: read, and refused */
+	ck_assert_int_eq(parse(&d, "{\"frames\": [1,2]]]", err), -EINVAL);
+	ck_assert_str_eq(err, "byte 16: expected ',' or '}', found something else");
+	jdoc_release(&d);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_group groups[] = {
 		{ "read", .tests = { test_valid, test_invalid, test_replacement, test_raw } },
+		{ "raw", .tests = { test_raw_agrees, test_raw_deep, test_known_raw } },
 		{ "hostile", .tests = { test_deep, test_huge_numbers, test_truncated_and_mutated } },
 	};
 
