@@ -500,6 +500,21 @@ int jobdump_add_json(struct job_dump *jd, const char *text, size_t len, const ch
 	return rc;
 }
 
+void jobdump_mark(const struct job_dump *jd, struct jobdump_mark *m)
+{
+	*m = (struct jobdump_mark){ jd->nprocs, jd->nthreads, jd->nnodes, jd->job };
+}
+
+void jobdump_undo(struct job_dump *jd, const struct jobdump_mark *m)
+{
+	for (size_t i = m->nprocs; i < jd->nprocs; i++)
+		free(jd->procs[i].argv);
+	jd->nprocs = m->nprocs;
+	jd->nthreads = m->nthreads;
+	jd->nnodes = m->nnodes;
+	jd->job = m->job;
+}
+
 const struct job_frame *jobdump_innermost(const struct job_dump *jd, uint32_t stack)
 {
 	const struct job_stack *s = &jd->stacks[stack];

@@ -133,6 +133,16 @@ void jobdump_release(struct job_dump *jd);
 /* The interned copy of s (NULL for NULL): equal strings, equal pointers. */
 const char *jobdump_intern(struct job_dump *jd, const char *s);
 /* The innermost Python frame of stack (NULL when it has none). */
+/* Where the model stands, to take back what was added after it (a file
+ * that changed while it was read): processes, threads and nodes; frames,
+ * stacks and strings interned since stay, unused. */
+struct jobdump_mark {
+	size_t nprocs, nthreads, nnodes;
+	const char *job;
+};
+void jobdump_mark(const struct job_dump *jd, struct jobdump_mark *m);
+void jobdump_undo(struct job_dump *jd, const struct jobdump_mark *m);
+
 const struct job_frame *jobdump_innermost(const struct job_dump *jd, uint32_t stack);
 
 #endif

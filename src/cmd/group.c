@@ -14,6 +14,7 @@
 #include "cluster/jobview.h"
 #include "cmd/cmd.h"
 #include "util/jsonread.h"
+#include "util/mapfile.h"
 #include "util/status.h"
 #include "util/util.h"
 
@@ -61,41 +62,30 @@ const struct opt_table group_options = {
 	/* Not stop_at_command: files may come first. */
 };
 
-/* All of fd into sb, bounded: more than the reader takes is refused by
- * it.  One buffer for every file: thousands of them are read. */
-static int read_all(int fd, struct strbuf *sb)
-{
-	ssize_t n;
-
-	sb->len = 0;
-	while (sb->len <= JSON_MAX_INPUT) {
-		ALLOC_GROW(sb->buf, sb->len + 65536, sb->cap);
-		n = read(fd, sb->buf + sb->len, 65536);
-		if (n == 0)
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		sb->len += (size_t)n;
-	}
-	return 0;
-}
-
 /* One file into jd; 0, or status_fail(EXIT_BAD_INPUT) after saying why
  * (and listing it as a node that did not answer). */
-static int read_one(struct job_dump *jd, const char *path, struct strbuf *buf)
+static int read_one(struct job_dump *jd, const char *path, struct mapfile *mf)
 {
 	bool is_stdin = !strcmp(path, "-");
 	const char *name = is_stdin ? "standard input" : path;
 	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	struct jobdump_mark mark;
 	char err[256];
-	int rc = fd < 0 ? -errno : read_all(fd, buf);
+	int rc = fd < 0 ? -errno : mapfile_load(mf, fd, JSON_MAX_INPUT + 1);
 
+	jobdump_mark(jd, &mark);
 	if (rc < 0)
 		snprintf(err, sizeof(err), "cannot read it: %s", strerror(-rc));
 	else
-		rc = jobdump_add_json(jd, buf->buf, buf->len, name, err, sizeof(err));
+		rc = jobdump_add_json(jd, mf->text, mf->len, name, err, sizeof(err));
+	if (fd >= 0 && mapfile_shrank(mf)) {
+		jobdump_undo(jd, &mark);
+		rc = -EINVAL;
+		snprintf(err, sizeof(err), "it was cut shorter while being read (is something "
+			 "still writing it?): nothing of it is shown; run again once it is written");
+	}
+	if (fd >= 0)
+		mapfile_unload(mf);
 	if (fd > 0)
 		close(fd);
 	if (rc == 0)
@@ -132,7 +122,7 @@ int cmd_group(int argc, char **argv)
 {
 	struct group_args a = { 0 };
 	struct job_dump jd = JOB_DUMP_INIT;
-	struct strbuf buf = STRBUF_INIT;
+	struct mapfile mf = MAPFILE_INIT;
 	int rc, bad = 0, nread = 0;
 
 	if ((rc = opt_parse(&group_options, &a, argc, argv)) != 0)
@@ -141,12 +131,12 @@ int cmd_group(int argc, char **argv)
 		return exit_code(usage_error("group", "give the dump --json files to group "
 					     "(- for standard input; see pystrobe group --help)"));
 	for (int i = optind; i < argc; i++) {
-		if (read_one(&jd, argv[i], &buf) < 0)
+		if (read_one(&jd, argv[i], &mf) < 0)
 			bad++;
 		else
 			nread++;
 	}
-	sb_release(&buf);
+	mapfile_release(&mf);
 	rc = nread ? show(&jd, &a) : 0;
 	jobdump_release(&jd);
 	if (rc < 0)

@@ -437,6 +437,27 @@ START_TEST(test_known_frames)
 }
 END_TEST
 
+/* What a file added is taken back when it changed while being read
+ * (`pystrobe group`): its processes, threads and nodes. */
+START_TEST(test_undo)
+{
+	const struct sproc a[] = { SP("hnode1", 100, 0, ALL_REDUCE), SP("hnode2", 200, 1, FETCH) };
+	struct job_dump jd = JOB_DUMP_INIT;
+	struct jobdump_mark m;
+
+	add_job(&jd, a, 1);
+	jobdump_mark(&jd, &m);
+	add_job(&jd, a + 1, 1);
+	ck_assert(jd.nprocs == 2 && jd.nnodes == 2 && jd.nthreads == 2);
+	jobdump_undo(&jd, &m);
+	ck_assert(jd.nprocs == 1 && jd.nnodes == 1 && jd.nthreads == 1);
+	ck_assert_str_eq(jd.nodes[0].name, "hnode1");
+	add_job(&jd, a + 1, 1);	/* read again, as new */
+	ck_assert(jd.nprocs == 2 && jd.procs[1].pid == 200 && jd.procs[1].thread0 == 1);
+	jobdump_release(&jd);
+}
+END_TEST
+
 /* Fields of the wrong type read as absent; an older dump (no "host",
  * "ppid" or "job") is a process with no rank, on the node of its file. */
 START_TEST(test_lenient_fields)
@@ -551,7 +572,7 @@ int main(void)
 		{ "roles", .tests = { test_workers_and_no_rank, test_launcher, test_unread_rank,
 				      test_all_unread } },
 		{ "input", .tests = { test_bad_documents, test_lenient_fields, test_json_round_trip,
-				      test_real_dump, test_known_frames } },
+				      test_real_dump, test_known_frames, test_undo } },
 	};
 
 	return run_groups("jobgroup", groups, ARRAY_SIZE(groups), 0, 1);
