@@ -5,7 +5,8 @@ of srun is one rank, SLURM_PROCID of SLURM_NTASKS.
 Usage: slurm_stall_ranks.py OUTDIR MOVE_S [LATE_S]
 
 Each rank works for MOVE_S seconds in changing stacks (short sleeps at
-varying depths), the last rank LATE_S more (default 0: a rank that is
+varying depths), the last rank until every other rank has stopped and
+then LATE_S more (default 0: it does not wait; LATE_S: a rank that is
 late, not stuck), then stops for good where its rank says: the last rank
 in fetch_shard(), blocked acquiring a lock it already holds (a shard that
 never comes); every other rank in all_reduce(), blocked on a lock no one
@@ -65,13 +66,27 @@ def train(move_s):
         i += 1
 
 
+def others_stopped(outdir, rank):
+    """Train until every other rank has stopped (its log is there), at
+    most 60 s: a late rank is late from the others' stop, not from its own
+    start, which srun may give it seconds after theirs on a loaded
+    machine."""
+    end = time.time() + 60
+    while time.time() < end and not all(
+            os.path.exists(os.path.join(outdir, "rank-%d.json" % r)) for r in range(rank)):
+        train(0.2)
+
+
 def main():
     signal.alarm(600)
     outdir, move_s = sys.argv[1], float(sys.argv[2])
     late_s = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
     rank = int(os.environ["SLURM_PROCID"])
     world = int(os.environ["SLURM_NTASKS"])
-    train(move_s + (late_s if rank == world - 1 else 0.0))
+    train(move_s)
+    if rank == world - 1 and late_s:
+        others_stopped(outdir, rank)
+        train(late_s)
     if rank == world - 1:
         fetch_shard(outdir, rank)
     else:
