@@ -79,9 +79,11 @@ static void recheck_tstate(struct sampler *s, const struct sthread *t, const str
 		recheck_add(rc, owner, ts->ident + (uint64_t)s->threads.tid_offset,
 			    (uint64_t)(uint32_t)t->desc_tid, 4);
 	}
-	if (ts->gc && ts->gc_at && ts->gil_at) {
+	/* A free-threaded build's collector has no GIL to hold (gil_at 0). */
+	if (ts->gc && ts->gc_at) {
 		recheck_add(rc, owner, ts->gc_at, 1, 4);
-		recheck_add(rc, owner, ts->gil_at, ts->addr, 8);
+		if (ts->gil_at)
+			recheck_add(rc, owner, ts->gil_at, ts->addr, 8);
 	}
 	if (ts->cframe) {
 		recheck_add(rc, owner, ts->addr + L->tstate.frame, ts->cframe, 8);
