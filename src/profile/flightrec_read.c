@@ -454,6 +454,20 @@ bool flightrec_is(const void *data, size_t len)
 	return len >= FLIGHTREC_MAGIC_LEN && !memcmp(data, FLIGHTREC_MAGIC, FLIGHTREC_MAGIC_LEN);
 }
 
+/* Every section of the recording in data into r, checked; -1 with r's
+ * error said. */
+static int read_all(struct rec *r, const void *data, size_t len)
+{
+	if (!flightrec_is(data, len)) {
+		snprintf(r->err, r->errlen, "not a flight recording");
+		return -1;
+	}
+	if (read_header(r) < 0 || read_strings(r) < 0 || read_frames(r) < 0 ||
+	    read_stacks(r) < 0 || read_ctxs(r) < 0 || read_samples(r) < 0)
+		return -1;
+	return 0;
+}
+
 int flightrec_parse(const void *data, size_t len, const struct flightrec_slice *slice,
 		    struct profile *p, struct flightrec_info *info, char *err, size_t errlen)
 {
@@ -465,12 +479,7 @@ int flightrec_parse(const void *data, size_t len, const struct flightrec_slice *
 
 	memset(info ? info : &scratch, 0, sizeof(scratch));
 	profile_init(p, 0);
-	if (!flightrec_is(data, len)) {
-		snprintf(err, errlen, "not a flight recording");
-		goto out;
-	}
-	if (read_header(&r) < 0 || read_strings(&r) < 0 || read_frames(&r) < 0 ||
-	    read_stacks(&r) < 0 || read_ctxs(&r) < 0 || read_samples(&r) < 0)
+	if (read_all(&r, data, len) < 0)
 		goto out;
 	build(&r, slice ? slice : &all, p, info ? info : &scratch);
 	ret = 0;
@@ -513,12 +522,7 @@ int flightrec_merge(struct flightrec *dst, const void *data, size_t len,
 	uint32_t deepest = 0;
 	int ret = BAD_RECORDING;
 
-	if (!flightrec_is(data, len)) {
-		snprintf(err, errlen, "not a flight recording");
-		goto out;
-	}
-	if (read_header(&r) < 0 || read_strings(&r) < 0 || read_frames(&r) < 0 ||
-	    read_stacks(&r) < 0 || read_ctxs(&r) < 0 || read_samples(&r) < 0)
+	if (read_all(&r, data, len) < 0)
 		goto out;
 	/* Deeper stacks are cut where flightrec_add_sample() cuts them. */
 	for (uint64_t i = 0; i < r.nstacks; i++)
