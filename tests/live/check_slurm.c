@@ -261,6 +261,9 @@ static void check_gpu(const struct job *j, char **msg)
 	ck_assert_int_eq(run_pystrobe(&r, "record", j->id, "-d", "2", "--idle", "--gpu", "-o",
 				      path, NULL), 0);
 	unsetenv("LD_LIBRARY_PATH");
+	unsetenv("NVML_STUB");
+	unsetenv("NVML_STUB_hnode1");
+	unsetenv("NVML_STUB_hnode2");
 	printf("record --slurm --gpu (NVML's stand-in): %s", r.err);
 	if (run_exit(&r) != 0)
 		msg_add(msg, "--gpu: exit %d: %s", run_exit(&r), r.err);
