@@ -309,30 +309,18 @@ struct writer {
 
 static void event_begin(struct writer *w)
 {
-	if (w->need_comma)
-		sb_puts(&w->sb, ",\n");
-	w->need_comma = true;
+	chrometrace_event_begin(&w->sb, &w->need_comma);
 }
 
 static void put_ids(struct writer *w, uint32_t pid, int64_t tid)
 {
-	sb_puts(&w->sb, "\"pid\":");
-	sb_put_u64(&w->sb, pid);
-	sb_puts(&w->sb, ",\"tid\":");
-	sb_put_u64(&w->sb, (uint64_t)tid);
+	chrometrace_put_ids(&w->sb, pid, (uint64_t)tid);
 }
 
 static void put_meta(struct writer *w, const char *what, uint32_t pid, int64_t tid,
 		     const char *name)
 {
-	event_begin(w);
-	sb_puts(&w->sb, "{\"ph\":\"M\",\"name\":");
-	json_quote(&w->sb, what);
-	sb_putc(&w->sb, ',');
-	put_ids(w, pid, tid);
-	sb_puts(&w->sb, ",\"args\":{\"name\":");
-	json_quote(&w->sb, name);
-	sb_puts(&w->sb, "}}");
+	chrometrace_meta(&w->sb, &w->need_comma, what, pid, (uint64_t)tid, name);
 }
 
 /* The job's pid of the node's process pid (noted when it was added). */

@@ -75,31 +75,47 @@ static uint64_t to_us(uint64_t ns)
 	return ns / 1000 + (ns % 1000 >= 500);
 }
 
+void chrometrace_event_begin(struct strbuf *sb, bool *need_comma)
+{
+	if (*need_comma)
+		sb_puts(sb, ",\n");
+	*need_comma = true;
+}
+
+void chrometrace_put_ids(struct strbuf *sb, uint64_t pid, uint64_t tid)
+{
+	sb_puts(sb, "\"pid\":");
+	sb_put_u64(sb, pid);
+	sb_puts(sb, ",\"tid\":");
+	sb_put_u64(sb, tid);
+}
+
+void chrometrace_meta(struct strbuf *sb, bool *need_comma, const char *what, uint64_t pid,
+		      uint64_t tid, const char *name)
+{
+	chrometrace_event_begin(sb, need_comma);
+	sb_puts(sb, "{\"ph\":\"M\",\"name\":");
+	json_quote(sb, what);
+	sb_putc(sb, ',');
+	chrometrace_put_ids(sb, pid, tid);
+	sb_puts(sb, ",\"args\":{\"name\":");
+	json_quote(sb, name);
+	sb_puts(sb, "}}");
+}
+
 static void event_begin(struct ct *ct)
 {
-	if (ct->need_comma)
-		sb_puts(&ct->sb, ",\n");
-	ct->need_comma = true;
+	chrometrace_event_begin(&ct->sb, &ct->need_comma);
 }
 
 static void put_ids(struct ct *ct, pid_t pid, pid_t tid)
 {
-	sb_puts(&ct->sb, "\"pid\":");
-	sb_put_u64(&ct->sb, (uint64_t)pid);
-	sb_puts(&ct->sb, ",\"tid\":");
-	sb_put_u64(&ct->sb, (uint64_t)tid);
+	chrometrace_put_ids(&ct->sb, (uint64_t)pid, (uint64_t)tid);
 }
 
 static void metadata(struct ct *ct, const char *what, pid_t pid, pid_t tid, const char *name)
 {
-	event_begin(ct);
-	sb_puts(&ct->sb, "{\"ph\":\"M\",\"name\":");
-	json_quote(&ct->sb, what);
-	sb_putc(&ct->sb, ',');
-	put_ids(ct, pid, tid);
-	sb_puts(&ct->sb, ",\"args\":{\"name\":");
-	json_quote(&ct->sb, name);
-	sb_puts(&ct->sb, "}}");
+	chrometrace_meta(&ct->sb, &ct->need_comma, what, (uint64_t)pid, (uint64_t)tid, name);
 }
 
 /* With --subprocesses each stack starts with a frame naming its process,

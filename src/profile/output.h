@@ -33,6 +33,15 @@ int out_flamegraph(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_collapsed(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_speedscope(const struct profile *p, FILE *f, const struct out_opts *o);
 int out_chrometrace(const struct profile *p, FILE *f, const struct out_opts *o);
+
+/* Pieces of a Chrome trace's event list, for out_chrometrace() and the
+ * job's trace of record --slurm (cluster/jobtrace.c): the comma before an
+ * event but the first (*need_comma), an event's "pid" and "tid", and a
+ * metadata event ("ph":"M") naming what (process_name, thread_name). */
+void chrometrace_event_begin(struct strbuf *sb, bool *need_comma);
+void chrometrace_put_ids(struct strbuf *sb, uint64_t pid, uint64_t tid);
+void chrometrace_meta(struct strbuf *sb, bool *need_comma, const char *what, uint64_t pid,
+		      uint64_t tid, const char *name);
 int out_pprof(const struct profile *p, FILE *f, const struct out_opts *o);
 
 /* The end of every writer: flush f and say whether any write failed.
