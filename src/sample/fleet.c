@@ -718,7 +718,10 @@ static void fill_status(const struct fleet *f, const struct fleet_clock *c,
  * rounds after start-up (with --native, the names of the first native
  * frames) are not mistaken for the loop's cost; CPU, not wall time, as a
  * pause that waits for a thread to stop sleeps (pause.c), and takes no CPU
- * from the job.  A round at real-time priority that never sleeps meets
+ * from the job.  All of the loop's CPU at that priority counts, wake-ups
+ * and status lines too, read once a window: reading a thread's CPU clock
+ * is a system call, and around every round it cost more than the rest of
+ * the guard.  A round at real-time priority that never sleeps meets
  * RLIMIT_RTTIME's SIGXCPU (schedprio.c). */
 
 /* The window, and the most of it the rounds may take at real-time
@@ -728,11 +731,10 @@ static void fill_status(const struct fleet *f, const struct fleet_clock *c,
 
 struct duty {
 	uint64_t since_ns;	/* the window's start, mono_ns() */
-	uint64_t cpu_ns;	/* the rounds' CPU in it */
-	uint64_t began;		/* thread CPU time at the round's start */
+	uint64_t cpu0_ns;	/* this thread's CPU time then */
 };
 
-/* This thread's CPU time: a system call, made only at real-time priority. */
+/* This thread's CPU time: a system call, made once a window. */
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -741,10 +743,10 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void prio_before_round(const struct waiter *w, struct duty *d)
+static void duty_start(struct duty *d, uint64_t now)
 {
-	if (w->realtime)
-		d->began = thread_cpu_ns();
+	d->since_ns = now;
+	d->cpu0_ns = thread_cpu_ns();
 }
 
 static void prio_after_round(const struct fleet *f, const struct fleet_clock *c,
@@ -754,17 +756,12 @@ static void prio_after_round(const struct fleet *f, const struct fleet_clock *c,
 
 	if (c->rounds == 1 && !f->fo.no_priority) {
 		schedprio_raise();
-		d->since_ns = now;
-		d->cpu_ns = 0;
-	} else if (w->realtime) {
-		d->cpu_ns += thread_cpu_ns() - d->began;
-		if (now - d->since_ns >= PRIO_DUTY_WINDOW_NS) {
-			if (d->cpu_ns * PRIO_MAX_DUTY_DIV > now - d->since_ns)
-				schedprio_lower("real-time priority given up: its rounds took "
-						"over a quarter of a CPU");
-			d->since_ns = now;
-			d->cpu_ns = 0;
-		}
+		duty_start(d, now);
+	} else if (w->realtime && now - d->since_ns >= PRIO_DUTY_WINDOW_NS) {
+		if ((thread_cpu_ns() - d->cpu0_ns) * PRIO_MAX_DUTY_DIV > now - d->since_ns)
+			schedprio_lower("real-time priority given up: its rounds took over a "
+					"quarter of a CPU");
+		duty_start(d, now);
 	}
 	w->realtime = schedprio_level() == SCHEDPRIO_REALTIME;
 }
@@ -787,7 +784,6 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	waiter_init(&w, c.interval_ns);
 	next_status = c.start_ns;
 	while (!*stop) {
-		prio_before_round(&w, &duty);
 		rc = fleet_step(f, &c);
 		if (rc < 0 || rc == FLEET_OVER)
 			break;
