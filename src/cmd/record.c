@@ -402,16 +402,18 @@ static void waits_summary(const struct record *r)
 }
 
 /* With --native: the samples of threads the pause did not hold (not
- * stopped within its bound, or started meanwhile), read running rather
- * than left out, without their native frames.  (With --blocking alone
- * such a sample is whole: nothing to tell.) */
+ * stopped within its bound, or started meanwhile) or held where their
+ * stack could not be read, read running rather than left out, without
+ * their native frames.  (With --blocking alone such a sample is whole:
+ * nothing to tell.) */
 static void put_late(struct strbuf *sb, const struct record *r, const struct profile *p)
 {
 	uint64_t n = profile_lost(p, PLOSS_LATE);
 
 	if (n)
 		sb_printf(sb, ", %llu sample%s without native frames (%s: their thread did not "
-			  "stop within the bound and was read running; up to %d in a round)",
+			  "stop within the bound, or stopped where its stack could not be read, "
+			  "and was read running; up to %d in a round)",
 			  (unsigned long long)n, n == 1 ? "" : "s", PLOSS_LATE_FRAME,
 			  r->counts.max_late);
 }

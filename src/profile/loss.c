@@ -12,8 +12,9 @@ static const struct {
 } kinds[PLOSS_COUNT] = {
 	[PLOSS_TORN] = { "lost", "torn stack: it changed while it was read, and at each re-read",
 			 "torn stack" },
-	[PLOSS_LATE] = { "without native frames", "not stopped in time under --native: read "
-			 "running, under " PLOSS_LATE_FRAME, "not stopped in time" },
+	[PLOSS_LATE] = { "without native frames", "not stopped in time under --native, or "
+			 "stopped where its stack could not be read: read running, under "
+			 PLOSS_LATE_FRAME, "not stopped in time" },
 	[PLOSS_MERGE] = { "with Python frames only", "the native stack did not fit",
 			  "merge error" },
 	[PLOSS_GONE] = { "lost", "the thread ended while it was read", "thread ended" },

@@ -1,6 +1,7 @@
-/* Stacks read from running threads (without --blocking), held until the
- * recheck proves they did not change while they were read: a round holds
- * each stack it reads, with the words that prove it (the walk adds them,
+/* Stacks read from running threads (without --blocking; with it, the late
+ * threads', read once the pause is over), held until the recheck proves
+ * they did not change while they were read: a round holds each stack it
+ * reads, with the words that prove it (the walk adds them,
  * sample_stack.c), and counts, for each thread, the first of its stacks
  * that holds.  Separate from the round because it is a store of its own,
  * kept across the re-reads of torn stacks (reread.c); it knows nothing of

@@ -4,7 +4,8 @@
  * still is then read with that thread alone stopped.  Separate from
  * sampler.c because it is a loop of its own after a round's walks; the
  * stacks and their proof are held.c's, the walk sample_stack.c's, the
- * stop pause.c's.  With --blocking none of it runs. */
+ * stop pause.c's.  With --blocking only the late threads' stacks, read
+ * once the pause is over, come here (sampler.c's count_late()). */
 #include "sample/sampler_int.h"
 #include "python/pystack.h"
 #include "process/mem.h"

@@ -163,10 +163,11 @@ int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns)
 }
 
 /* The stacks of the late threads of this round's ts[0..n) (sampler.c's
- * wanted ones the pause did not hold, and confirm_still()'s), read with
- * them running, held for the recheck as without --blocking.  Returns
- * whether there was any. */
-static bool record_late(struct sampler *s, int n, uint64_t t_ns)
+ * wanted ones the pause did not hold, confirm_still()'s, and those whose
+ * stack could not be read as they were held: sample_stack.c's
+ * walk_failed()), read with them running, held for the recheck as
+ * without --blocking.  Returns whether there was any. */
+bool record_late(struct sampler *s, int n, uint64_t t_ns)
 {
 	bool any = false;
 

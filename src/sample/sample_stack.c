@@ -252,6 +252,33 @@ void lose_sample(struct sampler *s, uint32_t pthread, enum serr why)
 	profile_lose(s->p, pthread, why == SERR_GONE ? PLOSS_GONE : PLOSS_TORN);
 }
 
+/* A walk of t that failed (a loop, a frame or code object unreadable).
+ * Read from a running thread, a walk fails when it is torn too (a frame
+ * freed, a chain changed under it): it is held, to be read again as a
+ * torn stack is, and counted lost only if it stays so (reread.c); read
+ * with t stopped alone, that read failed (reread.c's stop_and_read()).
+ * Read under the pause (--blocking), t stopped where its stack cannot be
+ * read whole (between two of the interpreter's stores, a frame half
+ * pushed), or with --native --idle as it sleeps (a still thread): rather
+ * than lost, t is late: read again once the pause is over, running
+ * (sample_pause.c's record_late(), sampler.c's count_late()), and given
+ * up only if it is gone or its stack stays torn then; with --native its
+ * sample lacks its native frames, as a late thread's does.  That read is
+ * live, so it never comes back here.  Returns what record_thread() does. */
+static bool walk_failed(struct sampler *s, struct sthread *t, const struct py_tstate *ts)
+{
+	if (s->walk.stopped) {
+		s->walk.failed = true;
+		return false;
+	}
+	if (s->walk.live) {
+		held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0);
+		return true;
+	}
+	t->late = true;
+	return false;
+}
+
 bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		   uint64_t t_ns)
 {
@@ -274,20 +301,7 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	}
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->held.rc.n = words;	/* only a stack that is held needs them */
-		/* Read from a running thread, a walk fails when it is
-		 * torn too (a frame freed, a chain changed under it): it is
-		 * read again as a torn stack is, and counted if it stays
-		 * so. */
-		if (s->walk.stopped) {
-			s->walk.failed = true;
-			return false;
-		}
-		if (s->walk.live) {
-			held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0);
-			return true;
-		}
-		lose_sample(s, t->pthread, SERR_TORN);
-		return false;
+		return walk_failed(s, t, ts);
 	}
 	/* A thread with no Python frame (starting, or only in C) adds nothing. */
 	if (s->walk.nframes == 0) {

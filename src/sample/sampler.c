@@ -246,12 +246,16 @@ static void warm_up(struct sampler *s, uint64_t t_ns)
 /* A thread the pause did not stop in time, or one started by a thread it
  * left running after its last listing, is not read as if it held still
  * (--native could not unwind it either): rather than left out, it is read
- * running once the pause is over (release()), as without --blocking.  (A
- * still one is read after the pause too: record_stills().)  Those stacks
- * are proved here as without a pause, and counted.  With --native each
- * one counted lacks its native frames (PLOSS_LATE_FRAME holds their
- * place), a loss of its thread's. */
-static void count_late(struct sampler *s, uint64_t t_ns)
+ * running once the pause is over (release()), as without --blocking.  So
+ * is one the pause held where its stack could not be read (a frame half
+ * pushed: sample_stack.c's walk_failed()), rather than lost.  (A still
+ * one is read after the pause too: record_stills().)  Those stacks are
+ * proved here as without a pause, and counted; one that stays torn, or
+ * whose thread ended, is lost and counted so by count_held(), once, and
+ * is no late sample.  With --native each one counted lacks its native
+ * frames (PLOSS_LATE_FRAME holds their place), a loss of its thread's;
+ * without, nothing is lost. */
+void count_late(struct sampler *s, uint64_t t_ns)
 {
 	int n = 0;
 

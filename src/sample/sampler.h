@@ -115,8 +115,10 @@ struct sampler_counts {
 	uint64_t max_pause_ns;		/* ... and at most */
 	struct hist pause_hist;		/* ... each pause, in ns */
 	uint64_t late;			/* with --native, samples of threads not
-					 * stopped in time, read running and
-					 * counted without native frames */
+					 * stopped in time (or stopped where
+					 * their stack could not be read), read
+					 * running and counted without native
+					 * frames */
 	int max_late;			/* ... and at most in one round */
 	/* Without --blocking: stacks that would not hold still, read with
 	 * their thread stopped alone (reread.c). */

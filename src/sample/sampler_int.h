@@ -80,9 +80,10 @@ struct sthread {
 	bool still;
 	bool still_proved;	/* since the run counts below were read */
 	/* With --blocking, wanted this round but not held by its pause (not
-	 * stopped in time, or started since its listing): read running once
-	 * the pause is over, as without --blocking (sample_pause.c's
-	 * record_late()). */
+	 * stopped in time, or started since its listing), or held where its
+	 * stack could not be read (sample_stack.c's walk_failed()): read
+	 * running once the pause is over, as without --blocking
+	 * (sample_pause.c's record_late()). */
 	bool late;
 	uint64_t late_base;	/* its profile thread's samples before that read */
 	uint64_t still_run_ns, still_runs;
@@ -236,6 +237,9 @@ int pause_target(struct sampler *s, struct pause *pause, uint64_t t_ns);
  * the late threads' stacks held for count_held().  Returns whether any
  * was. */
 bool release(struct sampler *s, struct pause *pause, int n, uint64_t t_ns);
+/* Its part after the still threads: the late threads' stacks, read
+ * running and held.  Returns whether there was any. */
+bool record_late(struct sampler *s, int n, uint64_t t_ns);
 void pausing_release(struct pausing *pz);
 
 /* --- reread.c ------------------------------------------------------------- */
@@ -243,6 +247,11 @@ void pausing_release(struct pausing *pz);
 void count_held(struct sampler *s, uint64_t t_ns);
 
 /* --- sampler.c: the sampler ----------------------------------------------- */
+
+/* After record_late(): the late threads' stacks proved and counted (with
+ * --native each a loss of its thread's, PLOSS_LATE), and t->late
+ * cleared. */
+void count_late(struct sampler *s, uint64_t t_ns);
 
 struct sampler {
 	pid_t pid;

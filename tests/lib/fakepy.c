@@ -122,6 +122,29 @@ struct mem *fp_mem(const struct fakepy *fp)
 	return m;
 }
 
+static int now_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(((struct fp_now *)m)->cur, addr, buf, len);
+}
+
+static void now_close(struct mem *m)
+{
+	mem_close(((struct fp_now *)m)->cur);
+}
+
+void fp_now_init(struct fp_now *now)
+{
+	memset(now, 0, sizeof(*now));
+	now->mem.read = now_read;
+	now->mem.close = now_close;
+}
+
+void fp_now_take(struct fp_now *now, const struct fakepy *fp)
+{
+	mem_close(now->cur);
+	now->cur = fp_mem(fp);
+}
+
 void fp_pyinterp(const struct fakepy *fp, struct pyinterp *pi)
 {
 	memset(pi, 0, sizeof(*pi));

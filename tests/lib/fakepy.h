@@ -20,9 +20,8 @@
 #include <stdint.h>
 
 #include "interp/layout.h"
+#include "process/mem.h"
 #include "python/locate.h"
-
-struct mem;
 
 /* Where things go.  The arenas are far apart, so a test can corrupt (or
  * fuzz) one kind of memory and leave the rest alone. */
@@ -83,6 +82,19 @@ void fp_free(struct fakepy *fp);
 
 /* A new mem_fake holding a copy of every arena as it is now. */
 struct mem *fp_mem(const struct fakepy *fp);
+/* A reader of the memory of now: it reads the snapshot the latest
+ * fp_now_take() took, so that a test can change the memory under one
+ * reader kept by what it tests (a code cache's, a sampler's).  mem_close()
+ * of &now->mem closes that snapshot. */
+struct fp_now {
+	struct mem mem;
+	struct mem *cur;
+};
+
+void fp_now_init(struct fp_now *now);
+/* Its snapshot replaced by fp_mem(fp). */
+void fp_now_take(struct fp_now *now, const struct fakepy *fp);
+
 /* What a test hands to pystack_threads: runtime, minor, version, layout. */
 void fp_pyinterp(const struct fakepy *fp, struct pyinterp *pi);
 

@@ -35,25 +35,8 @@ static const struct fp_code_spec specs[3] = {
 	  .ninstr = 4 },
 };
 
-/* The memory of now: fp_mem() is a snapshot, taken afresh each round
- * behind one reader that the code cache keeps. */
-struct mem_now {
-	struct mem mem;
-	struct mem *cur;
-};
-
-static int now_read(struct mem *m, uint64_t addr, void *buf, size_t len)
-{
-	return mem_read(((struct mem_now *)m)->cur, addr, buf, len);
-}
-
-static void now_close(struct mem *m)
-{
-	mem_close(((struct mem_now *)m)->cur);
-}
-
 struct rig {
-	struct mem_now now;
+	struct fp_now now;	/* a snapshot each round, kept by the code cache */
 	struct fakepy *fp;
 	const struct py_layout *L;
 	struct profile p;
@@ -86,8 +69,7 @@ static void rig_init(struct rig *r, int minor)
 	r->frame[1] = fp_frame(r->fp, r->code[1], 2, r->frame[0]);
 	r->frame[2] = fp_frame(r->fp, r->code[2], 3, r->frame[1]);
 	profile_init(&r->p, 100);
-	r->now.mem.read = now_read;
-	r->now.mem.close = now_close;
+	fp_now_init(&r->now);
 	r->cc = code_cache_new(&r->now.mem, r->L, &r->p, false);
 }
 
@@ -107,8 +89,7 @@ static int resolve_round(struct rig *r)
 	int nf, rc;
 
 	r->n = 0;
-	mem_close(r->now.cur);
-	r->now.cur = fp_mem(r->fp);
+	fp_now_take(&r->now, r->fp);
 	code_cache_round(r->cc);
 	ck_assert_int_eq(pystack_walk(&r->now.mem, r->L, r->frame[2], 0, gather, r, &nf, &rc),
 			 WALK_DONE);
