@@ -100,28 +100,38 @@ static void recheck_tstate(struct sampler *s, const struct sthread *t, const str
  * the same bits in every version. */
 #define CO_GENERATOR_KINDS (0x20 | 0x80 | 0x100 | 0x200)
 
-/* Did a walk of a running thread end at a generator's frame (3.11+: by
- * its owner; before, by its code's flags) with nothing after it (not even
- * the C stack's entry shim, or 3.15's base frame)?  A
- * generator's frame has no caller only while suspended, so the walk read
- * the thread's current frame before a yield and that frame's caller after
- * it: a stack cut short, which the recheck cannot tell (nested generators
- * switch so often that its reads race the same way: a tenth of the
- * samples of tests/targets/mixed_shapes.py's run_gen were cut so, 2
- * points of share).  A thread stopped can show it too: 3.12 stores its
- * current frame late, after a suspended generator it resumes is marked
- * running.  It is torn: read again, or with the thread stopped again
- * once it has run (reread.c). */
+/* Did a walk end at a generator's frame (3.11+: by its owner; before, by
+ * its code's flags) with nothing after it (not even the C stack's entry
+ * shim, or 3.15's base frame)?  A generator's frame has no caller only
+ * while suspended, so a walk of a running thread read the thread's
+ * current frame before a yield and that frame's caller after it: a stack
+ * cut short, which the recheck cannot tell (nested generators switch so
+ * often that its reads race the same way: a tenth of the samples of
+ * tests/targets/mixed_shapes.py's run_gen were cut so, 2 points of
+ * share).  A thread stopped can show it too: 3.12 stores its current
+ * frame late, after a suspended generator it resumes is marked running
+ * (under --blocking, 0.3% of mixed_shapes.py's samples on 3.12 at 1 kHz
+ * were such stacks, rooted at a generator, when they were counted).  It
+ * is torn: read again, or with the thread stopped again once it has run
+ * (reread.c); one --blocking's pause held so, once the pause is over
+ * (walk_failed()). */
 static bool cut_at_generator(struct sampler *s)
 {
 	const struct py_layout *L = &s->pi.layout;
 	const struct reuse_frame *last;
+	uint64_t link = s->walk.link;
 	uint8_t owner;
 	int32_t flags;
 
-	if (!s->walk.nframes || s->walk.link)
+	if (!s->walk.nframes)
 		return false;
 	last = &s->walk.raw[s->walk.nframes - 1];
+	/* A walk of a stopped thread kept no link (collect_frame()): the
+	 * last frame's own, which that walk has just read (a cached read). */
+	if (!s->walk.live && mem_read_u64(s->walk.m, last->frame + L->frame.back, &link) < 0)
+		return false;
+	if (link)
+		return false;
 	/* Before 3.11 frames have no owner: a generator's is one whose code
 	 * is a generator's, coroutine's or async generator's. */
 	if (L->frame.owner == NONE)
@@ -158,7 +168,7 @@ static enum walk_end walk_parts(struct sampler *s, const struct sthread *t,
 				   &n, &rc);
 		/* The frames after the outermost shown: had a shim's back
 		 * pointer been read as the end, outer frames would be lost. */
-		if (end == WALK_DONE && s->walk.live && cut_at_generator(s))
+		if (end == WALK_DONE && cut_at_generator(s))
 			return WALK_READ_ERROR;
 		if (end == WALK_DONE && s->walk.live)
 			recheck_skipped(s, s->walk.link, 0);
