@@ -12,6 +12,7 @@
 #include "cmd/quit.h"
 #include "profile/output.h"
 #include "sample/fleet.h"
+#include "sample/fleetprio.h"
 #include "analysis/gpuwatch.h"
 #include "cmd/target_opts.h"
 #include "analysis/waitmark.h"
@@ -48,6 +49,7 @@ struct top {
 	struct top_ui ui;
 	struct fleet *f;
 	struct fleet_clock clock;
+	struct fleet_prio prio;	/* the rounds' priority (fleetprio.h) */
 	struct child child;	/* launch mode */
 	bool tty;		/* full screen, else snapshots */
 	bool quit;
@@ -244,6 +246,35 @@ static void wait_event(struct top *t)
 	ppoll(keys ? &pfd : NULL, keys ? 1 : 0, &ts, NULL);
 }
 
+/* What the loop does after a step: the target's end, the interval's end,
+ * keys and the screen.  Returns non-zero when the loop is over. */
+static int between_rounds(struct top *t, int rc)
+{
+	uint64_t now;
+
+	/* exec() into another program ends the view as an exit does. */
+	if (rc < 0) {
+		target_exited(t);
+		if (!t->tty)
+			return 1;
+	}
+	now = mono_ns();
+	if (rc == FLEET_OVER) {
+		duration_over(t, now);
+		return 1;
+	}
+	if (!t->m.exited && now >= t->next_refresh)
+		end_interval(t, now);
+	if (t->tty) {
+		read_keys(t);
+		if (t->dirty && !t->quit) {
+			top_view_draw(&t->v, &t->m, &t->ui);
+			t->dirty = false;
+		}
+	}
+	return 0;
+}
+
 static void run(struct top *t)
 {
 	struct top_tick k;
@@ -255,31 +286,19 @@ static void run(struct top *t)
 	t->dirty = true;
 
 	while (!quit_requested && !t->quit) {
-		uint64_t now;
-		int rc = t->m.exited ? FLEET_WAIT : fleet_step(t->f, &t->clock);
+		int rc;
 
-		/* exec() into another program ends the view as an exit does. */
-		if (rc < 0) {
-			target_exited(t);
-			if (!t->tty)
-				break;
-		}
-		now = mono_ns();
-		if (rc == FLEET_OVER) {
-			duration_over(t, now);
+		rc = t->m.exited ? FLEET_WAIT : fleet_step(t->f, &t->clock);
+		fleet_prio_after(&t->prio, rc == FLEET_ROUND);
+		/* The rest is not sampling: at the level top was started with. */
+		fleet_prio_aside(&t->prio);
+		rc = between_rounds(t, rc);
+		fleet_prio_back(&t->prio);
+		if (rc)
 			break;
-		}
-		if (!t->m.exited && now >= t->next_refresh)
-			end_interval(t, now);
-		if (t->tty) {
-			read_keys(t);
-			if (t->dirty && !t->quit) {
-				top_view_draw(&t->v, &t->m, &t->ui);
-				t->dirty = false;
-			}
-		}
 		wait_event(t);
 	}
+	fleet_prio_end(&t->prio);
 }
 
 /* --- options -------------------------------------------------------------- */

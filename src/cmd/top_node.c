@@ -17,6 +17,7 @@
 #include "cluster/nodeprocs.h"
 #include "cluster/nodereply.h"
 #include "cmd/quit.h"
+#include "sample/fleetprio.h"
 #include "util/util.h"
 
 #include <poll.h>
@@ -183,23 +184,33 @@ static void sleep_until(uint64_t until)
  * processes here are gone; the status of the last reply. */
 static int node_loop(struct node_top *n, uint64_t delay)
 {
+	struct fleet_prio prio = { 0 };
 	uint64_t next, due;
-	int rc = 0;
+	int rc = 0, sent = 0;
 
 	fleet_start(n->f, &n->clock);
 	n->last_ns = n->clock.start_ns;
 	next = n->clock.start_ns + delay;
 	while (!quit_requested) {
-		if ((rc = fleet_step(n->f, &n->clock)) < 0)
+		rc = fleet_step(n->f, &n->clock);
+		fleet_prio_after(&prio, rc == FLEET_ROUND);
+		if (rc < 0)
 			break;
 		if (mono_ns() >= next) {
-			if (send_interval(n, EXIT_OK, mono_ns()) < 0)
-				return EXIT_ERROR;
+			/* Not sampling: at the level pystrobe was started with. */
+			fleet_prio_aside(&prio);
+			sent = send_interval(n, EXIT_OK, mono_ns());
+			fleet_prio_back(&prio);
+			if (sent < 0)
+				break;
 			next = next + delay > mono_ns() ? next + delay : mono_ns() + delay;
 		}
 		due = fleet_due(n->f, &n->clock);
 		sleep_until(due < next ? due : next);
 	}
+	fleet_prio_end(&prio);
+	if (sent < 0)
+		return EXIT_ERROR;
 	rc = rc < 0 ? exit_code(rc) : EXIT_OK;
 	return send_interval(n, rc, mono_ns()) < 0 ? EXIT_ERROR : rc;
 }

@@ -453,21 +453,26 @@ static void bound_profile(struct watch *w)
 	open_fleets(w, false);
 }
 
-/* A round of every fleet that is due.  Returns how many are still there. */
+/* A round of every fleet that is due, raised as record's are
+ * (fleetprio.h).  Returns how many are still there. */
 static int step_fleets(struct watch *w)
 {
-	int live = 0;
+	bool round = false;
+	int live = 0, rc;
 
 	for (int i = 0; i < w->nroots; i++) {
 		if (!w->fleets[i])
 			continue;
-		if (fleet_step(w->fleets[i], &w->clocks[i]) < 0) {
+		rc = fleet_step(w->fleets[i], &w->clocks[i]);
+		round |= rc == FLEET_ROUND;
+		if (rc < 0) {
 			fleet_close(w->fleets[i]);
 			w->fleets[i] = NULL;
 			continue;
 		}
 		live++;
 	}
+	fleet_prio_after(&w->prio, round);
 	return live;
 }
 
@@ -688,37 +693,54 @@ static int none_found(struct watch *w)
 	return exit_code(rc);
 }
 
+/* What is due after the rounds: the first look for Python, a flight
+ * recording asked for, the node's beat, and once a second the judgement.
+ * Returns 0, or the exit status when there is nothing to watch. */
+static int between_rounds(struct watch *w, uint64_t start, bool *looked, uint64_t *check_at)
+{
+	uint64_t now;
+	int rc;
+
+	if (!*looked && !w->slurm.node_job && mono_ns() - start >= NONE_FOUND_NS) {
+		*looked = true;
+		if ((rc = none_found(w)))
+			return rc;
+	}
+	if (flight_requested)
+		flight_now(w);
+	now = mono_ns();
+	if (w->slurm.node_job)
+		watch_node_tick(w, now);
+	if (now >= *check_at) {
+		judge(w, now);
+		watch_hooks_reap(w);
+		bound_profile(w);
+		*check_at = now + CHECK_NS;
+	}
+	return 0;
+}
+
 /* Returns 0, or the exit status when there is nothing to watch. */
 static int watch_loop(struct watch *w)
 {
 	uint64_t start = mono_ns(), check_at = start + CHECK_NS;
 	bool looked = false;
+	int rc = 0;
 
 	while (!quit_requested) {
-		uint64_t now;
-		int rc;
-
 		if (!step_fleets(w))
 			break;
-		if (!looked && !w->slurm.node_job && mono_ns() - start >= NONE_FOUND_NS) {
-			looked = true;
-			if ((rc = none_found(w)))
-				return rc;
-		}
-		if (flight_requested)
-			flight_now(w);
-		now = mono_ns();
-		if (w->slurm.node_job)
-			watch_node_tick(w, now);
-		if (now >= check_at) {
-			judge(w, now);
-			watch_hooks_reap(w);
-			bound_profile(w);
-			check_at = now + CHECK_NS;
-		}
+		/* The rest is not sampling: at the level watch was started
+		 * with, however long a report takes. */
+		fleet_prio_aside(&w->prio);
+		rc = between_rounds(w, start, &looked, &check_at);
+		fleet_prio_back(&w->prio);
+		if (rc)
+			break;
 		wait_until(next_due(w, check_at));
 	}
-	return 0;
+	fleet_prio_end(&w->prio);
+	return rc;
 }
 
 static void say_start(const struct watch *w)

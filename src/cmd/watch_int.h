@@ -16,6 +16,7 @@
 #include "profile/flightrec.h"
 #include "profile/profile.h"
 #include "sample/fleet.h"
+#include "sample/fleetprio.h"
 
 #define MAX_ROOTS 256
 /* A node's watcher sends a heartbeat this often (seconds); the front
@@ -48,6 +49,7 @@ struct watch {
 	struct fleet *fleets[MAX_ROOTS];
 	bool launcher[MAX_ROOTS];	/* a --pid that runs no Python yet */
 	struct fleet_clock clocks[MAX_ROOTS];
+	struct fleet_prio prio;	/* the rounds' priority (fleetprio.h) */
 	struct stack_info *stacks;
 	size_t stacks_cap;
 	struct pframe *scratch;		/* a sample's frames for the recorder */

@@ -19,6 +19,7 @@ static struct {
 	bool keep;		/* never change it: forbidden, or chosen by the user */
 	bool rt;		/* the thread is at SCHED_FIFO now */
 	bool guarded;		/* RLIMIT_RTTIME and the SIGXCPU handler in place */
+	bool aside;		/* schedprio_aside(): at nice0 until restored */
 	int nice0;		/* the nice pystrobe was started with */
 	enum schedprio loop, reached;
 	char why[160];
@@ -161,8 +162,9 @@ void schedprio_lower(const char *why)
 	if (s.keep)
 		return;
 	policy(false);
-	if (s.loop == SCHEDPRIO_NICE)
+	if (s.loop == SCHEDPRIO_NICE && !s.aside)
 		setpriority(PRIO_PROCESS, 0, s.nice0);
+	s.aside = false;
 	if (s.loop == SCHEDPRIO_REALTIME)
 		set_why(why);
 	s.loop = SCHEDPRIO_NORMAL;
@@ -192,7 +194,20 @@ bool schedprio_set(bool on)
 	return s.rt;
 }
 
+void schedprio_aside(void)
+{
+	look();
+	policy(false);
+	if (s.loop == SCHEDPRIO_NICE && !s.aside && !setpriority(PRIO_PROCESS, 0, s.nice0))
+		s.aside = true;
+}
+
 void schedprio_restore(void)
 {
 	policy(s.loop == SCHEDPRIO_REALTIME);
+	if (!s.aside)
+		return;
+	s.aside = false;
+	if (s.loop == SCHEDPRIO_NICE)
+		setpriority(PRIO_PROCESS, 0, SCHEDPRIO_NICE_VALUE);
 }

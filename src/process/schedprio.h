@@ -22,7 +22,9 @@
  *    run (the summary says so).
  *  - The caller gives it up for long work: the first round (start-up),
  *    writing the output, and rounds that take over a quarter of a CPU
- *    over a second (fleet.c).
+ *    over a second (sample/fleetprio.c); and it sets aside the work of
+ *    its loop that is not sampling (top's drawing, watch's judging):
+ *    only the rounds and the sleeps before them run raised.
  *
  * pause.c's pauses (--blocking, --native) use the same real-time level
  * while they stop and let go of the threads, through schedprio_set() and
@@ -68,7 +70,13 @@ const char *schedprio_why(void);
  * real-time priority. */
 bool schedprio_set(bool on);
 
-/* A pause's end: back to the loop's level. */
+/* Work between rounds that is not sampling (top's drawing, watch's
+ * judging): the calling thread at the level pystrobe was started with,
+ * policy and nice, until schedprio_restore(). */
+void schedprio_aside(void);
+
+/* A pause's end, or the end of the work set aside: back to the loop's
+ * level. */
 void schedprio_restore(void);
 
 #endif

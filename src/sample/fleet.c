@@ -8,9 +8,9 @@
  * image means a new sampler.
  */
 #include "sample/fleet.h"
+#include "sample/fleetprio.h"
 #include "process/proc.h"
 #include "process/proctree.h"
-#include "process/schedprio.h"
 #include "process/selfstop.h"
 #include "util/util.h"
 
@@ -706,66 +706,6 @@ static void fill_status(const struct fleet *f, const struct fleet_clock *c,
 	st->late_p99_ms = hist_quantile(&c->late, 0.99) / 1e6;
 }
 
-/* --- the loop's priority (process/schedprio.h) -----------------------------
- *
- * Raised after the first round, which is start-up (every code object read
- * for the first time, with --native the unwind tables: long work, at the
- * normal policy), and lowered when the loop ends (the output is written
- * at the normal policy).  At real-time priority the loop never spins, and
- * it must not hold a CPU for long stretches: once its rounds take over a
- * quarter of a CPU over a second (a big process, a high rate), real time
- * is given up for the rest of the run.  Over a second, so that the first
- * rounds after start-up (with --native, the names of the first native
- * frames) are not mistaken for the loop's cost; CPU, not wall time, as a
- * pause that waits for a thread to stop sleeps (pause.c), and takes no CPU
- * from the job.  All of the loop's CPU at that priority counts, wake-ups
- * and status lines too, read once a window: reading a thread's CPU clock
- * is a system call, and around every round it cost more than the rest of
- * the guard.  A round at real-time priority that never sleeps meets
- * RLIMIT_RTTIME's SIGXCPU (schedprio.c). */
-
-/* The window, and the most of it the rounds may take at real-time
- * priority. */
-#define PRIO_DUTY_WINDOW_NS 1000000000ull
-#define PRIO_MAX_DUTY_DIV 4
-
-struct duty {
-	uint64_t since_ns;	/* the window's start, mono_ns() */
-	uint64_t cpu0_ns;	/* this thread's CPU time then */
-};
-
-/* This thread's CPU time: a system call, made once a window. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void duty_start(struct duty *d, uint64_t now)
-{
-	d->since_ns = now;
-	d->cpu0_ns = thread_cpu_ns();
-}
-
-static void prio_after_round(const struct fleet *f, const struct fleet_clock *c,
-			     struct waiter *w, struct duty *d)
-{
-	uint64_t now = mono_ns();
-
-	if (c->rounds == 1 && !f->fo.no_priority) {
-		schedprio_raise();
-		duty_start(d, now);
-	} else if (w->realtime && now - d->since_ns >= PRIO_DUTY_WINDOW_NS) {
-		if ((thread_cpu_ns() - d->cpu0_ns) * PRIO_MAX_DUTY_DIV > now - d->since_ns)
-			schedprio_lower("real-time priority given up: its rounds took over a "
-					"quarter of a CPU");
-		duty_start(d, now);
-	}
-	w->realtime = schedprio_level() == SCHEDPRIO_REALTIME;
-}
-
 void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	       void (*status)(void *arg, const struct sampler_status *st), void *arg,
 	       struct sampler_status *final)
@@ -773,13 +713,13 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	struct sampler_counts counts;
 	struct fleet_clock c;
 	struct waiter w;
-	struct duty duty = { 0 };
+	struct fleet_prio prio = { 0 };
 	uint64_t next_status;
 	int rc = FLEET_WAIT;
 
 	memset(final, 0, sizeof(*final));
 	if (f->fo.no_priority)
-		schedprio_forbid();
+		fleet_prio_forbid();
 	fleet_start(f, &c);
 	waiter_init(&w, c.interval_ns);
 	next_status = c.start_ns;
@@ -787,8 +727,8 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 		rc = fleet_step(f, &c);
 		if (rc < 0 || rc == FLEET_OVER)
 			break;
-		if (rc == FLEET_ROUND)
-			prio_after_round(f, &c, &w, &duty);
+		fleet_prio_after(&prio, rc == FLEET_ROUND);
+		w.realtime = prio.realtime;
 		if (rc == FLEET_ROUND && status && mono_ns() >= next_status) {
 			struct sampler_status st = { 0 };
 
@@ -798,7 +738,7 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 		}
 		wait_until(&w, fleet_due(f, &c), stop);
 	}
-	schedprio_lower(NULL);
+	fleet_prio_end(&prio);
 	fill_status(f, &c, final);
 	final->target_exited = is_fail(rc, EXIT_EXITED);
 	final->target_execd = is_fail(rc, EXIT_NOT_PYTHON);

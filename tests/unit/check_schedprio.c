@@ -64,8 +64,14 @@ START_TEST(test_raise_and_lower)
 		enum schedprio got = schedprio_raise();
 
 		ck_assert_int_eq(policy(), SCHED_OTHER);
-		if (got == SCHEDPRIO_NICE)
+		if (got == SCHEDPRIO_NICE) {
 			ck_assert_int_eq(getpriority(PRIO_PROCESS, 0), SCHEDPRIO_NICE_VALUE);
+			/* top's drawing, watch's judging: at the nice started with. */
+			schedprio_aside();
+			ck_assert_int_eq(getpriority(PRIO_PROCESS, 0), 0);
+			schedprio_restore();
+			ck_assert_int_eq(getpriority(PRIO_PROCESS, 0), SCHEDPRIO_NICE_VALUE);
+		}
 		ck_assert_ptr_nonnull(schedprio_why());
 		test_skip("schedprio: real time is not permitted here (root or CAP_SYS_NICE)");
 		return;
@@ -78,6 +84,12 @@ START_TEST(test_raise_and_lower)
 	/* A pause's long read at the normal policy, then back to the loop's. */
 	ck_assert(!schedprio_set(false));
 	ck_assert_int_eq(policy(), SCHED_OTHER);
+	schedprio_restore();
+	ck_assert_int_eq(policy(), SCHED_FIFO);
+	/* Work between rounds that is not sampling (top, watch): the same. */
+	schedprio_aside();
+	ck_assert_int_eq(policy(), SCHED_OTHER);
+	ck_assert_int_eq(child_policy(), SCHED_OTHER);
 	schedprio_restore();
 	ck_assert_int_eq(policy(), SCHED_FIFO);
 	schedprio_lower("given up for the test");
