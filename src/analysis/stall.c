@@ -425,6 +425,15 @@ static const struct stall_thread *thread_of_class(const struct stall_proc *p,
 	return NULL;
 }
 
+/* What a spin is (stall.h): the share of the time a thread ran, and of
+ * the readings that found it runnable, at least; one row is enough. */
+static const struct {
+	double ran, runnable;
+} spin_rules[] = {
+	{ STALL_LIVELOCK_CPU, 0 },				/* on a CPU, any machine */
+	{ STALL_LIVELOCK_LOADED_CPU, STALL_LIVELOCK_RUNNABLE },	/* a loaded machine */
+};
+
 static bool spins(const struct stall_thread *t, uint64_t threshold_ns)
 {
 	/* Half the threshold of readings at least: a fresh reading of a
@@ -434,8 +443,11 @@ static bool spins(const struct stall_thread *t, uint64_t threshold_ns)
 	/* A collection under way hides the program's own stack. */
 	if (t->frames_class == WC_GC || t->run.samples < STALL_LIVELOCK_REPEATS * (uint32_t)t->nfew)
 		return false;
-	return stall_thread_busy(t) >= STALL_LIVELOCK_CPU ||
-	       stall_thread_runnable(t) >= STALL_LIVELOCK_RUNNABLE;
+	for (size_t i = 0; i < sizeof(spin_rules) / sizeof(spin_rules[0]); i++)
+		if (stall_thread_busy(t) >= spin_rules[i].ran &&
+		    stall_thread_runnable(t) >= spin_rules[i].runnable)
+			return true;
+	return false;
 }
 
 /* The thread that spun: the busiest of those that spin. */
@@ -605,6 +617,20 @@ static int why_collective(const struct stall_model *m, uint64_t now_ns, struct s
 	return odd;
 }
 
+/* Process pi's verdict as the job's. */
+static void report_proc(const struct stall_model *m, int pi, struct stall_report *r)
+{
+	const struct stall_proc *p = &m->p[pi];
+	uint64_t since = proc_since(m, pi, true);
+
+	/* Tasks that deadlocked while the thread looked stuck already. */
+	if (p->verdict == STALL_ASYNCIO && p->async_since_ns > since)
+		since = p->async_since_ns;
+	r->kind = p->verdict;
+	r->proc = pi;
+	r->since_ns = since;
+}
+
 /* Every process's verdict; the job's kind is the first kind any has. */
 static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_report *r)
 {
@@ -616,7 +642,6 @@ static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_repor
 	for (int i = 0; i < m->np; i++) {
 		struct stall_proc *p = &m->p[i];
 		struct strbuf why = STRBUF_INIT;
-		uint64_t since;
 
 		free(p->why);
 		p->why = NULL;
@@ -626,13 +651,7 @@ static void judge_all(struct stall_model *m, uint64_t now_ns, struct stall_repor
 		sb_release(&why);
 		if (p->verdict == STALL_NONE || (r->kind != STALL_NONE && p->verdict >= r->kind))
 			continue;
-		r->kind = p->verdict;
-		r->proc = i;
-		since = proc_since(m, i, true);
-		/* Tasks that deadlocked while the thread looked stuck already. */
-		if (p->verdict == STALL_ASYNCIO && p->async_since_ns > since)
-			since = p->async_since_ns;
-		r->since_ns = since;
+		report_proc(m, i, r);
 	}
 }
 
@@ -673,6 +692,39 @@ static bool moved(const struct stall_model *m, uint64_t now_ns)
 	return true;
 }
 
+/* r is a stall to report: it is the model's now. */
+static enum stall_event tell(struct stall_model *m, uint64_t now_ns, struct stall_report *r)
+{
+	m->pending_ns = 0;
+	r->why = m->r.why;
+	m->r = *r;
+	describe(m, now_ns);
+	m->stalled = true;
+	m->stalled_pid = m->r.proc >= 0 ? m->p[m->r.proc].pid : 0;
+	m->kinds_told |= 1u << m->r.kind;
+	return STALL_EV_NEW;
+}
+
+/* While a stall is reported: a process whose verdict is a kind not
+ * reported in it yet, into r (a livelock, or a thread starved into
+ * looking like one, that ends in a deadlock: the deadlock is reported a
+ * threshold after it began, not when the job next moves).  The progress
+ * file decides alone when there is one. */
+static bool new_kind(const struct stall_model *m, struct stall_report *r)
+{
+	if (m->o.progress)
+		return false;
+	for (int i = 0; i < m->np; i++) {
+		enum stall_kind k = m->p[i].verdict;
+
+		if (k != STALL_NONE && !(m->kinds_told & (1u << k))) {
+			report_proc(m, i, r);
+			return true;
+		}
+	}
+	return false;
+}
+
 enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns)
 {
 	struct stall_report r = { 0 };
@@ -681,8 +733,9 @@ enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns)
 	judge_all(m, now_ns, &r);
 	if (m->stalled) {
 		if (!moved(m, now_ns))
-			return STALL_EV_NONE;
+			return new_kind(m, &r) ? tell(m, now_ns, &r) : STALL_EV_NONE;
 		m->stalled = false;
+		m->kinds_told = 0;
 		m->r.moved_after_ns = now_ns - m->r.since_ns;
 		return STALL_EV_MOVED;
 	}
@@ -704,15 +757,7 @@ enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns)
 		    now_ns - m->pending_ns < m->o.threshold_ns)
 			return STALL_EV_NONE;
 	}
-	if (!stalled)
-		return STALL_EV_NONE;
-	m->pending_ns = 0;
-	r.why = m->r.why;
-	m->r = r;
-	describe(m, now_ns);
-	m->stalled = true;
-	m->stalled_pid = m->r.proc >= 0 ? m->p[m->r.proc].pid : 0;
-	return STALL_EV_NEW;
+	return stalled ? tell(m, now_ns, &r) : STALL_EV_NONE;
 }
 
 /* --- asyncio ------------------------------------------------------------- */

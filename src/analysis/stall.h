@@ -33,8 +33,10 @@
  *               process of the job moves (workers that move are slow);
  *   livelock    a thread ran STALL_LIVELOCK_CPU of the time it has been
  *               in its few stacks, or was runnable in STALL_LIVELOCK_RUNNABLE
- *               of the readings, and came back to each of those stacks
- *               STALL_LIVELOCK_REPEATS times on average;
+ *               of the readings and ran STALL_LIVELOCK_LOADED_CPU of the
+ *               time (starved of CPU, it is no spin), and came back to
+ *               each of those stacks STALL_LIVELOCK_REPEATS times on
+ *               average;
  *   deadlock    every thread sits, without running, in a lock wait with
  *               no timeout (the futex call, from its syscall).
  * A stuck process none of these explains waits for the world (an idle
@@ -42,7 +44,10 @@
  * still moves, a verdict waits up to one more threshold before it is
  * reported: a rank or a DataLoader worker that blocks on a lock is a
  * deadlock of its own a moment before the job is a stuck collective or a
- * starved pipeline, which says more.  With a progress file, the file alone
+ * starved pipeline, which says more.  Once a stall is reported, a process
+ * whose verdict becomes a kind not reported yet in that stall (a livelock
+ * that ends in a deadlock) is a stall of its own, reported as it is
+ * found.  With a progress file, the file alone
  * decides whether the job has stalled; the kinds only name it, and
  * "no-progress" when none applies.
  */
@@ -56,10 +61,17 @@
 #include "analysis/waitclass.h"
 
 #define STALL_FEW_STACKS 4
-#define STALL_LIVELOCK_CPU 0.5		/* of the time, running */
-/* ... or of the readings, runnable: on a loaded machine a spinning thread
- * waits for a CPU much of the time, but never for anything else. */
+/* A thread spins when one rule of stall.c's table holds for its run: it
+ * ran at least STALL_LIVELOCK_CPU of the time; or, on a loaded machine,
+ * it was runnable in STALL_LIVELOCK_RUNNABLE of the readings (a spin waits
+ * for a CPU much of the time, but never for anything else) and still ran
+ * STALL_LIVELOCK_LOADED_CPU of the time: one that ran less was starved of
+ * CPU (a loop that naps, niced on a machine full of CPU hogs, is runnable
+ * at 80% of the readings with 0-2% of a CPU), too little to show what it
+ * does with one; a spin beside 6 hogs at nice -10 on 2 CPUs gets 3.5%. */
+#define STALL_LIVELOCK_CPU 0.5
 #define STALL_LIVELOCK_RUNNABLE 0.8
+#define STALL_LIVELOCK_LOADED_CPU 0.03
 /* A spin comes back to its few stacks: each seen this many times on
  * average since the run began.  A moving thread sampled a handful of
  * times in a short threshold is a few stacks too, each seen about once. */
@@ -169,6 +181,7 @@ struct stall_model {
 	uint64_t pending_ns;	/* a verdict since, not reported yet (0: none) */
 	bool stalled;		/* reported, not moved yet */
 	pid_t stalled_pid;
+	unsigned kinds_told;	/* 1 << kind for each kind reported since */
 	struct stall_report r;
 };
 

@@ -38,6 +38,7 @@ struct fake_job {
 	struct fake_thread t[8];
 	int nt;
 	int rank[8];		/* by thread index: its process's rank */
+	uint64_t cpu_from;	/* CPU time counted from (0: each run's start) */
 };
 
 /* What happened over a run: the first new stall, the first move. */
@@ -85,7 +86,7 @@ static void run(struct stall_model *m, const struct fake_job *j, uint64_t start,
 		feed_round(m, j, now, r);
 		if ((r * ROUND) % SEC)
 			continue;
-		feed_second(m, j, now, start);
+		feed_second(m, j, now, j->cpu_from ? j->cpu_from : start);
 		stall_forget(m, now);
 		switch (stall_judge(m, now)) {
 		case STALL_EV_NEW:
@@ -240,10 +241,11 @@ END_TEST
 START_TEST(test_livelock)
 {
 	/* On a CPU most of the time; and on a loaded machine, a third of it
-	 * but always runnable. */
-	static const double shares[] = { 0.95, 0.3 };
+	 * but always runnable; or a twentieth (4 CPU hogs at nice -10 on 2
+	 * CPUs). */
+	static const double shares[] = { 0.95, 0.3, 0.05 };
 
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++) {
 		struct stall_model m;
 		struct fake_job j = { .nt = 2, .rank = { -1, -1 } };
 		struct outcome o = { 0 };
@@ -261,6 +263,29 @@ START_TEST(test_livelock)
 }
 END_TEST
 
+/* Starved of CPU: a loop of two lines that naps, niced on a machine full
+ * of CPU hogs, runnable at every reading but on a CPU 0-2% of the time
+ * (issue 39: reported as a livelock, and its deadlock after that never
+ * was).  Too little CPU to show a spin: no stall. */
+START_TEST(test_starved_no_livelock)
+{
+	static const double shares[] = { 0, 0.01, 0.02 };
+
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++) {
+		struct stall_model m;
+		struct fake_job j = { .nt = 2, .rank = { -1, -1 } };
+		struct outcome o = { 0 };
+
+		j.t[0] = busy(310, 310, 2, 3, shares[i]);
+		j.t[1] = blocked(310, 311, "Thread.join (threading.py:1167)", WC_LOCK, false);
+		model(&m, false);
+		run(&m, &j, SEC, 30, &o);
+		ck_assert_msg(!o.stall_at, "%.0f%% of a CPU: reported %s", 100 * shares[i], o.why);
+		stall_release(&m);
+	}
+}
+END_TEST
+
 /* A short threshold sees a moving thread a handful of times, in a few
  * stacks each seen once or twice: no livelock until the same few have
  * come back STALL_LIVELOCK_REPEATS times each (a loop over 4 stacks). */
@@ -272,6 +297,7 @@ START_TEST(test_livelock_needs_repeats)
 	struct outcome o = { 0 };
 
 	j.t[0] = busy(350, 350, STALL_FEW_STACKS, 1, 0.04);
+	j.cpu_from = SEC;	/* one thread's CPU time over both runs */
 	stall_init(&m, &so, SEC);
 	run(&m, &j, SEC, 5, &o);
 	ck_assert_msg(!o.stall_at, "reported at %.1f s: %s", (o.stall_at - SEC) / 1e9, o.why);
@@ -808,6 +834,7 @@ int main(void)
 	tcase_add_test(tc, test_idle_server);
 	tcase_add_test(tc, test_livelock);
 	tcase_add_test(tc, test_livelock_needs_repeats);
+	tcase_add_test(tc, test_starved_no_livelock);
 	tcase_add_test(tc, test_rare_lines);
 	tcase_add_test(tc, test_rare_line_early);
 	tcase_add_test(tc, test_busy_is_no_stall);

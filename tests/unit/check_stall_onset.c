@@ -40,7 +40,7 @@
 #define PID 100
 #define AHEAD (4 * SEC / 10)
 
-enum work { WORK_FEW, WORK_MANY, WORK_LIGHT };
+enum work { WORK_FEW, WORK_MANY, WORK_LIGHT, WORK_STARVED, WORK_SPIN };
 enum stop { STOP_DEADLOCK, STOP_LIVELOCK, STOP_AT_ONCE };
 
 /* One made-up thread at a moment: its stack, state, CPU share and wait. */
@@ -60,9 +60,12 @@ struct scenario {
 
 struct outcome {
 	uint64_t onset;		/* the last worker in the stack it stays in */
+	enum stall_kind want;	/* the stop's kind */
+	/* The first report of that kind (else the first report), and
+	 * reports of it before the onset. */
 	uint64_t stall_at, since, early;
 	enum stall_kind kind;
-	int reports;
+	int reports, others;	/* of that kind, and of any other */
 	char why[512];
 };
 
@@ -80,6 +83,12 @@ static struct now_doing worker(const struct scenario *s, int w, uint64_t t_ns, u
 		return (struct now_doing){ base + 100 + round, 'R', 0.95, WC_NONE, false };
 	if (t_ns < end && s->work == WORK_LIGHT)
 		return (struct now_doing){ base + round % 2, 'S', 0.03, WC_SLEEP, true };
+	/* Niced on a machine full of CPU hogs: runnable, 1% of a CPU. */
+	if (t_ns < end && s->work == WORK_STARVED)
+		return (struct now_doing){ base + round % 2, 'R', 0.01, WC_NONE, false };
+	/* A spin on a loaded machine: runnable, 30% of a CPU. */
+	if (t_ns < end && s->work == WORK_SPIN)
+		return (struct now_doing){ base + round % 2, 'R', 0.3, WC_NONE, false };
 	if (t_ns < end)
 		return (struct now_doing){ base + round % 3, on_cpu ? 'R' : 'S', 0.45,
 					   on_cpu ? WC_NONE : WC_LOCK, true };
@@ -122,13 +131,17 @@ static void judge(struct stall_model *m, uint64_t now, struct outcome *o)
 	stall_forget(m, now);
 	if (stall_judge(m, now) != STALL_EV_NEW)
 		return;
-	if (!o->reports++) {
+	if (m->r.kind != o->want && o->others++)
+		return;
+	if (m->r.kind == o->want && o->reports++)
+		return;
+	if (!o->stall_at || o->kind != o->want) {
 		o->stall_at = now;
 		o->since = m->r.since_ns;
 		o->kind = m->r.kind;
 		snprintf(o->why, sizeof(o->why), "%s", m->r.why);
 	}
-	if (now < o->onset && !o->early)
+	if (m->r.kind == o->want && now < o->onset && !o->early)
 		o->early = now;
 }
 
@@ -140,6 +153,7 @@ static void run(const struct scenario *s, struct outcome *o)
 	struct stall_model m;
 
 	memset(o, 0, sizeof(*o));
+	o->want = s->stop == STOP_LIVELOCK ? STALL_LIVELOCK : STALL_DEADLOCK;
 	o->onset = START + s->work_ns + (s->stop == STOP_AT_ONCE ? ROUND : SEC + ROUND);
 	stall_init(&m, &so, START);
 	for (uint64_t r = 0; r * ROUND <= end; r++) {
@@ -165,12 +179,13 @@ static void run(const struct scenario *s, struct outcome *o)
 }
 
 static const char *const work_names[] = { "few stacks at 45%", "many stacks",
-					  "few stacks at 3%" };
+					  "few stacks at 3%", "few stacks starved at 1%",
+					  "a spin at 30%" };
 static const char *const stop_names[] = { "deadlock", "livelock", "deadlock at once" };
 
 /* What is wrong with one run, into msg. */
 static void judge_outcome(char **msg, unsigned long long n, const struct outcome *o,
-			  enum stall_kind want)
+			  enum stall_kind want, int others)
 {
 	if (!o->reports) {
 		msg_add(msg, "%llu s of work: no stall reported within %llu s of its onset", n,
@@ -193,6 +208,9 @@ static void judge_outcome(char **msg, unsigned long long n, const struct outcome
 			((double)o->since - (double)o->onset) / 1e9);
 	if (o->reports != 1)
 		msg_add(msg, "%llu s of work: %d reports, not 1", n, o->reports);
+	if (o->others > others)
+		msg_add(msg, "%llu s of work: %d reports of another kind, not %d at most", n,
+			o->others, others);
 }
 
 /* Each length of work, of one shape, stopped one way. */
@@ -200,6 +218,8 @@ static void check_onset(enum work work, enum stop stop)
 {
 	static const unsigned long long lengths_s[] = { 5, 60, 300, 3600 };
 	enum stall_kind want = stop == STOP_LIVELOCK ? STALL_LIVELOCK : STALL_DEADLOCK;
+	/* A spin's work is a livelock of its own before the stop. */
+	int others = work == WORK_SPIN;
 	char *msg = NULL, head[128];
 
 	for (size_t i = 0; i < sizeof(lengths_s) / sizeof(lengths_s[0]); i++) {
@@ -211,7 +231,7 @@ static void check_onset(enum work work, enum stop stop)
 		       "since %+.1f s\n", stop_names[stop], lengths_s[i], work_names[work],
 		       o.reports ? ((double)o.stall_at - (double)o.onset) / 1e9 : -1.0,
 		       o.reports ? ((double)o.since - (double)o.onset) / 1e9 : 0.0);
-		judge_outcome(&msg, lengths_s[i], &o, want);
+		judge_outcome(&msg, lengths_s[i], &o, want, others);
 	}
 	snprintf(head, sizeof(head), "%s after work in %s", stop_names[stop], work_names[work]);
 	fail_if_any(msg, head);
@@ -243,6 +263,21 @@ START_TEST(test_deadlock_after_light_work)
 }
 END_TEST
 
+/* Work starved of CPU (niced, beside CPU hogs: runnable at every reading,
+ * 1% of a CPU) is no livelock, and the deadlock after it is reported on
+ * time, once (issue 39: a livelock, and the deadlock never).  A true spin
+ * on a loaded machine is a livelock; a deadlock after it is a stall of
+ * its own, reported a threshold after its onset, not when the job next
+ * moves. */
+START_TEST(test_deadlock_after_starved_work)
+{
+	check_onset(WORK_STARVED, STOP_DEADLOCK);
+	check_onset(WORK_STARVED, STOP_AT_ONCE);
+	check_onset(WORK_SPIN, STOP_DEADLOCK);
+	check_onset(WORK_SPIN, STOP_AT_ONCE);
+}
+END_TEST
+
 START_TEST(test_livelock_after_few_stacks)
 {
 	check_onset(WORK_FEW, STOP_LIVELOCK);
@@ -264,6 +299,7 @@ int main(void)
 	tcase_add_test(tc, test_deadlock_after_few_stacks);
 	tcase_add_test(tc, test_deadlock_after_many_stacks);
 	tcase_add_test(tc, test_deadlock_after_light_work);
+	tcase_add_test(tc, test_deadlock_after_starved_work);
 	tcase_add_test(tc, test_livelock_after_few_stacks);
 	tcase_add_test(tc, test_livelock_after_many_stacks);
 	suite_add_tcase(s, tc);
