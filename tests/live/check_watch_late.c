@@ -33,6 +33,12 @@
  * definition: a spin on a loaded machine waits for a CPU much of the
  * time), reported before the deadlock.  About 300 s with the long case
  * (CI's phase 1 too), 2 min without it.
+ *
+ * Case `loaded`: one case of 15 s of work on one plain interpreter, the
+ * target under nice -n 15 beside 3 CPU hogs per CPU, judged the same way:
+ * its threads are starved (runnable at most readings, 0-2% of a CPU),
+ * which is no livelock.  Before the fix, a livelock during the work and
+ * no report of the deadlock.
  */
 #include <check.h>
 #include <dirent.h>
@@ -65,6 +71,10 @@
 #define GIVE_UP_S	30	/* no report this long past its deadline: none */
 #define MAX_CASES	64
 #define TARGET		"tests/targets/late_deadlock.py"
+#define LOADED_WORK_S	15
+#define LOADED_NICE	"15"
+#define HOGS_PER_CPU	3
+#define MAX_HOGS	64
 
 static const struct test_interp *interps;
 static int ninterps;
@@ -84,6 +94,7 @@ struct late {
 	double lateness;		/* the polling loop's worst lateness meanwhile */
 	bool done;			/* judged, the watch told to end */
 	bool reaped;
+	bool niced;			/* the target under nice -n LOADED_NICE */
 };
 
 /* The number after "key": in the file (0 when there is none). */
@@ -157,6 +168,11 @@ static void late_launch(struct late *c)
 	arg(&a, "-D");
 	arg(&a, c->reports);
 	arg(&a, "--");
+	if (c->niced) {
+		arg(&a, "nice");
+		arg(&a, "-n");
+		arg(&a, LOADED_NICE);
+	}
 	arg_python(&a, c->ti);
 	arg(&a, script);
 	arg(&a, work);
@@ -381,10 +397,64 @@ START_TEST(test_on_time)
 }
 END_TEST
 
+/* The job niced beside CPU hogs (HOGS_PER_CPU for each CPU, at the
+ * normal nice): its threads are runnable at most readings and on a CPU
+ * 0-2% of the time, starved, not spinning (issue 39: a livelock 15 s
+ * into the work, "ran 0% of the last 6 s (runnable 83%)", and its
+ * deadlock never reported).  One case, judged as the others are. */
+START_TEST(test_loaded)
+{
+	static struct late c;
+	const struct test_interp *one = NULL;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pid_t hogs[MAX_HOGS];
+	int nhogs = ncpu > 0 && ncpu * HOGS_PER_CPU < MAX_HOGS ? (int)ncpu * HOGS_PER_CPU :
+		    MAX_HOGS;
+	char *failures = NULL;
+	double last = now_s();
+
+	if (pystrobe_sanitized()) {
+		test_skip("watch_late: a sanitizer build: a timing test, which the plain build runs");
+		return;
+	}
+	if (test_interps_plain(&one, 1, "watch_late: loaded") != 1) {
+		test_skip("watch_late: no plain interpreter (pyenv 3.12, Debian's 3.11): the "
+			  "loaded case did not run");
+		return;
+	}
+	ck_assert_int_eq(late_init(&c, one, LOADED_WORK_S), 0);
+	c.niced = true;
+	for (int i = 0; i < nhogs; i++)
+		if ((hogs[i] = fork()) == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			alarm(LOADED_WORK_S + 120);
+			for (volatile unsigned long x = 0;; x++)
+				;
+		}
+	printf("late: loaded: %s under nice -n %s beside %d CPU hogs\n", one->label, LOADED_NICE,
+	       nhogs);
+	late_launch(&c);
+	while (!c.done) {
+		double now;
+
+		sleep_ms(POLL_MS);
+		now = now_s();
+		late_look(&c, now - last - POLL_MS / 1000.0, &failures);
+		last = now;
+	}
+	for (int i = 0; i < nhogs; i++)
+		if (hogs[i] > 0)
+			kill_reap(hogs[i]);
+	late_reap(&c, &failures);
+	ck_assert_msg(!failures, "%.4000s", failures);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("watch_late");
 	TCase *tc = tcase_create("watch_late");
+	TCase *loaded = tcase_create("loaded");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ninterps = test_interps(&interps);
@@ -392,5 +462,9 @@ int main(void)
 	add_have_interps(tc, ninterps);
 	tcase_add_test(tc, test_on_time);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(loaded, LOADED_WORK_S + 120);
+	add_have_interps(loaded, ninterps);
+	tcase_add_test(loaded, test_loaded);
+	suite_add_tcase(s, loaded);
 	return run_suite(s);
 }
