@@ -701,23 +701,25 @@ static enum stall_event tell(struct stall_model *m, uint64_t now_ns, struct stal
 	describe(m, now_ns);
 	m->stalled = true;
 	m->stalled_pid = m->r.proc >= 0 ? m->p[m->r.proc].pid : 0;
-	m->kinds_told |= 1u << m->r.kind;
 	return STALL_EV_NEW;
 }
 
-/* While a stall is reported: a process whose verdict is a kind not
- * reported in it yet, into r (a livelock, or a thread starved into
- * looking like one, that ends in a deadlock: the deadlock is reported a
- * threshold after it began, not when the job next moves).  The progress
- * file decides alone when there is one. */
-static bool new_kind(const struct stall_model *m, struct stall_report *r)
+/* While a livelock is reported: its process has stopped spinning and
+ * come to a stall of another kind (a deadlock, its threads blocked for
+ * good), into r.  That is reported a threshold after it began, not when
+ * the job next moves: the threads' new stacks do not move the process
+ * (one new stack after a threshold in few is not a move).  Any other
+ * stall names the whole job (a collective its odd one out), and a
+ * verdict of another process or kind under it is part of it.  The
+ * progress file decides alone when there is one. */
+static bool livelock_ended(const struct stall_model *m, struct stall_report *r)
 {
-	if (m->o.progress)
+	if (m->o.progress || m->r.kind != STALL_LIVELOCK)
 		return false;
 	for (int i = 0; i < m->np; i++) {
 		enum stall_kind k = m->p[i].verdict;
 
-		if (k != STALL_NONE && !(m->kinds_told & (1u << k))) {
+		if (m->p[i].pid == m->stalled_pid && k != STALL_NONE && k != STALL_LIVELOCK) {
 			report_proc(m, i, r);
 			return true;
 		}
@@ -733,9 +735,8 @@ enum stall_event stall_judge(struct stall_model *m, uint64_t now_ns)
 	judge_all(m, now_ns, &r);
 	if (m->stalled) {
 		if (!moved(m, now_ns))
-			return new_kind(m, &r) ? tell(m, now_ns, &r) : STALL_EV_NONE;
+			return livelock_ended(m, &r) ? tell(m, now_ns, &r) : STALL_EV_NONE;
 		m->stalled = false;
-		m->kinds_told = 0;
 		m->r.moved_after_ns = now_ns - m->r.since_ns;
 		return STALL_EV_MOVED;
 	}

@@ -44,10 +44,10 @@
  * still moves, a verdict waits up to one more threshold before it is
  * reported: a rank or a DataLoader worker that blocks on a lock is a
  * deadlock of its own a moment before the job is a stuck collective or a
- * starved pipeline, which says more.  Once a stall is reported, a process
- * whose verdict becomes a kind not reported yet in that stall (a livelock
- * that ends in a deadlock) is a stall of its own, reported as it is
- * found.  With a progress file, the file alone
+ * starved pipeline, which says more.  A stall is reported once, until
+ * the job moves; but a livelock whose process stops spinning and comes to
+ * a stall of another kind (a deadlock) is a stall of its own, reported as
+ * it is found.  With a progress file, the file alone
  * decides whether the job has stalled; the kinds only name it, and
  * "no-progress" when none applies.
  */
@@ -181,7 +181,6 @@ struct stall_model {
 	uint64_t pending_ns;	/* a verdict since, not reported yet (0: none) */
 	bool stalled;		/* reported, not moved yet */
 	pid_t stalled_pid;
-	unsigned kinds_told;	/* 1 << kind for each kind reported since */
 	struct stall_report r;
 };
 
