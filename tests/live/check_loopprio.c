@@ -17,6 +17,10 @@
  *   niced   started under `nice -n 5`: never raised, nice 5 in every read.
  *   batch   started under `chrt --batch 0`: SCHED_BATCH in every read,
  *           never SCHED_FIFO.
+ *   guarded record --idle at 20 kHz, as root: its loop takes over a
+ *           quarter of a CPU, so it is raised after its first round and
+ *           given up after a second (sample/fleetprio.c): SCHED_FIFO in
+ *           some reads, SCHED_OTHER in the last.
  *
  * Before top and watch shared record's loop priority (sample/fleetprio.c)
  * they sampled at SCHED_OTHER: the `raised` case failed for both.  Needs
@@ -48,8 +52,8 @@
 static const struct test_interp *interps;
 static int ninterps;
 
-enum start { RAISED, NICED, BATCH };
-static const char *const start_name[] = { "raised", "niced", "batch" };
+enum start { RAISED, NICED, BATCH, GUARDED };
+static const char *const start_name[] = { "raised", "niced", "batch", "guarded" };
 
 /* What each read of pystrobe's threads found. */
 struct seen {
@@ -147,6 +151,9 @@ static void judge(const char *what, enum start how, const struct seen *s, char *
 	if (how == NICED && (s->fifo || s->nice != 5 || s->nice_changed))
 		msg_add(failures, "%s, started at nice 5: raised (%d reads at SCHED_FIFO, nice %d%s)",
 			what, s->fifo, s->nice, s->nice_changed ? ", changed" : "");
+	if (how == GUARDED && (!s->fifo || s->policy != SCHED_OTHER))
+		msg_add(failures, "%s at 20 kHz, started as root: not raised then given up (%d "
+			"reads at SCHED_FIFO, last policy %d)", what, s->fifo, s->policy);
 	if (how == BATCH && (s->fifo || s->policy != SCHED_BATCH || s->policy_changed))
 		msg_add(failures, "%s, started at SCHED_BATCH: its policy changed (%d reads at "
 			"SCHED_FIFO, last policy %d)", what, s->fifo, s->policy);
@@ -231,7 +238,8 @@ static void run_tmux(struct target *t, enum start how, char *const *args, char *
 	tmux_cmd(sock, NULL, end);
 }
 
-static void check_command(const char *what, char *const *args)
+static void check_command(const char *what, char *const *args, enum start first,
+			  enum start last)
 {
 	char *failures = NULL, why[256];
 	const struct test_interp *ti = test_interp_pick(interps, ninterps, 12);
@@ -246,7 +254,7 @@ static void check_command(const char *what, char *const *args)
 		fail_if_any(failures, "loopprio: the target");
 		return;
 	}
-	for (enum start how = RAISED; how <= BATCH; how++) {
+	for (enum start how = first; how <= last; how++) {
 		char *full[16], pid[24], dir[PATH_MAX + 32];
 		int n = 0;
 
@@ -269,7 +277,16 @@ START_TEST(test_record)
 {
 	char *args[] = { "record", "-f", "collapsed", "-o", "DIR", "-q", "--pid", "PID", NULL };
 
-	check_command("record", args);
+	check_command("record", args, RAISED, BATCH);
+}
+END_TEST
+
+START_TEST(test_record_guard)
+{
+	char *args[] = { "record", "--idle", "-r", "20000", "-f", "collapsed", "-o", "DIR", "-q",
+			 "--pid", "PID", NULL };
+
+	check_command("record", args, GUARDED, GUARDED);
 }
 END_TEST
 
@@ -281,7 +298,7 @@ START_TEST(test_top_tmux)
 		test_skip("loopprio: no tmux");
 		return;
 	}
-	check_command("top in tmux", args);
+	check_command("top in tmux", args, RAISED, BATCH);
 }
 END_TEST
 
@@ -289,7 +306,7 @@ START_TEST(test_top_snapshots)
 {
 	char *args[] = { "top", "-d", "0.2", "--pid", "PID", NULL };
 
-	check_command("top to a file", args);
+	check_command("top to a file", args, RAISED, BATCH);
 }
 END_TEST
 
@@ -297,7 +314,7 @@ START_TEST(test_watch)
 {
 	char *args[] = { "watch", "-D", "DIR", "-r", "20", "--pid", "PID", NULL };
 
-	check_command("watch", args);
+	check_command("watch", args, RAISED, BATCH);
 }
 END_TEST
 
@@ -312,6 +329,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	add_have_interps(tc, ninterps);
 	tcase_add_test(tc, test_record);
+	tcase_add_test(tc, test_record_guard);
 	tcase_add_test(tc, test_top_tmux);
 	tcase_add_test(tc, test_top_snapshots);
 	tcase_add_test(tc, test_watch);
