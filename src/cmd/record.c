@@ -115,10 +115,7 @@ static const struct opt record_opts[] = {
 	  .help = "the GPUs the processes use, through NVML: their\n"
 		  "utilisation and memory in the summary and as\n"
 		  "counters in the Chrome trace" },
-	OPT_BOOL("no-priority", 0,
-		"never raise pystrobe's scheduling priority (default:\n"
-		"real time where permitted: samples on time on a\n"
-		"busy machine)", AT(t.fo.no_priority)),
+	{ TARGET_OPT(NO_PRIORITY) },
 	{ TARGET_OPT(SLURM) },
 	{ TARGET_OPT(PYSTROBE) },
 	{ TARGET_OPT(TIMEOUT) },

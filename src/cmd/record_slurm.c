@@ -45,8 +45,6 @@ static void node_args(const struct slurm_job *j, const struct target_opts *t, bo
 		argv[n++] = xstrdup("--function");
 	if (so->threads)
 		argv[n++] = xstrdup("--threads");
-	if (t->fo.no_priority)
-		argv[n++] = xstrdup("--no-priority");
 	if (t->gpu)
 		argv[n++] = xstrdup("--gpu");
 	if (trace)

@@ -75,6 +75,10 @@ const struct opt target_options[TOPT_NR + 1] = {
 	[TOPT_FULL] = OPT_BOOL("full-filenames", 0, "show whole file paths", AT(full_filenames)),
 	[TOPT_FULL_NAMES] = OPT_BOOL("full-names", 0, NULL, AT(full_names)),
 	[TOPT_GPU] = OPT_BOOL("gpu", 0, NULL, AT(gpu)),
+	[TOPT_NO_PRIORITY] = OPT_BOOL("no-priority", 0,
+		"never raise pystrobe's scheduling priority (default:\n"
+		"real time where permitted: samples on time on a\n"
+		"busy machine)", AT(fo.no_priority)),
 	[TOPT_BLOCKING] = OPT_BOOL("blocking", 0,
 		"pause the threads for each sample (exact stacks)", AT(so.blocking)),
 	/* py-spy's option, for its users' command lines: what we do anyway. */
@@ -178,5 +182,7 @@ int target_node_args(const struct target_opts *t, char **argv, int n)
 		argv[n++] = xstrdup(so->async == ASYNC_ALL ? "--async=all" : "--async");
 	if (t->waits)
 		argv[n++] = xstrdup("--waits");
+	if (t->fo.no_priority)
+		argv[n++] = xstrdup("--no-priority");
 	return n;
 }

@@ -279,6 +279,8 @@ static void run(struct top *t)
 {
 	struct top_tick k;
 
+	if (t->o.fo.no_priority)
+		fleet_prio_forbid();
 	fleet_start(t->f, &t->clock);
 	tick(t, t->clock.start_ns, &k);
 	top_model_start(&t->m, &k);
@@ -339,6 +341,7 @@ static const struct opt top_opts[] = {
 	  .help = "a header line per GPU the processes use: its\n"
 		  "utilisation and memory, through NVML (--slurm:\n"
 		  "each node's GPUs, with the ranks on each)" },
+	{ TARGET_OPT(NO_PRIORITY) },
 	{ TARGET_OPT(SLURM) },
 	{ TARGET_OPT(PYSTROBE) },
 	{ TARGET_OPT(TIMEOUT),

@@ -99,6 +99,10 @@ static const struct opt watch_opts[] = {
 	OPT_NUMBER("keep-size", 0, "MB", "the flight recording's most memory (default 64)",
 		AT(keep_mb), 1, 4095, "must be between 1 and 4095 MiB"),
 	OPT_BOOL("quiet", 'q', "only the lines about stalls", AT(quiet)),
+	OPT_BOOL("no-priority", 0,
+		"never raise pystrobe's scheduling priority (default:\n"
+		"real time where permitted: rounds on time on a busy\n"
+		"machine)", AT(no_priority)),
 	OPT_CALL_AT("slurm", 0, OPT_OPTIONAL_ARG, "JOB",
 		"every rank of Slurm job JOB[.STEP], a watcher on each\n"
 		"node, one report for the job (alone: this allocation)", AT(slurm), slurm_opt),
@@ -727,6 +731,8 @@ static int watch_loop(struct watch *w)
 	bool looked = false;
 	int rc = 0;
 
+	if (w->no_priority)
+		fleet_prio_forbid();
 	while (!quit_requested) {
 		if (!step_fleets(w))
 			break;

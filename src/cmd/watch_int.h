@@ -42,6 +42,7 @@ struct watch {
 	double rate_hz, stall_s, keep_s, keep_mb;
 	const char *dir, *progress, *on_stall;
 	bool quiet;
+	bool no_priority;	/* --no-priority: never raised */
 	/* Watching. */
 	struct child child;
 	uint64_t interval_ns;		/* sampler_interval_ns(rate_hz) */

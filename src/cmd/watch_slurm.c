@@ -91,6 +91,8 @@ static void node_args(const struct front *fr, char **argv)
 	argv[n++] = xasprintf("--keep-size=%g", w->keep_mb);
 	if (w->progress)
 		argv[n++] = xasprintf("--progress=%s", w->progress);
+	if (w->no_priority)
+		argv[n++] = xstrdup("--no-priority");
 	argv[n] = NULL;
 }
 

@@ -17,6 +17,7 @@
  *   niced   started under `nice -n 5`: never raised, nice 5 in every read.
  *   batch   started under `chrt --batch 0`: SCHED_BATCH in every read,
  *           never SCHED_FIFO.
+ *   --no-priority  as root: SCHED_OTHER at nice 0 in every read.
  *   guarded record --idle at 20 kHz, as root: its loop takes over a
  *           quarter of a CPU, so it is raised after its first round and
  *           given up after a second (sample/fleetprio.c): SCHED_FIFO in
@@ -52,8 +53,9 @@
 static const struct test_interp *interps;
 static int ninterps;
 
-enum start { RAISED, NICED, BATCH, GUARDED };
-static const char *const start_name[] = { "raised", "niced", "batch", "guarded" };
+enum start { RAISED, NICED, BATCH, FORBIDDEN, GUARDED };
+static const char *const start_name[] = { "raised", "niced", "batch", "--no-priority",
+					  "guarded" };
 
 /* What each read of pystrobe's threads found. */
 struct seen {
@@ -151,6 +153,10 @@ static void judge(const char *what, enum start how, const struct seen *s, char *
 	if (how == NICED && (s->fifo || s->nice != 5 || s->nice_changed))
 		msg_add(failures, "%s, started at nice 5: raised (%d reads at SCHED_FIFO, nice %d%s)",
 			what, s->fifo, s->nice, s->nice_changed ? ", changed" : "");
+	if (how == FORBIDDEN && (s->fifo || s->policy != SCHED_OTHER || s->policy_changed ||
+				 s->nice != 0 || s->nice_changed))
+		msg_add(failures, "%s --no-priority: raised (%d reads at SCHED_FIFO, last policy "
+			"%d, nice %d)", what, s->fifo, s->policy, s->nice);
 	if (how == GUARDED && (!s->fifo || s->policy != SCHED_OTHER))
 		msg_add(failures, "%s at 20 kHz, started as root: not raised then given up (%d "
 			"reads at SCHED_FIFO, last policy %d)", what, s->fifo, s->policy);
@@ -263,6 +269,8 @@ static void check_command(const char *what, char *const *args, enum start first,
 		for (; args[n]; n++)
 			full[n] = !strcmp(args[n], "DIR") ? dir : !strcmp(args[n], "PID") ?
 				  pid : args[n];
+		if (how == FORBIDDEN)
+			full[n++] = "--no-priority";
 		full[n] = NULL;
 		if (!strcmp(what, "top in tmux"))
 			run_tmux(&t, how, full, &failures);
@@ -277,7 +285,7 @@ START_TEST(test_record)
 {
 	char *args[] = { "record", "-f", "collapsed", "-o", "DIR", "-q", "--pid", "PID", NULL };
 
-	check_command("record", args, RAISED, BATCH);
+	check_command("record", args, RAISED, FORBIDDEN);
 }
 END_TEST
 
@@ -298,7 +306,7 @@ START_TEST(test_top_tmux)
 		test_skip("loopprio: no tmux");
 		return;
 	}
-	check_command("top in tmux", args, RAISED, BATCH);
+	check_command("top in tmux", args, RAISED, FORBIDDEN);
 }
 END_TEST
 
@@ -306,7 +314,7 @@ START_TEST(test_top_snapshots)
 {
 	char *args[] = { "top", "-d", "0.2", "--pid", "PID", NULL };
 
-	check_command("top to a file", args, RAISED, BATCH);
+	check_command("top to a file", args, RAISED, FORBIDDEN);
 }
 END_TEST
 
@@ -314,7 +322,7 @@ START_TEST(test_watch)
 {
 	char *args[] = { "watch", "-D", "DIR", "-r", "20", "--pid", "PID", NULL };
 
-	check_command("watch", args, RAISED, BATCH);
+	check_command("watch", args, RAISED, FORBIDDEN);
 }
 END_TEST
 
