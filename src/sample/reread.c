@@ -73,8 +73,10 @@ enum stopped_read {
 };
 
 /* Stops of one thread in a round: another when the last did not stop it
- * in time or its read failed. */
-#define STOP_TRIES 3
+ * in time or its read failed.  Three left one sample in about a thousand
+ * of tests/targets/mixed_shapes.py lost on 3.7 under ASan; the round's
+ * time (stop_time_left()) bounds them all the same. */
+#define STOP_TRIES 5
 /* After a stop whose read failed, the thread is let run this long at most
  * before the next (see let_run()); polled this often. */
 #define LET_RUN_NS (2 * 1000 * 1000ull)
