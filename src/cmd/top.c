@@ -279,8 +279,6 @@ static void run(struct top *t)
 {
 	struct top_tick k;
 
-	if (t->o.fo.no_priority)
-		fleet_prio_forbid();
 	fleet_start(t->f, &t->clock);
 	tick(t, t->clock.start_ns, &k);
 	top_model_start(&t->m, &k);

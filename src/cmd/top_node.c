@@ -242,8 +242,6 @@ int top_node(struct target_opts *t, double delay_s)
 		n.gnow = xcalloc(NVML_MAX_DEVICES, sizeof(*n.gnow));
 		n.gpu = gpuwatch_start_all(mono_ns());
 	}
-	if (t->fo.no_priority)
-		fleet_prio_forbid();
 	status = node_loop(&n, (uint64_t)(delay_s * 1e9));
 	fleet_close(n.f);
 out:

@@ -413,7 +413,8 @@ static int check_root(struct watch *w, int i)
 static int open_fleets(struct watch *w, bool first)
 {
 	struct sampler_opts so = { .rate_hz = w->rate_hz, .idle = true };
-	struct fleet_opts fo = { .subprocesses = true, .walk_ns = WALK_NS };
+	struct fleet_opts fo = { .subprocesses = true, .walk_ns = WALK_NS,
+				 .no_priority = w->no_priority };
 	char err[512];
 	int rc, opened = 0;
 
@@ -731,8 +732,6 @@ static int watch_loop(struct watch *w)
 	bool looked = false;
 	int rc = 0;
 
-	if (w->no_priority)
-		fleet_prio_forbid();
 	while (!quit_requested) {
 		if (!step_fleets(w))
 			break;

@@ -463,6 +463,8 @@ static void set_slack(uint64_t interval_ns)
 
 void fleet_start(struct fleet *f, struct fleet_clock *c)
 {
+	if (f->fo.no_priority)
+		fleet_prio_forbid();
 	memset(c, 0, sizeof(*c));
 	c->interval_ns = sampler_interval_ns(f->so.rate_hz);
 	set_slack(c->interval_ns);
@@ -718,8 +720,6 @@ void fleet_run(struct fleet *f, volatile sig_atomic_t *stop,
 	int rc = FLEET_WAIT;
 
 	memset(final, 0, sizeof(*final));
-	if (f->fo.no_priority)
-		fleet_prio_forbid();
 	fleet_start(f, &c);
 	waiter_init(&w, c.interval_ns);
 	next_status = c.start_ns;

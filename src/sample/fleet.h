@@ -31,8 +31,10 @@ struct fleet_opts {
 	/* With subprocesses: walk the tree this often; 0: FLEET_WALK_NS.
 	 * A watch for days walks it less often than a recording does. */
 	uint64_t walk_ns;
-	/* fleet_run() never raises pystrobe's scheduling priority (see
-	 * process/schedprio.h), nor do its pauses (--no-priority). */
+	/* Once the fleet is started, nothing raises pystrobe's scheduling
+	 * priority for the rest of the run (see process/schedprio.h): not
+	 * the loop that drives it (fleetprio.h), nor its pauses
+	 * (--no-priority). */
 	bool no_priority;
 	/* With subprocesses: the processes to follow are what list puts in
 	 * out (room for max; its count), parents before children, instead

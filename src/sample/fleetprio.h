@@ -38,7 +38,8 @@ struct fleet_prio {
 	uint64_t aside_at_ns;	/* its CPU time at fleet_prio_aside() */
 };
 
-/* Never raised in this run (--no-priority): before the first round. */
+/* Never raised in this run (--no-priority): before the first round;
+ * fleet_start() calls it for a fleet opened so. */
 void fleet_prio_forbid(void);
 
 /* After each fleet_step() (or each set of them, one per fleet, as
