@@ -173,6 +173,7 @@ static int one_run(const struct test_interp *ti, char **msg, bool last)
 	struct argv_buf a = { .n = 0 };
 	struct folded f;
 	struct run r;
+	const char *summary;
 	double tolerance = TOLERANCE;
 	int rc;
 
@@ -204,11 +205,12 @@ static int one_run(const struct test_interp *ti, char **msg, bool last)
 	folded_free(&f);
 	rm_rf(host);
 	/* Threads whose stacks move while read, in parallel: none lost. */
-	if (!strstr(record_summary(r.err) ? record_summary(r.err) : "", ", no errors"))
-		msg_add(msg, "%s: record lost samples: %s", ti->label, record_summary(r.err));
+	summary = record_summary(r.err);
+	if (!summary || !strstr(summary, ", no errors"))
+		msg_add(msg, "%s: record lost samples: %s", ti->label, summary);
 	if (!kept_rate(&r)) {
 		printf("parallel: %s: short of the rate (%s): %s\n", ti->label,
-		       record_summary(r.err), last ? "judged at the loose tolerance" : "again");
+		       summary, last ? "judged at the loose tolerance" : "again");
 		if (!last) {
 			run_free(&r);
 			return 0;
