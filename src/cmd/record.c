@@ -163,6 +163,8 @@ static int parse_args(struct record *r, int argc, char **argv)
 		return usage_error("record", "--group-processes needs --subprocesses");
 	/* record keeps one kind of frame: lines, or functions. */
 	r->t.so.by_function = r->t.by_function;
+	/* Without --waits no sample's running mark is read. */
+	r->t.so.states_unused = !r->t.waits;
 	r->oo.full_filenames = r->t.full_filenames;
 	r->oo.full_names = r->t.full_names;
 	return 0;

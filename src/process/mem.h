@@ -69,6 +69,24 @@ void mem_cache_reset(struct mem *m);
 /* mem_cache_reset(), and the next sample fetches nothing ahead: what was
  * read since was no sample's (a look before the first pause). */
 void mem_cache_forget(struct mem *m);
+/* A range of the target a sample is about to read. */
+struct mem_range {
+	uint64_t addr;
+	uint32_t len;
+};
+/* Fetch the ranges r[0..n) (sorted in place) in one batch, where their
+ * pages are not held yet: reads about to need them would otherwise fetch
+ * them a page a call.  Pages already held are left as they are (a read
+ * outside what they hold fetches the rest, as ever); ranges over a page
+ * long are skipped. */
+void mem_cache_fetch(struct mem *m, struct mem_range *r, int n);
+/* The pages read between these two calls, as ranges of what this sample
+ * has used of each (of a page read from another reader meanwhile: all of
+ * it), sorted, up to max of them and MEM_CACHE_LOG_MAX: what to hand
+ * mem_cache_fetch() when the same reads are about to be made again. */
+#define MEM_CACHE_LOG_MAX 64
+void mem_cache_log_begin(struct mem *m);
+int mem_cache_log_end(struct mem *m, struct mem_range *out, int max);
 
 /* An in-memory fake: a set of regions, for tests and fuzzing. */
 struct mem *mem_fake_new(void);

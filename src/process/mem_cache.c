@@ -67,7 +67,24 @@ struct mem_cache {
 	bool prefetch_due;
 	struct page *last;		/* the page of the last read */
 	uint64_t last_tag;		/* and its tag */
+	/* mem_cache_log_begin(): the pages read since, in first-read order
+	 * (a page read again after another may repeat). */
+	uint64_t log[MEM_CACHE_LOG_MAX];
+	unsigned nlog;
+	bool logging;
 };
+
+/* A walk goes back and forth between a few pages (a frame's, its code
+ * object's): a page among the last few logged is not logged again, so
+ * that those do not fill the log. */
+static void log_page(struct mem_cache *c, uint64_t base)
+{
+	for (unsigned k = 1; k <= 4 && k <= c->nlog; k++)
+		if (c->log[c->nlog - k] == base)
+			return;
+	if (c->nlog < MEM_CACHE_LOG_MAX)
+		c->log[c->nlog++] = base;
+}
 
 /* Where page `base` is, or goes: its slot or one of the next few.  Two
  * pages a round uses often share a direct-mapped slot (a heap page and a
@@ -83,6 +100,8 @@ static struct page *slot_find(struct mem_cache *c, uint64_t base, bool evict)
 		unsigned i = (home + k) % SLOTS;
 
 		if (c->tag[i] == base + 1) {
+			if (c->logging)
+				log_page(c, base);
 			c->last_tag = base + 1;
 			return c->last = &c->pages[i];
 		}
@@ -93,6 +112,8 @@ static struct page *slot_find(struct mem_cache *c, uint64_t base, bool evict)
 		return NULL;
 	if (!pg)
 		pg = &c->pages[home];
+	if (c->logging)
+		log_page(c, base);
 	if (!pg->listed)
 		c->filled[c->nfilled++] = (uint16_t)(pg - c->pages);
 	pg->listed = true;
@@ -112,34 +133,33 @@ static inline struct page *slot_claim(struct mem_cache *c, uint64_t base, bool e
 	return slot_find(c, base, evict);
 }
 
-/* Read the ranges in want[] into their slots, in as few calls as the
- * reader allows.  A range that cannot be read leaves its slot holding
- * nothing: a read there fetches the page as if it were new.  One with no
- * free slot left near its own is not prefetched (two ranges in one slot
- * would leave it claiming one page with the other's bytes). */
-static void prefetch(struct mem_cache *c)
+/* Read the ranges w[0..n) into their slots, in as few calls as the reader
+ * allows.  A range that cannot be read leaves its slot holding nothing: a
+ * read there fetches the page as if it were new.  One with no free slot
+ * left near its own is not fetched (two ranges in one slot would leave it
+ * claiming one page with the other's bytes). */
+static void fetch_wants(struct mem_cache *c, const struct want *w, unsigned nw)
 {
 	struct page *dst[SLOTS];
 	uint16_t lo[SLOTS], hi[SLOTS];
 	unsigned n = 0, i = 0, failures = 0;
+	bool logging = c->logging;
 
-	c->prefetch_due = false;
-	for (unsigned k = 0; k < c->nwant; k++) {
-		const struct want *w = &c->want[k];
-
-		if (!(dst[n] = slot_claim(c, w->page, false)))
+	c->logging = false;	/* fetched is not read */
+	for (unsigned k = 0; k < nw && n < SLOTS; k++) {
+		if (!(dst[n] = slot_claim(c, w[k].page, false)))
 			continue;
-		lo[n] = w->lo;
-		hi[n] = w->hi;
-		c->blocks[n] = (struct mem_block){ w->page + w->lo, dst[n]->data + w->lo,
-						   (size_t)(w->hi - w->lo) };
+		lo[n] = w[k].lo;
+		hi[n] = w[k].hi;
+		c->blocks[n] = (struct mem_block){ w[k].page + w[k].lo, dst[n]->data + w[k].lo,
+						   (size_t)(w[k].hi - w[k].lo) };
 		n++;
 	}
 	while (i < n && failures <= PREFETCH_FAILURES) {
 		int got = mem_read_batch(c->under, c->blocks + i, (int)(n - i));
 
 		if (got < 0)
-			return;
+			break;
 		for (unsigned k = i; k < i + (unsigned)got; k++) {
 			dst[k]->lo = lo[k];
 			dst[k]->hi = hi[k];
@@ -147,6 +167,14 @@ static void prefetch(struct mem_cache *c)
 		i += (unsigned)got + 1;
 		failures += i <= n;
 	}
+	c->logging = logging;
+}
+
+/* What the last sample used, fetched for this one. */
+static void prefetch(struct mem_cache *c)
+{
+	c->prefetch_due = false;
+	fetch_wants(c, c->want, c->nwant);
 }
 
 /* Fetch what slot pg (holding [lo, hi) of page base) lacks: both sides,
@@ -300,4 +328,99 @@ void mem_cache_forget(struct mem *m)
 	mem_cache_reset(m);
 	c->nwant = 0;
 	c->prefetch_due = false;
+}
+
+static int cmp_range_addr(const void *a, const void *b)
+{
+	const struct mem_range *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Is page base held, or being fetched?  A lookup that claims nothing. */
+static bool page_listed(const struct mem_cache *c, uint64_t base)
+{
+	uint32_t home = hash_u64(base / PAGE) % SLOTS;
+
+	for (unsigned k = 0; k < PROBES; k++)
+		if (c->tag[(home + k) % SLOTS] == base + 1)
+			return true;
+	return false;
+}
+
+void mem_cache_fetch(struct mem *m, struct mem_range *r, int n)
+{
+	struct mem_cache *c = (struct mem_cache *)m;
+	struct want w[SLOTS];
+	unsigned nw = 0;
+
+	if (c->prefetch_due)
+		prefetch(c);
+	sort_small(r, (size_t)n, sizeof(*r), cmp_range_addr);
+	for (int i = 0; i < n && nw < SLOTS; i++) {
+		uint64_t addr = r[i].addr, end = r[i].addr + r[i].len;
+
+		if (!r[i].len || r[i].len > PAGE || end < addr)
+			continue;
+		while (addr < end && nw < SLOTS) {
+			uint64_t base = addr & ~(uint64_t)(PAGE - 1);
+			uint64_t stop = end < base + PAGE ? end : base + PAGE;
+			uint16_t lo = (uint16_t)((addr - base) & ~(uint64_t)(LINE - 1));
+			uint16_t hi = (uint16_t)(((stop - base) + LINE - 1) & ~(uint64_t)(LINE - 1));
+
+			if (nw && w[nw - 1].page == base) {
+				/* Sorted by start: only hi can grow. */
+				if (hi > w[nw - 1].hi)
+					w[nw - 1].hi = hi;
+			} else if (!page_listed(c, base)) {
+				w[nw++] = (struct want){ base, lo, hi };
+			}
+			addr = stop;
+		}
+	}
+	fetch_wants(c, w, nw);
+}
+
+void mem_cache_log_begin(struct mem *m)
+{
+	struct mem_cache *c = (struct mem_cache *)m;
+
+	c->logging = true;
+	c->nlog = 0;
+	/* The next read looks its page up, and so logs it. */
+	c->last = NULL;
+	c->last_tag = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int mem_cache_log_end(struct mem *m, struct mem_range *out, int max)
+{
+	struct mem_cache *c = (struct mem_cache *)m;
+	int n = 0;
+
+	c->logging = false;
+	sort_small(c->log, c->nlog, sizeof(*c->log), cmp_u64);
+	for (unsigned i = 0; i < c->nlog && n < max; i++) {
+		uint32_t home = hash_u64(c->log[i] / PAGE) % SLOTS;
+		const struct page *pg = NULL;
+
+		if (i && c->log[i] == c->log[i - 1])
+			continue;
+		for (unsigned k = 0; k < PROBES && !pg; k++)
+			if (c->tag[(home + k) % SLOTS] == c->log[i] + 1)
+				pg = &c->pages[(home + k) % SLOTS];
+		/* Evicted since, or read uncached: the whole page. */
+		if (!pg || pg->ulo == pg->uhi)
+			out[n++] = (struct mem_range){ c->log[i], PAGE };
+		else
+			out[n++] = (struct mem_range){ c->log[i] + pg->ulo,
+						       (uint32_t)(pg->uhi - pg->ulo) };
+	}
+	return n;
 }

@@ -306,8 +306,15 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	if (unchanged(s, t, ts)) {
 		end = unchanged_stack(s, t);
 	} else {
+		bool logged = s->walk.m == s->m;
+
+		if (logged)
+			mem_cache_log_begin(s->m);
 		end = resolve_frames(s, t, walk_parts(s, t, ts));
+		if (logged)
+			t->npages = mem_cache_log_end(s->m, t->pages, MEM_CACHE_LOG_MAX);
 		note_read(s, t, ts, end);
+		t->walked_round = s->count.rounds;
 	}
 	if (end == WALK_LOOP || end == WALK_READ_ERROR || end == WALK_VISIT_ERROR) {
 		s->held.rc.n = words;	/* only a stack that is held needs them */
@@ -356,6 +363,26 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 	s->count.stacks++;
 	profile_add(s->p, t->pthread, stack, depth, t_ns, 1);
 	return false;
+}
+
+/* A thread the last round did not walk (its stack was unchanged, or the
+ * round did not want it) is walked with none of its pages in the page
+ * cache's prefetch, which holds what the last round read: the walk would
+ * fetch them a page a system call, as it reached them.  When the GIL
+ * changes hands every thread's stack is walked, so that was most of a
+ * round's calls with several busy threads (bench/README, "peers").  A
+ * stack mostly stays where it was: the pages its last walk read (frames,
+ * code objects' identities, the C stack's entry frames) are fetched for
+ * all such threads in one batch before the walks.  A page that no longer
+ * holds what it did costs a range read in vain, never a wrong read: the
+ * walk still reads what it reads, and proves it as ever. */
+void stack_hints(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts,
+		 struct mem_range *r, int *n, int max)
+{
+	if (!t->npages || t->walked_round + 1 == s->count.rounds || unchanged(s, t, ts))
+		return;
+	for (int i = 0; i < t->npages && *n < max; i++)
+		r[(*n)++] = t->pages[i];
 }
 
 void warm_stack(struct sampler *s, struct sthread *t, const struct py_tstate *ts)

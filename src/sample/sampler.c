@@ -30,6 +30,9 @@
 /* With --idle no thread's state decides anything: it is read only this
  * often, for the share of threads running that top shows. */
 #define STATE_EVERY_NS 10000000ull
+#define STATE_RARE_NS 1000000000ull
+/* Most ranges fetch_stacks() fetches ahead in a round: two per frame. */
+#define FETCH_HINTS_MAX 512
 
 const char *serr_name(enum serr e)
 {
@@ -171,14 +174,19 @@ static bool replaced(struct sampler *s, uint64_t t_ns)
 }
 
 /* Read the threads' states this round?  Without --idle they decide which
- * stacks count; with it they only feed the active share, for which one
- * look every STATE_EVERY_NS is plenty (each costs a /proc read per
- * thread, the largest part of a cheap round). */
+ * stacks count; with it they only feed each sample's running mark
+ * (--waits), top's active count and which threads a pause stops, for
+ * which one look every STATE_EVERY_NS is plenty (each costs a /proc read
+ * per thread, the largest part of a cheap round).  Where none of those
+ * reads them (states_unused), a look a second: at 1 kHz on four busy
+ * threads those reads were 9% of record's CPU (bench/README, "peers"). */
 static bool want_states(struct sampler *s, uint64_t t_ns)
 {
+	uint64_t every = s->o.states_unused && !s->o.blocking ? STATE_RARE_NS : STATE_EVERY_NS;
+
 	if (!s->o.idle)
 		return true;
-	if (s->states_at_ns && t_ns + 1 - s->states_at_ns < STATE_EVERY_NS)
+	if (s->states_at_ns && t_ns + 1 - s->states_at_ns < every)
 		return false;
 	s->states_at_ns = t_ns + 1;
 	return true;
@@ -278,6 +286,44 @@ void count_late(struct sampler *s, uint64_t t_ns)
 		s->count.max_late = n;
 }
 
+/* Which of this round's n threads are read now (ts_walk[]): those wanted,
+ * but for one the pause does not hold, read after it (count_late()). */
+static void choose_threads(struct sampler *s, int n, const struct pause *pause, bool states)
+{
+	for (int i = 0; i < n; i++) {
+		struct sthread *t = thread_of(s, i);
+
+		s->ts_walk[i] = false;
+		if (!t)
+			continue;
+		/* Unknown counts as running, as in wanted(). */
+		if (states) {
+			s->count.checked++;
+			s->count.active += !t->state || t->state == 'R';
+		}
+		s->ts_walk[i] = !t->still && !t->id_unproven &&
+				wanted(s, t, runs_python(&s->ts[i]));
+		if (s->ts_walk[i] && s->o.blocking && !pause_holds(pause, t->tid)) {
+			t->late = true;
+			s->ts_walk[i] = false;
+		}
+	}
+}
+
+/* The ranges the threads about to be walked will read and the last round
+ * did not (sample_stack.c's stack_hints()), in one batch. */
+static void fetch_stacks(struct sampler *s, int n)
+{
+	struct mem_range r[FETCH_HINTS_MAX];
+	int nr = 0;
+
+	for (int i = 0; i < n && nr < FETCH_HINTS_MAX; i++)
+		if (s->ts_walk[i])
+			stack_hints(s, thread_of(s, i), &s->ts[i], r, &nr, FETCH_HINTS_MAX);
+	if (nr)
+		mem_cache_fetch(s->m, r, nr);
+}
+
 int sampler_sample(struct sampler *s, uint64_t t_ns)
 {
 	struct pause pause = { 0 };
@@ -334,24 +380,11 @@ int sampler_sample(struct sampler *s, uint64_t t_ns)
 	 * its root frame carries the name from the start. */
 	if (s->threads.names_stale)
 		refresh_names(s, t_ns);
-	for (int i = 0; i < n; i++) {
-		struct sthread *t = thread_of(s, i);
-
-		if (!t)
-			continue;
-		/* Unknown counts as running, as in wanted(). */
-		if (states) {
-			s->count.checked++;
-			s->count.active += !t->state || t->state == 'R';
-		}
-		if (t->still || t->id_unproven || !wanted(s, t, runs_python(&s->ts[i])))
-			continue;
-		/* Not held by the pause: read after it (count_late()). */
-		if (s->o.blocking && !pause_holds(&pause, t->tid))
-			t->late = true;
-		else
-			record_thread(s, t, &s->ts[i], t_ns);
-	}
+	choose_threads(s, n, &pause, states);
+	fetch_stacks(s, n);
+	for (int i = 0; i < n; i++)
+		if (s->ts_walk[i])
+			record_thread(s, thread_of(s, i), &s->ts[i], t_ns);
 	if (!s->o.blocking)
 		count_held(s, t_ns);
 	record_pending(s, n, t_ns);

@@ -29,6 +29,10 @@ struct sampler_opts {
 	 * awaiting it (root outermost) then its coroutine's frames; with
 	 * ASYNC_ALL every pending task's stack too, each sample. */
 	enum { ASYNC_OFF, ASYNC_RUNNING, ASYNC_ALL } async;
+	/* With --idle and no pause: nothing reads which threads run (a
+	 * sample's running mark, for --waits; the active count, for top),
+	 * so their states are read rarely (sampler.c's want_states()). */
+	bool states_unused;
 };
 
 /* Why a sample (of one thread, or of the whole process) was lost, or, for

@@ -86,6 +86,10 @@ struct sthread {
 	 * (sample_pause.c's record_late()). */
 	bool late;
 	uint64_t late_base;	/* its profile thread's samples before that read */
+	uint64_t walked_round;	/* the round that last walked it (count.rounds) */
+	/* The pages that walk read (see stack_hints()). */
+	struct mem_range pages[MEM_CACHE_LOG_MAX];
+	int npages;
 	uint64_t still_run_ns, still_runs;
 	int sched_fd;		/* its /proc schedstat: -1 not opened yet, -2 cannot */
 	/* Where its last proved stack (reuse) was read from: see
@@ -213,6 +217,11 @@ void lose_sample(struct sampler *s, uint32_t pthread, enum serr why);
 
 /* Returns whether a stack (or a failed walk) was held for the recheck
  * (never when s->walk.stopped). */
+/* Add to r[*n..max) the ranges a walk of t this round would read that the
+ * last round did not: t is to be walked (not unchanged) and was not walked
+ * then.  Its last proved frames and their code objects say where. */
+void stack_hints(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts,
+		 struct mem_range *r, int *n, int max);
 bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		   uint64_t t_ns);
 /* Walk t's stack with it running, for the code objects it decodes into
@@ -277,6 +286,7 @@ struct sampler {
 	uint64_t round_ns;		/* when it started (mono_ns()) */
 	struct py_tstate ts[MAX_THREADS];
 	int ts_thread[MAX_THREADS];	/* ts[i]'s index in threads (parts' first) */
+	bool ts_walk[MAX_THREADS];	/* ts[i]'s thread is read this round */
 
 	/* The parts. */
 	struct thread_table threads;

@@ -150,6 +150,84 @@ START_TEST(test_repeat_is_one_call)
 }
 END_TEST
 
+/* The pages a walk read, as mem_cache_log_end() gives them: each once,
+ * in address order, as the part of it this sample used (in lines); a
+ * page read back and forth with another is logged once. */
+START_TEST(test_log_pages)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	struct mem_range r[MEM_CACHE_LOG_MAX];
+	uint8_t got[8];
+	int n;
+
+	ck_assert_int_eq(mem_read(c, at(1, 0), got, 8), 0);	/* before: not logged */
+	mem_cache_log_begin(c);
+	for (int i = 0; i < 10; i++) {
+		ck_assert_int_eq(mem_read(c, at(9, 100 + 8 * i), got, 8), 0);
+		ck_assert_int_eq(mem_read(c, at(4, 2000), got, 8), 0);
+	}
+	ck_assert_int_eq(mem_read(c, at(1, 300), got, 8), 0);
+	n = mem_cache_log_end(c, r, MEM_CACHE_LOG_MAX);
+	ck_assert_int_eq(n, 3);
+	ck_assert_uint_eq(r[0].addr, at(1, 0));		/* its use this sample: [0, 308) */
+	ck_assert_uint_eq(r[0].len, 308);
+	ck_assert_uint_eq(r[1].addr, at(4, 2000));
+	ck_assert_uint_eq(r[1].len, 8);
+	ck_assert_uint_eq(r[2].addr, at(9, 100));
+	ck_assert_uint_eq(r[2].len, 80);
+	/* Nothing is logged once it ends. */
+	ck_assert_int_eq(mem_read(c, at(7, 0), got, 8), 0);
+	mem_cache_log_begin(c);
+	ck_assert_int_eq(mem_cache_log_end(c, r, MEM_CACHE_LOG_MAX), 0);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
+/* mem_cache_fetch(): the pages of the ranges not held yet, in one call
+ * (what the last sample's prefetch holds is not fetched again), and the
+ * reads after it cost nothing; a range over a page long, or on an unmapped
+ * page, is no error: read as if never hinted. */
+START_TEST(test_fetch_hints)
+{
+	struct pages *p = pages_new(true);
+	struct mem *c = mem_cache_new(&p->mem);
+	struct mem_range r[] = {
+		{ at(5, 3000), 2000 },	/* over two pages: 5 and 6 */
+		{ at(2, 64), 64 },	/* held by the prefetch */
+		{ at(11, 10), 8 },
+		{ at(12, 0), PAGE + 1 },	/* too long: skipped */
+		{ at(13, 0), 8 },	/* unmapped */
+	};
+	const int ws[] = { 2 }, more[] = { 5, 6, 11 };
+	uint8_t got[8];
+
+	sample(c, p, ws, 1);
+	mem_cache_reset(c);
+	p->unmapped[13] = true;
+	p->reads = p->batches = 0;
+	mem_cache_fetch(c, r, 5);
+	/* The prefetch, then the hints (one batch, and a second past the
+	 * unmapped page, which is last). */
+	ck_assert_int_le(p->batches, 3);
+	ck_assert_int_eq(p->reads, 0);
+	p->reads = p->batches = 0;
+	ck_assert_int_eq(mem_read(c, at(5, 3500), got, 8), 0);
+	ck_assert_int_eq(mem_read(c, at(6, 100), got, 8), 0);
+	ck_assert_int_eq(mem_read(c, at(11, 12), got, 8), 0);
+	ck_assert_int_eq(calls(p), 0);
+	/* Outside the hinted lines of 5 and 11, inside 6's: the rest of 5
+	 * and of 11, a call each. */
+	sample(c, p, more, 3);
+	ck_assert_int_eq(calls(p), 2);
+	ck_assert_int_eq(mem_read(c, at(13, 0), got, 8), -EFAULT);
+	ck_assert_int_eq(mem_read(c, at(12, 0), got, 8), 0);
+	mem_close(c);
+	free(p);
+}
+END_TEST
+
 /* A sample fetches again only the bytes of each page the last one used
  * (in 64-byte lines), not the whole page; a read outside them fetches the
  * rest of the page as it is now, while the bytes already read in this
@@ -794,6 +872,8 @@ int main(void)
 	TCase *tc = tcase_create("cache");
 
 	tcase_add_test(tc, test_repeat_is_one_call);
+	tcase_add_test(tc, test_log_pages);
+	tcase_add_test(tc, test_fetch_hints);
 	tcase_add_test(tc, test_prefetch_sees_new_bytes);
 	tcase_add_test(tc, test_forget);
 	tcase_add_test(tc, test_exact_ranges);
