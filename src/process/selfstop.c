@@ -4,6 +4,8 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -31,6 +33,9 @@ struct watch_page {
 	volatile sig_atomic_t holding;	/* pystrobe holds threads, or has
 					 * leftovers (pause.c) */
 	volatile sig_atomic_t continued;	/* the watchdog sent SIGCONT */
+	uint32_t holds;		/* times holding was set: the watchdog's
+				 * sign of pauses coming and going */
+	uint32_t asleep;	/* the watchdog waits on this word (futex) */
 };
 static struct watch_page *watch;
 
@@ -146,12 +151,38 @@ void selfstop_poll(void)
  * (bench/README, "scale"), with its threads held.  Where the binary cannot
  * be run again, fork() it is. */
 #define WATCH_NS 2000000L
+/* Looks with no pause seen, after which the watchdog sleeps until the
+ * next one.  Without --blocking a pause is rare (a thread whose stack
+ * would not hold still, stopped alone), and a look every WATCH_NS was,
+ * at 1 kHz, several percent of pystrobe's own CPU (bench/README, "peers");
+ * with --blocking every round pauses, and it never sleeps. */
+#define WATCH_IDLE_LOOKS 50
+
+static long futex(uint32_t *word, int op, uint32_t val)
+{
+	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+/* Until pystrobe holds threads again (selfstop_holding()).  It sets
+ * holding before it reads asleep, and this sets asleep before it reads
+ * holding: one of the two sees the other's store, so no pause starts
+ * unseen.  PR_SET_PDEATHSIG ends the wait with pystrobe. */
+static void watch_sleep(void)
+{
+	__atomic_store_n(&watch->asleep, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&watch->holding, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&watch->asleep, __ATOMIC_SEQ_CST))
+		futex(&watch->asleep, FUTEX_WAIT, 1);
+	__atomic_store_n(&watch->asleep, 0, __ATOMIC_SEQ_CST);
+}
 
 static void watch_loop(pid_t parent)
 {
 	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN,
 				       SIGTTOU, SIGPIPE };
 	struct timespec tick = { 0, WATCH_NS };
+	uint32_t holds = 0;
+	int quiet = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -162,11 +193,20 @@ static void watch_loop(pid_t parent)
 	 * pystrobe does. */
 	close_from(0);
 	for (;;) {
+		uint32_t now;
+
+		if (quiet >= WATCH_IDLE_LOOKS) {
+			watch_sleep();
+			quiet = 0;
+		}
 		nanosleep(&tick, NULL);
 		if (watch->holding && proc_task_state(parent, parent) == 'T') {
 			watch->continued = 1;
 			kill(parent, SIGCONT);
 		}
+		now = __atomic_load_n(&watch->holds, __ATOMIC_SEQ_CST);
+		quiet = watch->holding || now != holds ? 0 : quiet + 1;
+		holds = now;
 	}
 }
 
@@ -220,10 +260,17 @@ fail:
 	watch = NULL;
 }
 
+/* Async-signal-safe: pause.c calls it from its SIGCHLD handler too. */
 void selfstop_holding(bool on)
 {
-	if (watch)
-		watch->holding = on;
+	if (!watch)
+		return;
+	__atomic_store_n(&watch->holding, on, __ATOMIC_SEQ_CST);
+	if (!on)
+		return;
+	__atomic_add_fetch(&watch->holds, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_exchange_n(&watch->asleep, 0, __ATOMIC_SEQ_CST))
+		futex(&watch->asleep, FUTEX_WAKE, 1);
 }
 
 void selfstop_on_signals(void)

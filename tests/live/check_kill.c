@@ -221,6 +221,10 @@ static const struct suspend_mode {
 	{ "record --blocking", RECORD("--blocking"), false },
 	{ "record --native", RECORD("--native"), false },
 	{ "record --blocking --idle", RECORD("--blocking", "--idle"), false },
+	/* A pause every 140 ms: the watchdog sleeps between them
+	 * (selfstop.c's WATCH_IDLE_LOOKS) and is woken by each. */
+	{ "record --native -r 7", { "record", "--native", "-r", "7", "-d", "600", "-f",
+				    "collapsed", "-o", "/dev/null", NULL }, false },
 	{ "record -s --native", RECORD("-s", "--native"), false },
 	{ "top --native", { "top", "--native", "-r", "1000", "-d", "0.2", NULL }, false },
 	{ "dump --native", { "dump", "--native", NULL }, true },
