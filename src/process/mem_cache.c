@@ -337,15 +337,16 @@ static int cmp_range_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Is page base held, or being fetched?  A lookup that claims nothing. */
-static bool page_listed(const struct mem_cache *c, uint64_t base)
+/* The slot holding page base this sample, or NULL: a lookup that claims
+ * nothing (and logs nothing). */
+static const struct page *slot_lookup(const struct mem_cache *c, uint64_t base)
 {
 	uint32_t home = hash_u64(base / PAGE) % SLOTS;
 
 	for (unsigned k = 0; k < PROBES; k++)
 		if (c->tag[(home + k) % SLOTS] == base + 1)
-			return true;
-	return false;
+			return &c->pages[(home + k) % SLOTS];
+	return NULL;
 }
 
 void mem_cache_fetch(struct mem *m, struct mem_range *r, int n)
@@ -372,7 +373,7 @@ void mem_cache_fetch(struct mem *m, struct mem_range *r, int n)
 				/* Sorted by start: only hi can grow. */
 				if (hi > w[nw - 1].hi)
 					w[nw - 1].hi = hi;
-			} else if (!page_listed(c, base)) {
+			} else if (!slot_lookup(c, base)) {
 				w[nw++] = (struct want){ base, lo, hi };
 			}
 			addr = stop;
@@ -392,13 +393,6 @@ void mem_cache_log_begin(struct mem *m)
 	c->last_tag = 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int mem_cache_log_end(struct mem *m, struct mem_range *out, int max)
 {
 	struct mem_cache *c = (struct mem_cache *)m;
@@ -407,14 +401,11 @@ int mem_cache_log_end(struct mem *m, struct mem_range *out, int max)
 	c->logging = false;
 	sort_small(c->log, c->nlog, sizeof(*c->log), cmp_u64);
 	for (unsigned i = 0; i < c->nlog && n < max; i++) {
-		uint32_t home = hash_u64(c->log[i] / PAGE) % SLOTS;
-		const struct page *pg = NULL;
+		const struct page *pg;
 
 		if (i && c->log[i] == c->log[i - 1])
 			continue;
-		for (unsigned k = 0; k < PROBES && !pg; k++)
-			if (c->tag[(home + k) % SLOTS] == c->log[i] + 1)
-				pg = &c->pages[(home + k) % SLOTS];
+		pg = slot_lookup(c, c->log[i]);
 		/* Evicted since, or read uncached: the whole page. */
 		if (!pg || pg->ulo == pg->uhi)
 			out[n++] = (struct mem_range){ c->log[i], PAGE };

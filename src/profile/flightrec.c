@@ -555,13 +555,6 @@ static void put_ctxs(struct strbuf *b, const struct itab *t, bool roots)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Each context's thread, as a number from 0: contexts differ in wait
  * class and name too. */
 static uint32_t *thread_of_ctx(const struct flightrec *fr)

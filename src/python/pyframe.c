@@ -11,20 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How many bytes from a frame's start the walk reads of it. */
-static uint32_t raw_frame_span(const struct py_layout *L)
-{
-	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
-
-	return layout_span(offs, ARRAY_SIZE(offs));
-}
-
 int read_raw_frame(struct mem *m, const struct py_layout *L, uint64_t frame,
 		   struct raw_frame *rf)
 {
+	uint32_t offs[] = { L->frame.back, L->frame.code, L->frame.lasti, L->frame.owner };
 	uint8_t buf[256];
 	const uint8_t *fb;
-	uint32_t size = raw_frame_span(L);
+	uint32_t size = layout_span(offs, ARRAY_SIZE(offs));
 	int rc;
 
 	if (size > sizeof(buf))

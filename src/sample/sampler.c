@@ -27,8 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* With --idle no thread's state decides anything: it is read only this
- * often, for the share of threads running that top shows. */
+/* With --idle no thread's state decides which stacks count: it is read
+ * only this often (want_states()), and where nothing reads it at all
+ * (states_unused) only STATE_RARE_NS. */
 #define STATE_EVERY_NS 10000000ull
 #define STATE_RARE_NS 1000000000ull
 /* Most ranges fetch_stacks() fetches ahead in a round: two per frame. */

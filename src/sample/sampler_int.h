@@ -215,13 +215,13 @@ struct stack_walk {
  * for the summary and as its thread's loss (profile/loss.h). */
 void lose_sample(struct sampler *s, uint32_t pthread, enum serr why);
 
-/* Returns whether a stack (or a failed walk) was held for the recheck
- * (never when s->walk.stopped). */
 /* Add to r[*n..max) the ranges a walk of t this round would read that the
  * last round did not: t is to be walked (not unchanged) and was not walked
- * then.  Its last proved frames and their code objects say where. */
+ * then.  The pages its last walk read say where. */
 void stack_hints(const struct sampler *s, const struct sthread *t, const struct py_tstate *ts,
 		 struct mem_range *r, int *n, int max);
+/* Returns whether a stack (or a failed walk) was held for the recheck
+ * (never when s->walk.stopped). */
 bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate *ts,
 		   uint64_t t_ns);
 /* Walk t's stack with it running, for the code objects it decodes into

@@ -465,6 +465,13 @@ int sudo_user(uid_t *uid, gid_t *gid)
 	return 1;
 }
 
+int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	unsigned char x[SORT_SMALL_SIZE], *a = base;

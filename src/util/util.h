@@ -129,6 +129,8 @@ uint64_t pid_phase(pid_t pid, uint64_t period_ns);
 #define SORT_SMALL_MAX 64
 #define SORT_SMALL_SIZE 64
 void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* The order of two uint64_t, for sort_small() and qsort(). */
+int cmp_u64(const void *a, const void *b);
 
 /* Run by root under sudo: the invoking user's ids from SUDO_UID and
  * SUDO_GID.  1 with them set, 0 when not under sudo (or not root), -EINVAL

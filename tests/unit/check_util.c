@@ -17,13 +17,6 @@
 
 #define PERIOD 1000000000ull
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The smallest distance, around the period, between the phases of pids
  * first .. first + n - 1. */
 static uint64_t min_gap(pid_t first, int n)
