@@ -479,6 +479,9 @@ static void summary(struct record *r, const struct sampler_status *st, const str
 		(unsigned long long)r->counts.still_stacks,
 		(unsigned long long)r->counts.stopped_stacks, (unsigned long long)r->counts.stops,
 		r->counts.stops ? r->counts.stop_ns / 1e3 / r->counts.stops : 0.0);
+	fprintf(stderr, "stats: %llu stacks read running proved by their thread's last proved "
+		"stack, word for word (read once, not twice)\n",
+		(unsigned long long)r->counts.matched_stacks);
 	fprintf(stderr, "stats: %llu of %llu rounds started 1 ms late or more, p99 %.3f ms late\n",
 		(unsigned long long)st->late_rounds, (unsigned long long)st->rounds,
 		st->late_p99_ms);

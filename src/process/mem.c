@@ -18,24 +18,37 @@ int mem_read_batch(struct mem *m, const struct mem_block *b, int n)
 	return n;
 }
 
+/* A word where the reader holds it in place (the page cache), else read:
+ * a walk reads a back pointer a frame, and a copy through mem_read() costs
+ * a call to memcpy for each. */
+static inline int read_small(struct mem *m, uint64_t addr, void *out, size_t len)
+{
+	const void *p = mem_peek(m, addr, len);
+
+	if (!p)
+		return mem_read(m, addr, out, len);
+	memcpy(out, p, len);
+	return 0;
+}
+
 int mem_read_u64(struct mem *m, uint64_t addr, uint64_t *out)
 {
-	return mem_read(m, addr, out, sizeof(*out));
+	return read_small(m, addr, out, sizeof(*out));
 }
 
 int mem_read_u32(struct mem *m, uint64_t addr, uint32_t *out)
 {
-	return mem_read(m, addr, out, sizeof(*out));
+	return read_small(m, addr, out, sizeof(*out));
 }
 
 int mem_read_i32(struct mem *m, uint64_t addr, int32_t *out)
 {
-	return mem_read(m, addr, out, sizeof(*out));
+	return read_small(m, addr, out, sizeof(*out));
 }
 
 int mem_read_u8(struct mem *m, uint64_t addr, uint8_t *out)
 {
-	return mem_read(m, addr, out, sizeof(*out));
+	return read_small(m, addr, out, sizeof(*out));
 }
 
 /* Read in small chunks: a C string near the end of a mapping must not fail

@@ -264,21 +264,40 @@ static inline uint64_t load_word(const uint8_t *p, uint16_t size)
 	return v;
 }
 
-void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t nowners)
+/* Is every owner that has words among the known?  Owners come in order
+ * (see owners_in_order()), so the first and last words bound them; out
+ * of order, none was marked known. */
+static bool all_known(const struct recheck *rc, const bool *known, uint32_t nowners)
+{
+	uint32_t first = rc->w[0].owner, last = rc->w[rc->n - 1].owner;
+
+	if (!known || last >= nowners || first > last)
+		return false;
+	for (uint32_t o = first; o <= last; o++)
+		if (!known[o])
+			return false;
+	return true;
+}
+
+void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, const bool *known,
+		 uint32_t nowners)
 {
 	/* Owners are numbered in order: from the first that lost a word on. */
 	for (uint32_t k = rc->overflow; k < nowners; k++)
 		bad[k] = true;
-	if (!rc->n)
+	if (!rc->n || all_known(rc, known, nowners))
 		return;
 	for (size_t k = 0; k < rc->n; k++)
-		place(rc, &rc->w[k]);
+		if (!known || rc->w[k].owner >= nowners || !known[rc->w[k].owner])
+			place(rc, &rc->w[k]);
 	order_blocks(rc);
 	read_blocks(rc, direct);
 	for (size_t k = 0; k < rc->n; k++) {
 		const struct recheck_word *w = &rc->w[k];
 		const struct mem_block *b = &rc->blocks[w->block];
 
+		if (known && w->owner < nowners && known[w->owner])
+			continue;
 		if (w->addr < b->addr || w->addr + w->size > b->addr + b->len ||
 		    load_word((const uint8_t *)b->buf + (w->addr - b->addr), w->size) != w->value)
 			bad[w->owner] = true;
@@ -294,6 +313,15 @@ void recheck_renumber(struct recheck *rc, const uint32_t *to, uint32_t nowners)
 	for (uint32_t k = rc->overflow; k < nowners && first == UINT32_MAX; k++)
 		first = to[k];
 	rc->overflow = first;
+	rc->nblocks = 0;
+	/* Most rounds keep no stack: every thread proved at once. */
+	for (j = 0; j < nowners && to[j] == UINT32_MAX; j++)
+		;
+	if (j == nowners) {
+		rc->n = 0;
+		return;
+	}
+	j = 0;
 	for (size_t k = 0; k < rc->n; k++) {
 		uint32_t owner = rc->w[k].owner;
 
@@ -303,5 +331,82 @@ void recheck_renumber(struct recheck *rc, const uint32_t *to, uint32_t nowners)
 		rc->w[j++].owner = to[owner];
 	}
 	rc->n = j;
-	rc->nblocks = 0;
+}
+
+/* Do the words w[0..n) hold what ref does, word for word? */
+static bool same_words(const struct recheck_word *w, size_t n, const struct recheck_ref *ref)
+{
+	if (n != ref->n)
+		return false;
+	for (size_t k = 0; k < n; k++)
+		if (w[k].addr != ref->w[k].addr || w[k].value != ref->w[k].value ||
+		    w[k].size != ref->w[k].size)
+			return false;
+	return true;
+}
+
+/* The walks add an owner's words after the last owner's; renumbering
+ * keeps that order.  Should it not hold, an owner's words could be split,
+ * and a run of them would be taken for all of them. */
+static bool owners_in_order(const struct recheck *rc)
+{
+	for (size_t k = 1; k < rc->n; k++)
+		if (rc->w[k].owner < rc->w[k - 1].owner)
+			return false;
+	return true;
+}
+
+/* The end of the run of w[from]'s owner's words. */
+static size_t run_end(const struct recheck *rc, size_t from)
+{
+	size_t to = from + 1;
+
+	while (to < rc->n && rc->w[to].owner == rc->w[from].owner)
+		to++;
+	return to;
+}
+
+void recheck_match(const struct recheck *rc, struct recheck_ref *const *refs, bool *known,
+		   uint32_t nowners)
+{
+	uint32_t upto = rc->overflow < nowners ? rc->overflow : nowners;
+
+	if (!owners_in_order(rc))
+		return;
+	/* An owner at or past the overflow lost words: never matched. */
+	for (size_t from = 0, to; from < rc->n; from = to) {
+		uint32_t owner = rc->w[from].owner;
+
+		to = run_end(rc, from);
+		if (owner < upto && refs[owner] && same_words(rc->w + from, to - from, refs[owner]))
+			known[owner] = true;
+	}
+}
+
+void recheck_keep(const struct recheck *rc, struct recheck_ref *const *refs, const bool *keep,
+		  uint32_t nowners)
+{
+	uint32_t upto = rc->overflow < nowners ? rc->overflow : nowners, o = 0;
+
+	while (o < upto && !keep[o])
+		o++;
+	if (o == upto || !owners_in_order(rc))
+		return;
+	for (size_t from = 0, to; from < rc->n; from = to) {
+		uint32_t owner = rc->w[from].owner;
+		struct recheck_ref *ref;
+
+		to = run_end(rc, from);
+		if (owner >= upto || !keep[owner] || !(ref = refs[owner]))
+			continue;
+		ALLOC_GROW(ref->w, to - from, ref->cap);
+		memcpy(ref->w, rc->w + from, (to - from) * sizeof(*ref->w));
+		ref->n = to - from;
+	}
+}
+
+void recheck_ref_release(struct recheck_ref *ref)
+{
+	free(ref->w);
+	memset(ref, 0, sizeof(*ref));
 }

@@ -9,6 +9,14 @@
  * are read again, all of them in one system call, and
  * compared with what the walk saw: a thread any of whose words changed is
  * counted as torn, never reported.
+ *
+ * A walk whose words are, word for word, those of the thread's last stack
+ * the recheck proved (struct recheck_ref) read that same stack again: a
+ * stack the thread really had, each word as it was at the moment the walk
+ * read it.  A read torn between two stacks cannot give every word of one
+ * of them.  Such a walk needs no second read (recheck_match()); a deep
+ * stack that stands still, a loop deep in a call chain, costs one read of
+ * its pages a round rather than two.
  */
 #ifndef PYSTROBE_RECHECK_H
 #define PYSTROBE_RECHECK_H
@@ -47,6 +55,15 @@ struct recheck {
 	int nf;
 };
 
+/* The words of a thread's last stack the recheck proved, kept across
+ * rounds (only addr, value and size of each), and how many of its stacks
+ * in a row have been proved, none torn, since. */
+struct recheck_ref {
+	struct recheck_word *w;
+	size_t n, cap;
+	uint32_t calm;
+};
+
 /* Forget the words of the last round (the memory is kept).  Also the
  * first call, on a zeroed struct. */
 void recheck_reset(struct recheck *rc);
@@ -65,8 +82,25 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
 /* Read every word again from `direct` (a few calls at most: the words are
  * gathered by page) and set bad[owner] for each word that changed or can
  * no longer be read, and for owners whose words did not all fit; owners
- * are 0..nowners), given in order, and bad[] has room for them. */
-void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, uint32_t nowners);
+ * are 0..nowners), given in order, and bad[] has room for them.  The words
+ * of owners marked in known[] (NULL: none), proved already, are left
+ * out. */
+void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, const bool *known,
+		 uint32_t nowners);
+
+/* Mark in known[] each owner (0..nowners) whose words, all of them kept,
+ * are those of refs[owner] (NULL: none to match) in the same order.  The
+ * walks add an owner's words after the last owner's: words out of that
+ * order match nothing. */
+void recheck_match(const struct recheck *rc, struct recheck_ref *const *refs, bool *known,
+		   uint32_t nowners);
+
+/* Keep in refs[owner] the words of each owner marked in keep[] (a stack
+ * just proved), in one pass over the words. */
+void recheck_keep(const struct recheck *rc, struct recheck_ref *const *refs, const bool *keep,
+		  uint32_t nowners);
+
+void recheck_ref_release(struct recheck_ref *ref);
 
 /* Keep, for another recheck_run() (with words added since), the words of
  * the owners that to[] renumbers, dropping those it maps to UINT32_MAX:

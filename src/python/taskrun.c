@@ -159,7 +159,7 @@ static int try_join(struct mem *rm, struct mem *direct, struct recheck *rc,
 		task_run_recheck(rc, (uint32_t)found, tr);
 	memset(bad, 0, (size_t)ncand * sizeof(*bad));
 	if (direct)
-		recheck_run(rc, direct, bad, (uint32_t)ncand);
+		recheck_run(rc, direct, bad, NULL, (uint32_t)ncand);
 	if (found >= 0) {
 		*which = cand[found];
 		return bad[found] ? UNPROVED : JOINED;

@@ -138,6 +138,7 @@ static void add_counts(struct sampler_counts *to, const struct sampler_counts *c
 	to->stacks += c->stacks;
 	to->unchanged_stacks += c->unchanged_stacks;
 	to->still_stacks += c->still_stacks;
+	to->matched_stacks += c->matched_stacks;
 	to->unready += c->unready;
 	to->pauses += c->pauses;
 	to->pause_ns += c->pause_ns;

@@ -22,7 +22,7 @@ enum proof {
 };
 
 void held_add(struct held *h, uint32_t pthread, struct redo who, const uint32_t *stack,
-	      uint32_t depth)
+	      uint32_t depth, struct recheck_ref *ref)
 {
 	struct pending *pd;
 
@@ -36,6 +36,7 @@ void held_add(struct held *h, uint32_t pthread, struct redo who, const uint32_t 
 	pd->depth = depth;
 	pd->failed = !stack;
 	pd->who = who;
+	pd->ref = ref;
 	h->npend_frames += depth;
 }
 
@@ -45,23 +46,64 @@ void held_begin(struct held *h, int nthreads)
 	memset(h->proof, OPEN, (size_t)nthreads + 1);
 }
 
-uint64_t held_count_proved(struct held *h, struct mem *direct, struct profile *p,
-			   uint64_t t_ns)
-{
-	uint64_t n = 0;
+/* Proofs in a row, none torn, before a thread's stacks may be proved by
+ * its last proved words (recheck.h) rather than read again.  Only the
+ * first read of a round is so proved: a stack torn sends its thread back
+ * to reading everything twice, its re-reads included, until it has held
+ * this long again.  Were a thread that tears proved so, whatever it had
+ * last proved would be taken at once while any other stack of it had to
+ * hold still through a second read: its re-reads would lean towards the
+ * stack it had last.  A thread whose stacks hold still, a loop deep in a
+ * call chain, or one spinning in a few frames, keeps it. */
+#define CALM_PROOFS 64
 
-	ALLOC_GROW(h->torn, h->npend + 1, h->torn_cap);
-	memset(h->torn, 0, (h->npend + 1) * sizeof(*h->torn));
-	recheck_run(&h->rc, direct, h->torn, (uint32_t)h->npend);
+/* refs[i]: the words that may prove held stack i (its thread's, once
+ * calm: CALM_PROOFS), or with all, those it is to become once proved. */
+static void point_refs(struct held *h, bool all)
+{
 	for (size_t i = 0; i < h->npend; i++) {
 		const struct pending *pd = &h->pend[i];
 
+		h->refs[i] = pd->ref && !pd->failed &&
+			     (all || pd->ref->calm >= CALM_PROOFS) ? pd->ref : NULL;
+	}
+}
+
+uint64_t held_count_proved(struct held *h, struct mem *direct, struct profile *p,
+			   uint64_t t_ns, uint64_t *matched)
+{
+	uint32_t npend = (uint32_t)h->npend;
+	uint64_t n = 0;
+
+	ALLOC_GROW(h->torn, h->npend + 1, h->torn_cap);
+	ALLOC_GROW(h->known, h->npend + 1, h->known_cap);
+	ALLOC_GROW(h->keep, h->npend + 1, h->keep_cap);
+	ALLOC_GROW(h->refs, h->npend + 1, h->refs_cap);
+	memset(h->torn, 0, (h->npend + 1) * sizeof(*h->torn));
+	memset(h->known, 0, (h->npend + 1) * sizeof(*h->known));
+	memset(h->keep, 0, (h->npend + 1) * sizeof(*h->keep));
+	point_refs(h, false);
+	recheck_match(&h->rc, h->refs, h->known, npend);
+	recheck_run(&h->rc, direct, h->torn, h->known, npend);
+	for (size_t i = 0; i < h->npend; i++) {
+		const struct pending *pd = &h->pend[i];
+		struct recheck_ref *ref = pd->ref;
+
+		if (ref && (h->torn[i] || pd->failed))
+			ref->calm = 0;
 		if (h->torn[i] || pd->failed || h->proof[pd->who.thread] != OPEN)
 			continue;
 		h->proof[pd->who.thread] = DONE;
 		n++;
 		profile_add(p, pd->pthread, h->pend_frames + pd->off, pd->depth, t_ns, 1);
+		*matched += h->known[i];
+		if (ref) {
+			h->keep[i] = !h->known[i];
+			ref->calm += ref->calm < UINT32_MAX;
+		}
 	}
+	point_refs(h, true);
+	recheck_keep(&h->rc, h->refs, h->keep, npend);
 	return n;
 }
 
@@ -117,5 +159,8 @@ void held_release(struct held *h)
 	free(h->redo);
 	free(h->proof);
 	free(h->renum);
+	free(h->known);
+	free(h->keep);
+	free(h->refs);
 	mem_close(h->fresh);
 }

@@ -224,7 +224,8 @@ static void stop_or_drop(struct sampler *s, uint64_t t_ns)
 	if (!stop_torn(s, t_ns))
 		return;
 	reread_torn(s, t_ns);
-	s->count.stacks += held_count_proved(&s->held, s->direct, s->p, t_ns);
+	s->count.stacks += held_count_proved(&s->held, s->direct, s->p, t_ns,
+						    &s->count.matched_stacks);
 	held_keep_open(&s->held);
 	for (size_t i = 0; i < s->held.nredo; i++)
 		lose_sample(s, s->threads.v[s->held.redo[i].thread].pthread, SERR_TORN);
@@ -242,7 +243,8 @@ void count_held(struct sampler *s, uint64_t t_ns)
 {
 	held_begin(&s->held, s->threads.n);
 	for (int tries = 0;; tries++) {
-		s->count.stacks += held_count_proved(&s->held, s->direct, s->p, t_ns);
+		s->count.stacks += held_count_proved(&s->held, s->direct, s->p, t_ns,
+						    &s->count.matched_stacks);
 		if (!held_keep_open(&s->held))
 			break;
 		/* Their last walks (reuse) are not proved. */

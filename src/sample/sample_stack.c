@@ -282,7 +282,7 @@ static bool walk_failed(struct sampler *s, struct sthread *t, const struct py_ts
 		return false;
 	}
 	if (s->walk.live) {
-		held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0);
+		held_add(&s->held, t->pthread, who(s, t, ts), NULL, 0, &t->proved);
 		return true;
 	}
 	t->late = true;
@@ -356,7 +356,7 @@ bool record_thread(struct sampler *s, struct sthread *t, const struct py_tstate 
 		return false;
 	}
 	if (s->walk.live && !s->walk.stopped) {
-		held_add(&s->held, t->pthread, who(s, t, ts), stack, depth);
+		held_add(&s->held, t->pthread, who(s, t, ts), stack, depth, &t->proved);
 		return true;
 	}
 	s->held.rc.n = words;	/* stopped alone: nothing to prove */

@@ -111,6 +111,9 @@ struct sampler_counts {
 	uint64_t still_stacks;		/* ... of which of a thread asleep, left
 					 * running, its native frames from its
 					 * last unwind (--native --idle) */
+	uint64_t matched_stacks;	/* ... of which read running and proved
+					 * by their thread's last proved words,
+					 * not read twice (recheck.h) */
 	uint64_t errors[SERR_COUNT];
 	int nthreads;			/* threads in the latest round */
 	uint64_t unready;		/* rounds before the interpreter could be read */

@@ -75,6 +75,7 @@ struct sthread {
 	 * found so again a round later. */
 	bool id_unproven;
 	struct frame_reuse reuse;	/* its frames of the last round */
+	struct recheck_ref proved;	/* the words of its last proved stack */
 	/* With --native --idle, still this round: see sample_pause.c's
 	 * still_thread(). */
 	bool still;
@@ -135,6 +136,7 @@ struct pending {
 	uint32_t depth;
 	bool failed;		/* its walk failed: never proved */
 	struct redo who;
+	struct recheck_ref *ref;	/* its thread's last proved words, or NULL */
 };
 
 /* Without --blocking: the stacks of a round, counted once the recheck has
@@ -154,22 +156,31 @@ struct held {
 	size_t proof_cap;
 	uint32_t *renum;	/* held stacks kept: their new numbers */
 	size_t renum_cap;
+	/* By held stack, for the recheck: proved by its thread's last
+	 * proved words (recheck_match()), their thread's words, and whether
+	 * to keep its own as those. */
+	bool *known, *keep;
+	struct recheck_ref **refs;
+	size_t known_cap, keep_cap, refs_cap;
 	/* A cache of its own for reading torn stacks again, so that the
 	 * round's keeps its pages for the next round's prefetch. */
 	struct mem *fresh;
 };
 
 /* Keep a stack of this round until the recheck has proved it; a failed
- * walk (stack NULL) is kept too, for its thread to be read again. */
+ * walk (stack NULL) is kept too, for its thread to be read again.  ref:
+ * the thread's last proved words, which may prove it and which it becomes
+ * once proved (NULL: none kept); it lives until held_end(). */
 void held_add(struct held *h, uint32_t pthread, struct redo who, const uint32_t *stack,
-	      uint32_t depth);
+	      uint32_t depth, struct recheck_ref *ref);
 /* A round's proving begins: no thread of the nthreads is done. */
 void held_begin(struct held *h, int nthreads);
 /* Count into p, for each thread not done yet, the first of its held
- * stacks whose words all still hold (read through direct).  Returns how
+ * stacks whose words all still hold (read through direct), or are its
+ * thread's last proved ones (adding those to *matched).  Returns how
  * many. */
 uint64_t held_count_proved(struct held *h, struct mem *direct, struct profile *p,
-			   uint64_t t_ns);
+			   uint64_t t_ns, uint64_t *matched);
 /* The threads still open into h->redo; returns how many. */
 size_t held_keep_open(struct held *h);
 /* A thread read again that has no stack to hold. */

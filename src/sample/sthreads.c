@@ -204,6 +204,7 @@ void sthread_release(struct sthread *t)
 		close(t->sched_fd);
 	free(t->name);
 	frame_reuse_release(&t->reuse);
+	recheck_ref_release(&t->proved);
 }
 
 void threads_release(struct thread_table *tt)

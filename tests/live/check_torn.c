@@ -34,6 +34,7 @@
  * run_gen's samples.
  */
 #include <check.h>
+#include <limits.h>
 #include <sched.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,6 +72,9 @@ struct torn_run {
 	uint64_t no_line;	/* with a frame of torn_calls.py at no line */
 	struct look before, after;
 	unsigned long long rounds, torn;
+	/* Stacks proved by their thread's last proved words (PYSTROBE_STATS);
+	 * ULLONG_MAX when not said. */
+	unsigned long long matched;
 	double elapsed;
 };
 
@@ -173,6 +177,12 @@ static void parse_summary(const char *err, struct torn_run *tr)
 		torn--;
 	if (torn)
 		tr->torn = strtoull(torn, NULL, 10);
+	/* "stats: N stacks read running proved by ...": its own line. */
+	p = err ? strstr(err, " stacks read running proved by their thread's last proved") : NULL;
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p && p >= err + 7 && !strncmp(p - 7, "stats: ", 7))
+		tr->matched = strtoull(p, NULL, 10);
 }
 
 /* `record -r rate -d seconds -f collapsed --pid` of t (then flag, unless
@@ -215,7 +225,10 @@ static void record(struct target *t, struct torn_run *tr)
 	char *text;
 
 	memset(tr, 0, sizeof(*tr));
+	tr->matched = ULLONG_MAX;
+	setenv("PYSTROBE_STATS", "1", 1);
 	text = record_pid(t, RATE, SECONDS, NULL, "torn", torn_look, tr, &r);
+	unsetenv("PYSTROBE_STATS");
 	tr->no_line = tally(text, "torn_calls.py", "", names, 2, tr->samples);
 	parse_summary(r.err, tr);
 	free(text);
@@ -304,10 +317,11 @@ START_TEST(test_torn)
 		off = fabs(got - cpu);
 		noise = disturbed(&tr, cpu, runnable);
 		printf("torn: %s: caller %.1f%% of the profile (%llu of %llu samples), %.1f%% "
-		       "of the CPU, %.1f%% of the time runnable; %llu torn%s%s\n", ti->label,
+		       "of the CPU, %.1f%% of the time runnable; %llu torn; %llu proved by "
+		       "their last proved words%s%s\n", ti->label,
 		       got, (unsigned long long)tr.samples[0],
 		       (unsigned long long)(tr.samples[0] + tr.samples[1]), cpu, runnable,
-		       tr.torn, noise ? "; disturbed: " : "", noise ? noise : "");
+		       tr.torn, tr.matched, noise ? "; disturbed: " : "", noise ? noise : "");
 		if (off <= TOLERANCE || !noise)
 			break;
 		if (try == TRIES && runnable >= 0 && fabs(got - runnable) < off) {
@@ -328,6 +342,16 @@ START_TEST(test_torn)
 		      "the CPU, %.1f%% of the runnable time: %.1f points off, at most %.1f "
 		      "allowed (%llu torn stacks)", ti->label, got, cpu, runnable, off, TOLERANCE,
 		      tr.torn);
+	/* The spinner's stack stands still but for its innermost instruction:
+	 * proved by its last proved words, not read twice, while the
+	 * caller's, which tear, are read twice and still get their share. */
+	ck_assert_msg(tr.matched != ULLONG_MAX, "%s: no \"stats: N stacks read running proved "
+		      "by their thread's last proved stack\" line with PYSTROBE_STATS=1",
+		      ti->label);
+	ck_assert_msg(tr.matched > 0 && tr.matched < tr.samples[0] + tr.samples[1],
+		      "%s: %llu of %llu stacks proved by their thread's last proved words: "
+		      "none of the spinner's, or the caller's too", ti->label, tr.matched,
+		      (unsigned long long)(tr.samples[0] + tr.samples[1]));
 }
 END_TEST
 

@@ -671,7 +671,7 @@ START_TEST(test_recheck)
 	recheck_add(&rc, 3, base + 8 * 20, v32, 4);
 	map[9] = 1;
 	ck_assert_int_eq(munmap(map + per, pg), 0);
-	recheck_run(&rc, m, bad, 4);
+	recheck_run(&rc, m, bad, NULL, 4);
 	ck_assert(!bad[0]);
 	ck_assert(bad[1]);
 	ck_assert(bad[2]);
@@ -683,13 +683,101 @@ START_TEST(test_recheck)
 	for (int i = 0; i < RECHECK_MAX_WORDS; i++)
 		recheck_add(&rc, 0, base + 8 * 5, 5 * 7, 8);
 	recheck_add(&rc, 1, base + 8 * 5, 5 * 7, 8);
-	recheck_run(&rc, m, bad, 3);
+	recheck_run(&rc, m, bad, NULL, 3);
 	ck_assert(!bad[0]);
 	ck_assert(bad[1] && bad[2]);
 	recheck_release(&rc);
 	mem_close(m);
 	munmap(map, pg);
 	munmap(map + 2 * per, pg);
+}
+END_TEST
+
+/* A word of the pages fake, as a recheck would keep it. */
+static uint64_t word_at(const struct pages *p, uint64_t addr)
+{
+	uint64_t v;
+
+	memcpy(&v, &p->data[0][0] + (addr - BASE), 8);
+	return v;
+}
+
+/* Owner o's two words (on page 1 + o and page 8), as the walk adds them. */
+static void add_owner_words(struct recheck *rc, const struct pages *p, uint32_t o)
+{
+	recheck_add(rc, o, at(1 + (int)o, 16), word_at(p, at(1 + (int)o, 16)), 8);
+	recheck_add(rc, o, at(8, 64 * o), word_at(p, at(8, 64 * o)), 8);
+}
+
+/* A stack whose words are its thread's last proved ones, word for word, is
+ * proved without a read of them: none when every owner is so proved; one
+ * word different, a word more or less, or an owner past the words that
+ * fit is read and proved as ever; kept words are what the next match
+ * compares with. */
+START_TEST(test_recheck_match)
+{
+	struct pages *p = pages_new(true);
+	struct recheck rc = { 0 };
+	struct recheck_ref ref[3] = { { 0 } }, *refs[3] = { &ref[0], &ref[1], &ref[2] };
+	bool known[3] = { false }, bad[3] = { false }, keep[3] = { true, true, true };
+	int before;
+
+	recheck_reset(&rc);
+	for (uint32_t o = 0; o < 3; o++)
+		add_owner_words(&rc, p, o);
+	/* Nothing kept yet: nothing matches; kept, everything does. */
+	recheck_match(&rc, refs, known, 3);
+	ck_assert(!known[0] && !known[1] && !known[2]);
+	recheck_keep(&rc, refs, keep, 3);
+	ck_assert_uint_eq(ref[0].n, 2);
+	ck_assert_uint_eq(ref[2].w[1].addr, at(8, 128));
+	recheck_match(&rc, refs, known, 3);
+	ck_assert(known[0] && known[1] && known[2]);
+	before = calls(p);
+	recheck_run(&rc, &p->mem, bad, known, 3);
+	ck_assert_int_eq(calls(p), before);
+	ck_assert(!bad[0] && !bad[1] && !bad[2]);
+
+	/* Owner 1's walk saw another value (its stack moved), owner 2's ref
+	 * lacks a word: both read again; owner 0's page changes under it,
+	 * and as its words are its ref's it is not read. */
+	recheck_reset(&rc);
+	memset(known, 0, sizeof(known));
+	add_owner_words(&rc, p, 0);
+	recheck_add(&rc, 1, at(2, 16), 12345, 8);
+	recheck_add(&rc, 1, at(8, 64), word_at(p, at(8, 64)), 8);
+	add_owner_words(&rc, p, 2);
+	ref[2].n = 1;
+	memset(p->data[1], 'z', PAGE);
+	recheck_match(&rc, refs, known, 3);
+	ck_assert(known[0] && !known[1] && !known[2]);
+	before = calls(p);
+	recheck_run(&rc, &p->mem, bad, known, 3);
+	ck_assert_int_eq(calls(p), before + 1);
+	ck_assert(!bad[0] && bad[1] && !bad[2]);
+
+	/* Owners out of order match nothing; nor an owner past the overflow. */
+	recheck_reset(&rc);
+	memset(known, 0, sizeof(known));
+	recheck_keep(&rc, refs, keep, 3);	/* no words: refs as they were */
+	ck_assert_uint_eq(ref[0].n, 2);
+	recheck_add(&rc, 0, ref[0].w[0].addr, ref[0].w[0].value, 8);
+	recheck_add(&rc, 1, ref[1].w[0].addr, ref[1].w[0].value, 8);
+	recheck_add(&rc, 0, ref[0].w[1].addr, ref[0].w[1].value, 8);
+	recheck_match(&rc, refs, known, 3);
+	ck_assert(!known[0] && !known[1]);
+	recheck_reset(&rc);
+	for (uint32_t o = 0; o < 2; o++) {
+		recheck_add(&rc, o, ref[o].w[0].addr, ref[o].w[0].value, 8);
+		recheck_add(&rc, o, ref[o].w[1].addr, ref[o].w[1].value, 8);
+	}
+	rc.overflow = 1;
+	recheck_match(&rc, refs, known, 3);
+	ck_assert(known[0] && !known[1]);
+	recheck_release(&rc);
+	for (int o = 0; o < 3; o++)
+		recheck_ref_release(&ref[o]);
+	free(p);
 }
 END_TEST
 
@@ -713,7 +801,7 @@ START_TEST(test_recheck_join)
 	recheck_add(&rc, 1, base + 8 * (per - 3), (per - 3) * 3, 8);
 	recheck_add(&rc, 2, base + 8 * (per + 4), (per + 4) * 3, 8);
 	map[per + 4] = 1;
-	recheck_run(&rc, m, bad, 3);
+	recheck_run(&rc, m, bad, NULL, 3);
 	ck_assert(!bad[0]);
 	ck_assert(!bad[1]);
 	ck_assert(bad[2]);
@@ -747,7 +835,7 @@ START_TEST(test_recheck_renumber)
 	recheck_add(&rc, 1, base + 8 * 3, 3, 8);
 	recheck_add(&rc, 2, base + 8 * 4, 4, 8);
 	map[2] = 99;
-	recheck_run(&rc, m, bad, 3);
+	recheck_run(&rc, m, bad, NULL, 3);
 	ck_assert(!bad[0] && bad[1] && !bad[2]);
 	/* 0 is dropped, 1 and 2 become 0 and 1; a new walk (2) is added. */
 	recheck_renumber(&rc, keep12, 3);
@@ -757,7 +845,7 @@ START_TEST(test_recheck_renumber)
 	map[2] = 2;	/* old owner 1 holds again */
 	map[5] = 7;	/* the new walk is torn */
 	memset(bad, 0, sizeof(bad));
-	recheck_run(&rc, m, bad, 3);
+	recheck_run(&rc, m, bad, NULL, 3);
 	ck_assert(!bad[0] && !bad[1] && bad[2]);
 	/* Past RECHECK_MAX_WORDS: owner 1 lost a word, and stays unproved
 	 * as 0; dropping it instead clears the mark. */
@@ -771,7 +859,7 @@ START_TEST(test_recheck_renumber)
 		ck_assert_uint_eq(rc.overflow, drop ? UINT32_MAX : 0);
 		ck_assert_uint_eq(rc.n, drop ? RECHECK_MAX_WORDS : 0);
 		memset(bad, 0, sizeof(bad));
-		recheck_run(&rc, m, bad, 1);
+		recheck_run(&rc, m, bad, NULL, 1);
 		ck_assert(bad[0] == !drop);
 	}
 	recheck_release(&rc);
@@ -806,7 +894,7 @@ START_TEST(test_recheck_frame_owner)
 	recheck_frame(&rc, 0, m, L, (uint64_t)(uintptr_t)frames, true);
 	recheck_frame(&rc, 1, m, L, (uint64_t)(uintptr_t)(frames + 256), true);
 	frames[256 + L->frame.owner] = (uint8_t)L->frame.owner_shim;
-	recheck_run(&rc, m, bad, 2);
+	recheck_run(&rc, m, bad, NULL, 2);
 	ck_assert(!bad[0]);
 	ck_assert(bad[1]);
 	recheck_release(&rc);
@@ -844,7 +932,7 @@ START_TEST(test_recheck_frame_words)
 				recheck_frame(&rc, 1, m, L, (uint64_t)(uintptr_t)(frames + 256), true);
 				if (change >= 0)
 					frames[offs[change]] ^= 0x40;
-				recheck_run(&rc, direct, bad, 2);
+				recheck_run(&rc, direct, bad, NULL, 2);
 				ck_assert_msg(bad[0] == (change >= 0 && !(change == 2 && innermost)),
 					      "3.%d: field %d changed, innermost %d: bad %d",
 					      minors[i], change, innermost, bad[0]);
@@ -890,6 +978,7 @@ int main(void)
 	tcase_add_test(tc, test_proc_batch);
 	tcase_add_test(tc, test_recheck);
 	tcase_add_test(tc, test_recheck_join);
+	tcase_add_test(tc, test_recheck_match);
 	tcase_add_test(tc, test_recheck_renumber);
 	tcase_add_test(tc, test_recheck_frame_owner);
 	tcase_add_test(tc, test_recheck_frame_words);
