@@ -175,12 +175,11 @@ static int step_frame(struct grouping *g, bool visited)
 	return 0;
 }
 
-static int visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+static int visit(void *arg, uint64_t frame, const struct raw_frame *rf)
 {
 	struct grouping *g = arg;
 
-	(void)code;
-	(void)lasti;
+	(void)rf;
 	/* Frames the walk skipped (shims, frames not started) come first. */
 	while (g->cursor && g->cursor != frame)
 		if (step_frame(g, false) < 0)

@@ -28,7 +28,7 @@ int read_raw_frame(struct mem *m, const struct py_layout *L, uint64_t frame,
 		fb = buf;
 	}
 	rf->back = field_u64(fb, L->frame.back);
-	rf->code = field_u64(fb, L->frame.code);
+	rf->code = rf->code_word = field_u64(fb, L->frame.code);
 	if (L->frame.code_tagged)
 		rf->code &= ~(uint64_t)3;
 	rf->lasti = L->lasti == LASTI_PTR ? field_u64(fb, L->frame.lasti)
@@ -69,7 +69,7 @@ enum walk_end pystack_walk(struct mem *m, const struct py_layout *L, uint64_t fr
 		if (rf.owner < L->frame.owner_shim && rf.code) {
 			if (*nframes >= max)
 				return WALK_TRUNCATED;
-			if ((rc = fn(arg, frame, rf.code, rf.lasti)) < 0) {
+			if ((rc = fn(arg, frame, &rf)) < 0) {
 				*rcp = rc;
 				return WALK_VISIT_ERROR;
 			}
@@ -101,12 +101,12 @@ struct decode_arg {
 	size_t cap;
 };
 
-static int decode_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+static int decode_frame(void *arg, uint64_t frame, const struct raw_frame *rf)
 {
 	struct decode_arg *d = arg;
 	struct py_thread *t = d->t;
 	struct py_frame pf = { 0 };
-	int rc = read_code(d->w, code, lasti, frame, &pf);
+	int rc = read_code(d->w, rf->code, rf->lasti, frame, &pf);
 
 	if (rc < 0) {
 		py_frame_release(&pf);

@@ -137,9 +137,19 @@ int pystack_tstates(struct mem *m, const struct pyinterp *pi, struct py_tstate *
  * is walked again from what the thread runs now.  Returns t->frame_err. */
 int pystack_reread_frame(struct mem *m, const struct py_layout *L, struct py_tstate *t);
 
-/* Called for each Python frame, innermost first; a negative return stops
- * the walk with that error. */
-typedef int (*pyframe_fn)(void *arg, uint64_t frame, uint64_t code, uint64_t lasti);
+/* A frame's fields as the walk read them, at one go: code is the code
+ * object (untagged), code_word the word it was read from, lasti the
+ * instruction offset or pointer (a 4-byte one zero-extended), owner 3.11+'s
+ * owner byte (0 before). */
+struct raw_frame {
+	uint64_t code, back, lasti, code_word;
+	int owner;
+};
+
+/* Called for each Python frame, innermost first, with its fields (good
+ * for the call only); a negative return stops the walk with that
+ * error. */
+typedef int (*pyframe_fn)(void *arg, uint64_t frame, const struct raw_frame *rf);
 
 enum walk_end {
 	WALK_DONE,

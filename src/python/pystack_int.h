@@ -76,11 +76,6 @@ int read_code(struct walk *w, uint64_t code, uint64_t lasti, uint64_t frame,
 /* --- pyframe.c ------------------------------------------------------------ */
 
 /* Raw fields of one frame, whatever the model. */
-struct raw_frame {
-	uint64_t code, back, lasti;
-	int owner;
-};
-
 int read_raw_frame(struct mem *m, const struct py_layout *L, uint64_t frame,
 		   struct raw_frame *rf);
 

@@ -130,6 +130,25 @@ void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const stru
 		recheck_add(rc, owner, frame + L->frame.owner, v, 1);
 }
 
+void recheck_frame_read(struct recheck *rc, uint32_t owner, const struct py_layout *L,
+			uint64_t frame, const struct raw_frame *rf, bool innermost)
+{
+	bool has_owner = L->frame.owner != NONE;
+	struct recheck_word *w = room(rc, owner, 2u + !innermost + has_owner);
+
+	if (!w)
+		return;
+	*w++ = (struct recheck_word){ frame + L->frame.back, rf->back, owner, 8, 0 };
+	*w++ = (struct recheck_word){ frame + L->frame.code, rf->code_word, owner, 8, 0 };
+	if (!innermost)
+		*w++ = (struct recheck_word){ frame + L->frame.lasti, rf->lasti, owner,
+					      L->lasti == LASTI_PTR ? 8 : 4, 0 };
+	if (has_owner)
+		*w++ = (struct recheck_word){ frame + L->frame.owner, (uint64_t)(uint8_t)rf->owner,
+					      owner, 1, 0 };
+	rc->n = (size_t)(w - rc->w);
+}
+
 /* Which block (one per page, grown to the words on it) holds w: one of the
  * last few, or a new one. */
 static void place(struct recheck *rc, struct recheck_word *w)

@@ -26,6 +26,7 @@
 
 #include "interp/layout.h"
 #include "process/mem.h"
+#include "python/pystack.h"
 
 struct recheck_word {
 	uint64_t addr;
@@ -78,6 +79,11 @@ void recheck_add(struct recheck *rc, uint32_t owner, uint64_t addr, uint64_t val
  * innermost frame. */
 void recheck_frame(struct recheck *rc, uint32_t owner, struct mem *m, const struct py_layout *L,
 		   uint64_t frame, bool innermost);
+
+/* The same words of a frame from its fields as the walk read them (rf),
+ * with no look at memory: what recheck_frame() adds for it. */
+void recheck_frame_read(struct recheck *rc, uint32_t owner, const struct py_layout *L,
+			uint64_t frame, const struct raw_frame *rf, bool innermost);
 
 /* Read every word again from `direct` (a few calls at most: the words are
  * gathered by page) and set bad[owner] for each word that changed or can

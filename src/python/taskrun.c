@@ -64,19 +64,18 @@ static void join_skipped(struct join *j, uint64_t from, uint64_t to)
 	}
 }
 
-static int join_visit(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+static int join_visit(void *arg, uint64_t frame, const struct raw_frame *rf)
 {
 	struct join *j = arg;
 
 	if (j->rc) {
 		join_skipped(j, j->link, frame);
-		recheck_frame(j->rc, j->owner, j->m, j->L, frame, j->seen == 0);
-		if (mem_read_u64(j->m, frame + j->L->frame.back, &j->link) < 0)
-			j->link = 0;
+		recheck_frame_read(j->rc, j->owner, j->L, frame, rf, j->seen == 0);
+		j->link = rf->back;
 	}
 	j->seen++;
 	if (j->n < ASYNCIO_MAX_CORO_DEPTH)
-		j->cf[j->n++] = (struct coro_frame){ frame, code, lasti };
+		j->cf[j->n++] = (struct coro_frame){ frame, rf->code, rf->lasti };
 	else
 		j->cut = true;
 	if (frame == j->stop) {

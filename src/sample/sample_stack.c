@@ -35,21 +35,19 @@ static void recheck_skipped(struct sampler *s, uint64_t from, uint64_t to)
 
 /* The walk only gathers the frames; resolve_frames() turns them into
  * profile frames once the whole stack is known, reusing last round's. */
-static int collect_frame(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+static int collect_frame(void *arg, uint64_t frame, const struct raw_frame *rf)
 {
 	struct sampler *s = arg;
 
 	if (s->walk.live) {
-		const struct py_layout *L = &s->pi.layout;
-
 		recheck_skipped(s, s->walk.link, frame);
-		recheck_frame(&s->held.rc, s->walk.owner, s->walk.m, L, frame,
-			      s->walk.nframes == 0);
-		if (mem_read_u64(s->walk.m, frame + L->frame.back, &s->walk.link) < 0)
-			s->walk.link = 0;
+		recheck_frame_read(&s->held.rc, s->walk.owner, &s->pi.layout, frame, rf,
+				   s->walk.nframes == 0);
+		s->walk.link = rf->back;
 	}
 	if (s->walk.nframes < PYSTACK_MAX_DEPTH)
-		s->walk.raw[s->walk.nframes++] = (struct reuse_frame){ frame, code, lasti, 0, 0 };
+		s->walk.raw[s->walk.nframes++] =
+			(struct reuse_frame){ frame, rf->code, rf->lasti, 0, 0 };
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "process/mem.h"
+#include "python/pystack_int.h"
 #include "python/recheck.h"
 #include "util/hashidx.h"
 #include "suite.h"
@@ -954,6 +955,47 @@ START_TEST(test_recheck_frame_words)
 }
 END_TEST
 
+/* A frame's words from its fields as the walk read them are the words
+ * recheck_frame() takes from memory, on every layout (a tagged code
+ * pointer kept as the word it was, a 4-byte offset, an owner byte), so
+ * that a walk's words match the last proved ones however they were made. */
+START_TEST(test_recheck_frame_read)
+{
+	static const int minors[] = { 9, 10, 11, 12, 13, 14, 15 };
+	struct mem *under = mem_proc_open(getpid()), *m = mem_cache_new(under);
+	uint8_t *frame = calloc(1, 256);
+	struct recheck a = { 0 }, b = { 0 };
+
+	for (int k = 0; k < 256; k++)
+		frame[k] = (uint8_t)(k * 37 + 5);
+	for (size_t i = 0; i < sizeof(minors) / sizeof(*minors); i++) {
+		const struct py_layout *L = layout_for_minor(minors[i]);
+		uint64_t at = (uint64_t)(uintptr_t)frame;
+		struct raw_frame rf;
+
+		for (int innermost = 0; innermost < 2; innermost++) {
+			mem_cache_reset(m);
+			recheck_reset(&a);
+			recheck_reset(&b);
+			ck_assert_int_eq(read_raw_frame(m, L, at, &rf), 0);
+			recheck_frame(&a, 3, m, L, at, innermost);
+			recheck_frame_read(&b, 3, L, at, &rf, innermost);
+			ck_assert_uint_eq(a.n, b.n);
+			for (size_t w = 0; w < a.n; w++)
+				ck_assert_msg(a.w[w].addr == b.w[w].addr && a.w[w].value == b.w[w].value &&
+					      a.w[w].size == b.w[w].size && a.w[w].owner == b.w[w].owner,
+					      "3.%d, innermost %d: word %zu differs", minors[i],
+					      innermost, w);
+		}
+	}
+	recheck_release(&a);
+	recheck_release(&b);
+	mem_close(m);
+	mem_close(under);
+	free(frame);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mem");
@@ -979,6 +1021,7 @@ int main(void)
 	tcase_add_test(tc, test_recheck);
 	tcase_add_test(tc, test_recheck_join);
 	tcase_add_test(tc, test_recheck_match);
+	tcase_add_test(tc, test_recheck_frame_read);
 	tcase_add_test(tc, test_recheck_renumber);
 	tcase_add_test(tc, test_recheck_frame_owner);
 	tcase_add_test(tc, test_recheck_frame_words);

@@ -48,12 +48,12 @@ struct rig {
 	uint32_t n;
 };
 
-static int gather(void *arg, uint64_t frame, uint64_t code, uint64_t lasti)
+static int gather(void *arg, uint64_t frame, const struct raw_frame *rf)
 {
 	struct rig *r = arg;
 
 	ck_assert_uint_lt(r->n, 16);
-	r->raw[r->n++] = (struct reuse_frame){ frame, code, lasti, 0, 0 };
+	r->raw[r->n++] = (struct reuse_frame){ frame, rf->code, rf->lasti, 0, 0 };
 	return 0;
 }
 
