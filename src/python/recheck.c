@@ -352,18 +352,6 @@ void recheck_renumber(struct recheck *rc, const uint32_t *to, uint32_t nowners)
 	rc->n = j;
 }
 
-/* Do the words w[0..n) hold what ref does, word for word? */
-static bool same_words(const struct recheck_word *w, size_t n, const struct recheck_ref *ref)
-{
-	if (n != ref->n)
-		return false;
-	for (size_t k = 0; k < n; k++)
-		if (w[k].addr != ref->w[k].addr || w[k].value != ref->w[k].value ||
-		    w[k].size != ref->w[k].size)
-			return false;
-	return true;
-}
-
 /* The walks add an owner's words after the last owner's; renumbering
  * keeps that order.  Should it not hold, an owner's words could be split,
  * and a run of them would be taken for all of them. */
@@ -389,17 +377,34 @@ void recheck_match(const struct recheck *rc, struct recheck_ref *const *refs, bo
 		   uint32_t nowners)
 {
 	uint32_t upto = rc->overflow < nowners ? rc->overflow : nowners;
+	size_t from = 0;
 
-	if (!owners_in_order(rc))
-		return;
-	/* An owner at or past the overflow lost words: never matched. */
-	for (size_t from = 0, to; from < rc->n; from = to) {
+	memset(known, 0, nowners * sizeof(*known));
+	/* One pass: each owner's run of words against its ref as it goes.  An
+	 * owner at or past the overflow lost words: never matched. */
+	while (from < rc->n) {
 		uint32_t owner = rc->w[from].owner;
+		const struct recheck_ref *ref = owner < upto ? refs[owner] : NULL;
+		bool same = ref != NULL;
+		size_t to = from;
 
-		to = run_end(rc, from);
-		if (owner < upto && refs[owner] && same_words(rc->w + from, to - from, refs[owner]))
+		if (from && owner <= rc->w[from - 1].owner)
+			goto out_of_order;
+		for (; to < rc->n && rc->w[to].owner == owner; to++) {
+			const struct recheck_word *w = &rc->w[to];
+			size_t k = to - from;
+
+			if (same && (k >= ref->n || w->addr != ref->w[k].addr ||
+				     w->value != ref->w[k].value || w->size != ref->w[k].size))
+				same = false;
+		}
+		if (same && to - from == ref->n)
 			known[owner] = true;
+		from = to;
 	}
+	return;
+out_of_order:
+	memset(known, 0, nowners * sizeof(*known));
 }
 
 void recheck_keep(const struct recheck *rc, struct recheck_ref *const *refs, const bool *keep,

@@ -94,10 +94,10 @@ void recheck_frame_read(struct recheck *rc, uint32_t owner, const struct py_layo
 void recheck_run(struct recheck *rc, struct mem *direct, bool *bad, const bool *known,
 		 uint32_t nowners);
 
-/* Mark in known[] each owner (0..nowners) whose words, all of them kept,
- * are those of refs[owner] (NULL: none to match) in the same order.  The
- * walks add an owner's words after the last owner's: words out of that
- * order match nothing. */
+/* Set known[owner] (0..nowners) for each owner whose words, all of them
+ * kept, are those of refs[owner] (NULL: none to match) in the same order,
+ * and clear it for the others.  The walks add an owner's words after the
+ * last owner's: words out of that order match nothing. */
 void recheck_match(const struct recheck *rc, struct recheck_ref *const *refs, bool *known,
 		   uint32_t nowners);
 
