@@ -80,10 +80,9 @@ uint64_t held_count_proved(struct held *h, struct mem *direct, struct profile *p
 	ALLOC_GROW(h->keep, h->npend + 1, h->keep_cap);
 	ALLOC_GROW(h->refs, h->npend + 1, h->refs_cap);
 	memset(h->torn, 0, (h->npend + 1) * sizeof(*h->torn));
-	memset(h->known, 0, (h->npend + 1) * sizeof(*h->known));
 	memset(h->keep, 0, (h->npend + 1) * sizeof(*h->keep));
 	point_refs(h, false);
-	recheck_match(&h->rc, h->refs, h->known, npend);
+	recheck_match(&h->rc, h->refs, h->known, npend);	/* sets known[] whole */
 	recheck_run(&h->rc, direct, h->torn, h->known, npend);
 	for (size_t i = 0; i < h->npend; i++) {
 		const struct pending *pd = &h->pend[i];
